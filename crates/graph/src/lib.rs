@@ -1,0 +1,103 @@
+//! # graph: model graphs and their reference semantics
+//!
+//! This crate holds everything about a model *as a model*:
+//!
+//! - **tensor types and dtypes** ([`DType`], [`TensorType`], [`Tensor`]), including the
+//!   exact rounding each dtype applies ([`DType::round`]);
+//! - **the model-graph IR** ([`Graph`], [`Node`], [`Initializer`], ...), nodes in
+//!   execution order, ONNX op names and attribute semantics;
+//! - **shape and dtype inference** ([`Graph::infer_types`]), which also validates the
+//!   graph;
+//! - **loaders**: our JSON format ([`load_json`], [`to_json`]; see
+//!   `docs/graph-format.md`); ONNX later;
+//! - **the f32 reference evaluator** ([`evaluate`]), with deterministic initializers and
+//!   inputs ([`Graph::initializer_tensors`], [`random_inputs`]).
+//!
+//! It does **not** know about device layouts, cores, timing or JavaScript; those belong to
+//! `compiler`, `sim` and `wasm`.
+//!
+//! Library code never panics on any input: every problem is a [`GraphError`] whose
+//! [`Location`] is a line and column in JSON text, a node, or the graph. Sizes are bounded
+//! ([`MAX_TENSOR_ELEMENTS`] per tensor, [`MAX_GRAPH_ELEMENTS`] for all values of a graph,
+//! [`MAX_RANK`]) so an absurd shape is a clear error rather than an out-of-memory abort.
+
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
+
+mod dtype;
+mod error;
+mod eval;
+mod ir;
+mod json;
+mod ops;
+mod rng;
+mod tensor;
+
+pub use dtype::DType;
+pub use error::{GraphError, Location};
+pub use eval::evaluate;
+pub use ir::{AttrValue, Graph, InitSpec, Initializer, Node, ValueInfo};
+pub use json::{load_json, to_json, FORMAT, VERSION};
+pub use rng::{random_inputs, SplitMix64};
+pub use tensor::{Tensor, TensorType, MAX_GRAPH_ELEMENTS, MAX_RANK, MAX_TENSOR_ELEMENTS};
+
+/// Every op the IR accepts, type-infers and evaluates (ONNX names).
+pub const SUPPORTED_OPS: &[&str] = &[
+    "MatMul",
+    "Add",
+    "Sub",
+    "Mul",
+    "Div",
+    "Neg",
+    "Relu",
+    "Exp",
+    "Log",
+    "Sqrt",
+    "Reciprocal",
+    "Tanh",
+    "Sigmoid",
+    "Softmax",
+    "Gemm",
+    "Gelu",
+    "Silu",
+    "Softplus",
+    "Pow",
+    "Clip",
+    "Max",
+    "Min",
+    "Where",
+    "Equal",
+    "Less",
+    "Greater",
+    "Cast",
+    "LayerNormalization",
+    "SimplifiedLayerNormalization",
+    "ReduceSum",
+    "ReduceMean",
+    "ReduceMax",
+    "Transpose",
+    "Reshape",
+    "Flatten",
+    "Squeeze",
+    "Unsqueeze",
+    "Concat",
+    "Split",
+    "Slice",
+    "Gather",
+    "Expand",
+    "Sin",
+    "Cos",
+    "CumSum",
+    "Trilu",
+];
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn supported_ops_match_specs() {
+        let specs: Vec<&str> = crate::ops::SPECS.iter().map(|s| s.name).collect();
+        assert_eq!(specs, super::SUPPORTED_OPS);
+    }
+}

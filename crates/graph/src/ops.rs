@@ -1,0 +1,851 @@
+//! The op set: arity and attributes of each op, and shape/dtype inference.
+
+use std::collections::BTreeMap;
+
+use crate::dtype::DType;
+use crate::ir::{AttrValue, Node};
+use crate::tensor::{numel, TensorType};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AttrKind {
+    Int,
+    /// A number; an integer is accepted too.
+    Float,
+    Ints,
+    Str,
+}
+
+pub(crate) struct OpSpec {
+    pub name: &'static str,
+    pub min_in: usize,
+    pub max_in: usize,
+    pub min_out: usize,
+    pub max_out: usize,
+    pub attrs: &'static [(&'static str, AttrKind)],
+}
+
+const VAR: usize = usize::MAX;
+use AttrKind::{Float as F, Int as I, Ints as IS, Str as S};
+
+const fn op(
+    name: &'static str,
+    min_in: usize,
+    max_in: usize,
+    attrs: &'static [(&'static str, AttrKind)],
+) -> OpSpec {
+    OpSpec {
+        name,
+        min_in,
+        max_in,
+        min_out: 1,
+        max_out: 1,
+        attrs,
+    }
+}
+
+const REDUCE: &[(&str, AttrKind)] = &[("axes", IS), ("keepdims", I)];
+
+pub(crate) const SPECS: &[OpSpec] = &[
+    op("MatMul", 2, 2, &[]),
+    op("Add", 2, 2, &[]),
+    op("Sub", 2, 2, &[]),
+    op("Mul", 2, 2, &[]),
+    op("Div", 2, 2, &[]),
+    op("Neg", 1, 1, &[]),
+    op("Relu", 1, 1, &[]),
+    op("Exp", 1, 1, &[]),
+    op("Log", 1, 1, &[]),
+    op("Sqrt", 1, 1, &[]),
+    op("Reciprocal", 1, 1, &[]),
+    op("Tanh", 1, 1, &[]),
+    op("Sigmoid", 1, 1, &[]),
+    op("Softmax", 1, 1, &[("axis", I)]),
+    op(
+        "Gemm",
+        2,
+        3,
+        &[("alpha", F), ("beta", F), ("transA", I), ("transB", I)],
+    ),
+    op("Gelu", 1, 1, &[("approximate", S)]),
+    op("Silu", 1, 1, &[]),
+    op("Softplus", 1, 1, &[]),
+    op("Pow", 2, 2, &[]),
+    op("Clip", 1, 3, &[("min", F), ("max", F)]),
+    op("Max", 1, VAR, &[]),
+    op("Min", 1, VAR, &[]),
+    op("Where", 3, 3, &[]),
+    op("Equal", 2, 2, &[]),
+    op("Less", 2, 2, &[]),
+    op("Greater", 2, 2, &[]),
+    op("Cast", 1, 1, &[("to", S)]),
+    op("LayerNormalization", 2, 3, &[("axis", I), ("epsilon", F)]),
+    op(
+        "SimplifiedLayerNormalization",
+        2,
+        2,
+        &[("axis", I), ("epsilon", F)],
+    ),
+    op("ReduceSum", 1, 1, REDUCE),
+    op("ReduceMean", 1, 1, REDUCE),
+    op("ReduceMax", 1, 1, REDUCE),
+    op("Transpose", 1, 1, &[("perm", IS)]),
+    op("Reshape", 1, 1, &[("shape", IS)]),
+    op("Flatten", 1, 1, &[("axis", I)]),
+    op("Squeeze", 1, 1, &[("axes", IS)]),
+    op("Unsqueeze", 1, 1, &[("axes", IS)]),
+    op("Concat", 1, VAR, &[("axis", I)]),
+    OpSpec {
+        name: "Split",
+        min_in: 1,
+        max_in: 1,
+        min_out: 1,
+        max_out: VAR,
+        attrs: &[("axis", I), ("split", IS)],
+    },
+    op(
+        "Slice",
+        1,
+        1,
+        &[("starts", IS), ("ends", IS), ("axes", IS), ("steps", IS)],
+    ),
+    op("Gather", 2, 2, &[("axis", I)]),
+    op("Expand", 1, 1, &[("shape", IS)]),
+    op("Sin", 1, 1, &[]),
+    op("Cos", 1, 1, &[]),
+    op(
+        "CumSum",
+        1,
+        1,
+        &[("axis", I), ("exclusive", I), ("reverse", I)],
+    ),
+    op("Trilu", 1, 1, &[("upper", I), ("k", I)]),
+];
+
+pub(crate) fn spec(name: &str) -> Option<&'static OpSpec> {
+    SPECS.iter().find(|s| s.name == name)
+}
+
+/// Typed access to a node's attributes.
+pub(crate) struct Attrs<'a>(pub &'a BTreeMap<String, AttrValue>);
+
+impl Attrs<'_> {
+    pub fn opt_int(&self, name: &str) -> Result<Option<i64>, String> {
+        match self.0.get(name) {
+            None => Ok(None),
+            Some(AttrValue::Int(v)) => Ok(Some(*v)),
+            Some(v) => Err(format!(
+                "attribute '{name}' must be an integer, got {}",
+                v.kind_name()
+            )),
+        }
+    }
+    pub fn int(&self, name: &str, default: i64) -> Result<i64, String> {
+        Ok(self.opt_int(name)?.unwrap_or(default))
+    }
+    pub fn flag(&self, name: &str, default: bool) -> Result<bool, String> {
+        match self.opt_int(name)? {
+            None => Ok(default),
+            Some(0) => Ok(false),
+            Some(1) => Ok(true),
+            Some(v) => Err(format!("attribute '{name}' must be 0 or 1, got {v}")),
+        }
+    }
+    pub fn opt_float(&self, name: &str) -> Result<Option<f32>, String> {
+        match self.0.get(name) {
+            None => Ok(None),
+            Some(AttrValue::Float(v)) => Ok(Some(*v)),
+            Some(AttrValue::Int(v)) => Ok(Some(*v as f32)),
+            Some(v) => Err(format!(
+                "attribute '{name}' must be a number, got {}",
+                v.kind_name()
+            )),
+        }
+    }
+    pub fn float(&self, name: &str, default: f32) -> Result<f32, String> {
+        Ok(self.opt_float(name)?.unwrap_or(default))
+    }
+    pub fn opt_ints(&self, name: &str) -> Result<Option<&[i64]>, String> {
+        match self.0.get(name) {
+            None => Ok(None),
+            Some(AttrValue::Ints(v)) => Ok(Some(v)),
+            Some(AttrValue::Floats(v)) if v.is_empty() => Ok(Some(&[])),
+            Some(v) => Err(format!(
+                "attribute '{name}' must be a list of integers, got {}",
+                v.kind_name()
+            )),
+        }
+    }
+    pub fn ints(&self, name: &str) -> Result<&[i64], String> {
+        self.opt_ints(name)?
+            .ok_or_else(|| format!("attribute '{name}' is required"))
+    }
+    pub fn opt_str(&self, name: &str) -> Result<Option<&str>, String> {
+        match self.0.get(name) {
+            None => Ok(None),
+            Some(AttrValue::String(v)) => Ok(Some(v)),
+            Some(v) => Err(format!(
+                "attribute '{name}' must be a string, got {}",
+                v.kind_name()
+            )),
+        }
+    }
+}
+
+/// Normalises a possibly negative axis into `0..rank`.
+pub(crate) fn norm_axis(axis: i64, rank: usize) -> Result<usize, String> {
+    let r = rank as i64;
+    if axis < -r || axis >= r {
+        return Err(format!(
+            "axis {axis} is out of range for rank {rank} (allowed {}..={})",
+            -r,
+            r - 1
+        ));
+    }
+    Ok(if axis < 0 { axis + r } else { axis } as usize)
+}
+
+/// Numpy broadcasting of two shapes.
+pub(crate) fn broadcast(a: &[usize], b: &[usize]) -> Result<Vec<usize>, String> {
+    let n = a.len().max(b.len());
+    let mut out = vec![0; n];
+    for (i, o) in out.iter_mut().enumerate() {
+        let da = dim_from_right(a, n - 1 - i);
+        let db = dim_from_right(b, n - 1 - i);
+        *o = if da == db || db == 1 {
+            da
+        } else if da == 1 {
+            db
+        } else {
+            return Err(format!(
+                "shapes {a:?} and {b:?} do not broadcast (dimension {i} of the result: {da} vs {db})"
+            ));
+        };
+    }
+    Ok(out)
+}
+
+fn dim_from_right(s: &[usize], k: usize) -> usize {
+    if k < s.len() {
+        s.get(s.len() - 1 - k).copied().unwrap_or(1)
+    } else {
+        1
+    }
+}
+
+/// Row-major strides of a shape.
+pub(crate) fn strides(shape: &[usize]) -> Vec<usize> {
+    let mut s = vec![1usize; shape.len()];
+    let mut acc = 1usize;
+    for (st, d) in s.iter_mut().zip(shape).rev() {
+        *st = acc;
+        acc = acc.saturating_mul(*d);
+    }
+    s
+}
+
+/// Strides that read a tensor of shape `from` as if broadcast to `to` (0 on broadcast
+/// dimensions), in units of `unit` elements.
+pub(crate) fn broadcast_strides(from: &[usize], to: &[usize], unit: usize) -> Vec<i64> {
+    let st = strides(from);
+    let off = to.len().saturating_sub(from.len());
+    (0..to.len())
+        .map(|i| {
+            if i < off {
+                0
+            } else {
+                let k = i - off;
+                match (from.get(k), st.get(k)) {
+                    (Some(1), _) | (None, _) | (_, None) => 0,
+                    (Some(_), Some(s)) => (*s * unit) as i64,
+                }
+            }
+        })
+        .collect()
+}
+
+fn same_dtype(op: &str, ts: &[&TensorType]) -> Result<DType, String> {
+    let first = ts.first().map(|t| t.dtype).unwrap_or(DType::F32);
+    for t in ts {
+        if t.dtype != first {
+            return Err(format!(
+                "{op} needs inputs of one dtype, got {} and {} (insert a Cast)",
+                first, t.dtype
+            ));
+        }
+    }
+    Ok(first)
+}
+
+fn need_float(op: &str, t: &TensorType) -> Result<(), String> {
+    if t.dtype.is_float() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{op} needs a floating-point input, got {}",
+            t.dtype
+        ))
+    }
+}
+
+fn need_numeric(op: &str, t: &TensorType) -> Result<(), String> {
+    if t.dtype == DType::Bool {
+        Err(format!("{op} needs a numeric input, got bool"))
+    } else {
+        Ok(())
+    }
+}
+
+/// Resolved slice: per dimension of the input, (start, step, length).
+pub(crate) fn slice_plan(shape: &[usize], a: &Attrs) -> Result<Vec<(i64, i64, usize)>, String> {
+    let starts = a.ints("starts")?;
+    let ends = a.ints("ends")?;
+    if starts.len() != ends.len() {
+        return Err(format!(
+            "'starts' has {} values but 'ends' has {}",
+            starts.len(),
+            ends.len()
+        ));
+    }
+    let default_axes: Vec<i64> = (0..starts.len() as i64).collect();
+    let axes = a.opt_ints("axes")?.unwrap_or(&default_axes);
+    let default_steps = vec![1i64; starts.len()];
+    let steps = a.opt_ints("steps")?.unwrap_or(&default_steps);
+    if axes.len() != starts.len() || steps.len() != starts.len() {
+        return Err("'starts', 'ends', 'axes' and 'steps' must have the same length".into());
+    }
+    let mut plan: Vec<(i64, i64, usize)> = shape.iter().map(|&d| (0, 1, d)).collect();
+    let mut seen = vec![false; shape.len()];
+    for (((&s, &e), &ax), &st) in starts.iter().zip(ends).zip(axes).zip(steps) {
+        let ax = norm_axis(ax, shape.len())?;
+        if std::mem::replace(seen.get_mut(ax).ok_or("bad axis")?, true) {
+            return Err(format!("axis {ax} is sliced twice"));
+        }
+        if st == 0 {
+            return Err("a slice step must not be 0".into());
+        }
+        let dim = shape.get(ax).copied().unwrap_or(0) as i64;
+        let fix = |v: i64| if v < 0 { v.saturating_add(dim) } else { v };
+        let (s, e) = (fix(s), fix(e));
+        // A step longer than the axis selects at most one element; clamping it keeps the
+        // offset arithmetic far from overflow without changing the result.
+        let st = st.clamp(-dim.max(1), dim.max(1));
+        let (start, len) = if st > 0 {
+            let s = s.clamp(0, dim);
+            let e = e.clamp(0, dim);
+            (s, if e > s { (e - s - 1) / st + 1 } else { 0 })
+        } else {
+            let s = s.clamp(0, (dim - 1).max(0));
+            let e = e.clamp(-1, dim - 1);
+            (s, if s > e { (s - e - 1) / -st + 1 } else { 0 })
+        };
+        if let Some(p) = plan.get_mut(ax) {
+            *p = (start, st, len as usize);
+        }
+    }
+    Ok(plan)
+}
+
+/// Resolved reshape target (ONNX rules: 0 copies the input dimension, one -1 is inferred).
+pub(crate) fn reshape_target(input: &[usize], spec: &[i64]) -> Result<Vec<usize>, String> {
+    let mut out = Vec::with_capacity(spec.len());
+    let mut infer_at = None;
+    for (i, &d) in spec.iter().enumerate() {
+        match d {
+            -1 if infer_at.is_some() => return Err("'shape' may contain -1 only once".into()),
+            -1 => {
+                infer_at = Some(i);
+                out.push(1);
+            }
+            0 => out.push(*input.get(i).ok_or_else(|| {
+                format!(
+                    "'shape'[{i}] is 0 (copy the input dimension) but the input has rank {}",
+                    input.len()
+                )
+            })?),
+            d if d < 0 => return Err(format!("'shape'[{i}] is {d}; only -1 and 0 are special")),
+            d => out.push(usize::try_from(d).map_err(|_| "dimension too large".to_string())?),
+        }
+    }
+    let n_in = numel(input);
+    if let Some(i) = infer_at {
+        let rest = numel(&out);
+        if rest == 0 || n_in % rest != 0 {
+            return Err(format!(
+                "cannot infer the -1 in {spec:?}: {n_in} elements do not divide by {rest}"
+            ));
+        }
+        if let Some(o) = out.get_mut(i) {
+            *o = n_in / rest;
+        }
+    }
+    if numel(&out) != n_in {
+        return Err(format!(
+            "cannot reshape {input:?} ({n_in} elements) to {out:?} ({} elements)",
+            numel(&out)
+        ));
+    }
+    Ok(out)
+}
+
+/// Mask of reduced axes (ONNX: no `axes` means all axes).
+pub(crate) fn reduce_mask(rank: usize, axes: Option<&[i64]>) -> Result<Vec<bool>, String> {
+    let mut mask = vec![axes.is_none(); rank];
+    for &a in axes.unwrap_or(&[]) {
+        let a = norm_axis(a, rank)?;
+        if let Some(m) = mask.get_mut(a) {
+            if *m {
+                return Err(format!("axis {a} is listed twice"));
+            }
+            *m = true;
+        }
+    }
+    Ok(mask)
+}
+
+/// Checked permutation (default: reverse).
+pub(crate) fn perm_of(rank: usize, perm: Option<&[i64]>) -> Result<Vec<usize>, String> {
+    let Some(p) = perm else {
+        return Ok((0..rank).rev().collect());
+    };
+    if p.len() != rank {
+        return Err(format!(
+            "'perm' {p:?} has {} entries, the input has rank {rank}",
+            p.len()
+        ));
+    }
+    let mut seen = vec![false; rank];
+    let mut out = Vec::with_capacity(rank);
+    for &a in p {
+        let a = norm_axis(a, rank)?;
+        if std::mem::replace(seen.get_mut(a).ok_or("bad axis")?, true) {
+            return Err(format!("'perm' {p:?} is not a permutation"));
+        }
+        out.push(a);
+    }
+    Ok(out)
+}
+
+/// Split sizes along `axis`.
+pub(crate) fn split_sizes(
+    dim: usize,
+    n_out: usize,
+    split: Option<&[i64]>,
+) -> Result<Vec<usize>, String> {
+    match split {
+        Some(s) => {
+            if s.len() != n_out {
+                return Err(format!(
+                    "'split' has {} sizes but the node has {n_out} outputs",
+                    s.len()
+                ));
+            }
+            let sizes: Vec<usize> = s
+                .iter()
+                .map(|&v| usize::try_from(v).map_err(|_| format!("'split' size {v} is negative")))
+                .collect::<Result<_, _>>()?;
+            let total = sizes.iter().fold(0usize, |a, b| a.saturating_add(*b));
+            if total != dim {
+                return Err(format!(
+                    "'split' sizes {s:?} add up to {total}, the axis has {dim}"
+                ));
+            }
+            Ok(sizes)
+        }
+        None => {
+            if n_out == 0 || dim % n_out != 0 {
+                return Err(format!(
+                    "an axis of {dim} does not split evenly into {n_out} outputs (give 'split')"
+                ));
+            }
+            Ok(vec![dim / n_out; n_out])
+        }
+    }
+}
+
+/// Output types of a node, given its input types (`None` for an omitted optional input).
+pub(crate) fn infer(node: &Node, ins: &[Option<TensorType>]) -> Result<Vec<TensorType>, String> {
+    let op = node.op.as_str();
+    let a = Attrs(&node.attrs);
+    let get = |i: usize| -> Result<&TensorType, String> {
+        ins.get(i)
+            .and_then(|t| t.as_ref())
+            .ok_or_else(|| format!("{op} needs input {i}"))
+    };
+    let x = get(0)?;
+    let one = |dtype: DType, shape: Vec<usize>| Ok(vec![TensorType::new(dtype, shape)]);
+    match op {
+        "Exp" | "Log" | "Sqrt" | "Reciprocal" | "Tanh" | "Sigmoid" | "Silu" | "Softplus"
+        | "Sin" | "Cos" => {
+            need_float(op, x)?;
+            one(x.dtype, x.shape.clone())
+        }
+        "Gelu" => {
+            need_float(op, x)?;
+            match a.opt_str("approximate")? {
+                None | Some("none") | Some("tanh") => one(x.dtype, x.shape.clone()),
+                Some(s) => Err(format!(
+                    "'approximate' must be \"none\" or \"tanh\", got \"{s}\""
+                )),
+            }
+        }
+        "Neg" | "Relu" => {
+            need_numeric(op, x)?;
+            one(x.dtype, x.shape.clone())
+        }
+        "Add" | "Sub" | "Mul" | "Div" | "Pow" | "Equal" | "Less" | "Greater" => {
+            let y = get(1)?;
+            let dtype = if op == "Pow" {
+                need_numeric(op, x)?;
+                need_numeric(op, y)?;
+                x.dtype
+            } else {
+                let d = same_dtype(op, &[x, y])?;
+                if op != "Equal" {
+                    need_numeric(op, x)?;
+                }
+                d
+            };
+            let shape = broadcast(&x.shape, &y.shape)?;
+            let dtype = if matches!(op, "Equal" | "Less" | "Greater") {
+                DType::Bool
+            } else {
+                dtype
+            };
+            one(dtype, shape)
+        }
+        "Max" | "Min" => {
+            let ts: Vec<&TensorType> = (0..ins.len()).map(&get).collect::<Result<_, _>>()?;
+            let d = same_dtype(op, &ts)?;
+            need_numeric(op, x)?;
+            let mut shape = x.shape.clone();
+            for t in &ts {
+                shape = broadcast(&shape, &t.shape)?;
+            }
+            one(d, shape)
+        }
+        "Where" => {
+            let (t, f) = (get(1)?, get(2)?);
+            if x.dtype != DType::Bool {
+                return Err(format!("Where needs a bool condition, got {}", x.dtype));
+            }
+            let d = same_dtype(op, &[t, f])?;
+            let shape = broadcast(&broadcast(&x.shape, &t.shape)?, &f.shape)?;
+            one(d, shape)
+        }
+        "Clip" => {
+            need_numeric(op, x)?;
+            for (i, name) in [(1, "min"), (2, "max")] {
+                if let Some(Some(b)) = ins.get(i) {
+                    if a.0.contains_key(name) {
+                        return Err(format!(
+                            "'{name}' is given both as an attribute and as input {i}"
+                        ));
+                    }
+                    if b.numel() != 1 || b.dtype != x.dtype {
+                        return Err(format!(
+                            "Clip's {name} input must be a single {} value, got {b}",
+                            x.dtype
+                        ));
+                    }
+                }
+            }
+            one(x.dtype, x.shape.clone())
+        }
+        "Cast" => {
+            let to = a
+                .opt_str("to")?
+                .ok_or("Cast needs attribute 'to' (a dtype name)")?;
+            let d = DType::parse(to).ok_or_else(|| {
+                format!("'to' is \"{to}\", not a dtype (one of {})", dtype_names())
+            })?;
+            one(d, x.shape.clone())
+        }
+        "Softmax" => {
+            need_float(op, x)?;
+            norm_axis(a.int("axis", -1)?, x.shape.len())?;
+            one(x.dtype, x.shape.clone())
+        }
+        "MatMul" => {
+            let y = get(1)?;
+            let d = same_dtype(op, &[x, y])?;
+            need_numeric(op, x)?;
+            let (shape, ..) = matmul_shapes(&x.shape, &y.shape)?;
+            one(d, shape)
+        }
+        "Gemm" => {
+            let y = get(1)?;
+            let d = same_dtype(op, &[x, y])?;
+            need_numeric(op, x)?;
+            let (m, k, k2, n) = gemm_dims(x, y, &a)?;
+            if k != k2 {
+                return Err(format!(
+                    "Gemm: A gives K = {k} but B gives K = {k2} (A {:?}, B {:?}, transA {}, transB {})",
+                    x.shape,
+                    y.shape,
+                    a.int("transA", 0)?,
+                    a.int("transB", 0)?
+                ));
+            }
+            if let Some(Some(c)) = ins.get(2) {
+                same_dtype(op, &[x, c])?;
+                let b = broadcast(&c.shape, &[m, n])?;
+                if b != [m, n] {
+                    return Err(format!(
+                        "Gemm: C {:?} does not broadcast to [{m}, {n}]",
+                        c.shape
+                    ));
+                }
+            }
+            one(d, vec![m, n])
+        }
+        "LayerNormalization" | "SimplifiedLayerNormalization" => {
+            need_float(op, x)?;
+            let axis = norm_axis(a.int("axis", -1)?, x.shape.len())?;
+            let norm_shape = x.shape.get(axis..).unwrap_or(&[]);
+            for i in 1..ins.len() {
+                if let Some(Some(p)) = ins.get(i) {
+                    same_dtype(op, &[x, p])?;
+                    let what = if i == 1 { "scale" } else { "bias" };
+                    if broadcast(&p.shape, norm_shape).ok().as_deref() != Some(norm_shape) {
+                        return Err(format!(
+                            "{what} {:?} does not broadcast to the normalised shape {norm_shape:?}",
+                            p.shape
+                        ));
+                    }
+                }
+            }
+            one(x.dtype, x.shape.clone())
+        }
+        "ReduceSum" | "ReduceMean" | "ReduceMax" => {
+            need_numeric(op, x)?;
+            let mask = reduce_mask(x.shape.len(), a.opt_ints("axes")?)?;
+            let keep = a.flag("keepdims", true)?;
+            let mut shape = Vec::new();
+            for (d, m) in x.shape.iter().zip(&mask) {
+                if !m {
+                    shape.push(*d);
+                } else if keep {
+                    shape.push(1);
+                } else if *d == 0 && op == "ReduceMax" {
+                    return Err("ReduceMax over an empty axis".into());
+                }
+            }
+            one(x.dtype, shape)
+        }
+        "Transpose" => {
+            let p = perm_of(x.shape.len(), a.opt_ints("perm")?)?;
+            one(
+                x.dtype,
+                p.iter().filter_map(|&i| x.shape.get(i).copied()).collect(),
+            )
+        }
+        "Reshape" => one(x.dtype, reshape_target(&x.shape, a.ints("shape")?)?),
+        "Flatten" => {
+            let r = x.shape.len() as i64;
+            let axis = a.int("axis", 1)?;
+            if axis < -r || axis > r {
+                return Err(format!(
+                    "axis {axis} is out of range for Flatten of rank {r}"
+                ));
+            }
+            let axis = if axis < 0 { axis + r } else { axis } as usize;
+            let (lo, hi) = x.shape.split_at(axis.min(x.shape.len()));
+            one(x.dtype, vec![numel(lo), numel(hi)])
+        }
+        "Squeeze" => {
+            let shape = match a.opt_ints("axes")? {
+                None => x.shape.iter().copied().filter(|&d| d != 1).collect(),
+                Some(axes) => {
+                    let mask = reduce_mask(x.shape.len(), Some(axes))?;
+                    let mut s = Vec::new();
+                    for (i, (&d, &m)) in x.shape.iter().zip(&mask).enumerate() {
+                        if m && d != 1 {
+                            return Err(format!("cannot squeeze axis {i} of size {d}"));
+                        }
+                        if !m {
+                            s.push(d);
+                        }
+                    }
+                    s
+                }
+            };
+            one(x.dtype, shape)
+        }
+        "Unsqueeze" => {
+            let axes = a.ints("axes")?;
+            let rank = x.shape.len() + axes.len();
+            let mask = reduce_mask(rank, Some(axes))?;
+            let mut it = x.shape.iter();
+            let shape = mask
+                .iter()
+                .map(|&m| {
+                    if m {
+                        1
+                    } else {
+                        it.next().copied().unwrap_or(1)
+                    }
+                })
+                .collect();
+            one(x.dtype, shape)
+        }
+        "Concat" => {
+            let ts: Vec<&TensorType> = (0..ins.len()).map(&get).collect::<Result<_, _>>()?;
+            let d = same_dtype(op, &ts)?;
+            let axis_attr = a.opt_int("axis")?.ok_or("Concat needs attribute 'axis'")?;
+            let axis = norm_axis(axis_attr, x.shape.len())?;
+            let mut shape = x.shape.clone();
+            let mut total = 0usize;
+            for (i, t) in ts.iter().enumerate() {
+                let ok = t.shape.len() == x.shape.len()
+                    && t.shape
+                        .iter()
+                        .zip(&x.shape)
+                        .enumerate()
+                        .all(|(k, (p, q))| k == axis || p == q);
+                if !ok {
+                    return Err(format!(
+                        "input {i} has shape {:?}, which differs from input 0 {:?} outside axis {axis}",
+                        t.shape, x.shape
+                    ));
+                }
+                total = total.saturating_add(t.shape.get(axis).copied().unwrap_or(0));
+            }
+            if let Some(s) = shape.get_mut(axis) {
+                *s = total;
+            }
+            one(d, shape)
+        }
+        "Split" => {
+            let axis = norm_axis(a.int("axis", 0)?, x.shape.len())?;
+            let dim = x.shape.get(axis).copied().unwrap_or(0);
+            let sizes = split_sizes(dim, node.outputs.len(), a.opt_ints("split")?)?;
+            Ok(sizes
+                .into_iter()
+                .map(|s| {
+                    let mut shape = x.shape.clone();
+                    if let Some(d) = shape.get_mut(axis) {
+                        *d = s;
+                    }
+                    TensorType::new(x.dtype, shape)
+                })
+                .collect())
+        }
+        "Slice" => {
+            let plan = slice_plan(&x.shape, &a)?;
+            one(x.dtype, plan.iter().map(|p| p.2).collect())
+        }
+        "Gather" => {
+            let idx = get(1)?;
+            if !idx.dtype.is_int() {
+                return Err(format!("Gather needs integer indices, got {}", idx.dtype));
+            }
+            let axis = norm_axis(a.int("axis", 0)?, x.shape.len())?;
+            let mut shape: Vec<usize> = x.shape.get(..axis).unwrap_or(&[]).to_vec();
+            shape.extend(&idx.shape);
+            shape.extend(x.shape.get(axis + 1..).unwrap_or(&[]));
+            one(x.dtype, shape)
+        }
+        "Expand" => {
+            let target: Vec<usize> = a
+                .ints("shape")?
+                .iter()
+                .map(|&d| {
+                    usize::try_from(d).map_err(|_| format!("'shape' has a negative dimension {d}"))
+                })
+                .collect::<Result<_, _>>()?;
+            one(x.dtype, broadcast(&x.shape, &target)?)
+        }
+        "CumSum" => {
+            need_numeric(op, x)?;
+            norm_axis(a.int("axis", 0)?, x.shape.len())?;
+            a.flag("exclusive", false)?;
+            a.flag("reverse", false)?;
+            one(x.dtype, x.shape.clone())
+        }
+        "Trilu" => {
+            if x.shape.len() < 2 {
+                return Err(format!("Trilu needs rank >= 2, got {:?}", x.shape));
+            }
+            a.flag("upper", true)?;
+            a.int("k", 0)?;
+            one(x.dtype, x.shape.clone())
+        }
+        _ => Err(format!("op '{op}' has no shape inference")),
+    }
+}
+
+fn dtype_names() -> String {
+    DType::ALL.map(|d| d.name()).join(", ")
+}
+
+/// (M, K from A, K from B, N) for Gemm.
+pub(crate) fn gemm_dims(
+    x: &TensorType,
+    y: &TensorType,
+    a: &Attrs,
+) -> Result<(usize, usize, usize, usize), String> {
+    let (&[r0, r1], &[s0, s1]) = (x.shape.as_slice(), y.shape.as_slice()) else {
+        return Err(format!(
+            "Gemm needs 2-D A and B, got {:?} and {:?}",
+            x.shape, y.shape
+        ));
+    };
+    let (m, k) = if a.flag("transA", false)? {
+        (r1, r0)
+    } else {
+        (r0, r1)
+    };
+    let (k2, n) = if a.flag("transB", false)? {
+        (s1, s0)
+    } else {
+        (s0, s1)
+    };
+    Ok((m, k, k2, n))
+}
+
+/// MatMul shapes: (output shape, batch shape, M, K, N).
+#[allow(clippy::type_complexity)]
+pub(crate) fn matmul_shapes(
+    a: &[usize],
+    b: &[usize],
+) -> Result<(Vec<usize>, Vec<usize>, usize, usize, usize), String> {
+    if a.is_empty() || b.is_empty() {
+        return Err(format!(
+            "MatMul needs inputs of rank >= 1, got {a:?} and {b:?}"
+        ));
+    }
+    let a2: Vec<usize> = if a.len() == 1 {
+        [&[1], a].concat()
+    } else {
+        a.to_vec()
+    };
+    let b2: Vec<usize> = if b.len() == 1 {
+        [b, &[1]].concat()
+    } else {
+        b.to_vec()
+    };
+    let (ab, am) = a2.split_at(a2.len() - 2);
+    let (bb, bm) = b2.split_at(b2.len() - 2);
+    let (&[m, k], &[k2, n]) = (am, bm) else {
+        return Err("MatMul: internal shape error".into());
+    };
+    if k != k2 {
+        return Err(format!(
+            "MatMul needs A's last dimension to equal B's {}: A {a:?}, B {b:?} ({k} vs {k2})",
+            if b.len() == 1 {
+                "only dimension"
+            } else {
+                "second-to-last"
+            }
+        ));
+    }
+    let batch = broadcast(ab, bb).map_err(|e| format!("MatMul batch dimensions: {e}"))?;
+    let mut out = batch.clone();
+    if a.len() > 1 {
+        out.push(m);
+    }
+    if b.len() > 1 {
+        out.push(n);
+    }
+    Ok((out, batch, m, k, n))
+}

@@ -1,0 +1,1131 @@
+//! Known-value tests for every supported op (one table row per case).
+
+mod common;
+
+use common::*;
+use graph::{AttrValue, DType, SUPPORTED_OPS};
+
+struct Case {
+    what: &'static str,
+    op: &'static str,
+    ins: Vec<Operand>,
+    attrs: Vec<(&'static str, AttrValue)>,
+    /// expected outputs: dtype, shape, data
+    out: Vec<(DType, Vec<usize>, Vec<f32>)>,
+}
+
+fn case(
+    what: &'static str,
+    op: &'static str,
+    ins: Vec<Operand>,
+    attrs: Vec<(&'static str, AttrValue)>,
+    shape: &[usize],
+    data: &[f32],
+) -> Case {
+    Case {
+        what,
+        op,
+        ins,
+        attrs,
+        out: vec![(DType::F32, shape.to_vec(), data.to_vec())],
+    }
+}
+
+fn bcase(
+    what: &'static str,
+    op: &'static str,
+    ins: Vec<Operand>,
+    shape: &[usize],
+    data: &[f32],
+) -> Case {
+    Case {
+        what,
+        op,
+        ins,
+        attrs: vec![],
+        out: vec![(DType::Bool, shape.to_vec(), data.to_vec())],
+    }
+}
+
+const E: f32 = std::f32::consts::E;
+const M6: [f32; 6] = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
+
+fn cases() -> Vec<Case> {
+    vec![
+        // --- MatMul
+        case(
+            "matmul 2x3 @ 3x2",
+            "MatMul",
+            vec![f(&[2, 3], &M6), f(&[3, 2], &[7., 8., 9., 10., 11., 12.])],
+            vec![],
+            &[2, 2],
+            &[58., 64., 139., 154.],
+        ),
+        case(
+            "matmul 1-D @ 1-D",
+            "MatMul",
+            vec![f(&[3], &[1., 2., 3.]), f(&[3], &[4., 5., 6.])],
+            vec![],
+            &[],
+            &[32.],
+        ),
+        case(
+            "matmul 1-D @ 2-D",
+            "MatMul",
+            vec![f(&[2], &[1., 2.]), f(&[2, 3], &M6)],
+            vec![],
+            &[3],
+            &[9., 12., 15.],
+        ),
+        case(
+            "matmul 2-D @ 1-D",
+            "MatMul",
+            vec![f(&[2, 2], &[1., 2., 3., 4.]), f(&[2], &[1., 1.])],
+            vec![],
+            &[2],
+            &[3., 7.],
+        ),
+        case(
+            "matmul batch @ 2-D",
+            "MatMul",
+            vec![f(&[2, 1, 2], &[1., 2., 3., 4.]), f(&[2, 1], &[1., 10.])],
+            vec![],
+            &[2, 1, 1],
+            &[21., 43.],
+        ),
+        case(
+            "matmul batch broadcast both",
+            "MatMul",
+            vec![
+                f(&[2, 1, 1, 2], &[1., 2., 3., 4.]),
+                f(&[3, 2, 1], &[1., 0., 0., 1., 1., 1.]),
+            ],
+            vec![],
+            &[2, 3, 1, 1],
+            &[1., 2., 3., 3., 4., 7.],
+        ),
+        case(
+            "matmul empty K",
+            "MatMul",
+            vec![f(&[2, 0], &[]), f(&[0, 2], &[])],
+            vec![],
+            &[2, 2],
+            &[0.; 4],
+        ),
+        // --- elementwise binary with broadcasting
+        case(
+            "add row broadcast",
+            "Add",
+            vec![f(&[2, 3], &M6), f(&[3], &[10., 20., 30.])],
+            vec![],
+            &[2, 3],
+            &[11., 22., 33., 14., 25., 36.],
+        ),
+        case(
+            "add column x row",
+            "Add",
+            vec![f(&[2, 1], &[1., 2.]), f(&[1, 3], &[10., 20., 30.])],
+            vec![],
+            &[2, 3],
+            &[11., 21., 31., 12., 22., 32.],
+        ),
+        case(
+            "add scalar",
+            "Add",
+            vec![f(&[], &[1.]), f(&[2], &[1., 2.])],
+            vec![],
+            &[2],
+            &[2., 3.],
+        ),
+        case(
+            "add rank extension",
+            "Add",
+            vec![
+                f(&[2, 1, 2], &[1., 2., 3., 4.]),
+                f(&[3, 1], &[0., 10., 20.]),
+            ],
+            vec![],
+            &[2, 3, 2],
+            &[1., 2., 11., 12., 21., 22., 3., 4., 13., 14., 23., 24.],
+        ),
+        case(
+            "sub",
+            "Sub",
+            vec![f(&[2], &[5., 3.]), f(&[1], &[1.])],
+            vec![],
+            &[2],
+            &[4., 2.],
+        ),
+        case(
+            "mul",
+            "Mul",
+            vec![f(&[2], &[5., 3.]), f(&[2], &[2., -1.])],
+            vec![],
+            &[2],
+            &[10., -3.],
+        ),
+        case(
+            "div",
+            "Div",
+            vec![f(&[2], &[5., 3.]), f(&[2], &[2., -4.])],
+            vec![],
+            &[2],
+            &[2.5, -0.75],
+        ),
+        Case {
+            what: "integer div truncates",
+            op: "Div",
+            ins: vec![
+                t(DType::I32, &[2], &[7., -7.]),
+                t(DType::I32, &[2], &[2., 2.]),
+            ],
+            attrs: vec![],
+            out: vec![(DType::I32, vec![2], vec![3., -3.])],
+        },
+        case(
+            "pow",
+            "Pow",
+            vec![f(&[2], &[2., 3.]), f(&[], &[2.])],
+            vec![],
+            &[2],
+            &[4., 9.],
+        ),
+        // --- unary
+        case(
+            "neg",
+            "Neg",
+            vec![f(&[2], &[1., -2.])],
+            vec![],
+            &[2],
+            &[-1., 2.],
+        ),
+        case(
+            "relu",
+            "Relu",
+            vec![f(&[3], &[-1., 0., 2.])],
+            vec![],
+            &[3],
+            &[0., 0., 2.],
+        ),
+        case(
+            "exp",
+            "Exp",
+            vec![f(&[2], &[0., 1.])],
+            vec![],
+            &[2],
+            &[1., E],
+        ),
+        case(
+            "log",
+            "Log",
+            vec![f(&[2], &[1., E])],
+            vec![],
+            &[2],
+            &[0., 1.],
+        ),
+        case(
+            "sqrt",
+            "Sqrt",
+            vec![f(&[2], &[4., 9.])],
+            vec![],
+            &[2],
+            &[2., 3.],
+        ),
+        case(
+            "reciprocal",
+            "Reciprocal",
+            vec![f(&[2], &[2., 4.])],
+            vec![],
+            &[2],
+            &[0.5, 0.25],
+        ),
+        case(
+            "tanh",
+            "Tanh",
+            vec![f(&[2], &[0., 1.])],
+            vec![],
+            &[2],
+            &[0., 0.761_594_2],
+        ),
+        case(
+            "sigmoid",
+            "Sigmoid",
+            vec![f(&[3], &[0., 2., -2.])],
+            vec![],
+            &[3],
+            &[0.5, 0.880_797_1, 0.119_202_92],
+        ),
+        case(
+            "gelu erf",
+            "Gelu",
+            vec![f(&[3], &[0., 1., -1.])],
+            vec![],
+            &[3],
+            &[0., 0.841_344_7, -0.158_655_26],
+        ),
+        case(
+            "gelu none",
+            "Gelu",
+            vec![f(&[1], &[-5.])],
+            vec![("approximate", string("none"))],
+            &[1],
+            &[-1.433_257_4e-6],
+        ),
+        case(
+            "gelu tanh",
+            "Gelu",
+            vec![f(&[2], &[1., 0.])],
+            vec![("approximate", string("tanh"))],
+            &[2],
+            &[0.841_192, 0.],
+        ),
+        case(
+            "silu",
+            "Silu",
+            vec![f(&[2], &[1., 0.])],
+            vec![],
+            &[2],
+            &[0.731_058_6, 0.],
+        ),
+        case(
+            "softplus",
+            "Softplus",
+            vec![f(&[3], &[0., 1., 100.])],
+            vec![],
+            &[3],
+            &[std::f32::consts::LN_2, 1.313_261_7, 100.],
+        ),
+        case(
+            "sin",
+            "Sin",
+            vec![f(&[2], &[0., std::f32::consts::FRAC_PI_2])],
+            vec![],
+            &[2],
+            &[0., 1.],
+        ),
+        case(
+            "cos",
+            "Cos",
+            vec![f(&[2], &[0., std::f32::consts::PI])],
+            vec![],
+            &[2],
+            &[1., -1.],
+        ),
+        // --- softmax, gemm
+        case(
+            "softmax last axis",
+            "Softmax",
+            vec![f(&[3], &[1., 2., 3.])],
+            vec![],
+            &[3],
+            &[0.090_030_57, 0.244_728_47, 0.665_240_96],
+        ),
+        case(
+            "softmax axis 0",
+            "Softmax",
+            vec![f(&[2, 2], &[1., 2., 3., 4.])],
+            vec![("axis", int(0))],
+            &[2, 2],
+            &[0.119_202_92, 0.119_202_92, 0.880_797_1, 0.880_797_1],
+        ),
+        case(
+            "softmax large values",
+            "Softmax",
+            vec![f(&[2], &[1000., 1000.])],
+            vec![],
+            &[2],
+            &[0.5, 0.5],
+        ),
+        case(
+            "gemm alpha beta transB",
+            "Gemm",
+            vec![
+                f(&[2, 2], &[1., 2., 3., 4.]),
+                f(&[2, 2], &[1., 0., 0., 1.]),
+                f(&[2], &[1., 1.]),
+            ],
+            vec![
+                ("alpha", float(2.)),
+                ("beta", float(0.5)),
+                ("transB", int(1)),
+            ],
+            &[2, 2],
+            &[2.5, 4.5, 6.5, 8.5],
+        ),
+        case(
+            "gemm transA",
+            "Gemm",
+            vec![f(&[2, 3], &M6), f(&[2, 1], &[1., 1.])],
+            vec![("transA", int(1))],
+            &[3, 1],
+            &[5., 7., 9.],
+        ),
+        case(
+            "gemm transB non-square",
+            "Gemm",
+            vec![f(&[1, 2], &[1., 2.]), f(&[3, 2], &M6)],
+            vec![("transB", int(1))],
+            &[1, 3],
+            &[5., 11., 17.],
+        ),
+        // --- clip, max, min, where, comparisons, cast
+        case(
+            "clip attrs",
+            "Clip",
+            vec![f(&[3], &[-1., 0.5, 2.])],
+            vec![("min", float(0.)), ("max", int(1))],
+            &[3],
+            &[0., 0.5, 1.],
+        ),
+        case(
+            "clip inputs, min omitted",
+            "Clip",
+            vec![f(&[3], &[-1., 0.5, 2.]), None, f(&[], &[1.5])],
+            vec![],
+            &[3],
+            &[-1., 0.5, 1.5],
+        ),
+        case(
+            "max variadic",
+            "Max",
+            vec![f(&[2], &[1., 5.]), f(&[2], &[3., 2.]), f(&[1], &[0.])],
+            vec![],
+            &[2],
+            &[3., 5.],
+        ),
+        case(
+            "min variadic",
+            "Min",
+            vec![f(&[2], &[1., 5.]), f(&[2], &[3., 2.]), f(&[1], &[0.])],
+            vec![],
+            &[2],
+            &[0., 0.],
+        ),
+        case(
+            "where",
+            "Where",
+            vec![
+                t(DType::Bool, &[2], &[1., 0.]),
+                f(&[2], &[1., 2.]),
+                f(&[], &[10.]),
+            ],
+            vec![],
+            &[2],
+            &[1., 10.],
+        ),
+        bcase(
+            "equal",
+            "Equal",
+            vec![f(&[2], &[1., 2.]), f(&[2], &[1., 3.])],
+            &[2],
+            &[1., 0.],
+        ),
+        bcase(
+            "less",
+            "Less",
+            vec![f(&[2], &[1., 2.]), f(&[1], &[2.])],
+            &[2],
+            &[1., 0.],
+        ),
+        bcase(
+            "greater",
+            "Greater",
+            vec![f(&[2], &[1., 3.]), f(&[1], &[2.])],
+            &[2],
+            &[0., 1.],
+        ),
+        Case {
+            what: "cast to i32",
+            op: "Cast",
+            ins: vec![f(&[3], &[1.7, -1.7, 1e10])],
+            attrs: vec![("to", string("i32"))],
+            out: vec![(DType::I32, vec![3], vec![1., -1., 2_147_483_648.])],
+        },
+        Case {
+            what: "cast to bool",
+            op: "Cast",
+            ins: vec![f(&[2], &[0., 2.])],
+            attrs: vec![("to", string("bool"))],
+            out: vec![(DType::Bool, vec![2], vec![0., 1.])],
+        },
+        Case {
+            what: "cast to f16",
+            op: "Cast",
+            ins: vec![f(&[1], &[1. / 3.])],
+            attrs: vec![("to", string("f16"))],
+            out: vec![(DType::F16, vec![1], vec![0.333_251_95])],
+        },
+        // --- normalisation
+        case(
+            "layernorm",
+            "LayerNormalization",
+            vec![
+                f(&[3], &[1., 2., 3.]),
+                f(&[3], &[1., 1., 1.]),
+                f(&[3], &[0., 0., 0.]),
+            ],
+            vec![("epsilon", float(0.))],
+            &[3],
+            &[-1.224_744_9, 0., 1.224_744_9],
+        ),
+        case(
+            "layernorm scale bias 2-D",
+            "LayerNormalization",
+            vec![
+                f(&[2, 3], &[1., 2., 3., 2., 4., 6.]),
+                f(&[3], &[2., 2., 2.]),
+                f(&[1], &[1.]),
+            ],
+            vec![("epsilon", float(0.))],
+            &[2, 3],
+            &[-1.449_489_8, 1., 3.449_489_8, -1.449_489_8, 1., 3.449_489_8],
+        ),
+        case(
+            "layernorm no bias axis 0",
+            "LayerNormalization",
+            vec![f(&[2, 1], &[1., 3.]), f(&[2, 1], &[1., 1.])],
+            vec![("epsilon", float(0.)), ("axis", int(0))],
+            &[2, 1],
+            &[-1., 1.],
+        ),
+        case(
+            "rms norm",
+            "SimplifiedLayerNormalization",
+            vec![f(&[2], &[3., 4.]), f(&[2], &[1., 2.])],
+            vec![("epsilon", float(0.))],
+            &[2],
+            &[0.848_528_1, 2.262_741_7],
+        ),
+        // --- reductions
+        case(
+            "reduce sum axis 1",
+            "ReduceSum",
+            vec![f(&[2, 3], &M6)],
+            vec![("axes", ints(&[1])), ("keepdims", int(0))],
+            &[2],
+            &[6., 15.],
+        ),
+        case(
+            "reduce sum keepdims",
+            "ReduceSum",
+            vec![f(&[2, 3], &M6)],
+            vec![("axes", ints(&[-1]))],
+            &[2, 1],
+            &[6., 15.],
+        ),
+        case(
+            "reduce mean axis 0",
+            "ReduceMean",
+            vec![f(&[2, 3], &M6)],
+            vec![("axes", ints(&[0]))],
+            &[1, 3],
+            &[2.5, 3.5, 4.5],
+        ),
+        case(
+            "reduce max all",
+            "ReduceMax",
+            vec![f(&[2, 3], &[1., 9., 3., 4., 5., 6.])],
+            vec![],
+            &[1, 1],
+            &[9.],
+        ),
+        case(
+            "reduce max all no keepdims",
+            "ReduceMax",
+            vec![f(&[2, 3], &[-1., -9., -3., -4., -5., -6.])],
+            vec![("keepdims", int(0))],
+            &[],
+            &[-1.],
+        ),
+        case(
+            "reduce mean middle axis",
+            "ReduceMean",
+            vec![f(&[2, 2, 2], &[1., 2., 3., 4., 5., 6., 7., 8.])],
+            vec![("axes", ints(&[1])), ("keepdims", int(0))],
+            &[2, 2],
+            &[2., 3., 6., 7.],
+        ),
+        // --- movement
+        case(
+            "transpose default",
+            "Transpose",
+            vec![f(&[2, 3], &M6)],
+            vec![],
+            &[3, 2],
+            &[1., 4., 2., 5., 3., 6.],
+        ),
+        case(
+            "transpose perm 3-D",
+            "Transpose",
+            vec![f(&[2, 2, 2], &[1., 2., 3., 4., 5., 6., 7., 8.])],
+            vec![("perm", ints(&[1, 0, 2]))],
+            &[2, 2, 2],
+            &[1., 2., 5., 6., 3., 4., 7., 8.],
+        ),
+        case(
+            "reshape -1",
+            "Reshape",
+            vec![f(&[2, 3], &M6)],
+            vec![("shape", ints(&[3, -1]))],
+            &[3, 2],
+            &M6,
+        ),
+        case(
+            "reshape 0",
+            "Reshape",
+            vec![f(&[2, 3], &M6)],
+            vec![("shape", ints(&[0, 1, -1]))],
+            &[2, 1, 3],
+            &M6,
+        ),
+        case(
+            "flatten axis 2",
+            "Flatten",
+            vec![f(&[1, 2, 3], &M6)],
+            vec![("axis", int(2))],
+            &[2, 3],
+            &M6,
+        ),
+        case(
+            "flatten axis 0",
+            "Flatten",
+            vec![f(&[2, 3], &M6)],
+            vec![("axis", int(0))],
+            &[1, 6],
+            &M6,
+        ),
+        case(
+            "squeeze all",
+            "Squeeze",
+            vec![f(&[1, 3, 1], &[1., 2., 3.])],
+            vec![],
+            &[3],
+            &[1., 2., 3.],
+        ),
+        case(
+            "squeeze axes",
+            "Squeeze",
+            vec![f(&[1, 3, 1], &[1., 2., 3.])],
+            vec![("axes", ints(&[0]))],
+            &[3, 1],
+            &[1., 2., 3.],
+        ),
+        case(
+            "unsqueeze",
+            "Unsqueeze",
+            vec![f(&[3], &[1., 2., 3.])],
+            vec![("axes", ints(&[0, -1]))],
+            &[1, 3, 1],
+            &[1., 2., 3.],
+        ),
+        case(
+            "concat axis 1",
+            "Concat",
+            vec![f(&[2, 1], &[1., 2.]), f(&[2, 2], &[3., 4., 5., 6.])],
+            vec![("axis", int(1))],
+            &[2, 3],
+            &[1., 3., 4., 2., 5., 6.],
+        ),
+        case(
+            "concat axis 0",
+            "Concat",
+            vec![f(&[1, 2], &[1., 2.]), f(&[2, 2], &[3., 4., 5., 6.])],
+            vec![("axis", int(0))],
+            &[3, 2],
+            &M6,
+        ),
+        Case {
+            what: "split sizes axis 1",
+            op: "Split",
+            ins: vec![f(&[2, 3], &M6)],
+            attrs: vec![("axis", int(1)), ("split", ints(&[1, 2]))],
+            out: vec![
+                (DType::F32, vec![2, 1], vec![1., 4.]),
+                (DType::F32, vec![2, 2], vec![2., 3., 5., 6.]),
+            ],
+        },
+        Case {
+            what: "split equal axis 0",
+            op: "Split",
+            ins: vec![f(&[2, 3], &M6)],
+            attrs: vec![],
+            out: vec![
+                (DType::F32, vec![1, 3], vec![1., 2., 3.]),
+                (DType::F32, vec![1, 3], vec![4., 5., 6.]),
+            ],
+        },
+        case(
+            "slice 2-D",
+            "Slice",
+            vec![f(&[2, 3], &M6)],
+            vec![("starts", ints(&[0, 1])), ("ends", ints(&[2, 3]))],
+            &[2, 2],
+            &[2., 3., 5., 6.],
+        ),
+        case(
+            "slice axes and huge end",
+            "Slice",
+            vec![f(&[2, 3], &M6)],
+            vec![
+                ("starts", ints(&[1])),
+                ("ends", ints(&[i64::MAX])),
+                ("axes", ints(&[-1])),
+            ],
+            &[2, 2],
+            &[2., 3., 5., 6.],
+        ),
+        case(
+            "slice reverse step -2",
+            "Slice",
+            vec![f(&[5], &[1., 2., 3., 4., 5.])],
+            vec![
+                ("starts", ints(&[-1])),
+                ("ends", ints(&[i64::MIN])),
+                ("steps", ints(&[-2])),
+            ],
+            &[3],
+            &[5., 3., 1.],
+        ),
+        case(
+            "slice huge steps",
+            "Slice",
+            vec![f(&[2, 3], &M6)],
+            vec![
+                ("starts", ints(&[0, -1])),
+                ("ends", ints(&[i64::MAX, i64::MIN])),
+                ("steps", ints(&[i64::MAX, i64::MIN])),
+            ],
+            &[1, 1],
+            &[3.],
+        ),
+        case(
+            "slice empty",
+            "Slice",
+            vec![f(&[5], &[1., 2., 3., 4., 5.])],
+            vec![("starts", ints(&[3])), ("ends", ints(&[1]))],
+            &[0],
+            &[],
+        ),
+        case(
+            "gather axis 0",
+            "Gather",
+            vec![f(&[3, 2], &M6), t(DType::I64, &[2], &[2., 0.])],
+            vec![],
+            &[2, 2],
+            &[5., 6., 1., 2.],
+        ),
+        case(
+            "gather negative index",
+            "Gather",
+            vec![f(&[3, 2], &M6), t(DType::I32, &[], &[-1.])],
+            vec![],
+            &[2],
+            &[5., 6.],
+        ),
+        case(
+            "gather axis 1, 2-D indices",
+            "Gather",
+            vec![f(&[3, 2], &M6), t(DType::I64, &[1, 1], &[1.])],
+            vec![("axis", int(1))],
+            &[3, 1, 1],
+            &[2., 4., 6.],
+        ),
+        case(
+            "expand",
+            "Expand",
+            vec![f(&[3, 1], &[1., 2., 3.])],
+            vec![("shape", ints(&[3, 2]))],
+            &[3, 2],
+            &[1., 1., 2., 2., 3., 3.],
+        ),
+        case(
+            "expand bidirectional",
+            "Expand",
+            vec![f(&[3, 1], &[1., 2., 3.])],
+            vec![("shape", ints(&[2, 1, 1]))],
+            &[2, 3, 1],
+            &[1., 2., 3., 1., 2., 3.],
+        ),
+        case(
+            "cumsum",
+            "CumSum",
+            vec![f(&[3], &[1., 2., 3.])],
+            vec![],
+            &[3],
+            &[1., 3., 6.],
+        ),
+        case(
+            "cumsum exclusive",
+            "CumSum",
+            vec![f(&[3], &[1., 2., 3.])],
+            vec![("exclusive", int(1))],
+            &[3],
+            &[0., 1., 3.],
+        ),
+        case(
+            "cumsum reverse",
+            "CumSum",
+            vec![f(&[3], &[1., 2., 3.])],
+            vec![("reverse", int(1))],
+            &[3],
+            &[6., 5., 3.],
+        ),
+        case(
+            "cumsum reverse exclusive",
+            "CumSum",
+            vec![f(&[3], &[1., 2., 3.])],
+            vec![("reverse", int(1)), ("exclusive", int(1))],
+            &[3],
+            &[5., 3., 0.],
+        ),
+        case(
+            "cumsum axis 1",
+            "CumSum",
+            vec![f(&[2, 3], &M6)],
+            vec![("axis", int(1))],
+            &[2, 3],
+            &[1., 3., 6., 4., 9., 15.],
+        ),
+        case(
+            "trilu upper",
+            "Trilu",
+            vec![f(&[3, 3], &[1., 2., 3., 4., 5., 6., 7., 8., 9.])],
+            vec![],
+            &[3, 3],
+            &[1., 2., 3., 0., 5., 6., 0., 0., 9.],
+        ),
+        case(
+            "trilu lower",
+            "Trilu",
+            vec![f(&[3, 3], &[1., 2., 3., 4., 5., 6., 7., 8., 9.])],
+            vec![("upper", int(0))],
+            &[3, 3],
+            &[1., 0., 0., 4., 5., 0., 7., 8., 9.],
+        ),
+        case(
+            "trilu upper k=1 batched",
+            "Trilu",
+            vec![f(&[2, 2, 2], &[1., 2., 3., 4., 5., 6., 7., 8.])],
+            vec![("k", int(1))],
+            &[2, 2, 2],
+            &[0., 2., 0., 0., 0., 6., 0., 0.],
+        ),
+        case(
+            "trilu lower k=-1",
+            "Trilu",
+            vec![f(&[2, 3], &M6)],
+            vec![("upper", int(0)), ("k", int(-1))],
+            &[2, 3],
+            &[0., 0., 0., 4., 0., 0.],
+        ),
+    ]
+}
+
+#[test]
+fn known_values() {
+    for c in cases() {
+        let got =
+            run(c.op, &c.ins, &c.attrs, c.out.len()).unwrap_or_else(|e| panic!("{}: {e}", c.what));
+        for (g, (dt, shape, data)) in got.iter().zip(&c.out) {
+            assert_tensor(g, *dt, shape, data, c.what);
+        }
+    }
+}
+
+#[test]
+fn every_supported_op_has_a_known_value_case() {
+    let covered: Vec<&str> = cases().iter().map(|c| c.op).collect();
+    for op in SUPPORTED_OPS {
+        assert!(covered.contains(op), "no known-value case for {op}");
+    }
+}
+
+/// (op, operands, attributes, output count, phrase the error must contain)
+type BadCase = (
+    &'static str,
+    Vec<Operand>,
+    Vec<(&'static str, AttrValue)>,
+    usize,
+    &'static str,
+);
+
+/// Cases that must be rejected by type inference, with a phrase the message must contain.
+#[test]
+fn inference_errors() {
+    let bad: Vec<BadCase> = vec![
+        (
+            "Add",
+            vec![f(&[2, 3], &M6), f(&[2], &[1., 2.])],
+            vec![],
+            1,
+            "do not broadcast",
+        ),
+        (
+            "Add",
+            vec![f(&[2], &[1., 2.]), t(DType::F16, &[2], &[1., 2.])],
+            vec![],
+            1,
+            "one dtype",
+        ),
+        (
+            "MatMul",
+            vec![f(&[2, 3], &M6), f(&[2, 3], &M6)],
+            vec![],
+            1,
+            "(3 vs 2)",
+        ),
+        (
+            "MatMul",
+            vec![f(&[], &[1.]), f(&[1], &[1.])],
+            vec![],
+            1,
+            "rank >= 1",
+        ),
+        (
+            "Gemm",
+            vec![f(&[2, 3], &M6), f(&[2, 3], &M6)],
+            vec![],
+            1,
+            "K = 3",
+        ),
+        (
+            "Exp",
+            vec![t(DType::I32, &[1], &[1.])],
+            vec![],
+            1,
+            "floating-point",
+        ),
+        (
+            "Softmax",
+            vec![f(&[2], &[1., 2.])],
+            vec![("axis", int(1))],
+            1,
+            "out of range",
+        ),
+        (
+            "Reshape",
+            vec![f(&[2, 3], &M6)],
+            vec![("shape", ints(&[4, -1]))],
+            1,
+            "-1",
+        ),
+        (
+            "Reshape",
+            vec![f(&[2, 3], &M6)],
+            vec![("shape", ints(&[5]))],
+            1,
+            "cannot reshape",
+        ),
+        (
+            "Transpose",
+            vec![f(&[2, 3], &M6)],
+            vec![("perm", ints(&[0, 0]))],
+            1,
+            "not a permutation",
+        ),
+        (
+            "Squeeze",
+            vec![f(&[2, 3], &M6)],
+            vec![("axes", ints(&[0]))],
+            1,
+            "cannot squeeze",
+        ),
+        (
+            "Concat",
+            vec![f(&[2, 3], &M6), f(&[3, 2], &M6)],
+            vec![("axis", int(0))],
+            1,
+            "outside axis 0",
+        ),
+        (
+            "Concat",
+            vec![f(&[2, 3], &M6)],
+            vec![],
+            1,
+            "needs attribute 'axis'",
+        ),
+        (
+            "Split",
+            vec![f(&[3], &[1., 2., 3.])],
+            vec![],
+            2,
+            "does not split evenly",
+        ),
+        (
+            "Split",
+            vec![f(&[3], &[1., 2., 3.])],
+            vec![("split", ints(&[1, 1]))],
+            2,
+            "add up to 2",
+        ),
+        (
+            "Slice",
+            vec![f(&[3], &[1., 2., 3.])],
+            vec![
+                ("starts", ints(&[0])),
+                ("ends", ints(&[1])),
+                ("steps", ints(&[0])),
+            ],
+            1,
+            "must not be 0",
+        ),
+        (
+            "Gather",
+            vec![f(&[3], &[1., 2., 3.]), f(&[1], &[0.])],
+            vec![],
+            1,
+            "integer indices",
+        ),
+        (
+            "Where",
+            vec![f(&[1], &[1.]), f(&[1], &[1.]), f(&[1], &[1.])],
+            vec![],
+            1,
+            "bool condition",
+        ),
+        (
+            "Cast",
+            vec![f(&[1], &[1.])],
+            vec![("to", string("f17"))],
+            1,
+            "not a dtype",
+        ),
+        (
+            "Gelu",
+            vec![f(&[1], &[1.])],
+            vec![("approximate", string("fast"))],
+            1,
+            "approximate",
+        ),
+        (
+            "Trilu",
+            vec![f(&[3], &[1., 2., 3.])],
+            vec![],
+            1,
+            "rank >= 2",
+        ),
+        (
+            "Clip",
+            vec![f(&[1], &[1.]), f(&[2], &[0., 0.])],
+            vec![],
+            1,
+            "single f32 value",
+        ),
+        (
+            "LayerNormalization",
+            vec![f(&[2, 3], &M6), f(&[2], &[1., 1.])],
+            vec![],
+            1,
+            "normalised shape",
+        ),
+        (
+            "Expand",
+            vec![f(&[2], &[1., 2.])],
+            vec![("shape", ints(&[3]))],
+            1,
+            "do not broadcast",
+        ),
+        (
+            "CumSum",
+            vec![f(&[2], &[1., 2.])],
+            vec![("exclusive", int(2))],
+            1,
+            "0 or 1",
+        ),
+        (
+            "Relu",
+            vec![f(&[2], &[1., 2.])],
+            vec![("alpha", float(1.))],
+            1,
+            "no attribute 'alpha'",
+        ),
+        (
+            "Softmax",
+            vec![f(&[2], &[1., 2.])],
+            vec![("axis", float(1.))],
+            1,
+            "must be an integer",
+        ),
+        (
+            "Add",
+            vec![f(&[2], &[1., 2.])],
+            vec![],
+            1,
+            "takes 2 input(s), got 1",
+        ),
+        (
+            "Neg",
+            vec![f(&[2], &[1., 2.])],
+            vec![],
+            2,
+            "produces 1 output(s), got 2",
+        ),
+    ];
+    for (op, ins, attrs, n_out, phrase) in bad {
+        let g = one_node(op, &ins, &attrs, n_out);
+        let e = g.infer_types().expect_err(op);
+        assert_eq!(
+            e.location,
+            graph::Location::Node {
+                node: "n".into(),
+                op: op.into()
+            },
+            "{op}: {e}"
+        );
+        assert!(
+            e.message.contains(phrase),
+            "{op}: message {:?} lacks {phrase:?}",
+            e.message
+        );
+    }
+}
+
+#[test]
+fn gather_index_out_of_range_is_an_error() {
+    let e = run(
+        "Gather",
+        &[f(&[3], &[1., 2., 3.]), t(DType::I64, &[1], &[3.])],
+        &[],
+        1,
+    )
+    .unwrap_err();
+    assert!(e.to_string().starts_with("node 'n' (Gather): "), "{e}");
+    assert!(e.message.contains("out of range"), "{e}");
+}
+
+#[test]
+fn outputs_are_rounded_to_their_dtype() {
+    // 1 + 2^-12 is not an f16: the Add's f16 output rounds back to 1.
+    let got = run(
+        "Add",
+        &[
+            t(DType::F16, &[1], &[1.0]),
+            t(DType::F16, &[1], &[0.000_244_140_62]),
+        ],
+        &[],
+        1,
+    )
+    .unwrap();
+    assert_tensor(&got[0], DType::F16, &[1], &[1.0], "f16 add");
+    // bf16 matmul accumulates in f32 (3.0078125, exact), then rounds once: a tie, to even 3.0
+    let got = run(
+        "MatMul",
+        &[
+            t(DType::BF16, &[1, 3], &[1., 1., 1.]),
+            t(DType::BF16, &[3, 1], &[1.0078125, 1.0, 1.0]),
+        ],
+        &[],
+        1,
+    )
+    .unwrap();
+    assert_tensor(&got[0], DType::BF16, &[1, 1], &[3.0], "bf16 matmul");
+    // int Add saturates at the i8 range.
+    let got = run(
+        "Add",
+        &[t(DType::I8, &[1], &[100.]), t(DType::I8, &[1], &[100.])],
+        &[],
+        1,
+    )
+    .unwrap();
+    assert_tensor(&got[0], DType::I8, &[1], &[127.], "i8 add");
+}

@@ -1,0 +1,176 @@
+//! Randomised robustness: odd graphs and corrupted text give errors, never panics, and
+//! whenever evaluation succeeds its outputs have the inferred types.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use common::*;
+use graph::{evaluate, load_json, AttrValue, DType, SplitMix64, SUPPORTED_OPS};
+
+struct R(SplitMix64);
+
+impl R {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0.next_u64() % n
+    }
+    fn int(&mut self, lo: i64, hi: i64) -> i64 {
+        lo + self.below((hi - lo + 1) as u64) as i64
+    }
+    fn pick<T: Clone>(&mut self, xs: &[T]) -> T {
+        xs[self.below(xs.len() as u64) as usize].clone()
+    }
+}
+
+fn random_attr(r: &mut R, name: &str) -> AttrValue {
+    let small = |r: &mut R| r.int(-3, 3);
+    match name {
+        "to" => AttrValue::String(r.pick(&["f32", "f16", "i8", "bool", "nope"]).into()),
+        "approximate" => AttrValue::String(r.pick(&["none", "tanh", "x"]).into()),
+        "alpha" | "beta" | "epsilon" | "min" | "max" => AttrValue::Float(r.int(-2, 2) as f32 * 0.5),
+        "axes" | "perm" | "split" | "starts" | "ends" | "steps" | "shape" => {
+            let n = r.below(4) as usize;
+            AttrValue::Ints(
+                (0..n)
+                    .map(|_| {
+                        if r.below(10) == 0 {
+                            r.pick(&[i64::MIN, i64::MAX, -1, 0])
+                        } else {
+                            small(r)
+                        }
+                    })
+                    .collect(),
+            )
+        }
+        _ => AttrValue::Int(if r.below(10) == 0 {
+            r.pick(&[i64::MIN, i64::MAX])
+        } else {
+            small(r)
+        }),
+    }
+}
+
+const ATTR_NAMES: &[&str] = &[
+    "axis",
+    "axes",
+    "keepdims",
+    "perm",
+    "shape",
+    "split",
+    "starts",
+    "ends",
+    "steps",
+    "alpha",
+    "beta",
+    "transA",
+    "transB",
+    "epsilon",
+    "min",
+    "max",
+    "to",
+    "approximate",
+    "exclusive",
+    "reverse",
+    "upper",
+    "k",
+];
+
+#[test]
+fn random_single_node_graphs_never_panic() {
+    let mut r = R(SplitMix64::new(2024));
+    let mut evaluated = 0;
+    for op in SUPPORTED_OPS {
+        for _ in 0..200 {
+            let (lo, hi) = match *op {
+                "MatMul"
+                | "Add"
+                | "Sub"
+                | "Mul"
+                | "Div"
+                | "Pow"
+                | "Equal"
+                | "Less"
+                | "Greater"
+                | "Gather"
+                | "SimplifiedLayerNormalization" => (2, 2),
+                "Where" => (3, 3),
+                "Gemm" | "LayerNormalization" => (2, 3),
+                "Clip" | "Max" | "Min" | "Concat" => (1, 3),
+                _ => (1, 1),
+            };
+            let n_in = r.int(lo, hi) as usize;
+            let shared: Vec<usize> = (0..r.below(4)).map(|_| r.below(4) as usize).collect();
+            let dtype = r.pick(&[DType::F32, DType::F32, DType::F16, DType::I64]);
+            let ins: Vec<Operand> = (0..n_in)
+                .map(|i| {
+                    if i > 0 && r.below(8) == 0 {
+                        return None;
+                    }
+                    let shape: Vec<usize> = if r.below(10) < 6 {
+                        shared.clone()
+                    } else {
+                        (0..r.below(4)).map(|_| r.below(4) as usize).collect()
+                    };
+                    let n: usize = shape.iter().product();
+                    let d = if r.below(4) == 0 {
+                        r.pick(&[DType::F32, DType::I64, DType::Bool])
+                    } else {
+                        dtype
+                    };
+                    let data = (0..n).map(|_| r.int(-3, 3) as f32).collect::<Vec<_>>();
+                    Some((d, shape, data))
+                })
+                .collect();
+            let n_attrs = r.below(3);
+            let attrs: Vec<(&str, AttrValue)> = (0..n_attrs)
+                .map(|_| {
+                    let name = r.pick(ATTR_NAMES);
+                    (name, random_attr(&mut r, name))
+                })
+                .collect();
+            let n_out = if *op == "Split" {
+                r.int(1, 3) as usize
+            } else {
+                1
+            };
+            let g = one_node(op, &ins, &attrs, n_out);
+            if let Ok(types) = g.infer_types() {
+                if let Ok(vals) = evaluate(&g, &BTreeMap::new()) {
+                    evaluated += 1;
+                    for o in &g.outputs {
+                        assert_eq!(vals[o].ty(), types[o], "{op} {ins:?} {attrs:?}");
+                        assert_eq!(vals[o].data.len(), types[o].numel());
+                    }
+                }
+            }
+        }
+    }
+    assert!(evaluated > 1000, "only {evaluated} random graphs evaluated");
+}
+
+#[test]
+fn corrupted_text_never_panics() {
+    let base = include_str!("../../../examples/graphs/matmul_add.json").as_bytes();
+    let mut r = R(SplitMix64::new(7));
+    let junk = b"{}[]\",:0123456789-.eE \n\\uabtfn";
+    for _ in 0..2000 {
+        let mut t = base.to_vec();
+        for _ in 0..r.int(1, 4) {
+            let i = r.below(t.len() as u64) as usize;
+            match r.below(3) {
+                0 => t[i] = r.pick(junk),
+                1 => {
+                    t.remove(i);
+                }
+                _ => t.insert(i, r.pick(junk)),
+            }
+        }
+        if let Ok(text) = std::str::from_utf8(&t) {
+            if let Ok(g) = load_json(text) {
+                if let Ok(ins) = graph::random_inputs(&g, 1) {
+                    let _ = evaluate(&g, &ins);
+                }
+            }
+        }
+    }
+}
