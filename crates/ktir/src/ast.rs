@@ -1,0 +1,829 @@
+//! The KTIR syntax tree: modules, functions, operations, types and affine structures.
+//!
+//! Operations are a typed enum rather than MLIR's generic operation record: every op the
+//! playground understands has its operands and attributes as fields, so the verifier and
+//! the simulator match on them instead of looking attributes up by name.
+
+use std::fmt;
+
+/// A byte range in the source text.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Span {
+    /// First byte.
+    pub start: u32,
+    /// One past the last byte.
+    pub end: u32,
+}
+
+impl Span {
+    /// A span covering `start..end`.
+    pub fn new(start: usize, end: usize) -> Span {
+        Span {
+            start: start as u32,
+            end: end as u32,
+        }
+    }
+}
+
+/// A whole KTIR file: aliases and functions.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Module {
+    /// Module-level `#name = ...` definitions, in source order.
+    pub aliases: Vec<Alias>,
+    /// Kernel functions, in source order.
+    pub funcs: Vec<Func>,
+}
+
+impl Module {
+    /// The function with this name, if any.
+    pub fn func(&self, name: &str) -> Option<&Func> {
+        self.funcs.iter().find(|f| f.name == name)
+    }
+}
+
+/// A `#name = affine_set<...>` or `#name = affine_map<...>` definition.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Alias {
+    /// Name without the `#`.
+    pub name: String,
+    /// The aliased attribute.
+    pub value: Attr,
+    /// Where it was defined.
+    pub span: Span,
+}
+
+/// A `func.func` kernel.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Func {
+    /// Symbol name without the `@`.
+    pub name: String,
+    /// Arguments: SSA name (without `%`) and type.
+    pub args: Vec<(String, Type)>,
+    /// Result types.
+    pub results: Vec<Type>,
+    /// The compute grid (`attributes {grid = [..]}`); `None` when absent.
+    pub grid: Option<Vec<usize>>,
+    /// The body.
+    pub body: Block,
+    /// Where the function header is.
+    pub span: Span,
+}
+
+impl Func {
+    /// Number of compute tiles the grid asks for (1 when there is no grid).
+    pub fn grid_size(&self) -> usize {
+        self.grid.as_ref().map(|g| g.iter().product()).unwrap_or(1)
+    }
+}
+
+/// A straight-line list of operations (one block per region in this subset).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Block {
+    /// Block arguments (loop induction variables and iteration arguments).
+    pub args: Vec<(String, Type)>,
+    /// The operations.
+    pub ops: Vec<Op>,
+}
+
+/// A use of an SSA value.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Value {
+    /// Name without the `%`.
+    pub name: String,
+    /// Where it is used.
+    pub span: Span,
+}
+
+/// One operation with its results.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Op {
+    /// Names (without `%`) of the values the op defines.
+    pub results: Vec<String>,
+    /// What the op does.
+    pub kind: OpKind,
+    /// Types of the results, in order.
+    pub result_types: Vec<Type>,
+    /// Where the op is written.
+    pub span: Span,
+}
+
+/// Binary elementwise arithmetic (`arith.*`), on scalars or tensors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinaryOp {
+    AddF,
+    SubF,
+    MulF,
+    DivF,
+    MaximumF,
+    MinimumF,
+    AddI,
+    SubI,
+    MulI,
+    DivSI,
+    RemSI,
+    FloorDivSI,
+    CeilDivSI,
+    MaxSI,
+    MinSI,
+}
+
+impl BinaryOp {
+    /// Every binary op with its MLIR name.
+    pub const ALL: &'static [(BinaryOp, &'static str)] = &[
+        (BinaryOp::AddF, "arith.addf"),
+        (BinaryOp::SubF, "arith.subf"),
+        (BinaryOp::MulF, "arith.mulf"),
+        (BinaryOp::DivF, "arith.divf"),
+        (BinaryOp::MaximumF, "arith.maximumf"),
+        (BinaryOp::MinimumF, "arith.minimumf"),
+        (BinaryOp::AddI, "arith.addi"),
+        (BinaryOp::SubI, "arith.subi"),
+        (BinaryOp::MulI, "arith.muli"),
+        (BinaryOp::DivSI, "arith.divsi"),
+        (BinaryOp::RemSI, "arith.remsi"),
+        (BinaryOp::FloorDivSI, "arith.floordivsi"),
+        (BinaryOp::CeilDivSI, "arith.ceildivsi"),
+        (BinaryOp::MaxSI, "arith.maxsi"),
+        (BinaryOp::MinSI, "arith.minsi"),
+    ];
+
+    /// The MLIR op name.
+    pub fn name(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(op, _)| *op == self)
+            .map(|(_, n)| *n)
+            .unwrap_or("arith.unknown")
+    }
+
+    /// Whether the op works on floating-point values (else on integers and indices).
+    pub fn is_float(self) -> bool {
+        matches!(
+            self,
+            BinaryOp::AddF
+                | BinaryOp::SubF
+                | BinaryOp::MulF
+                | BinaryOp::DivF
+                | BinaryOp::MaximumF
+                | BinaryOp::MinimumF
+        )
+    }
+}
+
+/// Unary elementwise math (`arith.negf`, `math.*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnaryOp {
+    NegF,
+    Exp,
+    Log,
+    Sqrt,
+    Rsqrt,
+    Tanh,
+    AbsF,
+    Erf,
+    Sin,
+    Cos,
+}
+
+impl UnaryOp {
+    /// Every unary op with its MLIR name.
+    pub const ALL: &'static [(UnaryOp, &'static str)] = &[
+        (UnaryOp::NegF, "arith.negf"),
+        (UnaryOp::Exp, "math.exp"),
+        (UnaryOp::Log, "math.log"),
+        (UnaryOp::Sqrt, "math.sqrt"),
+        (UnaryOp::Rsqrt, "math.rsqrt"),
+        (UnaryOp::Tanh, "math.tanh"),
+        (UnaryOp::AbsF, "math.absf"),
+        (UnaryOp::Erf, "math.erf"),
+        (UnaryOp::Sin, "math.sin"),
+        (UnaryOp::Cos, "math.cos"),
+    ];
+
+    /// The MLIR op name.
+    pub fn name(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(op, _)| *op == self)
+            .map(|(_, n)| *n)
+            .unwrap_or("math.unknown")
+    }
+
+    /// Transcendental functions cost more on a vector unit.
+    pub fn is_transcendental(self) -> bool {
+        !matches!(self, UnaryOp::NegF | UnaryOp::AbsF)
+    }
+}
+
+/// A size or stride: a literal or an SSA value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SizeOperand {
+    /// A literal.
+    Static(i64),
+    /// An SSA value of type `index`.
+    Dynamic(Value),
+}
+
+/// What an operation does, with its operands and attributes.
+#[derive(Clone, Debug, PartialEq)]
+pub enum OpKind {
+    /// `func.return`.
+    Return { values: Vec<Value> },
+    /// `arith.constant`.
+    Constant { value: Literal },
+    /// `arith.addf` and friends.
+    Binary {
+        op: BinaryOp,
+        lhs: Value,
+        rhs: Value,
+    },
+    /// `math.exp` and friends.
+    Unary { op: UnaryOp, operand: Value },
+    /// `ktdp.get_compute_tile_id`.
+    GetComputeTileId,
+    /// `ktdp.construct_memory_view`.
+    ConstructMemoryView {
+        base: Value,
+        sizes: Vec<SizeOperand>,
+        strides: Vec<SizeOperand>,
+        coordinate_set: Option<Attr>,
+        memory_space: Option<MemorySpace>,
+    },
+    /// `ktdp.construct_access_tile`.
+    ConstructAccessTile {
+        view: Value,
+        /// One affine expression per view dimension; `Dim(i)` refers to `operands[i]`.
+        subscripts: Vec<AffineExpr>,
+        /// The SSA values the subscripts refer to.
+        operands: Vec<Value>,
+        access_tile_set: Option<Attr>,
+        access_tile_order: Option<Attr>,
+        /// Values bound to the set's symbols (`symbols(...)`).
+        symbols: Vec<Value>,
+        /// Type of the view operand.
+        view_type: Type,
+    },
+    /// `ktdp.load`.
+    Load { tile: Value, tile_type: Type },
+    /// `ktdp.store`.
+    Store {
+        value: Value,
+        tile: Value,
+        value_type: Type,
+        tile_type: Type,
+    },
+    /// `tensor.empty`.
+    TensorEmpty { dynamic_sizes: Vec<Value> },
+    /// `tensor.collapse_shape`.
+    CollapseShape {
+        source: Value,
+        reassociation: Vec<Vec<usize>>,
+        source_type: Type,
+    },
+    /// `tensor.expand_shape`.
+    ExpandShape {
+        source: Value,
+        reassociation: Vec<Vec<usize>>,
+        output_shape: Vec<SizeOperand>,
+        source_type: Type,
+    },
+    /// `linalg.fill`.
+    Fill {
+        value: Value,
+        value_type: Type,
+        init: Value,
+        init_type: Type,
+    },
+    /// `linalg.matmul`.
+    Matmul {
+        lhs: Value,
+        rhs: Value,
+        init: Value,
+        input_types: Vec<Type>,
+        init_type: Type,
+    },
+    /// `linalg.transpose`.
+    Transpose {
+        input: Value,
+        input_type: Type,
+        init: Value,
+        init_type: Type,
+        permutation: Vec<usize>,
+    },
+    /// `linalg.broadcast`.
+    Broadcast {
+        input: Value,
+        input_type: Type,
+        init: Value,
+        init_type: Type,
+        dimensions: Vec<usize>,
+    },
+    /// `scf.for` with optional `iter_args`.
+    For {
+        induction: String,
+        lower: Value,
+        upper: Value,
+        step: Value,
+        /// (block argument name, initial value).
+        iter_args: Vec<(String, Value)>,
+        body: Block,
+    },
+    /// `scf.yield`.
+    Yield {
+        values: Vec<Value>,
+        types: Vec<Type>,
+    },
+}
+
+impl OpKind {
+    /// The MLIR name of the op.
+    pub fn name(&self) -> &'static str {
+        match self {
+            OpKind::Return { .. } => "func.return",
+            OpKind::Constant { .. } => "arith.constant",
+            OpKind::Binary { op, .. } => op.name(),
+            OpKind::Unary { op, .. } => op.name(),
+            OpKind::GetComputeTileId => "ktdp.get_compute_tile_id",
+            OpKind::ConstructMemoryView { .. } => "ktdp.construct_memory_view",
+            OpKind::ConstructAccessTile { .. } => "ktdp.construct_access_tile",
+            OpKind::Load { .. } => "ktdp.load",
+            OpKind::Store { .. } => "ktdp.store",
+            OpKind::TensorEmpty { .. } => "tensor.empty",
+            OpKind::CollapseShape { .. } => "tensor.collapse_shape",
+            OpKind::ExpandShape { .. } => "tensor.expand_shape",
+            OpKind::Fill { .. } => "linalg.fill",
+            OpKind::Matmul { .. } => "linalg.matmul",
+            OpKind::Transpose { .. } => "linalg.transpose",
+            OpKind::Broadcast { .. } => "linalg.broadcast",
+            OpKind::For { .. } => "scf.for",
+            OpKind::Yield { .. } => "scf.yield",
+        }
+    }
+
+    /// The SSA values this op reads, in order (not counting values used inside regions).
+    pub fn operands(&self) -> Vec<&Value> {
+        match self {
+            OpKind::Return { values } | OpKind::Yield { values, .. } => values.iter().collect(),
+            OpKind::Constant { .. } | OpKind::GetComputeTileId => vec![],
+            OpKind::Binary { lhs, rhs, .. } => vec![lhs, rhs],
+            OpKind::Unary { operand, .. } => vec![operand],
+            OpKind::ConstructMemoryView {
+                base,
+                sizes,
+                strides,
+                ..
+            } => {
+                let mut v = vec![base];
+                for s in sizes.iter().chain(strides) {
+                    if let SizeOperand::Dynamic(d) = s {
+                        v.push(d);
+                    }
+                }
+                v
+            }
+            OpKind::ConstructAccessTile {
+                view,
+                operands,
+                symbols,
+                ..
+            } => std::iter::once(view)
+                .chain(operands)
+                .chain(symbols)
+                .collect(),
+            OpKind::Load { tile, .. } => vec![tile],
+            OpKind::Store { value, tile, .. } => vec![value, tile],
+            OpKind::TensorEmpty { dynamic_sizes } => dynamic_sizes.iter().collect(),
+            OpKind::CollapseShape { source, .. } => vec![source],
+            OpKind::ExpandShape {
+                source,
+                output_shape,
+                ..
+            } => {
+                let mut v = vec![source];
+                for s in output_shape {
+                    if let SizeOperand::Dynamic(d) = s {
+                        v.push(d);
+                    }
+                }
+                v
+            }
+            OpKind::Fill { value, init, .. } => vec![value, init],
+            OpKind::Matmul { lhs, rhs, init, .. } => vec![lhs, rhs, init],
+            OpKind::Transpose { input, init, .. } | OpKind::Broadcast { input, init, .. } => {
+                vec![input, init]
+            }
+            OpKind::For {
+                lower,
+                upper,
+                step,
+                iter_args,
+                ..
+            } => {
+                let mut v = vec![lower, upper, step];
+                v.extend(iter_args.iter().map(|(_, init)| init));
+                v
+            }
+        }
+    }
+}
+
+/// A constant's value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Literal {
+    /// An integer or index.
+    Int(i64),
+    /// A float.
+    Float(f64),
+    /// `dense<v>`: one value splatted over a tensor type.
+    DenseSplat(f64),
+    /// `dense<[...]>`: every element, row-major.
+    Dense(Vec<f64>),
+}
+
+/// Scalar element types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ScalarType {
+    Index,
+    I1,
+    I8,
+    I16,
+    I32,
+    I64,
+    F16,
+    BF16,
+    F32,
+    F64,
+    F8E4M3,
+    F8E5M2,
+}
+
+impl ScalarType {
+    /// Every scalar type with its MLIR spelling.
+    pub const ALL: &'static [(ScalarType, &'static str)] = &[
+        (ScalarType::Index, "index"),
+        (ScalarType::I1, "i1"),
+        (ScalarType::I8, "i8"),
+        (ScalarType::I16, "i16"),
+        (ScalarType::I32, "i32"),
+        (ScalarType::I64, "i64"),
+        (ScalarType::F16, "f16"),
+        (ScalarType::BF16, "bf16"),
+        (ScalarType::F32, "f32"),
+        (ScalarType::F64, "f64"),
+        (ScalarType::F8E4M3, "f8E4M3FN"),
+        (ScalarType::F8E5M2, "f8E5M2"),
+    ];
+
+    /// The MLIR spelling.
+    pub fn name(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(t, _)| *t == self)
+            .map(|(_, n)| *n)
+            .unwrap_or("?")
+    }
+
+    /// Parses an MLIR spelling.
+    pub fn parse(s: &str) -> Option<ScalarType> {
+        Self::ALL.iter().find(|(_, n)| *n == s).map(|(t, _)| *t)
+    }
+
+    /// Whether this is a floating-point type.
+    pub fn is_float(self) -> bool {
+        matches!(
+            self,
+            ScalarType::F16
+                | ScalarType::BF16
+                | ScalarType::F32
+                | ScalarType::F64
+                | ScalarType::F8E4M3
+                | ScalarType::F8E5M2
+        )
+    }
+
+    /// Storage size in bytes (index counts as 8).
+    pub fn size_bytes(self) -> usize {
+        match self {
+            ScalarType::I1 | ScalarType::I8 | ScalarType::F8E4M3 | ScalarType::F8E5M2 => 1,
+            ScalarType::I16 | ScalarType::F16 | ScalarType::BF16 => 2,
+            ScalarType::I32 | ScalarType::F32 => 4,
+            ScalarType::I64 | ScalarType::F64 | ScalarType::Index => 8,
+        }
+    }
+}
+
+/// One dimension of a shaped type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dim {
+    /// A known extent.
+    Static(usize),
+    /// `?`.
+    Dynamic,
+}
+
+/// Where a memref lives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MemorySpace {
+    /// Off-chip memory (`global`, old spelling `HBM`).
+    Global,
+    /// A core's scratchpad (`ct_local`, old spelling `LX`); `core` names a specific core's.
+    Local {
+        /// `ct_id = N` (old: `core = N`); `None` means the executing core.
+        core: Option<i64>,
+    },
+}
+
+/// A KTIR type.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Type {
+    /// A scalar.
+    Scalar(ScalarType),
+    /// `tensor<AxBxT>`.
+    Tensor { shape: Vec<Dim>, elem: ScalarType },
+    /// `memref<AxBxT>` with an optional memory space.
+    MemRef {
+        shape: Vec<Dim>,
+        elem: ScalarType,
+        memory_space: Option<MemorySpace>,
+    },
+    /// `!ktdp.access_tile<AxBxindex>`.
+    AccessTile { shape: Vec<Dim> },
+}
+
+impl Type {
+    /// The shape of a shaped type; empty for scalars.
+    pub fn shape(&self) -> &[Dim] {
+        match self {
+            Type::Scalar(_) => &[],
+            Type::Tensor { shape, .. }
+            | Type::MemRef { shape, .. }
+            | Type::AccessTile { shape } => shape,
+        }
+    }
+
+    /// The static shape, if every dimension is known.
+    pub fn static_shape(&self) -> Option<Vec<usize>> {
+        self.shape()
+            .iter()
+            .map(|d| match d {
+                Dim::Static(n) => Some(*n),
+                Dim::Dynamic => None,
+            })
+            .collect()
+    }
+
+    /// The element type of scalars, tensors and memrefs.
+    pub fn elem(&self) -> Option<ScalarType> {
+        match self {
+            Type::Scalar(s) => Some(*s),
+            Type::Tensor { elem, .. } | Type::MemRef { elem, .. } => Some(*elem),
+            Type::AccessTile { .. } => Some(ScalarType::Index),
+        }
+    }
+
+    /// The `index` type.
+    pub fn index() -> Type {
+        Type::Scalar(ScalarType::Index)
+    }
+}
+
+/// An affine expression over dimensions `d0..` and symbols `s0..`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AffineExpr {
+    Dim(usize),
+    Sym(usize),
+    Const(i64),
+    Add(Box<AffineExpr>, Box<AffineExpr>),
+    Mul(Box<AffineExpr>, Box<AffineExpr>),
+    FloorDiv(Box<AffineExpr>, Box<AffineExpr>),
+    CeilDiv(Box<AffineExpr>, Box<AffineExpr>),
+    Mod(Box<AffineExpr>, Box<AffineExpr>),
+}
+
+impl AffineExpr {
+    /// Evaluates with the given dimension and symbol values; `None` on division by zero
+    /// or overflow.
+    pub fn eval(&self, dims: &[i64], syms: &[i64]) -> Option<i64> {
+        Some(match self {
+            AffineExpr::Dim(i) => *dims.get(*i)?,
+            AffineExpr::Sym(i) => *syms.get(*i)?,
+            AffineExpr::Const(c) => *c,
+            AffineExpr::Add(a, b) => a.eval(dims, syms)?.checked_add(b.eval(dims, syms)?)?,
+            AffineExpr::Mul(a, b) => a.eval(dims, syms)?.checked_mul(b.eval(dims, syms)?)?,
+            AffineExpr::FloorDiv(a, b) => {
+                let (x, y) = (a.eval(dims, syms)?, b.eval(dims, syms)?);
+                if y == 0 {
+                    return None;
+                }
+                x.div_euclid(y) - if y < 0 && x.rem_euclid(y) != 0 { 1 } else { 0 }
+            }
+            AffineExpr::CeilDiv(a, b) => {
+                let (x, y) = (a.eval(dims, syms)?, b.eval(dims, syms)?);
+                if y == 0 {
+                    return None;
+                }
+                let q = x.checked_div(y)?;
+                if (x % y != 0) && ((x < 0) == (y < 0)) {
+                    q + 1
+                } else {
+                    q
+                }
+            }
+            AffineExpr::Mod(a, b) => {
+                let (x, y) = (a.eval(dims, syms)?, b.eval(dims, syms)?);
+                if y == 0 {
+                    return None;
+                }
+                x.rem_euclid(y)
+            }
+        })
+    }
+
+    /// The largest dimension index used plus one, and the same for symbols.
+    pub fn arity(&self) -> (usize, usize) {
+        match self {
+            AffineExpr::Dim(i) => (i + 1, 0),
+            AffineExpr::Sym(i) => (0, i + 1),
+            AffineExpr::Const(_) => (0, 0),
+            AffineExpr::Add(a, b)
+            | AffineExpr::Mul(a, b)
+            | AffineExpr::FloorDiv(a, b)
+            | AffineExpr::CeilDiv(a, b)
+            | AffineExpr::Mod(a, b) => {
+                let (x, y) = (a.arity(), b.arity());
+                (x.0.max(y.0), x.1.max(y.1))
+            }
+        }
+    }
+}
+
+/// A constraint of an integer set: `expr >= 0` or `expr == 0`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Constraint {
+    /// The left-hand side after moving everything to the left.
+    pub expr: AffineExpr,
+    /// `true` for `== 0`, `false` for `>= 0`.
+    pub equality: bool,
+}
+
+/// `affine_set<(d..)[s..] : (constraints)>`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AffineSet {
+    /// Number of dimensions.
+    pub dims: usize,
+    /// Number of symbols.
+    pub syms: usize,
+    /// The constraints; a point is in the set when all hold.
+    pub constraints: Vec<Constraint>,
+}
+
+impl AffineSet {
+    /// Whether the point satisfies every constraint.
+    pub fn contains(&self, point: &[i64], syms: &[i64]) -> bool {
+        self.constraints
+            .iter()
+            .all(|c| match c.expr.eval(point, syms) {
+                Some(v) => {
+                    if c.equality {
+                        v == 0
+                    } else {
+                        v >= 0
+                    }
+                }
+                None => false,
+            })
+    }
+
+    /// Per-dimension inclusive bounds `[lo, hi]` read off constraints of the form
+    /// `d - c >= 0` and `-d + c >= 0`; `None` when a dimension is not boxed that way.
+    pub fn box_bounds(&self, syms: &[i64]) -> Option<Vec<(i64, i64)>> {
+        let mut lo = vec![None; self.dims];
+        let mut hi = vec![None; self.dims];
+        for c in &self.constraints {
+            // Probe the expression as a linear function of one dimension.
+            let zero = vec![0i64; self.dims];
+            let base = c.expr.eval(&zero, syms)?;
+            let mut dep = None;
+            for d in 0..self.dims {
+                let mut p = zero.clone();
+                p[d] = 1;
+                let coef = c.expr.eval(&p, syms)? - base;
+                if coef != 0 {
+                    if dep.is_some() {
+                        dep = None;
+                        break;
+                    }
+                    dep = Some((d, coef));
+                }
+            }
+            let Some((d, coef)) = dep else { continue };
+            // Check linearity at a second point so floordiv/mod constraints are not misread.
+            let mut p = zero.clone();
+            p[d] = 7;
+            if c.expr.eval(&p, syms)? != base + 7 * coef {
+                continue;
+            }
+            if c.equality && coef.abs() == 1 {
+                let v = -base * coef;
+                lo[d] = Some(v);
+                hi[d] = Some(v);
+            } else if coef == 1 {
+                lo[d] = Some(lo[d].map_or(-base, |l: i64| l.max(-base)));
+            } else if coef == -1 {
+                hi[d] = Some(hi[d].map_or(base, |h: i64| h.min(base)));
+            }
+        }
+        lo.into_iter()
+            .zip(hi)
+            .map(|(l, h)| Some((l?, h?)))
+            .collect()
+    }
+}
+
+/// `affine_map<(d..)[s..] -> (results)>`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AffineMap {
+    /// Number of dimensions.
+    pub dims: usize,
+    /// Number of symbols.
+    pub syms: usize,
+    /// Result expressions.
+    pub results: Vec<AffineExpr>,
+}
+
+impl AffineMap {
+    /// If the map is a permutation of its dimensions, the permutation
+    /// (`result i = dim perm[i]`).
+    pub fn as_permutation(&self) -> Option<Vec<usize>> {
+        if self.results.len() != self.dims {
+            return None;
+        }
+        let mut seen = vec![false; self.dims];
+        let mut perm = Vec::with_capacity(self.dims);
+        for r in &self.results {
+            match r {
+                AffineExpr::Dim(d) if *d < self.dims && !seen[*d] => {
+                    seen[*d] = true;
+                    perm.push(*d);
+                }
+                _ => return None,
+            }
+        }
+        Some(perm)
+    }
+}
+
+/// An attribute value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Attr {
+    /// An integer set.
+    Set(AffineSet),
+    /// An affine map.
+    Map(AffineMap),
+    /// A reference to a module alias (`#name`), resolved by [`Module::resolve`].
+    AliasRef(String),
+}
+
+impl Module {
+    /// Follows alias references to the attribute they name.
+    pub fn resolve<'a>(&'a self, attr: &'a Attr) -> Option<&'a Attr> {
+        let mut cur = attr;
+        for _ in 0..16 {
+            match cur {
+                Attr::AliasRef(name) => {
+                    cur = &self.aliases.iter().find(|a| &a.name == name)?.value;
+                }
+                other => return Some(other),
+            }
+        }
+        None
+    }
+}
+
+impl fmt::Display for Dim {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Dim::Static(n) => write!(f, "{n}"),
+            Dim::Dynamic => write!(f, "?"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn floordiv_and_mod_round_toward_negative_infinity() {
+        let e = AffineExpr::FloorDiv(Box::new(AffineExpr::Dim(0)), Box::new(AffineExpr::Const(4)));
+        assert_eq!(e.eval(&[-1], &[]), Some(-1));
+        assert_eq!(e.eval(&[7], &[]), Some(1));
+        let m = AffineExpr::Mod(Box::new(AffineExpr::Dim(0)), Box::new(AffineExpr::Const(4)));
+        assert_eq!(m.eval(&[-1], &[]), Some(3));
+        let c = AffineExpr::CeilDiv(Box::new(AffineExpr::Dim(0)), Box::new(AffineExpr::Const(4)));
+        assert_eq!(c.eval(&[5], &[]), Some(2));
+        assert_eq!(c.eval(&[-5], &[]), Some(-1));
+        let z = AffineExpr::Mod(Box::new(AffineExpr::Dim(0)), Box::new(AffineExpr::Const(0)));
+        assert_eq!(z.eval(&[3], &[]), None);
+    }
+}

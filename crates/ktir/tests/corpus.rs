@@ -1,0 +1,145 @@
+//! Data-driven tests over `tests/ktir/`: every program in `valid/` parses, verifies without
+//! errors and survives a print/parse round trip; every program in `invalid/` produces
+//! exactly the diagnostics its `// expected-error@+N {{...}}` and
+//! `// expected-warning@+N {{...}}` comments announce, on the announced lines.
+
+use ktir::{check, parse, print, verify, Diagnostic, Severity};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+fn corpus(dir: &str) -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/ktir")
+        .join(dir);
+    let mut files: Vec<PathBuf> = fs::read_dir(&root)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", root.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "mlir"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no programs in {}", root.display());
+    files
+}
+
+struct Expectation {
+    line: u32,
+    severity: Severity,
+    text: String,
+}
+
+fn expectations(text: &str) -> Vec<Expectation> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        for (marker, severity) in [
+            ("expected-error", Severity::Error),
+            ("expected-warning", Severity::Warning),
+        ] {
+            let Some(at) = line.find(marker) else {
+                continue;
+            };
+            let rest = &line[at + marker.len()..];
+            let (offset, rest) = match rest.strip_prefix("@+") {
+                Some(r) => {
+                    let n: String = r.chars().take_while(|c| c.is_ascii_digit()).collect();
+                    (n.parse::<u32>().expect("offset"), &r[n.len()..])
+                }
+                None => (0, rest),
+            };
+            let open = rest.find("{{").expect("{{ in expectation");
+            let close = rest.rfind("}}").expect("}} in expectation");
+            out.push(Expectation {
+                line: i as u32 + 1 + offset,
+                severity,
+                text: rest[open + 2..close].to_string(),
+            });
+        }
+    }
+    out
+}
+
+fn all_diagnostics(text: &str) -> Vec<Diagnostic> {
+    let (module, mut diags) = parse(text);
+    if !diags.iter().any(Diagnostic::is_error) {
+        diags.extend(verify(&module, text));
+    }
+    diags
+}
+
+#[test]
+fn valid_programs_verify_and_round_trip() {
+    for path in corpus("valid") {
+        let text = fs::read_to_string(&path).unwrap();
+        let name = path.display();
+        let (module, diags) = match check(&text) {
+            Ok(ok) => ok,
+            Err(d) => panic!("{name}:\n{}", ktir::render_diagnostics("", &d)),
+        };
+        assert!(
+            diags.is_empty(),
+            "{name} has warnings:\n{}",
+            ktir::render_diagnostics("", &diags)
+        );
+        let printed = print(&module);
+        let (again, diags) = parse(&printed);
+        assert!(
+            diags.is_empty(),
+            "{name}: printed form does not parse:\n{printed}\n{diags:?}"
+        );
+        assert_eq!(
+            module_without_spans(again),
+            module_without_spans(module.clone()),
+            "{name}: round trip changed the tree"
+        );
+        assert_eq!(
+            print(&parse(&printed).0),
+            printed,
+            "{name}: printing is not stable"
+        );
+    }
+}
+
+#[test]
+fn invalid_programs_report_the_expected_diagnostics() {
+    for path in corpus("invalid") {
+        let text = fs::read_to_string(&path).unwrap();
+        let name = path.display();
+        let expected = expectations(&text);
+        assert!(!expected.is_empty(), "{name} announces no diagnostic");
+        let diags = all_diagnostics(&text);
+        for e in &expected {
+            assert!(
+                diags.iter().any(|d| d.line == e.line
+                    && d.severity == e.severity
+                    && d.message.contains(&e.text)),
+                "{name}:{}: expected {:?} containing {:?}; got:\n{}",
+                e.line,
+                e.severity,
+                e.text,
+                ktir::render_diagnostics("", &diags)
+            );
+        }
+        for d in &diags {
+            assert!(
+                expected.iter().any(|e| d.line == e.line
+                    && d.severity == e.severity
+                    && d.message.contains(&e.text)),
+                "{name}: unexpected diagnostic {d}"
+            );
+        }
+    }
+}
+
+/// Spans differ between the source and its printed form; compare everything else.
+fn module_without_spans(m: ktir::Module) -> String {
+    let text = format!("{m:?}");
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text.as_str();
+    while let Some(i) = rest.find("Span { start: ") {
+        out.push_str(&rest[..i]);
+        let after = &rest[i..];
+        let end = after.find('}').map_or(after.len(), |e| e + 1);
+        rest = &after[end..];
+    }
+    out.push_str(rest);
+    out
+}
