@@ -1,0 +1,15 @@
+//! The simulator: machine descriptions, KTIR execution (real numbers), the timing model
+//! (cores, ring, off-chip memory) and the trace with its exports.
+//!
+//! It executes KTIR modules handed to it by value; it does not know about model graphs,
+//! the compiler or JavaScript. Timing is a layer over execution: the interpreter records
+//! every transfer and compute step as a task, and the timing engine schedules those tasks
+//! on the machine's resources.
+
+pub mod exec;
+pub mod machine;
+pub mod timing;
+pub mod trace;
+
+pub use exec::{ExecLimits, LineLookup, SimError, Simulator};
+pub use machine::Machine;

@@ -1,0 +1,1308 @@
+//! Timing: scheduling a task DAG on a [`Machine`] with a fluid network model.
+//!
+//! The interpreter emits a list of [`Task`]s as it executes a KTIR program; this module turns
+//! them into a [`Schedule`] of timed [`Event`]s. Compute on a tile is a fixed latency (from the
+//! machine's cost functions); the detail is spent on memory and the ring.
+//!
+//! # Semantics
+//! - `deps` must point to earlier tasks, so the list is already in a topological order.
+//! - Each `(core, unit)` pair is a serial resource that issues its tasks in list order (in-order
+//!   issue): a task starts when all its deps have finished *and* every earlier task of the same
+//!   unit has finished. The units of one core (DMA, PT, SFP) run concurrently.
+//! - A compute task takes exactly its `cycles`.
+//! - A transfer (DMA unit only) goes through three phases: `dma_setup_cycles` of setup, then
+//!   streaming of its bytes as a fluid flow, then a tail of `hops * ring_hop_latency_cycles`.
+//!   Alone on an idle machine it therefore takes
+//!   `setup + bytes / bottleneck_bandwidth + hops * hop_latency`. A transfer that crosses no
+//!   link and does not touch DRAM (source and destination are the same stop) takes only the
+//!   setup; a zero-byte transfer takes setup plus the hop latency.
+//! - While streaming, a flow uses every link on its (shortest) route and, if `dram` is not
+//!   `None`, the shared DRAM resource. Rates are assigned by max-min fairness (progressive
+//!   filling) over the link capacities (`ring_bytes_per_cycle_per_direction` each) and the DRAM
+//!   capacity, and recomputed whenever a flow starts or ends. This is work-conserving: a flow
+//!   throttled at one link only takes its actual rate from the other links it crosses, and
+//!   whatever it leaves is shared by the rest.
+//! - DRAM capacity is `dram_peak_bytes_per_cycle * dram_mixed_efficiency` while at least one
+//!   read and at least one write flow are streaming at the same time, and
+//!   `dram_peak_bytes_per_cycle * dram_one_way_efficiency` otherwise. The efficiency switches
+//!   at the same instants the rates are recomputed.
+//! - Everything is deterministic: ties between simultaneous completions are broken by task id
+//!   and insertion order, never by hash order.
+//! - Work is bounded by [`Limits`]; exceeding a bound is an error, never a hang or a panic.
+
+use crate::machine::{LinkId, Machine, MachineError};
+use serde::{Deserialize, Serialize};
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
+use std::fmt;
+
+/// Index of a task in the task list.
+pub type TaskId = usize;
+
+/// A serial execution unit of a core.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Unit {
+    /// The DMA engine: loads into and stores out of the core's scratchpad.
+    Dma,
+    /// The systolic array (matmul).
+    Pt,
+    /// The vector unit (elementwise, reductions).
+    Sfp,
+}
+
+impl Unit {
+    /// All units in lane order.
+    pub const ALL: [Unit; 3] = [Unit::Dma, Unit::Pt, Unit::Sfp];
+
+    /// Position in [`Unit::ALL`].
+    pub fn index(self) -> usize {
+        match self {
+            Unit::Dma => 0,
+            Unit::Pt => 1,
+            Unit::Sfp => 2,
+        }
+    }
+
+    /// Display name: `DMA`, `PT` or `SFP`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Unit::Dma => "DMA",
+            Unit::Pt => "PT",
+            Unit::Sfp => "SFP",
+        }
+    }
+}
+
+/// Whether a transfer reads or writes off-chip memory (and so uses DRAM bandwidth).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DramAccess {
+    None,
+    Read,
+    Write,
+}
+
+/// What a task does.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Work {
+    /// Move `bytes` over the ring from `src_stop` to `dst_stop` (stop indices, see
+    /// [`Machine::stops`]). For a DRAM load, `src_stop` is a memory stop and `dram` is `Read`.
+    Transfer {
+        src_stop: usize,
+        dst_stop: usize,
+        bytes: u64,
+        dram: DramAccess,
+    },
+    /// Occupy the unit for a fixed number of cycles.
+    Compute { cycles: u64 },
+}
+
+/// One unit of work on one core, with its dependencies.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Task {
+    pub core: usize,
+    pub unit: Unit,
+    pub work: Work,
+    /// Tasks that must finish before this one starts; each must be an earlier task.
+    pub deps: Vec<TaskId>,
+    /// The operation that produced the task, e.g. `"ktdp.load"`.
+    pub op: String,
+    /// KTIR source line, 0 if none.
+    pub line: u32,
+}
+
+/// Bounds on the work [`schedule`] will do.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Limits {
+    /// Maximum number of tasks.
+    pub max_tasks: usize,
+    /// Maximum total number of dependency edges.
+    pub max_deps: usize,
+    /// Maximum number of simulation steps (distinct event instants).
+    pub max_steps: usize,
+    /// Maximum number of link/DRAM rate samples kept for the trace; later ones are dropped
+    /// and [`Schedule::rates_truncated`] is set.
+    pub max_rate_samples: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_tasks: 1_000_000,
+            max_deps: 10_000_000,
+            max_steps: 10_000_000,
+            max_rate_samples: 250_000,
+        }
+    }
+}
+
+/// The timed execution of one task.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Event {
+    pub task: TaskId,
+    pub unit: Unit,
+    pub core: usize,
+    /// Cycle the task started (for transfers: including setup).
+    pub start: f64,
+    /// Cycle the task finished.
+    pub end: f64,
+    /// Bytes moved (0 for compute).
+    pub bytes: u64,
+    pub src_stop: Option<usize>,
+    pub dst_stop: Option<usize>,
+    /// Ring hops of a transfer (0 for compute).
+    pub hops: usize,
+    pub dram: DramAccess,
+    pub op: String,
+    pub line: u32,
+}
+
+/// From `time` on, the total rate over `link` is `bytes_per_cycle`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LinkRate {
+    pub time: f64,
+    pub link: LinkId,
+    pub bytes_per_cycle: f64,
+}
+
+/// From `time` on, DRAM serves these read and write rates.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DramRate {
+    pub time: f64,
+    pub read_bytes_per_cycle: f64,
+    pub write_bytes_per_cycle: f64,
+}
+
+/// The result of [`schedule`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Schedule {
+    /// One event per task, indexed by [`TaskId`].
+    pub events: Vec<Event>,
+    /// Completion time of the last task (0 for an empty task list).
+    pub total_cycles: f64,
+    /// Bytes routed over each link, for every link in [`LinkId::index`] order.
+    pub link_bytes: Vec<(LinkId, u64)>,
+    pub dram_read_bytes: u64,
+    pub dram_write_bytes: u64,
+    /// Changes of the aggregate rate on each link, in time order.
+    pub link_rates: Vec<LinkRate>,
+    /// Changes of the DRAM read/write rates, in time order.
+    pub dram_rates: Vec<DramRate>,
+    /// True if rate samples were dropped because of [`Limits::max_rate_samples`].
+    pub rates_truncated: bool,
+    /// Simulation steps used.
+    pub steps: usize,
+}
+
+/// Why a task list could not be scheduled.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TimingError {
+    InvalidMachine(MachineError),
+    TooManyTasks {
+        count: usize,
+        limit: usize,
+    },
+    TooManyDeps {
+        limit: usize,
+    },
+    BadDependency {
+        task: TaskId,
+        dep: TaskId,
+    },
+    BadCore {
+        task: TaskId,
+        core: usize,
+        cores: usize,
+    },
+    BadStop {
+        task: TaskId,
+        stop: usize,
+        stops: usize,
+    },
+    TransferOnComputeUnit {
+        task: TaskId,
+        unit: Unit,
+    },
+    TooManySteps {
+        limit: usize,
+    },
+    /// Internal consistency failure (should not happen): no task can make progress.
+    Stalled {
+        finished: usize,
+        total: usize,
+    },
+}
+
+impl fmt::Display for TimingError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TimingError::InvalidMachine(e) => write!(f, "{e}"),
+            TimingError::TooManyTasks { count, limit } => write!(
+                f,
+                "too many tasks to schedule: {count} (the limit is {limit})"
+            ),
+            TimingError::TooManyDeps { limit } => write!(
+                f,
+                "too many dependency edges to schedule (the limit is {limit})"
+            ),
+            TimingError::BadDependency { task, dep } => write!(
+                f,
+                "task {task} depends on task {dep}, but dependencies must be earlier tasks"
+            ),
+            TimingError::BadCore { task, core, cores } => write!(
+                f,
+                "task {task} runs on core {core}, but the machine has {cores} cores"
+            ),
+            TimingError::BadStop { task, stop, stops } => write!(
+                f,
+                "task {task} transfers via ring stop {stop}, but the ring has {stops} stops"
+            ),
+            TimingError::TransferOnComputeUnit { task, unit } => write!(
+                f,
+                "task {task} is a transfer on the {} unit; transfers run on the DMA unit",
+                unit.label()
+            ),
+            TimingError::TooManySteps { limit } => write!(
+                f,
+                "timing simulation exceeded {limit} steps; the program is too large to time"
+            ),
+            TimingError::Stalled { finished, total } => write!(
+                f,
+                "internal error: timing simulation stalled with {finished} of {total} tasks finished"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for TimingError {}
+
+/// A time with a total order, for the timer heap.
+#[derive(Debug, Clone, Copy)]
+struct Timer {
+    time: f64,
+    seq: u64,
+    task: TaskId,
+    phase: Phase,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// A compute task or the latency tail of a transfer finishes.
+    Finish,
+    /// The setup of a transfer finishes; streaming begins.
+    SetupDone,
+}
+
+impl PartialEq for Timer {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for Timer {}
+impl PartialOrd for Timer {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Timer {
+    // Reversed so that `BinaryHeap` (a max-heap) pops the earliest timer first.
+    fn cmp(&self, other: &Self) -> Ordering {
+        other
+            .time
+            .total_cmp(&self.time)
+            .then_with(|| other.seq.cmp(&self.seq))
+    }
+}
+
+/// A streaming transfer.
+#[derive(Debug, Clone)]
+struct Flow {
+    remaining: f64,
+    rate: f64,
+}
+
+/// Static per-transfer data.
+#[derive(Debug, Clone, Default)]
+struct Path {
+    /// Resource indices: link indices, then the DRAM resource if used.
+    resources: Vec<usize>,
+    hops: usize,
+}
+
+struct Sim<'a> {
+    tasks: &'a [Task],
+    limits: &'a Limits,
+    setup: f64,
+    hop_latency: f64,
+    link_capacity: f64,
+    dram_one_way: f64,
+    dram_mixed: f64,
+    link_count: usize,
+    dram_resource: usize,
+    paths: Vec<Path>,
+    remaining_deps: Vec<usize>,
+    dependents: Vec<Vec<TaskId>>,
+    queues: Vec<Vec<TaskId>>,
+    heads: Vec<usize>,
+    busy: Vec<bool>,
+    start: Vec<f64>,
+    end: Vec<f64>,
+    finished: usize,
+    now: f64,
+    seq: u64,
+    timers: BinaryHeap<Timer>,
+    flows: BTreeMap<TaskId, Flow>,
+    flows_changed: bool,
+    worklist: BTreeSet<usize>,
+    // Rate samples.
+    last_link_rate: Vec<f64>,
+    last_dram: (f64, f64),
+    link_rates: Vec<LinkRate>,
+    dram_rates: Vec<DramRate>,
+    rates_truncated: bool,
+}
+
+fn resource_of(task: &Task) -> usize {
+    task.core * 3 + task.unit.index()
+}
+
+/// Schedules `tasks` on `machine`. See the module documentation for the semantics.
+pub fn schedule(
+    machine: &Machine,
+    tasks: &[Task],
+    limits: &Limits,
+) -> Result<Schedule, TimingError> {
+    machine.validate().map_err(TimingError::InvalidMachine)?;
+    if tasks.len() > limits.max_tasks {
+        return Err(TimingError::TooManyTasks {
+            count: tasks.len(),
+            limit: limits.max_tasks,
+        });
+    }
+    let cores = machine.cores.value;
+    let stop_count = machine.stop_count();
+    let link_count = 2 * stop_count;
+    let dram_resource = link_count;
+
+    // Validate and precompute routes.
+    let mut total_deps = 0usize;
+    let mut paths = Vec::with_capacity(tasks.len());
+    let mut link_bytes = vec![0u64; link_count];
+    let mut dram_read_bytes = 0u64;
+    let mut dram_write_bytes = 0u64;
+    for (id, task) in tasks.iter().enumerate() {
+        if task.core >= cores {
+            return Err(TimingError::BadCore {
+                task: id,
+                core: task.core,
+                cores,
+            });
+        }
+        total_deps = total_deps.saturating_add(task.deps.len());
+        if total_deps > limits.max_deps {
+            return Err(TimingError::TooManyDeps {
+                limit: limits.max_deps,
+            });
+        }
+        if let Some(&dep) = task.deps.iter().find(|&&d| d >= id) {
+            return Err(TimingError::BadDependency { task: id, dep });
+        }
+        let path = match &task.work {
+            Work::Compute { .. } => Path::default(),
+            Work::Transfer {
+                src_stop,
+                dst_stop,
+                bytes,
+                dram,
+            } => {
+                if task.unit != Unit::Dma {
+                    return Err(TimingError::TransferOnComputeUnit {
+                        task: id,
+                        unit: task.unit,
+                    });
+                }
+                for &stop in [src_stop, dst_stop] {
+                    if stop >= stop_count {
+                        return Err(TimingError::BadStop {
+                            task: id,
+                            stop,
+                            stops: stop_count,
+                        });
+                    }
+                }
+                let route = machine
+                    .route(*src_stop, *dst_stop)
+                    .ok_or(TimingError::BadStop {
+                        task: id,
+                        stop: *src_stop,
+                        stops: stop_count,
+                    })?;
+                let mut resources: Vec<usize> = route.links.iter().map(|l| l.index()).collect();
+                for &r in &resources {
+                    if let Some(b) = link_bytes.get_mut(r) {
+                        *b = b.saturating_add(*bytes);
+                    }
+                }
+                match dram {
+                    DramAccess::None => {}
+                    DramAccess::Read => {
+                        dram_read_bytes = dram_read_bytes.saturating_add(*bytes);
+                        resources.push(dram_resource);
+                    }
+                    DramAccess::Write => {
+                        dram_write_bytes = dram_write_bytes.saturating_add(*bytes);
+                        resources.push(dram_resource);
+                    }
+                }
+                Path {
+                    resources,
+                    hops: route.hops,
+                }
+            }
+        };
+        paths.push(path);
+    }
+
+    let resources = cores * 3;
+    let mut queues = vec![Vec::new(); resources];
+    let mut dependents = vec![Vec::new(); tasks.len()];
+    let mut remaining_deps = vec![0usize; tasks.len()];
+    for (id, task) in tasks.iter().enumerate() {
+        queues[resource_of(task)].push(id);
+        // Duplicate deps count once.
+        let unique: BTreeSet<TaskId> = task.deps.iter().copied().collect();
+        remaining_deps[id] = unique.len();
+        for d in unique {
+            dependents[d].push(id);
+        }
+    }
+
+    let mut sim = Sim {
+        tasks,
+        limits,
+        setup: machine.dma_setup_cycles.value as f64,
+        hop_latency: machine.ring_hop_latency_cycles.value as f64,
+        link_capacity: machine.ring_bytes_per_cycle_per_direction.value,
+        dram_one_way: machine.dram_bytes_per_cycle(false),
+        dram_mixed: machine.dram_bytes_per_cycle(true),
+        link_count,
+        dram_resource,
+        paths,
+        remaining_deps,
+        dependents,
+        queues,
+        heads: vec![0; resources],
+        busy: vec![false; resources],
+        start: vec![0.0; tasks.len()],
+        end: vec![0.0; tasks.len()],
+        finished: 0,
+        now: 0.0,
+        seq: 0,
+        timers: BinaryHeap::new(),
+        flows: BTreeMap::new(),
+        flows_changed: false,
+        worklist: (0..resources).collect(),
+        last_link_rate: vec![0.0; link_count],
+        last_dram: (0.0, 0.0),
+        link_rates: Vec::new(),
+        dram_rates: Vec::new(),
+        rates_truncated: false,
+    };
+    let steps = sim.run()?;
+
+    let events = tasks
+        .iter()
+        .enumerate()
+        .map(|(id, task)| {
+            let (bytes, src, dst, dram) = match &task.work {
+                Work::Transfer {
+                    src_stop,
+                    dst_stop,
+                    bytes,
+                    dram,
+                } => (*bytes, Some(*src_stop), Some(*dst_stop), *dram),
+                Work::Compute { .. } => (0, None, None, DramAccess::None),
+            };
+            Event {
+                task: id,
+                unit: task.unit,
+                core: task.core,
+                start: sim.start[id],
+                end: sim.end[id],
+                bytes,
+                src_stop: src,
+                dst_stop: dst,
+                hops: sim.paths[id].hops,
+                dram,
+                op: task.op.clone(),
+                line: task.line,
+            }
+        })
+        .collect::<Vec<_>>();
+    let total_cycles = events.iter().map(|e| e.end).fold(0.0, f64::max);
+    Ok(Schedule {
+        events,
+        total_cycles,
+        link_bytes: link_bytes
+            .into_iter()
+            .enumerate()
+            .map(|(i, b)| (LinkId::from_index(i), b))
+            .collect(),
+        dram_read_bytes,
+        dram_write_bytes,
+        link_rates: sim.link_rates,
+        dram_rates: sim.dram_rates,
+        rates_truncated: sim.rates_truncated,
+        steps,
+    })
+}
+
+impl Sim<'_> {
+    fn run(&mut self) -> Result<usize, TimingError> {
+        let mut steps = 0usize;
+        loop {
+            self.start_ready();
+            if self.flows_changed {
+                self.recompute_rates();
+                self.flows_changed = false;
+            }
+            if self.timers.is_empty() && self.flows.is_empty() {
+                break;
+            }
+            steps += 1;
+            if steps > self.limits.max_steps {
+                return Err(TimingError::TooManySteps {
+                    limit: self.limits.max_steps,
+                });
+            }
+
+            // Next instant: the earliest timer or flow drain.
+            let mut next = self.timers.peek().map(|t| t.time).unwrap_or(f64::INFINITY);
+            for flow in self.flows.values() {
+                if flow.rate > 0.0 {
+                    next = next.min(self.now + flow.remaining / flow.rate);
+                }
+            }
+            if !next.is_finite() {
+                return Err(TimingError::Stalled {
+                    finished: self.finished,
+                    total: self.tasks.len(),
+                });
+            }
+            let next = next.max(self.now);
+            let dt = next - self.now;
+
+            // Advance flows; collect those that drain at `next`.
+            let tolerance = 1e-12 * next.abs().max(1.0);
+            let mut drained = Vec::new();
+            for (&id, flow) in self.flows.iter_mut() {
+                let drain_at = if flow.rate > 0.0 {
+                    self.now + flow.remaining / flow.rate
+                } else {
+                    f64::INFINITY
+                };
+                flow.remaining = (flow.remaining - flow.rate * dt).max(0.0);
+                if drain_at <= next + tolerance || flow.remaining <= 1e-9 {
+                    drained.push(id);
+                }
+            }
+            self.now = next;
+
+            for id in drained {
+                self.flows.remove(&id);
+                self.flows_changed = true;
+                self.after_stream(id);
+            }
+            while let Some(timer) = self.timers.peek().copied() {
+                if timer.time > self.now {
+                    break;
+                }
+                self.timers.pop();
+                match timer.phase {
+                    Phase::Finish => self.finish(timer.task),
+                    Phase::SetupDone => self.begin_stream(timer.task),
+                }
+            }
+        }
+        if self.finished != self.tasks.len() {
+            return Err(TimingError::Stalled {
+                finished: self.finished,
+                total: self.tasks.len(),
+            });
+        }
+        Ok(steps)
+    }
+
+    fn push_timer(&mut self, time: f64, task: TaskId, phase: Phase) {
+        self.seq += 1;
+        self.timers.push(Timer {
+            time,
+            seq: self.seq,
+            task,
+            phase,
+        });
+    }
+
+    /// Starts the head task of every resource on the worklist if it is ready.
+    fn start_ready(&mut self) {
+        while let Some(r) = self.worklist.pop_first() {
+            if self.busy[r] {
+                continue;
+            }
+            let Some(&id) = self.queues[r].get(self.heads[r]) else {
+                continue;
+            };
+            if self.remaining_deps[id] > 0 {
+                continue;
+            }
+            self.busy[r] = true;
+            self.heads[r] += 1;
+            self.start[id] = self.now;
+            match self.tasks[id].work {
+                Work::Compute { cycles } => {
+                    self.push_timer(self.now + cycles as f64, id, Phase::Finish)
+                }
+                Work::Transfer { .. } => {
+                    if self.setup > 0.0 {
+                        self.push_timer(self.now + self.setup, id, Phase::SetupDone);
+                    } else {
+                        self.begin_stream(id);
+                    }
+                }
+            }
+        }
+    }
+
+    fn begin_stream(&mut self, id: TaskId) {
+        let bytes = match self.tasks[id].work {
+            Work::Transfer { bytes, .. } => bytes,
+            Work::Compute { .. } => 0,
+        };
+        if bytes == 0 || self.paths[id].resources.is_empty() {
+            self.after_stream(id);
+        } else {
+            self.flows.insert(
+                id,
+                Flow {
+                    remaining: bytes as f64,
+                    rate: 0.0,
+                },
+            );
+            self.flows_changed = true;
+        }
+    }
+
+    /// The bytes of a transfer are delivered; add the hop latency tail.
+    fn after_stream(&mut self, id: TaskId) {
+        let tail = self.paths[id].hops as f64 * self.hop_latency;
+        if tail > 0.0 {
+            self.push_timer(self.now + tail, id, Phase::Finish);
+        } else {
+            self.finish(id);
+        }
+    }
+
+    fn finish(&mut self, id: TaskId) {
+        self.end[id] = self.now;
+        self.finished += 1;
+        let r = resource_of(&self.tasks[id]);
+        self.busy[r] = false;
+        self.worklist.insert(r);
+        for i in 0..self.dependents[id].len() {
+            let d = self.dependents[id][i];
+            self.remaining_deps[d] = self.remaining_deps[d].saturating_sub(1);
+            if self.remaining_deps[d] == 0 {
+                self.worklist.insert(resource_of(&self.tasks[d]));
+            }
+        }
+    }
+
+    /// Max-min fair rates by progressive filling, then rate samples for the trace.
+    fn recompute_rates(&mut self) {
+        let mut reads = false;
+        let mut writes = false;
+        for &id in self.flows.keys() {
+            if let Work::Transfer { dram, .. } = self.tasks[id].work {
+                reads |= dram == DramAccess::Read;
+                writes |= dram == DramAccess::Write;
+            }
+        }
+        let mut cap = vec![self.link_capacity; self.link_count + 1];
+        cap[self.dram_resource] = if reads && writes {
+            self.dram_mixed
+        } else {
+            self.dram_one_way
+        };
+        let ids: Vec<TaskId> = self.flows.keys().copied().collect();
+        let mut count = vec![0usize; cap.len()];
+        for &id in &ids {
+            for &r in &self.paths[id].resources {
+                count[r] += 1;
+            }
+        }
+        let mut rate = vec![0.0f64; ids.len()];
+        let mut frozen = vec![false; ids.len()];
+        let mut left = ids.len();
+        while left > 0 {
+            let mut share = f64::INFINITY;
+            for (r, &c) in count.iter().enumerate() {
+                if c > 0 {
+                    share = share.min(cap[r].max(0.0) / c as f64);
+                }
+            }
+            if !share.is_finite() {
+                break;
+            }
+            let bottleneck: Vec<bool> = count
+                .iter()
+                .enumerate()
+                .map(|(r, &c)| c > 0 && cap[r].max(0.0) / c as f64 <= share * (1.0 + 1e-12))
+                .collect();
+            let mut progressed = false;
+            for (i, &id) in ids.iter().enumerate() {
+                if frozen[i] || !self.paths[id].resources.iter().any(|&r| bottleneck[r]) {
+                    continue;
+                }
+                frozen[i] = true;
+                progressed = true;
+                left -= 1;
+                rate[i] = share;
+                for &r in &self.paths[id].resources {
+                    cap[r] -= share;
+                    count[r] -= 1;
+                }
+            }
+            if !progressed {
+                break;
+            }
+        }
+        for (i, id) in ids.iter().enumerate() {
+            if let Some(flow) = self.flows.get_mut(id) {
+                flow.rate = rate[i];
+            }
+        }
+        self.record_rates(&ids, &rate);
+    }
+
+    fn record_rates(&mut self, ids: &[TaskId], rate: &[f64]) {
+        let mut link = vec![0.0f64; self.link_count];
+        let (mut read, mut write) = (0.0f64, 0.0f64);
+        for (&id, &r) in ids.iter().zip(rate) {
+            for &res in &self.paths[id].resources {
+                if let Some(l) = link.get_mut(res) {
+                    *l += r;
+                }
+            }
+            if let Work::Transfer { dram, .. } = self.tasks[id].work {
+                match dram {
+                    DramAccess::Read => read += r,
+                    DramAccess::Write => write += r,
+                    DramAccess::None => {}
+                }
+            }
+        }
+        let max = self.limits.max_rate_samples;
+        for (i, &value) in link.iter().enumerate() {
+            if (value - self.last_link_rate[i]).abs() > 1e-9 {
+                self.last_link_rate[i] = value;
+                if self.link_rates.len() + self.dram_rates.len() < max {
+                    self.link_rates.push(LinkRate {
+                        time: self.now,
+                        link: LinkId::from_index(i),
+                        bytes_per_cycle: value,
+                    });
+                } else {
+                    self.rates_truncated = true;
+                }
+            }
+        }
+        if (read - self.last_dram.0).abs() > 1e-9 || (write - self.last_dram.1).abs() > 1e-9 {
+            self.last_dram = (read, write);
+            if self.link_rates.len() + self.dram_rates.len() < max {
+                self.dram_rates.push(DramRate {
+                    time: self.now,
+                    read_bytes_per_cycle: read,
+                    write_bytes_per_cycle: write,
+                });
+            } else {
+                self.rates_truncated = true;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::Direction;
+
+    /// tiny4 with round numbers: 5 stops (core0..core3, mem0 after core 3), links of
+    /// 100 B/cycle, hop latency 2, setup 10, DRAM 1000 B/cycle peak with 0.5 one-way and 0.25
+    /// mixed efficiency.
+    fn machine() -> Machine {
+        let mut m = Machine::preset("tiny4").unwrap();
+        m.ring_bytes_per_cycle_per_direction.value = 100.0;
+        m.ring_hop_latency_cycles.value = 2;
+        m.dma_setup_cycles.value = 10;
+        m.dram_peak_bytes_per_cycle.value = 1000.0;
+        m.dram_one_way_efficiency.value = 0.5;
+        m.dram_mixed_efficiency.value = 0.25;
+        m.validate().unwrap();
+        m
+    }
+
+    fn bare(mut m: Machine) -> Machine {
+        m.ring_hop_latency_cycles.value = 0;
+        m.dma_setup_cycles.value = 0;
+        m
+    }
+
+    fn xfer(core: usize, src: usize, dst: usize, bytes: u64, dram: DramAccess) -> Task {
+        Task {
+            core,
+            unit: Unit::Dma,
+            work: Work::Transfer {
+                src_stop: src,
+                dst_stop: dst,
+                bytes,
+                dram,
+            },
+            deps: vec![],
+            op: "ktdp.load".into(),
+            line: 0,
+        }
+    }
+
+    fn compute(core: usize, unit: Unit, cycles: u64) -> Task {
+        Task {
+            core,
+            unit,
+            work: Work::Compute { cycles },
+            deps: vec![],
+            op: "linalg.matmul".into(),
+            line: 7,
+        }
+    }
+
+    fn with_deps(mut t: Task, deps: &[TaskId]) -> Task {
+        t.deps = deps.to_vec();
+        t
+    }
+
+    fn run(m: &Machine, tasks: &[Task]) -> Schedule {
+        schedule(m, tasks, &Limits::default()).unwrap()
+    }
+
+    fn close(a: f64, b: f64) {
+        assert!(
+            (a - b).abs() <= 1e-6 * b.abs().max(1.0),
+            "expected {b}, got {a}"
+        );
+    }
+
+    #[test]
+    fn empty_task_list() {
+        let s = run(&machine(), &[]);
+        assert_eq!(s.total_cycles, 0.0);
+        assert!(s.events.is_empty());
+        assert_eq!(s.link_bytes.len(), 10);
+    }
+
+    #[test]
+    fn single_transfer_alone() {
+        let m = machine();
+        let s = run(&m, &[xfer(0, 0, 2, 10_000, DramAccess::None)]);
+        let e = &s.events[0];
+        assert_eq!(e.start, 0.0);
+        // setup + bytes / bandwidth + hops * latency
+        close(e.end, 10.0 + 10_000.0 / 100.0 + 2.0 * 2.0);
+        assert_eq!(e.hops, 2);
+        close(s.total_cycles, e.end);
+        let used: Vec<_> = s.link_bytes.iter().filter(|(_, b)| *b > 0).collect();
+        assert_eq!(used.len(), 2);
+        assert!(used
+            .iter()
+            .all(|(l, b)| *b == 10_000 && l.direction == Direction::Clockwise));
+    }
+
+    #[test]
+    fn core_local_transfer_takes_only_setup() {
+        let m = machine();
+        let s = run(&m, &[xfer(1, 1, 1, 1 << 20, DramAccess::None)]);
+        close(s.events[0].end, 10.0);
+        let s = run(&bare(m), &[xfer(1, 1, 1, 1 << 20, DramAccess::None)]);
+        close(s.events[0].end, 0.0);
+    }
+
+    #[test]
+    fn two_transfers_sharing_a_link_take_twice_as_long() {
+        let m = machine();
+        // Both cross link 1cw (core1 -> core2).
+        let s = run(
+            &m,
+            &[
+                xfer(0, 0, 2, 10_000, DramAccess::None),
+                xfer(1, 1, 2, 10_000, DramAccess::None),
+            ],
+        );
+        close(s.events[0].end, 10.0 + 200.0 + 4.0);
+        close(s.events[1].end, 10.0 + 200.0 + 2.0);
+        // The shared link never exceeds its capacity.
+        assert!(s
+            .link_rates
+            .iter()
+            .all(|r| r.bytes_per_cycle <= 100.0 + 1e-9));
+    }
+
+    #[test]
+    fn disjoint_links_and_opposite_directions_do_not_interact() {
+        let m = machine();
+        let alone = 10.0 + 100.0 + 2.0;
+        // core0->core1 (0cw) and core2->core3 (2cw): disjoint.
+        let s = run(
+            &m,
+            &[
+                xfer(0, 0, 1, 10_000, DramAccess::None),
+                xfer(2, 2, 3, 10_000, DramAccess::None),
+            ],
+        );
+        close(s.events[0].end, alone);
+        close(s.events[1].end, alone);
+        // core0->core1 (0cw) and core1->core0 (1ccw): opposite directions of one segment.
+        let s = run(
+            &m,
+            &[
+                xfer(0, 0, 1, 10_000, DramAccess::None),
+                xfer(1, 1, 0, 10_000, DramAccess::None),
+            ],
+        );
+        close(s.events[0].end, alone);
+        close(s.events[1].end, alone);
+    }
+
+    #[test]
+    fn link_sharing_is_work_conserving() {
+        let m = bare(machine());
+        // A: 0->2 uses 0cw,1cw. B: 1->2 uses 1cw. D1: mem(4)->1 uses 4cw,0cw. D2: 0->1 uses 0cw.
+        // Link 0cw is shared three ways (33.3 each), so A only takes 33.3 of link 1cw and B gets
+        // the remaining 66.7, not the 50 a non-work-conserving model would give it.
+        let big = 1_000_000;
+        let s = run(
+            &m,
+            &[
+                xfer(0, 0, 2, big, DramAccess::None),
+                xfer(1, 1, 2, 6_000, DramAccess::None),
+                xfer(2, 4, 1, big, DramAccess::None),
+                xfer(3, 0, 1, big, DramAccess::None),
+            ],
+        );
+        close(s.events[1].end, 6_000.0 / (200.0 / 3.0));
+        // After B ends the three others still share 0cw equally: all finish together.
+        close(s.events[0].end, 3.0 * big as f64 / 100.0);
+        close(s.events[2].end, s.events[0].end);
+        close(s.events[3].end, s.events[0].end);
+    }
+
+    #[test]
+    fn rates_are_recomputed_when_a_flow_ends() {
+        let m = bare(machine());
+        // Two flows share 0cw at 50 B/cycle each; the short one ends at cycle 100, then the
+        // long one speeds up to the full 100 B/cycle for its remaining 15000 bytes.
+        let s = run(
+            &m,
+            &[
+                xfer(0, 0, 1, 5_000, DramAccess::None),
+                xfer(1, 4, 1, 20_000, DramAccess::None),
+            ],
+        );
+        close(s.events[0].end, 100.0); // 5000 B at 50 B/cycle
+        close(s.events[1].end, 100.0 + 15_000.0 / 100.0);
+    }
+
+    #[test]
+    fn dram_bandwidth_caps_many_parallel_reads() {
+        let m = Machine::preset("spyre32").unwrap();
+        let bytes = 1u64 << 20;
+        let tasks: Vec<Task> = (0..m.cores.value)
+            .map(|c| {
+                xfer(
+                    c,
+                    m.nearest_memory_stop(c),
+                    m.core_stop(c),
+                    bytes,
+                    DramAccess::Read,
+                )
+            })
+            .collect();
+        let s = run(&m, &tasks);
+        let dram = m.dram_bytes_per_cycle(false);
+        // Links are not the bottleneck: 8 flows per link at dram/32 each.
+        assert!(8.0 * dram / 32.0 < m.ring_bytes_per_cycle_per_direction.value);
+        let stream = (m.cores.value as u64 * bytes) as f64 / dram;
+        let setup = m.dma_setup_cycles.value as f64;
+        let lat = m.ring_hop_latency_cycles.value as f64;
+        for e in &s.events {
+            close(e.end, setup + stream + e.hops as f64 * lat);
+        }
+        assert_eq!(s.dram_read_bytes, 32 * bytes);
+        assert_eq!(s.dram_write_bytes, 0);
+        let peak_rate = s
+            .dram_rates
+            .iter()
+            .map(|r| r.read_bytes_per_cycle)
+            .fold(0.0, f64::max);
+        close(peak_rate, dram);
+    }
+
+    #[test]
+    fn mixed_reads_and_writes_use_mixed_efficiency() {
+        let m = bare(machine());
+        // Read mem->core3 (4ccw, 1 hop) and write core0->mem (0ccw, 1 hop): disjoint links,
+        // DRAM shared at the mixed 250 B/cycle -> 125 each, but links cap each at 100.
+        // Use a tighter DRAM to make it the bottleneck.
+        let mut m = m;
+        m.dram_peak_bytes_per_cycle.value = 200.0; // one-way 100, mixed 50
+        let s = run(
+            &m,
+            &[
+                xfer(3, 4, 3, 5_000, DramAccess::Read),
+                xfer(0, 0, 4, 5_000, DramAccess::Write),
+            ],
+        );
+        // Both at 25 B/cycle (mixed 50 shared by two).
+        close(s.events[0].end, 200.0);
+        close(s.events[1].end, 200.0);
+        // Two reads alone: one-way 100 shared by two = 50 each.
+        let s = run(
+            &m,
+            &[
+                xfer(3, 4, 3, 5_000, DramAccess::Read),
+                xfer(0, 4, 0, 5_000, DramAccess::Read),
+            ],
+        );
+        close(s.events[0].end, 100.0);
+        close(s.events[1].end, 100.0);
+    }
+
+    #[test]
+    fn compute_bound_matmul_runs_at_peak_times_efficiency() {
+        let m = Machine::preset("spyre32").unwrap();
+        let peak = m.matmul_peak_macs_per_cycle_per_core.value;
+        for (mm, n, k) in [(64u64, 64u64, 1536u64), (8, 64, 64), (128, 256, 512)] {
+            let cycles = m.matmul_cycles(mm, n, k);
+            let load = xfer(
+                0,
+                m.nearest_memory_stop(0),
+                m.core_stop(0),
+                4096,
+                DramAccess::Read,
+            );
+            let mat = with_deps(compute(0, Unit::Pt, cycles), &[0]);
+            let s = run(&m, &[load, mat]);
+            let e = &s.events[1];
+            let macs = (mm * n * k) as f64;
+            let expected = macs / (peak * m.matmul_efficiency(mm));
+            assert!(
+                (e.end - e.start) >= expected && (e.end - e.start) < expected + 1.0,
+                "{mm}x{n}x{k}: {} vs {expected}",
+                e.end - e.start
+            );
+        }
+        // Full tiles are at peak.
+        close(m.matmul_efficiency(64), 1.0);
+    }
+
+    #[test]
+    fn in_order_units_serialize() {
+        let m = machine();
+        // Task 1 (PT) waits for the load; task 2 (PT, no deps) is behind it in order.
+        let s = run(
+            &m,
+            &[
+                xfer(0, 4, 0, 1_000, DramAccess::Read),
+                with_deps(compute(0, Unit::Pt, 50), &[0]),
+                compute(0, Unit::Pt, 30),
+            ],
+        );
+        let load_end = s.events[0].end;
+        close(s.events[1].start, load_end);
+        close(s.events[2].start, load_end + 50.0);
+        close(s.events[2].end, load_end + 80.0);
+        // Two transfers on one DMA engine do not overlap.
+        let s = run(
+            &m,
+            &[
+                xfer(0, 0, 1, 1_000, DramAccess::None),
+                xfer(0, 0, 2, 1_000, DramAccess::None),
+            ],
+        );
+        close(s.events[1].start, s.events[0].end);
+    }
+
+    #[test]
+    fn deps_are_honoured_across_cores_and_units() {
+        let m = machine();
+        let s = run(
+            &m,
+            &[
+                compute(0, Unit::Pt, 100),
+                with_deps(compute(1, Unit::Sfp, 10), &[0]),
+                with_deps(xfer(2, 1, 2, 500, DramAccess::None), &[1, 1, 0]),
+            ],
+        );
+        close(s.events[1].start, 100.0);
+        close(s.events[2].start, 110.0);
+        close(s.total_cycles, 110.0 + 10.0 + 5.0 + 2.0);
+    }
+
+    #[test]
+    fn dma_overlaps_compute_on_one_core() {
+        let m = machine();
+        let s = run(
+            &m,
+            &[
+                xfer(0, 4, 0, 10_000, DramAccess::Read),
+                compute(0, Unit::Pt, 100),
+                compute(0, Unit::Sfp, 80),
+            ],
+        );
+        for e in &s.events {
+            assert_eq!(e.start, 0.0);
+        }
+        close(s.total_cycles, 10.0 + 10_000.0 / 100.0 + 2.0);
+        close(s.events[1].end, 100.0);
+        close(s.events[2].end, 80.0);
+    }
+
+    #[test]
+    fn errors_are_values() {
+        let m = machine();
+        let lim = Limits::default();
+        let e = schedule(&m, &[with_deps(compute(0, Unit::Pt, 1), &[0])], &lim).unwrap_err();
+        assert_eq!(e, TimingError::BadDependency { task: 0, dep: 0 });
+        assert!(e.to_string().contains("earlier"));
+        let e = schedule(&m, &[compute(9, Unit::Pt, 1)], &lim).unwrap_err();
+        assert!(matches!(e, TimingError::BadCore { core: 9, .. }));
+        let e = schedule(&m, &[xfer(0, 0, 5, 1, DramAccess::None)], &lim).unwrap_err();
+        assert!(matches!(e, TimingError::BadStop { stop: 5, .. }));
+        let mut t = xfer(0, 0, 1, 1, DramAccess::None);
+        t.unit = Unit::Pt;
+        let e = schedule(&m, &[t], &lim).unwrap_err();
+        assert!(e.to_string().contains("DMA"));
+        let small = Limits {
+            max_tasks: 1,
+            ..Limits::default()
+        };
+        let e = schedule(
+            &m,
+            &[compute(0, Unit::Pt, 1), compute(0, Unit::Pt, 1)],
+            &small,
+        )
+        .unwrap_err();
+        assert!(matches!(
+            e,
+            TimingError::TooManyTasks { count: 2, limit: 1 }
+        ));
+        let few_steps = Limits {
+            max_steps: 3,
+            ..Limits::default()
+        };
+        let tasks: Vec<Task> = (0..10).map(|_| compute(0, Unit::Pt, 1)).collect();
+        let e = schedule(&m, &tasks, &few_steps).unwrap_err();
+        assert!(matches!(e, TimingError::TooManySteps { limit: 3 }));
+        let mut bad = m.clone();
+        bad.cores.value = 0;
+        assert!(matches!(
+            schedule(&bad, &[], &lim),
+            Err(TimingError::InvalidMachine(_))
+        ));
+        // Huge numbers do not panic.
+        let s = schedule(
+            &m,
+            &[
+                compute(0, Unit::Pt, u64::MAX),
+                xfer(0, 0, 3, u64::MAX, DramAccess::Write),
+            ],
+            &lim,
+        )
+        .unwrap();
+        assert!(s.total_cycles.is_finite());
+    }
+
+    /// A pseudo-random DAG: deterministic, every invariant holds.
+    fn stress_tasks(m: &Machine, count: usize) -> Vec<Task> {
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let stops = m.stop_count();
+        (0..count)
+            .map(|i| {
+                let core = (next() % m.cores.value as u64) as usize;
+                let mut t = match next() % 4 {
+                    0 => compute(core, Unit::Pt, next() % 500),
+                    1 => compute(core, Unit::Sfp, next() % 200),
+                    2 => xfer(
+                        core,
+                        m.nearest_memory_stop(core),
+                        m.core_stop(core),
+                        next() % 100_000,
+                        DramAccess::Read,
+                    ),
+                    _ => {
+                        let dst = (next() % stops as u64) as usize;
+                        let dram = if m.memory_stop_ids().contains(&dst) {
+                            DramAccess::Write
+                        } else {
+                            DramAccess::None
+                        };
+                        xfer(core, m.core_stop(core), dst, next() % 50_000, dram)
+                    }
+                };
+                if i > 0 {
+                    for _ in 0..(next() % 3) {
+                        t.deps.push((next() % i as u64) as usize);
+                    }
+                }
+                t
+            })
+            .collect()
+    }
+
+    #[test]
+    fn stress_invariants_and_determinism() {
+        let m = Machine::preset("spyre32").unwrap();
+        let tasks = stress_tasks(&m, 2_000);
+        let a = run(&m, &tasks);
+        let b = run(&m, &tasks);
+        assert_eq!(a, b);
+        let cap = m.ring_bytes_per_cycle_per_direction.value;
+        assert!(a
+            .link_rates
+            .iter()
+            .all(|r| r.bytes_per_cycle <= cap * (1.0 + 1e-9)));
+        let dram = m.dram_bytes_per_cycle(false);
+        assert!(a
+            .dram_rates
+            .iter()
+            .all(|r| r.read_bytes_per_cycle + r.write_bytes_per_cycle <= dram * (1.0 + 1e-9)));
+        for (i, t) in tasks.iter().enumerate() {
+            let e = &a.events[i];
+            assert!(e.end >= e.start);
+            for &d in &t.deps {
+                assert!(e.start >= a.events[d].end);
+            }
+        }
+        // In-order per unit.
+        let mut last: BTreeMap<(usize, Unit), f64> = BTreeMap::new();
+        for e in &a.events {
+            let prev = last.insert((e.core, e.unit), e.end).unwrap_or(0.0);
+            assert!(e.start >= prev);
+        }
+    }
+}

@@ -1,0 +1,245 @@
+//! Execution tests: programs from `tests/ktir/valid` run on the presets and produce the
+//! numbers a direct computation gives; bad programs stop with errors naming core and op.
+
+use sim::exec::round_to;
+use sim::timing::{schedule, Limits, Unit};
+use sim::{ExecLimits, LineLookup, Machine, Simulator};
+use std::path::Path;
+
+fn program(name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/ktir/valid")
+        .join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn module(text: &str) -> ktir::Module {
+    match ktir::check(text) {
+        Ok((m, _)) => m,
+        Err(d) => panic!("{}", ktir::render_diagnostics("", &d)),
+    }
+}
+
+/// Deterministic test data in [-1, 1).
+fn data(n: usize, seed: u32) -> Vec<f32> {
+    let mut x = seed.wrapping_mul(2654435761).wrapping_add(1);
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            (x as f32 / u32::MAX as f32) * 2.0 - 1.0
+        })
+        .collect()
+}
+
+#[test]
+fn add_rows_adds_on_four_cores() {
+    let text = program("add_rows.mlir");
+    let m = module(&text);
+    let machine = Machine::preset("tiny4").unwrap();
+    let mut sim = Simulator::new(&machine, ExecLimits::default());
+    let a = data(64 * 64, 1);
+    let b = data(64 * 64, 2);
+    let ba = sim.alloc("a", ktir::ScalarType::F16, a.clone()).unwrap();
+    let bb = sim.alloc("b", ktir::ScalarType::F16, b.clone()).unwrap();
+    let bc = sim
+        .alloc("c", ktir::ScalarType::F16, vec![0.0; 64 * 64])
+        .unwrap();
+    sim.launch(&m, &LineLookup::new(&text), "add_rows", &[ba, bb, bc])
+        .unwrap();
+    let c = &sim.buffer("c").unwrap().data;
+    for i in 0..64 * 64 {
+        let want = round_to(
+            ktir::ScalarType::F16,
+            round_to(ktir::ScalarType::F16, a[i]) + round_to(ktir::ScalarType::F16, b[i]),
+        );
+        assert_eq!(c[i], want, "element {i}");
+    }
+    // Each of the 4 cores loads two tiles and stores one; plus one SFP add each.
+    let tasks = sim.tasks();
+    let dma = tasks.iter().filter(|t| t.unit == Unit::Dma).count();
+    let sfp = tasks
+        .iter()
+        .filter(|t| t.unit == Unit::Sfp && t.op == "arith.addf")
+        .count();
+    assert_eq!((dma, sfp), (12, 4));
+    let sched = schedule(&machine, tasks, &Limits::default()).unwrap();
+    assert!(sched.total_cycles > 0.0);
+    let cores: std::collections::BTreeSet<usize> = sched.events.iter().map(|e| e.core).collect();
+    assert_eq!(cores.len(), 4);
+}
+
+#[test]
+fn k_loop_matmul_accumulates_in_f32() {
+    let text = program("matmul_k_loop.mlir");
+    let m = module(&text);
+    let machine = Machine::preset("spyre32").unwrap();
+    let mut sim = Simulator::new(&machine, ExecLimits::default());
+    let a: Vec<f32> = data(32 * 64, 3)
+        .into_iter()
+        .map(|x| round_to(ktir::ScalarType::F16, x))
+        .collect();
+    let b: Vec<f32> = data(64 * 64, 4)
+        .into_iter()
+        .map(|x| round_to(ktir::ScalarType::F16, x))
+        .collect();
+    let ba = sim.alloc("a", ktir::ScalarType::F16, a.clone()).unwrap();
+    let bb = sim.alloc("b", ktir::ScalarType::F16, b.clone()).unwrap();
+    let bc = sim
+        .alloc("c", ktir::ScalarType::F32, vec![0.0; 32 * 64])
+        .unwrap();
+    sim.launch(&m, &LineLookup::new(&text), "matmul_k_loop", &[ba, bb, bc])
+        .unwrap();
+    let c = &sim.buffer("c").unwrap().data;
+    let mut max_err = 0.0f64;
+    for i in 0..32 {
+        for j in 0..64 {
+            let want: f64 = (0..64)
+                .map(|k| a[i * 64 + k] as f64 * b[k * 64 + j] as f64)
+                .sum();
+            max_err = max_err.max((c[i * 64 + j] as f64 - want).abs());
+        }
+    }
+    assert!(max_err < 1e-4, "max error {max_err}");
+    // Two iterations, each with one PT matmul.
+    assert_eq!(sim.tasks().iter().filter(|t| t.unit == Unit::Pt).count(), 2);
+}
+
+#[test]
+fn stick_layout_reads_back_row_major() {
+    let text = program("stick_layout_transpose.mlir");
+    let m = module(&text);
+    let machine = Machine::preset("tiny4").unwrap();
+    let mut sim = Simulator::new(&machine, ExecLimits::default());
+    // Device layout [stick, row, lane]: host (r, c) sits at stick c / 64, lane c % 64.
+    let mut device = vec![0.0f32; 2 * 4 * 64];
+    for r in 0..4 {
+        for c in 0..128 {
+            device[(c / 64) * 256 + r * 64 + c % 64] = (r * 1000 + c) as f32;
+        }
+    }
+    let bs = sim.alloc("src", ktir::ScalarType::F32, device).unwrap();
+    let bd = sim
+        .alloc("dst", ktir::ScalarType::F32, vec![0.0; 4 * 128])
+        .unwrap();
+    // The program is written for f16; the view type decides, so use an f16 copy.
+    let text16 = text.clone();
+    let m16 = module(&text16);
+    let _ = (m, bs, bd);
+    let mut sim = Simulator::new(&machine, ExecLimits::default());
+    let mut device = vec![0.0f32; 2 * 4 * 64];
+    for r in 0..4 {
+        for c in 0..128 {
+            device[(c / 64) * 256 + r * 64 + c % 64] = (r * 100 + c) as f32;
+        }
+    }
+    let bs = sim.alloc("src", ktir::ScalarType::F16, device).unwrap();
+    let bd = sim
+        .alloc("dst", ktir::ScalarType::F16, vec![0.0; 4 * 128])
+        .unwrap();
+    sim.launch(&m16, &LineLookup::new(&text16), "unstick", &[bs, bd])
+        .unwrap();
+    let dst = &sim.buffer("dst").unwrap().data;
+    for r in 0..4 {
+        for c in 0..128 {
+            assert_eq!(dst[r * 128 + c], (r * 100 + c) as f32, "({r}, {c})");
+        }
+    }
+}
+
+fn run_err(text: &str, machine: &str, args: &[(&str, ktir::ScalarType, usize)]) -> String {
+    let m = module(text);
+    let machine = Machine::preset(machine).unwrap();
+    let mut sim = Simulator::new(&machine, ExecLimits::default());
+    let bases: Vec<i64> = args
+        .iter()
+        .map(|(n, t, len)| sim.alloc(n, *t, vec![0.0; *len]).unwrap())
+        .collect();
+    let f = m.funcs[0].name.clone();
+    sim.launch(&m, &LineLookup::new(text), &f, &bases)
+        .unwrap_err()
+        .to_string()
+}
+
+const OOB: &str = r#"
+func.func @oob(%a: index) attributes {grid = [2]} {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %id = ktdp.get_compute_tile_id : index
+  %r = arith.muli %id, %c4 : index
+  %v = ktdp.construct_memory_view %a, sizes: [6, 8], strides: [8, 1] {
+    coordinate_set = affine_set<(d0, d1) : (d0 >= 0, 5 - d0 >= 0, d1 >= 0, 7 - d1 >= 0)>,
+    memory_space = #ktdp.memory_space<global>
+  } : memref<6x8xf32>
+  %t = ktdp.construct_access_tile %v[%r, %c0] {
+    access_tile_set = affine_set<(d0, d1) : (d0 >= 0, 3 - d0 >= 0, d1 >= 0, 7 - d1 >= 0)>,
+    access_tile_order = affine_map<(d0, d1) -> (d0, d1)>
+  } : memref<6x8xf32> -> !ktdp.access_tile<4x8xindex>
+  %x = ktdp.load %t : !ktdp.access_tile<4x8xindex> -> tensor<4x8xf32>
+  return
+}
+"#;
+
+#[test]
+fn out_of_bounds_names_core_and_op() {
+    let e = run_err(OOB, "tiny4", &[("a", ktir::ScalarType::F32, 48)]);
+    assert!(e.contains("core 1"), "{e}");
+    assert!(e.contains("ktdp.load"), "{e}");
+    assert!(
+        e.contains("out of bounds") || e.contains("outside the view"),
+        "{e}"
+    );
+}
+
+#[test]
+fn grid_larger_than_machine_is_an_error() {
+    let text = OOB.replace("grid = [2]", "grid = [8]");
+    let e = run_err(&text, "tiny4", &[("a", ktir::ScalarType::F32, 48)]);
+    assert!(
+        e.contains("grid of 8 tiles") && e.contains("4 cores"),
+        "{e}"
+    );
+}
+
+#[test]
+fn scratchpad_overflow_names_core_sizes_and_capacity() {
+    let text = r#"
+func.func @big() attributes {grid = [1]} {
+  %e = tensor.empty() : tensor<256x256xf32>
+  %f = tensor.empty() : tensor<256x256xf32>
+  return
+}
+"#;
+    let e = run_err(text, "tiny4", &[]);
+    assert!(e.contains("scratchpad overflow on core 0"), "{e}");
+    assert!(e.contains("262144"), "{e}");
+    assert!(e.contains("capacity"), "{e}");
+}
+
+#[test]
+fn runaway_loops_hit_the_step_limit() {
+    let text = r#"
+func.func @spin() attributes {grid = [1]} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %big = arith.constant 1000000000 : index
+  scf.for %i = %c0 to %big step %c1 {
+    %x = arith.addi %i, %c1 : index
+  }
+  return
+}
+"#;
+    let m = module(text);
+    let machine = Machine::preset("tiny4").unwrap();
+    let limits = ExecLimits {
+        max_steps: 10_000,
+        ..ExecLimits::default()
+    };
+    let mut sim = Simulator::new(&machine, limits);
+    let e = sim
+        .launch(&m, &LineLookup::new(text), "spin", &[])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("more than 10000 operations"), "{e}");
+}
