@@ -1,0 +1,531 @@
+//! Stick layouts and the `layout` pass.
+//!
+//! A stick is `stick_bytes` (128) bytes; the stick dim is always the last device dim, of size
+//! elements-per-stick. Default layout of host dims h0..h(N-1): `[h1, ..., h(N-2), sticks(h(N-1)),
+//! h0, eps]`, padding filling the last stick. Host dims of size 1 other than the last do not
+//! take part. The last host dim always supplies the stick, even when it has size 1: that is
+//! the "sparse" layout (one element per stick) reductions over the stick dim produce, and it
+//! keeps a reduced operand's stick dim aligned with the operand it is broadcast against.
+//! A rank-0 tensor is one element in one stick.
+//!
+//! Operand rules (checked by the pass): pointwise and reduction operands are sticked on their
+//! last host dim; batchmatmul A is sticked on K, B and C on N, and B's K is zero-padded to
+//! whole sticks (a device K extent rounded up, see [`Layout::with_padded_dim`]). Graph inputs
+//! and initializers take the layout their consumers need (the host writes them padded); an
+//! intermediate whose layout disagrees with a consumer gets a `restickify` op.
+
+use crate::ops::{dsize, pointwise_iteration_pub, DeviceOp};
+use crate::{Compilation, CompileError};
+use graph::DType;
+use std::collections::BTreeMap;
+
+/// Where each host element of a tensor sits on the device.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layout {
+    pub host_shape: Vec<usize>,
+    pub dtype: DType,
+    /// Device dims, outermost first; the last is the within-stick index.
+    pub device_size: Vec<usize>,
+    /// Host-element stride of each device dim (-1 for synthetic dims).
+    pub stride_map: Vec<i64>,
+    /// Host dim each device dim indexes; the stick host dim appears twice (stick count and
+    /// within-stick index, the latter always last).
+    pub host_dim_of_device_dim: Vec<Option<usize>>,
+    pub elems_per_stick: usize,
+    /// `stick_bytes` x product of all device dims but the last.
+    pub device_bytes: usize,
+}
+
+fn checked_product(xs: &[usize]) -> Option<usize> {
+    xs.iter().try_fold(1usize, |a, &b| a.checked_mul(b))
+}
+
+impl Layout {
+    /// The default stick layout (see the module doc).
+    pub fn default_for(
+        shape: &[usize],
+        dtype: DType,
+        stick_bytes: usize,
+    ) -> Result<Layout, CompileError> {
+        let ds = dsize(dtype);
+        if stick_bytes == 0 || stick_bytes % ds != 0 {
+            return Err(CompileError::new(
+                format!(
+                    "a stick of {stick_bytes} bytes does not hold a whole number of {} elements",
+                    dtype.name()
+                ),
+                None,
+            ));
+        }
+        let eps = stick_bytes / ds;
+        let too_big = || {
+            CompileError::new(
+                format!("tensor of shape {shape:?} is too large to lay out"),
+                None,
+            )
+        };
+        let mut host_strides = vec![1i64; shape.len()];
+        for i in (0..shape.len().saturating_sub(1)).rev() {
+            host_strides[i] = host_strides[i + 1]
+                .checked_mul(i64::try_from(shape[i + 1]).map_err(|_| too_big())?)
+                .ok_or_else(too_big)?;
+        }
+        let (mut size, mut stride, mut host) = (Vec::new(), Vec::new(), Vec::new());
+        if shape.is_empty() {
+            size = vec![1, eps];
+            stride = vec![-1, -1];
+            host = vec![None, None];
+        } else {
+            let last = shape.len() - 1;
+            let keep: Vec<usize> = (0..last).filter(|&i| shape[i] != 1).collect();
+            for &h in keep.iter().skip(1) {
+                size.push(shape[h]);
+                stride.push(host_strides[h]);
+                host.push(Some(h));
+            }
+            size.push(shape[last].div_ceil(eps));
+            stride.push(eps as i64);
+            host.push(Some(last));
+            if let Some(&h0) = keep.first() {
+                size.push(shape[h0]);
+                stride.push(host_strides[h0]);
+                host.push(Some(h0));
+            }
+            size.push(eps);
+            stride.push(1);
+            host.push(Some(last));
+        }
+        let mut l = Layout {
+            host_shape: shape.to_vec(),
+            dtype,
+            device_size: size,
+            stride_map: stride,
+            host_dim_of_device_dim: host,
+            elems_per_stick: eps,
+            device_bytes: 0,
+        };
+        l.device_bytes = l.compute_bytes().ok_or_else(too_big)?;
+        checked_product(shape).ok_or_else(too_big)?;
+        Ok(l)
+    }
+
+    fn compute_bytes(&self) -> Option<usize> {
+        let n = self.device_size.len();
+        let sticks = checked_product(&self.device_size[..n.saturating_sub(1)])?;
+        sticks
+            .checked_mul(self.elems_per_stick)?
+            .checked_mul(dsize(self.dtype))
+    }
+
+    /// The host dim the stick is made of.
+    pub fn stick_host_dim(&self) -> Option<usize> {
+        self.host_dim_of_device_dim.last().copied().flatten()
+    }
+
+    /// True when device dim `j` counts sticks (as opposed to elements).
+    pub fn is_stick_count_dim(&self, j: usize) -> bool {
+        let h = self.host_dim_of_device_dim.get(j).copied().flatten();
+        j + 1 < self.device_size.len() && h.is_some() && h == self.stick_host_dim()
+    }
+
+    /// This layout with host dim `host_dim`'s device extent rounded up to a multiple of
+    /// `multiple` (zero padding). Used for matmul B's K. A host dim that does not take part
+    /// (size 1) or that is the stick dim is left alone.
+    pub fn with_padded_dim(
+        &self,
+        host_dim: usize,
+        multiple: usize,
+    ) -> Result<Layout, CompileError> {
+        let mut l = self.clone();
+        if multiple == 0 {
+            return Ok(l);
+        }
+        for j in 0..l.device_size.len() {
+            if l.host_dim_of_device_dim.get(j).copied().flatten() == Some(host_dim)
+                && !l.is_stick_count_dim(j)
+                && j + 1 < l.device_size.len()
+            {
+                l.device_size[j] = l.device_size[j].div_ceil(multiple) * multiple;
+            }
+        }
+        l.device_bytes = l
+            .compute_bytes()
+            .ok_or_else(|| CompileError::new("padded tensor is too large to lay out", None))?;
+        Ok(l)
+    }
+
+    /// Device elements (including padding).
+    pub fn device_elems(&self) -> usize {
+        checked_product(&self.device_size).unwrap_or(0)
+    }
+
+    /// Device index of a host element. Missing host coordinates count as 0.
+    pub fn device_index_of(&self, host_index: &[usize]) -> Vec<usize> {
+        let n = self.device_size.len();
+        let eps = self.elems_per_stick.max(1);
+        (0..n)
+            .map(
+                |j| match self.host_dim_of_device_dim.get(j).copied().flatten() {
+                    None => 0,
+                    Some(h) => {
+                        let x = host_index.get(h).copied().unwrap_or(0);
+                        if j + 1 == n {
+                            x % eps
+                        } else if self.is_stick_count_dim(j) {
+                            x / eps
+                        } else {
+                            x
+                        }
+                    }
+                },
+            )
+            .collect()
+    }
+
+    /// Row-major offset (in elements) of a device index.
+    pub fn offset_of_device_index(&self, idx: &[usize]) -> usize {
+        self.device_size
+            .iter()
+            .zip(idx)
+            .fold(0usize, |acc, (&s, &i)| {
+                acc.saturating_mul(s).saturating_add(i)
+            })
+    }
+
+    /// Device offset (in elements) of a host element.
+    pub fn device_offset_of(&self, host_index: &[usize]) -> usize {
+        self.offset_of_device_index(&self.device_index_of(host_index))
+    }
+
+    fn for_each_host(&self, mut f: impl FnMut(usize, &[usize])) {
+        let n = checked_product(&self.host_shape).unwrap_or(0);
+        let mut idx = vec![0usize; self.host_shape.len()];
+        for flat in 0..n {
+            f(flat, &idx);
+            for d in (0..idx.len()).rev() {
+                idx[d] += 1;
+                if idx[d] < self.host_shape[d] {
+                    break;
+                }
+                idx[d] = 0;
+            }
+        }
+    }
+
+    /// Row-major host data to a device-ordered buffer; padding is zero. A short `host`
+    /// buffer reads as zeros past its end.
+    pub fn pack(&self, host: &[f32]) -> Vec<f32> {
+        let mut dev = vec![0.0f32; self.device_elems()];
+        self.for_each_host(|flat, idx| {
+            let off = self.device_offset_of(idx);
+            if let Some(slot) = dev.get_mut(off) {
+                *slot = host.get(flat).copied().unwrap_or(0.0);
+            }
+        });
+        dev
+    }
+
+    /// The inverse of [`Layout::pack`].
+    pub fn unpack(&self, device: &[f32]) -> Vec<f32> {
+        let mut host = vec![0.0f32; checked_product(&self.host_shape).unwrap_or(0)];
+        self.for_each_host(|flat, idx| {
+            let v = device
+                .get(self.device_offset_of(idx))
+                .copied()
+                .unwrap_or(0.0);
+            if let Some(slot) = host.get_mut(flat) {
+                *slot = v;
+            }
+        });
+        host
+    }
+
+    /// `f16[128,100] -> [2, 128, 64] strides [64, 100, 1], 32768 B`
+    pub fn describe(&self) -> String {
+        let shape: Vec<String> = self.host_shape.iter().map(|d| d.to_string()).collect();
+        format!(
+            "{}[{}] -> {:?} strides {:?}, {} B",
+            self.dtype.name(),
+            shape.join(","),
+            self.device_size,
+            self.stride_map,
+            self.device_bytes
+        )
+    }
+
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "hostShape": self.host_shape,
+            "dtype": self.dtype.name(),
+            "deviceSize": self.device_size,
+            "strideMap": self.stride_map,
+            "hostDimOfDeviceDim": self.host_dim_of_device_dim,
+            "elemsPerStick": self.elems_per_stick,
+            "deviceBytes": self.device_bytes,
+        })
+    }
+}
+
+/// The layout operand `i` (inputs, then outputs) of `op` needs, given its default layout.
+fn required(op: &DeviceOp, operand: usize, default: &Layout) -> Result<Layout, CompileError> {
+    if op.op == "batchmatmul" && operand == 1 && default.host_shape.len() >= 2 {
+        let k = default.host_shape.len() - 2;
+        return default.with_padded_dim(k, default.elems_per_stick);
+    }
+    Ok(default.clone())
+}
+
+/// Whether a tensor's current layout serves operand `operand` of `op`.
+fn satisfies(op: &DeviceOp, operand: usize, have: &Layout, need: &Layout) -> bool {
+    if op.op == "batchmatmul" && operand == 1 {
+        return have == need;
+    }
+    // Everyone else needs the stick made of the operand's last host dim.
+    have.host_shape == need.host_shape && have.stick_host_dim() == need.stick_host_dim()
+}
+
+/// A note for the snapshot about why a tensor has its layout.
+pub type LayoutNotes = BTreeMap<String, String>;
+
+/// The `layout` pass: fills `c.layouts`, inserting restickify ops where needed.
+pub fn run(c: &mut Compilation) -> Result<(LayoutNotes, Vec<String>), CompileError> {
+    let sb = c.target.stick_bytes;
+    let mut notes = LayoutNotes::new();
+    let mut produced: BTreeMap<String, usize> = BTreeMap::new();
+    for (i, op) in c.ops.iter().enumerate() {
+        for o in &op.outputs {
+            produced.insert(o.clone(), i);
+        }
+    }
+    let default_of = |c: &Compilation, t: &str, at: &str| -> Result<Layout, CompileError> {
+        let ty = c.ty(t, at)?;
+        Layout::default_for(&ty.shape, ty.dtype, sb)
+            .map_err(|e| CompileError::at(at, format!("tensor '{t}': {}", e.message)))
+    };
+    // 1. Graph inputs and initializers take what their consumers need.
+    for op in c.ops.clone() {
+        for (i, t) in op.inputs.iter().enumerate() {
+            if produced.contains_key(t) || c.layouts.contains_key(t) {
+                continue;
+            }
+            let def = default_of(c, t, &op.name)?;
+            let need = required(&op, i, &def)?;
+            if need != def {
+                notes.insert(
+                    t.clone(),
+                    format!(
+                        "matmul kernel of '{}': K zero-padded to whole sticks",
+                        op.name
+                    ),
+                );
+            }
+            c.layouts.insert(t.clone(), need);
+        }
+    }
+    // 2. Everything else starts in the default layout; 3. check every operand.
+    let mut out_ops = Vec::new();
+    let mut restick = Vec::new();
+    for op in c.ops.clone() {
+        let mut op = op;
+        for i in 0..op.inputs.len() {
+            let t = op.inputs[i].clone();
+            let def = default_of(c, &t, &op.name)?;
+            let have = match c.layouts.get(&t) {
+                Some(l) => l.clone(),
+                None => {
+                    c.layouts.insert(t.clone(), def.clone());
+                    def.clone()
+                }
+            };
+            let need = required(&op, i, &def)?;
+            if satisfies(&op, i, &have, &need) {
+                continue;
+            }
+            let ty = c.ty(&t, &op.name)?.clone();
+            let base = format!("{t}@restick");
+            let mut name = base.clone();
+            let mut k = 1;
+            while c.types.contains_key(&name) {
+                name = format!("{base}_{k}");
+                k += 1;
+            }
+            c.types.insert(name.clone(), ty.clone());
+            let why = format!(
+                "'{}' operand {} needs {:?}, '{t}' is {:?}",
+                op.name, i, need.device_size, have.device_size
+            );
+            notes.insert(name.clone(), format!("restickified copy of '{t}': {why}"));
+            c.layouts.insert(name.clone(), need);
+            let rop = DeviceOp {
+                name: format!("{}/restickify_{i}", op.name),
+                op: "restickify".into(),
+                inputs: vec![t.clone()],
+                outputs: vec![name.clone()],
+                iteration: pointwise_iteration_pub(&ty.shape),
+            };
+            restick.push(format!("{}: {t} -> {name} ({why})", rop.name));
+            out_ops.push(rop);
+            op.inputs[i] = name;
+        }
+        for o in &op.outputs {
+            if !c.layouts.contains_key(o) {
+                let def = default_of(c, o, &op.name)?;
+                c.layouts.insert(o.clone(), def);
+            }
+        }
+        out_ops.push(op);
+    }
+    c.ops = out_ops;
+    Ok((notes, restick))
+}
+
+/// Text of the layout snapshot.
+pub fn snapshot_text(c: &Compilation, notes: &LayoutNotes, restick: &[String]) -> String {
+    let mut s = String::from("tensors:\n");
+    let w = c.layouts.keys().map(|k| k.len()).max().unwrap_or(0);
+    for (name, l) in &c.layouts {
+        s.push_str(&format!("  {name:<w$}  {}", l.describe()));
+        if let Some(n) = notes.get(name) {
+            s.push_str(&format!("  ({n})"));
+        }
+        s.push('\n');
+    }
+    s.push_str("restickify:");
+    if restick.is_empty() {
+        s.push_str(" none\n");
+    } else {
+        s.push('\n');
+        for r in restick {
+            s.push_str(&format!("  {r}\n"));
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn worked_example() {
+        let l = Layout::default_for(&[3, 70, 130], DType::F16, 128).unwrap();
+        assert_eq!(l.device_size, vec![70, 3, 3, 64]);
+        assert_eq!(l.stride_map, vec![130, 64, 9100, 1]);
+        assert_eq!(l.device_bytes, 80_640);
+        assert_eq!(l.device_index_of(&[2, 5, 100]), vec![5, 1, 2, 36]);
+        assert_eq!(l.device_offset_of(&[2, 5, 100]), 3236);
+        assert_eq!(l.elems_per_stick, 64);
+    }
+
+    #[test]
+    fn small_ranks_and_unit_dims() {
+        let l = Layout::default_for(&[130], DType::F16, 128).unwrap();
+        assert_eq!(l.device_size, vec![3, 64]);
+        let l = Layout::default_for(&[5, 130], DType::F32, 128).unwrap();
+        assert_eq!(l.device_size, vec![5, 5, 32]);
+        assert_eq!(l.stride_map, vec![32, 130, 1]);
+        // Unit dims other than the last do not take part.
+        let l = Layout::default_for(&[1, 7, 1, 130], DType::F16, 128).unwrap();
+        assert_eq!(l.device_size, vec![3, 7, 64]);
+        // A kept unit last dim is the sparse layout: one element per stick.
+        let l = Layout::default_for(&[128, 1], DType::F16, 128).unwrap();
+        assert_eq!(l.device_size, vec![1, 128, 64]);
+        assert_eq!(l.device_bytes, 128 * 128);
+        let l = Layout::default_for(&[], DType::F16, 128).unwrap();
+        assert_eq!(l.device_size, vec![1, 64]);
+        assert_eq!(l.pack(&[3.0])[0], 3.0);
+        assert!(Layout::default_for(&[4], DType::F32, 6).is_err());
+        assert!(Layout::default_for(&[usize::MAX, 4], DType::F32, 128).is_err());
+    }
+
+    #[test]
+    fn padded_k_for_matmul_kernel() {
+        let l = Layout::default_for(&[100, 130], DType::F16, 128).unwrap();
+        assert_eq!(l.device_size, vec![3, 100, 64]);
+        let p = l.with_padded_dim(0, 64).unwrap();
+        assert_eq!(p.device_size, vec![3, 128, 64]);
+        assert_eq!(p.device_bytes, 3 * 128 * 128);
+        let host: Vec<f32> = (0..100 * 130).map(|i| i as f32).collect();
+        let dev = p.pack(&host);
+        assert_eq!(p.unpack(&dev), host);
+        // padded rows are zero
+        assert_eq!(dev[p.offset_of_device_index(&[0, 100, 0])], 0.0);
+    }
+
+    /// Every host element maps to exactly one device slot, pack/unpack round trip, and the
+    /// padding is zero, over a deterministic sweep of shapes and dtypes.
+    #[test]
+    fn bijection_and_round_trip_over_many_shapes() {
+        let dims = [1usize, 2, 3, 5, 31, 64, 65, 130];
+        let mut shapes: Vec<Vec<usize>> = vec![vec![]];
+        for &a in &dims {
+            shapes.push(vec![a]);
+            for &b in &dims {
+                shapes.push(vec![a, b]);
+                for &c in &[1usize, 3] {
+                    shapes.push(vec![c, a, b]);
+                }
+            }
+        }
+        shapes.push(vec![3, 70, 130]);
+        shapes.push(vec![70, 1, 65]);
+        shapes.push(vec![2, 1, 3, 1, 65]);
+        shapes.push(vec![2, 3, 4, 5, 6]);
+        let mut checked = 0;
+        for dt in [DType::F16, DType::F32, DType::I8, DType::BF16] {
+            for s in &shapes {
+                for l in [
+                    Layout::default_for(s, dt, 128).unwrap(),
+                    Layout::default_for(s, dt, 128)
+                        .unwrap()
+                        .with_padded_dim(s.len().saturating_sub(2), 64)
+                        .unwrap(),
+                ] {
+                    let n: usize = s.iter().product();
+                    let mut seen = vec![false; l.device_elems()];
+                    let mut idx = vec![0usize; s.len()];
+                    for _ in 0..n {
+                        let off = l.device_offset_of(&idx);
+                        assert!(
+                            off < seen.len(),
+                            "{s:?} {idx:?} -> {off} out of {}",
+                            seen.len()
+                        );
+                        assert!(
+                            !seen[off],
+                            "{s:?}: two host elements at device offset {off}"
+                        );
+                        seen[off] = true;
+                        let di = l.device_index_of(&idx);
+                        for (j, &x) in di.iter().enumerate() {
+                            assert!(x < l.device_size[j]);
+                        }
+                        for d in (0..idx.len()).rev() {
+                            idx[d] += 1;
+                            if idx[d] < s[d] {
+                                break;
+                            }
+                            idx[d] = 0;
+                        }
+                    }
+                    assert_eq!(l.device_bytes, l.device_elems() * dt.size_bytes());
+                    let host: Vec<f32> = (0..n).map(|i| i as f32 + 1.0).collect();
+                    let dev = l.pack(&host);
+                    assert_eq!(l.unpack(&dev), host, "{s:?}");
+                    let nonzero = dev.iter().filter(|&&v| v != 0.0).count();
+                    assert_eq!(nonzero, n, "padding must be zero for {s:?}");
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 1000);
+    }
+
+    #[test]
+    fn pack_tolerates_wrong_lengths() {
+        let l = Layout::default_for(&[2, 3], DType::F16, 128).unwrap();
+        assert_eq!(l.pack(&[1.0]).len(), l.device_elems());
+        assert_eq!(l.unpack(&[]).len(), 6);
+        assert_eq!(l.device_index_of(&[]), vec![0, 0, 0]);
+    }
+}

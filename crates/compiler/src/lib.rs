@@ -1,0 +1,222 @@
+//! The tile compiler: model graph in, SuperDSC bundle (and KTIR) out.
+//!
+//! The passes, in order ([`PASS_NAMES`]):
+//! 1. `canonicalize` ([`passes`]): drop nodes that reach no output, fold `Identity`, order nodes.
+//! 2. `decompose` ([`ops`]): graph ops to the small device op set (SDSC op names).
+//! 3. `layout` ([`layout`]): a stick layout for every tensor; restickify where operands disagree.
+//! 4. `work-division` ([`workdiv`]): how each op's iteration space is split over cores.
+//! 5. `scratchpad` ([`scratchpad`]): scratchpad (LX) and DRAM placement of every tensor.
+//! 6. `sdsc` ([`sdsc_emit`]): one SuperDSC descriptor per op plus the bundle manifest.
+//! 7. `ktir` ([`lower_ktir`]): SDSC to KTIR text.
+//!
+//! [`compile`] runs them and records a [`Snapshot`] after each. The compiler knows nothing of
+//! JS or timing; machine numbers come in through [`Target`]. Library code never panics: every
+//! problem is a [`CompileError`] naming the node and saying why.
+
+// `usize::is_multiple_of` needs Rust 1.87; the workspace declares rust-version 1.85.
+#![allow(clippy::manual_is_multiple_of)]
+
+pub mod layout;
+pub mod lower_ktir;
+pub mod ops;
+pub mod passes;
+pub mod scratchpad;
+pub mod sdsc_emit;
+pub mod workdiv;
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+
+pub use layout::Layout;
+pub use ops::{access_map, DeviceOp, IterDim};
+pub use passes::compile;
+pub use scratchpad::Placement;
+pub use workdiv::WorkDivision;
+
+/// The pass names, in the order [`compile`] runs them.
+pub const PASS_NAMES: &[&str] = &[
+    "canonicalize",
+    "decompose",
+    "layout",
+    "work-division",
+    "scratchpad",
+    "sdsc",
+    "ktir",
+];
+
+/// The machine figures the compiler plans against. The driver fills this from the machine
+/// description; [`Target::spyre32`] holds the public Spyre numbers for tests.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Target {
+    pub cores: usize,
+    /// Bytes per stick (128 on Spyre).
+    pub stick_bytes: usize,
+    /// Plannable scratchpad bytes per core, after the backend's reserve.
+    pub scratchpad_capacity_bytes: usize,
+    /// Largest address span one core may touch in one tensor.
+    pub span_limit_bytes: u64,
+    /// Peak matmul rate per core.
+    pub matmul_macs_per_ns: f64,
+    /// Aggregate off-chip bandwidth, shared by all cores (bytes per ns = GB/s).
+    pub dram_bytes_per_ns: f64,
+    /// Rows of the PE array streamed per pass (8).
+    pub pe_rows: usize,
+    /// Row passes that fill the matmul pipeline (8).
+    pub fill_row_passes: usize,
+}
+
+impl Target {
+    /// Spyre: 32 cores, 128-byte sticks, 2 MB scratchpad with 20% reserved (128-byte aligned),
+    /// 256 MiB per-core span, 1536 MAC/ns per core, 204.8 GB/s DRAM, 8-row PE array.
+    pub fn spyre32() -> Target {
+        let cap = 2 * 1024 * 1024 * 8 / 10;
+        Target {
+            cores: 32,
+            stick_bytes: 128,
+            scratchpad_capacity_bytes: cap / 128 * 128,
+            span_limit_bytes: 256 * 1024 * 1024,
+            matmul_macs_per_ns: 1536.0,
+            dram_bytes_per_ns: 204.8,
+            pe_rows: 8,
+            fill_row_passes: 8,
+        }
+    }
+}
+
+/// Scratchpad allocation strategy (see [`scratchpad`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum Allocator {
+    /// Reuse an in-place parent's slot, else the lowest gap that fits.
+    #[default]
+    Greedy,
+    /// The lowest gap that fits; no in-place reuse.
+    FirstFit,
+    /// The smallest gap that fits (lowest address on ties); no in-place reuse.
+    BestFit,
+}
+
+impl Allocator {
+    pub fn name(self) -> &'static str {
+        match self {
+            Allocator::Greedy => "greedy",
+            Allocator::FirstFit => "first-fit",
+            Allocator::BestFit => "best-fit",
+        }
+    }
+}
+
+impl std::str::FromStr for Allocator {
+    type Err = CompileError;
+    fn from_str(s: &str) -> Result<Allocator, CompileError> {
+        match s {
+            "greedy" => Ok(Allocator::Greedy),
+            "first-fit" => Ok(Allocator::FirstFit),
+            "best-fit" => Ok(Allocator::BestFit),
+            _ => Err(CompileError::new(
+                format!("unknown allocator '{s}'; expected greedy, first-fit or best-fit"),
+                None,
+            )),
+        }
+    }
+}
+
+/// What the user asks of one compilation.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Options {
+    /// Stop after this pass (one of [`PASS_NAMES`]).
+    pub stop_after: Option<String>,
+    pub allocator: Allocator,
+    /// Work-division overrides: graph node (or device op) name -> splits per iteration dim.
+    pub hints: BTreeMap<String, Vec<usize>>,
+}
+
+/// A compile error: what went wrong, and at which node when there is one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CompileError {
+    pub message: String,
+    pub node: Option<String>,
+}
+
+impl CompileError {
+    pub fn new(message: impl Into<String>, node: Option<&str>) -> CompileError {
+        CompileError {
+            message: message.into(),
+            node: node.map(str::to_string),
+        }
+    }
+    pub fn at(node: &str, message: impl Into<String>) -> CompileError {
+        CompileError::new(message, Some(node))
+    }
+}
+
+impl fmt::Display for CompileError {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match &self.node {
+            Some(n) => write!(f, "node '{n}': {}", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+impl std::error::Error for CompileError {}
+
+/// The state after one pass: readable text (deterministic, diff-friendly) and structured data.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Snapshot {
+    pub pass: String,
+    pub title: String,
+    pub text: String,
+    pub data: serde_json::Value,
+}
+
+/// Everything the passes know; each pass fills in its part.
+#[derive(Debug, Clone)]
+pub struct Compilation {
+    /// The canonicalized graph.
+    pub graph: graph::Graph,
+    /// Type of every tensor: graph tensors and the intermediates decomposition adds.
+    pub types: BTreeMap<String, graph::TensorType>,
+    /// Device ops in execution order.
+    pub ops: Vec<DeviceOp>,
+    pub layouts: BTreeMap<String, Layout>,
+    /// Parallel to `ops`.
+    pub divisions: Vec<WorkDivision>,
+    pub placements: BTreeMap<String, Placement>,
+    pub sdsc: Option<sdsc::Bundle>,
+    pub ktir: Option<String>,
+    pub snapshots: Vec<Snapshot>,
+    pub target: Target,
+}
+
+impl Compilation {
+    /// The snapshot a pass recorded, if it ran.
+    pub fn snapshot(&self, pass: &str) -> Option<&Snapshot> {
+        self.snapshots.iter().find(|s| s.pass == pass)
+    }
+
+    /// Tensor roles: "input", "initializer", "output" or "intermediate".
+    pub fn role_of(&self, tensor: &str) -> &'static str {
+        if self.graph.outputs.iter().any(|o| o == tensor) {
+            "output"
+        } else if self.graph.inputs.iter().any(|i| i.name == tensor) {
+            "input"
+        } else if self.graph.initializers.iter().any(|i| i.name == tensor) {
+            "initializer"
+        } else {
+            "intermediate"
+        }
+    }
+
+    pub(crate) fn ty(&self, tensor: &str, op: &str) -> Result<&graph::TensorType, CompileError> {
+        self.types
+            .get(tensor)
+            .ok_or_else(|| CompileError::at(op, format!("tensor '{tensor}' has no known type")))
+    }
+
+    pub(crate) fn layout(&self, tensor: &str, op: &str) -> Result<&Layout, CompileError> {
+        self.layouts
+            .get(tensor)
+            .ok_or_else(|| CompileError::at(op, format!("tensor '{tensor}' has no layout")))
+    }
+}

@@ -1,0 +1,703 @@
+//! The `ktir` pass: lowers each planned device op to one KTIR kernel (`func.func`).
+//!
+//! Every kernel works on DRAM tensors in their device (stick) layout: one memory view per
+//! tensor with the layout's device sizes, one access tile per tensor covering exactly the
+//! slice the work division gives the executing core, explicit loads and stores, and compute
+//! in linalg/arith/math on the loaded tiles. The grid is the op's core count; a core finds
+//! its slice from `ktdp.get_compute_tile_id` with the same core-to-slice order the work
+//! division recorded.
+//!
+//! Elementwise ops compute directly on tiles in the output's device order (operands are
+//! transposed and broadcast to it); matmuls reorder their tiles to host order (`[M, K]`,
+//! `[K, N]`), collapse sticks into rows, multiply, and reorder the result back.
+//!
+//! Not lowered yet (each is a clear error naming the node): reductions, batched matmul,
+//! K-split matmul (partial sums over the ring), dtype conversion, restickify, and
+//! broadcasting along the stick dimension.
+
+use crate::ops::{access_map, DeviceOp};
+use crate::workdiv::{chunk_elems, op_eps};
+use crate::{Compilation, CompileError, Layout};
+use graph::DType;
+use std::fmt::Write;
+
+/// One kernel of the lowered module and the tensors its `index` arguments point at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Kernel {
+    /// The function's symbol name.
+    pub func: String,
+    /// The device op it implements.
+    pub op: String,
+    /// Tensor names, in argument order (inputs, then outputs).
+    pub args: Vec<String>,
+}
+
+/// The kernels of a compilation, in launch order.
+pub fn kernels(c: &Compilation) -> Vec<Kernel> {
+    c.ops
+        .iter()
+        .enumerate()
+        .map(|(i, op)| Kernel {
+            func: format!("k{i}_{}", ident(&op.name)),
+            op: op.name.clone(),
+            args: op.inputs.iter().chain(&op.outputs).cloned().collect(),
+        })
+        .collect()
+}
+
+/// Lowers every device op of `c` to a KTIR module (text).
+pub fn lower(c: &Compilation) -> Result<String, CompileError> {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "// KTIR for '{}': one kernel per device op, launched in order.",
+        c.graph.name
+    );
+    out.push_str("module {\n");
+    for (i, (op, kernel)) in c.ops.iter().zip(kernels(c)).enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let text = KernelEmitter::new(c, op, i, &kernel)?.emit()?;
+        out.push_str(&text);
+    }
+    out.push_str("}\n");
+    Ok(out)
+}
+
+/// An SSA-safe identifier made from a tensor or node name.
+fn ident(name: &str) -> String {
+    let mut s: String = name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    if s.is_empty() || s.starts_with(|c: char| c.is_ascii_digit()) {
+        s.insert(0, 't');
+    }
+    s
+}
+
+fn elem_type(dt: DType) -> Result<&'static str, String> {
+    Ok(match dt {
+        DType::F16 => "f16",
+        DType::BF16 => "bf16",
+        DType::F32 => "f32",
+        DType::I32 => "i32",
+        DType::I8 => "i8",
+        DType::Bool => "i1",
+        DType::F8E4M3 => "f8E4M3FN",
+        DType::F8E5M2 => "f8E5M2",
+        DType::I64 => "i64",
+    })
+}
+
+/// What a device dim indexes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// Whole elements of a host dim.
+    Elem,
+    /// Sticks of the stick host dim.
+    Sticks,
+    /// Position within a stick.
+    Lane,
+    /// A dim with no host counterpart (rank-0 tensors).
+    Synthetic,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct DimRef {
+    kind: Kind,
+    /// The iteration dim that indexes it; `None` when broadcast or synthetic.
+    iter: Option<usize>,
+}
+
+/// One tensor as a kernel sees it: its view and this core's tile.
+struct Operand {
+    tensor: String,
+    layout: Layout,
+    elem: &'static str,
+    dims: Vec<DimRef>,
+    /// Per device dim: subscript text and tile extent.
+    origin: Vec<String>,
+    extent: Vec<usize>,
+}
+
+struct KernelEmitter<'c> {
+    c: &'c Compilation,
+    op: &'c DeviceOp,
+    kernel: Kernel,
+    body: String,
+    next: usize,
+    operands: Vec<Operand>,
+    eps: usize,
+    grid: usize,
+}
+
+fn shape_str(shape: &[usize], elem: &str) -> String {
+    let mut s = String::from("tensor<");
+    for d in shape {
+        let _ = write!(s, "{d}x");
+    }
+    s.push_str(elem);
+    s.push('>');
+    s
+}
+
+fn memref_str(shape: &[usize], elem: &str) -> String {
+    let mut s = String::from("memref<");
+    for d in shape {
+        let _ = write!(s, "{d}x");
+    }
+    s.push_str(elem);
+    s.push('>');
+    s
+}
+
+fn tile_str(shape: &[usize]) -> String {
+    let mut s = String::from("!ktdp.access_tile<");
+    for d in shape {
+        let _ = write!(s, "{d}x");
+    }
+    s.push_str("index>");
+    s
+}
+
+/// `affine_set` of the box `[0, extent)` in every dim.
+fn box_set(extent: &[usize]) -> String {
+    let dims: Vec<String> = (0..extent.len()).map(|i| format!("d{i}")).collect();
+    let cons: Vec<String> = extent
+        .iter()
+        .enumerate()
+        .map(|(i, e)| format!("d{i} >= 0, -d{i} + {} >= 0", e.saturating_sub(1)))
+        .collect();
+    format!("affine_set<({}) : ({})>", dims.join(", "), cons.join(", "))
+}
+
+fn identity_map(rank: usize) -> String {
+    let dims: Vec<String> = (0..rank).map(|i| format!("d{i}")).collect();
+    format!("affine_map<({0}) -> ({0})>", dims.join(", "))
+}
+
+impl<'c> KernelEmitter<'c> {
+    fn new(
+        c: &'c Compilation,
+        op: &'c DeviceOp,
+        index: usize,
+        kernel: &Kernel,
+    ) -> Result<Self, CompileError> {
+        let fail = |m: String| CompileError::at(&op.name, m);
+        let div = c
+            .divisions
+            .get(index)
+            .ok_or_else(|| fail("has no work division".into()))?;
+        let eps = op_eps(c, op);
+        let chunks = chunk_elems(op, eps, &div.splits);
+        // Place value of each iteration dim in the linear core id, read off the recorded
+        // core-to-slice table so kernels and the plan cannot disagree.
+        let mut place = vec![1usize; div.splits.len()];
+        for (d, p) in place.iter_mut().enumerate() {
+            if div.splits[d] > 1 {
+                *p = div
+                    .core_to_slice
+                    .iter()
+                    .position(|s| s.get(d) == Some(&1))
+                    .ok_or_else(|| {
+                        fail(format!("core-to-slice table has no slice 1 of dim {d}"))
+                    })?;
+            }
+        }
+        let mut operands = Vec::new();
+        for (n, tensor) in op.inputs.iter().chain(&op.outputs).enumerate() {
+            let layout = c.layout(tensor, &op.name)?.clone();
+            let ty = c.ty(tensor, &op.name)?;
+            let access = access_map(op, n, &ty.shape);
+            let elem = elem_type(layout.dtype).map_err(fail)?;
+            let last = layout.device_size.len().saturating_sub(1);
+            let mut dims = Vec::new();
+            let mut origin = Vec::new();
+            let mut extent = Vec::new();
+            for (j, &size) in layout.device_size.iter().enumerate() {
+                let host = layout.host_dim_of_device_dim[j];
+                let kind = match host {
+                    None => Kind::Synthetic,
+                    Some(_) if j == last => Kind::Lane,
+                    Some(_) if layout.is_stick_count_dim(j) => Kind::Sticks,
+                    Some(_) => Kind::Elem,
+                };
+                let iter = host.and_then(|h| access.get(h).copied().flatten());
+                if kind == Kind::Lane && iter.is_none() && host.is_some_and(|h| ty.shape[h] == 1) {
+                    return Err(fail(format!(
+                        "broadcasting '{tensor}' along its stick dimension is not lowered to KTIR yet"
+                    )));
+                }
+                let (o, e) = match (kind, iter) {
+                    (Kind::Lane, _) | (Kind::Synthetic, _) | (_, None) => ("0".to_string(), size),
+                    (Kind::Sticks, Some(d)) | (Kind::Elem, Some(d)) => {
+                        let unit = if kind == Kind::Sticks {
+                            (chunks[d] / eps).max(1)
+                        } else {
+                            chunks[d]
+                        };
+                        let expr = if div.splits[d] > 1 {
+                            let mut s = "%id".to_string();
+                            if place[d] > 1 {
+                                let _ = write!(s, " floordiv {}", place[d]);
+                            }
+                            if place[d] * div.splits[d] < div.cores_used {
+                                let _ = write!(s, " mod {}", div.splits[d]);
+                            }
+                            if unit != 1 {
+                                let _ = write!(s, " * {unit}");
+                            }
+                            s
+                        } else {
+                            "0".to_string()
+                        };
+                        let last_end = (div.splits[d].max(1)) * unit;
+                        if last_end > size {
+                            return Err(fail(format!(
+                                "the slices of '{tensor}' reach {last_end} in device dim {j}, beyond its size {size}"
+                            )));
+                        }
+                        (expr, unit)
+                    }
+                };
+                dims.push(DimRef { kind, iter });
+                origin.push(o);
+                extent.push(e);
+            }
+            operands.push(Operand {
+                tensor: tensor.clone(),
+                layout,
+                elem,
+                dims,
+                origin,
+                extent,
+            });
+        }
+        Ok(KernelEmitter {
+            c,
+            op,
+            kernel: kernel.clone(),
+            body: String::new(),
+            next: 0,
+            operands,
+            eps,
+            grid: div.cores_used.max(1),
+        })
+    }
+
+    fn fail(&self, m: impl Into<String>) -> CompileError {
+        CompileError::at(&self.op.name, m)
+    }
+
+    fn fresh(&mut self, base: &str) -> String {
+        self.next += 1;
+        format!("%{base}{}", self.next)
+    }
+
+    fn line(&mut self, text: &str) {
+        self.body.push_str("    ");
+        self.body.push_str(text);
+        self.body.push('\n');
+    }
+
+    fn emit(mut self) -> Result<String, CompileError> {
+        self.line("%id = ktdp.get_compute_tile_id : index");
+        self.line("%c0 = arith.constant 0 : index");
+        for i in 0..self.operands.len() {
+            self.view_and_tile(i);
+        }
+        match self.op.op.as_str() {
+            "batchmatmul" => self.matmul()?,
+            other if crate::ops::POINTWISE.contains(&other) => self.pointwise()?,
+            other => {
+                return Err(self.fail(format!(
+                    "device op '{other}' has no KTIR lowering yet (lowered: batchmatmul and elementwise ops)"
+                )))
+            }
+        }
+        self.line("return");
+        let args: Vec<String> = self
+            .kernel
+            .args
+            .iter()
+            .map(|t| format!("%{}: index", ident(t)))
+            .collect();
+        let mut out = String::new();
+        let division = self
+            .c
+            .divisions
+            .iter()
+            .find(|d| d.op == self.op.name)
+            .map(|d| format!("splits {:?} over {} core(s)", d.splits, d.cores_used))
+            .unwrap_or_default();
+        let _ = writeln!(out, "  // {} ({}): {division}", self.op.name, self.op.op);
+        let _ = writeln!(
+            out,
+            "  func.func @{}({}) attributes {{grid = [{}]}} {{",
+            self.kernel.func,
+            args.join(", "),
+            self.grid
+        );
+        out.push_str(&self.body);
+        out.push_str("  }\n");
+        Ok(out)
+    }
+
+    /// The memory view over operand `i`'s device layout and this core's access tile.
+    fn view_and_tile(&mut self, i: usize) {
+        let o = &self.operands[i];
+        let name = ident(&o.tensor);
+        let size = &o.layout.device_size;
+        let mut strides = vec![1usize; size.len()];
+        for j in (0..size.len().saturating_sub(1)).rev() {
+            strides[j] = strides[j + 1] * size[j + 1];
+        }
+        let join = |v: &[usize]| {
+            v.iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let view = format!(
+            "%{name}_view = ktdp.construct_memory_view %{name}, sizes: [{}], strides: [{}] {{\n      coordinate_set = {},\n      memory_space = #ktdp.memory_space<global>\n    }} : {}",
+            join(size),
+            join(&strides),
+            box_set(size),
+            memref_str(size, o.elem)
+        );
+        let subs: Vec<String> = o
+            .origin
+            .iter()
+            .map(|s| {
+                if s == "0" {
+                    "%c0".to_string()
+                } else {
+                    s.clone()
+                }
+            })
+            .collect();
+        let tile = format!(
+            "%{name}_tile = ktdp.construct_access_tile %{name}_view[{}] {{\n      access_tile_set = {},\n      access_tile_order = {}\n    }} : {} -> {}",
+            subs.join(", "),
+            box_set(&o.extent),
+            identity_map(o.extent.len()),
+            memref_str(size, o.elem),
+            tile_str(&o.extent)
+        );
+        self.line(&view);
+        self.line(&tile);
+    }
+
+    fn load(&mut self, i: usize) -> String {
+        let o = &self.operands[i];
+        let name = ident(&o.tensor);
+        let text = format!(
+            "%{name}_data = ktdp.load %{name}_tile : {} -> {}",
+            tile_str(&o.extent),
+            shape_str(&o.extent, o.elem)
+        );
+        self.line(&text);
+        format!("%{name}_data")
+    }
+
+    /// Transposes `value` (dims `from`, shape `shape`) so its dims come in the order `to`
+    /// lists them (every dim of `from` must appear in `to`). Returns the new value, dims
+    /// and shape.
+    fn reorder(
+        &mut self,
+        value: String,
+        from: &[DimRef],
+        shape: &[usize],
+        to: &[DimRef],
+        elem: &str,
+    ) -> Result<(String, Vec<DimRef>, Vec<usize>), CompileError> {
+        let mut order: Vec<(usize, usize)> = Vec::new();
+        for (j, d) in from.iter().enumerate() {
+            let pos = to.iter().position(|t| t == d).ok_or_else(|| {
+                self.fail(format!("cannot place tile dim {d:?} in the compute order"))
+            })?;
+            order.push((pos, j));
+        }
+        order.sort_unstable();
+        let perm: Vec<usize> = order.iter().map(|&(_, j)| j).collect();
+        let dims: Vec<DimRef> = perm.iter().map(|&j| from[j]).collect();
+        let new_shape: Vec<usize> = perm.iter().map(|&j| shape[j]).collect();
+        if perm.iter().enumerate().all(|(i, &p)| i == p) {
+            return Ok((value, dims, new_shape));
+        }
+        let empty = self.fresh("empty");
+        let t = self.fresh("t");
+        let perm_text: Vec<String> = perm.iter().map(|p| p.to_string()).collect();
+        self.line(&format!(
+            "{empty} = tensor.empty() : {}",
+            shape_str(&new_shape, elem)
+        ));
+        self.line(&format!(
+            "{t} = linalg.transpose ins({value} : {}) outs({empty} : {}) permutation = [{}]",
+            shape_str(shape, elem),
+            shape_str(&new_shape, elem),
+            perm_text.join(", ")
+        ));
+        Ok((t, dims, new_shape))
+    }
+
+    fn pointwise(&mut self) -> Result<(), CompileError> {
+        let out_index = self.op.inputs.len();
+        let Some(out) = self.operands.get(out_index) else {
+            return Err(self.fail("has no output"));
+        };
+        let out_dims = out.dims.clone();
+        let out_shape = out.extent.clone();
+        let elem = out.elem;
+        let ty = shape_str(&out_shape, elem);
+        let mut args = Vec::new();
+        for i in 0..self.op.inputs.len() {
+            if self.operands[i].elem != elem {
+                return Err(self.fail(format!(
+                    "operand '{}' is {} but the result is {}; dtype conversion is not lowered to KTIR yet",
+                    self.operands[i].tensor, self.operands[i].elem, elem
+                )));
+            }
+            let v = self.load(i);
+            let (dims, shape) = (
+                self.operands[i].dims.clone(),
+                self.operands[i].extent.clone(),
+            );
+            let (v, dims, shape) = self.reorder(v, &dims, &shape, &out_dims, elem)?;
+            let missing: Vec<usize> = (0..out_dims.len())
+                .filter(|j| !dims.contains(&out_dims[*j]))
+                .collect();
+            let v = if missing.is_empty() {
+                v
+            } else {
+                let empty = self.fresh("empty");
+                let b = self.fresh("b");
+                let m: Vec<String> = missing.iter().map(|x| x.to_string()).collect();
+                self.line(&format!("{empty} = tensor.empty() : {ty}"));
+                self.line(&format!(
+                    "{b} = linalg.broadcast ins({v} : {}) outs({empty} : {ty}) dimensions = [{}]",
+                    shape_str(&shape, elem),
+                    m.join(", ")
+                ));
+                b
+            };
+            args.push(v);
+        }
+        let result = self.elementwise(&self.op.op.clone(), &args, &ty)?;
+        let name = ident(&self.operands[out_index].tensor);
+        self.line(&format!(
+            "ktdp.store {result}, %{name}_tile : {ty}, {}",
+            tile_str(&out_shape)
+        ));
+        Ok(())
+    }
+
+    fn constant(&mut self, value: f64, ty: &str) -> String {
+        let v = self.fresh("cst");
+        self.line(&format!("{v} = arith.constant dense<{value:?}> : {ty}"));
+        v
+    }
+
+    fn bin(&mut self, op: &str, a: &str, b: &str, ty: &str) -> String {
+        let v = self.fresh("v");
+        self.line(&format!("{v} = {op} {a}, {b} : {ty}"));
+        v
+    }
+
+    fn un(&mut self, op: &str, a: &str, ty: &str) -> String {
+        let v = self.fresh("v");
+        self.line(&format!("{v} = {op} {a} : {ty}"));
+        v
+    }
+
+    /// Emits one SDSC elementwise op on whole tiles of type `ty`.
+    fn elementwise(&mut self, op: &str, args: &[String], ty: &str) -> Result<String, CompileError> {
+        let arity = |n: usize, s: &Self| -> Result<(), CompileError> {
+            if args.len() != n {
+                return Err(s.fail(format!(
+                    "'{op}' expects {n} operand(s), found {}",
+                    args.len()
+                )));
+            }
+            Ok(())
+        };
+        let binary = match op {
+            "add" => Some("arith.addf"),
+            "sub" => Some("arith.subf"),
+            "mul" => Some("arith.mulf"),
+            "realdiv" => Some("arith.divf"),
+            "maximum" => Some("arith.maximumf"),
+            "minimum" => Some("arith.minimumf"),
+            _ => None,
+        };
+        if let Some(b) = binary {
+            arity(2, self)?;
+            return Ok(self.bin(b, &args[0], &args[1], ty));
+        }
+        arity(1, self)?;
+        let x = args[0].clone();
+        let unary = match op {
+            "neg" => Some("arith.negf"),
+            "exp" => Some("math.exp"),
+            "log" => Some("math.log"),
+            "sqrt" => Some("math.sqrt"),
+            "rsqrt" => Some("math.rsqrt"),
+            "tanh" => Some("math.tanh"),
+            "abs" => Some("math.absf"),
+            _ => None,
+        };
+        if let Some(u) = unary {
+            return Ok(self.un(u, &x, ty));
+        }
+        Ok(match op {
+            "reciprocal" => {
+                let one = self.constant(1.0, ty);
+                self.bin("arith.divf", &one, &x, ty)
+            }
+            "relu" => {
+                let zero = self.constant(0.0, ty);
+                self.bin("arith.maximumf", &x, &zero, ty)
+            }
+            "sigmoid" => self.sigmoid(&x, ty),
+            "silu" => {
+                let s = self.sigmoid(&x, ty);
+                self.bin("arith.mulf", &x, &s, ty)
+            }
+            "softplus" => {
+                let e = self.un("math.exp", &x, ty);
+                let one = self.constant(1.0, ty);
+                let s = self.bin("arith.addf", &one, &e, ty);
+                self.un("math.log", &s, ty)
+            }
+            "gelu" => {
+                // 0.5 * x * (1 + erf(x / sqrt(2)))
+                let r = self.constant(std::f64::consts::FRAC_1_SQRT_2, ty);
+                let xs = self.bin("arith.mulf", &x, &r, ty);
+                let e = self.un("math.erf", &xs, ty);
+                let one = self.constant(1.0, ty);
+                let s = self.bin("arith.addf", &one, &e, ty);
+                let half = self.constant(0.5, ty);
+                let h = self.bin("arith.mulf", &x, &half, ty);
+                self.bin("arith.mulf", &h, &s, ty)
+            }
+            other => {
+                return Err(self.fail(format!("elementwise op '{other}' has no KTIR lowering yet")))
+            }
+        })
+    }
+
+    fn sigmoid(&mut self, x: &str, ty: &str) -> String {
+        let n = self.un("arith.negf", x, ty);
+        let e = self.un("math.exp", &n, ty);
+        let one = self.constant(1.0, ty);
+        let d = self.bin("arith.addf", &one, &e, ty);
+        self.bin("arith.divf", &one, &d, ty)
+    }
+
+    fn matmul(&mut self) -> Result<(), CompileError> {
+        let it = &self.op.iteration;
+        let nb = it.len().saturating_sub(3);
+        if it.len() < 3 || it[..nb].iter().any(|d| d.extent > 1) {
+            return Err(self.fail("batched matmul is not lowered to KTIR yet"));
+        }
+        let (mb, out, k) = (nb, nb + 1, nb + 2);
+        let div = self
+            .c
+            .divisions
+            .iter()
+            .find(|d| d.op == self.op.name)
+            .ok_or_else(|| self.fail("has no work division"))?;
+        if div.splits.get(k).copied().unwrap_or(1) > 1 {
+            return Err(self.fail(
+                "a K split (partial sums reduced over the ring) is not lowered to KTIR yet; give a work-division hint without a K split",
+            ));
+        }
+        if self.operands.len() != 3 {
+            return Err(self.fail("matmul needs two inputs and one output"));
+        }
+        let d = |kind, iter| DimRef {
+            kind,
+            iter: Some(iter),
+        };
+        // Compute order: A as [M, K sticks, K lanes]; B as [K, N sticks, N lanes];
+        // C as [M, N sticks, N lanes].
+        let a_order = [d(Kind::Elem, mb), d(Kind::Sticks, k), d(Kind::Lane, k)];
+        let b_order = [d(Kind::Elem, k), d(Kind::Sticks, out), d(Kind::Lane, out)];
+        let c_order = [d(Kind::Elem, mb), d(Kind::Sticks, out), d(Kind::Lane, out)];
+        let mut loaded = Vec::new();
+        for (i, order) in [(0, &a_order), (1, &b_order)] {
+            let elem = self.operands[i].elem;
+            let (dims, shape) = (
+                self.operands[i].dims.clone(),
+                self.operands[i].extent.clone(),
+            );
+            if dims.len() != 3 || dims.iter().any(|x| !order.contains(x)) {
+                return Err(self.fail(format!(
+                    "operand '{}' has a layout the matmul lowering does not handle (device dims {:?})",
+                    self.operands[i].tensor, self.operands[i].layout.device_size
+                )));
+            }
+            let v = self.load(i);
+            let (v, _, shape) = self.reorder(v, &dims, &shape, order.as_slice(), elem)?;
+            let flat = [shape[0], shape[1] * shape[2]];
+            let r = self.fresh("rows");
+            self.line(&format!(
+                "{r} = tensor.collapse_shape {v} [[0], [1, 2]] : {} into {}",
+                shape_str(&shape, elem),
+                shape_str(&flat, elem)
+            ));
+            loaded.push((r, flat, elem));
+        }
+        let (a, a_shape, a_elem) = loaded[0].clone();
+        let (b, b_shape, b_elem) = loaded[1].clone();
+        if a_shape[1] != b_shape[0] {
+            return Err(self.fail(format!(
+                "padded K differs between A ({}) and B ({})",
+                a_shape[1], b_shape[0]
+            )));
+        }
+        let c_elem = self.operands[2].elem;
+        let c_shape = [a_shape[0], b_shape[1]];
+        let c_ty = shape_str(&c_shape, c_elem);
+        let zero = self.fresh("zero");
+        let empty = self.fresh("empty");
+        let init = self.fresh("init");
+        let prod = self.fresh("mm");
+        self.line(&format!("{zero} = arith.constant 0.0 : {c_elem}"));
+        self.line(&format!("{empty} = tensor.empty() : {c_ty}"));
+        self.line(&format!(
+            "{init} = linalg.fill ins({zero} : {c_elem}) outs({empty} : {c_ty}) -> {c_ty}"
+        ));
+        self.line(&format!(
+            "{prod} = linalg.matmul ins({a}, {b} : {}, {}) outs({init} : {c_ty}) -> {c_ty}",
+            shape_str(&a_shape, a_elem),
+            shape_str(&b_shape, b_elem)
+        ));
+        // Back to C's device order.
+        let c_dims = self.operands[2].dims.clone();
+        if c_dims.len() != 3 || c_dims.iter().any(|x| !c_order.contains(x)) {
+            return Err(self.fail("the output has a layout the matmul lowering does not handle"));
+        }
+        let eps = self.eps;
+        let sticks = c_shape[1] / eps.max(1);
+        let expanded = [c_shape[0], sticks, eps];
+        let e = self.fresh("sticks");
+        self.line(&format!(
+            "{e} = tensor.expand_shape {prod} [[0], [1, 2]] output_shape [{}, {}, {}] : {c_ty} into {}",
+            expanded[0],
+            expanded[1],
+            expanded[2],
+            shape_str(&expanded, c_elem)
+        ));
+        let (v, _, shape) = self.reorder(e, &c_order, &expanded, &c_dims, c_elem)?;
+        let name = ident(&self.operands[2].tensor);
+        self.line(&format!(
+            "ktdp.store {v}, %{name}_tile : {}, {}",
+            shape_str(&shape, c_elem),
+            tile_str(&shape)
+        ));
+        Ok(())
+    }
+}

@@ -1,0 +1,665 @@
+//! Device ops and the `decompose` pass: graph ops to the device op set (SDSC op names).
+//!
+//! | graph op | device ops |
+//! |---|---|
+//! | MatMul (rank >= 2, batch dims broadcast) | batchmatmul |
+//! | Gemm (alpha = beta = 1, no transposes) | batchmatmul, add (when C is given) |
+//! | Add, Sub, Mul, Div, Max, Min (2+ inputs chain) | add, sub, mul, realdiv, maximum, minimum |
+//! | Neg, Abs, Exp, Log, Sqrt, Reciprocal, Tanh, Sigmoid, Relu, Gelu, Silu, Softplus, Floor | same name, lowercase |
+//! | Cast | to_dtype |
+//! | Softmax (last axis) | max, sub, exp, sum, realdiv |
+//! | ReduceSum, ReduceMean, ReduceMax (axes = [-1], keepdims = 1) | sum, mean, max |
+//! | SimplifiedLayerNormalization / RMSNormalization (last axis) | mul, mean, add (eps), rsqrt, mul, mul (weight) |
+//!
+//! Reductions (max, sum, mean) reduce the last axis and keep it with size 1; their iteration
+//! space is the input's, with the last dim marked as a reduction. Constants a decomposition
+//! needs (the norm's epsilon) become new initializers of the compilation's graph.
+
+use crate::{Compilation, CompileError};
+use graph::{AttrValue, DType, Node, TensorType};
+use serde::{Deserialize, Serialize};
+
+/// One device op: the unit the rest of the compiler plans.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeviceOp {
+    /// From the graph node; `node/step` when a node decomposes into several ops.
+    pub name: String,
+    /// SDSC op name ("batchmatmul", "add", "restickify", ...).
+    pub op: String,
+    pub inputs: Vec<String>,
+    pub outputs: Vec<String>,
+    pub iteration: Vec<IterDim>,
+}
+
+/// One dimension of an op's iteration space.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IterDim {
+    /// batchmatmul: "b0".. (batch), "mb" (M), "out" (N), "in" (K); others: "d0", "d1", ...
+    pub label: String,
+    /// In elements.
+    pub extent: usize,
+    /// Indexes the stick dim, so it is split in whole sticks.
+    pub in_sticks: bool,
+    pub reduction: bool,
+}
+
+/// Device ops applied elementwise.
+pub const POINTWISE: &[&str] = &[
+    "abs",
+    "add",
+    "sub",
+    "mul",
+    "realdiv",
+    "neg",
+    "exp",
+    "log",
+    "sqrt",
+    "rsqrt",
+    "reciprocal",
+    "tanh",
+    "sigmoid",
+    "relu",
+    "gelu",
+    "silu",
+    "softplus",
+    "floor",
+    "maximum",
+    "minimum",
+    "to_dtype",
+];
+
+/// Device reductions over the last axis (kept with size 1).
+pub const REDUCTIONS: &[&str] = &["max", "sum", "mean", "min"];
+
+/// Graph ops `decompose` accepts.
+pub const SUPPORTED_GRAPH_OPS: &[&str] = &[
+    "Abs",
+    "Add",
+    "Cast",
+    "Div",
+    "Exp",
+    "Floor",
+    "Gelu",
+    "Gemm",
+    "Log",
+    "MatMul",
+    "Max",
+    "Min",
+    "Mul",
+    "Neg",
+    "RMSNormalization",
+    "Reciprocal",
+    "ReduceMax",
+    "ReduceMean",
+    "ReduceSum",
+    "Relu",
+    "Sigmoid",
+    "Silu",
+    "SimplifiedLayerNormalization",
+    "Softmax",
+    "Softplus",
+    "Sqrt",
+    "Sub",
+    "Tanh",
+];
+
+fn unary_device_op(op: &str) -> Option<&'static str> {
+    Some(match op {
+        "Abs" => "abs",
+        "Neg" => "neg",
+        "Exp" => "exp",
+        "Log" => "log",
+        "Sqrt" => "sqrt",
+        "Reciprocal" => "reciprocal",
+        "Tanh" => "tanh",
+        "Sigmoid" => "sigmoid",
+        "Relu" => "relu",
+        "Gelu" => "gelu",
+        "Silu" => "silu",
+        "Softplus" => "softplus",
+        "Floor" => "floor",
+        "Cast" => "to_dtype",
+        _ => return None,
+    })
+}
+
+fn binary_device_op(op: &str) -> Option<&'static str> {
+    Some(match op {
+        "Add" => "add",
+        "Sub" => "sub",
+        "Mul" => "mul",
+        "Div" => "realdiv",
+        "Max" => "maximum",
+        "Min" => "minimum",
+        _ => return None,
+    })
+}
+
+/// Which iteration dim indexes each dim of an operand (`None`: broadcast or reduced away).
+/// `operand` counts the op's inputs first, then its outputs.
+pub fn access_map(op: &DeviceOp, operand: usize, shape: &[usize]) -> Vec<Option<usize>> {
+    let it = &op.iteration;
+    let r = shape.len();
+    let aligned = |i: usize, offset_from_right: usize, iter_end: usize| -> Option<usize> {
+        // dim i of a tensor whose dims [0, r - offset_from_right) align right with iteration
+        // dims [0, iter_end).
+        let lead = r.checked_sub(offset_from_right)?;
+        let pos = (iter_end + i).checked_sub(lead)?;
+        let d = it.get(pos)?;
+        if shape[i] == 1 && d.extent != 1 {
+            None
+        } else {
+            Some(pos)
+        }
+    };
+    if op.op == "batchmatmul" && it.len() >= 3 && r >= 2 {
+        let nb = it.len() - 3;
+        let (mb, out, k) = (nb, nb + 1, nb + 2);
+        let (second_last, last) = match operand {
+            0 => (mb, k),
+            1 => (k, out),
+            _ => (mb, out),
+        };
+        return (0..r)
+            .map(|i| {
+                if i == r - 1 {
+                    Some(last)
+                } else if i == r - 2 {
+                    Some(second_last)
+                } else {
+                    aligned(i, 2, nb)
+                }
+            })
+            .collect();
+    }
+    (0..r).map(|i| aligned(i, 0, it.len())).collect()
+}
+
+fn pointwise_iteration(shape: &[usize]) -> Vec<IterDim> {
+    if shape.is_empty() {
+        return vec![IterDim {
+            label: "d0".into(),
+            extent: 1,
+            in_sticks: true,
+            reduction: false,
+        }];
+    }
+    let last = shape.len() - 1;
+    shape
+        .iter()
+        .enumerate()
+        .map(|(i, &e)| IterDim {
+            label: format!("d{i}"),
+            extent: e,
+            in_sticks: i == last,
+            reduction: false,
+        })
+        .collect()
+}
+
+/// The iteration of an elementwise op over a tensor of this shape ("d0", "d1", ...).
+pub fn pointwise_iteration_pub(shape: &[usize]) -> Vec<IterDim> {
+    pointwise_iteration(shape)
+}
+
+fn reduction_iteration(input_shape: &[usize]) -> Vec<IterDim> {
+    let mut it = pointwise_iteration(input_shape);
+    if let Some(d) = it.last_mut() {
+        d.reduction = true;
+    }
+    it
+}
+
+/// Builds the ops of one node, naming intermediates `node/step`.
+struct Builder<'a> {
+    c: &'a mut Compilation,
+    node: &'a Node,
+    ops: Vec<DeviceOp>,
+}
+
+impl Builder<'_> {
+    fn err(&self, msg: impl Into<String>) -> CompileError {
+        CompileError::at(&self.node.name, msg)
+    }
+
+    fn ty(&self, t: &str) -> Result<TensorType, CompileError> {
+        self.c
+            .types
+            .get(t)
+            .cloned()
+            .ok_or_else(|| self.err(format!("tensor '{t}' has no known type")))
+    }
+
+    /// A fresh tensor name for step `step` of this node.
+    fn temp(&mut self, step: &str, ty: TensorType) -> String {
+        let base = format!("{}/{step}", self.node.name);
+        let mut name = base.clone();
+        let mut k = 1;
+        while self.c.types.contains_key(&name) {
+            name = format!("{base}_{k}");
+            k += 1;
+        }
+        self.c.types.insert(name.clone(), ty);
+        name
+    }
+
+    fn push(
+        &mut self,
+        step: Option<&str>,
+        op: &str,
+        inputs: Vec<String>,
+        out: String,
+        it: Vec<IterDim>,
+    ) {
+        let name = match step {
+            Some(s) => format!("{}/{s}", self.node.name),
+            None => self.node.name.clone(),
+        };
+        self.ops.push(DeviceOp {
+            name,
+            op: op.to_string(),
+            inputs,
+            outputs: vec![out],
+            iteration: it,
+        });
+    }
+
+    fn input(&self, i: usize) -> Result<String, CompileError> {
+        match self.node.inputs.get(i) {
+            Some(s) if !s.is_empty() => Ok(s.clone()),
+            _ => Err(self.err(format!(
+                "{} needs input {} but it is missing",
+                self.node.op,
+                i + 1
+            ))),
+        }
+    }
+
+    fn output(&self) -> Result<String, CompileError> {
+        match self.node.outputs.first() {
+            Some(s) if !s.is_empty() => Ok(s.clone()),
+            _ => Err(self.err(format!("{} has no output", self.node.op))),
+        }
+    }
+
+    fn int_attr(&self, name: &str, default: i64) -> Result<i64, CompileError> {
+        match self.node.attrs.get(name) {
+            None => Ok(default),
+            Some(AttrValue::Int(v)) => Ok(*v),
+            Some(v) => Err(self.err(format!(
+                "attribute '{name}' must be an integer, got {}",
+                v.kind_name()
+            ))),
+        }
+    }
+
+    fn float_attr(&self, name: &str, default: f32) -> Result<f32, CompileError> {
+        match self.node.attrs.get(name) {
+            None => Ok(default),
+            Some(AttrValue::Float(v)) => Ok(*v),
+            Some(AttrValue::Int(v)) => Ok(*v as f32),
+            Some(v) => Err(self.err(format!(
+                "attribute '{name}' must be a float, got {}",
+                v.kind_name()
+            ))),
+        }
+    }
+
+    /// Checks that `axis` names the last axis of a rank-`rank` tensor.
+    fn require_last_axis(&self, axis: i64, rank: usize) -> Result<(), CompileError> {
+        let r = rank as i64;
+        let a = if axis < 0 { axis + r } else { axis };
+        if a != r - 1 {
+            return Err(self.err(format!(
+                "{} over axis {axis} of a rank-{rank} tensor is not supported; only the last axis (-1)",
+                self.node.op
+            )));
+        }
+        Ok(())
+    }
+
+    fn matmul(
+        &mut self,
+        a: String,
+        b: String,
+        out: String,
+        step: Option<&str>,
+    ) -> Result<(), CompileError> {
+        let (ta, tb, tc) = (self.ty(&a)?, self.ty(&b)?, self.ty(&out)?);
+        if ta.shape.len() < 2 || tb.shape.len() < 2 {
+            return Err(self.err(format!(
+                "matmul of {}-D by {}-D operands is not supported; both must be at least 2-D",
+                ta.shape.len(),
+                tb.shape.len()
+            )));
+        }
+        let rc = tc.shape.len();
+        if rc < 2 {
+            return Err(self.err("matmul result must be at least 2-D"));
+        }
+        let k = ta.shape[ta.shape.len() - 1];
+        if tb.shape[tb.shape.len() - 2] != k {
+            return Err(self.err(format!(
+                "matmul inner dims differ: A has K = {k}, B has K = {}",
+                tb.shape[tb.shape.len() - 2]
+            )));
+        }
+        let mut it: Vec<IterDim> = tc.shape[..rc - 2]
+            .iter()
+            .enumerate()
+            .map(|(i, &e)| IterDim {
+                label: format!("b{i}"),
+                extent: e,
+                in_sticks: false,
+                reduction: false,
+            })
+            .collect();
+        it.push(IterDim {
+            label: "mb".into(),
+            extent: tc.shape[rc - 2],
+            in_sticks: false,
+            reduction: false,
+        });
+        it.push(IterDim {
+            label: "out".into(),
+            extent: tc.shape[rc - 1],
+            in_sticks: true,
+            reduction: false,
+        });
+        it.push(IterDim {
+            label: "in".into(),
+            extent: k,
+            in_sticks: true,
+            reduction: true,
+        });
+        self.push(step, "batchmatmul", vec![a, b], out, it);
+        Ok(())
+    }
+
+    fn decompose(&mut self) -> Result<(), CompileError> {
+        let op = self.node.op.clone();
+        if let Some(dop) = unary_device_op(&op) {
+            let (x, y) = (self.input(0)?, self.output()?);
+            let it = pointwise_iteration(&self.ty(&y)?.shape);
+            self.push(None, dop, vec![x], y, it);
+            return Ok(());
+        }
+        if let Some(dop) = binary_device_op(&op) {
+            let inputs: Vec<String> = self
+                .node
+                .inputs
+                .iter()
+                .filter(|s| !s.is_empty())
+                .cloned()
+                .collect();
+            let y = self.output()?;
+            let yt = self.ty(&y)?;
+            if inputs.len() < 2 {
+                return Err(self.err(format!(
+                    "{op} needs at least 2 inputs, got {}",
+                    inputs.len()
+                )));
+            }
+            if inputs.len() > 2 && !matches!(op.as_str(), "Max" | "Min") {
+                return Err(self.err(format!("{op} takes 2 inputs, got {}", inputs.len())));
+            }
+            // Variadic Max/Min chain left to right; the chain's partial results have the
+            // output's type (broadcasting widens monotonically).
+            let mut acc = inputs[0].clone();
+            for (i, rhs) in inputs.iter().enumerate().skip(1) {
+                let last = i + 1 == inputs.len();
+                let out = if last {
+                    y.clone()
+                } else {
+                    self.temp(&format!("{dop}_{i}"), yt.clone())
+                };
+                let step = if inputs.len() > 2 {
+                    Some(format!("{dop}_{i}"))
+                } else {
+                    None
+                };
+                self.push(
+                    step.as_deref(),
+                    dop,
+                    vec![acc, rhs.clone()],
+                    out.clone(),
+                    pointwise_iteration(&yt.shape),
+                );
+                acc = out;
+            }
+            return Ok(());
+        }
+        match op.as_str() {
+            "MatMul" => {
+                let (a, b, y) = (self.input(0)?, self.input(1)?, self.output()?);
+                self.matmul(a, b, y, None)
+            }
+            "Gemm" => {
+                let (ta, tb) = (self.int_attr("transA", 0)?, self.int_attr("transB", 0)?);
+                let (alpha, beta) = (
+                    self.float_attr("alpha", 1.0)?,
+                    self.float_attr("beta", 1.0)?,
+                );
+                if ta != 0 || tb != 0 {
+                    return Err(self.err(format!(
+                        "Gemm with transA={ta}, transB={tb} is not supported (needs a transposing restickify); only transA=transB=0"
+                    )));
+                }
+                if alpha != 1.0 || beta != 1.0 {
+                    return Err(self.err(format!(
+                        "Gemm with alpha={alpha}, beta={beta} is not supported; only alpha=beta=1"
+                    )));
+                }
+                let (a, b, y) = (self.input(0)?, self.input(1)?, self.output()?);
+                let c = self.node.inputs.get(2).filter(|s| !s.is_empty()).cloned();
+                match c {
+                    None => self.matmul(a, b, y, None),
+                    Some(c) => {
+                        let yt = self.ty(&y)?;
+                        let ab = self.temp("matmul", yt.clone());
+                        self.matmul(a, b, ab.clone(), Some("matmul"))?;
+                        self.push(
+                            Some("add"),
+                            "add",
+                            vec![ab, c],
+                            y,
+                            pointwise_iteration(&yt.shape),
+                        );
+                        Ok(())
+                    }
+                }
+            }
+            "Softmax" => {
+                let (x, y) = (self.input(0)?, self.output()?);
+                let xt = self.ty(&x)?;
+                self.require_last_axis(self.int_attr("axis", -1)?, xt.shape.len())?;
+                let mut red = xt.shape.clone();
+                if let Some(l) = red.last_mut() {
+                    *l = 1;
+                }
+                let red_t = TensorType {
+                    dtype: xt.dtype,
+                    shape: red,
+                };
+                let full = pointwise_iteration(&xt.shape);
+                let rit = reduction_iteration(&xt.shape);
+                let m = self.temp("max", red_t.clone());
+                self.push(Some("max"), "max", vec![x.clone()], m.clone(), rit.clone());
+                let s = self.temp("sub", xt.clone());
+                self.push(Some("sub"), "sub", vec![x, m], s.clone(), full.clone());
+                let e = self.temp("exp", xt.clone());
+                self.push(Some("exp"), "exp", vec![s], e.clone(), full.clone());
+                let z = self.temp("sum", red_t);
+                self.push(Some("sum"), "sum", vec![e.clone()], z.clone(), rit);
+                self.push(Some("realdiv"), "realdiv", vec![e, z], y, full);
+                Ok(())
+            }
+            "ReduceSum" | "ReduceMean" | "ReduceMax" => {
+                let (x, y) = (self.input(0)?, self.output()?);
+                let xt = self.ty(&x)?;
+                let r = xt.shape.len() as i64;
+                let axes = match self.node.attrs.get("axes") {
+                    Some(AttrValue::Ints(v)) => v.clone(),
+                    Some(AttrValue::Int(v)) => vec![*v],
+                    _ => vec![],
+                };
+                let last_only = axes.len() == 1 && (axes[0] == r - 1 || axes[0] == -1);
+                if !last_only || self.int_attr("keepdims", 1)? != 1 || r == 0 {
+                    return Err(self.err(format!(
+                        "{op} with axes {axes:?} and keepdims={} is not supported; only axes=[-1] with keepdims=1",
+                        self.int_attr("keepdims", 1)?
+                    )));
+                }
+                let dop = match op.as_str() {
+                    "ReduceSum" => "sum",
+                    "ReduceMean" => "mean",
+                    _ => "max",
+                };
+                self.push(None, dop, vec![x], y, reduction_iteration(&xt.shape));
+                Ok(())
+            }
+            "SimplifiedLayerNormalization" | "RMSNormalization" => {
+                let (x, w, y) = (self.input(0)?, self.input(1)?, self.output()?);
+                let xt = self.ty(&x)?;
+                self.require_last_axis(self.int_attr("axis", -1)?, xt.shape.len())?;
+                let eps = self.float_attr("epsilon", 1e-5)?;
+                let mut red = xt.shape.clone();
+                if let Some(l) = red.last_mut() {
+                    *l = 1;
+                }
+                let red_t = TensorType {
+                    dtype: xt.dtype,
+                    shape: red.clone(),
+                };
+                let full = pointwise_iteration(&xt.shape);
+                let sq = self.temp("square", xt.clone());
+                self.push(
+                    Some("square"),
+                    "mul",
+                    vec![x.clone(), x.clone()],
+                    sq.clone(),
+                    full.clone(),
+                );
+                let ms = self.temp("mean", red_t.clone());
+                self.push(
+                    Some("mean"),
+                    "mean",
+                    vec![sq],
+                    ms.clone(),
+                    reduction_iteration(&xt.shape),
+                );
+                let eps_t = TensorType {
+                    dtype: xt.dtype,
+                    shape: vec![1],
+                };
+                let eps_name = self.temp("epsilon", eps_t.clone());
+                self.c.graph.initializers.push(graph::Initializer {
+                    name: eps_name.clone(),
+                    ty: eps_t,
+                    init: graph::InitSpec::Constant(eps),
+                });
+                let me = self.temp("add_eps", red_t.clone());
+                self.push(
+                    Some("add_eps"),
+                    "add",
+                    vec![ms, eps_name],
+                    me.clone(),
+                    pointwise_iteration(&red),
+                );
+                let r = self.temp("rsqrt", red_t);
+                self.push(
+                    Some("rsqrt"),
+                    "rsqrt",
+                    vec![me],
+                    r.clone(),
+                    pointwise_iteration(&red),
+                );
+                let n = self.temp("normalize", xt.clone());
+                self.push(
+                    Some("normalize"),
+                    "mul",
+                    vec![x, r],
+                    n.clone(),
+                    full.clone(),
+                );
+                self.push(Some("scale"), "mul", vec![n, w], y, full);
+                Ok(())
+            }
+            _ => Err(self.err(format!(
+                "no lowering for op {op} at node {}; supported: {}",
+                self.node.name,
+                SUPPORTED_GRAPH_OPS.join(", ")
+            ))),
+        }
+    }
+}
+
+/// The `decompose` pass: fills `c.ops`.
+pub fn decompose(c: &mut Compilation) -> Result<(), CompileError> {
+    let nodes = c.graph.nodes.clone();
+    let mut all = Vec::new();
+    for node in &nodes {
+        if node.outputs.iter().filter(|o| !o.is_empty()).count() > 1 {
+            return Err(CompileError::at(
+                &node.name,
+                format!("{} with more than one output is not supported", node.op),
+            ));
+        }
+        let mut b = Builder {
+            c,
+            node,
+            ops: Vec::new(),
+        };
+        b.decompose()?;
+        all.extend(b.ops);
+    }
+    // Device ops work on float data; reject integer/bool compute early with a clear message.
+    for op in &all {
+        for t in op.inputs.iter().chain(&op.outputs) {
+            let dt = c.ty(t, &op.name)?.dtype;
+            if !dt.is_float() && op.op != "to_dtype" {
+                return Err(CompileError::at(
+                    &op.name,
+                    format!(
+                        "{} on {} tensor '{t}' is not supported; device ops compute on float types",
+                        op.op,
+                        dt.name()
+                    ),
+                ));
+            }
+        }
+    }
+    c.ops = all;
+    Ok(())
+}
+
+/// Element size, guarding against a zero-size dtype.
+pub(crate) fn dsize(dt: DType) -> usize {
+    dt.size_bytes().max(1)
+}
+
+/// One line per op, for the decompose snapshot.
+pub fn describe_op(op: &DeviceOp) -> String {
+    let it: Vec<String> = op
+        .iteration
+        .iter()
+        .map(|d| {
+            let mut s = format!("{}={}", d.label, d.extent);
+            if d.in_sticks {
+                s.push_str(" sticks");
+            }
+            if d.reduction {
+                s.push_str(" red");
+            }
+            s
+        })
+        .collect();
+    format!(
+        "{}: {}({}) -> {}  iter [{}]",
+        op.name,
+        op.op,
+        op.inputs.join(", "),
+        op.outputs.join(", "),
+        it.join(", ")
+    )
+}

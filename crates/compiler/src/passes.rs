@@ -1,0 +1,961 @@
+//! The pass manager and the `canonicalize` pass.
+//!
+//! `canonicalize` folds `Identity` nodes whose output is not a graph output (their users read
+//! the input instead), drops nodes none of whose outputs reach a graph output, and drops
+//! initializers nothing reads. Graph inputs are the interface and always stay.
+
+use crate::ops::describe_op;
+use crate::{layout, ops, scratchpad, sdsc_emit, workdiv};
+use crate::{Compilation, CompileError, Options, Snapshot, Target, PASS_NAMES};
+use graph::{Graph, TensorType};
+use serde_json::json;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// What canonicalize changed.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct CanonicalizeReport {
+    pub folded_identities: Vec<String>,
+    pub removed_nodes: Vec<String>,
+    pub removed_initializers: Vec<String>,
+}
+
+/// Canonicalizes a graph (see the module doc).
+pub fn canonicalize(g: &Graph) -> (Graph, CanonicalizeReport) {
+    let mut g = g.clone();
+    let mut report = CanonicalizeReport::default();
+    let outputs: BTreeSet<String> = g.outputs.iter().cloned().collect();
+    // Fold Identity.
+    let mut rename: BTreeMap<String, String> = BTreeMap::new();
+    let mut kept = Vec::new();
+    for mut n in std::mem::take(&mut g.nodes) {
+        for i in n.inputs.iter_mut() {
+            if let Some(r) = rename.get(i) {
+                *i = r.clone();
+            }
+        }
+        let foldable = n.op == "Identity"
+            && n.inputs.len() == 1
+            && n.outputs.len() == 1
+            && !n.inputs[0].is_empty()
+            && !outputs.contains(&n.outputs[0]);
+        if foldable {
+            rename.insert(n.outputs[0].clone(), n.inputs[0].clone());
+            report.folded_identities.push(n.name.clone());
+        } else {
+            kept.push(n);
+        }
+    }
+    // Dead nodes, walking back from the outputs.
+    let mut needed: BTreeSet<String> = outputs.clone();
+    let mut live = vec![false; kept.len()];
+    for (i, n) in kept.iter().enumerate().rev() {
+        if n.outputs.iter().any(|o| needed.contains(o)) {
+            live[i] = true;
+            needed.extend(n.inputs.iter().filter(|s| !s.is_empty()).cloned());
+        }
+    }
+    for (n, l) in kept.into_iter().zip(live) {
+        if l {
+            g.nodes.push(n);
+        } else {
+            report.removed_nodes.push(n.name);
+        }
+    }
+    g.initializers.retain(|i| {
+        let keep = needed.contains(&i.name);
+        if !keep {
+            report.removed_initializers.push(i.name.clone());
+        }
+        keep
+    });
+    (g, report)
+}
+
+fn ty_str(t: &TensorType) -> String {
+    let d: Vec<String> = t.shape.iter().map(|x| x.to_string()).collect();
+    format!("{}[{}]", t.dtype.name(), d.join(","))
+}
+
+fn ty_json(t: &TensorType) -> serde_json::Value {
+    json!({"dtype": t.dtype.name(), "shape": t.shape})
+}
+
+fn to_value<T: serde::Serialize>(x: &T) -> serde_json::Value {
+    serde_json::to_value(x).unwrap_or(serde_json::Value::Null)
+}
+
+fn check_target(t: &Target) -> Result<(), CompileError> {
+    let bad = |m: &str| Err(CompileError::new(format!("invalid target: {m}"), None));
+    if t.cores == 0 {
+        return bad("cores must be at least 1");
+    }
+    if t.stick_bytes == 0 || t.stick_bytes % 8 != 0 {
+        return bad("stick_bytes must be a positive multiple of 8");
+    }
+    if !(t.matmul_macs_per_ns > 0.0 && t.dram_bytes_per_ns > 0.0) {
+        return bad("matmul_macs_per_ns and dram_bytes_per_ns must be positive");
+    }
+    if t.pe_rows == 0 || t.fill_row_passes == 0 {
+        return bad("pe_rows and fill_row_passes must be at least 1");
+    }
+    Ok(())
+}
+
+/// Runs the passes in order, recording a snapshot after each (see the crate doc).
+pub fn compile(
+    graph: &Graph,
+    target: &Target,
+    options: &Options,
+) -> Result<Compilation, CompileError> {
+    if let Some(s) = &options.stop_after {
+        if !PASS_NAMES.contains(&s.as_str()) {
+            return Err(CompileError::new(
+                format!("unknown pass '{s}'; passes are: {}", PASS_NAMES.join(", ")),
+                None,
+            ));
+        }
+    }
+    check_target(target)?;
+    let all_types = graph
+        .infer_types()
+        .map_err(|e| CompileError::new(format!("type inference failed: {e}"), None))?;
+    let (g, report) = canonicalize(graph);
+    let mut present: BTreeSet<&str> = g.inputs.iter().map(|v| v.name.as_str()).collect();
+    present.extend(g.initializers.iter().map(|i| i.name.as_str()));
+    present.extend(
+        g.nodes
+            .iter()
+            .flat_map(|n| n.outputs.iter().map(|s| s.as_str())),
+    );
+    let types: BTreeMap<String, TensorType> = all_types
+        .into_iter()
+        .filter(|(k, _)| present.contains(k.as_str()))
+        .collect();
+    let mut c = Compilation {
+        graph: g,
+        types,
+        ops: Vec::new(),
+        layouts: BTreeMap::new(),
+        divisions: Vec::new(),
+        placements: BTreeMap::new(),
+        sdsc: None,
+        ktir: None,
+        snapshots: Vec::new(),
+        target: target.clone(),
+    };
+    for &pass in PASS_NAMES {
+        let (title, text, data) = match pass {
+            "canonicalize" => canonicalize_snapshot(&c, &report),
+            "decompose" => {
+                let before: BTreeSet<String> = c.types.keys().cloned().collect();
+                ops::decompose(&mut c)?;
+                let mut text = String::from("ops:\n");
+                for op in &c.ops {
+                    text.push_str(&format!("  {}\n", describe_op(op)));
+                }
+                let new: Vec<&String> = c.types.keys().filter(|k| !before.contains(*k)).collect();
+                text.push_str("new tensors:");
+                if new.is_empty() {
+                    text.push_str(" none\n");
+                } else {
+                    text.push('\n');
+                    for t in &new {
+                        text.push_str(&format!("  {t}: {}\n", ty_str(&c.types[*t])));
+                    }
+                }
+                let data = json!({"ops": to_value(&c.ops), "newTensors": new});
+                (format!("{} device ops", c.ops.len()), text, data)
+            }
+            "layout" => {
+                let (notes, restick) = layout::run(&mut c)?;
+                let text = layout::snapshot_text(&c, &notes, &restick);
+                let layouts: serde_json::Map<String, serde_json::Value> = c
+                    .layouts
+                    .iter()
+                    .map(|(k, l)| (k.clone(), l.to_json()))
+                    .collect();
+                let data = json!({"layouts": layouts, "notes": notes, "restickify": restick, "ops": to_value(&c.ops)});
+                (
+                    format!(
+                        "{} tensors laid out, {} restickify",
+                        c.layouts.len(),
+                        restick.len()
+                    ),
+                    text,
+                    data,
+                )
+            }
+            "work-division" => {
+                workdiv::run(&mut c, options)?;
+                let text = workdiv::snapshot_text(&c);
+                let data = json!({"divisions": to_value(&c.divisions), "ops": to_value(&c.ops), "cores": c.target.cores});
+                let max = c.divisions.iter().map(|d| d.cores_used).max().unwrap_or(0);
+                (
+                    format!("{} ops divided, up to {max} cores", c.divisions.len()),
+                    text,
+                    data,
+                )
+            }
+            "scratchpad" => {
+                let plan = scratchpad::run(&mut c, options.allocator)?;
+                let text = scratchpad::snapshot_text(&plan);
+                let data = json!({"plan": to_value(&plan), "placements": to_value(&c.placements)});
+                let lx = plan.buffers.iter().filter(|b| b.offset.is_some()).count();
+                (
+                    format!(
+                        "{lx} buffers in scratchpad, peak {} B/core",
+                        plan.peak_bytes
+                    ),
+                    text,
+                    data,
+                )
+            }
+            "sdsc" => {
+                sdsc_emit::run(&mut c)?;
+                let b = c
+                    .sdsc
+                    .as_ref()
+                    .ok_or_else(|| CompileError::new("sdsc pass produced no bundle", None))?;
+                (
+                    format!("SDSC bundle of {} ops", b.ops.len()),
+                    b.to_json_pretty(),
+                    b.to_value(),
+                )
+            }
+            "ktir" => {
+                let text = crate::lower_ktir::lower(&c)?;
+                c.ktir = Some(text.clone());
+                (
+                    "KTIR module".to_string(),
+                    text.clone(),
+                    json!({ "text": text }),
+                )
+            }
+            _ => {
+                return Err(CompileError::new(
+                    format!("pass '{pass}' has no implementation"),
+                    None,
+                ))
+            }
+        };
+        c.snapshots.push(Snapshot {
+            pass: pass.to_string(),
+            title,
+            text,
+            data,
+        });
+        if options.stop_after.as_deref() == Some(pass) {
+            break;
+        }
+    }
+    Ok(c)
+}
+
+fn canonicalize_snapshot(
+    c: &Compilation,
+    r: &CanonicalizeReport,
+) -> (String, String, serde_json::Value) {
+    let g = &c.graph;
+    let mut s = format!(
+        "graph {}: {} inputs, {} initializers, {} nodes, outputs {}\n",
+        g.name,
+        g.inputs.len(),
+        g.initializers.len(),
+        g.nodes.len(),
+        g.outputs.join(", ")
+    );
+    let mut changes = Vec::new();
+    if !r.folded_identities.is_empty() {
+        changes.push(format!(
+            "folded Identity {}",
+            r.folded_identities.join(", ")
+        ));
+    }
+    if !r.removed_nodes.is_empty() {
+        changes.push(format!("removed dead nodes {}", r.removed_nodes.join(", ")));
+    }
+    if !r.removed_initializers.is_empty() {
+        changes.push(format!(
+            "removed unused initializers {}",
+            r.removed_initializers.join(", ")
+        ));
+    }
+    if changes.is_empty() {
+        s.push_str("changes: none\n");
+    } else {
+        s.push_str("changes:\n");
+        for ch in &changes {
+            s.push_str(&format!("  {ch}\n"));
+        }
+    }
+    s.push_str("inputs:\n");
+    for v in &g.inputs {
+        s.push_str(&format!("  {}: {}\n", v.name, ty_str(&v.ty)));
+    }
+    for i in &g.initializers {
+        s.push_str(&format!("  {}: {} (initializer)\n", i.name, ty_str(&i.ty)));
+    }
+    s.push_str("nodes:\n");
+    for n in &g.nodes {
+        let outs: Vec<String> = n
+            .outputs
+            .iter()
+            .map(|o| match c.types.get(o) {
+                Some(t) => format!("{o}: {}", ty_str(t)),
+                None => o.clone(),
+            })
+            .collect();
+        s.push_str(&format!(
+            "  {}: {}({}) -> {}\n",
+            n.name,
+            n.op,
+            n.inputs.join(", "),
+            outs.join(", ")
+        ));
+    }
+    let types: serde_json::Map<String, serde_json::Value> = c
+        .types
+        .iter()
+        .map(|(k, t)| (k.clone(), ty_json(t)))
+        .collect();
+    let data = json!({
+        "report": to_value(r),
+        "nodes": g.nodes.iter().map(|n| json!({"name": n.name, "op": n.op, "inputs": n.inputs, "outputs": n.outputs})).collect::<Vec<_>>(),
+        "types": types,
+    });
+    let title = if changes.is_empty() {
+        format!("{} nodes, unchanged", g.nodes.len())
+    } else {
+        format!("{} nodes, {} changes", g.nodes.len(), changes.len())
+    };
+    (title, s, data)
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::{Allocator, Placement};
+    use expect_test::expect;
+
+    pub(crate) fn example(name: &str) -> Graph {
+        let path = format!(
+            "{}/../../examples/graphs/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let text = std::fs::read_to_string(&path).expect("example graph");
+        graph::load_json(&text).expect("example graph loads")
+    }
+
+    /// A graph from JSON fragments: inputs `[name, dtype, shape]`, nodes as JSON objects.
+    pub(crate) fn graph_of(inputs: &str, inits: &str, nodes: &str, outputs: &str) -> Graph {
+        let text = format!(
+            r#"{{"format": "spyre-graph", "version": 1, "name": "t", "description": "",
+                "inputs": [{inputs}], "initializers": [{inits}], "nodes": [{nodes}], "outputs": [{outputs}]}}"#
+        );
+        match graph::load_json(&text) {
+            Ok(g) => g,
+            Err(e) => panic!("test graph does not load: {e}\n{text}"),
+        }
+    }
+
+    pub(crate) fn upto(pass: &str) -> Options {
+        Options {
+            stop_after: Some(pass.to_string()),
+            ..Options::default()
+        }
+    }
+
+    fn text<'a>(c: &'a Compilation, pass: &str) -> &'a str {
+        &c.snapshot(pass).expect("snapshot").text
+    }
+
+    #[test]
+    fn matmul_add_through_sdsc() {
+        let c = compile(
+            &example("matmul_add.json"),
+            &Target::spyre32(),
+            &upto("sdsc"),
+        )
+        .unwrap();
+        let passes: Vec<&str> = c.snapshots.iter().map(|s| s.pass.as_str()).collect();
+        assert_eq!(passes, &PASS_NAMES[..6]);
+        assert!(c.ktir.is_none());
+        let ops: Vec<(&str, &str)> = c
+            .ops
+            .iter()
+            .map(|o| (o.name.as_str(), o.op.as_str()))
+            .collect();
+        assert_eq!(ops, [("matmul", "batchmatmul"), ("add_bias", "add")]);
+        // Expected divisions: the cost model keeps the matmul on 6 cores (rows in 2, N's three
+        // sticks in 3); the add spreads its 128 rows over all 32 cores.
+        assert_eq!(c.divisions[0].splits, vec![2, 3, 1]);
+        assert_eq!(c.divisions[0].cores_used, 6);
+        assert!(c.divisions[0].rule.starts_with("matmul cost model"));
+        assert_eq!(c.divisions[1].splits, vec![32, 1]);
+        assert_eq!(c.divisions[1].cores_used, 32);
+        assert!(c.divisions[1].rule.starts_with("default"));
+        // B's K is padded to two whole sticks in its layout.
+        assert_eq!(c.layouts["B"].device_size, vec![3, 128, 64]);
+        // Producer and consumer of AB split it differently, so it stays in DRAM; everything
+        // is 128-byte aligned.
+        for (t, p) in &c.placements {
+            match p {
+                Placement::Dram { offset } => assert_eq!(offset % 128, 0, "{t}"),
+                Placement::Scratchpad { .. } => panic!("{t} unexpectedly in scratchpad"),
+            }
+        }
+        expect![[r#"
+            graph matmul_add: 1 inputs, 2 initializers, 2 nodes, outputs C
+            changes: none
+            inputs:
+              A: f16[128,100]
+              B: f16[100,130] (initializer)
+              bias: f16[130] (initializer)
+            nodes:
+              matmul: MatMul(A, B) -> AB: f16[128,130]
+              add_bias: Add(AB, bias) -> C: f16[128,130]
+        "#]]
+        .assert_eq(text(&c, "canonicalize"));
+        expect![[r#"
+            ops:
+              matmul: batchmatmul(A, B) -> AB  iter [mb=128, out=130 sticks, in=100 sticks red]
+              add_bias: add(AB, bias) -> C  iter [d0=128, d1=130 sticks]
+            new tensors: none
+        "#]]
+        .assert_eq(text(&c, "decompose"));
+        expect![[r#"
+            tensors:
+              A     f16[128,100] -> [2, 128, 64] strides [64, 100, 1], 32768 B
+              AB    f16[128,130] -> [3, 128, 64] strides [64, 130, 1], 49152 B
+              B     f16[100,130] -> [3, 128, 64] strides [64, 130, 1], 49152 B  (matmul kernel of 'matmul': K zero-padded to whole sticks)
+              C     f16[128,130] -> [3, 128, 64] strides [64, 130, 1], 49152 B
+              bias  f16[130] -> [3, 64] strides [64, 1], 384 B
+            restickify: none
+        "#]].assert_eq(text(&c, "layout"));
+        expect![[r#"
+            target: 32 cores
+            matmul (batchmatmul): mb=2 out=3 in=1 -> 6 cores
+              rule: matmul cost model over 18 candidates: best mb=2 out=3 in=1 (6 cores): compute 341.3 + memory 1200.0 + partial sums 0.0 = 1541.3 ns; next mb=1 out=3 in=1 (3 cores): compute 682.7 + memory 960.0 + partial sums 0.0 = 1642.7 ns; best on all 32 cores mb=16 out=1 in=2 (32 cores): compute 181.0 + memory 4480.0 + partial sums 48.0 = 4709.0 ns
+              core -> (mb,out):
+                0:(0,0) 1:(1,0) 2:(0,1) 3:(1,1) 4:(0,2) 5:(1,2)
+            add_bias (add): d0=32 d1=1 -> 32 cores
+              rule: default: d0 (128 elems) -> 32; 32 of 32 cores
+              core -> (d0):
+                0:(0) 1:(1) 2:(2) 3:(3) 4:(4) 5:(5) 6:(6) 7:(7)
+                8:(8) 9:(9) 10:(10) 11:(11) 12:(12) 13:(13) 14:(14) 15:(15)
+                16:(16) 17:(17) 18:(18) 19:(19) 20:(20) 21:(21) 22:(22) 23:(23)
+                24:(24) 25:(25) 26:(26) 27:(27) 28:(28) 29:(29) 30:(30) 31:(31)
+        "#]].assert_eq(text(&c, "work-division"));
+        expect![[r#"
+            allocator: greedy, capacity 1677696 B per core, peak 0 B per core
+            scratchpad:
+              (none)
+            dram (180608 B):
+              A  offset 0  32768 B
+              B  offset 32768  49152 B
+              bias  offset 81920  384 B
+              C  offset 82304  49152 B
+              AB  offset 131456  49152 B  ops [0, 2)  ('add_bias' splits it differently from its producer)
+        "#]].assert_eq(text(&c, "scratchpad"));
+    }
+
+    #[test]
+    fn matmul_add_sdsc_bundle() {
+        let c = compile(
+            &example("matmul_add.json"),
+            &Target::spyre32(),
+            &upto("sdsc"),
+        )
+        .unwrap();
+        let b = c.sdsc.as_ref().unwrap();
+        assert_eq!(b.ops, vec!["matmul", "add_bias"]);
+        let snap = c.snapshot("sdsc").unwrap();
+        assert_eq!(snap.text, b.to_json_pretty());
+        assert_eq!(sdsc::Bundle::from_json(&snap.text).unwrap(), *b);
+        let v = &snap.data["sdscs"][0]["matmul"];
+        assert_eq!(v["numCoresUsed_"], 6);
+        assert_eq!(v["coreFoldProp_"]["factor_"], 6);
+        assert_eq!(
+            v["numWkSlicesPerDim_"],
+            serde_json::json!({"mb": 2, "out": 3, "in": 1})
+        );
+        assert_eq!(
+            v["coreIdToWkSlice_"]["5"],
+            serde_json::json!({"mb": 1, "out": 2, "in": 0})
+        );
+        let d = &v["dscs_"][0]["batchmatmul"];
+        assert_eq!(
+            d["N_"],
+            serde_json::json!({"name_": "n", "mb_": 128, "out_": 130, "in_": 100})
+        );
+        assert_eq!(
+            d["dataStageParam_"]["0"]["ss_"],
+            serde_json::json!({"name_": "core", "mb_": 64, "out_": 64, "in_": 100})
+        );
+        assert_eq!(
+            d["primaryDsInfo_"]["KERNEL"]["stickDimOrder_"],
+            serde_json::json!(["out"])
+        );
+        assert_eq!(
+            d["primaryDsInfo_"]["INPUT"]["stickDimOrder_"],
+            serde_json::json!(["in"])
+        );
+        assert_eq!(
+            d["primaryDsInfo_"]["INPUT"]["layoutDimOrder_"],
+            serde_json::json!(["in", "mb"])
+        );
+        assert_eq!(d["computeOp_"][0]["exUnit"], "pt");
+        assert_eq!(d["labeledDs_"][1]["dsType_"], "KERNEL");
+        assert_eq!(d["labeledDs_"][1]["scale_"], serde_json::json!([-1, 1, 1]));
+        let alloc_a = &d["scheduleTree_"][0];
+        assert_eq!(alloc_a["component_"], "hbm");
+        // Core 1 holds rows 64..128 of A: device (0, 64, 0) = 64 sticks in = 8192 bytes.
+        assert_eq!(
+            alloc_a["startAddressCoreCorelet_"]["data_"]["[1, 0, 0]"],
+            "8192"
+        );
+        // Core 2 holds N stick 1 of B (at DRAM offset 32768): 128 padded K rows x 128 B further.
+        assert_eq!(
+            d["scheduleTree_"][1]["startAddressCoreCorelet_"]["data_"]["[2, 0, 0]"],
+            (32768 + 128 * 128).to_string()
+        );
+        let add = &snap.data["sdscs"][1]["add_bias"]["dscs_"][0]["add"];
+        assert_eq!(add["computeOp_"][0]["exUnit"], "sfp");
+        assert_eq!(add["labeledDs_"][1]["scale_"], serde_json::json!([-1, 1]));
+        assert_eq!(b.tensor("AB").unwrap().role, "intermediate");
+        assert_eq!(b.tensor("B").unwrap().device_size, vec![3, 128, 64]);
+    }
+
+    #[test]
+    fn full_compile_runs_the_ktir_pass() {
+        match compile(
+            &example("matmul_add.json"),
+            &Target::spyre32(),
+            &Options::default(),
+        ) {
+            Ok(c) => {
+                assert_eq!(c.snapshots.len(), PASS_NAMES.len());
+                assert_eq!(c.ktir.as_deref(), Some(text(&c, "ktir")));
+            }
+            Err(e) => assert!(e.message.contains("ktir"), "{e}"),
+        }
+    }
+
+    #[test]
+    fn stop_after_each_pass_and_unknown_pass() {
+        let g = example("matmul_add.json");
+        for (i, p) in PASS_NAMES[..6].iter().enumerate() {
+            let c = compile(&g, &Target::spyre32(), &upto(p)).unwrap();
+            assert_eq!(c.snapshots.len(), i + 1);
+            assert_eq!(c.snapshots.last().unwrap().pass, *p);
+        }
+        let e = compile(&g, &Target::spyre32(), &upto("lower")).unwrap_err();
+        assert_eq!(e.node, None);
+        assert!(e.message.contains("unknown pass 'lower'"));
+        assert!(e
+            .message
+            .contains("canonicalize, decompose, layout, work-division, scratchpad, sdsc, ktir"));
+    }
+
+    #[test]
+    fn compile_is_deterministic() {
+        let g = example("matmul_add.json");
+        let a = compile(&g, &Target::spyre32(), &upto("sdsc")).unwrap();
+        let b = compile(&g, &Target::spyre32(), &upto("sdsc")).unwrap();
+        assert_eq!(a.snapshots, b.snapshots);
+    }
+
+    #[test]
+    fn canonicalize_drops_dead_nodes_and_folds_identity() {
+        let mut g = graph_of(
+            r#"{"name": "x", "dtype": "f16", "shape": [4, 64]}"#,
+            r#"{"name": "w", "dtype": "f16", "shape": [64], "init": "ones"}"#,
+            r#"{"name": "dead", "op": "Mul", "inputs": ["x", "w"], "outputs": ["unused"]},
+               {"name": "e", "op": "Exp", "inputs": ["x"], "outputs": ["y"]}"#,
+            r#""y""#,
+        );
+        let c = compile(&g, &Target::spyre32(), &upto("decompose")).unwrap();
+        assert!(text(&c, "canonicalize").contains("removed dead nodes dead"));
+        assert!(text(&c, "canonicalize").contains("removed unused initializers w"));
+        assert_eq!(c.ops.len(), 1);
+        // Identity (not in the graph crate's op set, but ONNX imports may carry it) folds away.
+        g.nodes.insert(
+            0,
+            graph::Node {
+                name: "id".into(),
+                op: "Identity".into(),
+                inputs: vec!["x".into()],
+                outputs: vec!["xi".into()],
+                attrs: Default::default(),
+            },
+        );
+        g.nodes[2].inputs = vec!["xi".into()];
+        let (g2, r) = canonicalize(&g);
+        assert_eq!(r.folded_identities, vec!["id"]);
+        assert_eq!(r.removed_nodes, vec!["dead"]);
+        assert_eq!(r.removed_initializers, vec!["w"]);
+        assert_eq!(g2.nodes.len(), 1);
+        assert_eq!(g2.nodes[0].inputs, vec!["x"]);
+    }
+
+    #[test]
+    fn unsupported_op_is_an_error_naming_the_node() {
+        let g = graph_of(
+            r#"{"name": "x", "dtype": "f16", "shape": [4, 64]}"#,
+            "",
+            r#"{"name": "tr", "op": "Transpose", "inputs": ["x"], "outputs": ["y"], "attrs": {"perm": [1, 0]}}"#,
+            r#""y""#,
+        );
+        let e = compile(&g, &Target::spyre32(), &Options::default()).unwrap_err();
+        assert_eq!(e.node.as_deref(), Some("tr"));
+        assert!(
+            e.message
+                .starts_with("no lowering for op Transpose at node tr; supported: Abs, Add"),
+            "{e}"
+        );
+        assert!(e.to_string().starts_with("node 'tr': no lowering"));
+    }
+
+    #[test]
+    fn gemm_decomposes_and_rejects_transposes() {
+        let mk = |trans_b: i64| {
+            graph_of(
+                r#"{"name": "a", "dtype": "f16", "shape": [64, 128]}"#,
+                r#"{"name": "w", "dtype": "f16", "shape": [128, 128], "init": "ones"},
+                   {"name": "c", "dtype": "f16", "shape": [128], "init": "zeros"}"#,
+                &format!(
+                    r#"{{"name": "g", "op": "Gemm", "inputs": ["a", "w", "c"], "outputs": ["y"], "attrs": {{"transB": {trans_b}}}}}"#
+                ),
+                r#""y""#,
+            )
+        };
+        let c = compile(&mk(0), &Target::spyre32(), &upto("sdsc")).unwrap();
+        let ops: Vec<(&str, &str)> = c
+            .ops
+            .iter()
+            .map(|o| (o.name.as_str(), o.op.as_str()))
+            .collect();
+        assert_eq!(ops, [("g/matmul", "batchmatmul"), ("g/add", "add")]);
+        assert_eq!(c.ops[0].outputs, vec!["g/matmul"]);
+        let e = compile(&mk(1), &Target::spyre32(), &upto("sdsc")).unwrap_err();
+        assert_eq!(e.node.as_deref(), Some("g"));
+        assert!(e.message.contains("transB=1 is not supported"), "{e}");
+    }
+
+    fn hint_err(h: Vec<usize>, node: &str) -> CompileError {
+        let mut o = upto("work-division");
+        o.hints.insert(node.to_string(), h);
+        compile(&example("matmul_add.json"), &Target::spyre32(), &o).unwrap_err()
+    }
+
+    #[test]
+    fn hints_are_honoured_and_validated() {
+        let mut o = upto("work-division");
+        o.hints.insert("matmul".into(), vec![32, 1, 1]);
+        let c = compile(&example("matmul_add.json"), &Target::spyre32(), &o).unwrap();
+        assert_eq!(c.divisions[0].splits, vec![32, 1, 1]);
+        assert_eq!(c.divisions[0].cores_used, 32);
+        assert_eq!(c.divisions[0].rule, "hint: mb=32 out=1 in=1");
+        let e = hint_err(vec![3, 1, 1], "matmul");
+        assert_eq!(e.node.as_deref(), Some("matmul"));
+        assert!(
+            e.message
+                .contains("splits dim 'mb' (128 elements) by 3, which does not divide it evenly"),
+            "{e}"
+        );
+        let e = hint_err(vec![1, 1, 4], "matmul");
+        assert!(e.message.contains("splits dim 'in' (2 sticks) by 4"), "{e}");
+        let e = hint_err(vec![64, 1, 1], "matmul");
+        assert!(
+            e.message
+                .contains("hint uses 64 cores but the target has 32"),
+            "{e}"
+        );
+        let e = hint_err(vec![2, 1], "matmul");
+        assert!(
+            e.message
+                .contains("hint has 2 splits but batchmatmul has 3 iteration dims (mb, out, in)"),
+            "{e}"
+        );
+        let e = hint_err(vec![0, 1, 1], "matmul");
+        assert!(e.message.contains("by 0"), "{e}");
+        let e = hint_err(vec![1], "nope");
+        assert_eq!(e.node.as_deref(), Some("nope"));
+        assert!(
+            e.message
+                .contains("hint names no device op; device ops are: matmul, add_bias"),
+            "{e}"
+        );
+    }
+
+    fn softmax_graph(rows: usize, cols: usize) -> Graph {
+        graph_of(
+            &format!(r#"{{"name": "x", "dtype": "f16", "shape": [{rows}, {cols}]}}"#),
+            "",
+            r#"{"name": "sm", "op": "Softmax", "inputs": ["x"], "outputs": ["y"], "attrs": {"axis": -1}}"#,
+            r#""y""#,
+        )
+    }
+
+    #[test]
+    fn softmax_decomposes_and_lives_in_scratchpad() {
+        let c = compile(
+            &softmax_graph(64, 256),
+            &Target::spyre32(),
+            &upto("scratchpad"),
+        )
+        .unwrap();
+        let ops: Vec<&str> = c.ops.iter().map(|o| o.op.as_str()).collect();
+        assert_eq!(ops, ["max", "sub", "exp", "sum", "realdiv"]);
+        assert_eq!(c.types["sm/max"].shape, vec![64, 1]);
+        assert!(c.ops[0].iteration[1].reduction);
+        for d in &c.divisions {
+            assert_eq!(d.cores_used, 32, "{}", d.op);
+        }
+        // All intermediates agree on the row split, so they live in the scratchpad; exp
+        // reuses sub's slot in place.
+        for t in ["sm/max", "sm/sub", "sm/exp", "sm/sum"] {
+            assert!(
+                matches!(c.placements[t], Placement::Scratchpad { .. }),
+                "{t}"
+            );
+        }
+        assert_eq!(c.placements["sm/exp"], c.placements["sm/sub"]);
+        expect![[r#"
+            allocator: greedy, capacity 1677696 B per core, peak 1280 B per core
+            scratchpad:
+              sm/max  ops [0, 2)  offset 0  256 B/core
+              sm/sub  ops [1, 3)  offset 256  1024 B/core
+              sm/exp  ops [2, 5)  offset 256  1024 B/core  in place of sm/sub
+              sm/sum  ops [3, 5)  offset 0  256 B/core
+            dram (65536 B):
+              x  offset 0  32768 B
+              y  offset 32768  32768 B
+        "#]]
+        .assert_eq(text(&c, "scratchpad"));
+    }
+
+    #[test]
+    fn rms_norm_decomposes() {
+        let g = graph_of(
+            r#"{"name": "x", "dtype": "f16", "shape": [32, 128]}"#,
+            r#"{"name": "w", "dtype": "f16", "shape": [128], "init": "ones"}"#,
+            r#"{"name": "rms", "op": "SimplifiedLayerNormalization", "inputs": ["x", "w"], "outputs": ["y"], "attrs": {"epsilon": 1e-6}}"#,
+            r#""y""#,
+        );
+        let c = compile(&g, &Target::spyre32(), &upto("sdsc")).unwrap();
+        let ops: Vec<(&str, &str)> = c
+            .ops
+            .iter()
+            .map(|o| (o.name.as_str(), o.op.as_str()))
+            .collect();
+        assert_eq!(
+            ops,
+            [
+                ("rms/square", "mul"),
+                ("rms/mean", "mean"),
+                ("rms/add_eps", "add"),
+                ("rms/rsqrt", "rsqrt"),
+                ("rms/normalize", "mul"),
+                ("rms/scale", "mul")
+            ]
+        );
+        let eps = c
+            .graph
+            .initializers
+            .iter()
+            .find(|i| i.name == "rms/epsilon")
+            .unwrap();
+        assert_eq!(eps.init, graph::InitSpec::Constant(1e-6));
+        assert_eq!(c.ops[2].inputs, vec!["rms/mean", "rms/epsilon"]);
+        assert!(c.sdsc.unwrap().tensor("rms/epsilon").is_some());
+    }
+
+    #[test]
+    fn restickify_inserted_for_an_unpadded_matmul_kernel() {
+        let g = graph_of(
+            r#"{"name": "a", "dtype": "f16", "shape": [64, 100]}, {"name": "x", "dtype": "f16", "shape": [100, 130]}"#,
+            "",
+            r#"{"name": "r", "op": "Relu", "inputs": ["x"], "outputs": ["xr"]},
+               {"name": "mm", "op": "MatMul", "inputs": ["a", "xr"], "outputs": ["y"]}"#,
+            r#""y""#,
+        );
+        let c = compile(&g, &Target::spyre32(), &upto("sdsc")).unwrap();
+        let ops: Vec<(&str, &str)> = c
+            .ops
+            .iter()
+            .map(|o| (o.name.as_str(), o.op.as_str()))
+            .collect();
+        assert_eq!(
+            ops,
+            [
+                ("r", "relu"),
+                ("mm/restickify_1", "restickify"),
+                ("mm", "batchmatmul")
+            ]
+        );
+        assert_eq!(c.ops[2].inputs, vec!["a", "xr@restick"]);
+        assert_eq!(c.layouts["xr"].device_size, vec![3, 100, 64]);
+        assert_eq!(c.layouts["xr@restick"].device_size, vec![3, 128, 64]);
+        assert!(matches!(c.placements["xr@restick"], Placement::Dram { .. }));
+        assert!(text(&c, "layout").contains("mm/restickify_1: xr -> xr@restick"));
+    }
+
+    #[test]
+    fn many_ops_compile_through_sdsc() {
+        let unary = [
+            "Neg",
+            "Exp",
+            "Log",
+            "Sqrt",
+            "Reciprocal",
+            "Tanh",
+            "Sigmoid",
+            "Relu",
+            "Gelu",
+            "Silu",
+            "Softplus",
+        ];
+        for op in unary {
+            let g = graph_of(
+                r#"{"name": "x", "dtype": "f32", "shape": [3, 70, 130]}"#,
+                "",
+                &format!(r#"{{"name": "n", "op": "{op}", "inputs": ["x"], "outputs": ["y"]}}"#),
+                r#""y""#,
+            );
+            let c = compile(&g, &Target::spyre32(), &upto("sdsc"))
+                .unwrap_or_else(|e| panic!("{op}: {e}"));
+            assert_eq!(c.ops.len(), 1);
+        }
+        for (op, dop) in [
+            ("Add", "add"),
+            ("Sub", "sub"),
+            ("Mul", "mul"),
+            ("Div", "realdiv"),
+            ("Max", "maximum"),
+            ("Min", "minimum"),
+        ] {
+            let g = graph_of(
+                r#"{"name": "x", "dtype": "f16", "shape": [2, 8, 64]}, {"name": "z", "dtype": "f16", "shape": [8, 1]}"#,
+                "",
+                &format!(
+                    r#"{{"name": "n", "op": "{op}", "inputs": ["x", "z"], "outputs": ["y"]}}"#
+                ),
+                r#""y""#,
+            );
+            let c = compile(&g, &Target::spyre32(), &upto("sdsc"))
+                .unwrap_or_else(|e| panic!("{op}: {e}"));
+            assert_eq!(c.ops[0].op, dop);
+        }
+        // Batched matmul with a broadcast kernel.
+        let g = graph_of(
+            r#"{"name": "a", "dtype": "f16", "shape": [4, 32, 64]}, {"name": "b", "dtype": "f16", "shape": [64, 256]}"#,
+            "",
+            r#"{"name": "bmm", "op": "MatMul", "inputs": ["a", "b"], "outputs": ["y"]}"#,
+            r#""y""#,
+        );
+        let c = compile(&g, &Target::spyre32(), &upto("sdsc")).unwrap();
+        let labels: Vec<&str> = c.ops[0]
+            .iteration
+            .iter()
+            .map(|d| d.label.as_str())
+            .collect();
+        assert_eq!(labels, ["b0", "mb", "out", "in"]);
+        assert_eq!(
+            crate::access_map(&c.ops[0], 1, &[64, 256]),
+            vec![Some(3), Some(2)]
+        );
+    }
+
+    /// No two simultaneously-live scratchpad buffers overlap (except an in-place child and its
+    /// parent) and none exceeds the capacity, for every allocator and several capacities.
+    #[test]
+    fn scratchpad_plans_are_valid() {
+        let graphs = [
+            softmax_graph(64, 256),
+            softmax_graph(256, 512),
+            softmax_graph(32, 64),
+        ];
+        for g in &graphs {
+            for cap in [1 << 20, 1 << 14, 4096, 1024, 0] {
+                for alloc in [Allocator::Greedy, Allocator::FirstFit, Allocator::BestFit] {
+                    let mut t = Target::spyre32();
+                    t.scratchpad_capacity_bytes = cap;
+                    let o = Options {
+                        stop_after: Some("scratchpad".into()),
+                        allocator: alloc,
+                        ..Options::default()
+                    };
+                    let c = compile(g, &t, &o).unwrap();
+                    let plan = crate::scratchpad::plan(&c, alloc).unwrap();
+                    let lx: Vec<_> = plan.buffers.iter().filter(|b| b.offset.is_some()).collect();
+                    for b in &lx {
+                        assert!(
+                            b.offset.unwrap() + b.bytes_per_core <= cap as u64,
+                            "{} over capacity",
+                            b.tensor
+                        );
+                        assert_eq!(b.offset.unwrap() % 128, 0);
+                        if alloc != Allocator::Greedy {
+                            assert!(b.in_place_of.is_none());
+                        }
+                    }
+                    for (i, a) in lx.iter().enumerate() {
+                        for b in &lx[i + 1..] {
+                            let time = a.start < b.end && b.start < a.end;
+                            let (ao, bo) = (a.offset.unwrap(), b.offset.unwrap());
+                            let space = ao < bo + b.bytes_per_core && bo < ao + a.bytes_per_core;
+                            let in_place = b.in_place_of.as_deref() == Some(a.tensor.as_str());
+                            assert!(
+                                !(time && space) || in_place,
+                                "{} and {} overlap ({alloc:?}, cap {cap})",
+                                a.tensor,
+                                b.tensor
+                            );
+                        }
+                    }
+                    if cap == 0 {
+                        assert!(lx.is_empty());
+                        assert!(plan.buffers.iter().all(|b| b
+                            .dram_reason
+                            .as_deref()
+                            .unwrap_or("")
+                            .contains("does not fit")));
+                    }
+                    // DRAM intermediates never overlap while both live.
+                    let dram: Vec<_> = plan
+                        .dram
+                        .iter()
+                        .filter_map(|(t, o, s)| {
+                            plan.buffers
+                                .iter()
+                                .find(|b| &b.tensor == t)
+                                .map(|b| (b, *o, *s))
+                        })
+                        .collect();
+                    for (i, (a, ao, asz)) in dram.iter().enumerate() {
+                        for (b, bo, bsz) in &dram[i + 1..] {
+                            let time = a.start < b.end && b.start < a.end;
+                            assert!(
+                                !(time && ao < &(bo + bsz) && bo < &(ao + asz)),
+                                "{} / {}",
+                                a.tensor,
+                                b.tensor
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn invalid_targets_and_types_are_errors() {
+        let mut t = Target::spyre32();
+        t.cores = 0;
+        assert!(compile(&example("matmul_add.json"), &t, &Options::default()).is_err());
+        let e = "bogus".parse::<Allocator>().unwrap_err();
+        assert!(e.message.contains("greedy, first-fit or best-fit"));
+        assert_eq!("best-fit".parse::<Allocator>().unwrap(), Allocator::BestFit);
+    }
+}

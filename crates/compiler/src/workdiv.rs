@@ -1,0 +1,635 @@
+//! The `work-division` pass: how each op's iteration space is split over cores.
+//!
+//! Work is split in whole sticks: an iteration dim that indexes the stick dim is counted in
+//! sticks. Splits divide evenly, so some cores may idle. Per op, in order:
+//! 1. **Span reduction**: the smallest split (fewest cores, then outermost dims first) that
+//!    keeps every core's address span in every tensor within `span_limit_bytes`. Any later
+//!    choice must keep spans within the limit too.
+//! 2. **Hint** (user override): validated (one split per dim, each divides its dim, product at
+//!    most the core count, spans within the limit).
+//! 3. **Matmul cost model** (batchmatmul): every combination of divisors of the batch dims, M,
+//!    N in sticks and K in sticks; minimise compute + memory + partial-sum time:
+//!    compute = per-core MACs / (peak x eff), eff = min(1, sqrt(row passes / fill passes));
+//!    memory = bytes all cores move / aggregate DRAM bandwidth (the bandwidth is shared, so
+//!    operands replicated across cores cost once per core; our choice, the doc leaves it
+//!    open); a K split adds (k - 1) fp32 partial tiles over the ring at one stick per ns (an
+//!    assumption: 128 B/cycle at 1 GHz). Ties go to fewer cores.
+//! 4. **Default**: rank the non-reduction dims by size in split units (stable), give each the
+//!    largest divisor that fits the remaining cores, then split at most one reduction dim.
+//!
+//! Core-to-slice: mixed radix over the dims with reduction dims first (so K-split
+//! collaborators sit on adjacent ring stops), then the other dims in iteration order; the first
+//! of those varies fastest.
+
+use crate::layout::Layout;
+use crate::ops::{access_map, dsize, DeviceOp};
+use crate::{Compilation, CompileError, Options, Target};
+
+/// How one op is split over cores.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct WorkDivision {
+    /// The device op's name.
+    pub op: String,
+    /// Per iteration dim.
+    pub splits: Vec<usize>,
+    pub cores_used: usize,
+    /// Per used core: slice index per dim.
+    pub core_to_slice: Vec<Vec<usize>>,
+    /// Which rule decided, with the figures that decided it.
+    pub rule: String,
+}
+
+/// Elements per stick for the stick dims of `op` (from its first output's dtype).
+pub fn op_eps(c: &Compilation, op: &DeviceOp) -> usize {
+    let dt = op
+        .outputs
+        .first()
+        .and_then(|o| c.types.get(o))
+        .map(|t| t.dtype)
+        .unwrap_or(graph::DType::F16);
+    (c.target.stick_bytes / dsize(dt)).max(1)
+}
+
+/// Each dim's extent in split units (sticks for stick dims).
+pub fn units(op: &DeviceOp, eps: usize) -> Vec<usize> {
+    op.iteration
+        .iter()
+        .map(|d| {
+            if d.in_sticks {
+                d.extent.div_ceil(eps)
+            } else {
+                d.extent
+            }
+        })
+        .collect()
+}
+
+fn divisors(n: usize) -> Vec<usize> {
+    if n == 0 {
+        return vec![1];
+    }
+    let mut v: Vec<usize> = (1..)
+        .take_while(|i| i * i <= n)
+        .filter(|i| n % i == 0)
+        .collect();
+    let big: Vec<usize> = v
+        .iter()
+        .rev()
+        .map(|i| n / i)
+        .filter(|j| j * j != n)
+        .collect();
+    v.extend(big);
+    v
+}
+
+/// Core-to-slice table for given splits (see the module doc for the order).
+pub fn core_to_slice(op: &DeviceOp, splits: &[usize]) -> Vec<Vec<usize>> {
+    let cores: usize = splits.iter().product();
+    let mut order: Vec<usize> = (0..splits.len())
+        .filter(|&d| op.iteration[d].reduction)
+        .collect();
+    order.extend((0..splits.len()).filter(|&d| !op.iteration[d].reduction));
+    (0..cores)
+        .map(|c| {
+            let mut rest = c;
+            let mut idx = vec![0; splits.len()];
+            for &d in &order {
+                idx[d] = rest % splits[d];
+                rest /= splits[d];
+            }
+            idx
+        })
+        .collect()
+}
+
+/// Per-core chunk of each iteration dim, in elements (stick dims in whole sticks).
+pub fn chunk_elems(op: &DeviceOp, eps: usize, splits: &[usize]) -> Vec<usize> {
+    units(op, eps)
+        .iter()
+        .zip(splits)
+        .zip(&op.iteration)
+        .map(|((&u, &s), d)| {
+            let per = u / s.max(1);
+            if d.in_sticks {
+                per * eps
+            } else {
+                per
+            }
+        })
+        .collect()
+}
+
+/// Address span (bytes) one core touches in a tensor, for the core holding slice 0.
+pub fn span_bytes(layout: &Layout, access: &[Option<usize>], chunks: &[usize]) -> u64 {
+    let n = layout.device_size.len();
+    let host_chunk: Vec<usize> = layout
+        .host_shape
+        .iter()
+        .enumerate()
+        .map(|(h, &e)| match access.get(h).copied().flatten() {
+            Some(d) => chunks.get(d).copied().unwrap_or(e).min(e),
+            None => e,
+        })
+        .collect();
+    let mut stride = 1u64;
+    let mut span = 1u64;
+    for j in (0..n).rev() {
+        let max_idx = match layout.host_dim_of_device_dim.get(j).copied().flatten() {
+            None => 0,
+            Some(h) => {
+                let top = host_chunk.get(h).copied().unwrap_or(1).max(1) - 1;
+                let eps = layout.elems_per_stick.max(1);
+                if j + 1 == n {
+                    top.min(eps - 1)
+                } else if layout.is_stick_count_dim(j) {
+                    top / eps
+                } else {
+                    top
+                }
+            }
+        };
+        span = span.saturating_add((max_idx as u64).saturating_mul(stride));
+        stride = stride.saturating_mul(layout.device_size[j] as u64);
+    }
+    span.saturating_mul(dsize(layout.dtype) as u64)
+}
+
+/// The largest span over all operands, with the tensor it belongs to.
+fn max_span(
+    c: &Compilation,
+    op: &DeviceOp,
+    eps: usize,
+    splits: &[usize],
+) -> Result<(u64, String), CompileError> {
+    let chunks = chunk_elems(op, eps, splits);
+    let mut best = (0u64, String::new());
+    for (i, t) in op.inputs.iter().chain(&op.outputs).enumerate() {
+        let l = c.layout(t, &op.name)?;
+        let acc = access_map(op, i, &l.host_shape);
+        let s = span_bytes(l, &acc, &chunks);
+        if s > best.0 {
+            best = (s, t.clone());
+        }
+    }
+    Ok(best)
+}
+
+/// All split vectors (divisor per dim) with product <= cores, fewest cores first, then the
+/// outermost dims split first. Bounded by the core count.
+fn candidates(units: &[usize], cores: usize) -> Vec<Vec<usize>> {
+    let mut out = vec![vec![]];
+    for &u in units {
+        let mut next = Vec::new();
+        for prefix in &out {
+            let used: usize = prefix.iter().product();
+            for d in divisors(u) {
+                if used.saturating_mul(d) <= cores.max(1) {
+                    let mut p: Vec<usize> = prefix.clone();
+                    p.push(d);
+                    next.push(p);
+                }
+            }
+        }
+        out = next;
+    }
+    out.sort_by(|a, b| {
+        let (pa, pb): (usize, usize) = (a.iter().product(), b.iter().product());
+        pa.cmp(&pb).then_with(|| b.cmp(a))
+    });
+    out
+}
+
+fn fmt_splits(op: &DeviceOp, s: &[usize]) -> String {
+    op.iteration
+        .iter()
+        .zip(s)
+        .map(|(d, x)| format!("{}={x}", d.label))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Estimated time (ns) of a batchmatmul split, as (compute, memory, partial sums).
+pub fn matmul_cost(
+    c: &Compilation,
+    op: &DeviceOp,
+    splits: &[usize],
+) -> Result<(f64, f64, f64), CompileError> {
+    let t: &Target = &c.target;
+    let eps = op_eps(c, op);
+    let ch = chunk_elems(op, eps, splits);
+    let nb = op.iteration.len().saturating_sub(3);
+    let bc: f64 = ch[..nb].iter().map(|&x| x as f64).product();
+    let (mc, nc, kc) = (ch[nb] as f64, ch[nb + 1] as f64, ch[nb + 2] as f64);
+    let row_passes = (ch[nb].div_ceil(t.pe_rows.max(1))) as f64;
+    let eff = (row_passes / t.fill_row_passes.max(1) as f64)
+        .sqrt()
+        .clamp(1e-9, 1.0);
+    let compute = bc * mc * nc * kc / (t.matmul_macs_per_ns.max(1e-9) * eff);
+    let ds =
+        |name: &str| -> Result<f64, CompileError> { Ok(dsize(c.ty(name, &op.name)?.dtype) as f64) };
+    let (a, b, y) = (&op.inputs[0], &op.inputs[1], &op.outputs[0]);
+    let batch_of = |operand: usize, name: &str| -> Result<f64, CompileError> {
+        // Batch elements per core this operand really has (1 when broadcast over the batch).
+        let shape = &c.ty(name, &op.name)?.shape;
+        let acc = access_map(op, operand, shape);
+        let lead = shape.len().saturating_sub(2);
+        Ok(acc[..lead]
+            .iter()
+            .flatten()
+            .map(|&p| ch[p] as f64)
+            .product())
+    };
+    let per_core = batch_of(0, a)? * mc * kc * ds(a)?
+        + batch_of(1, b)? * kc * nc * ds(b)?
+        + bc * mc * nc * ds(y)?;
+    let cores: usize = splits.iter().product();
+    let memory = per_core * cores as f64 / t.dram_bytes_per_ns.max(1e-9);
+    let ksplit = splits[nb + 2];
+    let psum = if ksplit > 1 {
+        (ksplit - 1) as f64 * bc * mc * nc * 4.0 / t.stick_bytes.max(1) as f64
+    } else {
+        0.0
+    };
+    Ok((compute, memory, psum))
+}
+
+fn divide_one(
+    c: &Compilation,
+    op: &DeviceOp,
+    hint: Option<&Vec<usize>>,
+) -> Result<WorkDivision, CompileError> {
+    let cores = c.target.cores.max(1);
+    let eps = op_eps(c, op);
+    let u = units(op, eps);
+    let limit = c.target.span_limit_bytes;
+    let err = |m: String| CompileError::at(&op.name, m);
+    let all = candidates(&u, cores);
+    let fits =
+        |s: &[usize]| -> Result<bool, CompileError> { Ok(max_span(c, op, eps, s)?.0 <= limit) };
+    // 1. Span reduction.
+    let ones = vec![1; u.len()];
+    let (span1, worst) = max_span(c, op, eps, &ones)?;
+    let mut span_note = String::new();
+    let mut span_min = ones.clone();
+    if span1 > limit {
+        let mut found = None;
+        for s in &all {
+            if fits(s)? {
+                found = Some(s.clone());
+                break;
+            }
+        }
+        match found {
+            Some(s) => {
+                span_note = format!(
+                    "span reduction: '{worst}' spans {span1} B > {limit} B per core, needs {}; ",
+                    fmt_splits(op, &s)
+                );
+                span_min = s;
+            }
+            None => {
+                return Err(err(format!(
+                    "tensor '{worst}' spans {span1} B per core, over the {limit} B limit, and no split over {cores} cores brings it under"
+                )))
+            }
+        }
+    }
+    let is_multiple = |s: &[usize]| s.iter().zip(&span_min).all(|(a, m)| a % m == 0);
+    // 2. Hint.
+    let (splits, rule) = if let Some(h) = hint {
+        if h.len() != u.len() {
+            return Err(err(format!(
+                "hint has {} splits but {} has {} iteration dims ({})",
+                h.len(),
+                op.op,
+                u.len(),
+                op.iteration
+                    .iter()
+                    .map(|d| d.label.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        for (i, (&s, &n)) in h.iter().zip(&u).enumerate() {
+            let d = &op.iteration[i];
+            let unit = if d.in_sticks { "sticks" } else { "elements" };
+            if s == 0 || n % s != 0 {
+                return Err(err(format!(
+                    "hint splits dim '{}' ({n} {unit}) by {s}, which does not divide it evenly",
+                    d.label
+                )));
+            }
+        }
+        let p = h
+            .iter()
+            .try_fold(1usize, |a, &b| a.checked_mul(b))
+            .unwrap_or(usize::MAX);
+        if p > cores {
+            return Err(err(format!(
+                "hint uses {p} cores but the target has {cores}"
+            )));
+        }
+        let (sp, t) = max_span(c, op, eps, h)?;
+        if sp > limit {
+            return Err(err(format!(
+                "hint leaves tensor '{t}' spanning {sp} B per core, over the {limit} B limit"
+            )));
+        }
+        (h.clone(), format!("{span_note}hint: {}", fmt_splits(op, h)))
+    } else if op.op == "batchmatmul" && u.len() >= 3 {
+        // 3. Matmul cost model.
+        let mut scored = Vec::new();
+        for s in all.iter().filter(|s| is_multiple(s)) {
+            let (cm, me, ps) = matmul_cost(c, op, s)?;
+            scored.push((cm + me + ps, s.clone(), (cm, me, ps)));
+        }
+        // Stable sort keeps fewer cores first among equal totals.
+        scored.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap_or(std::cmp::Ordering::Equal));
+        let Some(best) = scored.first().cloned() else {
+            return Err(err("no candidate split for the matmul".into()));
+        };
+        let describe = |x: &(f64, Vec<usize>, (f64, f64, f64))| {
+            let p: usize = x.1.iter().product();
+            format!(
+                "{} ({p} cores): compute {:.1} + memory {:.1} + partial sums {:.1} = {:.1} ns",
+                fmt_splits(op, &x.1),
+                x.2 .0,
+                x.2 .1,
+                x.2 .2,
+                x.0
+            )
+        };
+        let mut rule = format!(
+            "{span_note}matmul cost model over {} candidates: best {}",
+            scored.len(),
+            describe(&best)
+        );
+        if let Some(next) = scored.get(1) {
+            rule.push_str(&format!("; next {}", describe(next)));
+        }
+        if let Some(widest) = scored
+            .iter()
+            .filter(|x| x.1.iter().product::<usize>() == cores)
+            .min_by(|a, b| a.0.partial_cmp(&b.0).unwrap_or(std::cmp::Ordering::Equal))
+        {
+            if widest.1 != best.1 {
+                rule.push_str(&format!("; best on all {cores} cores {}", describe(widest)));
+            }
+        }
+        (best.1, rule)
+    } else {
+        // 4. Default.
+        let mut s = span_min.clone();
+        let mut order: Vec<usize> = (0..u.len())
+            .filter(|&d| !op.iteration[d].reduction)
+            .collect();
+        order.sort_by(|&a, &b| u[b].cmp(&u[a]));
+        let mut reds: Vec<usize> = (0..u.len())
+            .filter(|&d| op.iteration[d].reduction)
+            .collect();
+        reds.sort_by(|&a, &b| u[b].cmp(&u[a]));
+        order.extend(reds.first());
+        let mut steps = Vec::new();
+        for d in order {
+            let used: usize = s.iter().product();
+            let room = cores / used.max(1);
+            let left = u[d] / s[d].max(1);
+            let k = divisors(left)
+                .into_iter()
+                .filter(|&x| x <= room)
+                .max()
+                .unwrap_or(1);
+            s[d] *= k;
+            if k > 1 {
+                steps.push(format!(
+                    "{} ({} {}) -> {}",
+                    op.iteration[d].label,
+                    u[d],
+                    if op.iteration[d].in_sticks {
+                        "sticks"
+                    } else {
+                        "elems"
+                    },
+                    s[d]
+                ));
+            }
+        }
+        let p: usize = s.iter().product();
+        let how = if steps.is_empty() {
+            "nothing to split".to_string()
+        } else {
+            steps.join(", ")
+        };
+        (
+            s,
+            format!("{span_note}default: {how}; {p} of {cores} cores"),
+        )
+    };
+    let cores_used = splits.iter().product();
+    Ok(WorkDivision {
+        op: op.name.clone(),
+        core_to_slice: core_to_slice(op, &splits),
+        splits,
+        cores_used,
+        rule,
+    })
+}
+
+/// The `work-division` pass: fills `c.divisions` (parallel to `c.ops`).
+pub fn run(c: &mut Compilation, options: &Options) -> Result<(), CompileError> {
+    for key in options.hints.keys() {
+        if !c.ops.iter().any(|o| &o.name == key) {
+            let names: Vec<&str> = c.ops.iter().map(|o| o.name.as_str()).collect();
+            return Err(CompileError::at(
+                key,
+                format!(
+                    "hint names no device op; device ops are: {}",
+                    names.join(", ")
+                ),
+            ));
+        }
+    }
+    let mut out = Vec::with_capacity(c.ops.len());
+    for op in &c.ops {
+        out.push(divide_one(c, op, options.hints.get(&op.name))?);
+    }
+    c.divisions = out;
+    Ok(())
+}
+
+/// Text of the work-division snapshot: per op, the splits, the rule, and the core map.
+pub fn snapshot_text(c: &Compilation) -> String {
+    let mut s = format!("target: {} cores\n", c.target.cores);
+    for (op, d) in c.ops.iter().zip(&c.divisions) {
+        s.push_str(&format!(
+            "{} ({}): {} -> {} cores\n  rule: {}\n",
+            op.name,
+            op.op,
+            fmt_splits(op, &d.splits),
+            d.cores_used,
+            d.rule
+        ));
+        let split_dims: Vec<usize> = (0..d.splits.len()).filter(|&i| d.splits[i] > 1).collect();
+        if split_dims.is_empty() {
+            continue;
+        }
+        let labels: Vec<&str> = split_dims
+            .iter()
+            .map(|&i| op.iteration[i].label.as_str())
+            .collect();
+        s.push_str(&format!("  core -> ({}):", labels.join(",")));
+        for (core, sl) in d.core_to_slice.iter().enumerate() {
+            if core % 8 == 0 {
+                s.push_str("\n   ");
+            }
+            let v: Vec<String> = split_dims.iter().map(|&i| sl[i].to_string()).collect();
+            s.push_str(&format!(" {core}:({})", v.join(",")));
+        }
+        s.push('\n');
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::passes::tests::{graph_of, upto};
+    use crate::{compile, Compilation, Target};
+
+    fn exp_on(
+        shape: &[usize],
+        dtype: &str,
+        t: &Target,
+    ) -> Result<Compilation, crate::CompileError> {
+        let g = graph_of(
+            &format!(r#"{{"name": "x", "dtype": "{dtype}", "shape": {shape:?}}}"#),
+            "",
+            r#"{"name": "e", "op": "Exp", "inputs": ["x"], "outputs": ["y"]}"#,
+            r#""y""#,
+        );
+        compile(&g, t, &upto("work-division"))
+    }
+
+    #[test]
+    fn pointwise_on_worked_example_uses_14_cores() {
+        let c = exp_on(&[3, 70, 130], "f16", &Target::spyre32()).unwrap();
+        let d = &c.divisions[0];
+        assert_eq!(d.splits, vec![1, 14, 1]);
+        assert_eq!(d.cores_used, 14);
+        assert_eq!(d.rule, "default: d1 (70 elems) -> 14; 14 of 32 cores");
+    }
+
+    /// Every division covers its iteration space exactly once: splits divide the dims (in
+    /// sticks where stick-counted), cores = product of splits <= target cores, and the
+    /// core-to-slice table hits every slice exactly once.
+    #[test]
+    fn divisions_cover_the_iteration_space_exactly_once() {
+        let shapes: Vec<Vec<usize>> = vec![
+            vec![1],
+            vec![7],
+            vec![4096],
+            vec![3, 70, 130],
+            vec![128, 130],
+            vec![2, 3, 5, 64],
+            vec![1, 1, 1],
+            vec![96, 1],
+            vec![33, 65],
+            vec![6, 128, 640],
+        ];
+        for cores in [1usize, 4, 6, 32] {
+            let mut t = Target::spyre32();
+            t.cores = cores;
+            let mut comps = Vec::new();
+            for s in &shapes {
+                comps.push(exp_on(s, "f16", &t).unwrap());
+                comps.push(exp_on(s, "f32", &t).unwrap());
+            }
+            for (m, k, n, b) in [
+                (128, 100, 130, 0),
+                (1, 64, 4096, 0),
+                (4096, 64, 64, 0),
+                (32, 64, 256, 4),
+                (7, 3, 5, 2),
+            ] {
+                let a = if b > 0 {
+                    format!("[{b}, {m}, {k}]")
+                } else {
+                    format!("[{m}, {k}]")
+                };
+                let g = graph_of(
+                    &format!(
+                        r#"{{"name": "a", "dtype": "f16", "shape": {a}}}, {{"name": "b", "dtype": "f16", "shape": [{k}, {n}]}}"#
+                    ),
+                    "",
+                    r#"{"name": "mm", "op": "MatMul", "inputs": ["a", "b"], "outputs": ["y"]}"#,
+                    r#""y""#,
+                );
+                comps.push(compile(&g, &t, &upto("work-division")).unwrap());
+            }
+            for c in &comps {
+                for (op, d) in c.ops.iter().zip(&c.divisions) {
+                    let u = super::units(op, super::op_eps(c, op));
+                    assert_eq!(d.splits.len(), u.len());
+                    for (s, n) in d.splits.iter().zip(&u) {
+                        assert!(*s >= 1 && n % s == 0, "{}: split {s} of {n}", op.name);
+                    }
+                    let p: usize = d.splits.iter().product();
+                    assert_eq!(d.cores_used, p);
+                    assert!(p <= cores);
+                    assert_eq!(d.core_to_slice.len(), p);
+                    let mut seen = std::collections::BTreeSet::new();
+                    for sl in &d.core_to_slice {
+                        for (i, s) in sl.iter().zip(&d.splits) {
+                            assert!(i < s);
+                        }
+                        assert!(seen.insert(sl.clone()), "slice {sl:?} on two cores");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn matmul_k_split_collaborators_are_adjacent() {
+        let mut o = upto("work-division");
+        o.hints.insert("matmul".into(), vec![2, 1, 2]);
+        let c = compile(
+            &crate::passes::tests::example("matmul_add.json"),
+            &Target::spyre32(),
+            &o,
+        )
+        .unwrap();
+        // in (K) varies fastest: cores 0 and 1 share a row block.
+        assert_eq!(
+            c.divisions[0].core_to_slice,
+            vec![vec![0, 0, 0], vec![0, 0, 1], vec![1, 0, 0], vec![1, 0, 1]]
+        );
+        let (_, _, psum) = super::matmul_cost(&c, &c.ops[0], &[2, 1, 2]).unwrap();
+        assert!(psum > 0.0);
+    }
+
+    #[test]
+    fn span_reduction_splits_oversized_tensors() {
+        let mut t = Target::spyre32();
+        t.span_limit_bytes = 16 * 1024; // the [256, 256] f16 tensor spans 128 KiB
+        t.cores = 32;
+        let c = exp_on(&[256, 256], "f16", &t).unwrap();
+        let d = &c.divisions[0];
+        assert!(
+            d.rule.starts_with(
+                "span reduction: 'x' spans 131072 B > 16384 B per core, needs d0=2 d1=4; "
+            ),
+            "{}",
+            d.rule
+        );
+        // The rows sit inside the stick columns ([4 sticks, 256 rows, 64]), so the outermost
+        // device dim (d1, the sticks) must be split; the default rule then fills the cores.
+        assert_eq!(d.splits, vec![8, 4]);
+        t.span_limit_bytes = 64;
+        let e = exp_on(&[256, 256], "f16", &t).unwrap_err();
+        assert_eq!(e.node.as_deref(), Some("e"));
+        assert!(
+            e.message.contains("no split over 32 cores brings it under"),
+            "{e}"
+        );
+    }
+}
