@@ -1,0 +1,690 @@
+//! The pipeline, end to end: load a model graph, compile it pass by pass, lower it to KTIR,
+//! simulate the kernels on a machine description, and compare the simulated outputs with
+//! the f32 reference evaluator.
+//!
+//! This is the one place that strings the other crates together; the `wasm` facade and the
+//! `cli` call it and only translate its plain-data results. It holds no algorithm of its
+//! own beyond moving tensors between host order and device layouts and comparing numbers.
+
+use compiler::{Compilation, Options, Target};
+use graph::{DType, Graph, Tensor};
+use serde::Serialize;
+use sim::timing::{schedule, Limits, Unit};
+use sim::{ExecLimits, LineLookup, Machine, Simulator};
+use std::collections::BTreeMap;
+use std::fmt;
+
+pub use compiler::PASS_NAMES;
+// Re-exported so the front ends name types through the driver alone.
+pub use {compiler, graph, ktir, sim};
+
+/// A failure anywhere in the pipeline, with the stage it came from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct DriverError {
+    /// "load", "compile", "ktir", "simulate" or "machine".
+    pub stage: String,
+    /// The message, including its location (line and column, node, core or op).
+    pub message: String,
+}
+
+impl DriverError {
+    fn new(stage: &str, message: impl Into<String>) -> DriverError {
+        DriverError {
+            stage: stage.to_string(),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for DriverError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.stage, self.message)
+    }
+}
+
+impl std::error::Error for DriverError {}
+
+/// A model shipped with the playground.
+#[derive(Clone, Debug, Serialize)]
+pub struct Example {
+    /// Short name (the file name without extension).
+    pub name: &'static str,
+    /// One line for the gallery.
+    pub description: String,
+    /// The file's text.
+    #[serde(skip)]
+    pub source: &'static str,
+}
+
+const EXAMPLE_SOURCES: &[(&str, &str)] = &[(
+    "matmul_add",
+    include_str!("../../../examples/graphs/matmul_add.json"),
+)];
+
+/// The example gallery, in display order.
+pub fn examples() -> Vec<Example> {
+    EXAMPLE_SOURCES
+        .iter()
+        .map(|(name, source)| Example {
+            name,
+            description: graph::load_json(source)
+                .map(|g| g.description)
+                .unwrap_or_default(),
+            source,
+        })
+        .collect()
+}
+
+/// Loads a model graph from a file's text; the file name picks the format.
+pub fn load_graph(source: &str, file_name: &str) -> Result<Graph, DriverError> {
+    let lower = file_name.to_ascii_lowercase();
+    if lower.ends_with(".onnx") {
+        return Err(DriverError::new(
+            "load",
+            format!("{file_name}: ONNX files are not read yet; use the JSON graph format"),
+        ));
+    }
+    graph::load_json(source).map_err(|e| DriverError::new("load", format!("{file_name}:{e}")))
+}
+
+/// The compiler's view of a machine description.
+pub fn target_for(machine: &Machine) -> Target {
+    Target {
+        cores: machine.cores.value,
+        stick_bytes: machine.stick_bytes.value as usize,
+        scratchpad_capacity_bytes: machine.scratchpad_capacity_bytes() as usize,
+        // The per-core address span of one tensor is a property of the device's address
+        // translation; the spyre32 figure is 256 MiB and the description has no field for it.
+        span_limit_bytes: 256 * 1024 * 1024,
+        matmul_macs_per_ns: machine.matmul_peak_macs_per_cycle_per_core.value
+            * machine.clock_ghz.value,
+        dram_bytes_per_ns: machine.dram_peak_bytes_per_cycle.value * machine.clock_ghz.value,
+        pe_rows: machine.pe_array.value.rows,
+        fill_row_passes: machine.pipeline_fill_row_passes.value as usize,
+    }
+}
+
+/// Runs the compiler's passes on `graph` for `machine`.
+pub fn compile(
+    graph: &Graph,
+    machine: &Machine,
+    options: &Options,
+) -> Result<Compilation, DriverError> {
+    compiler::compile(graph, &target_for(machine), options)
+        .map_err(|e| DriverError::new("compile", e.to_string()))
+}
+
+/// Accuracy demanded of a simulated output, by dtype: pass when every element satisfies
+/// `|sim - ref| <= atol + rtol * |ref|`.
+pub fn tolerance(dtype: DType) -> (f64, f64) {
+    match dtype {
+        DType::F32 => (1e-4, 1e-4),
+        DType::F16 => (1e-2, 1e-2),
+        DType::BF16 => (5e-2, 2e-2),
+        DType::F8E4M3 | DType::F8E5M2 => (0.25, 0.125),
+        _ => (0.0, 0.0),
+    }
+}
+
+/// How one simulated output compares with the reference.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OutputCheck {
+    /// The graph output.
+    pub name: String,
+    /// Its dtype.
+    pub dtype: String,
+    /// Its host shape.
+    pub shape: Vec<usize>,
+    /// Largest `|sim - ref|`.
+    pub max_abs_error: f64,
+    /// Largest `|sim - ref| / |ref|` over elements whose reference is not tiny.
+    pub max_rel_error: f64,
+    /// Absolute tolerance.
+    pub atol: f64,
+    /// Relative tolerance.
+    pub rtol: f64,
+    /// Whether every element is within tolerance.
+    pub passed: bool,
+}
+
+/// One timed event, as the page and trace views want it.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EventView {
+    /// "dma", "pt" or "sfp".
+    pub unit: Unit,
+    /// The core whose unit ran it.
+    pub core: usize,
+    /// Start, in cycles.
+    pub start: f64,
+    /// End, in cycles.
+    pub end: f64,
+    /// Bytes moved (transfers).
+    pub bytes: u64,
+    /// Ring stop the data left (transfers).
+    pub src_stop: Option<usize>,
+    /// Ring stop the data reached (transfers).
+    pub dst_stop: Option<usize>,
+    /// The KTIR op.
+    pub op: String,
+    /// Its line in the KTIR text.
+    pub line: u32,
+}
+
+/// A ring stop for the page.
+#[derive(Clone, Debug, Serialize)]
+pub struct StopView {
+    /// "core" or "memory".
+    pub kind: &'static str,
+    /// Core id for cores, position for memory stops.
+    pub index: usize,
+    /// A short label.
+    pub label: String,
+}
+
+/// The machine as the page draws it.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MachineView {
+    /// Preset or file name.
+    pub name: String,
+    /// Core count.
+    pub cores: usize,
+    /// Clock, to turn cycles into time.
+    pub clock_ghz: f64,
+    /// Stops in ring order.
+    pub stops: Vec<StopView>,
+    /// Every assumed number: (field, note).
+    pub assumptions: Vec<(String, String)>,
+}
+
+impl MachineView {
+    /// The view of `machine`.
+    pub fn of(machine: &Machine) -> MachineView {
+        let stops = machine
+            .stops()
+            .into_iter()
+            .map(|s| match s.kind {
+                sim::machine::StopKind::Core(c) => StopView {
+                    kind: "core",
+                    index: c,
+                    label: c.to_string(),
+                },
+                sim::machine::StopKind::Memory(name) => StopView {
+                    kind: "memory",
+                    index: s.index,
+                    label: name,
+                },
+            })
+            .collect();
+        MachineView {
+            name: machine.name.clone(),
+            cores: machine.cores.value,
+            clock_ghz: machine.clock_ghz.value,
+            stops,
+            assumptions: machine.assumptions(),
+        }
+    }
+}
+
+/// What a simulation produced.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunResult {
+    /// The machine it ran on.
+    pub machine: MachineView,
+    /// Modelled cycles from the first task to the last.
+    pub total_cycles: f64,
+    /// Whether every output is within tolerance.
+    pub passed: bool,
+    /// Per-output accuracy.
+    pub outputs: Vec<OutputCheck>,
+    /// Timed events, in task order.
+    pub events: Vec<EventView>,
+    /// Utilisation and bottleneck.
+    pub summary: sim::trace::Summary,
+    /// KTIR operations executed over all cores.
+    pub steps: u64,
+}
+
+/// A pass snapshot for the page.
+#[derive(Clone, Debug, Serialize)]
+pub struct PassView {
+    /// The pass name (see [`PASS_NAMES`]).
+    pub name: String,
+    /// A title for the list.
+    pub title: String,
+    /// The snapshot text.
+    pub text: String,
+}
+
+/// A tensor in the graph summary.
+#[derive(Clone, Debug, Serialize)]
+pub struct TensorView {
+    /// Name.
+    pub name: String,
+    /// Dtype name.
+    pub dtype: String,
+    /// Host shape.
+    pub shape: Vec<usize>,
+}
+
+/// A node in the graph summary.
+#[derive(Clone, Debug, Serialize)]
+pub struct NodeView {
+    /// Name.
+    pub name: String,
+    /// ONNX op.
+    pub op: String,
+    /// Input tensors.
+    pub inputs: Vec<String>,
+    /// Output tensors.
+    pub outputs: Vec<String>,
+}
+
+/// The loaded graph, summarised.
+#[derive(Clone, Debug, Serialize)]
+pub struct GraphView {
+    /// Graph name.
+    pub name: String,
+    /// One-line description.
+    pub description: String,
+    /// Graph inputs.
+    pub inputs: Vec<TensorView>,
+    /// Graph outputs.
+    pub outputs: Vec<TensorView>,
+    /// Nodes in order.
+    pub nodes: Vec<NodeView>,
+}
+
+/// Everything one run of the pipeline produces.
+#[derive(Clone, Debug, Serialize)]
+pub struct PipelineResult {
+    /// The graph.
+    pub graph: GraphView,
+    /// Snapshots, in pass order.
+    pub passes: Vec<PassView>,
+    /// The KTIR module.
+    pub ktir: String,
+    /// The simulation.
+    pub run: RunResult,
+}
+
+/// Settings of one pipeline run.
+#[derive(Clone, Debug)]
+pub struct PipelineOptions {
+    /// The machine to compile for and simulate.
+    pub machine: Machine,
+    /// Compiler settings.
+    pub compile: Options,
+    /// Seed of the random graph inputs.
+    pub seed: u64,
+    /// Execution bounds.
+    pub limits: ExecLimits,
+}
+
+impl Default for PipelineOptions {
+    fn default() -> Self {
+        PipelineOptions {
+            // The preset is compiled in and its loading is tested in the sim crate.
+            machine: Machine::preset("spyre32").expect("the built-in spyre32 preset loads"),
+            compile: Options::default(),
+            seed: 0,
+            limits: ExecLimits::default(),
+        }
+    }
+}
+
+/// Loads a machine: a preset name, or the text of a machine description.
+pub fn machine(name_or_json: &str) -> Result<Machine, DriverError> {
+    if let Some(m) = Machine::preset(name_or_json) {
+        return Ok(m);
+    }
+    if name_or_json.trim_start().starts_with('{') {
+        return Machine::from_json(name_or_json)
+            .map_err(|e| DriverError::new("machine", e.to_string()));
+    }
+    Err(DriverError::new(
+        "machine",
+        format!(
+            "unknown machine '{name_or_json}'; presets: {}",
+            Machine::preset_names().join(", ")
+        ),
+    ))
+}
+
+fn ktir_elem(dtype: DType) -> ktir::ScalarType {
+    match dtype {
+        DType::F16 => ktir::ScalarType::F16,
+        DType::BF16 => ktir::ScalarType::BF16,
+        DType::F32 => ktir::ScalarType::F32,
+        DType::F8E4M3 => ktir::ScalarType::F8E4M3,
+        DType::F8E5M2 => ktir::ScalarType::F8E5M2,
+        DType::I64 => ktir::ScalarType::I64,
+        DType::I32 => ktir::ScalarType::I32,
+        DType::I8 => ktir::ScalarType::I8,
+        DType::Bool => ktir::ScalarType::I1,
+    }
+}
+
+/// Simulates a compiled graph: host tensors are packed into their device layouts in DRAM,
+/// the kernels run in order, and every graph output is unpacked and compared with the
+/// reference evaluator.
+pub fn simulate(c: &Compilation, options: &PipelineOptions) -> Result<RunResult, DriverError> {
+    simulate_with_schedule(c, options).map(|(r, _)| r)
+}
+
+/// [`simulate`], also returning the full schedule (for trace exports).
+pub fn simulate_with_schedule(
+    c: &Compilation,
+    options: &PipelineOptions,
+) -> Result<(RunResult, sim::timing::Schedule), DriverError> {
+    let text = c.ktir.as_deref().ok_or_else(|| {
+        DriverError::new("simulate", "the compilation stopped before the ktir pass")
+    })?;
+    let module = match ktir::check(text) {
+        Ok((m, _)) => m,
+        Err(diags) => {
+            return Err(DriverError::new(
+                "ktir",
+                format!(
+                    "the lowered KTIR does not verify:\n{}",
+                    ktir::render_diagnostics("ktir", &diags)
+                ),
+            ))
+        }
+    };
+    let machine = &options.machine;
+    let inputs = graph::random_inputs(&c.graph, options.seed)
+        .map_err(|e| DriverError::new("simulate", e.to_string()))?;
+    let mut values: BTreeMap<String, Tensor> = c
+        .graph
+        .initializer_tensors()
+        .map_err(|e| DriverError::new("simulate", e.to_string()))?;
+    values.extend(inputs.clone());
+    let reference = graph::evaluate(&c.graph, &inputs)
+        .map_err(|e| DriverError::new("simulate", format!("reference evaluator: {e}")))?;
+
+    let mut sim = Simulator::new(machine, options.limits.clone());
+    let kernels = compiler::lower_ktir::kernels(c);
+    let mut bases: BTreeMap<String, i64> = BTreeMap::new();
+    for k in &kernels {
+        for t in &k.args {
+            if bases.contains_key(t) {
+                continue;
+            }
+            let layout = c.layouts.get(t).ok_or_else(|| {
+                DriverError::new("simulate", format!("tensor '{t}' has no layout"))
+            })?;
+            let data = match values.get(t) {
+                Some(host) => layout.pack(&host.data),
+                None => vec![0.0; layout.device_elems()],
+            };
+            let base = sim
+                .alloc(t, ktir_elem(layout.dtype), data)
+                .map_err(|e| DriverError::new("simulate", e.to_string()))?;
+            bases.insert(t.clone(), base);
+        }
+    }
+    let lines = LineLookup::new(text);
+    for k in &kernels {
+        let args: Vec<i64> = k
+            .args
+            .iter()
+            .map(|t| bases.get(t).copied().unwrap_or(0))
+            .collect();
+        sim.launch(&module, &lines, &k.func, &args)
+            .map_err(|e| DriverError::new("simulate", format!("@{}: {e}", k.func)))?;
+    }
+
+    let mut outputs = Vec::new();
+    for name in &c.graph.outputs {
+        let (Some(buf), Some(layout), Some(want)) =
+            (sim.buffer(name), c.layouts.get(name), reference.get(name))
+        else {
+            return Err(DriverError::new(
+                "simulate",
+                format!("output '{name}' was not produced by any kernel"),
+            ));
+        };
+        let got = layout.unpack(&buf.data);
+        outputs.push(compare(name, want, &got));
+    }
+
+    let sched = schedule(machine, sim.tasks(), &Limits::default())
+        .map_err(|e| DriverError::new("simulate", format!("timing: {e}")))?;
+    let summary = sim::trace::summarize(machine, &sched);
+    let events = sched
+        .events
+        .iter()
+        .filter(|e| e.end > e.start || e.bytes > 0)
+        .map(|e| EventView {
+            unit: e.unit,
+            core: e.core,
+            start: e.start,
+            end: e.end,
+            bytes: e.bytes,
+            src_stop: e.src_stop,
+            dst_stop: e.dst_stop,
+            op: e.op.clone(),
+            line: e.line,
+        })
+        .collect();
+    let result = RunResult {
+        machine: MachineView::of(machine),
+        total_cycles: sched.total_cycles,
+        passed: outputs.iter().all(|o| o.passed),
+        outputs,
+        events,
+        summary,
+        steps: sim.steps(),
+    };
+    Ok((result, sched))
+}
+
+/// A text summary of a graph: inputs, outputs, op counts and parameter count.
+pub fn inspect(graph: &Graph) -> Result<String, DriverError> {
+    use std::fmt::Write;
+    let types = graph
+        .infer_types()
+        .map_err(|e| DriverError::new("load", e.to_string()))?;
+    let mut out = String::new();
+    let _ = writeln!(out, "graph       {}", graph.name);
+    if !graph.description.is_empty() {
+        let _ = writeln!(out, "            {}", graph.description);
+    }
+    for i in &graph.inputs {
+        let _ = writeln!(out, "input       {} {}", i.name, i.ty);
+    }
+    for o in &graph.outputs {
+        match types.get(o) {
+            Some(t) => {
+                let _ = writeln!(out, "output      {o} {t}");
+            }
+            None => {
+                let _ = writeln!(out, "output      {o}");
+            }
+        }
+    }
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for n in &graph.nodes {
+        *counts.entry(n.op.as_str()).or_default() += 1;
+    }
+    let _ = writeln!(out, "nodes       {}", graph.nodes.len());
+    for (op, n) in counts {
+        let _ = writeln!(out, "  {op:<24}{n}");
+    }
+    let _ = writeln!(
+        out,
+        "parameters  {} in {} initializer(s)",
+        graph.parameter_count(),
+        graph.initializers.len()
+    );
+    Ok(out)
+}
+
+/// Compares a simulated output (host order) with the reference.
+pub fn compare(name: &str, want: &Tensor, got: &[f32]) -> OutputCheck {
+    let (atol, rtol) = tolerance(want.dtype);
+    let mut max_abs = 0.0f64;
+    let mut max_rel = 0.0f64;
+    let mut passed = got.len() == want.data.len();
+    for (g, w) in got.iter().zip(&want.data) {
+        let (g, w) = (*g as f64, *w as f64);
+        let d = (g - w).abs();
+        if d.is_nan() || d > atol + rtol * w.abs() {
+            passed = false;
+        }
+        max_abs = max_abs.max(if d.is_nan() { f64::INFINITY } else { d });
+        if w.abs() > 1e-6 {
+            max_rel = max_rel.max(d / w.abs());
+        }
+    }
+    OutputCheck {
+        name: name.to_string(),
+        dtype: want.dtype.name().to_string(),
+        shape: want.shape.clone(),
+        max_abs_error: max_abs,
+        max_rel_error: max_rel,
+        atol,
+        rtol,
+        passed,
+    }
+}
+
+/// The whole pipeline on one model file: load, compile through every pass, simulate.
+pub fn run_pipeline(
+    source: &str,
+    file_name: &str,
+    options: &PipelineOptions,
+) -> Result<PipelineResult, DriverError> {
+    let graph = load_graph(source, file_name)?;
+    let types = graph
+        .infer_types()
+        .map_err(|e| DriverError::new("load", e.to_string()))?;
+    let mut compile_options = options.compile.clone();
+    compile_options.stop_after = None;
+    let c = compile(&graph, &options.machine, &compile_options)?;
+    let run = simulate(&c, options)?;
+    let view = |name: &String| TensorView {
+        name: name.clone(),
+        dtype: types
+            .get(name)
+            .map(|t| t.dtype.name().to_string())
+            .unwrap_or_default(),
+        shape: types.get(name).map(|t| t.shape.clone()).unwrap_or_default(),
+    };
+    Ok(PipelineResult {
+        graph: GraphView {
+            name: graph.name.clone(),
+            description: graph.description.clone(),
+            inputs: graph.inputs.iter().map(|i| view(&i.name)).collect(),
+            outputs: graph.outputs.iter().map(view).collect(),
+            nodes: graph
+                .nodes
+                .iter()
+                .map(|n| NodeView {
+                    name: n.name.clone(),
+                    op: n.op.clone(),
+                    inputs: n.inputs.clone(),
+                    outputs: n.outputs.clone(),
+                })
+                .collect(),
+        },
+        passes: c
+            .snapshots
+            .iter()
+            .map(|s| PassView {
+                name: s.pass.clone(),
+                title: s.title.clone(),
+                text: s.text.clone(),
+            })
+            .collect(),
+        ktir: c.ktir.clone().unwrap_or_default(),
+        run,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn matmul_add() -> PipelineResult {
+        let ex = examples();
+        let src = ex.iter().find(|e| e.name == "matmul_add").unwrap().source;
+        run_pipeline(src, "matmul_add.json", &PipelineOptions::default())
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn matmul_add_runs_end_to_end_within_tolerance() {
+        let r = matmul_add();
+        assert!(r.run.passed, "{:?}", r.run.outputs);
+        let c = &r.run.outputs[0];
+        assert_eq!(c.name, "C");
+        assert_eq!(c.shape, vec![128, 130]);
+        assert!(c.max_abs_error <= 1e-2, "{c:?}");
+        assert!(r.run.total_cycles > 0.0);
+        // Every core took part and data crossed the ring.
+        let cores: std::collections::BTreeSet<usize> =
+            r.run.events.iter().map(|e| e.core).collect();
+        assert_eq!(cores.len(), 32);
+        assert!(r
+            .run
+            .events
+            .iter()
+            .any(|e| e.unit == Unit::Dma && e.src_stop != e.dst_stop));
+        assert!(r.run.events.iter().any(|e| e.unit == Unit::Pt));
+        let names: Vec<&str> = r.passes.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, PASS_NAMES);
+        assert!(r.ktir.contains("linalg.matmul"));
+        assert!(r.ktir.contains("grid = [32]"));
+    }
+
+    #[test]
+    fn a_wrong_kernel_is_caught_by_the_comparison() {
+        // Corrupting one simulated element must fail the check.
+        let ex = examples();
+        let g = graph::load_json(ex[0].source).unwrap();
+        let inputs = graph::random_inputs(&g, 0).unwrap();
+        let reference = graph::evaluate(&g, &inputs).unwrap();
+        let want = &reference["C"];
+        let mut got = want.data.clone();
+        assert!(compare("C", want, &got).passed);
+        got[17] += 0.5;
+        let check = compare("C", want, &got);
+        assert!(!check.passed);
+        assert!((check.max_abs_error - 0.5).abs() < 1e-3);
+    }
+
+    #[test]
+    fn bad_input_is_an_error_with_a_location() {
+        let e =
+            run_pipeline("{ \"format\": ", "broken.json", &PipelineOptions::default()).unwrap_err();
+        assert_eq!(e.stage, "load");
+        assert!(
+            e.message.contains("broken.json") && e.message.contains("line"),
+            "{e}"
+        );
+        let e = machine("nonesuch").unwrap_err();
+        assert!(e.message.contains("spyre32"), "{e}");
+    }
+
+    #[test]
+    fn a_kernel_too_big_for_the_scratchpad_is_a_clear_error() {
+        // tiny4 has 64 KiB of scratchpad per core; the untiled matmul kernel needs more.
+        let ex = examples();
+        let mut compile = Options::default();
+        compile.hints.insert("matmul".into(), vec![4, 1, 1]);
+        let opts = PipelineOptions {
+            machine: machine("tiny4").unwrap(),
+            compile,
+            ..PipelineOptions::default()
+        };
+        let e = run_pipeline(ex[0].source, "matmul_add.json", &opts).unwrap_err();
+        assert_eq!(e.stage, "simulate");
+        assert!(e.message.contains("scratchpad overflow on core 0"), "{e}");
+        assert!(e.message.contains("65536 bytes"), "{e}");
+    }
+}

@@ -1,0 +1,2 @@
+//! The facade's tests under Node (`wasm-pack test --node`).
+mod common;
