@@ -1,0 +1,27 @@
+import { defineConfig } from "vite";
+
+// The page lives in web/; the wasm module is generated into web/pkg by wasm-pack
+// (see scripts/). `base: "./"` keeps every asset URL relative, so the built page
+// works from any path (a docs site subfolder, a file server, CI artifacts).
+export default defineConfig({
+  root: "web",
+  base: "./",
+  build: {
+    outDir: "dist",
+    emptyOutDir: true,
+    target: "es2022",
+    assetsInlineLimit: 0,
+    chunkSizeWarningLimit: 4096,
+  },
+  worker: {
+    format: "es",
+  },
+  server: {
+    port: 5173,
+    strictPort: true,
+  },
+  preview: {
+    port: 5173,
+    strictPort: true,
+  },
+});

@@ -1,0 +1,85 @@
+// Page-side client for the worker: typed calls that resolve with the worker's answer.
+
+import {
+  errorMessage,
+  parseResponse,
+  type Method,
+  type Params,
+  type Result,
+  type WorkerRequest,
+} from "./protocol";
+
+/** The part of a Worker the client uses (a MessagePort-like object; easy to stub). */
+export interface Port {
+  postMessage(message: WorkerRequest): void;
+  addEventListener(type: "message", listener: (ev: { data: unknown }) => void): void;
+  addEventListener(type: "error", listener: (ev: { message?: string }) => void): void;
+}
+
+interface Pending {
+  resolve: (value: unknown) => void;
+  reject: (err: Error) => void;
+  timer: ReturnType<typeof setTimeout> | null;
+}
+
+export class WorkerClient {
+  private nextId = 1;
+  private readonly pending = new Map<number, Pending>();
+
+  constructor(
+    private readonly port: Port,
+    private readonly timeoutMs = 60_000,
+  ) {
+    port.addEventListener("message", (ev) => this.onMessage(ev.data));
+    port.addEventListener("error", (ev) => {
+      const msg = ev.message ? `worker failed: ${ev.message}` : "worker failed to start";
+      this.failAll(new Error(msg));
+    });
+  }
+
+  /** Number of requests still waiting for an answer. */
+  get inFlight(): number {
+    return this.pending.size;
+  }
+
+  call<M extends Method>(method: M, params: Params<M>): Promise<Result<M>> {
+    const id = this.nextId++;
+    return new Promise<Result<M>>((resolve, reject) => {
+      const timer =
+        this.timeoutMs > 0
+          ? setTimeout(() => {
+              this.pending.delete(id);
+              reject(new Error(`worker did not answer "${method}" within ${this.timeoutMs} ms`));
+            }, this.timeoutMs)
+          : null;
+      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject, timer });
+      try {
+        this.port.postMessage({ id, method, params } as WorkerRequest);
+      } catch (err) {
+        this.settle(id);
+        reject(new Error(errorMessage(err)));
+      }
+    });
+  }
+
+  private settle(id: number): Pending | undefined {
+    const p = this.pending.get(id);
+    if (!p) return undefined;
+    this.pending.delete(id);
+    if (p.timer !== null) clearTimeout(p.timer);
+    return p;
+  }
+
+  private onMessage(data: unknown): void {
+    const res = parseResponse(data);
+    if (!res) return;
+    const p = this.settle(res.id);
+    if (!p) return;
+    if (res.ok) p.resolve(res.result);
+    else p.reject(new Error(res.error.message));
+  }
+
+  private failAll(err: Error): void {
+    for (const id of [...this.pending.keys()]) this.settle(id)?.reject(err);
+  }
+}

@@ -1,0 +1,237 @@
+import { describe, expect, it } from "vitest";
+import type { PipelineResult, SpyreModule } from "./api";
+import { WorkerClient, type Port } from "./client";
+import { createHandler, normalizeResult, toPlain } from "./handler";
+import { errorMessage, parseRequest, parseResponse, type WorkerRequest } from "./protocol";
+
+/** A minimal well-formed result, only to exercise the message plumbing. */
+function minimalResult(): PipelineResult {
+  return {
+    graph: { name: "g", description: "", inputs: [], outputs: [], nodes: [] },
+    passes: [{ name: "ktir", title: "KTIR", text: "func.func @k() {}" }],
+    ktir: "func.func @k() {}",
+    run: {
+      machine: {
+        name: "m",
+        cores: 1,
+        clockGhz: 1,
+        stops: [{ kind: "core", index: 0, label: "0" }],
+      },
+      totalCycles: 10,
+      passed: true,
+      outputs: [],
+      events: [],
+    },
+  };
+}
+
+function stubModule(overrides: Partial<SpyreModule> = {}): SpyreModule {
+  return {
+    version: () => "0.0.0-test",
+    listExamples: () => [{ name: "one", description: "first" }],
+    exampleSource: (name) => {
+      if (name !== "one") throw new Error(`unknown example ${name}`);
+      return "{}";
+    },
+    runPipeline: () => minimalResult(),
+    ...overrides,
+  };
+}
+
+describe("message parsing", () => {
+  it("accepts well-formed requests and rejects the rest", () => {
+    expect(parseRequest({ id: 1, method: "init", params: {} })).toEqual({
+      id: 1,
+      method: "init",
+      params: {},
+    });
+    expect(parseRequest({ id: 2, method: "runExample", params: { name: "x" } })).not.toBeNull();
+    expect(
+      parseRequest({ id: 3, method: "runSource", params: { source: "{}", fileName: "a.json" } }),
+    ).not.toBeNull();
+    expect(parseRequest({ id: 4, method: "runSource", params: { source: 1 } })).toBeNull();
+    expect(parseRequest({ id: 5, method: "nope", params: {} })).toBeNull();
+    expect(parseRequest({ method: "init", params: {} })).toBeNull();
+    expect(parseRequest(null)).toBeNull();
+    expect(parseRequest("init")).toBeNull();
+  });
+
+  it("parses responses, filling a message for a malformed error", () => {
+    expect(parseResponse({ id: 1, ok: true, result: 5 })).toEqual({ id: 1, ok: true, result: 5 });
+    expect(parseResponse({ id: 2, ok: false, error: {} })).toEqual({
+      id: 2,
+      ok: false,
+      error: { message: "unknown worker error" },
+    });
+    expect(parseResponse({ id: "x", ok: true })).toBeNull();
+  });
+
+  it("turns anything thrown into a message", () => {
+    expect(errorMessage(new Error("at line 3: bad"))).toBe("at line 3: bad");
+    expect(errorMessage("plain")).toBe("plain");
+    expect(errorMessage({ message: "obj" })).toBe("obj");
+    expect(errorMessage(42)).toBe("42");
+    expect(errorMessage(undefined)).toBe("undefined");
+  });
+});
+
+describe("result normalisation", () => {
+  it("converts Maps and BigInts to plain data", () => {
+    expect(
+      toPlain(
+        new Map<string, unknown>([
+          ["a", 1n],
+          ["b", [new Map([["c", 2]])]],
+        ]),
+      ),
+    ).toEqual({
+      a: 1,
+      b: [{ c: 2 }],
+    });
+  });
+
+  it("fills missing stops with null and checks the shape", () => {
+    const raw = minimalResult() as unknown as { run: { events: unknown[] } };
+    raw.run.events = [
+      { unit: "pt", core: 0, start: 0, end: 3, bytes: 0, op: "linalg.matmul", line: 4 },
+    ];
+    const r = normalizeResult(raw);
+    expect(r.run.events[0]!.srcStop).toBeNull();
+    expect(r.run.events[0]!.dstStop).toBeNull();
+    expect(() => normalizeResult({ passes: [] })).toThrow(/unexpected result/);
+    expect(() => normalizeResult(null)).toThrow(/unexpected result/);
+  });
+});
+
+describe("worker handler", () => {
+  it("answers init, runExample and runSource", async () => {
+    const handle = createHandler(async () => stubModule());
+    const init = await handle({ id: 1, method: "init", params: {} });
+    expect(init).toEqual({
+      id: 1,
+      ok: true,
+      result: { version: "0.0.0-test", examples: [{ name: "one", description: "first" }] },
+    });
+    const ex = await handle({ id: 2, method: "runExample", params: { name: "one" } });
+    expect(ex.ok).toBe(true);
+    expect(ex.ok && (ex.result as { fileName: string }).fileName).toBe("one.json");
+    const src = await handle({
+      id: 3,
+      method: "runSource",
+      params: { source: "{}", fileName: "a.json" },
+    });
+    expect(src.id).toBe(3);
+    expect(src.ok).toBe(true);
+  });
+
+  it("returns thrown errors as error responses with the same id", async () => {
+    const handle = createHandler(async () =>
+      stubModule({
+        runPipeline: (_s, fileName) => {
+          throw new Error(`${fileName}:1:2: expected '{'`);
+        },
+      }),
+    );
+    expect(
+      await handle({ id: 7, method: "runSource", params: { source: "x", fileName: "b.json" } }),
+    ).toEqual({
+      id: 7,
+      ok: false,
+      error: { message: "b.json:1:2: expected '{'" },
+    });
+    expect(await handle({ id: 8, method: "runExample", params: { name: "zzz" } })).toEqual({
+      id: 8,
+      ok: false,
+      error: { message: "unknown example zzz" },
+    });
+    expect(await handle({ id: 9, method: "bogus" })).toMatchObject({ id: 9, ok: false });
+  });
+
+  it("says plainly when the wasm module traps", async () => {
+    const handle = createHandler(async () =>
+      stubModule({
+        runPipeline: () => {
+          throw new WebAssembly.RuntimeError("unreachable");
+        },
+      }),
+    );
+    const res = await handle({ id: 1, method: "runExample", params: { name: "one" } });
+    expect(!res.ok && res.error.message).toMatch(/wasm module crashed \(unreachable\)/);
+  });
+
+  it("reports a module that fails to load, and retries on the next request", async () => {
+    let attempts = 0;
+    const handle = createHandler(async () => {
+      attempts++;
+      if (attempts === 1) throw new Error("404 spyre_bg.wasm");
+      return stubModule();
+    });
+    const first = await handle({ id: 1, method: "init", params: {} });
+    expect(first).toMatchObject({ ok: false });
+    expect(!first.ok && first.error.message).toMatch(/could not load the wasm module: 404/);
+    expect(await handle({ id: 2, method: "init", params: {} })).toMatchObject({ ok: true });
+  });
+});
+
+/** Connects a WorkerClient to a handler in-process, as the real worker would. */
+class LoopbackPort implements Port {
+  private messageListeners: ((ev: { data: unknown }) => void)[] = [];
+  private errorListeners: ((ev: { message?: string }) => void)[] = [];
+  sent: WorkerRequest[] = [];
+  constructor(private readonly reply: ((req: WorkerRequest) => Promise<unknown>) | null) {}
+  postMessage(message: WorkerRequest): void {
+    this.sent.push(message);
+    const reply = this.reply;
+    if (reply) void reply(structuredClone(message)).then((r) => this.emit(structuredClone(r)));
+  }
+  emit(data: unknown): void {
+    for (const l of this.messageListeners) l({ data });
+  }
+  fail(message: string): void {
+    for (const l of this.errorListeners) l({ message });
+  }
+  addEventListener(type: "message" | "error", listener: (ev: never) => void): void {
+    if (type === "message") this.messageListeners.push(listener as (ev: { data: unknown }) => void);
+    else this.errorListeners.push(listener as (ev: { message?: string }) => void);
+  }
+}
+
+describe("worker client", () => {
+  it("round-trips typed calls with ids", async () => {
+    const handle = createHandler(async () => stubModule());
+    const port = new LoopbackPort(handle);
+    const client = new WorkerClient(port, 1000);
+    const [a, b] = await Promise.all([
+      client.call("init", {}),
+      client.call("runExample", { name: "one" }),
+    ]);
+    expect(a.version).toBe("0.0.0-test");
+    expect(b.result.passes[0]!.name).toBe("ktir");
+    expect(new Set(port.sent.map((m) => m.id)).size).toBe(2);
+    expect(client.inFlight).toBe(0);
+  });
+
+  it("rejects with the worker's error message", async () => {
+    const port = new LoopbackPort(createHandler(async () => stubModule()));
+    const client = new WorkerClient(port, 1000);
+    await expect(client.call("runExample", { name: "zzz" })).rejects.toThrow("unknown example zzz");
+  });
+
+  it("ignores unknown ids and rejects everything when the worker dies", async () => {
+    const port = new LoopbackPort(null);
+    const client = new WorkerClient(port, 0);
+    const p = client.call("init", {});
+    port.emit({ id: 999, ok: true, result: 1 });
+    port.emit("garbage");
+    expect(client.inFlight).toBe(1);
+    port.fail("SyntaxError in worker.js");
+    await expect(p).rejects.toThrow(/worker failed: SyntaxError/);
+    expect(client.inFlight).toBe(0);
+  });
+
+  it("times out a request that gets no answer", async () => {
+    const client = new WorkerClient(new LoopbackPort(null), 20);
+    await expect(client.call("init", {})).rejects.toThrow(/did not answer "init" within 20 ms/);
+    expect(client.inFlight).toBe(0);
+  });
+});

@@ -1,0 +1,229 @@
+// Draws one frame of the ring on a 2D canvas context. Stateless: scene + time in, pixels out.
+
+import { formatInt } from "../dom";
+import {
+  coreActivityAt,
+  pointAt,
+  stopPositions,
+  tilesAt,
+  type Circle,
+  type RingScene,
+  type TileKind,
+} from "./model";
+
+export interface Palette {
+  bg: string;
+  link: string;
+  core: string;
+  coreBorder: string;
+  memory: string;
+  memoryBorder: string;
+  label: string;
+  muted: string;
+  load: string;
+  store: string;
+  move: string;
+  pt: string;
+  sfp: string;
+  font: string;
+}
+
+/** Reads the palette from the page's CSS variables (so themes apply to the canvas). */
+export function readPalette(root: Element): Palette {
+  const cs = getComputedStyle(root);
+  const v = (name: string, fallback: string): string =>
+    cs.getPropertyValue(name).trim() || fallback;
+  return {
+    bg: v("--ring-bg", "#16181c"),
+    link: v("--ring-link", "#3a414d"),
+    core: v("--ring-core", "#262b33"),
+    coreBorder: v("--ring-core-border", "#56606f"),
+    memory: v("--ring-memory", "#3d3322"),
+    memoryBorder: v("--ring-memory-border", "#c49a45"),
+    label: v("--ring-label", "#c9ced6"),
+    muted: v("--fg-muted", "#8b929e"),
+    load: v("--ring-load", "#5aa9ff"),
+    store: v("--ring-store", "#ff9f43"),
+    move: v("--ring-move", "#4fd18b"),
+    pt: v("--ring-pt", "#b57bff"),
+    sfp: v("--ring-sfp", "#2ed3c6"),
+    font: 'ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace',
+  };
+}
+
+export interface RingLayout {
+  circle: Circle;
+  stopRadius: number;
+  /** Distance of the two traffic lanes from the ring radius. */
+  laneOffset: number;
+  tileSize: number;
+}
+
+/** Fits the ring in a w x h box (CSS pixels). */
+export function layoutRing(width: number, height: number, stopCount: number): RingLayout {
+  const n = Math.max(1, stopCount);
+  const half = Math.min(width, height) / 2;
+  // Room outside the ring for the outer lane and the memory stops' labels:
+  // stopRadius + lane gap + label, with stopRadius itself set by the stop spacing.
+  const stopFor = (r: number): number => Math.max(4, Math.min(14, ((2 * Math.PI * r) / n) * 0.34));
+  let r = Math.max(20, half - 40);
+  for (let i = 0; i < 3; i++) r = Math.max(20, half - (2 * stopFor(r) + 6 + 22));
+  const stopRadius = stopFor(r);
+  return {
+    circle: { cx: width / 2, cy: height / 2, r },
+    stopRadius,
+    laneOffset: stopRadius + 6,
+    tileSize: Math.max(3, Math.min(7, stopRadius * 0.5)),
+  };
+}
+
+export function drawRing(
+  ctx: CanvasRenderingContext2D,
+  width: number,
+  height: number,
+  scene: RingScene | null,
+  t: number,
+  pal: Palette,
+): void {
+  ctx.save();
+  ctx.fillStyle = pal.bg;
+  ctx.fillRect(0, 0, width, height);
+  if (!scene || scene.stops.length === 0) {
+    ctx.fillStyle = pal.muted;
+    ctx.font = `12px ${pal.font}`;
+    ctx.textAlign = "center";
+    ctx.textBaseline = "middle";
+    ctx.fillText(scene ? "machine has no ring stops" : "no run", width / 2, height / 2);
+    ctx.restore();
+    return;
+  }
+
+  const n = scene.stops.length;
+  const lay = layoutRing(width, height, n);
+  const { circle, stopRadius: sr } = lay;
+  const pos = stopPositions(n, circle);
+
+  // Lanes: clockwise traffic outside the ring, counter-clockwise inside.
+  ctx.strokeStyle = pal.link;
+  ctx.globalAlpha = 0.45;
+  ctx.lineWidth = 1;
+  ctx.setLineDash([2, 4]);
+  for (const off of [lay.laneOffset, -lay.laneOffset]) {
+    ctx.beginPath();
+    ctx.arc(circle.cx, circle.cy, circle.r + off, 0, 2 * Math.PI);
+    ctx.stroke();
+  }
+  ctx.setLineDash([]);
+  ctx.globalAlpha = 1;
+
+  // Links between neighbouring stops.
+  ctx.strokeStyle = pal.link;
+  ctx.lineWidth = Math.max(2, sr * 0.3);
+  ctx.beginPath();
+  for (let i = 0; i < n; i++) {
+    const a = pos[i]!;
+    const b = pos[(i + 1) % n]!;
+    ctx.moveTo(a.x, a.y);
+    ctx.lineTo(b.x, b.y);
+  }
+  ctx.stroke();
+
+  // Core activity (glow) at t.
+  const activity = coreActivityAt(scene.compute, scene.coreCount, t);
+  let ptBusy = 0;
+  let sfpBusy = 0;
+  for (const a of activity) {
+    if (a.pt) ptBusy++;
+    if (a.sfp) sfpBusy++;
+  }
+
+  // Stops.
+  ctx.textAlign = "center";
+  ctx.textBaseline = "middle";
+  for (let i = 0; i < n; i++) {
+    const s = scene.stops[i]!;
+    const p = pos[i]!;
+    if (s.kind === "memory") {
+      const half = sr * 1.15;
+      ctx.fillStyle = pal.memory;
+      ctx.strokeStyle = pal.memoryBorder;
+      ctx.lineWidth = 1.5;
+      ctx.beginPath();
+      ctx.roundRect(p.x - half, p.y - half, half * 2, half * 2, 3);
+      ctx.fill();
+      ctx.stroke();
+      // Label outside the ring, so it never hides traffic.
+      const lp = pointAt(i, n, circle, lay.laneOffset + sr + 8);
+      ctx.fillStyle = pal.memoryBorder;
+      ctx.font = `600 ${Math.max(9, Math.round(sr * 0.8))}px ${pal.font}`;
+      ctx.fillText(s.label || `mem${s.index}`, lp.x, lp.y);
+      continue;
+    }
+    const a = activity[s.index];
+    if (a && (a.pt || a.sfp)) {
+      const glow = a.pt ? pal.pt : pal.sfp;
+      ctx.save();
+      ctx.shadowColor = glow;
+      ctx.shadowBlur = sr * 1.2;
+      ctx.fillStyle = glow;
+      ctx.globalAlpha = 0.55;
+      ctx.beginPath();
+      ctx.arc(p.x, p.y, sr + 3, 0, 2 * Math.PI);
+      ctx.fill();
+      ctx.restore();
+    }
+    ctx.fillStyle = pal.core;
+    ctx.strokeStyle = a?.pt ? pal.pt : a?.sfp ? pal.sfp : pal.coreBorder;
+    ctx.lineWidth = a && (a.pt || a.sfp) ? 2 : 1;
+    ctx.beginPath();
+    ctx.arc(p.x, p.y, sr, 0, 2 * Math.PI);
+    ctx.fill();
+    ctx.stroke();
+    if (a?.pt && a.sfp) {
+      ctx.strokeStyle = pal.sfp;
+      ctx.beginPath();
+      ctx.arc(p.x, p.y, sr - 2.5, 0, 2 * Math.PI);
+      ctx.stroke();
+    }
+    ctx.fillStyle = pal.label;
+    ctx.font = `${Math.max(8, Math.round(sr * 0.85))}px ${pal.font}`;
+    ctx.fillText(String(s.index), p.x, p.y + 0.5);
+  }
+
+  // Tiles in flight, batched by colour (one path per kind).
+  const tiles = tilesAt(scene.transfers, scene.stops, t);
+  const colour: Record<TileKind, string> = { load: pal.load, store: pal.store, move: pal.move };
+  const half = lay.tileSize / 2;
+  for (const kind of ["load", "store", "move"] as const) {
+    ctx.fillStyle = colour[kind];
+    ctx.beginPath();
+    let any = false;
+    for (const tile of tiles) {
+      if (tile.kind !== kind) continue;
+      const off = tile.direction < 0 ? -lay.laneOffset : lay.laneOffset;
+      const p = pointAt(tile.pos, n, circle, off);
+      ctx.rect(p.x - half, p.y - half, lay.tileSize, lay.tileSize);
+      any = true;
+    }
+    if (any) ctx.fill();
+  }
+
+  // Centre readout.
+  const cx = circle.cx;
+  const cy = circle.cy;
+  const big = Math.max(11, Math.min(18, circle.r * 0.09));
+  ctx.fillStyle = pal.label;
+  ctx.font = `600 ${big}px ${pal.font}`;
+  ctx.fillText(scene.machineName, cx, cy - big * 2.2);
+  ctx.font = `${big}px ${pal.font}`;
+  ctx.fillText(
+    `cycle ${formatInt(Math.floor(t))} / ${formatInt(scene.totalCycles)}`,
+    cx,
+    cy - big * 0.7,
+  );
+  ctx.fillStyle = pal.muted;
+  ctx.font = `${Math.round(big * 0.75)}px ${pal.font}`;
+  ctx.fillText(`${tiles.length} transfers in flight`, cx, cy + big * 0.7);
+  ctx.fillText(`PT busy ${ptBusy} · SFP busy ${sfpBusy}`, cx, cy + big * 1.7);
+  ctx.restore();
+}

@@ -1,0 +1,206 @@
+import { describe, expect, it } from "vitest";
+import type { RingStop, TraceEvent } from "../api";
+import {
+  EventIndex,
+  advanceTime,
+  buildScene,
+  coreActivityAt,
+  coreStopPositions,
+  interpolate,
+  pointAt,
+  positionAngle,
+  progress,
+  shortestPath,
+  stopPositions,
+  tileKind,
+  tilesAt,
+  wrap,
+} from "./model";
+
+const circle = { cx: 100, cy: 100, r: 50 };
+
+function ev(partial: Partial<TraceEvent>): TraceEvent {
+  return {
+    unit: "dma",
+    core: 0,
+    start: 0,
+    end: 10,
+    bytes: 128,
+    srcStop: null,
+    dstStop: null,
+    op: "ktdp.load",
+    line: 1,
+    ...partial,
+  };
+}
+
+/** 4 cores then one memory stop: ring order core0, core1, mem, core2, core3. */
+const stops: RingStop[] = [
+  { kind: "core", index: 0, label: "c0" },
+  { kind: "core", index: 1, label: "c1" },
+  { kind: "memory", index: 0, label: "M0" },
+  { kind: "core", index: 2, label: "c2" },
+  { kind: "core", index: 3, label: "c3" },
+];
+
+describe("ring geometry", () => {
+  it("wraps positions into [0, count)", () => {
+    expect(wrap(5, 5)).toBe(0);
+    expect(wrap(-1, 5)).toBe(4);
+    expect(wrap(-0.5, 4)).toBe(3.5);
+    expect(wrap(12.25, 4)).toBe(0.25);
+    expect(wrap(3, 0)).toBe(0);
+  });
+
+  it("puts stop 0 at the top and goes clockwise", () => {
+    const pts = stopPositions(4, circle);
+    expect(pts).toHaveLength(4);
+    expect(pts[0]!.x).toBeCloseTo(100);
+    expect(pts[0]!.y).toBeCloseTo(50);
+    expect(pts[1]!.x).toBeCloseTo(150); // right (y grows downwards on a canvas)
+    expect(pts[1]!.y).toBeCloseTo(100);
+    expect(pts[2]!.y).toBeCloseTo(150);
+    expect(pts[3]!.x).toBeCloseTo(50);
+  });
+
+  it("places every stop on the circle, evenly spaced", () => {
+    const n = 34;
+    const pts = stopPositions(n, circle);
+    for (const p of pts) expect(Math.hypot(p.x - 100, p.y - 100)).toBeCloseTo(50);
+    const d = (i: number) =>
+      Math.hypot(pts[i]!.x - pts[(i + 1) % n]!.x, pts[i]!.y - pts[(i + 1) % n]!.y);
+    for (let i = 1; i < n; i++) expect(d(i)).toBeCloseTo(d(0));
+  });
+
+  it("offsets points radially", () => {
+    const p = pointAt(0, 4, circle, 10);
+    expect(p.y).toBeCloseTo(40);
+    const q = pointAt(0, 4, circle, -10);
+    expect(q.y).toBeCloseTo(60);
+    expect(positionAngle(0.5, 4)).toBeCloseTo(-Math.PI / 4);
+  });
+
+  it("takes the shorter direction round the ring", () => {
+    expect(shortestPath(0, 3, 34)).toEqual({ direction: 1, hops: 3 });
+    expect(shortestPath(0, 30, 34)).toEqual({ direction: -1, hops: 4 });
+    expect(shortestPath(30, 1, 34)).toEqual({ direction: 1, hops: 5 });
+    expect(shortestPath(2, 2, 34)).toEqual({ direction: 0, hops: 0 });
+    // A tie (exactly half-way round) goes clockwise.
+    expect(shortestPath(0, 17, 34)).toEqual({ direction: 1, hops: 17 });
+    expect(shortestPath(17, 0, 34)).toEqual({ direction: 1, hops: 17 });
+  });
+
+  it("interpolates along the shorter path, across the wrap point", () => {
+    expect(interpolate(0, 4, 34, 0)).toBe(0);
+    expect(interpolate(0, 4, 34, 0.5)).toBeCloseTo(2);
+    expect(interpolate(0, 4, 34, 1)).toBeCloseTo(4);
+    expect(interpolate(1, 31, 34, 0.5)).toBeCloseTo(33); // 1 -> 0 -> 33 -> 32 -> 31
+    expect(interpolate(32, 2, 34, 0.75)).toBeCloseTo(1);
+    expect(interpolate(0, 4, 34, 2)).toBeCloseTo(4); // clamped
+    expect(interpolate(0, 4, 34, -1)).toBe(0);
+  });
+});
+
+describe("events in time", () => {
+  it("reports progress only while an event is in flight", () => {
+    const e = { start: 10, end: 30 };
+    expect(progress(e, 9)).toBeNull();
+    expect(progress(e, 10)).toBe(0);
+    expect(progress(e, 20)).toBe(0.5);
+    expect(progress(e, 30)).toBeNull();
+    expect(progress({ start: 5, end: 5 }, 5)).toBeNull();
+  });
+
+  it("finds exactly the active events, whatever their order", () => {
+    const events = [
+      ev({ start: 50, end: 60 }),
+      ev({ start: 0, end: 100 }),
+      ev({ start: 10, end: 20 }),
+      ev({ start: 15, end: 16 }),
+      ev({ start: 70, end: 80 }),
+    ];
+    const idx = new EventIndex(events);
+    const brute = (t: number) => events.filter((e) => e.start <= t && t < e.end);
+    for (let t = -5; t <= 105; t += 0.5) {
+      const got = idx.activeAt(t);
+      expect(got.length).toBe(brute(t).length);
+      for (const e of brute(t)) expect(got).toContain(e);
+    }
+  });
+
+  it("classifies tiles by the kinds of their stops", () => {
+    expect(tileKind(stops, 2, 0)).toBe("load");
+    expect(tileKind(stops, 4, 2)).toBe("store");
+    expect(tileKind(stops, 0, 4)).toBe("move");
+  });
+
+  it("places DMA tiles at time t along the shorter way", () => {
+    const events = [
+      ev({ start: 0, end: 10, srcStop: 2, dstStop: 0 }), // load mem -> core0, 2 hops ccw
+      ev({ start: 5, end: 15, srcStop: 4, dstStop: 2 }), // store core3 -> mem, 2 hops ccw
+      ev({ start: 0, end: 20, srcStop: 4, dstStop: 1 }), // core3 -> core1: 4->0->1, cw
+      ev({ unit: "pt", start: 0, end: 20 }), // compute: never a tile
+      ev({ start: 0, end: 20, srcStop: 0, dstStop: 99 }), // bad stop: ignored
+    ];
+    const idx = new EventIndex(events);
+    const at5 = tilesAt(idx, stops, 5);
+    expect(at5).toHaveLength(3);
+    const load = at5.find((t) => t.kind === "load")!;
+    expect(load.direction).toBe(-1);
+    expect(load.pos).toBeCloseTo(1);
+    const store = at5.find((t) => t.kind === "store")!;
+    expect(store.pos).toBeCloseTo(4);
+    const move = at5.find((t) => t.kind === "move")!;
+    expect(move.direction).toBe(1);
+    expect(move.pos).toBeCloseTo(wrap(4 + 2 * 0.25, 5));
+    const at12 = tilesAt(idx, stops, 12);
+    expect(at12.map((t) => t.kind).sort()).toEqual(["move", "store"]);
+    expect(tilesAt(idx, stops, 25)).toHaveLength(0);
+  });
+
+  it("reports per-core PT/SFP activity at t", () => {
+    const idx = new EventIndex([
+      ev({ unit: "pt", core: 1, start: 0, end: 10 }),
+      ev({ unit: "sfp", core: 1, start: 5, end: 8 }),
+      ev({ unit: "sfp", core: 3, start: 9, end: 12 }),
+      ev({ unit: "pt", core: 77, start: 0, end: 100 }), // unknown core: ignored
+    ]);
+    const a = coreActivityAt(idx, 4, 6);
+    expect(a[1]).toEqual({ pt: true, sfp: true, dma: false });
+    expect(a[3]).toEqual({ pt: false, sfp: false, dma: false });
+    expect(coreActivityAt(idx, 4, 10)[3]!.sfp).toBe(true);
+    expect(coreActivityAt(idx, 4, 10)[1]!.pt).toBe(false);
+  });
+
+  it("maps core ids to ring positions", () => {
+    expect(coreStopPositions(stops, 4)).toEqual([0, 1, 3, 4]);
+    expect(coreStopPositions(stops, 5)[4]).toBe(-1);
+  });
+
+  it("builds a scene that separates transfers from compute", () => {
+    const scene = buildScene({
+      machine: { name: "m", cores: 4, stops },
+      totalCycles: 0,
+      events: [
+        ev({ start: 0, end: 10, srcStop: 2, dstStop: 0 }),
+        ev({ start: 0, end: 10, srcStop: null, dstStop: 0 }),
+        ev({ unit: "sfp", start: 3, end: 42 }),
+      ],
+    });
+    expect(scene.transfers.events).toHaveLength(1);
+    expect(scene.compute.events).toHaveLength(1);
+    expect(scene.totalCycles).toBe(42); // falls back to the last event end
+    expect(scene.coreStops).toEqual([0, 1, 3, 4]);
+  });
+});
+
+describe("playback clock", () => {
+  it("advances simulated time with wall time and loops", () => {
+    expect(advanceTime(0, 1000, 4000, 4000)).toBe(1000);
+    expect(advanceTime(3500, 1000, 4000, 4000)).toBe(500);
+    expect(advanceTime(0, 500, 1000, 4000)).toBe(125);
+    expect(advanceTime(10, -5, 1000, 4000)).toBe(10);
+    expect(advanceTime(10, 16, 0, 4000)).toBe(0);
+    expect(advanceTime(10, 16, 100, 0)).toBe(0);
+  });
+});

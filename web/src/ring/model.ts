@@ -1,0 +1,250 @@
+// Pure ring geometry and "what is where at time t". No DOM, no canvas: unit-tested.
+//
+// Positions along the ring are fractional stop indexes in [0, count): stop i sits at
+// position i, and position i + 0.5 is half-way along the link from stop i to i + 1.
+// Stop 0 is at the top and positions increase clockwise.
+
+import type { RingStop, TraceEvent } from "../api";
+
+export interface Point {
+  x: number;
+  y: number;
+}
+
+export interface Circle {
+  cx: number;
+  cy: number;
+  r: number;
+}
+
+/** +1: increasing stop index (clockwise), -1: decreasing, 0: no movement. */
+export type Direction = 1 | -1 | 0;
+
+export interface RingPath {
+  direction: Direction;
+  hops: number;
+}
+
+/** Wraps any real position into [0, count). */
+export function wrap(pos: number, count: number): number {
+  if (count <= 0) return 0;
+  const w = pos % count;
+  return w < 0 ? w + count : w;
+}
+
+/** Angle (radians, canvas convention: y down) of a ring position; stop 0 at the top. */
+export function positionAngle(pos: number, count: number): number {
+  if (count <= 0) return -Math.PI / 2;
+  return -Math.PI / 2 + (2 * Math.PI * wrap(pos, count)) / count;
+}
+
+/** Point on a circle for a ring position; `radialOffset` moves it outward (+) or inward (-). */
+export function pointAt(pos: number, count: number, circle: Circle, radialOffset = 0): Point {
+  const a = positionAngle(pos, count);
+  const r = circle.r + radialOffset;
+  return { x: circle.cx + r * Math.cos(a), y: circle.cy + r * Math.sin(a) };
+}
+
+/** Centre of every stop, in ring order. */
+export function stopPositions(count: number, circle: Circle): Point[] {
+  const out: Point[] = [];
+  for (let i = 0; i < count; i++) out.push(pointAt(i, count, circle));
+  return out;
+}
+
+/** The shorter way round from `src` to `dst`; ties go clockwise (+1). */
+export function shortestPath(src: number, dst: number, count: number): RingPath {
+  if (count <= 0) return { direction: 0, hops: 0 };
+  const s = wrap(Math.round(src), count);
+  const d = wrap(Math.round(dst), count);
+  if (s === d) return { direction: 0, hops: 0 };
+  const cw = wrap(d - s, count);
+  const ccw = count - cw;
+  return cw <= ccw ? { direction: 1, hops: cw } : { direction: -1, hops: ccw };
+}
+
+/** Ring position reached after a fraction `frac` (clamped to [0, 1]) of the shortest path. */
+export function interpolate(src: number, dst: number, count: number, frac: number): number {
+  const f = Math.min(1, Math.max(0, frac));
+  const p = shortestPath(src, dst, count);
+  return wrap(src + p.direction * p.hops * f, count);
+}
+
+/** Fraction of an event done at time t, or null when it is not in flight at t. */
+export function progress(event: Pick<TraceEvent, "start" | "end">, t: number): number | null {
+  if (!(event.end > event.start)) return null;
+  if (t < event.start || t >= event.end) return null;
+  return (t - event.start) / (event.end - event.start);
+}
+
+export type TileKind = "load" | "store" | "move";
+
+export interface Tile {
+  /** Fractional ring position. */
+  pos: number;
+  direction: Direction;
+  kind: TileKind;
+  event: TraceEvent;
+}
+
+/** load: memory -> core, store: core -> memory, move: anything else (core -> core). */
+export function tileKind(stops: readonly RingStop[], src: number, dst: number): TileKind {
+  const s = stops[src]?.kind;
+  const d = stops[dst]?.kind;
+  if (s === "memory" && d === "core") return "load";
+  if (s === "core" && d === "memory") return "store";
+  return "move";
+}
+
+/**
+ * Events sorted by start with the longest duration, so "what is active at t" only
+ * scans the events that could overlap t.
+ */
+export class EventIndex {
+  readonly events: readonly TraceEvent[];
+  private readonly starts: Float64Array;
+  private readonly maxDuration: number;
+
+  constructor(events: readonly TraceEvent[]) {
+    this.events = [...events].sort((a, b) => a.start - b.start || a.end - b.end);
+    this.starts = Float64Array.from(this.events, (e) => e.start);
+    let m = 0;
+    for (const e of this.events) m = Math.max(m, e.end - e.start);
+    this.maxDuration = m;
+  }
+
+  /** First index whose start is >= value. */
+  private lowerBound(value: number): number {
+    let lo = 0;
+    let hi = this.starts.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((this.starts[mid] as number) < value) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** Calls `fn(event, frac)` for every event with start <= t < end. */
+  forEachActive(t: number, fn: (event: TraceEvent, frac: number) => void): void {
+    const from = this.lowerBound(t - this.maxDuration);
+    for (let i = from; i < this.events.length; i++) {
+      const e = this.events[i] as TraceEvent;
+      if (e.start > t) break;
+      const f = progress(e, t);
+      if (f !== null) fn(e, f);
+    }
+  }
+
+  activeAt(t: number): TraceEvent[] {
+    const out: TraceEvent[] = [];
+    this.forEachActive(t, (e) => out.push(e));
+    return out;
+  }
+}
+
+/** Every DMA transfer in flight at t, placed on the ring along the shorter direction. */
+export function tilesAt(dma: EventIndex, stops: readonly RingStop[], t: number): Tile[] {
+  const count = stops.length;
+  const out: Tile[] = [];
+  dma.forEachActive(t, (e, frac) => {
+    if (e.unit !== "dma" || e.srcStop === null || e.dstStop === null) return;
+    if (e.srcStop < 0 || e.srcStop >= count || e.dstStop < 0 || e.dstStop >= count) return;
+    const path = shortestPath(e.srcStop, e.dstStop, count);
+    out.push({
+      pos: interpolate(e.srcStop, e.dstStop, count, frac),
+      direction: path.direction,
+      kind: tileKind(stops, e.srcStop, e.dstStop),
+      event: e,
+    });
+  });
+  return out;
+}
+
+export interface CoreActivity {
+  pt: boolean;
+  sfp: boolean;
+  dma: boolean;
+}
+
+/** What each core (by core id) is doing at t. */
+export function coreActivityAt(index: EventIndex, coreCount: number, t: number): CoreActivity[] {
+  const out: CoreActivity[] = Array.from({ length: coreCount }, () => ({
+    pt: false,
+    sfp: false,
+    dma: false,
+  }));
+  index.forEachActive(t, (e) => {
+    const a = out[e.core];
+    if (!a) return;
+    if (e.unit === "pt") a.pt = true;
+    else if (e.unit === "sfp") a.sfp = true;
+    else a.dma = true;
+  });
+  return out;
+}
+
+/** Ring position of each core id (cores whose stop is missing map to -1). */
+export function coreStopPositions(stops: readonly RingStop[], coreCount: number): number[] {
+  const out = new Array<number>(coreCount).fill(-1);
+  stops.forEach((s, i) => {
+    if (s.kind === "core" && s.index >= 0 && s.index < coreCount) out[s.index] = i;
+  });
+  return out;
+}
+
+/**
+ * Advances simulated time by a wall-clock step, looping: the whole run takes
+ * `periodMs` of wall time. Returns a time in [0, totalCycles).
+ */
+export function advanceTime(
+  t: number,
+  dtMs: number,
+  totalCycles: number,
+  periodMs: number,
+): number {
+  if (!(totalCycles > 0) || !(periodMs > 0)) return 0;
+  const next = t + (Math.max(0, dtMs) * totalCycles) / periodMs;
+  return next >= totalCycles ? next % totalCycles : next;
+}
+
+/** Everything the ring view needs for one run, precomputed once. */
+export interface RingScene {
+  machineName: string;
+  stops: readonly RingStop[];
+  coreCount: number;
+  /** Ring position of each core id. */
+  coreStops: number[];
+  /** DMA transfers between two valid stops. */
+  transfers: EventIndex;
+  /** PT and SFP events. */
+  compute: EventIndex;
+  totalCycles: number;
+}
+
+export function buildScene(run: {
+  machine: { name: string; cores: number; stops: RingStop[] };
+  totalCycles: number;
+  events: TraceEvent[];
+}): RingScene {
+  const stops = run.machine.stops;
+  const count = stops.length;
+  const valid = (s: number | null): s is number => s !== null && s >= 0 && s < count;
+  const coreCount = Math.max(
+    run.machine.cores,
+    ...stops.filter((s) => s.kind === "core").map((s) => s.index + 1),
+  );
+  let lastEnd = 0;
+  for (const e of run.events) lastEnd = Math.max(lastEnd, e.end);
+  return {
+    machineName: run.machine.name,
+    stops,
+    coreCount,
+    coreStops: coreStopPositions(stops, coreCount),
+    transfers: new EventIndex(
+      run.events.filter((e) => e.unit === "dma" && valid(e.srcStop) && valid(e.dstStop)),
+    ),
+    compute: new EventIndex(run.events.filter((e) => e.unit === "pt" || e.unit === "sfp")),
+    totalCycles: run.totalCycles > 0 ? run.totalCycles : lastEnd,
+  };
+}

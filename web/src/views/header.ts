@@ -1,0 +1,115 @@
+// Header: example picker, file open (button and drag-and-drop), theme toggle, status.
+
+import type { ExampleInfo } from "../api";
+import { byId, el } from "../dom";
+
+export interface HeaderEvents {
+  onExample(name: string): void;
+  onFile(source: string, fileName: string): void;
+  onFileError(message: string): void;
+}
+
+/** Largest file the page reads (the pipeline has its own limits; this keeps the tab alive). */
+export const MAX_FILE_BYTES = 32 * 1024 * 1024;
+
+export type Theme = "dark" | "light";
+
+export class Header {
+  private readonly picker = byId<HTMLSelectElement>("example-picker");
+  private readonly fileInput = byId<HTMLInputElement>("file-input");
+  private readonly sourceName = byId<HTMLSpanElement>("source-name");
+  private readonly status = byId<HTMLSpanElement>("status");
+  private readonly themeButton = byId<HTMLButtonElement>("theme-toggle");
+  private themeListeners: ((theme: Theme) => void)[] = [];
+
+  constructor(private readonly events: HeaderEvents) {
+    this.picker.addEventListener("change", () => {
+      if (this.picker.value) events.onExample(this.picker.value);
+    });
+    this.fileInput.addEventListener("change", () => {
+      const file = this.fileInput.files?.[0];
+      this.fileInput.value = "";
+      if (file) void this.readFile(file);
+    });
+    document.addEventListener("dragover", (ev) => {
+      if (ev.dataTransfer?.types.includes("Files")) ev.preventDefault();
+    });
+    document.addEventListener("drop", (ev) => {
+      const file = ev.dataTransfer?.files[0];
+      if (!file) return;
+      ev.preventDefault();
+      void this.readFile(file);
+    });
+    this.themeButton.addEventListener("click", () =>
+      this.setTheme(this.theme === "dark" ? "light" : "dark"),
+    );
+    this.setTheme(initialTheme());
+  }
+
+  setExamples(examples: readonly ExampleInfo[], selected: string | null): void {
+    this.picker.replaceChildren(
+      // Shown (not offered) while the page displays an opened file rather than an example.
+      el("option", { value: "", disabled: true, hidden: true, text: "(opened file)" }),
+      ...examples.map((ex) =>
+        el("option", { value: ex.name, title: ex.description, text: ex.name }),
+      ),
+    );
+    this.picker.disabled = examples.length === 0;
+    if (selected !== null) this.picker.value = selected;
+  }
+
+  /** Shows which source is loaded; for a file that is not an example the picker shows none. */
+  setSource(label: string, exampleName: string | null): void {
+    this.sourceName.textContent = label;
+    this.sourceName.title = label;
+    this.picker.value = exampleName ?? "";
+  }
+
+  setStatus(text: string): void {
+    this.status.textContent = text;
+  }
+
+  get theme(): Theme {
+    return document.documentElement.dataset.theme === "light" ? "light" : "dark";
+  }
+
+  onThemeChange(fn: (theme: Theme) => void): void {
+    this.themeListeners.push(fn);
+  }
+
+  setTheme(theme: Theme): void {
+    document.documentElement.dataset.theme = theme;
+    this.themeButton.textContent = theme === "dark" ? "Light theme" : "Dark theme";
+    try {
+      localStorage.setItem("spyre-playground.theme", theme);
+    } catch {
+      // storage may be unavailable (private mode, file://); the toggle still works
+    }
+    for (const fn of this.themeListeners) fn(theme);
+  }
+
+  private async readFile(file: File): Promise<void> {
+    if (file.size > MAX_FILE_BYTES) {
+      this.events.onFileError(
+        `${file.name} is ${file.size} bytes; the playground reads files up to ${MAX_FILE_BYTES} bytes`,
+      );
+      return;
+    }
+    try {
+      const text = await file.text();
+      this.events.onFile(text, file.name);
+    } catch (err) {
+      this.events.onFileError(`could not read ${file.name}: ${String(err)}`);
+    }
+  }
+}
+
+function initialTheme(): Theme {
+  try {
+    const saved = localStorage.getItem("spyre-playground.theme");
+    if (saved === "dark" || saved === "light") return saved;
+  } catch {
+    // ignore
+  }
+  return window.matchMedia?.("(prefers-color-scheme: light)").matches ? "light" : "dark";
+}

@@ -1,0 +1,71 @@
+import { describe, expect, it } from "vitest";
+import { formatSci, isEditableTarget } from "../dom";
+import { formatUrlState, parseUrlState } from "../urlState";
+import { displayText, lineNumbers, stepIndex } from "./passes";
+import { formatDuration } from "./results";
+
+describe("pass stepping", () => {
+  it("clamps at both ends", () => {
+    expect(stepIndex(0, 1, 6)).toBe(1);
+    expect(stepIndex(5, 1, 6)).toBe(5);
+    expect(stepIndex(0, -1, 6)).toBe(0);
+    expect(stepIndex(3, -1, 6)).toBe(2);
+    expect(stepIndex(-1, 1, 6)).toBe(0);
+    expect(stepIndex(-1, -1, 6)).toBe(5);
+    expect(stepIndex(0, 1, 0)).toBe(-1);
+  });
+});
+
+describe("snapshot text", () => {
+  it("numbers lines", () => {
+    expect(lineNumbers("")).toBe("");
+    expect(lineNumbers("a")).toBe("1");
+    expect(lineNumbers("a\nb\n")).toBe("1\n2");
+    expect(lineNumbers("a\n\nb")).toBe("1\n2\n3");
+  });
+
+  it("pretty-prints single-line JSON only", () => {
+    expect(displayText('{"a":[1,2]}')).toBe('{\n  "a": [\n    1,\n    2\n  ]\n}');
+    expect(displayText('{\n  "a": 1\n}')).toBe('{\n  "a": 1\n}');
+    expect(displayText("{not json")).toBe("{not json");
+    expect(displayText("func.func @k()")).toBe("func.func @k()");
+  });
+});
+
+describe("formatting", () => {
+  it("formats errors and durations", () => {
+    expect(formatSci(0)).toBe("0");
+    expect(formatSci(0.0123)).toBe("0.0123");
+    expect(formatSci(1.5e-6)).toBe("1.50e-6");
+    expect(formatDuration(1500, 1)).toBe("1.5 µs");
+    expect(formatDuration(500, 1)).toBe("500 ns");
+    expect(formatDuration(3e6, 1)).toBe("3 ms");
+    expect(formatDuration(100, 0)).toBe("");
+  });
+
+  it("recognises text fields without a DOM", () => {
+    expect(isEditableTarget(null)).toBe(false);
+    expect(isEditableTarget({ tagName: "TEXTAREA" } as unknown as EventTarget)).toBe(true);
+    expect(isEditableTarget({ tagName: "SELECT" } as unknown as EventTarget)).toBe(true);
+    expect(isEditableTarget({ tagName: "INPUT", type: "range" } as unknown as EventTarget)).toBe(
+      true,
+    );
+    expect(isEditableTarget({ tagName: "INPUT", type: "file" } as unknown as EventTarget)).toBe(
+      false,
+    );
+    expect(isEditableTarget({ tagName: "BUTTON" } as unknown as EventTarget)).toBe(false);
+    expect(
+      isEditableTarget({ tagName: "DIV", isContentEditable: true } as unknown as EventTarget),
+    ).toBe(true);
+  });
+});
+
+describe("url state", () => {
+  it("round-trips and ignores unknown versions", () => {
+    const s = { example: "matmul add", pass: "ktir" };
+    expect(parseUrlState(formatUrlState(s))).toEqual(s);
+    expect(parseUrlState("")).toEqual({ example: null, pass: null });
+    expect(parseUrlState("#v=99&example=x")).toEqual({ example: null, pass: null });
+    expect(parseUrlState("#example=x")).toEqual({ example: "x", pass: null });
+  });
+});

@@ -1,0 +1,146 @@
+// Pass list (left) and the selected pass's snapshot (middle).
+
+import type { PassSnapshot } from "../api";
+import { byId, el, isEditableTarget } from "../dom";
+
+/** Index after stepping `delta` from `current` in a list of `count`, clamped to the ends. */
+export function stepIndex(current: number, delta: number, count: number): number {
+  if (count <= 0) return -1;
+  if (current < 0) return delta >= 0 ? 0 : count - 1;
+  return Math.min(count - 1, Math.max(0, current + delta));
+}
+
+/** Text shown for a snapshot: single-line JSON is pretty-printed, everything else verbatim. */
+export function displayText(text: string): string {
+  const trimmed = text.trim();
+  if (!trimmed.includes("\n") && (trimmed.startsWith("{") || trimmed.startsWith("["))) {
+    try {
+      return JSON.stringify(JSON.parse(trimmed), null, 2);
+    } catch {
+      return text;
+    }
+  }
+  return text;
+}
+
+/** "1\n2\n...\nN" for a text of N lines (a trailing newline does not start a line). */
+export function lineNumbers(text: string): string {
+  if (text.length === 0) return "";
+  let lines = 1;
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 10) lines++;
+  if (text.endsWith("\n")) lines--;
+  const out: string[] = [];
+  for (let i = 1; i <= lines; i++) out.push(String(i));
+  return out.join("\n");
+}
+
+export class PassView {
+  private readonly list = byId<HTMLDivElement>("pass-list");
+  private readonly snapshot = byId<HTMLPreElement>("snapshot");
+  private readonly gutter = byId<HTMLPreElement>("snapshot-gutter");
+  private readonly scroll = byId<HTMLDivElement>("snapshot-scroll");
+  private readonly title = byId<HTMLSpanElement>("snapshot-title");
+  private readonly meta = byId<HTMLSpanElement>("snapshot-meta");
+  private passes: readonly PassSnapshot[] = [];
+  private buttons: HTMLButtonElement[] = [];
+  private selected = -1;
+  private listeners: ((pass: PassSnapshot) => void)[] = [];
+
+  constructor() {
+    document.addEventListener("keydown", (ev) => this.onKey(ev));
+  }
+
+  get selectedName(): string | null {
+    return this.passes[this.selected]?.name ?? null;
+  }
+
+  onSelect(fn: (pass: PassSnapshot) => void): void {
+    this.listeners.push(fn);
+  }
+
+  /** Replaces the passes; keeps `preferred` selected if present, else the first pass. */
+  setPasses(passes: readonly PassSnapshot[], preferred: string | null): void {
+    this.passes = passes;
+    this.buttons = passes.map((p, i) => {
+      const b = el(
+        "button",
+        {
+          type: "button",
+          className: "pass-item",
+          role: "option",
+          "data-pass": p.name,
+          "aria-selected": "false",
+          tabindex: -1,
+          title: p.title,
+        },
+        el("span", { className: "pass-step", text: `${i + 1}. ${p.name}` }),
+        el("span", { className: "pass-title", text: p.title }),
+      );
+      b.addEventListener("click", () => this.select(i));
+      return b;
+    });
+    this.list.replaceChildren(...this.buttons);
+    this.selected = -1;
+    const want = preferred === null ? -1 : passes.findIndex((p) => p.name === preferred);
+    this.select(want >= 0 ? want : 0);
+  }
+
+  select(index: number, focus = false): void {
+    const pass = this.passes[index];
+    if (!pass) {
+      this.showText("", "Snapshot", "");
+      return;
+    }
+    const prev = this.buttons[this.selected];
+    if (prev) {
+      prev.setAttribute("aria-selected", "false");
+      prev.tabIndex = -1;
+    }
+    this.selected = index;
+    const b = this.buttons[index];
+    if (b) {
+      b.setAttribute("aria-selected", "true");
+      b.tabIndex = 0;
+      if (focus) b.focus();
+      b.scrollIntoView?.({ block: "nearest" });
+    }
+    const text = displayText(pass.text);
+    const gutter = lineNumbers(text);
+    const lines = gutter === "" ? 0 : gutter.split("\n").length;
+    this.showText(text, pass.title, `${pass.name} · ${lines} lines`, gutter);
+    for (const fn of this.listeners) fn(pass);
+  }
+
+  step(delta: number, focus = false): void {
+    const next = stepIndex(this.selected, delta, this.passes.length);
+    if (next >= 0 && next !== this.selected) this.select(next, focus);
+  }
+
+  private showText(text: string, title: string, meta: string, gutter = lineNumbers(text)): void {
+    this.snapshot.textContent = text;
+    this.gutter.textContent = gutter;
+    this.title.textContent = title;
+    this.meta.textContent = meta;
+    this.scroll.scrollTop = 0;
+    this.scroll.scrollLeft = 0;
+  }
+
+  private onKey(ev: KeyboardEvent): void {
+    if (ev.altKey || ev.ctrlKey || ev.metaKey) return;
+    const inList = ev.target instanceof Node && this.list.contains(ev.target);
+    if (!inList) {
+      if (isEditableTarget(ev.target)) return;
+      // Arrow keys scroll the snapshot when it has focus.
+      if (ev.target instanceof Node && this.scroll.contains(ev.target)) return;
+    }
+    let delta = 0;
+    if (ev.key === "ArrowDown") delta = 1;
+    else if (ev.key === "ArrowUp") delta = -1;
+    else if (inList && ev.key === "Home") delta = -Infinity;
+    else if (inList && ev.key === "End") delta = Infinity;
+    else return;
+    ev.preventDefault();
+    if (Number.isFinite(delta)) this.step(delta, inList);
+    else this.select(delta < 0 ? 0 : this.passes.length - 1, inList);
+  }
+}

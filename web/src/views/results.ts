@@ -1,0 +1,58 @@
+// The results line: total cycles, and each output against the reference.
+
+import type { RunInfo } from "../api";
+import { byId, el, formatInt, formatSci } from "../dom";
+
+/** Simulated wall time for a cycle count, as text (clock in GHz = cycles per ns). */
+export function formatDuration(cycles: number, clockGhz: number): string {
+  if (!(clockGhz > 0)) return "";
+  const ns = cycles / clockGhz;
+  if (ns < 1e3) return `${formatSci(ns)} ns`;
+  if (ns < 1e6) return `${formatSci(ns / 1e3)} µs`;
+  return `${formatSci(ns / 1e6)} ms`;
+}
+
+export class ResultsView {
+  private readonly root = byId<HTMLElement>("results");
+
+  clear(message = "No run yet."): void {
+    this.root.removeAttribute("data-passed");
+    this.root.replaceChildren(el("span", { className: "muted", text: message }));
+  }
+
+  show(run: RunInfo): void {
+    this.root.dataset.passed = String(run.passed);
+    const parts: Node[] = [
+      el("span", {
+        className: `verdict ${run.passed ? "pass" : "fail"}`,
+        "data-testid": "run-verdict",
+        text: run.passed ? "PASS" : "FAIL",
+      }),
+      el("span", {
+        "data-testid": "total-cycles",
+        text: `${formatInt(run.totalCycles)} cycles (${formatDuration(run.totalCycles, run.machine.clockGhz)} at ${formatSci(run.machine.clockGhz)} GHz)`,
+      }),
+    ];
+    for (const o of run.outputs) {
+      parts.push(
+        el(
+          "span",
+          {
+            "data-output": o.name,
+            "data-passed": String(o.passed),
+            title: `|ref - sim| <= atol + rtol * |ref|, atol = ${o.atol}, rtol = ${o.rtol}`,
+          },
+          `${o.name}: max abs ${formatSci(o.maxAbsError)}, max rel ${formatSci(o.maxRelError)} ` +
+            `(atol ${formatSci(o.atol)}, rtol ${formatSci(o.rtol)}) `,
+          el("span", {
+            className: `verdict ${o.passed ? "pass" : "fail"}`,
+            text: o.passed ? "ok" : "off",
+          }),
+        ),
+      );
+    }
+    if (run.outputs.length === 0)
+      parts.push(el("span", { className: "muted", text: "no outputs checked" }));
+    this.root.replaceChildren(...parts);
+  }
+}

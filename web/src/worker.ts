@@ -1,0 +1,28 @@
+// The Web Worker that owns the wasm module. The page never calls wasm directly.
+
+import init, * as spyre from "../pkg/spyre.js";
+import type { ExampleInfo, PipelineResult, SpyreModule } from "./api";
+import { createHandler } from "./handler";
+import type { WorkerResponse } from "./protocol";
+
+interface WorkerScope {
+  postMessage(message: WorkerResponse): void;
+  addEventListener(type: "message", listener: (ev: MessageEvent<unknown>) => void): void;
+}
+
+const scope = self as unknown as WorkerScope;
+
+const handle = createHandler(async () => {
+  await init();
+  const m: SpyreModule = {
+    version: () => spyre.version(),
+    listExamples: () => spyre.listExamples() as ExampleInfo[],
+    exampleSource: (name) => spyre.exampleSource(name),
+    runPipeline: (source, fileName) => spyre.runPipeline(source, fileName) as PipelineResult,
+  };
+  return m;
+});
+
+scope.addEventListener("message", (ev) => {
+  void handle(ev.data).then((response) => scope.postMessage(response));
+});
