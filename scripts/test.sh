@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# `npm test`: install what is missing, then run every check and test there is.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+export PATH="$HOME/.cargo/bin:$PATH"
+export CHROMEDRIVER=/usr/bin/chromedriver
+
+step() { printf '\n==== %s ====\n' "$*"; }
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+step "cargo clippy"
+cargo clippy --workspace --all-targets -- -D warnings
+step "cargo test"
+cargo test --workspace
+step "wasm-pack test --node"
+(cd crates/wasm && wasm-pack test --node)
+step "wasm-pack test --headless --chrome"
+(cd crates/wasm && wasm-pack test --headless --chrome)
+step "build the wasm module and the page"
+bash scripts/build-web.sh
+step "front end: format, types, unit tests"
+npm run format:check
+npm run typecheck
+npm run test:unit
+step "end-to-end tests (Playwright, Chromium)"
+npm run test:e2e
