@@ -14,6 +14,9 @@ use sim::{ExecLimits, LineLookup, Machine, Simulator};
 use std::collections::BTreeMap;
 use std::fmt;
 
+mod ktir_run;
+pub use ktir_run::{buffer_specs, run_ktir, BufferSpec, KtirRunOptions, KtirRunResult};
+
 pub use compiler::PASS_NAMES;
 // Re-exported so the front ends name types through the driver alone.
 pub use {compiler, graph, ktir, sim};
@@ -257,6 +260,8 @@ pub struct PassView {
     pub title: String,
     /// The snapshot text.
     pub text: String,
+    /// The snapshot's structured data (layouts, core splits, scratchpad allocations).
+    pub data: serde_json::Value,
 }
 
 /// A tensor in the graph summary.
@@ -455,7 +460,23 @@ pub fn simulate_with_schedule(
     let sched = schedule(machine, sim.tasks(), &Limits::default())
         .map_err(|e| DriverError::new("simulate", format!("timing: {e}")))?;
     let summary = sim::trace::summarize(machine, &sched);
-    let events = sched
+    let events = event_views(&sched);
+    let result = RunResult {
+        machine: MachineView::of(machine),
+        total_cycles: sched.total_cycles,
+        passed: outputs.iter().all(|o| o.passed),
+        outputs,
+        events,
+        summary,
+        steps: sim.steps(),
+    };
+    Ok((result, sched))
+}
+
+/// The events of a schedule as the page wants them (zero-length bookkeeping events, such as
+/// launch barriers, left out).
+pub fn event_views(sched: &sim::timing::Schedule) -> Vec<EventView> {
+    sched
         .events
         .iter()
         .filter(|e| e.end > e.start || e.bytes > 0)
@@ -470,17 +491,43 @@ pub fn simulate_with_schedule(
             op: e.op.clone(),
             line: e.line,
         })
-        .collect();
-    let result = RunResult {
-        machine: MachineView::of(machine),
-        total_cycles: sched.total_cycles,
-        passed: outputs.iter().all(|o| o.passed),
-        outputs,
-        events,
-        summary,
-        steps: sim.steps(),
+        .collect()
+}
+
+/// A verifier diagnostic for an editor.
+#[derive(Clone, Debug, Serialize)]
+pub struct DiagnosticView {
+    /// "error" or "warning".
+    pub severity: &'static str,
+    /// What is wrong.
+    pub message: String,
+    /// 1-based line.
+    pub line: u32,
+    /// 1-based column.
+    pub column: u32,
+    /// Byte offsets of the span.
+    pub start: u32,
+    /// End byte offset.
+    pub end: u32,
+}
+
+/// Parses and verifies KTIR text; every diagnostic, errors and warnings.
+pub fn verify_ktir(text: &str) -> Vec<DiagnosticView> {
+    let diags = match ktir::check(text) {
+        Ok((_, warnings)) => warnings,
+        Err(d) => d,
     };
-    Ok((result, sched))
+    diags
+        .into_iter()
+        .map(|d| DiagnosticView {
+            severity: if d.is_error() { "error" } else { "warning" },
+            message: d.message,
+            line: d.line,
+            column: d.column,
+            start: d.span.start,
+            end: d.span.end,
+        })
+        .collect()
 }
 
 /// A text summary of a graph: inputs, outputs, op counts and parameter count.
@@ -559,13 +606,27 @@ pub fn run_pipeline(
     file_name: &str,
     options: &PipelineOptions,
 ) -> Result<PipelineResult, DriverError> {
+    run_pipeline_with_ktir(source, file_name, None, options)
+}
+
+/// [`run_pipeline`], but simulating `ktir` (an edited module for the same graph) in place
+/// of the lowered one; its kernels must keep the lowered names and arguments.
+pub fn run_pipeline_with_ktir(
+    source: &str,
+    file_name: &str,
+    ktir: Option<&str>,
+    options: &PipelineOptions,
+) -> Result<PipelineResult, DriverError> {
     let graph = load_graph(source, file_name)?;
     let types = graph
         .infer_types()
         .map_err(|e| DriverError::new("load", e.to_string()))?;
     let mut compile_options = options.compile.clone();
     compile_options.stop_after = None;
-    let c = compile(&graph, &options.machine, &compile_options)?;
+    let mut c = compile(&graph, &options.machine, &compile_options)?;
+    if let Some(text) = ktir {
+        c.ktir = Some(text.to_string());
+    }
     let run = simulate(&c, options)?;
     let view = |name: &String| TensorView {
         name: name.clone(),
@@ -599,6 +660,7 @@ pub fn run_pipeline(
                 name: s.pass.clone(),
                 title: s.title.clone(),
                 text: s.text.clone(),
+                data: s.data.clone(),
             })
             .collect(),
         ktir: c.ktir.clone().unwrap_or_default(),
@@ -640,6 +702,34 @@ mod tests {
         assert_eq!(names, PASS_NAMES);
         assert!(r.ktir.contains("linalg.matmul"));
         assert!(r.ktir.contains("grid = [32]"));
+    }
+
+    #[test]
+    fn an_edited_kernel_runs_and_a_wrong_edit_fails_the_comparison() {
+        let ex = examples();
+        let opts = PipelineOptions::default();
+        let base = run_pipeline(ex[0].source, "matmul_add.json", &opts).unwrap();
+        // Same program, still correct.
+        let same = run_pipeline_with_ktir(ex[0].source, "m.json", Some(&base.ktir), &opts).unwrap();
+        assert!(same.run.passed);
+        // Adding the bias twice must be caught.
+        let wrong = base
+            .ktir
+            .replacen("arith.addf %AB_data", "arith.subf %AB_data", 1);
+        assert_ne!(wrong, base.ktir);
+        let r = run_pipeline_with_ktir(ex[0].source, "m.json", Some(&wrong), &opts).unwrap();
+        assert!(!r.run.passed, "{:?}", r.run.outputs);
+        // A broken edit reports where.
+        let broken = base.ktir.replacen("ktdp.load", "ktdp.lod", 1);
+        let e = run_pipeline_with_ktir(ex[0].source, "m.json", Some(&broken), &opts).unwrap_err();
+        assert_eq!(e.stage, "ktir");
+        assert!(
+            e.message
+                .contains("unknown or unsupported operation 'ktdp.lod'"),
+            "{e}"
+        );
+        let diags = verify_ktir(&broken);
+        assert!(diags.iter().any(|d| d.severity == "error" && d.line > 1));
     }
 
     #[test]

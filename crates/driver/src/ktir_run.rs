@@ -1,0 +1,324 @@
+//! Running a KTIR file on its own (no model graph): buffers are found from the memory views
+//! the kernels build over their `index` arguments, filled from given data or seeded random
+//! numbers, and every function runs in module order sharing buffers by argument name.
+
+use crate::{DriverError, MachineView};
+use ktir::ast::{Module, OpKind, ScalarType, SizeOperand, Type};
+use serde::Serialize;
+use sim::timing::{schedule, Limits, Schedule};
+use sim::{ExecLimits, LineLookup, Machine, Simulator};
+use std::collections::BTreeMap;
+
+/// A buffer argument the kernels read or write through memory views.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BufferSpec {
+    /// The argument name (without `%`).
+    pub name: String,
+    /// Element type of the views over it.
+    pub elem: String,
+    /// Elements needed to hold every view over it.
+    pub elements: usize,
+    /// The shape of the largest view over it (for `.npy` files).
+    pub shape: Vec<usize>,
+}
+
+/// Settings of a KTIR run.
+#[derive(Clone, Debug)]
+pub struct KtirRunOptions {
+    /// The machine.
+    pub machine: Machine,
+    /// Values of scalar `index` arguments, by name.
+    pub args: BTreeMap<String, i64>,
+    /// Contents of buffers, by name (others get seeded random values in [-1, 1)).
+    pub inputs: BTreeMap<String, Vec<f32>>,
+    /// Seed of the random buffer contents.
+    pub seed: u64,
+    /// Execution bounds.
+    pub limits: ExecLimits,
+}
+
+/// What a KTIR run produced.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KtirRunResult {
+    /// The machine.
+    pub machine: MachineView,
+    /// Functions run, in order.
+    pub functions: Vec<String>,
+    /// The buffers and their final contents.
+    pub buffers: Vec<(BufferSpec, Vec<f32>)>,
+    /// Modelled cycles.
+    pub total_cycles: f64,
+    /// Timed events.
+    pub events: Vec<crate::EventView>,
+    /// Utilisation and bottleneck.
+    pub summary: sim::trace::Summary,
+    /// Warnings the verifier gave (spec gaps the program touches).
+    pub warnings: Vec<String>,
+}
+
+fn elem_name(e: ScalarType) -> String {
+    e.name().to_string()
+}
+
+/// The buffers a module's kernels address, from their memory views over arguments.
+pub fn buffer_specs(
+    module: &Module,
+    args: &BTreeMap<String, i64>,
+) -> Result<Vec<BufferSpec>, DriverError> {
+    let mut specs: BTreeMap<String, BufferSpec> = BTreeMap::new();
+    for f in &module.funcs {
+        let arg_names: Vec<&str> = f.args.iter().map(|(n, _)| n.as_str()).collect();
+        let mut stack = vec![&f.body];
+        while let Some(block) = stack.pop() {
+            for op in &block.ops {
+                if let OpKind::For { body, .. } = &op.kind {
+                    stack.push(body);
+                }
+                let OpKind::ConstructMemoryView {
+                    base,
+                    sizes,
+                    strides,
+                    memory_space,
+                    ..
+                } = &op.kind
+                else {
+                    continue;
+                };
+                if matches!(memory_space, Some(ktir::MemorySpace::Local { .. })) {
+                    continue;
+                }
+                if !arg_names.contains(&base.name.as_str()) {
+                    continue;
+                }
+                let value = |s: &SizeOperand| -> Result<i64, DriverError> {
+                    match s {
+                        SizeOperand::Static(v) => Ok(*v),
+                        SizeOperand::Dynamic(v) => args.get(&v.name).copied().ok_or_else(|| {
+                            DriverError::new(
+                                "ktir",
+                                format!(
+                                    "@{}: the size of the view over '%{}' depends on '%{}'; give it with --arg {}=VALUE",
+                                    f.name, base.name, v.name, v.name
+                                ),
+                            )
+                        }),
+                    }
+                };
+                let mut extent: i64 = 1;
+                let mut shape = Vec::new();
+                for (s, st) in sizes.iter().zip(strides) {
+                    let (n, st) = (value(s)?, value(st)?);
+                    if n <= 0 {
+                        extent = 0;
+                    } else {
+                        extent = extent
+                            .checked_add((n - 1).checked_mul(st.abs()).unwrap_or(i64::MAX))
+                            .unwrap_or(i64::MAX);
+                    }
+                    shape.push(n.max(0) as usize);
+                }
+                let elem = op
+                    .result_types
+                    .first()
+                    .and_then(Type::elem)
+                    .unwrap_or(ScalarType::F32);
+                let elements = usize::try_from(extent).unwrap_or(usize::MAX);
+                let entry = specs
+                    .entry(base.name.clone())
+                    .or_insert_with(|| BufferSpec {
+                        name: base.name.clone(),
+                        elem: elem_name(elem),
+                        elements: 0,
+                        shape: Vec::new(),
+                    });
+                if entry.elem != elem_name(elem) {
+                    return Err(DriverError::new(
+                        "ktir",
+                        format!(
+                            "'%{}' is viewed as both {} and {}",
+                            base.name,
+                            entry.elem,
+                            elem.name()
+                        ),
+                    ));
+                }
+                if elements >= entry.elements {
+                    entry.elements = elements;
+                    entry.shape = shape;
+                }
+            }
+        }
+    }
+    Ok(specs.into_values().collect())
+}
+
+/// Parses, verifies and runs every function of a KTIR module in order.
+pub fn run_ktir(
+    text: &str,
+    options: &KtirRunOptions,
+) -> Result<(KtirRunResult, Schedule), DriverError> {
+    let (module, warnings) = ktir::check(text).map_err(|d| {
+        DriverError::new(
+            "ktir",
+            ktir::render_diagnostics("", &d).trim_end().to_string(),
+        )
+    })?;
+    let specs = buffer_specs(&module, &options.args)?;
+    let machine = &options.machine;
+    let mut sim = Simulator::new(machine, options.limits.clone());
+    let mut bases = BTreeMap::new();
+    let mut rng = graph::SplitMix64::new(options.seed);
+    for spec in &specs {
+        let elem = ScalarType::parse(&spec.elem).unwrap_or(ScalarType::F32);
+        let data = match options.inputs.get(&spec.name) {
+            Some(d) if d.len() == spec.elements => d.clone(),
+            Some(d) => {
+                return Err(DriverError::new(
+                    "ktir",
+                    format!(
+                        "input for '%{}' has {} elements; its views need {}",
+                        spec.name,
+                        d.len(),
+                        spec.elements
+                    ),
+                ))
+            }
+            None => (0..spec.elements)
+                .map(|_| (rng.next_f64() * 2.0 - 1.0) as f32)
+                .collect(),
+        };
+        let base = sim
+            .alloc(&spec.name, elem, data)
+            .map_err(|e| DriverError::new("simulate", e.to_string()))?;
+        bases.insert(spec.name.clone(), base);
+    }
+    let lines = LineLookup::new(text);
+    let mut functions = Vec::new();
+    for f in &module.funcs {
+        let mut args = Vec::new();
+        for (name, _) in &f.args {
+            if let Some(b) = bases.get(name) {
+                args.push(*b);
+            } else if let Some(v) = options.args.get(name) {
+                args.push(*v);
+            } else {
+                return Err(DriverError::new(
+                    "ktir",
+                    format!(
+                        "@{}: argument '%{name}' is neither a buffer (no memory view uses it) nor given with --arg {name}=VALUE",
+                        f.name
+                    ),
+                ));
+            }
+        }
+        sim.launch(&module, &lines, &f.name, &args)
+            .map_err(|e| DriverError::new("simulate", format!("@{}: {e}", f.name)))?;
+        functions.push(f.name.clone());
+    }
+    let sched = schedule(machine, sim.tasks(), &Limits::default())
+        .map_err(|e| DriverError::new("simulate", format!("timing: {e}")))?;
+    let summary = sim::trace::summarize(machine, &sched);
+    let buffers = specs
+        .into_iter()
+        .map(|s| {
+            let data = sim
+                .buffer(&s.name)
+                .map(|b| b.data.clone())
+                .unwrap_or_default();
+            (s, data)
+        })
+        .collect();
+    let result = KtirRunResult {
+        machine: MachineView::of(machine),
+        functions,
+        buffers,
+        total_cycles: sched.total_cycles,
+        events: crate::event_views(&sched),
+        summary,
+        warnings: warnings.iter().map(|w| w.to_string()).collect(),
+    };
+    Ok((result, sched))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ADD: &str = r#"
+func.func @scale(%x: index, %y: index, %n: index) attributes {grid = [2]} {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %id = ktdp.get_compute_tile_id : index
+  %r = arith.muli %id, %c4 : index
+  %xv = ktdp.construct_memory_view %x, sizes: [8, 16], strides: [16, 1] {
+    coordinate_set = affine_set<(d0, d1) : (d0 >= 0, 7 - d0 >= 0, d1 >= 0, 15 - d1 >= 0)>,
+    memory_space = #ktdp.memory_space<global>
+  } : memref<8x16xf32>
+  %yv = ktdp.construct_memory_view %y, sizes: [8, 16], strides: [16, 1] {
+    coordinate_set = affine_set<(d0, d1) : (d0 >= 0, 7 - d0 >= 0, d1 >= 0, 15 - d1 >= 0)>,
+    memory_space = #ktdp.memory_space<global>
+  } : memref<8x16xf32>
+  %xt = ktdp.construct_access_tile %xv[%r, %c0] {
+    access_tile_set = affine_set<(d0, d1) : (d0 >= 0, 3 - d0 >= 0, d1 >= 0, 15 - d1 >= 0)>,
+    access_tile_order = affine_map<(d0, d1) -> (d0, d1)>
+  } : memref<8x16xf32> -> !ktdp.access_tile<4x16xindex>
+  %yt = ktdp.construct_access_tile %yv[%r, %c0] {
+    access_tile_set = affine_set<(d0, d1) : (d0 >= 0, 3 - d0 >= 0, d1 >= 0, 15 - d1 >= 0)>,
+    access_tile_order = affine_map<(d0, d1) -> (d0, d1)>
+  } : memref<8x16xf32> -> !ktdp.access_tile<4x16xindex>
+  %a = ktdp.load %xt : !ktdp.access_tile<4x16xindex> -> tensor<4x16xf32>
+  %b = arith.addf %a, %a : tensor<4x16xf32>
+  ktdp.store %b, %yt : tensor<4x16xf32>, !ktdp.access_tile<4x16xindex>
+  return
+}
+"#;
+
+    fn options() -> KtirRunOptions {
+        KtirRunOptions {
+            machine: Machine::preset("tiny4").unwrap(),
+            args: BTreeMap::from([("n".to_string(), 3)]),
+            inputs: BTreeMap::new(),
+            seed: 7,
+            limits: ExecLimits::default(),
+        }
+    }
+
+    #[test]
+    fn buffers_come_from_memory_views_and_results_are_computed() {
+        let (r, _) = run_ktir(ADD, &options()).unwrap();
+        let names: Vec<&str> = r.buffers.iter().map(|(s, _)| s.name.as_str()).collect();
+        assert_eq!(names, ["x", "y"]);
+        assert_eq!(r.buffers[0].0.elements, 128);
+        assert_eq!(r.buffers[0].0.shape, vec![8, 16]);
+        let (x, y) = (&r.buffers[0].1, &r.buffers[1].1);
+        for i in 0..128 {
+            assert_eq!(y[i], x[i] * 2.0);
+        }
+        assert!(r.total_cycles > 0.0);
+    }
+
+    #[test]
+    fn given_inputs_are_used_and_missing_scalars_are_named() {
+        let mut o = options();
+        o.inputs
+            .insert("x".into(), (0..128).map(|i| i as f32).collect());
+        let (r, _) = run_ktir(ADD, &o).unwrap();
+        assert_eq!(r.buffers[1].1[5], 10.0);
+        o.args.clear();
+        let e = run_ktir(ADD, &o).unwrap_err();
+        assert!(e.message.contains("--arg n=VALUE"), "{e}");
+        o.inputs.insert("x".into(), vec![0.0; 3]);
+        o.args.insert("n".into(), 1);
+        let e = run_ktir(ADD, &o).unwrap_err();
+        assert!(e.message.contains("has 3 elements"), "{e}");
+    }
+
+    #[test]
+    fn invalid_ktir_reports_diagnostics_with_positions() {
+        let e = run_ktir("func.func @f() {\n  %x = arith.bogus\n}\n", &options()).unwrap_err();
+        assert_eq!(e.stage, "ktir");
+        assert!(e.message.contains("2:8: error"), "{e}");
+    }
+}
