@@ -14,7 +14,9 @@ use sim::{ExecLimits, LineLookup, Machine, Simulator};
 use std::collections::BTreeMap;
 use std::fmt;
 
+mod examples;
 mod ktir_run;
+pub use examples::{examples, Example};
 pub use ktir_run::{buffer_specs, run_ktir, BufferSpec, KtirRunOptions, KtirRunResult};
 
 pub use compiler::PASS_NAMES;
@@ -46,37 +48,6 @@ impl fmt::Display for DriverError {
 }
 
 impl std::error::Error for DriverError {}
-
-/// A model shipped with the playground.
-#[derive(Clone, Debug, Serialize)]
-pub struct Example {
-    /// Short name (the file name without extension).
-    pub name: &'static str,
-    /// One line for the gallery.
-    pub description: String,
-    /// The file's text.
-    #[serde(skip)]
-    pub source: &'static str,
-}
-
-const EXAMPLE_SOURCES: &[(&str, &str)] = &[(
-    "matmul_add",
-    include_str!("../../../examples/graphs/matmul_add.json"),
-)];
-
-/// The example gallery, in display order.
-pub fn examples() -> Vec<Example> {
-    EXAMPLE_SOURCES
-        .iter()
-        .map(|(name, source)| Example {
-            name,
-            description: graph::load_json(source)
-                .map(|g| g.description)
-                .unwrap_or_default(),
-            source,
-        })
-        .collect()
-}
 
 /// Loads a model graph from a file's text; the file name picks the format.
 pub fn load_graph(source: &str, file_name: &str) -> Result<Graph, DriverError> {
