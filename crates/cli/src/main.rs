@@ -37,7 +37,8 @@ enum Command {
         /// Scratchpad allocator: greedy, first-fit or best-fit.
         #[arg(long, default_value = "greedy")]
         allocator: String,
-        /// Write the output here instead of standard output.
+        /// Write the output here instead of standard output (with `--emit sdsc`: a
+        /// directory that receives the bundle's files).
         #[arg(short, long)]
         output: Option<PathBuf>,
     },
@@ -155,6 +156,20 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 return Ok(ExitCode::SUCCESS);
             }
             let c = driver::compile(&graph, &machine, &options).map_err(derr)?;
+            if let (Emit::Sdsc, Some(dir)) = (emit, &output) {
+                let bundle = c
+                    .sdsc
+                    .as_ref()
+                    .ok_or_else(|| "the compilation produced no SDSC bundle".to_string())?;
+                std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+                let files = bundle.files();
+                for (name, text) in &files {
+                    let path = dir.join(name);
+                    std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+                }
+                eprintln!("wrote {} files to {}", files.len(), dir.display());
+                return Ok(ExitCode::SUCCESS);
+            }
             let text = match emit {
                 Emit::Ktir => c.ktir.clone().unwrap_or_default(),
                 Emit::Sdsc => c

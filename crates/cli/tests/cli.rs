@@ -104,3 +104,28 @@ fn bad_files_are_errors_not_crashes() {
     assert_eq!(o.status.code(), Some(1));
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn compile_writes_an_sdsc_bundle_directory_that_reads_back() {
+    let dir = std::env::temp_dir().join(format!("spyre-cli-sdsc-{}", std::process::id()));
+    let o = spyre(&[
+        "compile",
+        EXAMPLE,
+        "--emit",
+        "sdsc",
+        "-o",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let manifest = std::fs::read_to_string(dir.join("bundle.json")).unwrap();
+    let bundle = sdsc::Bundle::from_json(&manifest).unwrap();
+    assert_eq!(bundle.ops.len(), 2);
+    for (i, op) in bundle.ops.iter().enumerate() {
+        let file = dir.join(sdsc::Bundle::op_file_name(i, op));
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(text.contains("numCoresUsed_"), "{}", file.display());
+    }
+    let mlir = std::fs::read_to_string(dir.join("bundle.mlir")).unwrap();
+    assert!(mlir.contains(&sdsc::Bundle::op_file_name(0, &bundle.ops[0])));
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -514,6 +514,26 @@ impl Bundle {
         Ok(())
     }
 
+    /// File name of op `i`'s descriptor in a bundle directory.
+    pub fn op_file_name(i: usize, op: &str) -> String {
+        format!("sdsc_{i}_{}.json", op.replace(['/', ' '], "_"))
+    }
+
+    /// The files of a bundle directory: `bundle.json` (the whole bundle, which
+    /// [`Bundle::from_json`] reads back), `bundle.mlir` (runs the descriptors in order) and one
+    /// descriptor file per op.
+    pub fn files(&self) -> Vec<(String, String)> {
+        let mut out = vec![
+            ("bundle.json".to_string(), self.to_json_pretty()),
+            ("bundle.mlir".to_string(), self.bundle_mlir()),
+        ];
+        for (i, s) in self.sdscs.iter().enumerate() {
+            let text = serde_json::to_string_pretty(&s.value).unwrap_or_else(|_| "{}".into());
+            out.push((Self::op_file_name(i, &s.name), text));
+        }
+        out
+    }
+
     /// The small MLIR driver that runs the descriptors in order.
     pub fn bundle_mlir(&self) -> String {
         let mut s = format!(
@@ -522,8 +542,8 @@ impl Bundle {
         );
         for (i, op) in self.ops.iter().enumerate() {
             s.push_str(&format!(
-                "    sdsc.execute \"sdsc_{i}_{op}.json\" // {op}\n",
-                op = op.replace(['/', ' '], "_")
+                "    sdsc.execute \"{}\" // {op}\n",
+                Self::op_file_name(i, op)
             ));
         }
         s.push_str("    return\n  }\n}\n");
