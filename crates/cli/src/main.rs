@@ -42,10 +42,21 @@ enum Command {
         #[arg(short, long)]
         output: Option<PathBuf>,
     },
-    /// Compile and simulate a model graph; compare the outputs with the reference.
+    /// Simulate a model graph (compiled first, outputs compared with the reference) or a
+    /// KTIR file (every function in order, buffers found from its memory views).
     Run {
-        /// Model file (.json).
+        /// Model file (.json) or KTIR file (.mlir).
         file: PathBuf,
+        /// KTIR files: fill buffer NAME from NAME.npy in this directory (others get seeded
+        /// random values).
+        #[arg(long)]
+        inputs: Option<PathBuf>,
+        /// KTIR files: value of a scalar index argument, as NAME=VALUE (repeatable).
+        #[arg(long = "arg", value_name = "NAME=VALUE")]
+        args: Vec<String>,
+        /// KTIR files: write every buffer argument as NAME.npy into this directory.
+        #[arg(long)]
+        save_outputs: Option<PathBuf>,
         /// Machine preset (spyre32, tiny4) or a machine description file.
         #[arg(long, default_value = "spyre32")]
         machine: String,
@@ -187,11 +198,32 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         }
         Command::Run {
             file,
+            inputs,
+            args,
+            save_outputs,
             machine,
             seed,
             trace,
             json,
         } => {
+            if file.extension().is_some_and(|e| e == "mlir") {
+                return run_ktir_file(RunKtir {
+                    file,
+                    inputs,
+                    args,
+                    save_outputs,
+                    machine,
+                    seed,
+                    trace,
+                    json,
+                });
+            }
+            if inputs.is_some() || !args.is_empty() || save_outputs.is_some() {
+                return Err(
+                    "--inputs, --arg and --save-outputs apply to KTIR (.mlir) files; model graphs use seeded inputs (--seed)"
+                        .into(),
+                );
+            }
             let options = PipelineOptions {
                 machine: load_machine(&machine)?,
                 seed,
@@ -280,6 +312,169 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 Ok(ExitCode::SUCCESS)
             }
         },
+    }
+}
+
+/// Arguments of `spyre run FILE.mlir`.
+struct RunKtir {
+    file: PathBuf,
+    inputs: Option<PathBuf>,
+    args: Vec<String>,
+    save_outputs: Option<PathBuf>,
+    machine: String,
+    seed: u64,
+    trace: Option<PathBuf>,
+    json: bool,
+}
+
+fn run_ktir_file(r: RunKtir) -> Result<ExitCode, String> {
+    let text = read(&r.file)?;
+    let mut args = std::collections::BTreeMap::new();
+    for a in &r.args {
+        let (name, value) = a
+            .split_once('=')
+            .ok_or_else(|| format!("--arg '{a}': expected NAME=VALUE"))?;
+        let v: i64 = value
+            .trim()
+            .parse()
+            .map_err(|_| format!("--arg '{a}': '{value}' is not an integer"))?;
+        args.insert(name.trim().trim_start_matches('%').to_string(), v);
+    }
+    let mut inputs = std::collections::BTreeMap::new();
+    if let Some(dir) = &r.inputs {
+        let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.extension().is_some_and(|e| e == "npy") {
+                let name = path
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                inputs.insert(name, npy::read(&path)?);
+            }
+        }
+    }
+    let options = driver::KtirRunOptions {
+        machine: load_machine(&r.machine)?,
+        args,
+        inputs,
+        seed: r.seed,
+        limits: sim::ExecLimits::default(),
+    };
+    let name = r.file.display().to_string();
+    let (result, schedule) = driver::run_ktir(&text, &options).map_err(|e| {
+        // KTIR diagnostics start with line:column; prefix the file name.
+        if e.stage == "ktir" && e.message.starts_with(|c: char| c.is_ascii_digit()) {
+            e.message
+                .lines()
+                .map(|l| format!("{name}:{l}"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        } else {
+            format!("{name}: {e}")
+        }
+    })?;
+    for w in &result.warnings {
+        eprintln!("{name}:{w}");
+    }
+    if let Some(path) = &r.trace {
+        let text = sim::trace::chrome_trace_json(&options.machine, &schedule);
+        std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    if let Some(dir) = &r.save_outputs {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        for (spec, data) in &result.buffers {
+            npy::write(&dir.join(format!("{}.npy", spec.name)), spec, data)?;
+        }
+    }
+    if r.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&result).map_err(|e| e.to_string())?
+        );
+    } else {
+        let s = &result.summary;
+        println!("machine        {}", result.machine.name);
+        println!("functions      {}", result.functions.join(", "));
+        println!(
+            "cycles         {:.0} ({:.3} us at {} GHz, assumed clock)",
+            result.total_cycles, s.time_us, s.clock_ghz
+        );
+        println!("bottleneck     {:?}: {}", s.bottleneck, s.bottleneck_reason);
+        for (spec, _) in &result.buffers {
+            println!(
+                "buffer {:<8} {} {:?} ({} elements)",
+                spec.name, spec.elem, spec.shape, spec.elements
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `.npy` reading and writing for KTIR buffers.
+mod npy {
+    use driver::BufferSpec;
+    use std::path::Path;
+
+    /// Reads a numeric `.npy` array as f32 values.
+    pub fn read(path: &Path) -> Result<Vec<f32>, String> {
+        let err = |e: std::io::Error| format!("{}: {e}", path.display());
+        let bytes = std::fs::read(path).map_err(err)?;
+        let file = npyz::NpyFile::new(&bytes[..]).map_err(err)?;
+        let descr = file.dtype().descr();
+        let data: Vec<f32> = match descr.trim_matches('\'') {
+            "<f4" => file.into_vec::<f32>().map_err(err)?,
+            "<f2" => file
+                .into_vec::<half::f16>()
+                .map_err(err)?
+                .into_iter()
+                .map(f32::from)
+                .collect(),
+            "<f8" => file.into_vec::<f64>().map_err(err)?.into_iter().map(|x| x as f32).collect(),
+            "<i4" => file.into_vec::<i32>().map_err(err)?.into_iter().map(|x| x as f32).collect(),
+            "<i8" => file.into_vec::<i64>().map_err(err)?.into_iter().map(|x| x as f32).collect(),
+            other => {
+                return Err(format!(
+                    "{}: arrays of dtype {other} are not read (use float16, float32, float64, int32 or int64)",
+                    path.display()
+                ))
+            }
+        };
+        Ok(data)
+    }
+
+    /// Writes a buffer as `.npy`: float16 buffers as float16, everything else as float32,
+    /// shaped like the largest view over it when that covers it exactly.
+    pub fn write(path: &Path, spec: &BufferSpec, data: &[f32]) -> Result<(), String> {
+        use npyz::WriterBuilder;
+        let err = |e: std::io::Error| format!("{}: {e}", path.display());
+        let shape: Vec<u64> = if spec.shape.iter().product::<usize>() == data.len() {
+            spec.shape.iter().map(|&d| d as u64).collect()
+        } else {
+            vec![data.len() as u64]
+        };
+        let file = std::fs::File::create(path).map_err(err)?;
+        let out = std::io::BufWriter::new(file);
+        if spec.elem == "f16" {
+            let mut w = npyz::WriteOptions::<half::f16>::new()
+                .default_dtype()
+                .shape(&shape)
+                .writer(out)
+                .begin_nd()
+                .map_err(err)?;
+            w.extend(data.iter().map(|&x| half::f16::from_f32(x)))
+                .map_err(err)?;
+            w.finish().map_err(err)
+        } else {
+            let mut w = npyz::WriteOptions::<f32>::new()
+                .default_dtype()
+                .shape(&shape)
+                .writer(out)
+                .begin_nd()
+                .map_err(err)?;
+            w.extend(data.iter().copied()).map_err(err)?;
+            w.finish().map_err(err)
+        }
     }
 }
 

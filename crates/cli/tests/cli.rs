@@ -129,3 +129,112 @@ fn compile_writes_an_sdsc_bundle_directory_that_reads_back() {
     assert!(mlir.contains(&sdsc::Bundle::op_file_name(0, &bundle.ops[0])));
     let _ = std::fs::remove_dir_all(dir);
 }
+
+const SCALE: &str = r#"
+func.func @double(%x: index, %y: index) attributes {grid = [2]} {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %id = ktdp.get_compute_tile_id : index
+  %r = arith.muli %id, %c2 : index
+  %xv = ktdp.construct_memory_view %x, sizes: [4, 8], strides: [8, 1] {
+    coordinate_set = affine_set<(d0, d1) : (d0 >= 0, 3 - d0 >= 0, d1 >= 0, 7 - d1 >= 0)>,
+    memory_space = #ktdp.memory_space<global>
+  } : memref<4x8xf16>
+  %yv = ktdp.construct_memory_view %y, sizes: [4, 8], strides: [8, 1] {
+    coordinate_set = affine_set<(d0, d1) : (d0 >= 0, 3 - d0 >= 0, d1 >= 0, 7 - d1 >= 0)>,
+    memory_space = #ktdp.memory_space<global>
+  } : memref<4x8xf16>
+  %xt = ktdp.construct_access_tile %xv[%r, %c0] {
+    access_tile_set = affine_set<(d0, d1) : (d0 >= 0, 1 - d0 >= 0, d1 >= 0, 7 - d1 >= 0)>,
+    access_tile_order = affine_map<(d0, d1) -> (d0, d1)>
+  } : memref<4x8xf16> -> !ktdp.access_tile<2x8xindex>
+  %yt = ktdp.construct_access_tile %yv[%r, %c0] {
+    access_tile_set = affine_set<(d0, d1) : (d0 >= 0, 1 - d0 >= 0, d1 >= 0, 7 - d1 >= 0)>,
+    access_tile_order = affine_map<(d0, d1) -> (d0, d1)>
+  } : memref<4x8xf16> -> !ktdp.access_tile<2x8xindex>
+  %a = ktdp.load %xt : !ktdp.access_tile<2x8xindex> -> tensor<2x8xf16>
+  %b = arith.addf %a, %a : tensor<2x8xf16>
+  ktdp.store %b, %yt : tensor<2x8xf16>, !ktdp.access_tile<2x8xindex>
+  return
+}
+"#;
+
+#[test]
+fn run_on_a_ktir_file_reads_and_writes_npy_buffers() {
+    let dir = std::env::temp_dir().join(format!("spyre-cli-ktir-{}", std::process::id()));
+    let (ins, outs) = (dir.join("in"), dir.join("out"));
+    std::fs::create_dir_all(&ins).unwrap();
+    let prog = dir.join("double.mlir");
+    std::fs::write(&prog, SCALE).unwrap();
+    // First run: random inputs, outputs saved; then feed x back in and check y = 2x.
+    let o = spyre(&[
+        "run",
+        prog.to_str().unwrap(),
+        "--machine",
+        "tiny4",
+        "--save-outputs",
+        outs.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("buffer x") && stdout(&o).contains("[4, 8]"),
+        "{}",
+        stdout(&o)
+    );
+    std::fs::copy(outs.join("x.npy"), ins.join("x.npy")).unwrap();
+    let o = spyre(&[
+        "run",
+        prog.to_str().unwrap(),
+        "--machine",
+        "tiny4",
+        "--inputs",
+        ins.to_str().unwrap(),
+        "--save-outputs",
+        outs.to_str().unwrap(),
+        "--seed",
+        "9",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let read = |p: &std::path::Path| -> Vec<half::f16> {
+        let bytes = std::fs::read(p).unwrap();
+        npyz::NpyFile::new(&bytes[..])
+            .unwrap()
+            .into_vec::<half::f16>()
+            .unwrap()
+    };
+    let (x, y) = (read(&ins.join("x.npy")), read(&outs.join("y.npy")));
+    assert_eq!(x.len(), 32);
+    for (a, b) in x.iter().zip(&y) {
+        assert_eq!(f32::from(*b), f32::from(*a) * 2.0);
+    }
+    // A wrong-size input is a clear error.
+    std::fs::write(
+        ins.join("x.npy"),
+        std::fs::read(outs.join("x.npy")).unwrap()[..10].to_vec(),
+    )
+    .unwrap();
+    let o = spyre(&[
+        "run",
+        prog.to_str().unwrap(),
+        "--inputs",
+        ins.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn run_on_invalid_ktir_prints_located_diagnostics() {
+    let dir = std::env::temp_dir().join(format!("spyre-cli-badktir-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let prog = dir.join("bad.mlir");
+    std::fs::write(&prog, SCALE.replace("arith.addf", "arith.addff")).unwrap();
+    let o = spyre(&["run", prog.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("bad.mlir:24:8: error: unknown or unsupported operation"),
+        "{}",
+        stderr(&o)
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -160,10 +160,8 @@ pub fn run_ktir(
     options: &KtirRunOptions,
 ) -> Result<(KtirRunResult, Schedule), DriverError> {
     let (module, warnings) = ktir::check(text).map_err(|d| {
-        DriverError::new(
-            "ktir",
-            ktir::render_diagnostics("", &d).trim_end().to_string(),
-        )
+        let lines: Vec<String> = d.iter().map(|d| d.to_string()).collect();
+        DriverError::new("ktir", lines.join("\n"))
     })?;
     let specs = buffer_specs(&module, &options.args)?;
     let machine = &options.machine;
