@@ -210,7 +210,7 @@ fn run_on_a_ktir_file_reads_and_writes_npy_buffers() {
     // A wrong-size input is a clear error.
     std::fs::write(
         ins.join("x.npy"),
-        std::fs::read(outs.join("x.npy")).unwrap()[..10].to_vec(),
+        &std::fs::read(outs.join("x.npy")).unwrap()[..10],
     )
     .unwrap();
     let o = spyre(&[
