@@ -17,7 +17,7 @@
 
 use crate::ops::{access_map, DeviceOp};
 use crate::workdiv::{chunk_elems, op_eps};
-use crate::{Compilation, CompileError, Layout};
+use crate::{Compilation, CompileError, Layout, Placement};
 use graph::DType;
 use std::fmt::Write;
 
@@ -32,7 +32,8 @@ pub struct Kernel {
     pub args: Vec<String>,
 }
 
-/// The kernels of a compilation, in launch order.
+/// The kernels of a compilation, in launch order. Tensors the scratchpad plan keeps in the
+/// cores' scratchpads are not arguments: kernels address them at their planned offsets.
 pub fn kernels(c: &Compilation) -> Vec<Kernel> {
     c.ops
         .iter()
@@ -40,9 +41,23 @@ pub fn kernels(c: &Compilation) -> Vec<Kernel> {
         .map(|(i, op)| Kernel {
             func: format!("k{i}_{}", ident(&op.name)),
             op: op.name.clone(),
-            args: op.inputs.iter().chain(&op.outputs).cloned().collect(),
+            args: op
+                .inputs
+                .iter()
+                .chain(&op.outputs)
+                .filter(|t| scratchpad_offset(c, t).is_none())
+                .cloned()
+                .collect(),
         })
         .collect()
+}
+
+/// The byte offset of a tensor the scratchpad plan placed in every core's scratchpad.
+fn scratchpad_offset(c: &Compilation, tensor: &str) -> Option<u64> {
+    match c.placements.get(tensor) {
+        Some(Placement::Scratchpad { offset, .. }) => Some(*offset),
+        _ => None,
+    }
 }
 
 /// Lowers every device op of `c` to a KTIR module (text).
@@ -120,6 +135,8 @@ struct Operand {
     /// Per device dim: subscript text and tile extent.
     origin: Vec<String>,
     extent: Vec<usize>,
+    /// Element offset in the executing core's scratchpad, when the plan put it there.
+    local: Option<u64>,
 }
 
 struct KernelEmitter<'c> {
@@ -266,6 +283,28 @@ impl<'c> KernelEmitter<'c> {
                 origin.push(o);
                 extent.push(e);
             }
+            let local = match scratchpad_offset(c, tensor) {
+                None => None,
+                Some(offset) => {
+                    let elem_bytes = layout.dtype.size_bytes() as u64;
+                    let tile_bytes = extent.iter().product::<usize>() as u64 * elem_bytes;
+                    if let Some(Placement::Scratchpad { bytes_per_core, .. }) =
+                        c.placements.get(tensor)
+                    {
+                        if tile_bytes > *bytes_per_core {
+                            return Err(fail(format!(
+                                "'{tensor}' needs {tile_bytes} bytes per core here but the scratchpad plan reserved {bytes_per_core}"
+                            )));
+                        }
+                    }
+                    if offset % elem_bytes != 0 {
+                        return Err(fail(format!(
+                            "scratchpad offset {offset} of '{tensor}' is not a whole number of elements"
+                        )));
+                    }
+                    Some(offset / elem_bytes)
+                }
+            };
             operands.push(Operand {
                 tensor: tensor.clone(),
                 layout,
@@ -273,6 +312,7 @@ impl<'c> KernelEmitter<'c> {
                 dims,
                 origin,
                 extent,
+                local,
             });
         }
         Ok(KernelEmitter {
@@ -347,6 +387,9 @@ impl<'c> KernelEmitter<'c> {
 
     /// The memory view over operand `i`'s device layout and this core's access tile.
     fn view_and_tile(&mut self, i: usize) {
+        if self.operands[i].local.is_some() {
+            return self.local_view_and_tile(i);
+        }
         let o = &self.operands[i];
         let name = ident(&o.tensor);
         let size = &o.layout.device_size;
@@ -388,6 +431,48 @@ impl<'c> KernelEmitter<'c> {
         );
         self.line(&view);
         self.line(&tile);
+    }
+
+    /// A tensor planned into the scratchpad: each core holds exactly its tile at the planned
+    /// offset, so the view is the tile itself in `ct_local` memory.
+    fn local_view_and_tile(&mut self, i: usize) {
+        let o = &self.operands[i];
+        let name = ident(&o.tensor);
+        let extent = o.extent.clone();
+        let mut strides = vec![1usize; extent.len()];
+        for j in (0..extent.len().saturating_sub(1)).rev() {
+            strides[j] = strides[j + 1] * extent[j + 1];
+        }
+        let join = |v: &[usize]| {
+            v.iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let zeros = vec!["%c0"; extent.len()].join(", ");
+        let lines = [
+            format!(
+                "%{name} = arith.constant {} : index  // scratchpad offset (elements)",
+                o.local.unwrap_or(0)
+            ),
+            format!(
+                "%{name}_view = ktdp.construct_memory_view %{name}, sizes: [{}], strides: [{}] {{\n      coordinate_set = {},\n      memory_space = #ktdp.memory_space<ct_local>\n    }} : {}",
+                join(&extent),
+                join(&strides),
+                box_set(&extent),
+                memref_str(&extent, o.elem)
+            ),
+            format!(
+                "%{name}_tile = ktdp.construct_access_tile %{name}_view[{zeros}] {{\n      access_tile_set = {},\n      access_tile_order = {}\n    }} : {} -> {}",
+                box_set(&extent),
+                identity_map(extent.len()),
+                memref_str(&extent, o.elem),
+                tile_str(&extent)
+            ),
+        ];
+        for l in &lines {
+            self.line(l);
+        }
     }
 
     fn load(&mut self, i: usize) -> String {

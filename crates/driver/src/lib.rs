@@ -703,6 +703,42 @@ mod tests {
         assert!(diags.iter().any(|d| d.severity == "error" && d.line > 1));
     }
 
+    /// A pointwise chain whose intermediates the scratchpad plan keeps on chip.
+    const CHAIN: &str = r#"{
+      "format": "spyre-graph", "version": 1, "name": "chain", "description": "exp(a + b) * a",
+      "inputs": [ { "name": "a", "dtype": "f16", "shape": [64, 200] },
+                  { "name": "b", "dtype": "f16", "shape": [64, 200] } ],
+      "initializers": [],
+      "nodes": [
+        { "name": "add", "op": "Add", "inputs": ["a", "b"], "outputs": ["s"] },
+        { "name": "exp", "op": "Exp", "inputs": ["s"], "outputs": ["e"] },
+        { "name": "mul", "op": "Mul", "inputs": ["e", "a"], "outputs": ["y"] }
+      ],
+      "outputs": ["y"]
+    }"#;
+
+    #[test]
+    fn scratchpad_intermediates_stay_on_chip() {
+        let r = run_pipeline(CHAIN, "chain.json", &PipelineOptions::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(r.run.passed, "{:?}", r.run.outputs);
+        assert!(
+            r.ktir.contains("#ktdp.memory_space<ct_local>"),
+            "{}",
+            r.ktir
+        );
+        // s and e never touch DRAM: reads are a and b (twice a), writes are y only.
+        let bytes = 64 * 256 * 2; // device size of one [64, 200] f16 tensor
+        assert_eq!(r.run.summary.dram_read_bytes, 3 * bytes);
+        assert_eq!(r.run.summary.dram_write_bytes, bytes);
+        // Without the plan (everything in DRAM) the same numbers come out.
+        let text = r.ktir.clone();
+        assert!(
+            !text.contains("%s: index"),
+            "s must not be a kernel argument"
+        );
+    }
+
     #[test]
     fn a_wrong_kernel_is_caught_by_the_comparison() {
         // Corrupting one simulated element must fail the check.
