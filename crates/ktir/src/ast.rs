@@ -30,6 +30,9 @@ impl Span {
 pub struct Module {
     /// Module-level `#name = ...` definitions, in source order.
     pub aliases: Vec<Alias>,
+    /// Module-level `!name = type` definitions, in source order (uses are resolved while
+    /// parsing, so types in the tree never refer to them).
+    pub type_aliases: Vec<(String, Type)>,
     /// Kernel functions, in source order.
     pub funcs: Vec<Func>,
 }
@@ -228,7 +231,10 @@ pub enum SizeOperand {
 #[derive(Clone, Debug, PartialEq)]
 pub enum OpKind {
     /// `func.return`.
-    Return { values: Vec<Value> },
+    Return {
+        values: Vec<Value>,
+        types: Vec<Type>,
+    },
     /// `arith.constant`.
     Constant { value: Literal },
     /// `arith.addf` and friends.
@@ -333,12 +339,324 @@ pub enum OpKind {
         values: Vec<Value>,
         types: Vec<Type>,
     },
+    /// Further elementwise arith/math ops written `name %a[, %b[, %c]] : T` (bitwise and
+    /// unsigned integer ops, `math.floor`, `math.powf`, `math.fma`, ...). `name` is one of
+    /// [`ELEMENTWISE_OPS`].
+    Elementwise { name: String, operands: Vec<Value> },
+    /// `arith.cmpi` / `arith.cmpf`.
+    Compare {
+        float: bool,
+        predicate: String,
+        lhs: Value,
+        rhs: Value,
+        operand_type: Type,
+    },
+    /// `arith.select %c, %a, %b : [cond type,] T`.
+    Select {
+        cond: Value,
+        true_value: Value,
+        false_value: Value,
+        /// Written when the condition is a tensor of `i1`.
+        cond_type: Option<Type>,
+    },
+    /// `arith.extf %x : A to B` and the other casts of [`CAST_OPS`].
+    Cast {
+        name: String,
+        operand: Value,
+        source_type: Type,
+    },
+    /// `ktdp.construct_distributed_memory_view (%a, %b : T, T) : R`.
+    ConstructDistributedMemoryView {
+        views: Vec<Value>,
+        view_types: Vec<Type>,
+    },
+    /// `ktdp.construct_indirect_access_tile intermediate_variables(%m, %k) %X[ind(%I[%m, %k]), (%k)] {...}`.
+    ConstructIndirectAccessTile {
+        /// Names (without `%`) of the intermediate variables.
+        variables: Vec<String>,
+        base: Value,
+        /// One per base dimension; `Dim(i)` refers to `dims[i]`.
+        subscripts: Vec<IndirectSubscript>,
+        /// Every SSA name the subscripts mention (captured values and intermediate
+        /// variables), in order of first appearance.
+        dims: Vec<Value>,
+        symbols: Vec<Value>,
+        variables_space_set: Option<Attr>,
+        variables_space_order: Option<Attr>,
+        base_type: Type,
+        /// Types of the index views, one per `ind(...)`.
+        index_types: Vec<Type>,
+    },
+    /// `ktdp.runtime_arg_extract value|granularity|upperbound from %a : T -> R`.
+    RuntimeArgExtract {
+        field: RuntimeArgField,
+        input: Value,
+        input_type: Type,
+    },
+    /// `ktdp.inter_tile_produce producer_tiles_per_group = S -> F { ^bb0(%g: index): ... }`.
+    InterTileProduce {
+        producer_tiles_per_group: Attr,
+        body: Block,
+    },
+    /// `ktdp.inter_tile_consume(%f) consumer_tiles_per_group = S[, producer_dependency_per_consumer = D] : F -> T`.
+    InterTileConsume {
+        future: Value,
+        consumer_tiles_per_group: Attr,
+        producer_dependency_per_consumer: Option<Attr>,
+        future_type: Type,
+    },
+    /// `ktdp.inter_tile_reduce(%f) consumer_tiles_per_group = S, [producer_dependency_per_consumer = D,] identity(%i : T) : F -> T { combiner }`.
+    InterTileReduce {
+        future: Value,
+        consumer_tiles_per_group: Attr,
+        producer_dependency_per_consumer: Option<Attr>,
+        identity: Vec<Value>,
+        identity_types: Vec<Type>,
+        future_type: Type,
+        combiner: Block,
+    },
+    /// `ktdp.yield_partial`.
+    YieldPartial {
+        values: Vec<Value>,
+        types: Vec<Type>,
+    },
+    /// `ktdp.yield_reduced`.
+    YieldReduced {
+        values: Vec<Value>,
+        types: Vec<Type>,
+    },
+    /// `scf.if %c [-> (T..)] { .. } [else { .. }]`.
+    If {
+        cond: Value,
+        then_block: Block,
+        else_block: Option<Block>,
+    },
+    /// `tensor.splat %v[dynamic sizes] : T`.
+    TensorSplat {
+        value: Value,
+        dynamic_sizes: Vec<Value>,
+    },
+    /// `tensor.extract %t[%i, ..] : T`.
+    TensorExtract {
+        tensor: Value,
+        indices: Vec<Value>,
+        tensor_type: Type,
+    },
+    /// `tensor.insert %s into %t[%i, ..] : T`.
+    TensorInsert {
+        scalar: Value,
+        dest: Value,
+        indices: Vec<Value>,
+        dest_type: Type,
+    },
+    /// `tensor.extract_slice %t[offsets] [sizes] [strides] : T to R`.
+    ExtractSlice {
+        source: Value,
+        offsets: Vec<SizeOperand>,
+        sizes: Vec<SizeOperand>,
+        strides: Vec<SizeOperand>,
+        source_type: Type,
+    },
+    /// `tensor.insert_slice %s into %d[offsets] [sizes] [strides] : S into D`.
+    InsertSlice {
+        source: Value,
+        dest: Value,
+        offsets: Vec<SizeOperand>,
+        sizes: Vec<SizeOperand>,
+        strides: Vec<SizeOperand>,
+        source_type: Type,
+        dest_type: Type,
+    },
+    /// Named linalg ops without attributes: elementwise (`linalg.add`, `linalg.exp`, ...),
+    /// `linalg.copy`, `linalg.batch_matmul`, `linalg.matmul_transpose_b`, ...
+    LinalgNamed {
+        name: String,
+        inputs: Vec<(Value, Type)>,
+        inits: Vec<(Value, Type)>,
+    },
+    /// `linalg.generic {indexing_maps = [..], iterator_types = [..]} ins(..) outs(..) { .. }`.
+    LinalgGeneric {
+        indexing_maps: Vec<Attr>,
+        /// `parallel` or `reduction` per loop.
+        iterator_types: Vec<String>,
+        inputs: Vec<(Value, Type)>,
+        inits: Vec<(Value, Type)>,
+        body: Block,
+    },
+    /// `linalg.reduce` with a combiner region or the `{ arith.addf }` shorthand.
+    LinalgReduce {
+        inputs: Vec<(Value, Type)>,
+        inits: Vec<(Value, Type)>,
+        dimensions: Vec<usize>,
+        /// The combiner region; empty for the shorthand form.
+        body: Block,
+        /// `Some(op name)` when written as `linalg.reduce { arith.addf } ...`.
+        shorthand: Option<String>,
+    },
+    /// `linalg.yield`.
+    LinalgYield {
+        values: Vec<Value>,
+        types: Vec<Type>,
+    },
+    /// An op in MLIR's generic form (`"dialect.op"(%a) ({..}) {attrs} : (T) -> R`) that the
+    /// parser does not turn into one of the typed ops above.
+    Generic {
+        name: String,
+        operands: Vec<Value>,
+        operand_types: Vec<Type>,
+        /// Attribute names with their values as written (canonical spacing).
+        attrs: Vec<(String, String)>,
+        regions: Vec<Block>,
+    },
 }
+
+/// One subscript of an indirect access tile.
+#[derive(Clone, Debug, PartialEq)]
+pub enum IndirectSubscript {
+    /// `(expr)`: the coordinate is computed directly.
+    Direct(AffineExpr),
+    /// `ind(%view[exprs])`: the coordinate is loaded from an index view.
+    Indirect { view: Value, exprs: Vec<AffineExpr> },
+}
+
+/// What `ktdp.runtime_arg_extract` reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RuntimeArgField {
+    Value,
+    Granularity,
+    Upperbound,
+}
+
+impl RuntimeArgField {
+    /// The keyword.
+    pub fn name(self) -> &'static str {
+        match self {
+            RuntimeArgField::Value => "value",
+            RuntimeArgField::Granularity => "granularity",
+            RuntimeArgField::Upperbound => "upperbound",
+        }
+    }
+}
+
+/// Elementwise ops of [`OpKind::Elementwise`]: name, operand count, and the element kind
+/// they accept (`'f'` float, `'i'` integer or index).
+pub const ELEMENTWISE_OPS: &[(&str, usize, char)] = &[
+    ("arith.andi", 2, 'i'),
+    ("arith.ori", 2, 'i'),
+    ("arith.xori", 2, 'i'),
+    ("arith.shli", 2, 'i'),
+    ("arith.shrsi", 2, 'i'),
+    ("arith.shrui", 2, 'i'),
+    ("arith.divui", 2, 'i'),
+    ("arith.remui", 2, 'i'),
+    ("arith.ceildivui", 2, 'i'),
+    ("arith.maxui", 2, 'i'),
+    ("arith.minui", 2, 'i'),
+    ("arith.remf", 2, 'f'),
+    ("arith.maxnumf", 2, 'f'),
+    ("arith.minnumf", 2, 'f'),
+    ("math.powf", 2, 'f'),
+    ("math.atan2", 2, 'f'),
+    ("math.copysign", 2, 'f'),
+    ("math.fma", 3, 'f'),
+    ("math.exp2", 1, 'f'),
+    ("math.expm1", 1, 'f'),
+    ("math.log2", 1, 'f'),
+    ("math.log10", 1, 'f'),
+    ("math.log1p", 1, 'f'),
+    ("math.floor", 1, 'f'),
+    ("math.ceil", 1, 'f'),
+    ("math.round", 1, 'f'),
+    ("math.roundeven", 1, 'f'),
+    ("math.trunc", 1, 'f'),
+    ("math.tan", 1, 'f'),
+    ("math.atan", 1, 'f'),
+    ("math.sinh", 1, 'f'),
+    ("math.cosh", 1, 'f'),
+    ("math.cbrt", 1, 'f'),
+    ("math.absi", 1, 'i'),
+];
+
+/// Casts of [`OpKind::Cast`].
+pub const CAST_OPS: &[&str] = &[
+    "arith.extf",
+    "arith.truncf",
+    "arith.sitofp",
+    "arith.uitofp",
+    "arith.fptosi",
+    "arith.fptoui",
+    "arith.extsi",
+    "arith.extui",
+    "arith.trunci",
+    "arith.index_cast",
+    "arith.index_castui",
+    "arith.bitcast",
+];
+
+/// Named linalg ops of [`OpKind::LinalgNamed`] with their input count.
+pub const LINALG_NAMED_OPS: &[(&str, usize)] = &[
+    ("linalg.add", 2),
+    ("linalg.sub", 2),
+    ("linalg.mul", 2),
+    ("linalg.div", 2),
+    ("linalg.max", 2),
+    ("linalg.min", 2),
+    ("linalg.powf", 2),
+    ("linalg.exp", 1),
+    ("linalg.log", 1),
+    ("linalg.abs", 1),
+    ("linalg.negf", 1),
+    ("linalg.sqrt", 1),
+    ("linalg.rsqrt", 1),
+    ("linalg.tanh", 1),
+    ("linalg.erf", 1),
+    ("linalg.floor", 1),
+    ("linalg.ceil", 1),
+    ("linalg.reciprocal", 1),
+    ("linalg.square", 1),
+    ("linalg.copy", 1),
+    ("linalg.batch_matmul", 2),
+    ("linalg.matmul_transpose_b", 2),
+    ("linalg.matmul_transpose_a", 2),
+    ("linalg.matvec", 2),
+    ("linalg.dot", 2),
+];
+
+/// The dialects a KTIR program may use.
+pub const LEGAL_DIALECTS: &[&str] = &[
+    "ktdp", "arith", "func", "linalg", "math", "memref", "scf", "tensor",
+];
 
 impl OpKind {
     /// The MLIR name of the op.
-    pub fn name(&self) -> &'static str {
+    pub fn name(&self) -> &str {
         match self {
+            OpKind::Elementwise { name, .. }
+            | OpKind::Cast { name, .. }
+            | OpKind::LinalgNamed { name, .. }
+            | OpKind::Generic { name, .. } => name,
+            OpKind::Compare { float: true, .. } => "arith.cmpf",
+            OpKind::Compare { float: false, .. } => "arith.cmpi",
+            OpKind::Select { .. } => "arith.select",
+            OpKind::ConstructDistributedMemoryView { .. } => {
+                "ktdp.construct_distributed_memory_view"
+            }
+            OpKind::ConstructIndirectAccessTile { .. } => "ktdp.construct_indirect_access_tile",
+            OpKind::RuntimeArgExtract { .. } => "ktdp.runtime_arg_extract",
+            OpKind::InterTileProduce { .. } => "ktdp.inter_tile_produce",
+            OpKind::InterTileConsume { .. } => "ktdp.inter_tile_consume",
+            OpKind::InterTileReduce { .. } => "ktdp.inter_tile_reduce",
+            OpKind::YieldPartial { .. } => "ktdp.yield_partial",
+            OpKind::YieldReduced { .. } => "ktdp.yield_reduced",
+            OpKind::If { .. } => "scf.if",
+            OpKind::TensorSplat { .. } => "tensor.splat",
+            OpKind::TensorExtract { .. } => "tensor.extract",
+            OpKind::TensorInsert { .. } => "tensor.insert",
+            OpKind::ExtractSlice { .. } => "tensor.extract_slice",
+            OpKind::InsertSlice { .. } => "tensor.insert_slice",
+            OpKind::LinalgGeneric { .. } => "linalg.generic",
+            OpKind::LinalgReduce { .. } => "linalg.reduce",
+            OpKind::LinalgYield { .. } => "linalg.yield",
             OpKind::Return { .. } => "func.return",
             OpKind::Constant { .. } => "arith.constant",
             OpKind::Binary { op, .. } => op.name(),
@@ -360,10 +678,138 @@ impl OpKind {
         }
     }
 
+    /// The regions (blocks) the op carries, in order.
+    pub fn regions(&self) -> Vec<&Block> {
+        match self {
+            OpKind::For { body, .. }
+            | OpKind::InterTileProduce { body, .. }
+            | OpKind::LinalgGeneric { body, .. }
+            | OpKind::LinalgReduce { body, .. } => vec![body],
+            OpKind::InterTileReduce { combiner, .. } => vec![combiner],
+            OpKind::If {
+                then_block,
+                else_block,
+                ..
+            } => std::iter::once(then_block).chain(else_block).collect(),
+            OpKind::Generic { regions, .. } => regions.iter().collect(),
+            _ => vec![],
+        }
+    }
+
+    /// Whether the op ends a block (`func.return` and the yields).
+    pub fn is_terminator(&self) -> bool {
+        matches!(
+            self,
+            OpKind::Return { .. }
+                | OpKind::Yield { .. }
+                | OpKind::YieldPartial { .. }
+                | OpKind::YieldReduced { .. }
+                | OpKind::LinalgYield { .. }
+        )
+    }
+
     /// The SSA values this op reads, in order (not counting values used inside regions).
     pub fn operands(&self) -> Vec<&Value> {
+        fn sizes<'a>(v: &mut Vec<&'a Value>, s: &'a [SizeOperand]) {
+            for x in s {
+                if let SizeOperand::Dynamic(d) = x {
+                    v.push(d);
+                }
+            }
+        }
         match self {
-            OpKind::Return { values } | OpKind::Yield { values, .. } => values.iter().collect(),
+            OpKind::Return { values, .. }
+            | OpKind::Yield { values, .. }
+            | OpKind::YieldPartial { values, .. }
+            | OpKind::YieldReduced { values, .. }
+            | OpKind::LinalgYield { values, .. }
+            | OpKind::Elementwise {
+                operands: values, ..
+            }
+            | OpKind::Generic {
+                operands: values, ..
+            }
+            | OpKind::ConstructDistributedMemoryView { views: values, .. } => {
+                values.iter().collect()
+            }
+            OpKind::Compare { lhs, rhs, .. } => vec![lhs, rhs],
+            OpKind::Select {
+                cond,
+                true_value,
+                false_value,
+                ..
+            } => vec![cond, true_value, false_value],
+            OpKind::Cast { operand, .. } => vec![operand],
+            OpKind::ConstructIndirectAccessTile {
+                variables,
+                base,
+                subscripts,
+                dims,
+                symbols,
+                ..
+            } => {
+                let mut v = vec![base];
+                for s in subscripts {
+                    if let IndirectSubscript::Indirect { view, .. } = s {
+                        v.push(view);
+                    }
+                }
+                v.extend(dims.iter().filter(|d| !variables.contains(&d.name)));
+                v.extend(symbols);
+                v
+            }
+            OpKind::RuntimeArgExtract { input, .. } => vec![input],
+            OpKind::InterTileProduce { .. } => vec![],
+            OpKind::InterTileConsume { future, .. } => vec![future],
+            OpKind::InterTileReduce {
+                future, identity, ..
+            } => std::iter::once(future).chain(identity).collect(),
+            OpKind::If { cond, .. } => vec![cond],
+            OpKind::TensorSplat {
+                value,
+                dynamic_sizes,
+            } => std::iter::once(value).chain(dynamic_sizes).collect(),
+            OpKind::TensorExtract {
+                tensor, indices, ..
+            } => std::iter::once(tensor).chain(indices).collect(),
+            OpKind::TensorInsert {
+                scalar,
+                dest,
+                indices,
+                ..
+            } => [scalar, dest].into_iter().chain(indices).collect(),
+            OpKind::ExtractSlice {
+                source,
+                offsets,
+                sizes: sz,
+                strides,
+                ..
+            } => {
+                let mut v = vec![source];
+                sizes(&mut v, offsets);
+                sizes(&mut v, sz);
+                sizes(&mut v, strides);
+                v
+            }
+            OpKind::InsertSlice {
+                source,
+                dest,
+                offsets,
+                sizes: sz,
+                strides,
+                ..
+            } => {
+                let mut v = vec![source, dest];
+                sizes(&mut v, offsets);
+                sizes(&mut v, sz);
+                sizes(&mut v, strides);
+                v
+            }
+            OpKind::LinalgNamed { inputs, inits, .. }
+            | OpKind::LinalgGeneric { inputs, inits, .. }
+            | OpKind::LinalgReduce { inputs, inits, .. } => {
+                inputs.iter().chain(inits).map(|(v, _)| v).collect()
+            }
             OpKind::Constant { .. } | OpKind::GetComputeTileId => vec![],
             OpKind::Binary { lhs, rhs, .. } => vec![lhs, rhs],
             OpKind::Unary { operand, .. } => vec![operand],
@@ -548,13 +994,21 @@ pub enum Type {
     },
     /// `!ktdp.access_tile<AxBxindex>`.
     AccessTile { shape: Vec<Dim> },
+    /// `!ktdp.tile_future<(T, ..), groups = affine_set<(g) : ..>>`.
+    TileFuture { partials: Vec<Type>, groups: Attr },
+    /// `!ktdp.runtime_arg<T, granularity = G, upperbound = U>`.
+    RuntimeArg {
+        underlying: Box<Type>,
+        granularity: Option<i64>,
+        upperbound: Option<i64>,
+    },
 }
 
 impl Type {
     /// The shape of a shaped type; empty for scalars.
     pub fn shape(&self) -> &[Dim] {
         match self {
-            Type::Scalar(_) => &[],
+            Type::Scalar(_) | Type::TileFuture { .. } | Type::RuntimeArg { .. } => &[],
             Type::Tensor { shape, .. }
             | Type::MemRef { shape, .. }
             | Type::AccessTile { shape } => shape,
@@ -578,6 +1032,8 @@ impl Type {
             Type::Scalar(s) => Some(*s),
             Type::Tensor { elem, .. } | Type::MemRef { elem, .. } => Some(*elem),
             Type::AccessTile { .. } => Some(ScalarType::Index),
+            Type::TileFuture { .. } => None,
+            Type::RuntimeArg { underlying, .. } => underlying.elem(),
         }
     }
 
@@ -782,6 +1238,8 @@ pub enum Attr {
     Map(AffineMap),
     /// A reference to a module alias (`#name`), resolved by [`Module::resolve`].
     AliasRef(String),
+    /// Any other attribute (for example `loc(...)`), kept as written.
+    Other(String),
 }
 
 impl Module {
@@ -806,6 +1264,54 @@ impl fmt::Display for Dim {
             Dim::Static(n) => write!(f, "{n}"),
             Dim::Dynamic => write!(f, "?"),
         }
+    }
+}
+
+/// The IEEE half-precision bit pattern of a non-finite or exactly representable value
+/// (used to print infinities and NaN as MLIR does).
+pub fn f16_bits(f: f64) -> u16 {
+    if f.is_nan() {
+        0x7E00
+    } else if f.is_infinite() {
+        if f > 0.0 {
+            0x7C00
+        } else {
+            0xFC00
+        }
+    } else {
+        let x = f as f32;
+        let bits = x.to_bits();
+        let sign = ((bits >> 16) & 0x8000) as u16;
+        let exp = ((bits >> 23) & 0xff) as i32 - 127 + 15;
+        let man = (bits >> 13) & 0x3ff;
+        if x == 0.0 || exp <= 0 {
+            sign
+        } else if exp >= 31 {
+            sign | 0x7C00
+        } else {
+            sign | ((exp as u16) << 10) | man as u16
+        }
+    }
+}
+
+/// The value of a float bit pattern written as a hexadecimal literal for type `elem`.
+pub fn float_from_bits(bits: u64, elem: ScalarType) -> f64 {
+    match elem {
+        ScalarType::F16 => {
+            let b = bits as u16;
+            let sign = if b & 0x8000 != 0 { -1.0 } else { 1.0 };
+            let exp = ((b >> 10) & 0x1f) as i32;
+            let man = (b & 0x3ff) as f64;
+            sign * match exp {
+                0 => man * 2f64.powi(-24),
+                31 if man == 0.0 => f64::INFINITY,
+                31 => f64::NAN,
+                e => (1.0 + man / 1024.0) * 2f64.powi(e - 15),
+            }
+        }
+        ScalarType::BF16 => f32::from_bits((bits as u32) << 16) as f64,
+        ScalarType::F64 => f64::from_bits(bits),
+        _ => f32::from_bits(bits as u32) as f64,
     }
 }
 

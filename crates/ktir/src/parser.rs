@@ -8,9 +8,14 @@
 use crate::ast::*;
 use crate::diag::{Diagnostic, Diagnostics};
 
+mod ops;
+
 /// Upper bound on nesting (regions, affine expressions) so hostile input cannot exhaust
 /// the stack.
 const MAX_DEPTH: usize = 64;
+
+/// Nesting units one region costs (so at most 16 nested regions).
+const REGION_COST: usize = 4;
 
 /// Parses a KTIR module. Always returns the tree it could build together with every
 /// diagnostic found; the module is usable only when no diagnostic is an error.
@@ -20,8 +25,11 @@ pub fn parse(text: &str) -> (Module, Vec<Diagnostic>) {
         pos: 0,
         diags: Diagnostics::new(text),
         depth: 0,
+        type_aliases: Vec::new(),
+        fuel: text.len().saturating_mul(8).saturating_add(10_000),
     };
-    let module = p.module();
+    let mut module = p.module();
+    module.type_aliases = std::mem::take(&mut p.type_aliases);
     (module, p.diags.list)
 }
 
@@ -39,6 +47,10 @@ struct Parser<'a> {
     pos: usize,
     diags: Diagnostics<'a>,
     depth: usize,
+    /// `!name = type` definitions seen so far.
+    type_aliases: Vec<(String, Type)>,
+    /// Bounds the work of error recovery: every recovery step spends some.
+    fuel: usize,
 }
 
 fn is_ident_char(c: u8) -> bool {
@@ -191,8 +203,18 @@ impl<'a> Parser<'a> {
     }
 
     fn value(&mut self) -> PResult<Value> {
-        let (name, span) = self.sigil_name('%')?;
-        // `%x#0` result numbering is not used by this subset.
+        let (mut name, span) = self.sigil_name('%')?;
+        // `%x#0`: result 0 of a multi-result op bound as `%x:2`.
+        let r = self.rest().as_bytes();
+        if r.first() == Some(&b'#') && r.get(1).is_some_and(|c| c.is_ascii_digit()) {
+            let n = r[1..].iter().take_while(|c| c.is_ascii_digit()).count();
+            name.push_str(&self.src[self.pos..self.pos + 1 + n]);
+            self.pos += 1 + n;
+            return Ok(Value {
+                name,
+                span: Span::new(span.start as usize, self.pos),
+            });
+        }
         Ok(Value { name, span })
     }
 
@@ -228,6 +250,14 @@ impl<'a> Parser<'a> {
         self.skip_ws();
         let start = self.pos;
         let r = self.rest().as_bytes();
+        if r.starts_with(b"0x") || r.starts_with(b"0X") {
+            let n = r[2..].iter().take_while(|c| c.is_ascii_hexdigit()).count();
+            let text = &self.src[start + 2..start + 2 + n];
+            self.pos += 2 + n;
+            return u64::from_str_radix(text, 16)
+                .map(|bits| bits as f64)
+                .or_else(|_| self.fail_at(start, "hexadecimal literal is out of range"));
+        }
         let mut n = 0;
         if matches!(r.first(), Some(b'-') | Some(b'+')) {
             n = 1;
@@ -287,15 +317,28 @@ impl<'a> Parser<'a> {
     }
 
     fn enter(&mut self) -> PResult<()> {
-        self.depth += 1;
-        if self.depth > MAX_DEPTH {
-            return self.fail(format!("nesting deeper than {MAX_DEPTH} levels"));
+        self.enter_by(1)
+    }
+
+    /// Enters a nested construct costing `cost` units of the nesting budget (regions cost
+    /// more: each holds several large parser frames).
+    fn enter_by(&mut self, cost: usize) -> PResult<()> {
+        if self.depth + cost > MAX_DEPTH {
+            return self.fail(format!(
+                "nesting too deep (more than {MAX_DEPTH} levels of expressions, or {} of regions)",
+                MAX_DEPTH / REGION_COST
+            ));
         }
+        self.depth += cost;
         Ok(())
     }
 
     fn leave(&mut self) {
-        self.depth = self.depth.saturating_sub(1);
+        self.leave_by(1);
+    }
+
+    fn leave_by(&mut self, cost: usize) {
+        self.depth = self.depth.saturating_sub(cost);
     }
 
     fn report(&mut self, f: Failure) {
@@ -316,6 +359,15 @@ impl<'a> Parser<'a> {
         // Aliases may precede the `module` keyword.
         loop {
             self.skip_ws();
+            if self.rest().starts_with('!') {
+                let start = self.pos;
+                if let Err(f) = self.type_alias() {
+                    self.report(f);
+                    self.pos = start;
+                    self.skip_line();
+                }
+                continue;
+            }
             if !self.rest().starts_with('#') {
                 break;
             }
@@ -332,7 +384,16 @@ impl<'a> Parser<'a> {
         let wrapped = self.eat("module");
         if wrapped {
             // `module attributes {...}` and `module @name` are accepted and ignored.
-            let _ = self.sigil_name('@');
+            self.skip_ws();
+            if self.rest().starts_with('@') {
+                let _ = self.sigil_name('@');
+            }
+            if self.eat("attributes") {
+                if let Err(f) = self.skip_attr_dict() {
+                    self.report(f);
+                    return m;
+                }
+            }
             if let Err(f) = self.expect("{") {
                 self.report(f);
                 return m;
@@ -364,8 +425,13 @@ impl<'a> Parser<'a> {
                 break;
             }
             let start = self.pos;
+            if !self.spend(1) {
+                break;
+            }
             let result = if self.rest().starts_with('#') {
                 self.alias().map(|a| m.aliases.push(a))
+            } else if self.rest().starts_with('!') {
+                self.type_alias()
             } else if self.rest().starts_with("func.func") {
                 self.func().map(|f| m.funcs.push(f))
             } else {
@@ -392,7 +458,10 @@ impl<'a> Parser<'a> {
             let line_start = self.pos == 0 || self.src.as_bytes().get(self.pos - 1) == Some(&b'\n');
             let t = self.rest().trim_start_matches([' ', '\t']);
             if line_start
-                && (t.starts_with("func.func") || t.starts_with('#') || t.starts_with('}'))
+                && (t.starts_with("func.func")
+                    || t.starts_with('#')
+                    || t.starts_with('!')
+                    || t.starts_with('}'))
             {
                 if t.starts_with('}') && self.depth == 0 {
                     // Only a top-level brace closes the module; skip function closers.
@@ -420,8 +489,26 @@ impl<'a> Parser<'a> {
         })
     }
 
+    fn type_alias(&mut self) -> PResult<()> {
+        let (name, span) = self.sigil_name('!')?;
+        self.expect("=")?;
+        let t = self.ty()?;
+        if self.type_aliases.iter().any(|(n, _)| *n == name) {
+            self.diags
+                .error(span, format!("redefinition of type alias '!{name}'"));
+        }
+        self.type_aliases.push((name, t));
+        Ok(())
+    }
+
     fn attr_value(&mut self) -> PResult<Attr> {
         self.skip_ws();
+        if self.rest().starts_with("loc(") {
+            let start = self.pos;
+            self.pos += 3;
+            self.skip_balanced_parens();
+            return Ok(Attr::Other(self.src[start..self.pos].to_string()));
+        }
         if self.rest().starts_with("affine_set") {
             Ok(Attr::Set(self.affine_set()?))
         } else if self.rest().starts_with("affine_map") {
@@ -446,6 +533,11 @@ impl<'a> Parser<'a> {
             let v = p.value()?;
             p.expect(":")?;
             let t = p.ty()?;
+            p.skip_ws();
+            if p.rest().starts_with('{') {
+                p.skip_attr_dict()?;
+            }
+            p.skip_loc();
             Ok((v.name, t))
         })?;
         let mut results = Vec::new();
@@ -462,12 +554,14 @@ impl<'a> Parser<'a> {
         if self.eat("attributes") {
             let attrs = self.comma_list("{", "}", |p| {
                 let (key, key_span) = p.ident()?;
-                p.expect("=")?;
                 if key == "grid" {
+                    p.expect("=")?;
                     let g = p.comma_list("[", "]", |p| p.usize_lit())?;
                     Ok(Some((g, key_span)))
                 } else {
-                    p.skip_attr_value()?;
+                    if p.eat("=") {
+                        p.skip_attr_value()?;
+                    }
                     Ok(None)
                 }
             })?;
@@ -508,6 +602,8 @@ impl<'a> Parser<'a> {
                         self.pos += if bytes[self.pos] == b'\\' { 2 } else { 1 };
                     }
                 }
+                b'-' if bytes.get(self.pos + 1) == Some(&b'>') => self.pos += 1,
+                b'<' | b'>' if bytes.get(self.pos + 1) == Some(&b'=') => self.pos += 1,
                 b'[' | b'(' | b'<' | b'{' => depth += 1,
                 b']' | b')' | b'>' | b'}' => {
                     if depth == 0 {
@@ -517,6 +613,7 @@ impl<'a> Parser<'a> {
                 }
                 b',' if depth == 0 => break,
                 b'\n' if depth == 0 => break,
+                b'\n' if !self.spend(1) => break,
                 _ => {}
             }
             self.pos += 1;
@@ -527,22 +624,43 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
-    /// `{ ops }` with the given block arguments.
+    /// `{ ops }` with the given block arguments; a `^bb0(%a: T, ..):` label, when written,
+    /// gives the arguments instead.
     fn region(&mut self, args: Vec<(String, Type)>) -> PResult<Block> {
-        self.enter()?;
+        self.enter_by(REGION_COST)?;
         self.expect("{")?;
         let mut block = Block {
             args,
             ops: Vec::new(),
         };
+        self.skip_ws();
+        if self.rest().starts_with('^') {
+            match self.block_label() {
+                Ok(a) => block.args = a,
+                Err(f) => {
+                    self.leave_by(REGION_COST);
+                    return Err(f);
+                }
+            }
+        }
         loop {
             self.skip_ws();
             if self.rest().is_empty() {
-                self.leave();
+                self.leave_by(REGION_COST);
                 return self.fail("expected '}' to close the region");
             }
             if self.eat("}") {
                 break;
+            }
+            if self.rest().starts_with('^') {
+                self.leave_by(REGION_COST);
+                return self.fail(
+                    "regions with more than one block are not supported (KTIR uses structured control flow)",
+                );
+            }
+            if !self.spend(1) {
+                self.leave_by(REGION_COST);
+                return self.fail("input too large to parse");
             }
             let start = self.pos;
             match self.op() {
@@ -560,7 +678,7 @@ impl<'a> Parser<'a> {
                 }
             }
         }
-        self.leave();
+        self.leave_by(REGION_COST);
         Ok(block)
     }
 
@@ -584,9 +702,20 @@ impl<'a> Parser<'a> {
         let mut results = Vec::new();
         if self.rest().starts_with('%') {
             loop {
-                let (name, _) = self.sigil_name('%')?;
-                // `%r:2 = ...` groups are not used by this subset.
-                results.push(name);
+                let (name, span) = self.sigil_name('%')?;
+                // `%r:2 = ...` binds results `%r#0` and `%r#1`.
+                if self.rest().starts_with(':') && !self.rest().starts_with(": ") {
+                    self.pos += 1;
+                    let at = self.pos;
+                    let n = self.usize_lit()?;
+                    if n == 0 || n > 4096 {
+                        return self.fail_at(at, "result group size must be between 1 and 4096");
+                    }
+                    results.extend((0..n).map(|i| format!("{name}#{i}")));
+                } else {
+                    let _ = span;
+                    results.push(name);
+                }
                 if !self.eat(",") {
                     break;
                 }
@@ -595,16 +724,18 @@ impl<'a> Parser<'a> {
         }
         self.skip_ws();
         let name_start = self.pos;
-        if self.rest().starts_with('"') {
-            return self.fail(
-                "MLIR's generic operation form (\"dialect.op\"(...)) is not supported yet; write the op in its custom form",
-            );
-        }
-        let (name, _) = self.ident()?;
-        let (kind, result_types) = self.op_body(&name, name_start, &results)?;
+        let (kind, result_types) = if self.rest().starts_with('"') {
+            self.generic_op()?
+        } else {
+            let (name, _) = self.ident()?;
+            self.op_body(&name, name_start, &results)?
+        };
+        let name = kind.name().to_string();
         self.skip_loc();
         let span = Span::new(start, self.pos);
-        if result_types.len() != results.len() {
+        // Results may go unbound (`linalg.add ins(..) outs(..) -> T`), but a bound list
+        // must match.
+        if !results.is_empty() && result_types.len() != results.len() {
             return Err(Failure {
                 at: start,
                 end: self.pos,
@@ -661,12 +792,14 @@ impl<'a> Parser<'a> {
             let lhs = self.value()?;
             self.expect(",")?;
             let rhs = self.value()?;
+            self.skip_fastmath();
             self.expect(":")?;
             let t = self.ty()?;
             return Ok((OpKind::Binary { op: *op, lhs, rhs }, vec![t]));
         }
         if let Some((op, _)) = UnaryOp::ALL.iter().find(|(_, n)| *n == name) {
             let operand = self.value()?;
+            self.skip_fastmath();
             self.expect(":")?;
             let t = self.ty()?;
             return Ok((OpKind::Unary { op: *op, operand }, vec![t]));
@@ -674,6 +807,7 @@ impl<'a> Parser<'a> {
         match name {
             "func.return" | "return" => {
                 let mut values = Vec::new();
+                let mut types = Vec::new();
                 self.skip_ws();
                 if self.rest().starts_with('%') {
                     loop {
@@ -684,18 +818,33 @@ impl<'a> Parser<'a> {
                     }
                     self.expect(":")?;
                     loop {
-                        self.ty()?;
+                        types.push(self.ty()?);
                         if !self.eat(",") {
                             break;
                         }
                     }
                 }
-                Ok((OpKind::Return { values }, vec![]))
+                Ok((OpKind::Return { values, types }, vec![]))
             }
             "arith.constant" => {
+                self.skip_ws();
+                let lit_start = self.pos;
                 let value = self.literal()?;
+                let hex = self.src[lit_start..self.pos]
+                    .trim_start_matches("dense<")
+                    .trim_start()
+                    .starts_with("0x");
                 self.expect(":")?;
                 let t = self.ty()?;
+                let value = match (value, t.elem()) {
+                    (Literal::Int(bits), Some(e)) if hex && e.is_float() => {
+                        Literal::Float(float_from_bits(bits as u64, e))
+                    }
+                    (Literal::DenseSplat(bits), Some(e)) if hex && e.is_float() => {
+                        Literal::DenseSplat(float_from_bits(bits as u64, e))
+                    }
+                    (v, _) => v,
+                };
                 Ok((OpKind::Constant { value }, vec![t]))
             }
             "ktdp.get_compute_tile_id" => {
@@ -798,10 +947,7 @@ impl<'a> Parser<'a> {
                 }
                 Ok((OpKind::Yield { values, types }, vec![]))
             }
-            _ => self.fail_at(
-                name_start,
-                format!("unknown or unsupported operation '{name}'"),
-            ),
+            _ => self.op_body_ext(name, name_start, results),
         }
     }
 
@@ -823,10 +969,13 @@ impl<'a> Parser<'a> {
         let start = self.pos;
         let v = self.number()?;
         let text = &self.src[start..self.pos];
-        if text.contains(['.', 'e', 'E']) {
-            Ok(Literal::Float(v))
-        } else if text == "true" || text == "false" {
+        if text.starts_with("0x") || text.starts_with("0X") {
+            return Ok(Literal::Int(v as i64));
+        }
+        if text == "true" || text == "false" {
             Ok(Literal::Int(v as i64))
+        } else if text.contains(['.', 'e', 'E']) {
+            Ok(Literal::Float(v))
         } else {
             text.trim()
                 .parse::<i64>()
@@ -1221,6 +1370,13 @@ impl<'a> Parser<'a> {
     // ---- types -------------------------------------------------------------------------
 
     fn ty(&mut self) -> PResult<Type> {
+        self.enter()?;
+        let t = self.ty_inner();
+        self.leave();
+        t
+    }
+
+    fn ty_inner(&mut self) -> PResult<Type> {
         self.skip_ws();
         let start = self.pos;
         if self.eat("tensor") {
@@ -1244,6 +1400,15 @@ impl<'a> Parser<'a> {
                 memory_space,
             });
         }
+        if self.eat("!ktdp.tile_future")
+            || self.rest().starts_with("<(")
+            || self.future_without_prefix()
+        {
+            return self.tile_future_type();
+        }
+        if self.eat("!ktdp.runtime_arg") {
+            return self.runtime_arg_type();
+        }
         if self.eat("!ktdp.access_tile") || self.rest().starts_with('<') {
             self.expect("<")?;
             let (shape, elem) = self.shape_and_elem()?;
@@ -1259,9 +1424,20 @@ impl<'a> Parser<'a> {
             self.expect(">")?;
             return Ok(Type::AccessTile { shape });
         }
-        if self.rest().starts_with("!ktdp.") {
-            let (name, _) = self.sigil_name('!')?;
-            return self.fail_at(start, format!("type '!{name}' is not supported yet"));
+        if self.rest().starts_with('!') {
+            let (name, span) = self.sigil_name('!')?;
+            if let Some((_, t)) = self.type_aliases.iter().find(|(n, _)| *n == name) {
+                return Ok(t.clone());
+            }
+            return Err(Failure {
+                at: span.start as usize,
+                end: span.end as usize,
+                message: if name.starts_with("ktdp.") {
+                    format!("unknown ktdp type '!{name}' (expected access_tile, tile_future or runtime_arg)")
+                } else {
+                    format!("undefined type alias '!{name}'")
+                },
+            });
         }
         let (name, span) = self.ident()?;
         match ScalarType::parse(&name) {
@@ -1436,11 +1612,23 @@ impl<'a> Parser<'a> {
             } else if self.eat("mod") {
                 let f = self.affine_factor(leaf, dims, syms)?;
                 acc = AffineExpr::Mod(Box::new(acc), Box::new(f));
-            } else if self.eat("/") || self.percent_operator() {
-                return self.fail_at(
-                    op_start,
-                    "affine expressions use 'floordiv' and 'mod', not '/' and '%' (a known gap of the spec's examples)",
+            } else if self.eat("/") {
+                self.skip_ws();
+                self.diags.warning(
+                    Span::new(op_start, op_start + 1),
+                    "'/' in an affine expression is read as 'floordiv'; MLIR writes 'floordiv' (known gap: spec examples use '/' and '%')",
                 );
+                let f = self.affine_factor(leaf, dims, syms)?;
+                acc = AffineExpr::FloorDiv(Box::new(acc), Box::new(f));
+            } else if self.percent_operator() {
+                let at = self.pos;
+                self.pos += 1;
+                self.diags.warning(
+                    Span::new(at, at + 1),
+                    "'%' in an affine expression is read as 'mod'; MLIR writes 'mod' (known gap: spec examples use '/' and '%')",
+                );
+                let f = self.affine_factor(leaf, dims, syms)?;
+                acc = AffineExpr::Mod(Box::new(acc), Box::new(f));
             } else {
                 break;
             }

@@ -7,10 +7,13 @@ use std::fmt::Write;
 /// Prints a module in canonical form.
 pub fn print(module: &Module) -> String {
     let mut out = String::new();
+    for (n, t) in &module.type_aliases {
+        let _ = writeln!(out, "!{n} = {}", ty(t));
+    }
     for a in &module.aliases {
         let _ = writeln!(out, "#{} = {}", a.name, attr(&a.value));
     }
-    if !module.aliases.is_empty() {
+    if !module.aliases.is_empty() || !module.type_aliases.is_empty() {
         out.push('\n');
     }
     out.push_str("module {\n");
@@ -89,24 +92,84 @@ fn types(t: &[Type]) -> String {
     t.iter().map(ty).collect::<Vec<_>>().join(", ")
 }
 
+/// `%r:2` when the results are `r#0, r#1`, else the names one by one.
+fn result_names(results: &[String]) -> String {
+    if results.len() > 1 {
+        if let Some((base, _)) = results[0].split_once('#') {
+            let grouped = results
+                .iter()
+                .enumerate()
+                .all(|(i, r)| *r == format!("{base}#{i}"));
+            if grouped {
+                return format!("%{base}:{}", results.len());
+            }
+        }
+    }
+    let names: Vec<String> = results.iter().map(|r| format!("%{r}")).collect();
+    names.join(", ")
+}
+
+fn pad(out: &mut String, indent: usize) {
+    for _ in 0..indent {
+        out.push_str("  ");
+    }
+}
+
+/// ` {\n ^bb0(args):\n ops }` for regions whose arguments are written in a label.
+fn labelled_region(out: &mut String, b: &Block, indent: usize) {
+    out.push_str(" {\n");
+    if !b.args.is_empty() {
+        pad(out, indent);
+        let args: Vec<String> = b
+            .args
+            .iter()
+            .map(|(n, t)| format!("%{n}: {}", ty(t)))
+            .collect();
+        let _ = writeln!(out, "^bb0({}):", args.join(", "));
+    }
+    block(out, b, indent + 1);
+    pad(out, indent);
+    out.push('}');
+}
+
+/// ` {\n ops }` for regions whose arguments are implicit.
+fn plain_region(out: &mut String, b: &Block, indent: usize) {
+    out.push_str(" {\n");
+    block(out, b, indent + 1);
+    pad(out, indent);
+    out.push('}');
+}
+
+fn typed_group(keyword: &str, group: &[(Value, Type)]) -> String {
+    let v: Vec<String> = group.iter().map(|(v, _)| val(v)).collect();
+    let t: Vec<String> = group.iter().map(|(_, t)| ty(t)).collect();
+    format!("{keyword}({} : {})", v.join(", "), t.join(", "))
+}
+
+fn arrow_types(t: &[Type]) -> String {
+    match t.len() {
+        0 => String::new(),
+        1 => format!(" -> {}", ty(&t[0])),
+        _ => format!(" -> ({})", types(t)),
+    }
+}
+
 fn op(out: &mut String, op: &Op, indent: usize) {
     if !op.results.is_empty() {
-        let names: Vec<String> = op.results.iter().map(|r| format!("%{r}")).collect();
-        let _ = write!(out, "{} = ", names.join(", "));
+        let _ = write!(out, "{} = ", result_names(&op.results));
     }
     let name = op.kind.name();
     let rt = |i: usize| op.result_types.get(i).map(ty).unwrap_or_default();
+    let elem = op.result_types.first().and_then(Type::elem);
     match &op.kind {
-        OpKind::Return { values } => {
+        OpKind::Return { values, types: t } => {
             out.push_str("func.return");
             if !values.is_empty() {
-                // Types of returned values are not tracked by this tree; functions in this
-                // subset return nothing.
-                let _ = write!(out, " {}", vals(values));
+                let _ = write!(out, " {} : {}", vals(values), types(t));
             }
         }
         OpKind::Constant { value } => {
-            let _ = write!(out, "{name} {} : {}", literal(value), rt(0));
+            let _ = write!(out, "{name} {} : {}", literal(value, elem), rt(0));
         }
         OpKind::Binary { lhs, rhs, .. } => {
             let _ = write!(out, "{name} {}, {} : {}", val(lhs), val(rhs), rt(0));
@@ -319,10 +382,394 @@ fn op(out: &mut String, op: &Op, indent: usize) {
             }
             out.push('}');
         }
-        OpKind::Yield { values, types: t } => {
+        OpKind::Yield { values, types: t }
+        | OpKind::YieldPartial { values, types: t }
+        | OpKind::YieldReduced { values, types: t }
+        | OpKind::LinalgYield { values, types: t } => {
             out.push_str(name);
             if !values.is_empty() {
                 let _ = write!(out, " {} : {}", vals(values), types(t));
+            }
+        }
+        OpKind::Elementwise { operands, .. } => {
+            let _ = write!(out, "{name} {} : {}", vals(operands), rt(0));
+        }
+        OpKind::Compare {
+            predicate,
+            lhs,
+            rhs,
+            operand_type,
+            ..
+        } => {
+            let _ = write!(
+                out,
+                "{name} {predicate}, {}, {} : {}",
+                val(lhs),
+                val(rhs),
+                ty(operand_type)
+            );
+        }
+        OpKind::Select {
+            cond,
+            true_value,
+            false_value,
+            cond_type,
+        } => {
+            let _ = write!(
+                out,
+                "{name} {}, {}, {} : ",
+                val(cond),
+                val(true_value),
+                val(false_value)
+            );
+            if let Some(c) = cond_type {
+                let _ = write!(out, "{}, ", ty(c));
+            }
+            out.push_str(&rt(0));
+        }
+        OpKind::Cast {
+            operand,
+            source_type,
+            ..
+        } => {
+            let _ = write!(
+                out,
+                "{name} {} : {} to {}",
+                val(operand),
+                ty(source_type),
+                rt(0)
+            );
+        }
+        OpKind::ConstructDistributedMemoryView { views, view_types } => {
+            let _ = write!(
+                out,
+                "{name} ({} : {}) : {}",
+                vals(views),
+                types(view_types),
+                rt(0)
+            );
+        }
+        OpKind::ConstructIndirectAccessTile {
+            variables,
+            base,
+            subscripts,
+            dims,
+            symbols,
+            variables_space_set,
+            variables_space_order,
+            base_type,
+            index_types,
+        } => {
+            let names: Vec<String> = dims.iter().map(val).collect();
+            let vars: Vec<String> = variables.iter().map(|v| format!("%{v}")).collect();
+            let subs: Vec<String> = subscripts
+                .iter()
+                .map(|s| match s {
+                    IndirectSubscript::Direct(e) => format!("({})", expr(e, &names, &[])),
+                    IndirectSubscript::Indirect { view, exprs } => {
+                        let e: Vec<String> = exprs.iter().map(|e| expr(e, &names, &[])).collect();
+                        format!("ind({}[{}])", val(view), e.join(", "))
+                    }
+                })
+                .collect();
+            let _ = write!(
+                out,
+                "{name} intermediate_variables({}) {}[{}]",
+                vars.join(", "),
+                val(base),
+                subs.join(", ")
+            );
+            if !symbols.is_empty() {
+                let _ = write!(out, " symbols({})", vals(symbols));
+            }
+            let mut attrs = Vec::new();
+            if let Some(s) = variables_space_set {
+                attrs.push(format!("variables_space_set = {}", attr(s)));
+            }
+            if let Some(o) = variables_space_order {
+                attrs.push(format!("variables_space_order = {}", attr(o)));
+            }
+            attr_dict(out, &attrs, indent);
+            let _ = write!(out, " : {}", ty(base_type));
+            for t in index_types {
+                let _ = write!(out, ", {}", ty(t));
+            }
+            let _ = write!(out, " -> {}", rt(0));
+        }
+        OpKind::RuntimeArgExtract {
+            field,
+            input,
+            input_type,
+        } => {
+            let _ = write!(
+                out,
+                "{name} {} from {} : {} -> {}",
+                field.name(),
+                val(input),
+                ty(input_type),
+                rt(0)
+            );
+        }
+        OpKind::InterTileProduce {
+            producer_tiles_per_group,
+            body,
+        } => {
+            let _ = write!(
+                out,
+                "{name} producer_tiles_per_group = {} -> {}",
+                attr(producer_tiles_per_group),
+                rt(0)
+            );
+            labelled_region(out, body, indent);
+        }
+        OpKind::InterTileConsume {
+            future,
+            consumer_tiles_per_group,
+            producer_dependency_per_consumer,
+            future_type,
+        } => {
+            let _ = write!(
+                out,
+                "{name}({}) consumer_tiles_per_group = {}",
+                val(future),
+                attr(consumer_tiles_per_group)
+            );
+            if let Some(d) = producer_dependency_per_consumer {
+                let _ = write!(out, ", producer_dependency_per_consumer = {}", attr(d));
+            }
+            let _ = write!(out, " : {} -> {}", ty(future_type), types(&op.result_types));
+        }
+        OpKind::InterTileReduce {
+            future,
+            consumer_tiles_per_group,
+            producer_dependency_per_consumer,
+            identity,
+            identity_types,
+            future_type,
+            combiner,
+        } => {
+            let _ = write!(
+                out,
+                "{name}({}) consumer_tiles_per_group = {}, ",
+                val(future),
+                attr(consumer_tiles_per_group)
+            );
+            if let Some(d) = producer_dependency_per_consumer {
+                let _ = write!(out, "producer_dependency_per_consumer = {}, ", attr(d));
+            }
+            if identity.is_empty() {
+                out.push_str("identity()");
+            } else {
+                let _ = write!(
+                    out,
+                    "identity({} : {})",
+                    vals(identity),
+                    types(identity_types)
+                );
+            }
+            let _ = write!(out, " : {} -> {}", ty(future_type), types(&op.result_types));
+            labelled_region(out, combiner, indent);
+        }
+        OpKind::If {
+            cond,
+            then_block,
+            else_block,
+        } => {
+            let _ = write!(out, "{name} {}", val(cond));
+            if !op.result_types.is_empty() {
+                let _ = write!(out, " -> ({})", types(&op.result_types));
+            }
+            plain_region(out, then_block, indent);
+            if let Some(e) = else_block {
+                out.push_str(" else");
+                plain_region(out, e, indent);
+            }
+        }
+        OpKind::TensorSplat {
+            value,
+            dynamic_sizes,
+        } => {
+            let _ = write!(out, "{name} {}", val(value));
+            if !dynamic_sizes.is_empty() {
+                let _ = write!(out, "[{}]", vals(dynamic_sizes));
+            }
+            let _ = write!(out, " : {}", rt(0));
+        }
+        OpKind::TensorExtract {
+            tensor,
+            indices,
+            tensor_type,
+        } => {
+            let _ = write!(
+                out,
+                "{name} {}[{}] : {}",
+                val(tensor),
+                vals(indices),
+                ty(tensor_type)
+            );
+        }
+        OpKind::TensorInsert {
+            scalar,
+            dest,
+            indices,
+            dest_type,
+        } => {
+            let _ = write!(
+                out,
+                "{name} {} into {}[{}] : {}",
+                val(scalar),
+                val(dest),
+                vals(indices),
+                ty(dest_type)
+            );
+        }
+        OpKind::ExtractSlice {
+            source,
+            offsets,
+            sizes: sz,
+            strides,
+            source_type,
+        } => {
+            let _ = write!(
+                out,
+                "{name} {}[{}] [{}] [{}] : {} to {}",
+                val(source),
+                sizes(offsets),
+                sizes(sz),
+                sizes(strides),
+                ty(source_type),
+                rt(0)
+            );
+        }
+        OpKind::InsertSlice {
+            source,
+            dest,
+            offsets,
+            sizes: sz,
+            strides,
+            source_type,
+            dest_type,
+        } => {
+            let _ = write!(
+                out,
+                "{name} {} into {}[{}] [{}] [{}] : {} into {}",
+                val(source),
+                val(dest),
+                sizes(offsets),
+                sizes(sz),
+                sizes(strides),
+                ty(source_type),
+                ty(dest_type)
+            );
+        }
+        OpKind::LinalgNamed { inputs, inits, .. } => {
+            let _ = write!(
+                out,
+                "{name} {} {}{}",
+                typed_group("ins", inputs),
+                typed_group("outs", inits),
+                arrow_types(&op.result_types)
+            );
+        }
+        OpKind::LinalgGeneric {
+            indexing_maps,
+            iterator_types,
+            inputs,
+            inits,
+            body,
+        } => {
+            let maps: Vec<String> = indexing_maps.iter().map(attr).collect();
+            let its: Vec<String> = iterator_types.iter().map(|i| format!("\"{i}\"")).collect();
+            let _ = write!(
+                out,
+                "{name} {{indexing_maps = [{}], iterator_types = [{}]}} {} {}",
+                maps.join(", "),
+                its.join(", "),
+                typed_group("ins", inputs),
+                typed_group("outs", inits)
+            );
+            labelled_region(out, body, indent);
+            out.push_str(&arrow_types(&op.result_types));
+        }
+        OpKind::LinalgReduce {
+            inputs,
+            inits,
+            dimensions,
+            body,
+            shorthand,
+        } => {
+            out.push_str(name);
+            if let Some(s) = shorthand {
+                let _ = write!(out, " {{ {s} }}");
+            }
+            let _ = write!(
+                out,
+                " {} {} dimensions = [{}]",
+                typed_group("ins", inputs),
+                typed_group("outs", inits),
+                join(dimensions)
+            );
+            if shorthand.is_none() {
+                let args: Vec<String> = body
+                    .args
+                    .iter()
+                    .map(|(n, t)| format!("%{n}: {}", ty(t)))
+                    .collect();
+                let _ = write!(out, " ({})", args.join(", "));
+                plain_region(out, body, indent);
+            }
+        }
+        OpKind::Generic {
+            operands,
+            operand_types,
+            attrs,
+            regions,
+            ..
+        } => {
+            let _ = write!(out, "\"{name}\"({})", vals(operands));
+            if !regions.is_empty() {
+                out.push_str(" (");
+                for (i, r) in regions.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    labelled_region(out, r, indent);
+                    if i + 1 == regions.len() {
+                        out.push(' ');
+                    }
+                }
+                out.push(')');
+            }
+            if !attrs.is_empty() {
+                let a: Vec<String> = attrs
+                    .iter()
+                    .map(|(k, v)| {
+                        let key = if k
+                            .chars()
+                            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+                            && k.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                        {
+                            k.clone()
+                        } else {
+                            format!("\"{k}\"")
+                        };
+                        if v.is_empty() {
+                            key
+                        } else {
+                            format!("{key} = {v}")
+                        }
+                    })
+                    .collect();
+                let _ = write!(out, " {{{}}}", a.join(", "));
+            }
+            let _ = write!(out, " : ({})", types(operand_types));
+            match op.result_types.len() {
+                1 => {
+                    let _ = write!(out, " -> {}", rt(0));
+                }
+                _ => {
+                    let _ = write!(out, " -> ({})", types(&op.result_types));
+                }
             }
         }
     }
@@ -349,21 +796,38 @@ fn reassoc(r: &[Vec<usize>]) -> String {
     format!("[{}]", groups.join(", "))
 }
 
-fn literal(l: &Literal) -> String {
+fn literal(l: &Literal, elem: Option<ScalarType>) -> String {
+    let int_elem = elem.is_some_and(|e| !e.is_float());
+    let item = |f: f64| {
+        if int_elem && f == f.trunc() && f.abs() < 1e15 {
+            format!("{}", f as i64)
+        } else {
+            float(f, elem)
+        }
+    };
     match l {
         Literal::Int(i) => i.to_string(),
-        Literal::Float(f) => float(*f),
-        Literal::DenseSplat(f) => format!("dense<{}>", float(*f)),
+        Literal::Float(f) => float(*f, elem),
+        Literal::DenseSplat(f) => format!("dense<{}>", item(*f)),
         Literal::Dense(v) => {
-            let items: Vec<String> = v.iter().map(|f| float(*f)).collect();
+            let items: Vec<String> = v.iter().map(|f| item(*f)).collect();
             format!("dense<[{}]>", items.join(", "))
         }
     }
 }
 
-/// Floats always carry a `.` or an exponent so they read back as floats.
-fn float(f: f64) -> String {
-    if f.is_finite() && f == f.trunc() && f.abs() < 1e15 {
+/// Floats always carry a `.` or an exponent so they read back as floats; infinities and
+/// NaN print as the hexadecimal bit pattern of `elem`, as MLIR does.
+fn float(f: f64, elem: Option<ScalarType>) -> String {
+    if !f.is_finite() {
+        return match elem {
+            Some(ScalarType::F16) => format!("0x{:04X}", crate::ast::f16_bits(f)),
+            Some(ScalarType::BF16) => format!("0x{:04X}", (f as f32).to_bits() >> 16),
+            Some(ScalarType::F64) => format!("0x{:016X}", f.to_bits()),
+            _ => format!("0x{:08X}", (f as f32).to_bits()),
+        };
+    }
+    if f == f.trunc() && f.abs() < 1e15 {
         format!("{f:.1}")
     } else {
         format!("{f:e}")
@@ -385,6 +849,26 @@ pub fn ty(t: &Type) -> String {
             None => format!("memref<{}{}>", shape(s), elem.name()),
         },
         Type::AccessTile { shape: s } => format!("!ktdp.access_tile<{}index>", shape(s)),
+        Type::TileFuture { partials, groups } => format!(
+            "!ktdp.tile_future<({}), groups = {}>",
+            types(partials),
+            attr(groups)
+        ),
+        Type::RuntimeArg {
+            underlying,
+            granularity,
+            upperbound,
+        } => {
+            let mut s = format!("!ktdp.runtime_arg<{}", ty(underlying));
+            if let Some(g) = granularity {
+                let _ = write!(s, ", granularity = {g}");
+            }
+            if let Some(u) = upperbound {
+                let _ = write!(s, ", upperbound = {u}");
+            }
+            s.push('>');
+            s
+        }
     }
 }
 
@@ -402,6 +886,7 @@ fn mem_space(m: &MemorySpace) -> String {
 pub fn attr(a: &Attr) -> String {
     match a {
         Attr::AliasRef(n) => format!("#{n}"),
+        Attr::Other(s) => s.clone(),
         Attr::Set(s) => {
             let dims: Vec<String> = (0..s.dims).map(|i| format!("d{i}")).collect();
             let syms: Vec<String> = (0..s.syms).map(|i| format!("s{i}")).collect();

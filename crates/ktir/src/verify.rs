@@ -4,13 +4,21 @@
 use crate::ast::*;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::printer::ty as type_str;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+
+mod ext;
 
 /// Checks a parsed module; `text` is the source it came from (for line numbers).
 pub fn verify(module: &Module, text: &str) -> Vec<Diagnostic> {
     let mut v = Verifier {
         module,
         diags: Diagnostics::new(text),
+        all_names: HashSet::new(),
+        defs: HashMap::new(),
+        uses: HashMap::new(),
+        remote_store: None,
+        remote_load: false,
+        enum_budget: 1 << 22,
     };
     let mut names = HashMap::new();
     for (i, f) in module.funcs.iter().enumerate() {
@@ -36,6 +44,18 @@ pub fn verify(module: &Module, text: &str) -> Vec<Diagnostic> {
 struct Verifier<'m, 't> {
     module: &'m Module,
     diags: Diagnostics<'t>,
+    /// Every value name defined anywhere in the current function (for dominance errors).
+    all_names: HashSet<String>,
+    /// What defines some values of the current function (views and futures).
+    defs: HashMap<String, ext::Def>,
+    /// How many times each value of the current function is used.
+    uses: HashMap<String, usize>,
+    /// A store into a specific core's scratchpad in the current function.
+    remote_store: Option<Span>,
+    /// A load from a specific core's scratchpad in the current function.
+    remote_load: bool,
+    /// Set points the inter-tile rules may still enumerate (bounds the verifier's work).
+    enum_budget: usize,
 }
 
 /// What the verifier knows about a defined value.
@@ -44,6 +64,8 @@ struct ValueInfo {
     ty: Type,
     /// For access tiles: the element type of the view behind them.
     tile_elem: Option<ScalarType>,
+    /// For views and tiles: whether they address a specific core's scratchpad.
+    remote: bool,
 }
 
 type Scope = Vec<HashMap<String, ValueInfo>>;
@@ -71,6 +93,7 @@ impl<'m, 't> Verifier<'m, 't> {
                     ValueInfo {
                         ty: t.clone(),
                         tile_elem: None,
+                        remote: false,
                     },
                 )
                 .is_some()
@@ -79,10 +102,33 @@ impl<'m, 't> Verifier<'m, 't> {
                     .error(f.span, format!("argument '%{n}' is defined twice"));
             }
         }
+        self.prepare(f);
+        for (_, t) in &f.args {
+            self.check_type(t, f.span);
+        }
         let mut scope = vec![top];
-        self.block(&f.body, &mut scope, f.span);
+        self.block(&f.body, &mut scope, "func.func");
+        self.finish(f);
         match f.body.ops.last() {
-            Some(op) if matches!(op.kind, OpKind::Return { .. }) => {}
+            Some(op) if matches!(op.kind, OpKind::Return { .. }) => {
+                if let OpKind::Return { types, .. } = &op.kind {
+                    if types != &f.results {
+                        self.diags.error(
+                            op.span,
+                            format!(
+                                "'func.return' returns ({}) but '@{}' is declared to return ({})",
+                                types.iter().map(type_str).collect::<Vec<_>>().join(", "),
+                                f.name,
+                                f.results
+                                    .iter()
+                                    .map(type_str)
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            ),
+                        );
+                    }
+                }
+            }
             Some(op) => self.diags.error(
                 op.span,
                 format!("function '@{}' must end with 'func.return'", f.name),
@@ -94,25 +140,40 @@ impl<'m, 't> Verifier<'m, 't> {
         }
     }
 
-    fn block(&mut self, b: &Block, scope: &mut Scope, _owner: Span) {
+    /// Checks a block whose owner is `parent` (an op name, or `func.func`).
+    fn block(&mut self, b: &Block, scope: &mut Scope, parent: &str) {
         for (i, op) in b.ops.iter().enumerate() {
             let is_last = i + 1 == b.ops.len();
-            if matches!(op.kind, OpKind::Return { .. } | OpKind::Yield { .. }) && !is_last {
-                self.diags.error(
-                    op.span,
-                    format!(
-                        "'{}' must be the last operation of its block",
-                        op.kind.name()
-                    ),
-                );
+            if op.kind.is_terminator() {
+                if !is_last {
+                    self.diags.error(
+                        op.span,
+                        format!(
+                            "'{}' must be the last operation of its block",
+                            op.kind.name()
+                        ),
+                    );
+                }
+                self.check_terminator_parent(op, parent);
             }
             self.op(op, scope);
         }
     }
 
     fn use_value(&mut self, v: &Value, scope: &Scope) -> Option<ValueInfo> {
+        *self.uses.entry(v.name.clone()).or_insert(0) += 1;
         match lookup(scope, &v.name) {
             Some(info) => Some(info.clone()),
+            None if self.all_names.contains(&v.name) => {
+                self.diags.error(
+                    v.span,
+                    format!(
+                        "operand '%{}' does not dominate this use (it is defined later or inside another region)",
+                        v.name
+                    ),
+                );
+                None
+            }
             None => {
                 self.diags
                     .error(v.span, format!("use of undefined value '%{}'", v.name));
@@ -137,7 +198,10 @@ impl<'m, 't> Verifier<'m, 't> {
         }
     }
 
-    fn define(&mut self, op: &Op, scope: &mut Scope, tile_elem: Option<ScalarType>) {
+    fn define(&mut self, op: &Op, scope: &mut Scope, tile_elem: Option<ScalarType>, remote: bool) {
+        for t in &op.result_types {
+            self.check_type(t, op.span);
+        }
         let Some(current) = scope.last_mut() else {
             return;
         };
@@ -148,6 +212,7 @@ impl<'m, 't> Verifier<'m, 't> {
                     ValueInfo {
                         ty: t.clone(),
                         tile_elem,
+                        remote,
                     },
                 )
                 .is_some()
@@ -190,9 +255,17 @@ impl<'m, 't> Verifier<'m, 't> {
             .map(|v| self.use_value(v, scope))
             .collect();
         let mut tile_elem = None;
+        let mut remote = false;
         let rt = op.result_types.first().cloned();
         match &op.kind {
-            OpKind::Return { .. } => {}
+            OpKind::Return { values, types } => {
+                for (i, (v, t)) in values.iter().zip(types).enumerate() {
+                    self.expect_type(v, &operand_infos[i], t, "returned value");
+                }
+                if values.len() != types.len() {
+                    self.err(op, "lists a different number of values and types".into());
+                }
+            }
             OpKind::Constant { value } => {
                 if let Some(t) = &rt {
                     let ok = match (value, t) {
@@ -266,6 +339,7 @@ impl<'m, 't> Verifier<'m, 't> {
                     if *c < 0 {
                         self.err(op, format!("'ct_id' must be >= 0, found {c}"));
                     }
+                    remote = true;
                 }
                 match &rt {
                     Some(Type::MemRef {
@@ -451,9 +525,14 @@ impl<'m, 't> Verifier<'m, 't> {
                     }
                 }
                 tile_elem = view_type.elem();
+                remote = operand_infos[0].as_ref().is_some_and(|i| i.remote);
+                self.check_tile_inside_view(op, view, set.as_ref());
             }
             OpKind::Load { tile, tile_type } => {
                 self.expect_type(tile, &operand_infos[0], tile_type, "tile");
+                if operand_infos[0].as_ref().is_some_and(|i| i.remote) {
+                    self.remote_load = true;
+                }
                 if let Some(t) = &rt {
                     if t.shape() != tile_type.shape() {
                         self.err(
@@ -492,6 +571,11 @@ impl<'m, 't> Verifier<'m, 't> {
             } => {
                 self.expect_type(value, &operand_infos[0], value_type, "value");
                 self.expect_type(tile, &operand_infos[1], tile_type, "tile");
+                if operand_infos[1].as_ref().is_some_and(|i| i.remote)
+                    && self.remote_store.is_none()
+                {
+                    self.remote_store = Some(op.span);
+                }
                 if value_type.shape() != tile_type.shape() {
                     self.err(
                         op,
@@ -684,19 +768,7 @@ impl<'m, 't> Verifier<'m, 't> {
                 for (i, ((_, init), t)) in iter_args.iter().zip(&op.result_types).enumerate() {
                     self.expect_type(init, &operand_infos[3 + i], t, "iter_arg");
                 }
-                let mut inner = HashMap::new();
-                for (n, t) in &body.args {
-                    inner.insert(
-                        n.clone(),
-                        ValueInfo {
-                            ty: t.clone(),
-                            tile_elem: None,
-                        },
-                    );
-                }
-                scope.push(inner);
-                self.block(body, scope, op.span);
-                scope.pop();
+                self.region(body, scope, "scf.for");
                 match body.ops.last() {
                     Some(Op {
                         kind: OpKind::Yield { types, .. },
@@ -722,8 +794,9 @@ impl<'m, 't> Verifier<'m, 't> {
                     self.expect_type(v, &operand_infos[i], t, "yielded value");
                 }
             }
+            _ => self.op_ext(op, scope, &operand_infos, &mut tile_elem, &mut remote),
         }
-        self.define(op, scope, tile_elem);
+        self.define(op, scope, tile_elem, remote);
     }
 
     fn result_is_init(&mut self, op: &Op, init_type: &Type) {

@@ -67,66 +67,87 @@ fn all_diagnostics(text: &str) -> Vec<Diagnostic> {
 
 #[test]
 fn valid_programs_verify_and_round_trip() {
+    let mut failures = Vec::new();
     for path in corpus("valid") {
         let text = fs::read_to_string(&path).unwrap();
         let name = path.display();
         let (module, diags) = match check(&text) {
             Ok(ok) => ok,
-            Err(d) => panic!("{name}:\n{}", ktir::render_diagnostics("", &d)),
+            Err(d) => {
+                failures.push(format!("{name}:\n{}", ktir::render_diagnostics("", &d)));
+                continue;
+            }
         };
-        assert!(
-            diags.is_empty(),
-            "{name} has warnings:\n{}",
-            ktir::render_diagnostics("", &diags)
-        );
+        if !diags.is_empty() {
+            failures.push(format!(
+                "{name} has warnings:\n{}",
+                ktir::render_diagnostics("", &diags)
+            ));
+        }
         let printed = print(&module);
         let (again, diags) = parse(&printed);
-        assert!(
-            diags.is_empty(),
-            "{name}: printed form does not parse:\n{printed}\n{diags:?}"
-        );
-        assert_eq!(
-            module_without_spans(again),
-            module_without_spans(module.clone()),
-            "{name}: round trip changed the tree"
-        );
-        assert_eq!(
-            print(&parse(&printed).0),
-            printed,
-            "{name}: printing is not stable"
-        );
+        if !diags.is_empty() {
+            failures.push(format!(
+                "{name}: printed form does not parse:\n{printed}\n{diags:?}"
+            ));
+            continue;
+        }
+        if module_without_spans(again) != module_without_spans(module.clone()) {
+            failures.push(format!("{name}: round trip changed the tree:\n{printed}"));
+        }
+        if print(&parse(&printed).0) != printed {
+            failures.push(format!("{name}: printing is not stable"));
+        }
+        if !verify(&parse(&printed).0, &printed).is_empty() {
+            failures.push(format!("{name}: printed form does not verify cleanly"));
+        }
     }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn corpus_is_large_enough() {
+    assert!(corpus("valid").len() >= 40, "fewer than 40 valid programs");
+    assert!(
+        corpus("invalid").len() >= 30,
+        "fewer than 30 invalid programs"
+    );
 }
 
 #[test]
 fn invalid_programs_report_the_expected_diagnostics() {
+    let mut failures = Vec::new();
     for path in corpus("invalid") {
         let text = fs::read_to_string(&path).unwrap();
         let name = path.display();
         let expected = expectations(&text);
-        assert!(!expected.is_empty(), "{name} announces no diagnostic");
+        if expected.is_empty() {
+            failures.push(format!("{name} announces no diagnostic"));
+            continue;
+        }
         let diags = all_diagnostics(&text);
         for e in &expected {
-            assert!(
-                diags.iter().any(|d| d.line == e.line
-                    && d.severity == e.severity
-                    && d.message.contains(&e.text)),
-                "{name}:{}: expected {:?} containing {:?}; got:\n{}",
-                e.line,
-                e.severity,
-                e.text,
-                ktir::render_diagnostics("", &diags)
-            );
+            if !diags.iter().any(|d| {
+                d.line == e.line && d.severity == e.severity && d.message.contains(&e.text)
+            }) {
+                failures.push(format!(
+                    "{name}:{}: expected {:?} containing {:?}; got:\n{}",
+                    e.line,
+                    e.severity,
+                    e.text,
+                    ktir::render_diagnostics("", &diags)
+                ));
+            }
         }
         for d in &diags {
-            assert!(
-                expected.iter().any(|e| d.line == e.line
-                    && d.severity == e.severity
-                    && d.message.contains(&e.text)),
-                "{name}: unexpected diagnostic {d}"
-            );
+            if !expected.iter().any(|e| {
+                d.line == e.line && d.severity == e.severity && d.message.contains(&e.text)
+            }) {
+                failures.push(format!("{name}: unexpected diagnostic {d}"));
+            }
         }
     }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 /// Spans differ between the source and its printed form; compare everything else.

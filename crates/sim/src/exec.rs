@@ -236,7 +236,19 @@ impl<'a> Resolver<'a> {
                 self.scopes.pop();
                 Some((args, inner))
             } else {
-                None
+                // Other region-carrying ops: give their values slots (the first region is
+                // kept; these ops are not executed yet).
+                let mut first = None;
+                for region in op.kind.regions() {
+                    self.scopes.push(HashMap::new());
+                    let args = region.args.iter().map(|(n, _)| self.new_slot(n)).collect();
+                    let inner = self.block(&region.ops)?;
+                    self.scopes.pop();
+                    if first.is_none() {
+                        first = Some((args, inner));
+                    }
+                }
+                first
             };
             let results = op.results.iter().map(|r| self.new_slot(r)).collect();
             out.push(ROp {
@@ -1133,6 +1145,15 @@ impl<'m> Simulator<'m> {
                     .map(|i| self.get(slots, rop, i).cloned())
                     .collect::<Result<Vec<_>, _>>()?;
                 return Ok(Some(vals));
+            }
+            _ => {
+                return Err(self.at(
+                    rop,
+                    format!(
+                        "'{}' is not executed by the simulator yet",
+                        rop.op.kind.name()
+                    ),
+                ))
             }
         }
         Ok(None)

@@ -1,0 +1,12 @@
+// Overlapping partitions are a known gap of the spec: reported as a warning.
+#a = affine_set<(d0) : (d0 >= 0, -d0 + 39 >= 0)>
+#b = affine_set<(d0) : (d0 - 32 >= 0, -d0 + 63 >= 0)>
+module {
+  func.func @k(%p: index) attributes {grid = [2]} {
+    %v0 = ktdp.construct_memory_view %p, sizes: [40], strides: [1] {coordinate_set = #a, memory_space = #ktdp.memory_space<ct_local, ct_id = 0>} : memref<40xf16>
+    %v1 = ktdp.construct_memory_view %p, sizes: [32], strides: [1] {coordinate_set = #b, memory_space = #ktdp.memory_space<ct_local, ct_id = 1>} : memref<32xf16>
+    // expected-warning@+1 {{overlapping coordinate sets}}
+    %d = ktdp.construct_distributed_memory_view (%v0, %v1 : memref<40xf16>, memref<32xf16>) : memref<64xf16>
+    return
+  }
+}

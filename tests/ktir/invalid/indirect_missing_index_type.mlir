@@ -1,0 +1,16 @@
+// Every ind(...) needs the type of its index view after the base type.
+#x = affine_set<(d0, d1) : (d0 >= 0, -d0 + 63 >= 0, d1 >= 0, -d1 + 63 >= 0)>
+#i = affine_set<(d0) : (d0 >= 0, -d0 + 7 >= 0)>
+#vars = affine_set<(a, b) : (a >= 0, -a + 7 >= 0, b >= 0, -b + 63 >= 0)>
+#o2 = affine_map<(d0, d1) -> (d0, d1)>
+module {
+  func.func @k(%xa: index, %ia: index) attributes {grid = [1]} {
+    %xv = ktdp.construct_memory_view %xa, sizes: [64, 64], strides: [64, 1] {coordinate_set = #x, memory_space = #ktdp.memory_space<global>} : memref<64x64xf16>
+    %iv = ktdp.construct_memory_view %ia, sizes: [8], strides: [1] {coordinate_set = #i, memory_space = #ktdp.memory_space<global>} : memref<8xf32>
+    // expected-error@+1 {{has 1 indirect subscript(s) but 0 index view type(s)}}
+    %t = ktdp.construct_indirect_access_tile intermediate_variables(%r, %c) %xv[ind(%iv[%r]), (%c)] {variables_space_set = #vars, variables_space_order = #o2} : memref<64x64xf16> -> !ktdp.access_tile<8x64xindex>
+    // expected-error@+1 {{index view #0 must be a memref of integers}}
+    %u = ktdp.construct_indirect_access_tile intermediate_variables(%r2, %c2) %xv[ind(%iv[%r2]), (%c2)] {variables_space_set = #vars, variables_space_order = #o2} : memref<64x64xf16>, memref<8xf32> -> !ktdp.access_tile<8x64xindex>
+    return
+  }
+}
