@@ -41,13 +41,15 @@ pub fn kernels(c: &Compilation) -> Vec<Kernel> {
         .map(|(i, op)| Kernel {
             func: format!("k{i}_{}", ident(&op.name)),
             op: op.name.clone(),
-            args: op
-                .inputs
-                .iter()
-                .chain(&op.outputs)
-                .filter(|t| scratchpad_offset(c, t).is_none())
-                .cloned()
-                .collect(),
+            args: {
+                let mut args: Vec<String> = Vec::new();
+                for t in op.inputs.iter().chain(&op.outputs) {
+                    if scratchpad_offset(c, t).is_none() && !args.contains(t) {
+                        args.push(t.clone());
+                    }
+                }
+                args
+            },
         })
         .collect()
 }
@@ -242,12 +244,12 @@ impl<'c> KernelEmitter<'c> {
                     Some(_) => Kind::Elem,
                 };
                 let iter = host.and_then(|h| access.get(h).copied().flatten());
-                if kind == Kind::Lane && iter.is_none() && host.is_some_and(|h| ty.shape[h] == 1) {
-                    return Err(fail(format!(
-                        "broadcasting '{tensor}' along its stick dimension is not lowered to KTIR yet"
-                    )));
-                }
+                // A stick whose host dim has size 1 holds one element in lane 0 (the sparse
+                // layout); rank-0 tensors hold their one element the same way.
+                let single = kind == Kind::Synthetic
+                    || (kind == Kind::Lane && host.is_some_and(|h| ty.shape[h] == 1));
                 let (o, e) = match (kind, iter) {
+                    _ if single => ("0".to_string(), 1),
                     (Kind::Lane, _) | (Kind::Synthetic, _) | (_, None) => ("0".to_string(), size),
                     (Kind::Sticks, Some(d)) | (Kind::Elem, Some(d)) => {
                         let unit = if kind == Kind::Sticks {
@@ -346,14 +348,21 @@ impl<'c> KernelEmitter<'c> {
         self.line("%id = ktdp.get_compute_tile_id : index");
         self.line("%c0 = arith.constant 0 : index");
         for i in 0..self.operands.len() {
-            self.view_and_tile(i);
+            // An op may read one tensor twice (x * x): one view, one tile, one load.
+            if !self.operands[..i]
+                .iter()
+                .any(|o| o.tensor == self.operands[i].tensor)
+            {
+                self.view_and_tile(i);
+            }
         }
         match self.op.op.as_str() {
             "batchmatmul" => self.matmul()?,
+            other if crate::ops::REDUCTIONS.contains(&other) => self.reduction()?,
             other if crate::ops::POINTWISE.contains(&other) => self.pointwise()?,
             other => {
                 return Err(self.fail(format!(
-                    "device op '{other}' has no KTIR lowering yet (lowered: batchmatmul and elementwise ops)"
+                    "device op '{other}' has no KTIR lowering yet (lowered: batchmatmul, reductions over the last axis and elementwise ops)"
                 )))
             }
         }
@@ -478,6 +487,9 @@ impl<'c> KernelEmitter<'c> {
     fn load(&mut self, i: usize) -> String {
         let o = &self.operands[i];
         let name = ident(&o.tensor);
+        if self.operands[..i].iter().any(|p| p.tensor == o.tensor) {
+            return format!("%{name}_data");
+        }
         let text = format!(
             "%{name}_data = ktdp.load %{name}_tile : {} -> {}",
             tile_str(&o.extent),
@@ -550,6 +562,7 @@ impl<'c> KernelEmitter<'c> {
                 self.operands[i].dims.clone(),
                 self.operands[i].extent.clone(),
             );
+            let (v, dims, shape) = self.drop_broadcast_dims(v, &dims, &shape, &out_dims, elem)?;
             let (v, dims, shape) = self.reorder(v, &dims, &shape, &out_dims, elem)?;
             let missing: Vec<usize> = (0..out_dims.len())
                 .filter(|j| !dims.contains(&out_dims[*j]))
@@ -574,6 +587,218 @@ impl<'c> KernelEmitter<'c> {
         let name = ident(&self.operands[out_index].tensor);
         self.line(&format!(
             "ktdp.store {result}, %{name}_tile : {ty}, {}",
+            tile_str(&out_shape)
+        ));
+        Ok(())
+    }
+
+    /// Collapses away the unit dims of a loaded tile that the result does not have (a
+    /// broadcast operand's single stick or lane, or a rank-0 tensor's synthetic dims), so
+    /// `linalg.broadcast` can add them back at full size.
+    fn drop_broadcast_dims(
+        &mut self,
+        value: String,
+        dims: &[DimRef],
+        shape: &[usize],
+        keep: &[DimRef],
+        elem: &str,
+    ) -> Result<(String, Vec<DimRef>, Vec<usize>), CompileError> {
+        let drop: Vec<bool> = dims
+            .iter()
+            .zip(shape)
+            .map(|(d, &n)| n == 1 && (!keep.contains(d) || d.iter.is_none()))
+            .collect();
+        if !drop.iter().any(|&x| x) {
+            return Ok((value, dims.to_vec(), shape.to_vec()));
+        }
+        let kept: Vec<usize> = (0..dims.len()).filter(|&j| !drop[j]).collect();
+        let new_dims: Vec<DimRef> = kept.iter().map(|&j| dims[j]).collect();
+        let new_shape: Vec<usize> = kept.iter().map(|&j| shape[j]).collect();
+        let groups = unit_groups(dims.len(), &kept);
+        let v = self.fresh("squeezed");
+        self.line(&format!(
+            "{v} = tensor.collapse_shape {value} {} : {} into {}",
+            groups_text(&groups),
+            shape_str(shape, elem),
+            shape_str(&new_shape, elem)
+        ));
+        Ok((v, new_dims, new_shape))
+    }
+
+    /// `sum`, `mean`, `max`, `min` over the last host axis: reduce the tile's stick and
+    /// lane dims in f32, then write one element per row into the (sparse) result tile.
+    fn reduction(&mut self) -> Result<(), CompileError> {
+        if self.op.inputs.len() != 1 || self.operands.len() != 2 {
+            return Err(self.fail("a reduction takes one input and one output"));
+        }
+        let red = self
+            .op
+            .iteration
+            .iter()
+            .position(|d| d.reduction)
+            .ok_or_else(|| self.fail("reduction without a reduction dimension"))?;
+        let elem = self.operands[0].elem;
+        let out_elem = self.operands[1].elem;
+        if !matches!(elem, "f16" | "bf16" | "f32") || elem != out_elem {
+            return Err(self.fail(format!(
+                "reductions of {elem} into {out_elem} are not lowered to KTIR yet"
+            )));
+        }
+        let split = self
+            .c
+            .divisions
+            .iter()
+            .find(|d| d.op == self.op.name)
+            .and_then(|d| d.splits.get(red).copied())
+            .unwrap_or(1);
+        if split > 1 {
+            return Err(self.fail(
+                "a reduction split over several cores (partial results combined over the ring) is not lowered to KTIR yet",
+            ));
+        }
+        let x = self.load(0);
+        let dims = self.operands[0].dims.clone();
+        let shape = self.operands[0].extent.clone();
+        let reduce_dims: Vec<usize> = (0..dims.len())
+            .filter(|&j| dims[j].iter == Some(red))
+            .collect();
+        let kept: Vec<usize> = (0..dims.len())
+            .filter(|j| !reduce_dims.contains(j))
+            .collect();
+        let kept_dims: Vec<DimRef> = kept.iter().map(|&j| dims[j]).collect();
+        let kept_shape: Vec<usize> = kept.iter().map(|&j| shape[j]).collect();
+        // Accumulate in f32 whatever the storage type.
+        let acc_ty = shape_str(&kept_shape, "f32");
+        let xf = if elem == "f32" {
+            x
+        } else {
+            let v = self.fresh("wide");
+            self.line(&format!(
+                "{v} = arith.extf {x} : {} to {}",
+                shape_str(&shape, elem),
+                shape_str(&shape, "f32")
+            ));
+            v
+        };
+        let (combiner, identity) = match self.op.op.as_str() {
+            "sum" | "mean" => ("arith.addf", "0.0"),
+            "max" => ("arith.maximumf", "-3.0e38"),
+            _ => ("arith.minimumf", "3.0e38"),
+        };
+        let id = self.fresh("identity");
+        let empty = self.fresh("empty");
+        let init = self.fresh("init");
+        let red_text: Vec<String> = reduce_dims.iter().map(|d| d.to_string()).collect();
+        self.line(&format!("{id} = arith.constant {identity} : f32"));
+        self.line(&format!("{empty} = tensor.empty() : {acc_ty}"));
+        self.line(&format!(
+            "{init} = linalg.fill ins({id} : f32) outs({empty} : {acc_ty}) -> {acc_ty}"
+        ));
+        // Only real elements may take part: the lanes past the end of the last stick are
+        // padding. Reduce the whole sticks, then the used lanes of the last one.
+        let sticks =
+            (0..dims.len()).find(|&j| dims[j].kind == Kind::Sticks && dims[j].iter == Some(red));
+        let lanes =
+            (0..dims.len()).find(|&j| dims[j].kind == Kind::Lane && dims[j].iter == Some(red));
+        let extent = self.op.iteration[red].extent;
+        let mut parts: Vec<(Vec<usize>, Vec<usize>)> = vec![(vec![0; shape.len()], shape.clone())];
+        if let (Some(js), Some(jl)) = (sticks, lanes) {
+            let (n_sticks, eps) = (shape[js], shape[jl]);
+            let used = extent.saturating_sub((n_sticks.saturating_sub(1)) * eps);
+            if n_sticks * eps != extent && used > 0 && used < eps {
+                parts.clear();
+                if n_sticks > 1 {
+                    let mut sizes = shape.clone();
+                    sizes[js] = n_sticks - 1;
+                    parts.push((vec![0; shape.len()], sizes));
+                }
+                let mut offsets = vec![0; shape.len()];
+                offsets[js] = n_sticks - 1;
+                let mut sizes = shape.clone();
+                sizes[js] = 1;
+                sizes[jl] = used;
+                parts.push((offsets, sizes));
+            }
+        }
+        let mut acc = init;
+        for (offsets, sizes) in parts {
+            let input = if sizes == shape {
+                xf.clone()
+            } else {
+                let sl = self.fresh("part");
+                let join = |v: &[usize]| {
+                    v.iter()
+                        .map(|x| x.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                self.line(&format!(
+                    "{sl} = tensor.extract_slice {xf}[{}] [{}] [{}] : {} to {}",
+                    join(&offsets),
+                    join(&sizes),
+                    join(&vec![1; sizes.len()]),
+                    shape_str(&shape, "f32"),
+                    shape_str(&sizes, "f32")
+                ));
+                sl
+            };
+            let r = self.fresh("reduced");
+            self.line(&format!(
+                "{r} = linalg.reduce {{ {combiner} }} ins({input} : {}) outs({acc} : {acc_ty}) dimensions = [{}]",
+                shape_str(&sizes, "f32"),
+                red_text.join(", ")
+            ));
+            acc = r;
+        }
+        let mut v = acc;
+        if self.op.op == "mean" {
+            let n = self.op.iteration[red].extent.max(1);
+            let k = self.constant(1.0 / n as f64, &acc_ty);
+            v = self.bin("arith.mulf", &v, &k, &acc_ty);
+        }
+        if out_elem != "f32" {
+            let t = self.fresh("narrow");
+            self.line(&format!(
+                "{t} = arith.truncf {v} : {acc_ty} to {}",
+                shape_str(&kept_shape, out_elem)
+            ));
+            v = t;
+        }
+        // Into the result tile: its dims are the kept dims plus unit stick and lane dims.
+        let out_dims = self.operands[1].dims.clone();
+        let out_shape = self.operands[1].extent.clone();
+        let present: Vec<DimRef> = out_dims
+            .iter()
+            .copied()
+            .filter(|d| kept_dims.contains(d))
+            .collect();
+        let (v, _, shape) = self.reorder(v, &kept_dims, &kept_shape, &present, out_elem)?;
+        let v = if shape == out_shape {
+            v
+        } else {
+            let kept_out: Vec<usize> = (0..out_dims.len())
+                .filter(|&j| present.contains(&out_dims[j]))
+                .collect();
+            let units_only =
+                (0..out_dims.len()).all(|j| kept_out.contains(&j) || out_shape[j] == 1);
+            if !units_only || kept_out.is_empty() {
+                return Err(self.fail("cannot place the reduced rows in the result layout"));
+            }
+            let sizes: Vec<String> = out_shape.iter().map(|x| x.to_string()).collect();
+            let e = self.fresh("rows");
+            self.line(&format!(
+                "{e} = tensor.expand_shape {v} {} output_shape [{}] : {} into {}",
+                groups_text(&unit_groups(out_dims.len(), &kept_out)),
+                sizes.join(", "),
+                shape_str(&shape, out_elem),
+                shape_str(&out_shape, out_elem)
+            ));
+            e
+        };
+        let name = ident(&self.operands[1].tensor);
+        self.line(&format!(
+            "ktdp.store {v}, %{name}_tile : {}, {}",
+            shape_str(&out_shape, out_elem),
             tile_str(&out_shape)
         ));
         Ok(())
@@ -785,4 +1010,38 @@ impl<'c> KernelEmitter<'c> {
         ));
         Ok(())
     }
+}
+
+/// Reassociation groups for dropping (or re-adding) the unit dims of a rank-`rank` shape
+/// that keeps the dims `kept`: each unit dim joins the group of the next kept dim, trailing
+/// ones the last group.
+fn unit_groups(rank: usize, kept: &[usize]) -> Vec<Vec<usize>> {
+    if kept.is_empty() {
+        // Collapsing to rank 0 takes no groups.
+        return Vec::new();
+    }
+    let mut groups: Vec<Vec<usize>> = Vec::with_capacity(kept.len());
+    let mut pending = Vec::new();
+    for j in 0..rank {
+        pending.push(j);
+        if kept.contains(&j) {
+            groups.push(std::mem::take(&mut pending));
+        }
+    }
+    match groups.last_mut() {
+        Some(last) => last.append(&mut pending),
+        None => groups.push(pending),
+    }
+    groups
+}
+
+fn groups_text(groups: &[Vec<usize>]) -> String {
+    let items: Vec<String> = groups
+        .iter()
+        .map(|g| {
+            let d: Vec<String> = g.iter().map(|x| x.to_string()).collect();
+            format!("[{}]", d.join(", "))
+        })
+        .collect();
+    format!("[{}]", items.join(", "))
 }

@@ -739,6 +739,38 @@ mod tests {
         );
     }
 
+    /// Reductions over a last axis that is not a whole number of sticks (200 = 3 sticks and
+    /// 8 lanes): padding must not take part in max or sum.
+    const NORMS: &str = r#"{
+      "format": "spyre-graph", "version": 1, "name": "norms", "description": "softmax and rms norm",
+      "inputs": [ { "name": "x", "dtype": "f16", "shape": [64, 200] } ],
+      "initializers": [ { "name": "w", "dtype": "f16", "shape": [200],
+                          "init": { "uniform": { "seed": 3, "low": 0.5, "high": 1.5 } } } ],
+      "nodes": [
+        { "name": "shift", "op": "Sub", "inputs": ["x", "w"], "outputs": ["xs"] },
+        { "name": "sm", "op": "Softmax", "inputs": ["xs"], "outputs": ["p"], "attrs": { "axis": -1 } },
+        { "name": "rms", "op": "SimplifiedLayerNormalization", "inputs": ["x", "w"], "outputs": ["n"],
+          "attrs": { "axis": -1, "epsilon": 1e-5 } }
+      ],
+      "outputs": ["p", "n"]
+    }"#;
+
+    #[test]
+    fn reductions_ignore_stick_padding() {
+        let r = run_pipeline(NORMS, "norms.json", &PipelineOptions::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(r.run.passed, "{:?}", r.run.outputs);
+        assert!(r.ktir.contains("linalg.reduce { arith.maximumf }"));
+        assert!(
+            r.ktir.contains("tensor.extract_slice"),
+            "padding must be sliced away"
+        );
+        // All-negative rows would expose a max that saw the zero padding.
+        let shifted = NORMS.replace("\"low\": 0.5, \"high\": 1.5", "\"low\": 2.5, \"high\": 3.5");
+        let r = run_pipeline(&shifted, "norms.json", &PipelineOptions::default()).unwrap();
+        assert!(r.run.passed, "{:?}", r.run.outputs);
+    }
+
     #[test]
     fn a_wrong_kernel_is_caught_by_the_comparison() {
         // Corrupting one simulated element must fail the check.

@@ -816,6 +816,22 @@ impl<'m, 't> Verifier<'m, 't> {
 
     /// `big` collapses to `small` by `groups`.
     fn check_reassociation(&mut self, op: &Op, groups: &[Vec<usize>], big: &Type, small: &Type) {
+        // Reshaping to or from rank 0 takes no groups; every dim of the other side must be 1.
+        if groups.is_empty() && small.shape().is_empty() {
+            if big.shape().iter().any(|d| *d != Dim::Static(1)) {
+                self.err(
+                    op,
+                    format!(
+                        "'{}' has dimensions other than 1, so it does not reshape to rank 0",
+                        type_str(big)
+                    ),
+                );
+            }
+            if big.elem() != small.elem() {
+                self.err(op, "changes the element type".into());
+            }
+            return;
+        }
         let flat: Vec<usize> = groups.iter().flatten().copied().collect();
         let in_order = flat.iter().enumerate().all(|(i, &d)| i == d);
         if !in_order || flat.len() != big.shape().len() || groups.len() != small.shape().len() {

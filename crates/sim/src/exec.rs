@@ -1146,6 +1146,125 @@ impl<'m> Simulator<'m> {
                     .collect::<Result<Vec<_>, _>>()?;
                 return Ok(Some(vals));
             }
+            OpKind::Cast { name, .. } => {
+                let to = rop
+                    .op
+                    .result_types
+                    .first()
+                    .and_then(Type::elem)
+                    .ok_or_else(|| self.at(rop, "cast without a result type".into()))?;
+                let v = match self.get(slots, rop, 0)?.clone() {
+                    RtValue::Index(i) => match to {
+                        t if t.is_float() => RtValue::Float(round_to(t, i as f32) as f64),
+                        _ => RtValue::Index(i),
+                    },
+                    RtValue::Float(f) => match to {
+                        t if t.is_float() => RtValue::Float(round_to(t, f as f32) as f64),
+                        _ => RtValue::Index(f.trunc() as i64),
+                    },
+                    RtValue::Tensor(x) => {
+                        let convert: fn(f32) -> f32 = match name.as_str() {
+                            "arith.fptosi" | "arith.fptoui" => f32::trunc,
+                            _ => |v| v,
+                        };
+                        let data: Vec<f32> =
+                            x.data.iter().map(|&v| round_to(to, convert(v))).collect();
+                        let cycles = self.machine.sfp_cycles(data.len() as u64, false);
+                        let task = self.record(
+                            ctx,
+                            Unit::Sfp,
+                            Work::Compute { cycles },
+                            x.ready.into_iter().collect(),
+                            rop,
+                        )?;
+                        self.new_tensor(ctx, rop, x.shape.clone(), to, data, Some(task))?
+                    }
+                    _ => return Err(self.at(rop, "operand cannot be converted".into())),
+                };
+                self.set(slots, rop, 0, v);
+            }
+            OpKind::LinalgReduce {
+                inputs,
+                dimensions,
+                body,
+                shorthand,
+                ..
+            } => {
+                if inputs.len() != 1 {
+                    return Err(self.at(rop, "only single-input reductions are executed".into()));
+                }
+                let combiner_name = shorthand.clone().or_else(|| {
+                    body.ops
+                        .iter()
+                        .find(|o| !o.kind.is_terminator())
+                        .map(|o| o.kind.name().to_string())
+                });
+                let combiner = combiner_name
+                    .as_deref()
+                    .and_then(crate::exec_ops::Combiner::from_op)
+                    .ok_or_else(|| {
+                        self.at(
+                            rop,
+                            format!(
+                                "reductions combining with {} are not executed yet (add, mul, max, min are)",
+                                combiner_name.as_deref().unwrap_or("an empty region")
+                            ),
+                        )
+                    })?;
+                let x = self.tensor(slots, rop, 0)?;
+                let init = self.tensor(slots, rop, 1)?;
+                let data =
+                    crate::exec_ops::reduce(&x.data, &x.shape, dimensions, &init.data, combiner)
+                        .map_err(|m| self.at(rop, m))?;
+                let data: Vec<f32> = data.into_iter().map(|v| round_to(init.elem, v)).collect();
+                let cycles = self.machine.sfp_cycles(x.data.len() as u64, false);
+                let deps = x.ready.into_iter().chain(init.ready).collect();
+                let task = self.record(ctx, Unit::Sfp, Work::Compute { cycles }, deps, rop)?;
+                let v =
+                    self.new_tensor(ctx, rop, init.shape.clone(), init.elem, data, Some(task))?;
+                self.set(slots, rop, 0, v);
+            }
+            OpKind::ExtractSlice {
+                offsets,
+                sizes,
+                strides,
+                ..
+            } => {
+                let x = self.tensor(slots, rop, 0)?;
+                let mut next = 1;
+                let mut take = |list: &[SizeOperand], this: &Self| -> Result<Vec<i64>, SimError> {
+                    list.iter()
+                        .map(|s| match s {
+                            SizeOperand::Static(v) => Ok(*v),
+                            SizeOperand::Dynamic(_) => {
+                                let v = this.index(slots, rop, next)?;
+                                next += 1;
+                                Ok(v)
+                            }
+                        })
+                        .collect()
+                };
+                let offs = take(offsets, self)?;
+                let szs = take(sizes, self)?;
+                let strs = take(strides, self)?;
+                let szs: Vec<usize> = szs.iter().map(|&s| s.max(0) as usize).collect();
+                self.check_size(rop, &szs)?;
+                let data = crate::exec_ops::extract_slice(&x.data, &x.shape, &offs, &szs, &strs)
+                    .map_err(|m| self.at(rop, m))?;
+                // Result shape: the result type's, which may drop unit dims of the slice.
+                let (shape, _) = self.result_shape(rop)?;
+                if shape.iter().product::<usize>() != data.len() {
+                    return Err(self.at(
+                        rop,
+                        format!(
+                            "slice of {} elements does not fill the result shape {shape:?}",
+                            data.len()
+                        ),
+                    ));
+                }
+                let v = self.new_tensor(ctx, rop, shape, x.elem, data, x.ready)?;
+                self.set(slots, rop, 0, v);
+            }
             _ => {
                 return Err(self.at(
                     rop,

@@ -7,6 +7,7 @@
 //! on the machine's resources.
 
 pub mod exec;
+pub mod exec_ops;
 pub mod machine;
 pub mod timing;
 pub mod trace;

@@ -1,0 +1,307 @@
+//! Tensor kernels of the interpreter: the arithmetic behind linalg and tensor ops, on
+//! row-major `f32` data with explicit shapes. Each function checks its shapes and returns
+//! an error message instead of panicking; rounding to the storage type is the caller's job.
+
+/// How a reduction combines two values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Combiner {
+    /// `arith.addf` / `arith.addi`.
+    Add,
+    /// `arith.mulf` / `arith.muli`.
+    Mul,
+    /// `arith.maximumf` / `arith.maxnumf` / `arith.maxsi`.
+    Max,
+    /// `arith.minimumf` / `arith.minnumf` / `arith.minsi`.
+    Min,
+}
+
+impl Combiner {
+    /// The combiner an op name stands for.
+    pub fn from_op(name: &str) -> Option<Combiner> {
+        Some(match name {
+            "arith.addf" | "arith.addi" => Combiner::Add,
+            "arith.mulf" | "arith.muli" => Combiner::Mul,
+            "arith.maximumf" | "arith.maxnumf" | "arith.maxsi" | "arith.maxui" => Combiner::Max,
+            "arith.minimumf" | "arith.minnumf" | "arith.minsi" | "arith.minui" => Combiner::Min,
+            _ => return None,
+        })
+    }
+
+    /// Combines an accumulator with a value.
+    pub fn apply(self, acc: f32, x: f32) -> f32 {
+        match self {
+            Combiner::Add => acc + x,
+            Combiner::Mul => acc * x,
+            Combiner::Max => acc.max(x),
+            Combiner::Min => acc.min(x),
+        }
+    }
+}
+
+/// Row-major strides of a shape.
+pub fn strides_of(shape: &[usize]) -> Vec<usize> {
+    let mut s = vec![1usize; shape.len()];
+    for i in (0..shape.len().saturating_sub(1)).rev() {
+        s[i] = s[i + 1].saturating_mul(shape[i + 1]);
+    }
+    s
+}
+
+fn numel(shape: &[usize]) -> usize {
+    shape.iter().product()
+}
+
+/// `linalg.reduce`: folds `input` over `dims` onto `init`, whose shape is `shape` without
+/// `dims` (in order).
+pub fn reduce(
+    input: &[f32],
+    shape: &[usize],
+    dims: &[usize],
+    init: &[f32],
+    combiner: Combiner,
+) -> Result<Vec<f32>, String> {
+    if dims.iter().any(|&d| d >= shape.len()) {
+        return Err(format!(
+            "reduction dimensions {dims:?} exceed rank {}",
+            shape.len()
+        ));
+    }
+    let kept: Vec<usize> = (0..shape.len()).filter(|d| !dims.contains(d)).collect();
+    let out_shape: Vec<usize> = kept.iter().map(|&d| shape[d]).collect();
+    if numel(&out_shape) != init.len() || numel(shape) != input.len() {
+        return Err(format!(
+            "reducing a {shape:?} tensor over {dims:?} needs an init of shape {out_shape:?}"
+        ));
+    }
+    let out_strides = strides_of(&out_shape);
+    let mut out = init.to_vec();
+    let mut idx = vec![0usize; shape.len()];
+    for &x in input {
+        let mut o = 0;
+        for (k, &d) in kept.iter().enumerate() {
+            o += idx[d] * out_strides[k];
+        }
+        out[o] = combiner.apply(out[o], x);
+        for d in (0..shape.len()).rev() {
+            idx[d] += 1;
+            if idx[d] < shape[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+    Ok(out)
+}
+
+fn check_slice(
+    shape: &[usize],
+    offsets: &[i64],
+    sizes: &[usize],
+    strides: &[i64],
+) -> Result<(), String> {
+    if offsets.len() != shape.len() || sizes.len() != shape.len() || strides.len() != shape.len() {
+        return Err(format!(
+            "a slice of a rank-{} tensor needs {} offsets, sizes and strides",
+            shape.len(),
+            shape.len()
+        ));
+    }
+    for d in 0..shape.len() {
+        if offsets[d] < 0 || strides[d] < 1 {
+            return Err(format!(
+                "slice offset {} and stride {} of dimension {d} must be >= 0 and >= 1",
+                offsets[d], strides[d]
+            ));
+        }
+        if sizes[d] > 0 {
+            let last = offsets[d] as u64 + (sizes[d] as u64 - 1) * strides[d] as u64;
+            if last >= shape[d] as u64 {
+                return Err(format!(
+                    "slice of dimension {d} reaches index {last}, beyond its size {}",
+                    shape[d]
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Calls `f(flat index in the slice, flat index in the full tensor)` for every slice element.
+fn for_each_slice_element(
+    shape: &[usize],
+    offsets: &[i64],
+    sizes: &[usize],
+    strides: &[i64],
+    mut f: impl FnMut(usize, usize),
+) {
+    let full = strides_of(shape);
+    let total = numel(sizes);
+    let mut idx = vec![0usize; sizes.len()];
+    for flat in 0..total {
+        let mut src = 0usize;
+        for d in 0..sizes.len() {
+            src += (offsets[d] as usize + idx[d] * strides[d] as usize) * full[d];
+        }
+        f(flat, src);
+        for d in (0..sizes.len()).rev() {
+            idx[d] += 1;
+            if idx[d] < sizes[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+}
+
+/// `tensor.extract_slice`.
+pub fn extract_slice(
+    data: &[f32],
+    shape: &[usize],
+    offsets: &[i64],
+    sizes: &[usize],
+    strides: &[i64],
+) -> Result<Vec<f32>, String> {
+    check_slice(shape, offsets, sizes, strides)?;
+    let mut out = vec![0.0f32; numel(sizes)];
+    for_each_slice_element(shape, offsets, sizes, strides, |i, src| {
+        out[i] = data.get(src).copied().unwrap_or(0.0);
+    });
+    Ok(out)
+}
+
+/// `tensor.insert_slice`: `dest` with `source` written at the slice.
+pub fn insert_slice(
+    source: &[f32],
+    dest: &[f32],
+    dest_shape: &[usize],
+    offsets: &[i64],
+    sizes: &[usize],
+    strides: &[i64],
+) -> Result<Vec<f32>, String> {
+    check_slice(dest_shape, offsets, sizes, strides)?;
+    if source.len() != numel(sizes) {
+        return Err(format!(
+            "inserting {} elements into a slice of {} elements",
+            source.len(),
+            numel(sizes)
+        ));
+    }
+    let mut out = dest.to_vec();
+    for_each_slice_element(dest_shape, offsets, sizes, strides, |i, dst| {
+        if let Some(slot) = out.get_mut(dst) {
+            *slot = source[i];
+        }
+    });
+    Ok(out)
+}
+
+/// `linalg.batch_matmul` (and `linalg.matmul` with `batch = 1`): `init + a @ b` per batch,
+/// accumulated in f32. Shapes: a `[b, m, k]`, b `[b, k, n]`, init `[b, m, n]`.
+pub fn batch_matmul(
+    a: &[f32],
+    b: &[f32],
+    init: &[f32],
+    batch: usize,
+    m: usize,
+    k: usize,
+    n: usize,
+) -> Result<Vec<f32>, String> {
+    if a.len() != batch * m * k || b.len() != batch * k * n || init.len() != batch * m * n {
+        return Err("matmul operand sizes do not match their shapes".into());
+    }
+    let mut out = init.to_vec();
+    for bi in 0..batch {
+        let (ao, bo, co) = (bi * m * k, bi * k * n, bi * m * n);
+        for i in 0..m {
+            for p in 0..k {
+                let x = a[ao + i * k + p];
+                if x == 0.0 {
+                    continue;
+                }
+                let brow = &b[bo + p * n..bo + p * n + n];
+                let crow = &mut out[co + i * n..co + i * n + n];
+                for (c, &y) in crow.iter_mut().zip(brow) {
+                    *c += x * y;
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// `arith.cmpf` / `arith.cmpi` predicates; 1.0 for true, 0.0 for false.
+pub fn compare(predicate: &str, a: f32, b: f32) -> Result<f32, String> {
+    let r = match predicate {
+        "oeq" | "eq" => a == b,
+        "one" => a != b && !a.is_nan() && !b.is_nan(),
+        "une" | "ne" => a != b,
+        "olt" | "slt" | "ult" => a < b,
+        "ole" | "sle" | "ule" => a <= b,
+        "ogt" | "sgt" | "ugt" => a > b,
+        "oge" | "sge" | "uge" => a >= b,
+        "ueq" => a == b || a.is_nan() || b.is_nan(),
+        "ord" => !a.is_nan() && !b.is_nan(),
+        "uno" => a.is_nan() || b.is_nan(),
+        "true" => true,
+        "false" => false,
+        other => return Err(format!("unknown comparison predicate '{other}'")),
+    };
+    Ok(if r { 1.0 } else { 0.0 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reduce_over_inner_and_outer_dims() {
+        // [2, 3] = [[1, 2, 3], [4, 5, 6]]
+        let x = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
+        assert_eq!(
+            reduce(&x, &[2, 3], &[1], &[0.0, 0.0], Combiner::Add).unwrap(),
+            vec![6.0, 15.0]
+        );
+        assert_eq!(
+            reduce(&x, &[2, 3], &[0], &[f32::MIN; 3], Combiner::Max).unwrap(),
+            vec![4.0, 5.0, 6.0]
+        );
+        // The init takes part: reduce accumulates onto it.
+        assert_eq!(
+            reduce(&x, &[2, 3], &[0, 1], &[10.0], Combiner::Add).unwrap(),
+            vec![31.0]
+        );
+        assert!(reduce(&x, &[2, 3], &[1], &[0.0], Combiner::Add).is_err());
+        assert!(reduce(&x, &[2, 3], &[2], &[0.0], Combiner::Add).is_err());
+    }
+
+    #[test]
+    fn slices_extract_and_insert() {
+        let x: Vec<f32> = (0..12).map(|i| i as f32).collect(); // [3, 4]
+        let s = extract_slice(&x, &[3, 4], &[1, 1], &[2, 2], &[1, 2]).unwrap();
+        assert_eq!(s, vec![5.0, 7.0, 9.0, 11.0]);
+        let back = insert_slice(&[0.0; 4], &x, &[3, 4], &[1, 1], &[2, 2], &[1, 2]).unwrap();
+        assert_eq!(back[5], 0.0);
+        assert_eq!(back[6], 6.0);
+        assert!(extract_slice(&x, &[3, 4], &[2, 0], &[2, 4], &[1, 1]).is_err());
+        assert!(extract_slice(&x, &[3, 4], &[0, 0], &[1, 1], &[0, 1]).is_err());
+    }
+
+    #[test]
+    fn batch_matmul_accumulates_onto_the_init() {
+        // Two batches of [1, 2] @ [2, 1].
+        let a = [1.0, 2.0, 3.0, 4.0];
+        let b = [5.0, 6.0, 7.0, 8.0];
+        let r = batch_matmul(&a, &b, &[1.0, 1.0], 2, 1, 2, 1).unwrap();
+        assert_eq!(r, vec![1.0 + 5.0 + 12.0, 1.0 + 21.0 + 32.0]);
+        assert!(batch_matmul(&a, &b, &[0.0], 2, 1, 2, 1).is_err());
+    }
+
+    #[test]
+    fn comparisons_follow_mlir_predicates() {
+        assert_eq!(compare("olt", 1.0, 2.0).unwrap(), 1.0);
+        assert_eq!(compare("oge", 1.0, 2.0).unwrap(), 0.0);
+        assert_eq!(compare("une", f32::NAN, 1.0).unwrap(), 1.0);
+        assert_eq!(compare("oeq", f32::NAN, f32::NAN).unwrap(), 0.0);
+        assert!(compare("bogus", 0.0, 0.0).is_err());
+    }
+}
