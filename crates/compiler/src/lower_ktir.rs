@@ -150,6 +150,8 @@ struct KernelEmitter<'c> {
     operands: Vec<Operand>,
     eps: usize,
     grid: usize,
+    /// Nesting depth of the region being emitted (for indentation).
+    depth: usize,
 }
 
 fn shape_str(shape: &[usize], elem: &str) -> String {
@@ -326,6 +328,7 @@ impl<'c> KernelEmitter<'c> {
             operands,
             eps,
             grid: div.cores_used.max(1),
+            depth: 0,
         })
     }
 
@@ -340,6 +343,9 @@ impl<'c> KernelEmitter<'c> {
 
     fn line(&mut self, text: &str) {
         self.body.push_str("    ");
+        for _ in 0..self.depth {
+            self.body.push_str("  ");
+        }
         self.body.push_str(text);
         self.body.push('\n');
     }
@@ -908,21 +914,30 @@ impl<'c> KernelEmitter<'c> {
 
     fn matmul(&mut self) -> Result<(), CompileError> {
         let it = &self.op.iteration;
-        let nb = it.len().saturating_sub(3);
-        if it.len() < 3 || it[..nb].iter().any(|d| d.extent > 1) {
-            return Err(self.fail("batched matmul is not lowered to KTIR yet"));
+        if it.len() < 3 {
+            return Err(self.fail("a matmul needs M, N and K dimensions"));
         }
+        let nb = it.len() - 3;
         let (mb, out, k) = (nb, nb + 1, nb + 2);
+        // Batch dims of extent 1 take no part in any layout.
+        let batch: Vec<usize> = (0..nb).filter(|&b| it[b].extent > 1).collect();
         let div = self
             .c
             .divisions
             .iter()
             .find(|d| d.op == self.op.name)
             .ok_or_else(|| self.fail("has no work division"))?;
-        if div.splits.get(k).copied().unwrap_or(1) > 1 {
-            return Err(self.fail(
-                "a K split (partial sums reduced over the ring) is not lowered to KTIR yet; give a work-division hint without a K split",
-            ));
+        let k_split = div.splits.get(k).copied().unwrap_or(1);
+        let k_place = if k_split > 1 {
+            div.core_to_slice
+                .iter()
+                .position(|s| s.get(k) == Some(&1))
+                .ok_or_else(|| self.fail("core-to-slice table has no second K slice"))?
+        } else {
+            1
+        };
+        if k_split > 1 && k_place != 1 {
+            return Err(self.fail("K-split collaborators must be adjacent cores"));
         }
         if self.operands.len() != 3 {
             return Err(self.fail("matmul needs two inputs and one output"));
@@ -931,11 +946,15 @@ impl<'c> KernelEmitter<'c> {
             kind,
             iter: Some(iter),
         };
-        // Compute order: A as [M, K sticks, K lanes]; B as [K, N sticks, N lanes];
-        // C as [M, N sticks, N lanes].
-        let a_order = [d(Kind::Elem, mb), d(Kind::Sticks, k), d(Kind::Lane, k)];
-        let b_order = [d(Kind::Elem, k), d(Kind::Sticks, out), d(Kind::Lane, out)];
-        let c_order = [d(Kind::Elem, mb), d(Kind::Sticks, out), d(Kind::Lane, out)];
+        let batch_dims: Vec<DimRef> = batch.iter().map(|&b| d(Kind::Elem, b)).collect();
+        let with_batch =
+            |tail: [DimRef; 3]| -> Vec<DimRef> { batch_dims.iter().copied().chain(tail).collect() };
+        // Compute order: A as [batch.., M, K sticks, K lanes]; B as [batch.., K, N sticks,
+        // N lanes]; C as [batch.., M, N sticks, N lanes].
+        let a_order = with_batch([d(Kind::Elem, mb), d(Kind::Sticks, k), d(Kind::Lane, k)]);
+        let b_order = with_batch([d(Kind::Elem, k), d(Kind::Sticks, out), d(Kind::Lane, out)]);
+        let c_order = with_batch([d(Kind::Elem, mb), d(Kind::Sticks, out), d(Kind::Lane, out)]);
+        let nbt = batch.len();
         let mut loaded = Vec::new();
         for (i, order) in [(0, &a_order), (1, &b_order)] {
             let elem = self.operands[i].elem;
@@ -943,18 +962,67 @@ impl<'c> KernelEmitter<'c> {
                 self.operands[i].dims.clone(),
                 self.operands[i].extent.clone(),
             );
-            if dims.len() != 3 || dims.iter().any(|x| !order.contains(x)) {
+            if dims.iter().any(|x| !order.contains(x))
+                || !order[nbt..].iter().all(|x| dims.contains(x))
+            {
                 return Err(self.fail(format!(
                     "operand '{}' has a layout the matmul lowering does not handle (device dims {:?})",
                     self.operands[i].tensor, self.operands[i].layout.device_size
                 )));
             }
             let v = self.load(i);
-            let (v, _, shape) = self.reorder(v, &dims, &shape, order.as_slice(), elem)?;
-            let flat = [shape[0], shape[1] * shape[2]];
+            let (mut v, dims, mut shape) =
+                self.reorder(v, &dims, &shape, order.as_slice(), elem)?;
+            // Batch dims the operand lacks (heads sharing one key/value head) are broadcast.
+            if dims.len() < order.len() {
+                let full: Vec<usize> = order
+                    .iter()
+                    .map(|o| match dims.iter().position(|x| x == o) {
+                        Some(j) => shape[j],
+                        None => o.iter.map(|b| self.batch_chunk(b)).unwrap_or(1),
+                    })
+                    .collect();
+                let missing: Vec<String> = (0..order.len())
+                    .filter(|j| !dims.contains(&order[*j]))
+                    .map(|j| j.to_string())
+                    .collect();
+                let empty = self.fresh("empty");
+                let b = self.fresh("shared");
+                self.line(&format!(
+                    "{empty} = tensor.empty() : {}",
+                    shape_str(&full, elem)
+                ));
+                self.line(&format!(
+                    "{b} = linalg.broadcast ins({v} : {}) outs({empty} : {}) dimensions = [{}]",
+                    shape_str(&shape, elem),
+                    shape_str(&full, elem),
+                    missing.join(", ")
+                ));
+                v = b;
+                shape = full;
+            }
+            // [batch.., rows, sticks, lanes] -> [batch, rows, sticks x lanes].
+            let bsize: usize = shape[..nbt].iter().product();
+            let flat: Vec<usize> = if nbt == 0 {
+                vec![shape[0], shape[1] * shape[2]]
+            } else {
+                vec![bsize, shape[nbt], shape[nbt + 1] * shape[nbt + 2]]
+            };
+            let groups = if nbt == 0 {
+                "[[0], [1, 2]]".to_string()
+            } else {
+                let b: Vec<String> = (0..nbt).map(|x| x.to_string()).collect();
+                format!(
+                    "[[{}], [{}], [{}, {}]]",
+                    b.join(", "),
+                    nbt,
+                    nbt + 1,
+                    nbt + 2
+                )
+            };
             let r = self.fresh("rows");
             self.line(&format!(
-                "{r} = tensor.collapse_shape {v} [[0], [1, 2]] : {} into {}",
+                "{r} = tensor.collapse_shape {v} {groups} : {} into {}",
                 shape_str(&shape, elem),
                 shape_str(&flat, elem)
             ));
@@ -962,53 +1030,150 @@ impl<'c> KernelEmitter<'c> {
         }
         let (a, a_shape, a_elem) = loaded[0].clone();
         let (b, b_shape, b_elem) = loaded[1].clone();
-        if a_shape[1] != b_shape[0] {
-            return Err(self.fail(format!(
-                "padded K differs between A ({}) and B ({})",
-                a_shape[1], b_shape[0]
-            )));
+        let (ak, bk) = (a_shape[a_shape.len() - 1], b_shape[b_shape.len() - 2]);
+        if ak != bk {
+            return Err(self.fail(format!("padded K differs between A ({ak}) and B ({bk})")));
         }
         let c_elem = self.operands[2].elem;
-        let c_shape = [a_shape[0], b_shape[1]];
-        let c_ty = shape_str(&c_shape, c_elem);
+        let mut c_shape = a_shape.clone();
+        let last = c_shape.len() - 1;
+        c_shape[last] = b_shape[b_shape.len() - 1];
+        // Partial sums of a K split stay in f32 until they are combined.
+        let acc_elem = if k_split > 1 { "f32" } else { c_elem };
+        let c_ty = shape_str(&c_shape, acc_elem);
         let zero = self.fresh("zero");
         let empty = self.fresh("empty");
         let init = self.fresh("init");
         let prod = self.fresh("mm");
-        self.line(&format!("{zero} = arith.constant 0.0 : {c_elem}"));
+        let named = if nbt == 0 {
+            "linalg.matmul"
+        } else {
+            "linalg.batch_matmul"
+        };
+        self.line(&format!("{zero} = arith.constant 0.0 : {acc_elem}"));
         self.line(&format!("{empty} = tensor.empty() : {c_ty}"));
         self.line(&format!(
-            "{init} = linalg.fill ins({zero} : {c_elem}) outs({empty} : {c_ty}) -> {c_ty}"
+            "{init} = linalg.fill ins({zero} : {acc_elem}) outs({empty} : {c_ty}) -> {c_ty}"
         ));
         self.line(&format!(
-            "{prod} = linalg.matmul ins({a}, {b} : {}, {}) outs({init} : {c_ty}) -> {c_ty}",
+            "{prod} = {named} ins({a}, {b} : {}, {}) outs({init} : {c_ty}) -> {c_ty}",
             shape_str(&a_shape, a_elem),
             shape_str(&b_shape, b_elem)
         ));
+        let mut result = prod;
+        if k_split > 1 {
+            result = self.k_split_reduce(&result, &c_shape, k_split, div.cores_used)?;
+            // Only the group's first core holds the sum: everything from here on is its work.
+            let kc = self.fresh("kc");
+            let pos = self.fresh("kpos");
+            let first = self.fresh("first");
+            self.line(&format!("{kc} = arith.constant {k_split} : index"));
+            self.line(&format!("{pos} = arith.remsi %id, {kc} : index"));
+            self.line(&format!("{first} = arith.cmpi eq, {pos}, %c0 : index"));
+            self.line(&format!("scf.if {first} {{"));
+            self.depth += 1;
+            let t = self.fresh("narrow");
+            if c_elem != "f32" {
+                self.line(&format!(
+                    "{t} = arith.truncf {result} : {c_ty} to {}",
+                    shape_str(&c_shape, c_elem)
+                ));
+                result = t;
+            }
+        }
+        let c_ty = shape_str(&c_shape, c_elem);
         // Back to C's device order.
         let c_dims = self.operands[2].dims.clone();
-        if c_dims.len() != 3 || c_dims.iter().any(|x| !c_order.contains(x)) {
+        if c_dims.iter().any(|x| !c_order.contains(x)) || c_dims.len() != c_order.len() {
             return Err(self.fail("the output has a layout the matmul lowering does not handle"));
         }
-        let eps = self.eps;
-        let sticks = c_shape[1] / eps.max(1);
-        let expanded = [c_shape[0], sticks, eps];
+        let eps = self.eps.max(1);
+        let mut expanded: Vec<usize> = Vec::new();
+        let mut groups: Vec<String> = Vec::new();
+        for &b in &batch {
+            expanded.push(self.batch_chunk(b));
+        }
+        if nbt > 0 {
+            let items: Vec<String> = (0..nbt).map(|x| x.to_string()).collect();
+            groups.push(format!("[{}]", items.join(", ")));
+        }
+        let rows = c_shape[c_shape.len() - 2];
+        expanded.extend([rows, c_shape[last] / eps, eps]);
+        groups.push(format!("[{nbt}]"));
+        groups.push(format!("[{}, {}]", nbt + 1, nbt + 2));
+        let sizes: Vec<String> = expanded.iter().map(|x| x.to_string()).collect();
         let e = self.fresh("sticks");
         self.line(&format!(
-            "{e} = tensor.expand_shape {prod} [[0], [1, 2]] output_shape [{}, {}, {}] : {c_ty} into {}",
-            expanded[0],
-            expanded[1],
-            expanded[2],
+            "{e} = tensor.expand_shape {result} [{}] output_shape [{}] : {c_ty} into {}",
+            groups.join(", "),
+            sizes.join(", "),
             shape_str(&expanded, c_elem)
         ));
         let (v, _, shape) = self.reorder(e, &c_order, &expanded, &c_dims, c_elem)?;
         let name = ident(&self.operands[2].tensor);
-        self.line(&format!(
+        let store = format!(
             "ktdp.store {v}, %{name}_tile : {}, {}",
             shape_str(&shape, c_elem),
             tile_str(&shape)
-        ));
+        );
+        self.line(&store);
+        if k_split > 1 {
+            self.depth -= 1;
+            self.line("}");
+        }
         Ok(())
+    }
+
+    /// Per-core extent of batch iteration dim `b`.
+    fn batch_chunk(&self, b: usize) -> usize {
+        let div = self.c.divisions.iter().find(|d| d.op == self.op.name);
+        let extent = self.op.iteration[b].extent;
+        let split = div
+            .and_then(|d| d.splits.get(b).copied())
+            .unwrap_or(1)
+            .max(1);
+        extent / split
+    }
+
+    /// Combines the K-split partial sums of adjacent cores: each group of `k_split` cores
+    /// produces its partial and the group's first core receives the sum
+    /// (`ktdp.inter_tile_reduce`, an add over the ring).
+    fn k_split_reduce(
+        &mut self,
+        partial: &str,
+        shape: &[usize],
+        k_split: usize,
+        cores: usize,
+    ) -> Result<String, CompileError> {
+        let groups = cores / k_split;
+        if groups * k_split != cores {
+            return Err(self.fail("the K split does not divide the cores used"));
+        }
+        let ty = shape_str(shape, "f32");
+        let identity = self.constant(0.0, &ty);
+        let future = self.fresh("partials");
+        let sum = self.fresh("sum");
+        let producers = format!(
+            "affine_set<(d0)[s0] : (d0 - s0 * {k_split} >= 0, -d0 + s0 * {k_split} + {} >= 0)>",
+            k_split - 1
+        );
+        let leader = format!("affine_set<(d0)[s0] : (d0 - s0 * {k_split} == 0)>");
+        let all = format!("affine_set<(d0) : (d0 >= 0, -d0 + {} >= 0)>", groups - 1);
+        let ft = format!("!ktdp.tile_future<({ty}), groups = {all}>");
+        self.line(&format!(
+            "{future} = ktdp.inter_tile_produce producer_tiles_per_group = {producers} -> {ft} {{"
+        ));
+        self.line("^bb0(%group: index):");
+        self.line(&format!("  ktdp.yield_partial {partial} : {ty}"));
+        self.line("}");
+        self.line(&format!(
+            "{sum} = ktdp.inter_tile_reduce({future}) consumer_tiles_per_group = {leader}, identity({identity} : {ty}) : {ft} -> {ty} {{"
+        ));
+        self.line(&format!("^bb0(%lhs: {ty}, %rhs: {ty}):"));
+        self.line(&format!("  %both = arith.addf %lhs, %rhs : {ty}"));
+        self.line(&format!("  ktdp.yield_reduced %both : {ty}"));
+        self.line("}");
+        Ok(sum)
     }
 }
 

@@ -81,6 +81,7 @@ pub const SUPPORTED_GRAPH_OPS: &[&str] = &[
     "Floor",
     "Gelu",
     "Gemm",
+    "LayerNormalization",
     "Log",
     "MatMul",
     "Max",
@@ -516,6 +517,90 @@ impl Builder<'_> {
                     _ => "max",
                 };
                 self.push(None, dop, vec![x], y, reduction_iteration(&xt.shape));
+                Ok(())
+            }
+            "LayerNormalization" => {
+                // mean, subtract, mean of squares, add eps, rsqrt, normalise, scale, shift.
+                // (The device's fused layernormscale/layernormnorm ops are not used: the
+                // generic ops show each step in the snapshots.)
+                let (x, w, y) = (self.input(0)?, self.input(1)?, self.output()?);
+                let bias = self.node.inputs.get(2).filter(|b| !b.is_empty()).cloned();
+                let xt = self.ty(&x)?;
+                self.require_last_axis(self.int_attr("axis", -1)?, xt.shape.len())?;
+                let eps = self.float_attr("epsilon", 1e-5)?;
+                let mut red = xt.shape.clone();
+                if let Some(l) = red.last_mut() {
+                    *l = 1;
+                }
+                let red_t = TensorType {
+                    dtype: xt.dtype,
+                    shape: red.clone(),
+                };
+                let full = pointwise_iteration(&xt.shape);
+                let reduce = reduction_iteration(&xt.shape);
+                let small = pointwise_iteration(&red);
+                let mean = self.temp("mean", red_t.clone());
+                self.push(
+                    Some("mean"),
+                    "mean",
+                    vec![x.clone()],
+                    mean.clone(),
+                    reduce.clone(),
+                );
+                let xc = self.temp("center", xt.clone());
+                self.push(
+                    Some("center"),
+                    "sub",
+                    vec![x, mean],
+                    xc.clone(),
+                    full.clone(),
+                );
+                let sq = self.temp("square", xt.clone());
+                self.push(
+                    Some("square"),
+                    "mul",
+                    vec![xc.clone(), xc.clone()],
+                    sq.clone(),
+                    full.clone(),
+                );
+                let var = self.temp("variance", red_t.clone());
+                self.push(Some("variance"), "mean", vec![sq], var.clone(), reduce);
+                let eps_t = TensorType {
+                    dtype: xt.dtype,
+                    shape: vec![1],
+                };
+                let eps_name = self.temp("epsilon", eps_t.clone());
+                self.c.graph.initializers.push(graph::Initializer {
+                    name: eps_name.clone(),
+                    ty: eps_t,
+                    init: graph::InitSpec::Constant(eps),
+                });
+                let ve = self.temp("add_eps", red_t.clone());
+                self.push(
+                    Some("add_eps"),
+                    "add",
+                    vec![var, eps_name],
+                    ve.clone(),
+                    small.clone(),
+                );
+                let r = self.temp("rsqrt", red_t);
+                self.push(Some("rsqrt"), "rsqrt", vec![ve], r.clone(), small);
+                let n = self.temp("normalize", xt.clone());
+                self.push(
+                    Some("normalize"),
+                    "mul",
+                    vec![xc, r],
+                    n.clone(),
+                    full.clone(),
+                );
+                match bias {
+                    Some(b) => {
+                        let s = self.temp("scale", xt.clone());
+                        self.push(Some("scale"), "mul", vec![n, w], s.clone(), full.clone());
+                        self.push(Some("shift"), "add", vec![s, b], y, full);
+                    }
+                    None => self.push(Some("scale"), "mul", vec![n, w], y, full),
+                }
                 Ok(())
             }
             "SimplifiedLayerNormalization" | "RMSNormalization" => {

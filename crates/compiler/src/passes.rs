@@ -958,4 +958,30 @@ pub(crate) mod tests {
         assert!(e.message.contains("greedy, first-fit or best-fit"));
         assert_eq!("best-fit".parse::<Allocator>().unwrap(), Allocator::BestFit);
     }
+
+    #[test]
+    fn k_split_matmul_lowers_to_an_inter_tile_reduce() {
+        let g = graph::load_json(
+            r#"{"format": "spyre-graph", "version": 1, "name": "ks", "description": "",
+                "inputs": [{"name": "a", "dtype": "f16", "shape": [64, 256]}],
+                "initializers": [{"name": "b", "dtype": "f16", "shape": [256, 128], "init": "ones"}],
+                "nodes": [{"name": "mm", "op": "MatMul", "inputs": ["a", "b"], "outputs": ["c"]}],
+                "outputs": ["c"]}"#,
+        )
+        .unwrap();
+        let mut options = Options::default();
+        options.hints.insert("mm".into(), vec![2, 1, 4]);
+        let c = compile(&g, &Target::spyre32(), &options).unwrap();
+        let text = c.ktir.as_deref().unwrap();
+        if let Err(d) = ktir::check(text) {
+            panic!("{}\n{text}", ktir::render_diagnostics("ktir", &d));
+        }
+        assert!(text.contains("grid = [8]"), "{text}");
+        assert!(text.contains("ktdp.inter_tile_reduce"), "{text}");
+        assert!(
+            text.contains("s0 * 4 == 0"),
+            "leader of each group of 4: {text}"
+        );
+        assert!(text.contains("scf.if"), "{text}");
+    }
 }

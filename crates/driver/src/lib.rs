@@ -742,7 +742,7 @@ mod tests {
     /// Reductions over a last axis that is not a whole number of sticks (200 = 3 sticks and
     /// 8 lanes): padding must not take part in max or sum.
     const NORMS: &str = r#"{
-      "format": "spyre-graph", "version": 1, "name": "norms", "description": "softmax and rms norm",
+      "format": "spyre-graph", "version": 1, "name": "norms", "description": "softmax, rms norm and layer norm",
       "inputs": [ { "name": "x", "dtype": "f16", "shape": [64, 200] } ],
       "initializers": [ { "name": "w", "dtype": "f16", "shape": [200],
                           "init": { "uniform": { "seed": 3, "low": 0.5, "high": 1.5 } } } ],
@@ -750,9 +750,11 @@ mod tests {
         { "name": "shift", "op": "Sub", "inputs": ["x", "w"], "outputs": ["xs"] },
         { "name": "sm", "op": "Softmax", "inputs": ["xs"], "outputs": ["p"], "attrs": { "axis": -1 } },
         { "name": "rms", "op": "SimplifiedLayerNormalization", "inputs": ["x", "w"], "outputs": ["n"],
+          "attrs": { "axis": -1, "epsilon": 1e-5 } },
+        { "name": "ln", "op": "LayerNormalization", "inputs": ["x", "w", "w"], "outputs": ["l"],
           "attrs": { "axis": -1, "epsilon": 1e-5 } }
       ],
-      "outputs": ["p", "n"]
+      "outputs": ["p", "n", "l"]
     }"#;
 
     #[test]
