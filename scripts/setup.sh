@@ -46,6 +46,13 @@ if [ "$(wasm-pack --version 2>/dev/null | awk '{print $2}')" != "$WASM_PACK_VERS
   cargo_install wasm-pack "$WASM_PACK_VERSION"
 fi
 
+# 3b. cargo-fuzz, for the bounded fuzzing step of scripts/test.sh (scripts/fuzz.sh runs it
+# on stable Rust with RUSTC_BOOTSTRAP=1).
+CARGO_FUZZ_VERSION=0.13.2
+if [ "$(cargo fuzz --version 2>/dev/null | awk '{print $2}')" != "$CARGO_FUZZ_VERSION" ]; then
+  cargo_install cargo-fuzz "$CARGO_FUZZ_VERSION"
+fi
+
 # 4. Chromium and ChromeDriver from Debian, for browser tests.
 if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
   SUDO=""

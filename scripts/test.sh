@@ -14,6 +14,8 @@ step "cargo clippy"
 cargo clippy --workspace --all-targets -- -D warnings
 step "cargo test"
 cargo test --workspace
+step "fuzz the parsers (bounded: scripts/fuzz.sh)"
+bash scripts/fuzz.sh
 step "wasm-pack test --node"
 (cd crates/wasm && wasm-pack test --node)
 step "wasm-pack test --headless --chrome"

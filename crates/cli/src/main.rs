@@ -23,7 +23,7 @@ struct Cli {
 enum Command {
     /// Compile a model graph and print a pass snapshot or an IR.
     Compile {
-        /// Model file (.json).
+        /// Model file (.json or .onnx).
         file: PathBuf,
         /// What to print.
         #[arg(long, value_enum, default_value = "ktir")]
@@ -45,7 +45,7 @@ enum Command {
     /// Simulate a model graph (compiled first, outputs compared with the reference) or a
     /// KTIR file (every function in order, buffers found from its memory views).
     Run {
-        /// Model file (.json) or KTIR file (.mlir).
+        /// Model file (.json or .onnx) or KTIR file (.mlir).
         file: PathBuf,
         /// KTIR files: fill buffer NAME from NAME.npy in this directory (others get seeded
         /// random values).
@@ -72,7 +72,7 @@ enum Command {
     },
     /// Show a model graph's inputs, outputs, op counts and parameter count.
     Inspect {
-        /// Model file (.json).
+        /// Model file (.json or .onnx).
         file: PathBuf,
     },
     /// KTIR tools.
@@ -109,6 +109,11 @@ enum Emit {
 
 fn read(path: &Path) -> Result<String, String> {
     std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// A model file's bytes (ONNX files are binary).
+fn read_model(path: &Path) -> Result<Vec<u8>, String> {
+    std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 fn file_name(path: &Path) -> String {
@@ -150,7 +155,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             output,
         } => {
             let machine = load_machine(&machine)?;
-            let graph = driver::load_graph(&read(&file)?, &file_name(&file)).map_err(derr)?;
+            let graph = driver::load_graph(&read_model(&file)?, &file_name(&file)).map_err(derr)?;
             let mut options = compiler::Options {
                 allocator: allocator
                     .parse()
@@ -229,7 +234,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 seed,
                 ..PipelineOptions::default()
             };
-            let source = read(&file)?;
+            let source = read_model(&file)?;
             let graph = driver::load_graph(&source, &file_name(&file)).map_err(derr)?;
             let c = driver::compile(&graph, &options.machine, &options.compile).map_err(derr)?;
             let (result, schedule) = driver::simulate_with_schedule(&c, &options).map_err(derr)?;
@@ -272,7 +277,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             })
         }
         Command::Inspect { file } => {
-            let graph = driver::load_graph(&read(&file)?, &file_name(&file)).map_err(derr)?;
+            let graph = driver::load_graph(&read_model(&file)?, &file_name(&file)).map_err(derr)?;
             print!("{}", driver::inspect(&graph).map_err(derr)?);
             Ok(ExitCode::SUCCESS)
         }

@@ -238,3 +238,26 @@ fn run_on_invalid_ktir_prints_located_diagnostics() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn inspect_reads_onnx_models() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/graph/onnx");
+    let model = std::fs::read_dir(&dir)
+        .expect("tests/graph/onnx")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.extension().is_some_and(|x| x == "onnx"))
+        .expect("an .onnx file in tests/graph/onnx");
+    let o = spyre(&["inspect", model.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("input") && text.contains("parameters"),
+        "{text}"
+    );
+    let bad = std::env::temp_dir().join(format!("spyre-bad-{}.onnx", std::process::id()));
+    std::fs::write(&bad, [0x0a, 0xff, 0xff, 0x01]).unwrap();
+    let o = spyre(&["inspect", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains(".onnx"), "{}", stderr(&o));
+    let _ = std::fs::remove_file(bad);
+}

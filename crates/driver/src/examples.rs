@@ -14,10 +14,62 @@ pub struct Example {
     pub source: &'static str,
 }
 
-const EXAMPLE_SOURCES: &[(&str, &str)] = &[(
-    "matmul_add",
-    include_str!("../../../examples/graphs/matmul_add.json"),
-)];
+/// `examples/graphs/*.json`, in display order (`matmul_add` first: tests rely on it).
+/// `llama3_8b_layer` is for planning and timing only: the reference evaluator refuses it.
+const EXAMPLE_SOURCES: &[(&str, &str)] = &[
+    (
+        "matmul_add",
+        include_str!("../../../examples/graphs/matmul_add.json"),
+    ),
+    (
+        "matmul",
+        include_str!("../../../examples/graphs/matmul.json"),
+    ),
+    (
+        "softmax",
+        include_str!("../../../examples/graphs/softmax.json"),
+    ),
+    (
+        "layernorm",
+        include_str!("../../../examples/graphs/layernorm.json"),
+    ),
+    (
+        "rmsnorm",
+        include_str!("../../../examples/graphs/rmsnorm.json"),
+    ),
+    (
+        "gelu_mlp",
+        include_str!("../../../examples/graphs/gelu_mlp.json"),
+    ),
+    (
+        "swiglu_mlp",
+        include_str!("../../../examples/graphs/swiglu_mlp.json"),
+    ),
+    (
+        "gqa_attention",
+        include_str!("../../../examples/graphs/gqa_attention.json"),
+    ),
+    (
+        "gqa_attention_op",
+        include_str!("../../../examples/graphs/gqa_attention_op.json"),
+    ),
+    (
+        "llama_decoder_layer",
+        include_str!("../../../examples/graphs/llama_decoder_layer.json"),
+    ),
+    (
+        "tiny_two_layer",
+        include_str!("../../../examples/graphs/tiny_two_layer.json"),
+    ),
+    (
+        "granite_hybrid_block",
+        include_str!("../../../examples/graphs/granite_hybrid_block.json"),
+    ),
+    (
+        "llama3_8b_layer",
+        include_str!("../../../examples/graphs/llama3_8b_layer.json"),
+    ),
+];
 
 /// The example gallery, in display order.
 pub fn examples() -> Vec<Example> {

@@ -49,16 +49,27 @@ impl fmt::Display for DriverError {
 
 impl std::error::Error for DriverError {}
 
-/// Loads a model graph from a file's text; the file name picks the format.
-pub fn load_graph(source: &str, file_name: &str) -> Result<Graph, DriverError> {
+/// Loads a model graph from a file's contents; the file name picks the format: `.onnx`
+/// is read as ONNX protobuf bytes ([`graph::load_onnx`]), anything else as the JSON graph
+/// format ([`graph::load_json`]). Takes text (`&str`, `&String`) or bytes (`&[u8]`,
+/// `&Vec<u8>`); binary ONNX files need the bytes, as reading them into a `String` fails.
+pub fn load_graph<S: AsRef<[u8]> + ?Sized>(
+    source: &S,
+    file_name: &str,
+) -> Result<Graph, DriverError> {
+    let bytes = source.as_ref();
     let lower = file_name.to_ascii_lowercase();
     if lower.ends_with(".onnx") {
-        return Err(DriverError::new(
-            "load",
-            format!("{file_name}: ONNX files are not read yet; use the JSON graph format"),
-        ));
+        return graph::load_onnx(bytes)
+            .map_err(|e| DriverError::new("load", format!("{file_name}: {e}")));
     }
-    graph::load_json(source).map_err(|e| DriverError::new("load", format!("{file_name}:{e}")))
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        DriverError::new(
+            "load",
+            format!("{file_name}: not UTF-8 text ({e}); graph files are JSON or .onnx"),
+        )
+    })?;
+    graph::load_json(text).map_err(|e| DriverError::new("load", format!("{file_name}:{e}")))
 }
 
 /// The compiler's view of a machine description.
@@ -531,7 +542,7 @@ pub fn inspect(graph: &Graph) -> Result<String, DriverError> {
     }
     let _ = writeln!(out, "nodes       {}", graph.nodes.len());
     for (op, n) in counts {
-        let _ = writeln!(out, "  {op:<24}{n}");
+        let _ = writeln!(out, "  {op:<30} {n}");
     }
     let _ = writeln!(
         out,

@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use crate::error::GraphError;
 use crate::ir::{Graph, Node};
 use crate::ops::{
-    self, broadcast_strides, matmul_shapes, norm_axis, perm_of, reduce_mask, slice_plan,
-    split_sizes, strides, Attrs,
+    self, attention_plan, broadcast_strides, conv_plan, matmul_shapes, norm_axis, perm_of,
+    reduce_mask, slice_plan, split_sizes, strides, Attrs,
 };
 use crate::tensor::{numel, Tensor, TensorType};
 
@@ -22,6 +22,14 @@ pub fn evaluate(
     inputs: &BTreeMap<String, Tensor>,
 ) -> Result<BTreeMap<String, Tensor>, GraphError> {
     let types = graph.infer_types()?;
+    let work = eval_work(graph, &types);
+    if work > MAX_EVAL_WORK {
+        return Err(GraphError::graph(format!(
+            "evaluating this graph would take about {work} multiply-adds, more than the \
+             reference evaluator's limit of {MAX_EVAL_WORK} (2^32); graphs this large are \
+             for planning and timing only"
+        )));
+    }
     for name in inputs.keys() {
         if !graph.inputs.iter().any(|v| &v.name == name) {
             let known: Vec<&str> = graph.inputs.iter().map(|v| v.name.as_str()).collect();
@@ -76,6 +84,67 @@ pub fn evaluate(
         }
     }
     Ok(values)
+}
+
+/// Most work (multiply-adds, or elements touched for ops without products) that one
+/// [`evaluate`] call may do: 2^32, a few seconds natively.
+pub const MAX_EVAL_WORK: u64 = 1 << 32;
+
+/// Estimated work of evaluating `graph` (see [`MAX_EVAL_WORK`]), saturating.
+pub fn eval_work(graph: &Graph, types: &BTreeMap<String, TensorType>) -> u64 {
+    let n = |name: &String| types.get(name).map_or(0, |t| t.numel() as u64);
+    let shape = |name: Option<&String>| {
+        name.and_then(|x| types.get(x))
+            .map(|t| t.shape.clone())
+            .unwrap_or_default()
+    };
+    let mut total = graph
+        .initializers
+        .iter()
+        .fold(0u64, |a, i| a.saturating_add(i.ty.numel() as u64));
+    for node in &graph.nodes {
+        let touched = node
+            .inputs
+            .iter()
+            .chain(&node.outputs)
+            .fold(0u64, |a, x| a.saturating_add(n(x)));
+        let out = node.outputs.first().map_or(0, n);
+        let w = match node.op.as_str() {
+            "MatMul" | "Gemm" => {
+                let a = shape(node.inputs.first());
+                let k = if node.op == "Gemm"
+                    && node.attrs.get("transA") == Some(&crate::ir::AttrValue::Int(1))
+                {
+                    a.first().copied()
+                } else {
+                    a.last().copied()
+                };
+                out.saturating_mul(k.unwrap_or(1) as u64)
+            }
+            "Conv" => {
+                let w = shape(node.inputs.get(1));
+                let per: u64 = w
+                    .iter()
+                    .skip(1)
+                    .fold(1u64, |a, &d| a.saturating_mul(d as u64));
+                out.saturating_mul(per)
+            }
+            "Attention" => {
+                let k = shape(node.inputs.get(1));
+                let v = shape(node.inputs.get(2));
+                let skv = k.get(2).copied().unwrap_or(1) as u64;
+                let d = k.get(3).copied().unwrap_or(1) as u64;
+                let dv = v.get(3).copied().unwrap_or(1).max(1) as u64;
+                (out / dv)
+                    .saturating_mul(skv)
+                    .saturating_mul(d.saturating_add(dv))
+            }
+            "TopK" => touched.saturating_mul(32),
+            _ => touched,
+        };
+        total = total.saturating_add(w.max(touched));
+    }
+    total
 }
 
 fn internal() -> String {
@@ -610,6 +679,121 @@ fn eval_node(
                     }
                 })
                 .collect()])
+        }
+        "Conv" => {
+            let w = get(1)?;
+            let p = conv_plan(&x.shape, &w.shape, &a)?;
+            let bias = ins.get(2).copied().flatten();
+            let (cg, mg) = (p.c / p.group, p.m / p.group);
+            let mut res = Vec::with_capacity(p.n * p.m * p.l_out);
+            for b in 0..p.n {
+                for oc in 0..p.m {
+                    let g = oc / mg;
+                    let b0 = match bias {
+                        Some(t) => *t.data.get(oc).ok_or_else(internal)?,
+                        None => 0.0,
+                    };
+                    for t in 0..p.l_out {
+                        let mut acc = 0.0f32;
+                        for ic in 0..cg {
+                            let xrow = chunk(&x.data, (b * p.c + g * cg + ic) * p.l, p.l)?;
+                            let wrow = chunk(&w.data, (oc * cg + ic) * p.k, p.k)?;
+                            for (j, &wv) in wrow.iter().enumerate() {
+                                let pos = t * p.stride + j * p.dilation;
+                                if pos >= p.pad_begin {
+                                    if let Some(&xv) = xrow.get(pos - p.pad_begin) {
+                                        acc += xv * wv;
+                                    }
+                                }
+                            }
+                        }
+                        res.push(acc + b0);
+                    }
+                }
+            }
+            Ok(vec![res])
+        }
+        "TopK" => {
+            let axis = norm_axis(a.int("axis", -1)?, x.shape.len())?;
+            let largest = a.flag("largest", true)?;
+            let k = usize::try_from(a.int("k", 0)?).map_err(|_| internal())?;
+            let (outer, dim, inner) = lanes(&x.shape, axis);
+            let n = outer * k * inner;
+            let (mut vals, mut idxs) = (vec![0.0f32; n], vec![0.0f32; n]);
+            let mut order: Vec<usize> = Vec::with_capacity(dim);
+            for o in 0..outer {
+                for i in 0..inner {
+                    let at = |j: usize| x.data.get((o * dim + j) * inner + i).copied();
+                    order.clear();
+                    order.extend(0..dim);
+                    // NaN ranks above every number; equal values keep index order.
+                    let key = |j: usize| at(j).unwrap_or(f32::NAN);
+                    order.sort_by(|&p, &q| {
+                        let (u, v) = (key(p), key(q));
+                        let c = match (u.is_nan(), v.is_nan()) {
+                            (true, true) => std::cmp::Ordering::Equal,
+                            (true, false) => std::cmp::Ordering::Greater,
+                            (false, true) => std::cmp::Ordering::Less,
+                            _ => u.partial_cmp(&v).unwrap_or(std::cmp::Ordering::Equal),
+                        };
+                        let c = if largest { c.reverse() } else { c };
+                        c.then(p.cmp(&q))
+                    });
+                    for (r, &j) in order.iter().take(k).enumerate() {
+                        let dst = (o * k + r) * inner + i;
+                        *vals.get_mut(dst).ok_or_else(internal)? = key(j);
+                        *idxs.get_mut(dst).ok_or_else(internal)? = j as f32;
+                    }
+                }
+            }
+            Ok(vec![vals, idxs])
+        }
+        "Attention" => {
+            let (kt, vt) = (get(1)?, get(2)?);
+            let p = attention_plan(&x.shape, &kt.shape, &vt.shape)?;
+            let causal = a.flag("is_causal", false)?;
+            let scale = match a.opt_float("scale")? {
+                Some(s) => s,
+                None => 1.0 / (p.d as f32).sqrt(),
+            };
+            let group = p.hq / p.hkv;
+            let mut res = Vec::with_capacity(p.b * p.hq * p.sq * p.dv);
+            let mut scores = vec![0.0f32; p.skv];
+            for b in 0..p.b {
+                for h in 0..p.hq {
+                    let kvh = h / group;
+                    let q = chunk(&x.data, (b * p.hq + h) * p.sq * p.d, p.sq * p.d)?;
+                    let km = chunk(&kt.data, (b * p.hkv + kvh) * p.skv * p.d, p.skv * p.d)?;
+                    let vm = chunk(&vt.data, (b * p.hkv + kvh) * p.skv * p.dv, p.skv * p.dv)?;
+                    for i in 0..p.sq {
+                        let qi = chunk(q, i * p.d, p.d)?;
+                        let mut m = f32::NEG_INFINITY;
+                        for (j, s) in scores.iter_mut().enumerate() {
+                            *s = if causal && j > i {
+                                f32::NEG_INFINITY
+                            } else {
+                                let kj = chunk(km, j * p.d, p.d)?;
+                                qi.iter().zip(kj).map(|(u, v)| u * v).sum::<f32>() * scale
+                            };
+                            m = m.max(*s);
+                        }
+                        let mut sum = 0.0f32;
+                        for s in scores.iter_mut() {
+                            *s = (*s - m).exp();
+                            sum += *s;
+                        }
+                        let mut row = vec![0.0f32; p.dv];
+                        for (j, s) in scores.iter().enumerate() {
+                            let w = s / sum;
+                            for (r, &v) in row.iter_mut().zip(chunk(vm, j * p.dv, p.dv)?) {
+                                *r += w * v;
+                            }
+                        }
+                        res.extend(row);
+                    }
+                }
+            }
+            Ok(vec![res])
         }
         _ => Err(format!("op '{op}' has no evaluator")),
     }

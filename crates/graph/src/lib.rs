@@ -8,8 +8,8 @@
 //!   execution order, ONNX op names and attribute semantics;
 //! - **shape and dtype inference** ([`Graph::infer_types`]), which also validates the
 //!   graph;
-//! - **loaders**: our JSON format ([`load_json`], [`to_json`]; see
-//!   `docs/graph-format.md`); ONNX later;
+//! - **loaders and writers**: our JSON format ([`load_json`], [`to_json`]; see
+//!   `docs/graph-format.md`) and ONNX ([`load_onnx`], [`to_onnx`]; see `docs/onnx.md`);
 //! - **the f32 reference evaluator** ([`evaluate`]), with deterministic initializers and
 //!   inputs ([`Graph::initializer_tensors`], [`random_inputs`]).
 //!
@@ -19,7 +19,10 @@
 //! Library code never panics on any input: every problem is a [`GraphError`] whose
 //! [`Location`] is a line and column in JSON text, a node, or the graph. Sizes are bounded
 //! ([`MAX_TENSOR_ELEMENTS`] per tensor, [`MAX_GRAPH_ELEMENTS`] for all values of a graph,
-//! [`MAX_RANK`]) so an absurd shape is a clear error rather than an out-of-memory abort.
+//! [`MAX_RANK`]) so an absurd shape is a clear error rather than an out-of-memory abort;
+//! so is work: [`evaluate`] refuses graphs above [`MAX_EVAL_WORK`] multiply-adds and
+//! [`Graph::initializer_tensors`] above [`MAX_MATERIALISED_ELEMENTS`] values (a real-size
+//! Llama layer loads and type-checks for planning, but is not evaluated).
 
 #![cfg_attr(
     not(test),
@@ -31,16 +34,18 @@ mod error;
 mod eval;
 mod ir;
 mod json;
+mod onnx;
 mod ops;
 mod rng;
 mod tensor;
 
 pub use dtype::DType;
 pub use error::{GraphError, Location};
-pub use eval::evaluate;
+pub use eval::{eval_work, evaluate, MAX_EVAL_WORK};
 pub use ir::{AttrValue, Graph, InitSpec, Initializer, Node, ValueInfo};
 pub use json::{load_json, to_json, FORMAT, VERSION};
-pub use rng::{random_inputs, SplitMix64};
+pub use onnx::{load_onnx, to_onnx, MAX_OPSET as ONNX_MAX_OPSET, MIN_OPSET as ONNX_MIN_OPSET};
+pub use rng::{random_inputs, SplitMix64, MAX_MATERIALISED_ELEMENTS};
 pub use tensor::{Tensor, TensorType, MAX_GRAPH_ELEMENTS, MAX_RANK, MAX_TENSOR_ELEMENTS};
 
 /// Every op the IR accepts, type-infers and evaluates (ONNX names).
@@ -91,6 +96,9 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "Cos",
     "CumSum",
     "Trilu",
+    "Conv",
+    "TopK",
+    "Attention",
 ];
 
 #[cfg(test)]

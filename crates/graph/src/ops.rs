@@ -119,6 +119,27 @@ pub(crate) const SPECS: &[OpSpec] = &[
         &[("axis", I), ("exclusive", I), ("reverse", I)],
     ),
     op("Trilu", 1, 1, &[("upper", I), ("k", I)]),
+    op(
+        "Conv",
+        2,
+        3,
+        &[
+            ("group", I),
+            ("pads", IS),
+            ("strides", IS),
+            ("dilations", IS),
+            ("kernel_shape", IS),
+        ],
+    ),
+    OpSpec {
+        name: "TopK",
+        min_in: 1,
+        max_in: 1,
+        min_out: 2,
+        max_out: 2,
+        attrs: &[("k", I), ("axis", I), ("largest", I), ("sorted", I)],
+    },
+    op("Attention", 3, 3, &[("is_causal", I), ("scale", F)]),
 ];
 
 pub(crate) fn spec(name: &str) -> Option<&'static OpSpec> {
@@ -770,6 +791,56 @@ pub(crate) fn infer(node: &Node, ins: &[Option<TensorType>]) -> Result<Vec<Tenso
             a.int("k", 0)?;
             one(x.dtype, x.shape.clone())
         }
+        "Conv" => {
+            let w = get(1)?;
+            let d = same_dtype(op, &[x, w])?;
+            need_float(op, x)?;
+            let p = conv_plan(&x.shape, &w.shape, &a)?;
+            if let Some(Some(b)) = ins.get(2) {
+                same_dtype(op, &[x, b])?;
+                if b.shape != [p.m] {
+                    return Err(format!(
+                        "Conv bias must have shape [{}] (one per output channel), got {:?}",
+                        p.m, b.shape
+                    ));
+                }
+            }
+            one(d, vec![p.n, p.m, p.l_out])
+        }
+        "TopK" => {
+            need_numeric(op, x)?;
+            let axis = norm_axis(a.int("axis", -1)?, x.shape.len())?;
+            let k = a.opt_int("k")?.ok_or("TopK needs attribute 'k'")?;
+            let dim = x.shape.get(axis).copied().unwrap_or(0);
+            if k < 0 || k as u64 > dim as u64 {
+                return Err(format!(
+                    "'k' is {k}, but axis {axis} has {dim} elements (need 0 <= k <= {dim})"
+                ));
+            }
+            a.flag("largest", true)?;
+            a.flag("sorted", true)?;
+            let mut shape = x.shape.clone();
+            if let Some(s) = shape.get_mut(axis) {
+                *s = k as usize;
+            }
+            Ok(vec![
+                TensorType::new(x.dtype, shape.clone()),
+                TensorType::new(DType::I64, shape),
+            ])
+        }
+        "Attention" => {
+            let (k, v) = (get(1)?, get(2)?);
+            let d = same_dtype(op, &[x, k, v])?;
+            need_float(op, x)?;
+            let p = attention_plan(&x.shape, &k.shape, &v.shape)?;
+            a.flag("is_causal", false)?;
+            if let Some(s) = a.opt_float("scale")? {
+                if !s.is_finite() {
+                    return Err(format!("'scale' must be finite, got {s}"));
+                }
+            }
+            one(d, vec![p.b, p.hq, p.sq, p.dv])
+        }
         _ => Err(format!("op '{op}' has no shape inference")),
     }
 }
@@ -848,4 +919,151 @@ pub(crate) fn matmul_shapes(
         out.push(n);
     }
     Ok((out, batch, m, k, n))
+}
+
+/// A resolved 1-D convolution: X [n, c, l], W [m, c / group, k] -> Y [n, m, l_out].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ConvPlan {
+    pub n: usize,
+    pub c: usize,
+    pub l: usize,
+    pub m: usize,
+    pub k: usize,
+    pub group: usize,
+    pub pad_begin: usize,
+    pub stride: usize,
+    pub dilation: usize,
+    pub l_out: usize,
+}
+
+fn one_positive(a: &Attrs, name: &str) -> Result<usize, String> {
+    match a.opt_ints(name)? {
+        None => Ok(1),
+        Some(&[v]) if v >= 1 => usize::try_from(v).map_err(|_| format!("'{name}' is too large")),
+        Some(v) => Err(format!(
+            "'{name}' must be one positive integer for a 1-D convolution, got {v:?}"
+        )),
+    }
+}
+
+/// Checks a 1-D (grouped or depthwise) convolution and works out its sizes.
+pub(crate) fn conv_plan(x: &[usize], w: &[usize], a: &Attrs) -> Result<ConvPlan, String> {
+    let (&[n, c, l], &[m, cg, k]) = (x, w) else {
+        return Err(format!(
+            "Conv supports 1-D convolution only: X must be [N, C, L] and W [M, C/group, K], got X {x:?} and W {w:?}"
+        ));
+    };
+    let group = a.int("group", 1)?;
+    if group < 1 {
+        return Err(format!("'group' must be >= 1, got {group}"));
+    }
+    let group = usize::try_from(group).map_err(|_| "'group' is too large".to_string())?;
+    if c % group != 0 || m % group != 0 {
+        return Err(format!(
+            "'group' {group} must divide the input channels ({c}) and the output channels ({m})"
+        ));
+    }
+    if cg != c / group {
+        return Err(format!(
+            "W's second dimension must be C / group = {c} / {group} = {}, got {cg}",
+            c / group
+        ));
+    }
+    if let Some(ks) = a.opt_ints("kernel_shape")? {
+        if ks != [k as i64] {
+            return Err(format!(
+                "'kernel_shape' {ks:?} does not match W's kernel size {k}"
+            ));
+        }
+    }
+    let (pb, pe) = match a.opt_ints("pads")? {
+        None => (0, 0),
+        Some(&[p0, p1]) if p0 >= 0 && p1 >= 0 => (
+            usize::try_from(p0).map_err(|_| "'pads' is too large".to_string())?,
+            usize::try_from(p1).map_err(|_| "'pads' is too large".to_string())?,
+        ),
+        Some(p) => {
+            return Err(format!(
+                "'pads' must be [begin, end] with both >= 0 for a 1-D convolution, got {p:?}"
+            ))
+        }
+    };
+    let stride = one_positive(a, "strides")?;
+    let dilation = one_positive(a, "dilations")?;
+    if k == 0 {
+        return Err("the kernel size (W's last dimension) must be at least 1".into());
+    }
+    let padded = l.saturating_add(pb).saturating_add(pe);
+    let span = dilation.saturating_mul(k - 1).saturating_add(1);
+    if span > padded {
+        return Err(format!(
+            "the kernel spans {span} positions but the padded input has only {padded}"
+        ));
+    }
+    let l_out = (padded - span) / stride + 1;
+    Ok(ConvPlan {
+        n,
+        c,
+        l,
+        m,
+        k,
+        group,
+        pad_begin: pb,
+        stride,
+        dilation,
+        l_out,
+    })
+}
+
+/// Sizes of an attention: Q [b, hq, sq, d], K [b, hkv, skv, d], V [b, hkv, skv, dv].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct AttentionPlan {
+    pub b: usize,
+    pub hq: usize,
+    pub hkv: usize,
+    pub sq: usize,
+    pub skv: usize,
+    pub d: usize,
+    pub dv: usize,
+}
+
+pub(crate) fn attention_plan(
+    q: &[usize],
+    k: &[usize],
+    v: &[usize],
+) -> Result<AttentionPlan, String> {
+    let (&[b, hq, sq, d], &[bk, hkv, skv, dk], &[bv, hv, sv, dv]) = (q, k, v) else {
+        return Err(format!(
+            "Attention needs 4-D Q [B, Hq, Sq, D], K [B, Hkv, Skv, D] and V [B, Hkv, Skv, Dv], got Q {q:?}, K {k:?}, V {v:?}"
+        ));
+    };
+    if bk != b || bv != b {
+        return Err(format!(
+            "Q, K and V must have the same batch size, got {b}, {bk} and {bv}"
+        ));
+    }
+    if dk != d {
+        return Err(format!(
+            "K's head size must equal Q's: Q {q:?}, K {k:?} ({d} vs {dk})"
+        ));
+    }
+    if hv != hkv || sv != skv {
+        return Err(format!(
+            "K and V must have the same heads and sequence length: K {k:?}, V {v:?}"
+        ));
+    }
+    if hkv == 0 || hq % hkv != 0 {
+        return Err(format!(
+            "the query heads ({hq}) must be a multiple of the key/value heads ({hkv}) for grouped-query attention"
+        ));
+    }
+    Ok(AttentionPlan {
+        b,
+        hq,
+        hkv,
+        sq,
+        skv,
+        d,
+        dv,
+    })
 }

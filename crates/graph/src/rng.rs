@@ -113,14 +113,28 @@ pub(crate) fn normal(seed: u64, mean: f32, std: f32, n: usize, dtype: DType) -> 
         .collect()
 }
 
+/// Most initializer values [`Graph::initializer_tensors`] materialises (2^26, 256 MiB of
+/// `f32`).
+pub const MAX_MATERIALISED_ELEMENTS: usize = 1 << 26;
+
 impl Graph {
     /// Materialises every initializer, rounded to its dtype. Seeded ones are
     /// deterministic and platform-independent: SplitMix64 seeded with the initializer's
     /// seed; uniform `low + (high - low) * u` with `u = (next >> 11) * 2^-53`; normal by
     /// Marsaglia's polar method with a logarithm computed here (exact recipe in
     /// `docs/graph-format.md`).
+    ///
+    /// At most [`MAX_MATERIALISED_ELEMENTS`] values in all: a model larger than that (such
+    /// as a real-size Llama layer) is for planning and timing only, and asking for its
+    /// weights is an error rather than gigabytes of memory.
     pub fn initializer_tensors(&self) -> Result<BTreeMap<String, Tensor>, GraphError> {
         self.infer_types()?;
+        let n = self.parameter_count();
+        if n > MAX_MATERIALISED_ELEMENTS {
+            return Err(GraphError::graph(format!(
+                "the graph's initializers hold {n} values, more than the {MAX_MATERIALISED_ELEMENTS} (2^26) that are materialised at once; graphs this large are for planning and timing only"
+            )));
+        }
         let mut out = BTreeMap::new();
         for init in &self.initializers {
             let ty = &init.ty;

@@ -243,19 +243,19 @@ fn semantic_errors_point_at_the_offending_value() {
 
 #[test]
 fn unknown_op_names_the_node_and_lists_supported_ops() {
-    let text = MATMUL_ADD.replacen("\"op\": \"MatMul\"", "\"op\": \"Conv\"", 1);
+    let text = MATMUL_ADD.replacen("\"op\": \"MatMul\"", "\"op\": \"LSTM\"", 1);
     let e = load_json(&text).unwrap_err();
-    assert!(e.message.contains("'Conv'"), "{e}");
+    assert!(e.message.contains("'LSTM'"), "{e}");
     assert!(e.message.contains("node 'matmul'"), "{e}");
     for op in graph::SUPPORTED_OPS {
         assert!(e.message.contains(op), "{op} missing from {e}");
     }
     let (line, col, _) = json_loc(&e);
-    let l = line_of(&text, "Conv");
+    let l = line_of(&text, "LSTM");
     assert_eq!(line, l);
     // column points at the value of "op"
     let line_text = text.lines().nth(l - 1).unwrap();
-    assert_eq!(col, line_text.find("\"Conv\"").unwrap() + 1);
+    assert_eq!(col, line_text.find("\"LSTM\"").unwrap() + 1);
 }
 
 #[test]

@@ -818,6 +818,102 @@ fn cases() -> Vec<Case> {
             &[2, 3],
             &[0., 0., 0., 4., 0., 0.],
         ),
+        // --- Conv (1-D)
+        case(
+            "conv depthwise, left pad 1, bias",
+            "Conv",
+            vec![
+                f(&[1, 2, 4], &[1., 2., 3., 4., 5., 6., 7., 8.]),
+                f(&[2, 1, 2], &[1., 1., 2., -1.]),
+                f(&[2], &[0., 10.]),
+            ],
+            vec![("group", int(2)), ("pads", ints(&[1, 0]))],
+            &[1, 2, 4],
+            &[1., 3., 5., 7., 5., 14., 15., 16.],
+        ),
+        case(
+            "conv stride 2",
+            "Conv",
+            vec![
+                f(&[1, 1, 5], &[1., 2., 3., 4., 5.]),
+                f(&[1, 1, 3], &[1., 0., -1.]),
+            ],
+            vec![("strides", ints(&[2]))],
+            &[1, 1, 2],
+            &[-2., -2.],
+        ),
+        case(
+            "conv dilation 2, two output channels",
+            "Conv",
+            vec![
+                f(&[1, 1, 5], &[1., 2., 3., 4., 5.]),
+                f(&[2, 1, 2], &[1., 1., 1., -1.]),
+            ],
+            vec![("dilations", ints(&[2]))],
+            &[1, 2, 3],
+            &[4., 6., 8., -2., -2., -2.],
+        ),
+        // --- TopK
+        Case {
+            what: "topk k=2 largest",
+            op: "TopK",
+            ins: vec![f(&[2, 3], &[1., 3., 2., 6., 4., 5.])],
+            attrs: vec![("k", int(2))],
+            out: vec![
+                (DType::F32, vec![2, 2], vec![3., 2., 6., 5.]),
+                (DType::I64, vec![2, 2], vec![1., 2., 0., 2.]),
+            ],
+        },
+        Case {
+            what: "topk k=1 smallest on axis 0, ties keep the lower index",
+            op: "TopK",
+            ins: vec![f(&[3, 2], &[2., 1., 1., 1., 3., 0.])],
+            attrs: vec![("k", int(1)), ("axis", int(0)), ("largest", int(0))],
+            out: vec![
+                (DType::F32, vec![1, 2], vec![1., 0.]),
+                (DType::I64, vec![1, 2], vec![1., 2.]),
+            ],
+        },
+        // --- Attention
+        case(
+            "attention causal, scale 1",
+            "Attention",
+            vec![
+                f(&[1, 1, 2, 1], &[1., 1.]),
+                f(&[1, 1, 2, 1], &[0., 1.]),
+                f(&[1, 1, 2, 1], &[10., 20.]),
+            ],
+            vec![("is_causal", int(1)), ("scale", float(1.0))],
+            &[1, 1, 2, 1],
+            &[10., (10. + 20. * E) / (1. + E)],
+        ),
+        case(
+            "attention grouped-query: two query heads share one key/value head",
+            "Attention",
+            vec![
+                f(&[1, 2, 1, 1], &[1., 2.]),
+                f(&[1, 1, 2, 1], &[0., 1.]),
+                f(&[1, 1, 2, 1], &[10., 20.]),
+            ],
+            vec![("scale", float(1.0))],
+            &[1, 2, 1, 1],
+            &[
+                (10. + 20. * E) / (1. + E),
+                (10. + 20. * E * E) / (1. + E * E),
+            ],
+        ),
+        case(
+            "attention default scale 1/sqrt(D)",
+            "Attention",
+            vec![
+                f(&[1, 1, 1, 4], &[1., 1., 1., 1.]),
+                f(&[1, 1, 2, 4], &[0., 0., 0., 0., 1., 1., 1., 1.]),
+                f(&[1, 1, 2, 1], &[10., 20.]),
+            ],
+            vec![],
+            &[1, 1, 1, 1],
+            &[(10. + 20. * E * E) / (1. + E * E)],
+        ),
     ]
 }
 

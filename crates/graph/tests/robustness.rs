@@ -27,8 +27,11 @@ fn random_attr(r: &mut R, name: &str) -> AttrValue {
     match name {
         "to" => AttrValue::String(r.pick(&["f32", "f16", "i8", "bool", "nope"]).into()),
         "approximate" => AttrValue::String(r.pick(&["none", "tanh", "x"]).into()),
-        "alpha" | "beta" | "epsilon" | "min" | "max" => AttrValue::Float(r.int(-2, 2) as f32 * 0.5),
-        "axes" | "perm" | "split" | "starts" | "ends" | "steps" | "shape" => {
+        "alpha" | "beta" | "epsilon" | "min" | "max" | "scale" => {
+            AttrValue::Float(r.int(-2, 2) as f32 * 0.5)
+        }
+        "axes" | "perm" | "split" | "starts" | "ends" | "steps" | "shape" | "pads" | "strides"
+        | "dilations" | "kernel_shape" => {
             let n = r.below(4) as usize;
             AttrValue::Ints(
                 (0..n)
@@ -73,6 +76,15 @@ const ATTR_NAMES: &[&str] = &[
     "reverse",
     "upper",
     "k",
+    "group",
+    "pads",
+    "strides",
+    "dilations",
+    "kernel_shape",
+    "largest",
+    "sorted",
+    "is_causal",
+    "scale",
 ];
 
 #[test]
@@ -93,7 +105,8 @@ fn random_single_node_graphs_never_panic() {
                 | "Greater"
                 | "Gather"
                 | "SimplifiedLayerNormalization" => (2, 2),
-                "Where" => (3, 3),
+                "Where" | "Attention" => (3, 3),
+                "Conv" => (2, 3),
                 "Gemm" | "LayerNormalization" => (2, 3),
                 "Clip" | "Max" | "Min" | "Concat" => (1, 3),
                 _ => (1, 1),
@@ -128,10 +141,10 @@ fn random_single_node_graphs_never_panic() {
                     (name, random_attr(&mut r, name))
                 })
                 .collect();
-            let n_out = if *op == "Split" {
-                r.int(1, 3) as usize
-            } else {
-                1
+            let n_out = match *op {
+                "Split" => r.int(1, 3) as usize,
+                "TopK" => 2,
+                _ => 1,
             };
             let g = one_node(op, &ins, &attrs, n_out);
             if let Ok(types) = g.infer_types() {
@@ -173,4 +186,84 @@ fn corrupted_text_never_panics() {
             }
         }
     }
+}
+
+/// Conv, TopK and Attention need ranks 3 and 4, which the generic test above rarely
+/// draws: random small shapes (zero sizes included) and attributes for them.
+#[test]
+fn random_conv_topk_attention_never_panic() {
+    let mut r = R(SplitMix64::new(99));
+    let mut evaluated = 0;
+    for _ in 0..3000 {
+        let dim = |r: &mut R| r.below(5) as usize;
+        let fill = |r: &mut R, shape: Vec<usize>| {
+            let n: usize = shape.iter().product();
+            let data = (0..n).map(|_| r.int(-3, 3) as f32).collect::<Vec<_>>();
+            Some((DType::F32, shape, data))
+        };
+        let (op, ins, attrs, n_out): (&str, Vec<Operand>, Vec<(&str, AttrValue)>, usize) =
+            match r.below(3) {
+                0 => {
+                    let (n, c, l, m, k) = (
+                        dim(&mut r),
+                        dim(&mut r),
+                        dim(&mut r),
+                        dim(&mut r),
+                        dim(&mut r),
+                    );
+                    let g = r.int(0, 3).max(1) as usize;
+                    let cg = if r.below(4) == 0 { dim(&mut r) } else { c / g };
+                    let mut ins = vec![fill(&mut r, vec![n, c, l]), fill(&mut r, vec![m, cg, k])];
+                    if r.below(2) == 0 {
+                        ins.push(fill(&mut r, vec![m]));
+                    }
+                    let mut attrs = vec![("group", AttrValue::Int(g as i64))];
+                    for name in ["pads", "strides", "dilations"] {
+                        if r.below(2) == 0 {
+                            attrs.push((name, random_attr(&mut r, name)));
+                        }
+                    }
+                    ("Conv", ins, attrs, 1)
+                }
+                1 => {
+                    let shape: Vec<usize> = (0..r.int(1, 3)).map(|_| dim(&mut r)).collect();
+                    let attrs = vec![
+                        ("k", AttrValue::Int(r.int(-1, 4))),
+                        ("axis", AttrValue::Int(r.int(-3, 3))),
+                        ("largest", AttrValue::Int(r.int(0, 1))),
+                    ];
+                    ("TopK", vec![fill(&mut r, shape)], attrs, 2)
+                }
+                _ => {
+                    let (b, hkv, sq, skv, d) = (
+                        dim(&mut r),
+                        dim(&mut r),
+                        dim(&mut r),
+                        dim(&mut r),
+                        dim(&mut r),
+                    );
+                    let hq = hkv * r.int(1, 3) as usize + if r.below(5) == 0 { 1 } else { 0 };
+                    let dv = dim(&mut r);
+                    let ins = vec![
+                        fill(&mut r, vec![b, hq, sq, d]),
+                        fill(&mut r, vec![b, hkv, skv, d]),
+                        fill(&mut r, vec![b, hkv, skv, dv]),
+                    ];
+                    let attrs = vec![
+                        ("is_causal", AttrValue::Int(r.int(0, 1))),
+                        ("scale", AttrValue::Float(r.int(-2, 2) as f32 * 0.5)),
+                    ];
+                    ("Attention", ins, attrs, 1)
+                }
+            };
+        let g = one_node(op, &ins, &attrs, n_out);
+        if let Ok(types) = g.infer_types() {
+            let vals = evaluate(&g, &BTreeMap::new()).expect("evaluation of a well-typed graph");
+            evaluated += 1;
+            for o in &g.outputs {
+                assert_eq!(vals[o].ty(), types[o], "{op} {ins:?} {attrs:?}");
+            }
+        }
+    }
+    assert!(evaluated > 500, "only {evaluated} evaluated");
 }

@@ -1,0 +1,21 @@
+//! ONNX: a loader (`.onnx` bytes -> [`Graph`]) and a writer ([`Graph`] -> `.onnx` bytes).
+//!
+//! Both use hand-written `prost` messages for the part of the public ONNX schema they need
+//! ([`proto`]); no protoc and no build script. See `docs/onnx.md` for what is read, how
+//! ONNX ops map onto this crate's ops, and which opset the writer emits.
+
+mod load;
+pub(crate) mod proto;
+mod tensor;
+mod write;
+
+pub use load::load_onnx;
+pub use write::to_onnx;
+
+/// Lowest `ai.onnx` opset the loader reads.
+pub const MIN_OPSET: i64 = 13;
+/// Highest `ai.onnx` opset the loader reads.
+pub const MAX_OPSET: i64 = 24;
+
+#[cfg(test)]
+mod tests;

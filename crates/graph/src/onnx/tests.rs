@@ -1,0 +1,354 @@
+//! Loader tests on hand-built protobuf messages (the forms other exporters write).
+
+use prost::Message;
+
+use super::proto::*;
+use crate::ir::{AttrValue, InitSpec};
+use crate::{load_onnx, DType};
+
+fn vi(name: &str, elem: i32, dims: &[i64]) -> ValueInfoProto {
+    ValueInfoProto {
+        name: name.into(),
+        r#type: Some(TypeProto {
+            tensor_type: Some(TypeProtoTensor {
+                elem_type: elem,
+                shape: Some(TensorShapeProto {
+                    dim: dims
+                        .iter()
+                        .map(|&d| Dimension {
+                            dim_value: Some(d),
+                            ..Default::default()
+                        })
+                        .collect(),
+                }),
+            }),
+            denotation: String::new(),
+        }),
+        doc_string: String::new(),
+    }
+}
+
+fn node(op: &str, ins: &[&str], outs: &[&str], attrs: Vec<AttributeProto>) -> NodeProto {
+    NodeProto {
+        input: ins.iter().map(|s| s.to_string()).collect(),
+        output: outs.iter().map(|s| s.to_string()).collect(),
+        name: String::new(),
+        op_type: op.into(),
+        attribute: attrs,
+        ..Default::default()
+    }
+}
+
+fn ints_attr(name: &str, v: &[i64]) -> AttributeProto {
+    AttributeProto {
+        name: name.into(),
+        r#type: attr_type::INTS,
+        ints: v.to_vec(),
+        ..Default::default()
+    }
+}
+
+fn model(opset: i64, g: GraphProto) -> Vec<u8> {
+    ModelProto {
+        ir_version: 8,
+        graph: Some(g),
+        opset_import: vec![OperatorSetIdProto {
+            domain: String::new(),
+            version: opset,
+        }],
+        ..Default::default()
+    }
+    .encode_to_vec()
+}
+
+fn graph(
+    nodes: Vec<NodeProto>,
+    inits: Vec<TensorProto>,
+    ins: Vec<ValueInfoProto>,
+    outs: Vec<ValueInfoProto>,
+) -> GraphProto {
+    GraphProto {
+        node: nodes,
+        name: "g".into(),
+        initializer: inits,
+        input: ins,
+        output: outs,
+        ..Default::default()
+    }
+}
+
+fn f32_tensor(name: &str, dims: &[i64], v: &[f32]) -> TensorProto {
+    TensorProto {
+        name: name.into(),
+        dims: dims.to_vec(),
+        data_type: data_type::FLOAT,
+        float_data: v.to_vec(),
+        ..Default::default()
+    }
+}
+
+fn i64_tensor(name: &str, dims: &[i64], v: &[i64]) -> TensorProto {
+    TensorProto {
+        name: name.into(),
+        dims: dims.to_vec(),
+        data_type: data_type::INT64,
+        int64_data: v.to_vec(),
+        ..Default::default()
+    }
+}
+
+fn err(bytes: &[u8]) -> String {
+    load_onnx(bytes).unwrap_err().to_string()
+}
+
+#[test]
+fn typed_fields_constant_nodes_identity_and_attribute_inputs() {
+    let f16_bits = |x: f32| i32::from(half::f16::from_f32(x).to_bits());
+    let g = graph(
+        vec![
+            node(
+                "Constant",
+                &[],
+                &["shape"],
+                vec![AttributeProto {
+                    name: "value".into(),
+                    r#type: attr_type::TENSOR,
+                    t: Some(i64_tensor("", &[2], &[3, -1])),
+                    ..Default::default()
+                }],
+            ),
+            node("Reshape", &["x", "shape"], &["r"], vec![]),
+            node("Identity", &["r"], &["r2"], vec![]),
+            node(
+                "Cast",
+                &["r2"],
+                &["h"],
+                vec![AttributeProto {
+                    name: "to".into(),
+                    r#type: attr_type::INT,
+                    i: i64::from(data_type::FLOAT16),
+                    ..Default::default()
+                }],
+            ),
+            node("Add", &["h", "b16"], &["s"], vec![]),
+            node("ReduceMean", &["s"], &["m"], vec![ints_attr("axes", &[1])]),
+        ],
+        vec![
+            TensorProto {
+                name: "b16".into(),
+                dims: vec![2],
+                data_type: data_type::FLOAT16,
+                int32_data: vec![f16_bits(0.5), f16_bits(-2.0)],
+                ..Default::default()
+            },
+            f32_tensor("unused", &[1], &[7.0]),
+        ],
+        vec![vi("x", data_type::FLOAT, &[2, 3])],
+        vec![vi("m", data_type::FLOAT16, &[3, 1])],
+    );
+    let g = load_onnx(&model(13, g)).unwrap();
+    assert_eq!(g.nodes.len(), 4, "{:#?}", g.nodes);
+    assert_eq!(g.nodes[0].op, "Reshape");
+    assert_eq!(g.nodes[0].inputs, ["x"]);
+    assert_eq!(g.nodes[0].attrs["shape"], AttrValue::Ints(vec![3, -1]));
+    assert_eq!(g.nodes[1].inputs, ["r"], "Identity is an alias");
+    assert_eq!(g.nodes[1].attrs["to"], AttrValue::String("f16".into()));
+    assert_eq!(g.nodes[3].attrs["axes"], AttrValue::Ints(vec![1]));
+    // the Constant only fed an attribute: it is gone; the unused initializer stays
+    let names: Vec<&str> = g.initializers.iter().map(|i| i.name.as_str()).collect();
+    assert_eq!(names, ["b16", "unused"]);
+    assert_eq!(g.initializers[0].init, InitSpec::Data(vec![0.5, -2.0]));
+    assert_eq!(g.initializers[0].ty.dtype, DType::F16);
+    assert_eq!(g.infer_types().unwrap()["m"].shape, [3, 1]);
+}
+
+#[test]
+fn initializers_listed_as_inputs_and_unused_extra_outputs() {
+    let g = graph(
+        vec![node(
+            "LayerNormalization",
+            &["x", "s"],
+            &["y", "mean", "inv_std"],
+            vec![AttributeProto {
+                name: "stash_type".into(),
+                r#type: attr_type::INT,
+                i: 1,
+                ..Default::default()
+            }],
+        )],
+        vec![f32_tensor("s", &[4], &[1.0; 4])],
+        vec![
+            vi("x", data_type::FLOAT, &[2, 4]),
+            vi("s", data_type::FLOAT, &[4]),
+        ],
+        vec![vi("y", data_type::FLOAT, &[2, 4])],
+    );
+    let g = load_onnx(&model(17, g)).unwrap();
+    assert_eq!(g.inputs.len(), 1);
+    assert_eq!(g.nodes[0].outputs, ["y"]);
+    assert!(g.nodes[0].attrs.is_empty());
+}
+
+#[test]
+fn errors_say_what_and_where() {
+    // not protobuf
+    assert!(err(b"\xff\xff\xff\xff").contains("not a readable ONNX model"));
+    // no opset / old opset / no graph
+    let empty = graph(vec![], vec![], vec![], vec![]);
+    let mut m = ModelProto {
+        graph: Some(empty.clone()),
+        ..Default::default()
+    };
+    assert!(err(&m.encode_to_vec()).contains("opset"));
+    m.opset_import.push(OperatorSetIdProto {
+        domain: String::new(),
+        version: 11,
+    });
+    assert!(err(&m.encode_to_vec()).contains("opset 11"));
+    m.opset_import[0].version = 17;
+    m.graph = None;
+    assert!(err(&m.encode_to_vec()).contains("no graph"));
+
+    let x = || vec![vi("x", data_type::FLOAT, &[2, 3])];
+    let y = || vec![vi("y", data_type::FLOAT, &[2, 3])];
+    // unknown op: names the op and the node, lists the supported set
+    let mut n = node("Frobnicate", &["x"], &["y"], vec![]);
+    n.name = "frob1".into();
+    let e = err(&model(17, graph(vec![n], vec![], x(), y())));
+    assert!(
+        e.contains("'Frobnicate'") && e.contains("frob1") && e.contains("MatMul, Add"),
+        "{e}"
+    );
+    // unknown domain
+    let mut n = node("Relu", &["x"], &["y"], vec![]);
+    n.domain = "com.example".into();
+    assert!(err(&model(17, graph(vec![n], vec![], x(), y()))).contains("com.example"));
+    // external data
+    let t = TensorProto {
+        data_location: 1,
+        ..f32_tensor("w", &[3], &[])
+    };
+    let e = err(&model(
+        17,
+        graph(
+            vec![node("Add", &["x", "w"], &["y"], vec![])],
+            vec![t],
+            x(),
+            y(),
+        ),
+    ));
+    assert!(
+        e.contains("initializer 'w'") && e.contains("external data"),
+        "{e}"
+    );
+    // data count mismatch
+    let e = err(&model(
+        17,
+        graph(
+            vec![node("Add", &["x", "w"], &["y"], vec![])],
+            vec![f32_tensor("w", &[3], &[1.0])],
+            x(),
+            y(),
+        ),
+    ));
+    assert!(e.contains("float_data holds 1 values"), "{e}");
+    // huge shape, no data: an error, not an allocation
+    let e = err(&model(
+        17,
+        graph(
+            vec![node("Add", &["x", "w"], &["y"], vec![])],
+            vec![f32_tensor("w", &[1 << 40, 1 << 40], &[])],
+            x(),
+            y(),
+        ),
+    ));
+    assert!(e.contains("limit"), "{e}");
+    // dynamic dimension
+    let mut dynamic = vi("x", data_type::FLOAT, &[2, 3]);
+    if let Some(tt) = dynamic.r#type.as_mut().and_then(|t| t.tensor_type.as_mut()) {
+        tt.shape.as_mut().unwrap().dim[0] = Dimension {
+            dim_param: Some("batch".into()),
+            ..Default::default()
+        };
+    }
+    let e = err(&model(
+        17,
+        graph(
+            vec![node("Relu", &["x"], &["y"], vec![])],
+            vec![],
+            vec![dynamic],
+            y(),
+        ),
+    ));
+    assert!(e.contains("'batch'") && e.contains("static"), "{e}");
+    // computed shape input
+    let e = err(&model(
+        17,
+        graph(
+            vec![node("Reshape", &["x", "x"], &["y"], vec![])],
+            vec![],
+            x(),
+            y(),
+        ),
+    ));
+    assert!(e.contains("must be a constant"), "{e}");
+    // an unsupported dtype
+    let e = err(&model(
+        17,
+        graph(
+            vec![node("Relu", &["x"], &["y"], vec![])],
+            vec![],
+            vec![vi("x", data_type::DOUBLE, &[2])],
+            y(),
+        ),
+    ));
+    assert!(e.contains("DOUBLE"), "{e}");
+    // declared output type disagrees with inference
+    let e = err(&model(
+        17,
+        graph(
+            vec![node("Relu", &["x"], &["y"], vec![])],
+            vec![],
+            x(),
+            vec![vi("y", data_type::FLOAT, &[3, 2])],
+        ),
+    ));
+    assert!(e.contains("declared with shape"), "{e}");
+    // a used output this crate does not produce
+    let e = err(&model(
+        17,
+        graph(
+            vec![node(
+                "LayerNormalization",
+                &["x", "s"],
+                &["y", "mean"],
+                vec![],
+            )],
+            vec![f32_tensor("s", &[3], &[1.0; 3])],
+            x(),
+            vec![
+                vi("y", data_type::FLOAT, &[2, 3]),
+                vi("mean", data_type::FLOAT, &[2, 1]),
+            ],
+        ),
+    ));
+    assert!(e.contains("'mean'") && e.contains("is used"), "{e}");
+}
+
+#[test]
+fn truncated_and_mutated_models_never_panic() {
+    let g = crate::load_json(include_str!("../../../../examples/graphs/matmul_add.json")).unwrap();
+    let bytes = crate::to_onnx(&g).unwrap();
+    for cut in (0..bytes.len()).step_by(97) {
+        let _ = load_onnx(&bytes[..cut]);
+    }
+    let mut rng = crate::SplitMix64::new(5);
+    for _ in 0..300 {
+        let mut b = bytes.clone();
+        for _ in 0..1 + rng.next_u64() % 4 {
+            let i = (rng.next_u64() % b.len() as u64) as usize;
+            b[i] = rng.next_u64() as u8;
+        }
+        let _ = load_onnx(&b);
+    }
+}

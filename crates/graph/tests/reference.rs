@@ -1,0 +1,256 @@
+//! The reference evaluator against onnxruntime.
+//!
+//! Expected outputs live in `tests/graph/expected/<case>.json`, computed once by
+//! onnxruntime from the ONNX files that `export_for_onnxruntime` (an ignored test) writes;
+//! `tests/graph/README.md` says how to recompute them. Cases: every gallery model (an f32
+//! variant, plus the model as written when it computes in 16 bits) and every per-op case
+//! of `tests/graph/ops/`.
+//!
+//! Tolerances (per element, `|ours - ort| <= rtol * |ort| + atol`):
+//! - f32: rtol 1e-4, atol 1e-4 x the largest magnitude of that output (so "1e-4
+//!   relative", measured against the output's scale where an element is near zero);
+//! - f16: rtol 1e-2, atol 1e-2 x the largest magnitude (onnxruntime's fp16 kernels
+//!   round differently inside an op, one f16 ulp is ~1e-3);
+//! - bf16: rtol 2e-2, atol 2e-2 x the largest magnitude.
+//!
+//! Integer and bool outputs must match exactly.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use common::*;
+use graph::{evaluate, DType, Tensor, SUPPORTED_OPS};
+use serde_json::Value;
+
+fn tolerance(p: DType) -> f64 {
+    match p {
+        DType::F32 => 1e-4,
+        DType::F16 => 1e-2,
+        _ => 2e-2,
+    }
+}
+
+fn number(v: &Value) -> f64 {
+    match v {
+        Value::String(s) if s == "nan" => f64::NAN,
+        Value::String(s) if s == "inf" => f64::INFINITY,
+        Value::String(s) if s == "-inf" => f64::NEG_INFINITY,
+        v => v.as_f64().expect("a number"),
+    }
+}
+
+/// Compares one output; returns a description of the worst element when out of tolerance.
+fn compare(got: &Tensor, want: &Value, tol: f64) -> Result<f64, String> {
+    let shape: Vec<usize> = want["shape"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d.as_u64().unwrap() as usize)
+        .collect();
+    if got.shape != shape {
+        return Err(format!("shape {:?} vs onnxruntime {:?}", got.shape, shape));
+    }
+    let want: Vec<f64> = want["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| number(v) as f32 as f64)
+        .collect();
+    let exact = !got.dtype.is_float();
+    let scale = want
+        .iter()
+        .filter(|w| w.is_finite())
+        .fold(0.0f64, |m, w| m.max(w.abs()));
+    let mut worst = 0.0f64;
+    for (i, (&g, &w)) in got.data.iter().zip(&want).enumerate() {
+        let g = f64::from(g);
+        if g.is_nan() && w.is_nan() || g == w {
+            continue;
+        }
+        let d = (g - w).abs();
+        let allowed = if exact {
+            0.0
+        } else {
+            tol * w.abs() + tol * scale
+        };
+        if d.is_nan() || d > allowed {
+            return Err(format!(
+                "element {i}: ours {g}, onnxruntime {w} (|diff| {d:.3e} > allowed {allowed:.3e})"
+            ));
+        }
+        if scale > 0.0 {
+            worst = worst.max(d / scale);
+        }
+    }
+    Ok(worst)
+}
+
+#[test]
+fn evaluator_matches_onnxruntime() {
+    let root = repo_root();
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for case in ref_cases() {
+        let path = root.join(format!("tests/graph/expected/{}.json", case.name));
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            failures.push(format!(
+                "{}: no expected outputs ({})",
+                case.name,
+                path.display()
+            ));
+            continue;
+        };
+        let expected: Value = serde_json::from_str(&text).unwrap();
+        if let Some(reason) = expected.get("skipped") {
+            failures.push(format!(
+                "{}: onnxruntime could not run it: {reason}",
+                case.name
+            ));
+            continue;
+        }
+        let inputs = test_inputs(&case.graph);
+        let values = match evaluate(&case.graph, &inputs) {
+            Ok(v) => v,
+            Err(e) => {
+                failures.push(format!("{}: {e}", case.name));
+                continue;
+            }
+        };
+        let tol = tolerance(case.precision);
+        let outs = expected["outputs"].as_array().unwrap();
+        assert_eq!(outs.len(), case.graph.outputs.len(), "{}", case.name);
+        for (name, want) in case.graph.outputs.iter().zip(outs) {
+            assert_eq!(want["name"].as_str(), Some(name.as_str()), "{}", case.name);
+            match compare(&values[name], want, tol) {
+                Ok(worst) => {
+                    if std::env::var_os("SPYRE_SHOW_ERRORS").is_some() {
+                        eprintln!(
+                            "{:<48} {name:<8} max |diff| / scale = {worst:.2e}",
+                            case.name
+                        );
+                    }
+                }
+                Err(m) => failures.push(format!("{} output '{name}': {m}", case.name)),
+            }
+            checked += 1;
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} problem(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    assert!(checked > 80, "only {checked} outputs checked");
+}
+
+#[test]
+fn every_supported_op_has_an_onnxruntime_case() {
+    let cases = ref_cases();
+    let mut missing = Vec::new();
+    for op in SUPPORTED_OPS {
+        if !cases
+            .iter()
+            .any(|c| c.name.starts_with("op.") && c.graph.nodes.iter().any(|n| n.op == *op))
+        {
+            missing.push(*op);
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "ops without a per-op case in tests/graph/ops: {missing:?}"
+    );
+}
+
+#[test]
+fn planning_only_models_load_and_infer_but_are_not_evaluated() {
+    for name in PLANNING_ONLY {
+        let path = repo_root().join(format!("examples/graphs/{name}.json"));
+        let g = graph::load_json(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let types = g.infer_types().unwrap();
+        let work = graph::eval_work(&g, &types);
+        assert!(work > graph::MAX_EVAL_WORK, "{name}: work {work}");
+        let e = evaluate(&g, &BTreeMap::new()).unwrap_err();
+        assert!(e.message.contains("planning"), "{e}");
+        let e = g.initializer_tensors().unwrap_err();
+        assert!(e.message.contains("planning"), "{e}");
+        let e = graph::to_onnx(&g).unwrap_err();
+        assert!(e.message.contains("planning"), "{e}");
+    }
+}
+
+/// Writes every reference case as `<case>.onnx` plus `<case>.inputs.json` into
+/// `$SPYRE_ORT_DIR` (default: `<tmp>/spyre-ort-cases`) for tests/graph/make_expected.py.
+#[test]
+#[ignore = "run by tests/graph/make_expected.sh"]
+fn export_for_onnxruntime() {
+    let dir = std::env::var_os("SPYRE_ORT_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::env::temp_dir().join("spyre-ort-cases"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut n = 0;
+    for case in ref_cases() {
+        let bytes = graph::to_onnx(&case.graph).unwrap_or_else(|e| panic!("{}: {e}", case.name));
+        std::fs::write(dir.join(format!("{}.onnx", case.name)), bytes).unwrap();
+        let inputs = test_inputs(&case.graph);
+        let ins: serde_json::Map<String, Value> = case
+            .graph
+            .inputs
+            .iter()
+            .map(|vi| {
+                let t = &inputs[&vi.name];
+                (
+                    vi.name.clone(),
+                    serde_json::json!({
+                        "dtype": t.dtype.name(),
+                        "shape": t.shape,
+                        "data": t.data,
+                    }),
+                )
+            })
+            .collect();
+        let manifest = serde_json::json!({
+            "case": case.name,
+            "inputs": ins,
+            "outputs": case.graph.outputs,
+        });
+        std::fs::write(
+            dir.join(format!("{}.inputs.json", case.name)),
+            serde_json::to_string(&manifest).unwrap(),
+        )
+        .unwrap();
+        n += 1;
+    }
+    eprintln!("wrote {n} cases to {}", dir.display());
+}
+
+#[test]
+fn gallery_models_load_have_a_one_line_description_and_write_back_losslessly() {
+    let files = json_files(&repo_root().join("examples/graphs"));
+    assert!(files.len() >= 13, "{} gallery models", files.len());
+    for (stem, text) in files {
+        let g = graph::load_json(&text).unwrap_or_else(|e| panic!("{stem}: {e}"));
+        assert_eq!(g.name, stem, "the graph's name is its file name");
+        assert!(
+            !g.description.is_empty() && !g.description.contains('\n'),
+            "{stem}: needs a one-line description"
+        );
+        g.infer_types().unwrap_or_else(|e| panic!("{stem}: {e}"));
+        let back = graph::load_json(&graph::to_json(&g)).unwrap();
+        assert_eq!(back, g, "{stem}");
+    }
+}
+
+#[test]
+fn the_json_schema_lists_exactly_the_supported_ops() {
+    let text = std::fs::read_to_string(repo_root().join("docs/graph-format.schema.json")).unwrap();
+    let schema: Value = serde_json::from_str(&text).unwrap();
+    let ops: Vec<&str> = schema["$defs"]["node"]["properties"]["op"]["enum"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(ops, SUPPORTED_OPS);
+}

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Bounded fuzzing of the parsers: each target in fuzz/ runs for FUZZ_SECONDS (default 25).
+#   onnx_load   graph::load_onnx on arbitrary bytes (seeds: fuzz/seeds/onnx_load)
+#   ktir_parse  ktir::parse on arbitrary UTF-8 (seeds: tests/ktir/valid, tests/ktir/invalid)
+# Engine (FUZZ_ENGINE): "libfuzzer" (default) runs cargo-fuzz on stable Rust with
+# RUSTC_BOOTSTRAP=1, no sanitizer and debug assertions on; "mutate" runs the deterministic
+# stable harness fuzz/src/bin/mutate.rs instead (no cargo-fuzz, no C++ compiler needed).
+# A crash fails the script; the input is saved under fuzz/artifacts/<target>/.
+set -euo pipefail
+cd "$(dirname "$0")/../fuzz"
+export PATH="$HOME/.cargo/bin:$PATH"
+SECS=${FUZZ_SECONDS:-25}
+ENGINE=${FUZZ_ENGINE:-libfuzzer}
+TARGETS=(onnx_load ktir_parse)
+seeds() {
+  case $1 in
+    onnx_load) echo "seeds/onnx_load" ;;
+    ktir_parse) echo "../tests/ktir/valid ../tests/ktir/invalid" ;;
+  esac
+}
+LOG=$(mktemp)
+trap 'rm -f "$LOG"' EXIT
+
+if [ "$ENGINE" = libfuzzer ]; then
+  export RUSTC_BOOTSTRAP=1
+  cargo fuzz build -s none -a
+  for t in "${TARGETS[@]}"; do
+    mkdir -p "corpus/$t"
+    # shellcheck disable=SC2046
+    if ! cargo fuzz run "$t" -s none -a "corpus/$t" $(seeds "$t") -- \
+      -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 >"$LOG" 2>&1; then
+      tail -n 80 "$LOG"
+      echo "fuzz: $t failed (see above; artifacts in fuzz/artifacts/$t)"
+      exit 1
+    fi
+    echo "fuzz: $t: $(grep -E '^Done' "$LOG" | tail -n 1)"
+  done
+else
+  cargo build --release --no-default-features --features stable --bin mutate
+  for t in "${TARGETS[@]}"; do
+    # shellcheck disable=SC2046
+    target/release/mutate "$t" "$SECS" 100000000 $(seeds "$t")
+  done
+fi

@@ -1,0 +1,250 @@
+#!/usr/bin/env python3
+"""Writes the per-op test set: one small spyre-graph JSON file per case in tests/graph/ops/.
+
+Every supported op has at least one case. Each case is an ordinary graph file (see
+docs/graph-format.md); inputs are drawn by the tests (uniform in [-1, 1), see
+crates/graph/tests/common/mod.rs), operands that need other ranges are seeded
+initializers. Rerun after editing: `python3 tests/graph/op_cases.py`, then regenerate the
+expected outputs (tests/graph/README.md).
+"""
+import json
+import os
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, "ops")
+
+CASES = []
+
+
+def inp(name, shape, dtype="f32"):
+    return {"name": name, "dtype": dtype, "shape": shape}
+
+
+def uni(name, shape, low, high, seed, dtype="f32"):
+    return {"name": name, "dtype": dtype, "shape": shape,
+            "init": {"uniform": {"seed": seed, "low": low, "high": high}}}
+
+
+def data(name, shape, values, dtype="f32"):
+    return {"name": name, "dtype": dtype, "shape": shape, "data": values}
+
+
+def node(op, ins, outs, **attrs):
+    n = {"name": op.lower(), "op": op, "inputs": ins, "outputs": outs}
+    if attrs:
+        n["attrs"] = attrs
+    return n
+
+
+def case(name, desc, inputs, nodes, outputs, inits=()):
+    # unique node names
+    seen = {}
+    for n in nodes:
+        base = n["name"]
+        k = seen.get(base, 0)
+        seen[base] = k + 1
+        if k:
+            n["name"] = f"{base}{k}"
+    CASES.append((name, {
+        "format": "spyre-graph", "version": 1, "name": name, "description": desc,
+        "inputs": list(inputs), "initializers": list(inits), "nodes": nodes,
+        "outputs": outputs}))
+
+
+def unary(op, lo=None, hi=None, dtype="f32", name=None, **attrs):
+    name = name or op.lower()
+    if lo is None:
+        case(name, f"{op} of a [3, 5] input", [inp("x", [3, 5], dtype)],
+             [node(op, ["x"], ["y"], **attrs)], ["y"])
+    else:
+        case(name, f"{op} of [3, 5] values in [{lo}, {hi})", [],
+             [node(op, ["x"], ["y"], **attrs)], ["y"], [uni("x", [3, 5], lo, hi, 11, dtype)])
+
+
+# --- matmul family
+case("matmul_2d", "MatMul [4, 8] @ [8, 6]", [inp("a", [4, 8])],
+     [node("MatMul", ["a", "b"], ["y"])], ["y"], [uni("b", [8, 6], -1, 1, 1)])
+case("matmul_batch_broadcast", "MatMul [2, 1, 4, 5] @ [3, 5, 2]: batch dims broadcast to [2, 3]",
+     [inp("a", [2, 1, 4, 5]), inp("b", [3, 5, 2])], [node("MatMul", ["a", "b"], ["y"])], ["y"])
+case("matmul_vector", "MatMul of a 1-D [5] by [5, 3]", [inp("a", [5]), inp("b", [5, 3])],
+     [node("MatMul", ["a", "b"], ["y"])], ["y"])
+case("matmul_f16", "MatMul in fp16, [16, 64] @ [64, 32]", [inp("a", [16, 64], "f16")],
+     [node("MatMul", ["a", "b"], ["y"])], ["y"], [uni("b", [64, 32], -0.5, 0.5, 3, "f16")])
+case("gemm_transb", "Gemm with transB, alpha 0.5, beta 2 and a [5] bias",
+     [inp("a", [3, 4])], [node("Gemm", ["a", "b", "c"], ["y"], transB=1, alpha=0.5, beta=2.0)],
+     ["y"], [uni("b", [5, 4], -1, 1, 2), uni("c", [5], -1, 1, 3)])
+case("gemm_transa", "Gemm with transA and a [1, 5] bias", [inp("a", [4, 3]), inp("b", [4, 5])],
+     [node("Gemm", ["a", "b", "c"], ["y"], transA=1)], ["y"], [uni("c", [1, 5], -1, 1, 4)])
+
+# --- elementwise binary
+case("add_broadcast", "Add [2, 3, 4] + [4]", [inp("a", [2, 3, 4]), inp("b", [4])],
+     [node("Add", ["a", "b"], ["y"])], ["y"])
+case("sub_broadcast", "Sub [2, 1, 4] - [3, 1]", [inp("a", [2, 1, 4]), inp("b", [3, 1])],
+     [node("Sub", ["a", "b"], ["y"])], ["y"])
+case("mul_scalar", "Mul [3, 4] by a scalar", [inp("a", [3, 4]), inp("b", [])],
+     [node("Mul", ["a", "b"], ["y"])], ["y"])
+case("div", "Div [3, 4] by values in [0.5, 2)", [inp("a", [3, 4])],
+     [node("Div", ["a", "b"], ["y"])], ["y"], [uni("b", [3, 4], 0.5, 2, 5)])
+case("pow", "Pow of [0.1, 2) to powers in [-2, 3)", [],
+     [node("Pow", ["a", "b"], ["y"])], ["y"], [uni("a", [3, 4], 0.1, 2, 6), uni("b", [3, 4], -2, 3, 7)])
+case("max_variadic", "Max of three broadcasting inputs",
+     [inp("a", [2, 3]), inp("b", [3]), inp("c", [2, 1])], [node("Max", ["a", "b", "c"], ["y"])], ["y"])
+case("min", "Min of two inputs", [inp("a", [2, 3]), inp("b", [2, 3])],
+     [node("Min", ["a", "b"], ["y"])], ["y"])
+case("where", "Where(cond, a, b) with broadcasting", [inp("c", [2, 3], "bool"), inp("a", [2, 3]), inp("b", [3])],
+     [node("Where", ["c", "a", "b"], ["y"])], ["y"])
+case("equal", "Equal on values with repeats", [],
+     [node("Equal", ["a", "b"], ["y"])], ["y"],
+     [data("a", [2, 3], [1, 2, 3, 4, 5, 6]), data("b", [3], [1, 5, 3])])
+case("less", "Less with broadcasting", [inp("a", [2, 3]), inp("b", [3])],
+     [node("Less", ["a", "b"], ["y"])], ["y"])
+case("greater", "Greater with broadcasting", [inp("a", [2, 3]), inp("b", [2, 1])],
+     [node("Greater", ["a", "b"], ["y"])], ["y"])
+
+# --- unary
+unary("Neg")
+unary("Relu")
+unary("Exp", -3, 3)
+unary("Log", 0.05, 4)
+unary("Sqrt", 0, 4)
+unary("Reciprocal", 0.25, 4)
+unary("Tanh", -3, 3)
+unary("Sigmoid", -6, 6)
+unary("Silu", -6, 6)
+unary("Softplus", -6, 6)
+unary("Sin", -4, 4)
+unary("Cos", -4, 4)
+unary("Gelu", -4, 4, name="gelu_erf")
+unary("Gelu", -4, 4, name="gelu_tanh", approximate="tanh")
+unary("Clip", -2, 2, name="clip", min=-0.5, max=1.0)
+unary("Sigmoid", -6, 6, dtype="f16", name="sigmoid_f16")
+
+# --- casts (the rounding of each dtype, checked against onnxruntime)
+for to in ["f16", "bf16", "f8e4m3", "f8e5m2"]:
+    case(f"cast_{to}", f"Cast f32 -> {to} -> f32: the rounding of {to}", [],
+         [node("Cast", ["x"], ["h"], to=to), node("Cast", ["h"], ["y"], to="f32")], ["y"],
+         [uni("x", [4, 16], -600, 600, 21) if to.startswith("f8") else uni("x", [4, 16], -3, 3, 21)])
+case("cast_f8e4m3_small", "Cast to fp8 e4m3 near the subnormal range", [],
+     [node("Cast", ["x"], ["h"], to="f8e4m3"), node("Cast", ["h"], ["y"], to="f32")], ["y"],
+     [uni("x", [4, 16], -0.05, 0.05, 22)])
+case("cast_i32", "Cast f32 -> i32 truncates toward zero", [],
+     [node("Cast", ["x"], ["y"], to="i32")], ["y"], [uni("x", [3, 4], -5, 5, 23)])
+case("cast_bool", "Cast f32 -> bool", [],
+     [node("Cast", ["x"], ["y"], to="bool")], ["y"], [data("x", [4], [0, 1.5, -2, 0])])
+
+# --- normalisation
+case("softmax", "Softmax over the last axis", [inp("x", [3, 7])],
+     [node("Softmax", ["x"], ["y"])], ["y"])
+case("softmax_axis1", "Softmax over axis 1 of a 3-D input", [inp("x", [2, 5, 3])],
+     [node("Softmax", ["x"], ["y"], axis=1)], ["y"])
+case("softmax_f16", "Softmax in fp16", [inp("x", [4, 64], "f16")],
+     [node("Softmax", ["x"], ["y"])], ["y"])
+case("layernorm", "LayerNormalization over the last axis with scale and bias", [inp("x", [4, 16])],
+     [node("LayerNormalization", ["x", "s", "b"], ["y"], epsilon=1e-5)], ["y"],
+     [uni("s", [16], 0.5, 1.5, 31), uni("b", [16], -0.1, 0.1, 32)])
+case("layernorm_axis1", "LayerNormalization over the last two axes, no bias", [inp("x", [2, 3, 4])],
+     [node("LayerNormalization", ["x", "s"], ["y"], axis=1)], ["y"], [uni("s", [3, 4], 0.5, 1.5, 33)])
+case("layernorm_f16", "LayerNormalization in fp16", [inp("x", [8, 64], "f16")],
+     [node("LayerNormalization", ["x", "s", "b"], ["y"])], ["y"],
+     [uni("s", [64], 0.5, 1.5, 34, "f16"), uni("b", [64], -0.1, 0.1, 35, "f16")])
+case("rmsnorm", "SimplifiedLayerNormalization (RMS norm; ONNX RMSNormalization)", [inp("x", [4, 16])],
+     [node("SimplifiedLayerNormalization", ["x", "s"], ["y"], epsilon=1e-6)], ["y"],
+     [uni("s", [16], 0.5, 1.5, 36)])
+case("rmsnorm_decomposed", "RMS norm as the decomposed pattern: x * 1/sqrt(mean(x*x) + eps) * scale",
+     [inp("x", [4, 16])],
+     [node("Mul", ["x", "x"], ["sq"]), node("ReduceMean", ["sq"], ["ms"], axes=[-1]),
+      node("Add", ["ms", "eps"], ["mse"]), node("Sqrt", ["mse"], ["rms"]),
+      node("Reciprocal", ["rms"], ["inv"]), node("Mul", ["x", "inv"], ["xn"]),
+      node("Mul", ["xn", "s"], ["y"])], ["y"],
+     [data("eps", [], [1e-6]), uni("s", [16], 0.5, 1.5, 36)])
+
+# --- reductions
+case("reducesum", "ReduceSum over axis 1, keepdims 0", [inp("x", [2, 3, 4])],
+     [node("ReduceSum", ["x"], ["y"], axes=[1], keepdims=0)], ["y"])
+case("reducemean", "ReduceMean over the last axis, keepdims 1", [inp("x", [2, 3, 4])],
+     [node("ReduceMean", ["x"], ["y"], axes=[-1])], ["y"])
+case("reducemax_all", "ReduceMax over all axes", [inp("x", [2, 3, 4])],
+     [node("ReduceMax", ["x"], ["y"])], ["y"])
+case("reducemax_axes", "ReduceMax over axes 0 and 2", [inp("x", [2, 3, 4])],
+     [node("ReduceMax", ["x"], ["y"], axes=[0, 2], keepdims=0)], ["y"])
+
+# --- movement
+case("transpose", "Transpose with perm [2, 0, 1]", [inp("x", [2, 3, 4])],
+     [node("Transpose", ["x"], ["y"], perm=[2, 0, 1])], ["y"])
+case("reshape", "Reshape with 0 (copy) and -1 (infer)", [inp("x", [2, 3, 4])],
+     [node("Reshape", ["x"], ["y"], shape=[0, -1, 2])], ["y"])
+case("flatten", "Flatten at axis 2", [inp("x", [2, 3, 4, 2])],
+     [node("Flatten", ["x"], ["y"], axis=2)], ["y"])
+case("squeeze", "Squeeze axes 1 and 3", [inp("x", [2, 1, 3, 1])],
+     [node("Squeeze", ["x"], ["y"], axes=[1, 3])], ["y"])
+case("unsqueeze", "Unsqueeze at axes 0 and 3", [inp("x", [2, 3])],
+     [node("Unsqueeze", ["x"], ["y"], axes=[0, 3])], ["y"])
+case("concat", "Concat of three inputs on axis 1", [inp("a", [2, 1, 3]), inp("b", [2, 2, 3]), inp("c", [2, 3, 3])],
+     [node("Concat", ["a", "b", "c"], ["y"], axis=1)], ["y"])
+case("split", "Split axis 1 into sizes [1, 3]", [inp("x", [2, 4, 3])],
+     [node("Split", ["x"], ["y0", "y1"], axis=1, split=[1, 3])], ["y0", "y1"])
+case("split_equal", "Split the last axis into three equal parts", [inp("x", [2, 6])],
+     [node("Split", ["x"], ["y0", "y1", "y2"], axis=-1)], ["y0", "y1", "y2"])
+case("slice", "Slice with negative indices and a negative step", [inp("x", [4, 6, 5])],
+     [node("Slice", ["x"], ["y"], starts=[-1, 1], ends=[0, 100], axes=[2, 1], steps=[-2, 2])], ["y"])
+case("slice_simple", "Slice rows 1..3 and columns 0..4", [inp("x", [4, 6])],
+     [node("Slice", ["x"], ["y"], starts=[1, 0], ends=[3, 4])], ["y"])
+case("gather_embedding", "Gather rows of a [10, 8] table (embedding lookup) with negative indices", [],
+     [node("Gather", ["table", "ids"], ["y"])], ["y"],
+     [uni("table", [10, 8], -1, 1, 41), data("ids", [2, 3], [0, 9, -1, 4, 4, -10], "i64")])
+case("gather_axis1", "Gather along axis 1", [inp("x", [3, 5])],
+     [node("Gather", ["x", "ids"], ["y"], axis=1)], ["y"], [data("ids", [2], [4, 1], "i64")])
+case("expand", "Expand [3, 1] to [2, 3, 4]", [inp("x", [3, 1])],
+     [node("Expand", ["x"], ["y"], shape=[2, 1, 4])], ["y"])
+case("cumsum", "CumSum along axis 1", [inp("x", [3, 5])],
+     [node("CumSum", ["x"], ["y"], axis=1)], ["y"])
+case("cumsum_exclusive_reverse", "CumSum along axis 0, exclusive and reversed", [inp("x", [4, 3])],
+     [node("CumSum", ["x"], ["y"], axis=0, exclusive=1, reverse=1)], ["y"])
+case("trilu_upper", "Trilu upper with k = 1 on a batch of matrices", [inp("x", [2, 4, 5])],
+     [node("Trilu", ["x"], ["y"], k=1)], ["y"])
+case("trilu_lower", "Trilu lower (causal mask shape)", [inp("x", [5, 5])],
+     [node("Trilu", ["x"], ["y"], upper=0)], ["y"])
+
+# --- conv, topk, attention
+case("conv_depthwise_causal", "Depthwise 1-D Conv (group = channels, kernel 4, left pad 3): Mamba's causal conv",
+     [inp("x", [2, 6, 10])], [node("Conv", ["x", "w", "b"], ["y"], group=6, pads=[3, 0])], ["y"],
+     [uni("w", [6, 1, 4], -0.5, 0.5, 51), uni("b", [6], -0.1, 0.1, 52)])
+case("conv_grouped_strided", "1-D Conv with 2 groups, stride 2, dilation 2, symmetric pads",
+     [inp("x", [1, 4, 11])], [node("Conv", ["x", "w"], ["y"], group=2, pads=[2, 2], strides=[2], dilations=[2])], ["y"],
+     [uni("w", [6, 2, 3], -0.5, 0.5, 53)])
+case("topk", "TopK (k = 3, largest) along the last axis: values and indices", [inp("x", [4, 8])],
+     [node("TopK", ["x"], ["v", "i"], k=3)], ["v", "i"])
+case("topk_smallest_axis0", "TopK (k = 2, smallest) along axis 0", [inp("x", [5, 3])],
+     [node("TopK", ["x"], ["v", "i"], k=2, axis=0, largest=0)], ["v", "i"])
+case("attention_gqa_causal", "Attention op: causal, 4 query heads sharing 2 key/value heads",
+     [inp("q", [1, 4, 6, 8]), inp("k", [1, 2, 6, 8]), inp("v", [1, 2, 6, 8])],
+     [node("Attention", ["q", "k", "v"], ["y"], is_causal=1)], ["y"])
+case("attention_scaled", "Attention op: not causal, explicit scale, Skv != Sq, Dv != D",
+     [inp("q", [2, 2, 3, 4]), inp("k", [2, 1, 5, 4]), inp("v", [2, 1, 5, 6])],
+     [node("Attention", ["q", "k", "v"], ["y"], scale=0.7)], ["y"])
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    for f in os.listdir(OUT):
+        if f.endswith(".json"):
+            os.remove(os.path.join(OUT, f))
+    for name, g in CASES:
+        lines = ["{"]
+        keys = list(g.keys())
+        for i, k in enumerate(keys):
+            v = g[k]
+            comma = "," if i + 1 < len(keys) else ""
+            if isinstance(v, list) and v and k != "outputs":
+                rows = ",\n    ".join(json.dumps(x) for x in v)
+                lines.append(f'  "{k}": [\n    {rows}\n  ]{comma}')
+            else:
+                lines.append(f'  "{k}": {json.dumps(v)}{comma}')
+        lines.append("}")
+        with open(os.path.join(OUT, name + ".json"), "w") as fh:
+            fh.write("\n".join(lines) + "\n")
+    print(f"wrote {len(CASES)} cases to {OUT}")
+
+
+if __name__ == "__main__":
+    main()
