@@ -15,6 +15,8 @@ use std::collections::{BTreeMap, BTreeSet};
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct CanonicalizeReport {
     pub folded_identities: Vec<String>,
+    /// Nodes whose inputs were all constant, replaced by their (evaluated) outputs.
+    pub folded_constants: Vec<String>,
     pub removed_nodes: Vec<String>,
     pub removed_initializers: Vec<String>,
 }
@@ -45,6 +47,7 @@ pub fn canonicalize(g: &Graph) -> (Graph, CanonicalizeReport) {
             kept.push(n);
         }
     }
+    let kept = fold_constants(&mut g.initializers, kept, &outputs, &mut report);
     // Dead nodes, walking back from the outputs.
     let mut needed: BTreeSet<String> = outputs.clone();
     let mut live = vec![false; kept.len()];
@@ -69,6 +72,93 @@ pub fn canonicalize(g: &Graph) -> (Graph, CanonicalizeReport) {
         keep
     });
     (g, report)
+}
+
+/// Largest tensor (elements) constant folding evaluates or creates: folding exists to
+/// remove small tables (masks, rotary tables), not to precompute weights.
+const FOLD_LIMIT: usize = 1 << 20;
+
+/// Evaluates, with the reference evaluator, every node whose inputs are all initializers
+/// (or outputs of nodes folded before it) and turns its outputs into initializers. Nodes
+/// that produce graph outputs, or whose tensors exceed [`FOLD_LIMIT`], are kept.
+fn fold_constants(
+    initializers: &mut Vec<graph::Initializer>,
+    nodes: Vec<graph::Node>,
+    outputs: &BTreeSet<String>,
+    report: &mut CanonicalizeReport,
+) -> Vec<graph::Node> {
+    let mut kept = Vec::with_capacity(nodes.len());
+    for n in nodes {
+        let mut inputs: Vec<&String> = n.inputs.iter().filter(|i| !i.is_empty()).collect();
+        // A node may read one tensor twice (concat(x, x)); the evaluator wants it once.
+        inputs.sort();
+        inputs.dedup();
+        let consts: Option<Vec<graph::Initializer>> = inputs
+            .iter()
+            .map(|i| initializers.iter().find(|x| &&x.name == i).cloned())
+            .collect();
+        let foldable = !inputs.is_empty()
+            && !n.outputs.iter().any(|o| outputs.contains(o))
+            && consts
+                .as_ref()
+                .is_some_and(|c| c.iter().all(|i| i.ty.numel() <= FOLD_LIMIT));
+        let folded = match (foldable, consts) {
+            (true, Some(consts)) => evaluate_node(&n, consts),
+            _ => None,
+        };
+        match folded {
+            Some(values) => {
+                report.folded_constants.push(n.name.clone());
+                initializers.extend(values);
+            }
+            None => kept.push(n),
+        }
+    }
+    kept
+}
+
+/// The outputs of one node on constant inputs, as initializers holding their data; `None`
+/// when evaluation fails or an output is too large (the node then stays in the graph).
+fn evaluate_node(
+    n: &graph::Node,
+    consts: Vec<graph::Initializer>,
+) -> Option<Vec<graph::Initializer>> {
+    let mini = Graph {
+        name: "fold".into(),
+        description: String::new(),
+        inputs: Vec::new(),
+        outputs: n
+            .outputs
+            .iter()
+            .filter(|o| !o.is_empty())
+            .cloned()
+            .collect(),
+        initializers: consts,
+        nodes: vec![n.clone()],
+    };
+    let types = mini.infer_types().ok()?;
+    if mini
+        .outputs
+        .iter()
+        .any(|o| types.get(o).is_none_or(|t| t.numel() > FOLD_LIMIT))
+    {
+        return None;
+    }
+    let values = graph::evaluate(&mini, &BTreeMap::new()).ok()?;
+    mini.outputs
+        .iter()
+        .map(|o| {
+            let t = values.get(o)?;
+            Some(graph::Initializer {
+                name: o.clone(),
+                ty: TensorType {
+                    dtype: t.dtype,
+                    shape: t.shape.clone(),
+                },
+                init: graph::InitSpec::Data(t.data.clone()),
+            })
+        })
+        .collect()
 }
 
 fn ty_str(t: &TensorType) -> String {
@@ -269,6 +359,12 @@ fn canonicalize_snapshot(
         changes.push(format!(
             "folded Identity {}",
             r.folded_identities.join(", ")
+        ));
+    }
+    if !r.folded_constants.is_empty() {
+        changes.push(format!(
+            "folded constant nodes {}",
+            r.folded_constants.join(", ")
         ));
     }
     if !r.removed_nodes.is_empty() {
@@ -983,5 +1079,46 @@ pub(crate) mod tests {
             "leader of each group of 4: {text}"
         );
         assert!(text.contains("scf.if"), "{text}");
+    }
+
+    #[test]
+    fn constant_subgraphs_fold_into_initializers() {
+        let g = graph::load_json(
+            r#"{"format": "spyre-graph", "version": 1, "name": "fold", "description": "",
+                "inputs": [{"name": "x", "dtype": "f32", "shape": [4, 4]}],
+                "initializers": [{"name": "ones", "dtype": "f32", "shape": [4, 4], "init": "ones"},
+                                 {"name": "two", "dtype": "f32", "shape": [1], "data": [2.0]}],
+                "nodes": [
+                  {"name": "tri", "op": "Trilu", "inputs": ["ones"], "outputs": ["mask"], "attrs": {"k": 1}},
+                  {"name": "scaled", "op": "Mul", "inputs": ["mask", "two"], "outputs": ["m2"]},
+                  {"name": "add", "op": "Add", "inputs": ["x", "m2"], "outputs": ["y"]}
+                ],
+                "outputs": ["y"]}"#,
+        )
+        .unwrap();
+        let (g2, r) = canonicalize(&g);
+        assert_eq!(r.folded_constants, vec!["tri", "scaled"]);
+        assert_eq!(g2.nodes.len(), 1);
+        let m2 = g2.initializers.iter().find(|i| i.name == "m2").unwrap();
+        match &m2.init {
+            graph::InitSpec::Data(d) => {
+                assert_eq!(d[1], 2.0, "above the diagonal");
+                assert_eq!(d[4], 0.0, "below the diagonal");
+            }
+            other => panic!("{other:?}"),
+        }
+        // The folded graph computes what the original did.
+        let x = graph::Tensor::new(
+            graph::DType::F32,
+            vec![4, 4],
+            (0..16).map(|v| v as f32).collect(),
+        )
+        .unwrap();
+        let inputs = BTreeMap::from([("x".to_string(), x)]);
+        let a = graph::evaluate(&g, &inputs).unwrap();
+        let b = graph::evaluate(&g2, &inputs).unwrap();
+        assert_eq!(a["y"].data, b["y"].data);
+        // Unused initializers are dropped afterwards.
+        assert!(g2.initializers.iter().all(|i| i.name != "ones"));
     }
 }
