@@ -68,6 +68,17 @@ pub const POINTWISE: &[&str] = &[
     "to_dtype",
 ];
 
+/// Device ops that move data between layouts: each lowers to a kernel that reads its
+/// inputs whole, rearranges them in host order and writes the result (one core for now).
+pub const MOVEMENT: &[&str] = &[
+    "reshape",
+    "transpose",
+    "expand",
+    "slice",
+    "concat",
+    "restickify",
+];
+
 /// Device reductions over the last axis (kept with size 1).
 pub const REDUCTIONS: &[&str] = &["max", "sum", "mean", "min"];
 
@@ -76,6 +87,14 @@ pub const SUPPORTED_GRAPH_OPS: &[&str] = &[
     "Abs",
     "Add",
     "Cast",
+    "Concat",
+    "Expand",
+    "Flatten",
+    "Reshape",
+    "Slice",
+    "Squeeze",
+    "Transpose",
+    "Unsqueeze",
     "Div",
     "Exp",
     "Floor",
@@ -141,6 +160,10 @@ fn binary_device_op(op: &str) -> Option<&'static str> {
 pub fn access_map(op: &DeviceOp, operand: usize, shape: &[usize]) -> Vec<Option<usize>> {
     let it = &op.iteration;
     let r = shape.len();
+    if MOVEMENT.contains(&op.op.as_str()) && operand < op.inputs.len() {
+        // Movement kernels read their inputs whole.
+        return vec![None; r];
+    }
     let aligned = |i: usize, offset_from_right: usize, iter_end: usize| -> Option<usize> {
         // dim i of a tensor whose dims [0, r - offset_from_right) align right with iteration
         // dims [0, iter_end).
@@ -379,6 +402,27 @@ impl Builder<'_> {
 
     fn decompose(&mut self) -> Result<(), CompileError> {
         let op = self.node.op.clone();
+        let movement = match op.as_str() {
+            "Reshape" | "Unsqueeze" | "Squeeze" | "Flatten" => Some("reshape"),
+            "Transpose" => Some("transpose"),
+            "Expand" => Some("expand"),
+            "Slice" => Some("slice"),
+            "Concat" => Some("concat"),
+            _ => None,
+        };
+        if let Some(dop) = movement {
+            let inputs: Vec<String> = self
+                .node
+                .inputs
+                .iter()
+                .filter(|s| !s.is_empty())
+                .cloned()
+                .collect();
+            let y = self.output()?;
+            let it = pointwise_iteration(&self.ty(&y)?.shape);
+            self.push(None, dop, inputs, y, it);
+            return Ok(());
+        }
         if let Some(dop) = unary_device_op(&op) {
             let (x, y) = (self.input(0)?, self.output()?);
             let it = pointwise_iteration(&self.ty(&y)?.shape);

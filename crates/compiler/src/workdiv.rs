@@ -258,6 +258,17 @@ fn divide_one(
     op: &DeviceOp,
     hint: Option<&Vec<usize>>,
 ) -> Result<WorkDivision, CompileError> {
+    if crate::ops::MOVEMENT.contains(&op.op.as_str()) {
+        // Movement kernels rearrange whole tensors; they are not parallelised yet.
+        let n = op.iteration.len();
+        return Ok(WorkDivision {
+            op: op.name.clone(),
+            splits: vec![1; n],
+            cores_used: 1,
+            core_to_slice: vec![vec![0; n]],
+            rule: "movement: one core reads the inputs whole and writes the result (not parallelised yet)".into(),
+        });
+    }
     let cores = c.target.cores.max(1);
     let eps = op_eps(c, op);
     let u = units(op, eps);
