@@ -6,7 +6,7 @@ use crate::{DriverError, MachineView};
 use ktir::ast::{Module, OpKind, ScalarType, SizeOperand, Type};
 use serde::Serialize;
 use sim::timing::{schedule, Limits, Schedule};
-use sim::{ExecLimits, LineLookup, Machine, Simulator};
+use sim::{ExecLimits, KernelValue, LineLookup, Machine, Simulator};
 use std::collections::BTreeMap;
 
 /// A buffer argument the kernels read or write through memory views.
@@ -73,9 +73,7 @@ pub fn buffer_specs(
         let mut stack = vec![&f.body];
         while let Some(block) = stack.pop() {
             for op in &block.ops {
-                if let OpKind::For { body, .. } = &op.kind {
-                    stack.push(body);
-                }
+                stack.extend(op.kind.regions());
                 let OpKind::ConstructMemoryView {
                     base,
                     sizes,
@@ -196,11 +194,36 @@ pub fn run_ktir(
     let mut functions = Vec::new();
     for f in &module.funcs {
         let mut args = Vec::new();
-        for (name, _) in &f.args {
+        for (name, ty) in &f.args {
             if let Some(b) = bases.get(name) {
-                args.push(*b);
+                args.push(KernelValue::Int(*b));
             } else if let Some(v) = options.args.get(name) {
-                args.push(*v);
+                args.push(KernelValue::Int(*v));
+            } else if let Type::Tensor { .. } = ty {
+                // Tensor arguments: given contents or seeded random values.
+                let shape = ty.static_shape().ok_or_else(|| {
+                    DriverError::new(
+                        "ktir",
+                        format!("@{}: tensor argument '%{name}' has a dynamic shape", f.name),
+                    )
+                })?;
+                let n: usize = shape.iter().product();
+                let data = match options.inputs.get(name) {
+                    Some(d) if d.len() == n => d.clone(),
+                    Some(d) => {
+                        return Err(DriverError::new(
+                            "ktir",
+                            format!(
+                                "input for '%{name}' has {} elements; its type needs {n}",
+                                d.len()
+                            ),
+                        ))
+                    }
+                    None => (0..n)
+                        .map(|_| (rng.next_f64() * 2.0 - 1.0) as f32)
+                        .collect(),
+                };
+                args.push(KernelValue::Tensor { shape, data });
             } else {
                 return Err(DriverError::new(
                     "ktir",
@@ -211,7 +234,7 @@ pub fn run_ktir(
                 ));
             }
         }
-        sim.launch(&module, &lines, &f.name, &args)
+        sim.launch_values(&module, &lines, &f.name, &args)
             .map_err(|e| DriverError::new("simulate", format!("@{}: {e}", f.name)))?;
         functions.push(f.name.clone());
     }

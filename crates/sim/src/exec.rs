@@ -1,31 +1,48 @@
 //! The KTIR interpreter: runs a verified kernel SPMD over its grid, computing real numbers,
 //! and records every data movement and compute step as a timing [`Task`].
 //!
-//! Execution works on a resolved form of each function (values in numbered slots, last
-//! uses precomputed), built once per launch, never by looking names up while running.
+//! Execution works on a resolved form of each function, built once per launch: values live
+//! in numbered slots, attributes (sets, maps) and elementwise ops are resolved, last uses
+//! are precomputed. Nothing is looked up by name while running.
+//!
+//! **Suspension.** Each core runs on an explicit frame stack (a program counter per open
+//! block: the function body, loop bodies, `scf.if` branches, producer regions). A core runs
+//! until it finishes or reaches an inter-tile collective (`ktdp.inter_tile_reduce` or
+//! `ktdp.inter_tile_consume`), where it suspends. When every participant of a collective
+//! instance (the same op, the same dynamic occurrence) has arrived, the collective is
+//! performed and its participants resume. Cores that arrive but take no part resume at once.
+//! If no core can run and no collective can fire, the launch stops with a deadlock error
+//! naming the op, the waiting cores and the missing ones. See `exec_coll.rs` for the
+//! collective semantics and timing model.
 //!
 //! Memory model (assumptions, stated so reviewers can disagree):
 //! - DRAM holds named buffers. Addresses are in elements; a view's element type must match
 //!   the buffer it lands in. Buffers start on 128-byte boundaries.
-//! - A core's scratchpad (`ct_local`) is element-addressed storage of the view's type;
-//!   bytes used = (highest element touched + 1) x element size, checked against the
-//!   plannable capacity.
+//! - A core's scratchpad (`ct_local`) is byte-addressed: a view's element address times its
+//!   element size is the byte address, so views of different element types at the same byte
+//!   offset see the same bytes. Accesses are checked against the scratchpad's size.
 //! - Tensors produced inside a kernel live in the executing core's scratchpad; their live
 //!   bytes are counted and checked against the plannable capacity too.
 //! - Points of an access tile that fall outside its view's `coordinate_set` are an error
-//!   (the spec does not say whether they are masked).
-//! - Scalar `index` arithmetic costs no time. Kernel launches run one after another: each
-//!   launch starts when the previous one has finished.
+//!   (the spec does not say whether they are masked); points outside the tile's own set are
+//!   skipped (masked).
+//! - Scalar arithmetic costs no time. Kernel launches run one after another: each launch
+//!   starts when the previous one has finished. Within a core, a load waits for the core's
+//!   previous store (program order for memory); across cores there is no ordering except
+//!   through collectives (a known gap of the spec).
+//! - Runtime arguments (`!ktdp.runtime_arg<..>` function arguments) are passed as scalar
+//!   integers ([`KernelValue::Int`]); `granularity` and `upperbound` come from the type.
 
+use crate::exec_ew::{self, Ew};
 use crate::machine::Machine;
-use crate::timing::{DramAccess, Task, TaskId, Unit, Work};
+use crate::timing::{Task, TaskId, Unit, Work};
 use half::{bf16, f16};
 use ktir::ast::*;
 use std::collections::HashMap;
 use std::fmt;
 use std::rc::Rc;
 
-/// Bounds that turn runaway programs into errors.
+/// Bounds that turn runaway programs into errors, and execution switches.
 #[derive(Clone, Debug)]
 pub struct ExecLimits {
     /// Operations executed over all cores and launches.
@@ -74,7 +91,7 @@ impl fmt::Display for SimError {
 
 impl std::error::Error for SimError {}
 
-fn err<T>(message: impl Into<String>) -> Result<T, SimError> {
+pub(crate) fn err<T>(message: impl Into<String>) -> Result<T, SimError> {
     Err(SimError {
         message: message.into(),
         core: None,
@@ -93,6 +110,22 @@ pub struct DramBuffer {
     pub elem: ScalarType,
     /// Contents, as f32 values already rounded to `elem`.
     pub data: Vec<f32>,
+}
+
+/// A value passed to or returned from a kernel.
+#[derive(Clone, Debug, PartialEq)]
+pub enum KernelValue {
+    /// An `index`, integer or runtime argument (also buffer base addresses).
+    Int(i64),
+    /// A float scalar.
+    Float(f64),
+    /// A tensor (row-major data).
+    Tensor {
+        /// Its shape.
+        shape: Vec<usize>,
+        /// Its elements.
+        data: Vec<f32>,
+    },
 }
 
 /// Rounds a value to what a storage type can hold.
@@ -115,61 +148,100 @@ pub fn round_to(elem: ScalarType, x: f32) -> f32 {
     }
 }
 
+/// A sentinel task id for work that is computed but not timed (collective combiners).
+pub(crate) const NO_TASK: TaskId = usize::MAX;
+
 #[derive(Clone, Debug)]
-struct TensorVal {
-    shape: Vec<usize>,
-    elem: ScalarType,
-    data: Vec<f32>,
+pub(crate) struct TensorVal {
+    pub shape: Vec<usize>,
+    pub elem: ScalarType,
+    pub data: Vec<f32>,
     /// The task whose completion makes this value available.
-    ready: Option<TaskId>,
+    pub ready: Option<TaskId>,
+}
+
+/// A memory view: plain (one buffer or scratchpad) or distributed over partitions.
+#[derive(Clone, Debug)]
+pub(crate) struct ViewVal {
+    pub name: String,
+    pub base: i64,
+    pub sizes: Vec<i64>,
+    pub strides: Vec<i64>,
+    pub elem: ScalarType,
+    pub space: MemorySpace,
+    pub set: Option<AffineSet>,
+    pub syms: Vec<i64>,
+    /// For a distributed view: the partitions with the lower corner of each one's
+    /// coordinate set (global coordinates minus the corner give the partition's own).
+    pub parts: Vec<(Rc<ViewVal>, Vec<i64>)>,
+}
+
+/// An access tile: the view coordinates of its points in enumeration order.
+#[derive(Clone, Debug)]
+pub(crate) struct TileVal {
+    pub view: Rc<ViewVal>,
+    pub shape: Vec<usize>,
+    pub rank: usize,
+    /// `rank` coordinates per point, flat.
+    pub coords: Vec<i64>,
+    /// Whether each point is in the tile's set (others are masked).
+    pub valid: Vec<bool>,
+    /// The task that read the indices of an indirect tile.
+    pub ready: Option<TaskId>,
 }
 
 #[derive(Clone, Debug)]
-struct ViewVal {
-    base: i64,
-    sizes: Vec<i64>,
-    strides: Vec<i64>,
-    elem: ScalarType,
-    space: MemorySpace,
-    set: AffineSet,
-    syms: Vec<i64>,
+pub(crate) struct FutureVal {
+    /// The producer group of this tile, `None` when it produces nothing.
+    pub group: Option<i64>,
+    pub values: Vec<RtValue>,
 }
 
 #[derive(Clone, Debug)]
-struct TileVal {
-    view: Rc<ViewVal>,
-    origin: Vec<i64>,
-    shape: Vec<usize>,
-    set: AffineSet,
-    syms: Vec<i64>,
-}
-
-#[derive(Clone, Debug)]
-enum RtValue {
+pub(crate) enum RtValue {
     Index(i64),
     Float(f64),
     Tensor(Rc<TensorVal>),
     View(Rc<ViewVal>),
     Tile(Rc<TileVal>),
+    Future(Rc<FutureVal>),
+}
+
+/// A region in resolved form: the slots of its block arguments and its ops.
+pub(crate) struct Region<'a> {
+    pub args: Vec<usize>,
+    pub ops: Vec<ROp<'a>>,
 }
 
 /// One op in resolved form.
-struct ROp<'a> {
-    op: &'a Op,
-    operands: Vec<usize>,
-    results: Vec<usize>,
-    /// Slots whose last use is this op (freed after it runs).
-    frees: Vec<usize>,
-    /// For `scf.for`: the body, with the slots of its block arguments.
-    body: Option<(Vec<usize>, Vec<ROp<'a>>)>,
-    line: u32,
+pub(crate) struct ROp<'a> {
+    pub op: &'a Op,
+    /// Unique within a launch (identifies collective instances).
+    pub id: usize,
+    pub operands: Vec<usize>,
+    pub results: Vec<usize>,
+    /// Slots whose last use is this op (freed after it completes).
+    pub frees: Vec<usize>,
+    pub regions: Vec<Region<'a>>,
+    pub line: u32,
+    /// Resolved integer sets, per op kind (see `Resolver::attrs`).
+    pub sets: Vec<Option<AffineSet>>,
+    /// Resolved affine maps, per op kind.
+    pub maps: Vec<Option<AffineMap>>,
+    /// Op-specific precomputed integers.
+    pub ints: Vec<i64>,
+    /// The elementwise operation, for elementwise ops.
+    pub ew: Option<Ew>,
 }
 
 struct Resolver<'a> {
     module: &'a Module,
     scopes: Vec<HashMap<&'a str, usize>>,
     slots: usize,
+    next_id: usize,
     line_index: &'a LineLookup,
+    /// Producer and group sets of each future's slot.
+    produced: HashMap<usize, (Option<AffineSet>, Option<AffineSet>)>,
 }
 
 /// Turns byte offsets into line numbers for task labels.
@@ -211,6 +283,20 @@ impl<'a> Resolver<'a> {
             .map_or_else(|| err(format!("use of undefined value '%{}'", v.name)), Ok)
     }
 
+    fn set(&self, a: &Option<Attr>) -> Option<AffineSet> {
+        match a.as_ref().and_then(|a| self.module.resolve(a)) {
+            Some(Attr::Set(s)) => Some(s.clone()),
+            _ => None,
+        }
+    }
+
+    fn map(&self, a: &Option<Attr>) -> Option<AffineMap> {
+        match a.as_ref().and_then(|a| self.module.resolve(a)) {
+            Some(Attr::Map(m)) => Some(m.clone()),
+            _ => None,
+        }
+    }
+
     fn block(&mut self, ops: &'a [Op]) -> Result<Vec<ROp<'a>>, SimError> {
         let mut out = Vec::with_capacity(ops.len());
         for op in ops {
@@ -220,7 +306,8 @@ impl<'a> Resolver<'a> {
                 .into_iter()
                 .map(|v| self.lookup(v))
                 .collect::<Result<Vec<_>, _>>()?;
-            let body = if let OpKind::For {
+            let mut regions = Vec::new();
+            if let OpKind::For {
                 induction,
                 iter_args,
                 body,
@@ -234,34 +321,175 @@ impl<'a> Resolver<'a> {
                 }
                 let inner = self.block(&body.ops)?;
                 self.scopes.pop();
-                Some((args, inner))
+                regions.push(Region { args, ops: inner });
             } else {
-                // Other region-carrying ops: give their values slots (the first region is
-                // kept; these ops are not executed yet).
-                let mut first = None;
                 for region in op.kind.regions() {
                     self.scopes.push(HashMap::new());
                     let args = region.args.iter().map(|(n, _)| self.new_slot(n)).collect();
                     let inner = self.block(&region.ops)?;
                     self.scopes.pop();
-                    if first.is_none() {
-                        first = Some((args, inner));
-                    }
+                    regions.push(Region { args, ops: inner });
                 }
-                first
-            };
-            let results = op.results.iter().map(|r| self.new_slot(r)).collect();
+            }
+            let results: Vec<usize> = op.results.iter().map(|r| self.new_slot(r)).collect();
+            let (sets, maps, ints, ew) = self.attrs(op, &operands, &results);
+            let id = self.next_id;
+            self.next_id += 1;
             out.push(ROp {
                 op,
+                id,
                 operands,
                 results,
                 frees: Vec::new(),
-                body,
+                regions,
                 line: self.line_index.line(op.span.start),
+                sets,
+                maps,
+                ints,
+                ew,
             });
         }
-        let _ = self.module;
         Ok(out)
+    }
+
+    /// Precomputes what an op needs at run time from its attributes.
+    #[allow(clippy::type_complexity)]
+    fn attrs(
+        &mut self,
+        op: &'a Op,
+        operands: &[usize],
+        results: &[usize],
+    ) -> (
+        Vec<Option<AffineSet>>,
+        Vec<Option<AffineMap>>,
+        Vec<i64>,
+        Option<Ew>,
+    ) {
+        let mut sets = Vec::new();
+        let mut maps = Vec::new();
+        let mut ints = Vec::new();
+        let mut ew = None;
+        match &op.kind {
+            OpKind::ConstructMemoryView { coordinate_set, .. } => {
+                sets.push(self.set(coordinate_set))
+            }
+            OpKind::ConstructAccessTile {
+                access_tile_set,
+                access_tile_order,
+                ..
+            } => {
+                sets.push(self.set(access_tile_set));
+                maps.push(self.map(access_tile_order));
+            }
+            OpKind::ConstructIndirectAccessTile {
+                variables,
+                dims,
+                variables_space_set,
+                variables_space_order,
+                ..
+            } => {
+                sets.push(self.set(variables_space_set));
+                maps.push(self.map(variables_space_order));
+                // Where each subscript dimension comes from: a variable (>= 0) or the k-th
+                // captured operand (-(k + 1)).
+                let mut captured = 0;
+                for d in dims {
+                    if let Some(i) = variables.iter().position(|v| *v == d.name) {
+                        ints.push(i as i64);
+                    } else {
+                        captured += 1;
+                        ints.push(-captured);
+                    }
+                }
+            }
+            OpKind::InterTileProduce {
+                producer_tiles_per_group,
+                ..
+            } => {
+                let producers = self.set(&Some(producer_tiles_per_group.clone()));
+                let groups = match op.result_types.first() {
+                    Some(Type::TileFuture { groups, .. }) => self.set(&Some(groups.clone())),
+                    _ => None,
+                };
+                sets.push(producers.clone());
+                sets.push(groups.clone());
+                if let Some(&r) = results.first() {
+                    self.produced.insert(r, (producers, groups));
+                }
+            }
+            OpKind::InterTileReduce {
+                consumer_tiles_per_group,
+                producer_dependency_per_consumer,
+                future_type,
+                ..
+            }
+            | OpKind::InterTileConsume {
+                consumer_tiles_per_group,
+                producer_dependency_per_consumer,
+                future_type,
+                ..
+            } => {
+                let (producers, mut groups) = operands
+                    .first()
+                    .and_then(|s| self.produced.get(s).cloned())
+                    .unwrap_or((None, None));
+                if groups.is_none() {
+                    if let Type::TileFuture { groups: g, .. } = future_type {
+                        groups = self.set(&Some(g.clone()));
+                    }
+                }
+                sets.push(producers);
+                sets.push(groups);
+                sets.push(self.set(&Some(consumer_tiles_per_group.clone())));
+                sets.push(self.set(producer_dependency_per_consumer));
+            }
+            OpKind::LinalgGeneric {
+                indexing_maps,
+                iterator_types,
+                ..
+            } => {
+                for m in indexing_maps {
+                    maps.push(self.map(&Some(m.clone())));
+                }
+                ints.extend(
+                    iterator_types
+                        .iter()
+                        .map(|t| i64::from(t.contains("reduction"))),
+                );
+            }
+            OpKind::Binary { op: b, .. } => ew = Some(Ew::from_binary(*b)),
+            OpKind::Unary { op: u, .. } => ew = Some(Ew::from_unary(*u)),
+            OpKind::Elementwise { name, .. } | OpKind::LinalgNamed { name, .. } => {
+                ew = Ew::from_name(name)
+            }
+            OpKind::LinalgReduce {
+                shorthand, body, ..
+            } => {
+                let name = shorthand.clone().or_else(|| {
+                    // A region of exactly one combining op over the two block arguments.
+                    let real: Vec<&Op> = body
+                        .ops
+                        .iter()
+                        .filter(|o| !o.kind.is_terminator())
+                        .collect();
+                    match real.as_slice() {
+                        [one] => Some(one.kind.name().to_string()),
+                        _ => None,
+                    }
+                });
+                if let Some(n) = name {
+                    ints.push(match crate::exec_ops::Combiner::from_op(&n) {
+                        Some(crate::exec_ops::Combiner::Add) => 1,
+                        Some(crate::exec_ops::Combiner::Mul) => 2,
+                        Some(crate::exec_ops::Combiner::Max) => 3,
+                        Some(crate::exec_ops::Combiner::Min) => 4,
+                        None => 0,
+                    });
+                }
+            }
+            _ => {}
+        }
+        (sets, maps, ints, ew)
     }
 }
 
@@ -271,8 +499,8 @@ impl<'a> Resolver<'a> {
 fn compute_frees(ops: &mut [ROp<'_>], block_args: &[usize]) {
     fn uses(op: &ROp<'_>, out: &mut Vec<usize>) {
         out.extend(&op.operands);
-        if let Some((_, body)) = &op.body {
-            for inner in body {
+        for r in &op.regions {
+            for inner in &r.ops {
                 uses(inner, out);
             }
         }
@@ -299,35 +527,96 @@ fn compute_frees(ops: &mut [ROp<'_>], block_args: &[usize]) {
     for (op, mut f) in ops.iter_mut().zip(by_op) {
         f.sort_unstable();
         op.frees = f;
-        if let Some((args, body)) = &mut op.body {
-            let args = args.clone();
-            compute_frees(body, &args);
+        for r in &mut op.regions {
+            let args = r.args.clone();
+            compute_frees(&mut r.ops, &args);
         }
     }
 }
 
+/// A progress report: operations executed so far and an estimate of the total (0 when
+/// unknown).
+pub type ProgressFn = Box<dyn FnMut(u64, u64)>;
+
 /// The simulator's state across launches: DRAM, scratchpads and the recorded tasks.
 pub struct Simulator<'m> {
-    machine: &'m Machine,
-    limits: ExecLimits,
-    dram: Vec<DramBuffer>,
+    pub(crate) machine: &'m Machine,
+    pub(crate) limits: ExecLimits,
+    pub(crate) dram: Vec<DramBuffer>,
     next_base: i64,
-    scratchpads: Vec<Vec<f32>>,
-    tasks: Vec<Task>,
+    /// Byte-addressed scratchpad contents per core (grown on demand).
+    pub(crate) scratchpads: Vec<Vec<u8>>,
+    pub(crate) tasks: Vec<Task>,
     /// Tasks every task of the next launch must wait for.
     barrier: Option<TaskId>,
     steps: u64,
     /// Peak live tensor bytes per core over the run.
     pub peak_tensor_bytes: Vec<u64>,
+    returned: Vec<Vec<KernelValue>>,
+    progress: Option<(ProgressFn, u64)>,
 }
 
 /// Per-core execution context.
-struct CoreCtx {
-    core: usize,
-    tile_id: Vec<i64>,
-    live_bytes: u64,
+pub(crate) struct CoreCtx {
+    pub core: usize,
+    pub tile_id: Vec<i64>,
+    pub grid_size: usize,
+    pub live_bytes: u64,
     /// Tasks of this core in this launch without a successor yet (for the barrier).
-    last_tasks: Vec<TaskId>,
+    pub last_tasks: Vec<TaskId>,
+    /// The core's most recent store (loads wait for it).
+    pub last_store: Option<TaskId>,
+    /// Whether work is timed (false while running a collective's combiner).
+    pub record: bool,
+}
+
+/// What a run of a frame stack ended with.
+pub(crate) enum Outcome<'r, 'a> {
+    /// The base block finished with these values.
+    Finished(Vec<RtValue>),
+    /// The core reached a collective and waits there.
+    Suspended(&'r ROp<'a>),
+}
+
+#[derive(Clone, Copy)]
+pub(crate) enum FrameKind<'r, 'a> {
+    Root,
+    For {
+        owner: &'r ROp<'a>,
+        iv: i64,
+        upper: i64,
+        step: i64,
+    },
+    If {
+        owner: &'r ROp<'a>,
+    },
+    Produce {
+        owner: &'r ROp<'a>,
+        group: i64,
+    },
+}
+
+pub(crate) struct Frame<'r, 'a> {
+    pub ops: &'r [ROp<'a>],
+    pub pc: usize,
+    pub kind: FrameKind<'r, 'a>,
+}
+
+#[derive(Clone, Copy)]
+pub(crate) enum CoreState<'r, 'a> {
+    Ready,
+    Waiting(&'r ROp<'a>, u64),
+    Done,
+}
+
+/// One core's execution state within a launch.
+pub(crate) struct CoreRun<'r, 'a> {
+    pub frames: Vec<Frame<'r, 'a>>,
+    pub slots: Vec<Option<RtValue>>,
+    pub ctx: CoreCtx,
+    pub state: CoreState<'r, 'a>,
+    /// Dynamic occurrences of each collective op passed so far.
+    pub occurrences: HashMap<usize, u64>,
 }
 
 impl<'m> Simulator<'m> {
@@ -344,7 +633,15 @@ impl<'m> Simulator<'m> {
             barrier: None,
             steps: 0,
             peak_tensor_bytes: vec![0; cores],
+            returned: Vec::new(),
+            progress: None,
         }
+    }
+
+    /// Calls `f(steps, limit)` every `every` operations (`limit` is the step limit; a
+    /// better estimate of the total is future work).
+    pub fn set_progress(&mut self, f: ProgressFn, every: u64) {
+        self.progress = Some((f, every.max(1)));
     }
 
     /// Places a buffer in DRAM and returns its base address (in elements).
@@ -393,7 +690,13 @@ impl<'m> Simulator<'m> {
         self.steps
     }
 
-    /// Runs `func` of `module` on every tile of its grid with the given `index` arguments.
+    /// What each core's `func.return` gave in the last launch (index = core).
+    pub fn returned(&self) -> &[Vec<KernelValue>] {
+        &self.returned
+    }
+
+    /// Runs `func` of `module` on every tile of its grid with the given integer arguments
+    /// (buffer base addresses and scalars; a float-typed argument takes the integer's value).
     /// `source` is the module's text, for line numbers in the trace.
     pub fn launch(
         &mut self,
@@ -401,6 +704,19 @@ impl<'m> Simulator<'m> {
         source: &LineLookup,
         func: &str,
         args: &[i64],
+    ) -> Result<(), SimError> {
+        let values: Vec<KernelValue> = args.iter().map(|a| KernelValue::Int(*a)).collect();
+        self.launch_values(module, source, func, &values)
+    }
+
+    /// Runs `func` of `module` on every tile of its grid with the given arguments (scalars,
+    /// runtime arguments as [`KernelValue::Int`], tensors). Every tile gets the same values.
+    pub fn launch_values(
+        &mut self,
+        module: &Module,
+        source: &LineLookup,
+        func: &str,
+        args: &[KernelValue],
     ) -> Result<(), SimError> {
         let Some(f) = module.func(func) else {
             return err(format!("no function '@{func}' in the module"));
@@ -424,41 +740,87 @@ impl<'m> Simulator<'m> {
             module,
             scopes: vec![HashMap::new()],
             slots: 0,
+            next_id: 0,
             line_index: source,
+            produced: HashMap::new(),
         };
         let arg_slots: Vec<usize> = f.args.iter().map(|(n, _)| resolver.new_slot(n)).collect();
         let mut body = resolver.block(&f.body.ops)?;
         compute_frees(&mut body, &arg_slots);
         let slot_count = resolver.slots;
-        let mut launch_tails = Vec::new();
+
+        let mut arg_values = Vec::with_capacity(args.len());
+        for (a, (name, t)) in args.iter().zip(&f.args) {
+            arg_values.push(self.arg_value(a, t, name)?);
+        }
+        let mut cores: Vec<CoreRun<'_, '_>> = Vec::with_capacity(tiles);
         for core in 0..tiles {
             // Linear id: dimension 0 varies fastest.
             let mut tile_id = Vec::with_capacity(grid.len());
             let mut rest = core;
             for g in &grid {
-                tile_id.push((rest % g) as i64);
-                rest /= g;
+                tile_id.push((rest % g.max(&1)) as i64);
+                rest /= g.max(&1);
             }
-            let mut ctx = CoreCtx {
-                core,
-                tile_id,
-                live_bytes: 0,
-                last_tasks: Vec::new(),
-            };
             let mut slots: Vec<Option<RtValue>> = vec![None; slot_count];
-            for (s, (a, (_, t))) in arg_slots.iter().zip(args.iter().zip(&f.args)) {
-                slots[*s] = Some(match t {
-                    Type::Scalar(s) if s.is_float() => RtValue::Float(*a as f64),
-                    _ => RtValue::Index(*a),
-                });
+            for (s, v) in arg_slots.iter().zip(&arg_values) {
+                slots[*s] = Some(v.clone());
             }
-            self.run_block(module, &body, &mut slots, &mut ctx)
-                .map_err(|mut e| {
-                    e.core.get_or_insert(core);
-                    e
-                })?;
-            launch_tails.extend(ctx.last_tasks);
+            cores.push(CoreRun {
+                frames: vec![Frame {
+                    ops: &body,
+                    pc: 0,
+                    kind: FrameKind::Root,
+                }],
+                slots,
+                ctx: CoreCtx {
+                    core,
+                    tile_id,
+                    grid_size: tiles,
+                    live_bytes: 0,
+                    last_tasks: Vec::new(),
+                    last_store: None,
+                    record: true,
+                },
+                state: CoreState::Ready,
+                occurrences: HashMap::new(),
+            });
         }
+        self.returned = vec![Vec::new(); tiles];
+        loop {
+            for (c, run) in cores.iter_mut().enumerate() {
+                if !matches!(run.state, CoreState::Ready) {
+                    continue;
+                }
+                let out = self
+                    .run_frames(&mut run.frames, &mut run.slots, &mut run.ctx, true)
+                    .map_err(|mut e| {
+                        e.core.get_or_insert(c);
+                        e
+                    })?;
+                match out {
+                    Outcome::Finished(values) => {
+                        run.state = CoreState::Done;
+                        self.returned[c] = values.iter().map(kernel_value).collect();
+                    }
+                    Outcome::Suspended(rop) => {
+                        let occ = run.occurrences.get(&rop.id).copied().unwrap_or(0);
+                        run.state = CoreState::Waiting(rop, occ);
+                    }
+                }
+            }
+            if cores.iter().all(|c| matches!(c.state, CoreState::Done)) {
+                break;
+            }
+            if !self.fire_collectives(&mut cores)? {
+                return Err(crate::exec_coll::deadlock(&cores));
+            }
+        }
+        let launch_tails: Vec<TaskId> = cores
+            .iter()
+            .flat_map(|c| c.ctx.last_tasks.iter().copied())
+            .filter(|t| *t != NO_TASK)
+            .collect();
         if !launch_tails.is_empty() {
             // A zero-cost barrier: the next launch starts when this one has finished.
             let id = self.push_task(Task {
@@ -474,7 +836,41 @@ impl<'m> Simulator<'m> {
         Ok(())
     }
 
-    fn push_task(&mut self, mut task: Task) -> Result<TaskId, SimError> {
+    fn arg_value(&self, a: &KernelValue, t: &Type, name: &str) -> Result<RtValue, SimError> {
+        Ok(match (a, t) {
+            (KernelValue::Int(i), Type::Scalar(s)) if s.is_float() => {
+                RtValue::Float(round_to(*s, *i as f32) as f64)
+            }
+            (KernelValue::Int(i), _) => RtValue::Index(*i),
+            (KernelValue::Float(x), Type::Scalar(s)) if !s.is_float() => RtValue::Index(*x as i64),
+            (KernelValue::Float(x), _) => RtValue::Float(*x),
+            (KernelValue::Tensor { shape, data }, Type::Tensor { elem, shape: ts }) => {
+                let n: usize = shape.iter().product();
+                let fits = ts.len() == shape.len()
+                    && ts.iter().zip(shape).all(|(d, s)| match d {
+                        Dim::Static(x) => x == s,
+                        Dim::Dynamic => true,
+                    });
+                if n != data.len() || !fits || n > self.limits.max_tensor_elements {
+                    return err(format!(
+                        "argument '%{name}' is a tensor of shape {shape:?} with {} elements, which does not fit its type",
+                        data.len()
+                    ));
+                }
+                RtValue::Tensor(Rc::new(TensorVal {
+                    shape: shape.clone(),
+                    elem: *elem,
+                    data: data.iter().map(|x| round_to(*elem, *x)).collect(),
+                    ready: None,
+                }))
+            }
+            (KernelValue::Tensor { .. }, _) => {
+                return err(format!("argument '%{name}' is not a tensor"))
+            }
+        })
+    }
+
+    pub(crate) fn push_task(&mut self, mut task: Task) -> Result<TaskId, SimError> {
         if self.tasks.len() >= self.limits.max_tasks {
             return err(format!(
                 "the run recorded more than {} timing tasks; raise the limit or shrink the problem",
@@ -486,13 +882,15 @@ impl<'m> Simulator<'m> {
                 task.deps.push(b);
             }
         }
+        let n = self.tasks.len();
+        task.deps.retain(|d| *d < n);
         task.deps.sort_unstable();
         task.deps.dedup();
         self.tasks.push(task);
-        Ok(self.tasks.len() - 1)
+        Ok(n)
     }
 
-    fn record(
+    pub(crate) fn record(
         &mut self,
         ctx: &mut CoreCtx,
         unit: Unit,
@@ -500,6 +898,9 @@ impl<'m> Simulator<'m> {
         deps: Vec<TaskId>,
         rop: &ROp<'_>,
     ) -> Result<TaskId, SimError> {
+        if !ctx.record {
+            return Ok(NO_TASK);
+        }
         let id = self.push_task(Task {
             core: ctx.core,
             unit,
@@ -513,45 +914,320 @@ impl<'m> Simulator<'m> {
         Ok(id)
     }
 
-    fn run_block(
+    /// A zero-cost task joining several; `None` when there is nothing to join.
+    pub(crate) fn join(
         &mut self,
-        module: &Module,
-        ops: &[ROp<'_>],
+        ctx: &mut CoreCtx,
+        deps: Vec<TaskId>,
+        rop: &ROp<'_>,
+    ) -> Result<Option<TaskId>, SimError> {
+        let deps: Vec<TaskId> = deps.into_iter().filter(|d| *d != NO_TASK).collect();
+        match deps.len() {
+            0 => Ok(None),
+            1 => Ok(Some(deps[0])),
+            _ => Ok(Some(self.record(
+                ctx,
+                Unit::Sfp,
+                Work::Compute { cycles: 0 },
+                deps,
+                rop,
+            )?)),
+        }
+    }
+
+    fn count_step(&mut self, rop: &ROp<'_>) -> Result<(), SimError> {
+        self.steps += 1;
+        if self.steps > self.limits.max_steps {
+            return Err(self.at(rop, format!(
+                "the run executed more than {} operations; stopping (raise the step limit if this is expected)",
+                self.limits.max_steps
+            )));
+        }
+        if let Some((f, every)) = &mut self.progress {
+            if self.steps.is_multiple_of(*every) {
+                f(self.steps, self.limits.max_steps);
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs a frame stack until its base block finishes or (when `can_suspend`) a collective
+    /// is reached.
+    pub(crate) fn run_frames<'r, 'a>(
+        &mut self,
+        frames: &mut Vec<Frame<'r, 'a>>,
         slots: &mut [Option<RtValue>],
         ctx: &mut CoreCtx,
-    ) -> Result<Option<Vec<RtValue>>, SimError> {
-        for rop in ops {
-            self.steps += 1;
-            if self.steps > self.limits.max_steps {
-                return Err(self.at(rop, format!(
-                    "the run executed more than {} operations; stopping (raise the step limit if this is expected)",
-                    self.limits.max_steps
-                )));
-            }
-            let outcome = self.exec(module, rop, slots, ctx).map_err(|mut e| {
-                if e.op.is_none() {
-                    e.op = Some((rop.op.kind.name().to_string(), rop.line));
+        can_suspend: bool,
+    ) -> Result<Outcome<'r, 'a>, SimError> {
+        loop {
+            let Some(top) = frames.last() else {
+                return Ok(Outcome::Finished(Vec::new()));
+            };
+            let ops: &'r [ROp<'a>] = top.ops;
+            let Some(rop) = ops.get(top.pc) else {
+                if let Some(o) = self.end_block(frames, slots, ctx, Vec::new())? {
+                    return Ok(o);
                 }
-                e
-            })?;
-            if let Some(yielded) = outcome {
-                return Ok(Some(yielded));
+                continue;
+            };
+            self.count_step(rop)?;
+            let r = self.step(frames, rop, slots, ctx, can_suspend);
+            match r {
+                Ok(Some(o)) => return Ok(o),
+                Ok(None) => {}
+                Err(mut e) => {
+                    if e.op.is_none() {
+                        e.op = Some((rop.op.kind.name().to_string(), rop.line));
+                    }
+                    return Err(e);
+                }
             }
-            for &s in &rop.frees {
-                if let Some(Some(RtValue::Tensor(t))) = slots.get(s) {
-                    if Rc::strong_count(t) == 1 {
-                        ctx.live_bytes = ctx.live_bytes.saturating_sub(tensor_bytes(t));
+        }
+    }
+
+    fn step<'r, 'a>(
+        &mut self,
+        frames: &mut Vec<Frame<'r, 'a>>,
+        rop: &'r ROp<'a>,
+        slots: &mut [Option<RtValue>],
+        ctx: &mut CoreCtx,
+        can_suspend: bool,
+    ) -> Result<Option<Outcome<'r, 'a>>, SimError> {
+        match &rop.op.kind {
+            k if k.is_terminator() => {
+                let vals = (0..rop.operands.len())
+                    .map(|i| self.get(slots, rop, i).cloned())
+                    .collect::<Result<Vec<_>, _>>()?;
+                self.release(rop, slots, ctx);
+                self.end_block(frames, slots, ctx, vals)
+            }
+            OpKind::For { iter_args, .. } => {
+                let lower = self.index(slots, rop, 0)?;
+                let upper = self.index(slots, rop, 1)?;
+                let step = self.index(slots, rop, 2)?;
+                if step <= 0 {
+                    return Err(self.at(rop, format!("loop step must be positive, found {step}")));
+                }
+                let init: Vec<RtValue> = (0..iter_args.len())
+                    .map(|i| self.get(slots, rop, 3 + i).cloned())
+                    .collect::<Result<_, _>>()?;
+                let Some(region) = rop.regions.first() else {
+                    return Err(self.at(rop, "loop body was not resolved".into()));
+                };
+                if lower < upper {
+                    set_slot(slots, region.args.first(), RtValue::Index(lower));
+                    for (s, v) in region.args.iter().skip(1).zip(init) {
+                        set_slot(slots, Some(s), v);
+                    }
+                    frames.push(Frame {
+                        ops: &region.ops,
+                        pc: 0,
+                        kind: FrameKind::For {
+                            owner: rop,
+                            iv: lower,
+                            upper,
+                            step,
+                        },
+                    });
+                } else {
+                    for (k, v) in init.into_iter().enumerate() {
+                        self.set(slots, rop, k, v);
+                    }
+                    self.finish(frames, rop, slots, ctx);
+                }
+                Ok(None)
+            }
+            OpKind::If { .. } => {
+                let cond = match self.get(slots, rop, 0)? {
+                    RtValue::Index(v) => *v != 0,
+                    RtValue::Float(v) => *v != 0.0,
+                    _ => return Err(self.at(rop, "condition is not a scalar i1".into())),
+                };
+                let region = if cond {
+                    rop.regions.first()
+                } else {
+                    rop.regions.get(1)
+                };
+                match region {
+                    Some(r) => frames.push(Frame {
+                        ops: &r.ops,
+                        pc: 0,
+                        kind: FrameKind::If { owner: rop },
+                    }),
+                    None => {
+                        if !rop.results.is_empty() {
+                            return Err(
+                                self.at(rop, "an scf.if with results needs an else region".into())
+                            );
+                        }
+                        self.finish(frames, rop, slots, ctx);
                     }
                 }
-                if let Some(slot) = slots.get_mut(s) {
-                    *slot = None;
+                Ok(None)
+            }
+            OpKind::InterTileProduce { .. } => {
+                match self.producer_group(rop, ctx)? {
+                    Some(g) => {
+                        let Some(region) = rop.regions.first() else {
+                            return Err(self.at(rop, "producer region was not resolved".into()));
+                        };
+                        set_slot(slots, region.args.first(), RtValue::Index(g));
+                        frames.push(Frame {
+                            ops: &region.ops,
+                            pc: 0,
+                            kind: FrameKind::Produce {
+                                owner: rop,
+                                group: g,
+                            },
+                        });
+                    }
+                    None => {
+                        let fut = FutureVal {
+                            group: None,
+                            values: Vec::new(),
+                        };
+                        self.set(slots, rop, 0, RtValue::Future(Rc::new(fut)));
+                        self.finish(frames, rop, slots, ctx);
+                    }
                 }
+                Ok(None)
+            }
+            OpKind::InterTileReduce { .. } | OpKind::InterTileConsume { .. } => {
+                if can_suspend {
+                    Ok(Some(Outcome::Suspended(rop)))
+                } else {
+                    Err(self.at(
+                        rop,
+                        "a collective inside a linalg region or combiner cannot be executed".into(),
+                    ))
+                }
+            }
+            _ => {
+                self.exec(rop, slots, ctx)?;
+                self.finish(frames, rop, slots, ctx);
+                Ok(None)
+            }
+        }
+    }
+
+    /// Ends the innermost block with the values its terminator yields.
+    fn end_block<'r, 'a>(
+        &mut self,
+        frames: &mut Vec<Frame<'r, 'a>>,
+        slots: &mut [Option<RtValue>],
+        ctx: &mut CoreCtx,
+        vals: Vec<RtValue>,
+    ) -> Result<Option<Outcome<'r, 'a>>, SimError> {
+        let Some(top) = frames.last_mut() else {
+            return Ok(Some(Outcome::Finished(vals)));
+        };
+        match top.kind {
+            FrameKind::Root => {
+                frames.pop();
+                return Ok(Some(Outcome::Finished(vals)));
+            }
+            FrameKind::For {
+                owner,
+                iv,
+                upper,
+                step,
+            } => match iv.checked_add(step) {
+                Some(next) if next < upper => {
+                    top.kind = FrameKind::For {
+                        owner,
+                        iv: next,
+                        upper,
+                        step,
+                    };
+                    top.pc = 0;
+                    if let Some(region) = owner.regions.first() {
+                        set_slot(slots, region.args.first(), RtValue::Index(next));
+                        for (s, v) in region.args.iter().skip(1).zip(vals) {
+                            set_slot(slots, Some(s), v);
+                        }
+                    }
+                }
+                _ => {
+                    frames.pop();
+                    for (k, v) in vals.into_iter().enumerate() {
+                        self.set(slots, owner, k, v);
+                    }
+                    self.finish(frames, owner, slots, ctx);
+                }
+            },
+            FrameKind::If { owner } => {
+                frames.pop();
+                for (k, v) in vals.into_iter().enumerate() {
+                    self.set(slots, owner, k, v);
+                }
+                self.finish(frames, owner, slots, ctx);
+            }
+            FrameKind::Produce { owner, group } => {
+                frames.pop();
+                let fut = FutureVal {
+                    group: Some(group),
+                    values: vals,
+                };
+                self.set(slots, owner, 0, RtValue::Future(Rc::new(fut)));
+                self.finish(frames, owner, slots, ctx);
             }
         }
         Ok(None)
     }
 
-    fn at(&self, rop: &ROp<'_>, message: String) -> SimError {
+    /// Completes an op: frees the slots it used last and moves past it.
+    pub(crate) fn finish(
+        &self,
+        frames: &mut [Frame<'_, '_>],
+        rop: &ROp<'_>,
+        slots: &mut [Option<RtValue>],
+        ctx: &mut CoreCtx,
+    ) {
+        self.release(rop, slots, ctx);
+        if let Some(top) = frames.last_mut() {
+            top.pc += 1;
+        }
+    }
+
+    /// Frees the slots whose last use is `rop`.
+    fn release(&self, rop: &ROp<'_>, slots: &mut [Option<RtValue>], ctx: &mut CoreCtx) {
+        for &s in &rop.frees {
+            if let Some(Some(RtValue::Tensor(t))) = slots.get(s) {
+                if Rc::strong_count(t) == 1 {
+                    ctx.live_bytes = ctx.live_bytes.saturating_sub(tensor_bytes(t));
+                }
+            }
+            if let Some(slot) = slots.get_mut(s) {
+                *slot = None;
+            }
+        }
+    }
+
+    /// Runs a region to completion (no suspension) with the given block arguments and
+    /// returns what its terminator yields.
+    pub(crate) fn run_region(
+        &mut self,
+        region: &Region<'_>,
+        args: Vec<RtValue>,
+        slots: &mut [Option<RtValue>],
+        ctx: &mut CoreCtx,
+    ) -> Result<Vec<RtValue>, SimError> {
+        for (s, v) in region.args.iter().zip(args) {
+            set_slot(slots, Some(s), v);
+        }
+        let mut frames = vec![Frame {
+            ops: &region.ops,
+            pc: 0,
+            kind: FrameKind::Root,
+        }];
+        match self.run_frames(&mut frames, slots, ctx, false)? {
+            Outcome::Finished(v) => Ok(v),
+            Outcome::Suspended(rop) => Err(self.at(rop, "cannot suspend inside a region".into())),
+        }
+    }
+
+    pub(crate) fn at(&self, rop: &ROp<'_>, message: String) -> SimError {
         SimError {
             message,
             core: None,
@@ -559,7 +1235,7 @@ impl<'m> Simulator<'m> {
         }
     }
 
-    fn get<'s>(
+    pub(crate) fn get<'s>(
         &self,
         slots: &'s [Option<RtValue>],
         rop: &ROp<'_>,
@@ -577,14 +1253,19 @@ impl<'m> Simulator<'m> {
             })
     }
 
-    fn index(&self, slots: &[Option<RtValue>], rop: &ROp<'_>, i: usize) -> Result<i64, SimError> {
+    pub(crate) fn index(
+        &self,
+        slots: &[Option<RtValue>],
+        rop: &ROp<'_>,
+        i: usize,
+    ) -> Result<i64, SimError> {
         match self.get(slots, rop, i)? {
             RtValue::Index(v) => Ok(*v),
-            _ => Err(self.at(rop, format!("operand {i} is not an index value"))),
+            _ => Err(self.at(rop, format!("operand {i} is not an integer value"))),
         }
     }
 
-    fn tensor(
+    pub(crate) fn tensor(
         &self,
         slots: &[Option<RtValue>],
         rop: &ROp<'_>,
@@ -596,7 +1277,7 @@ impl<'m> Simulator<'m> {
         }
     }
 
-    fn new_tensor(
+    pub(crate) fn new_tensor(
         &mut self,
         ctx: &mut CoreCtx,
         rop: &ROp<'_>,
@@ -609,30 +1290,32 @@ impl<'m> Simulator<'m> {
             shape,
             elem,
             data,
-            ready,
+            ready: ready.filter(|r| *r != NO_TASK),
         };
-        ctx.live_bytes += tensor_bytes(&t);
-        let cap = self.machine.scratchpad_capacity_bytes();
-        if ctx.live_bytes > cap {
-            return Err(self.at(
-                rop,
-                format!(
-                    "scratchpad overflow on core {}: live tensors need {} bytes after this {} of {} bytes, but the plannable capacity is {} bytes",
-                    ctx.core,
-                    ctx.live_bytes,
-                    rop.op.kind.name(),
-                    tensor_bytes(&t),
-                    cap
-                ),
-            ));
-        }
-        if let Some(peak) = self.peak_tensor_bytes.get_mut(ctx.core) {
-            *peak = (*peak).max(ctx.live_bytes);
+        if ctx.record {
+            ctx.live_bytes += tensor_bytes(&t);
+            let cap = self.machine.scratchpad_capacity_bytes();
+            if ctx.live_bytes > cap {
+                return Err(self.at(
+                    rop,
+                    format!(
+                        "scratchpad overflow on core {}: live tensors need {} bytes after this {} of {} bytes, but the plannable capacity is {} bytes",
+                        ctx.core,
+                        ctx.live_bytes,
+                        rop.op.kind.name(),
+                        tensor_bytes(&t),
+                        cap
+                    ),
+                ));
+            }
+            if let Some(peak) = self.peak_tensor_bytes.get_mut(ctx.core) {
+                *peak = (*peak).max(ctx.live_bytes);
+            }
         }
         Ok(RtValue::Tensor(Rc::new(t)))
     }
 
-    fn check_size(&self, rop: &ROp<'_>, shape: &[usize]) -> Result<usize, SimError> {
+    pub(crate) fn check_size(&self, rop: &ROp<'_>, shape: &[usize]) -> Result<usize, SimError> {
         let n = shape
             .iter()
             .try_fold(1usize, |a, &d| a.checked_mul(d))
@@ -648,53 +1331,112 @@ impl<'m> Simulator<'m> {
         })
     }
 
-    fn result_shape(&self, rop: &ROp<'_>) -> Result<(Vec<usize>, ScalarType), SimError> {
+    /// The static shape and element type of result `i`.
+    pub(crate) fn result_shape_of(
+        &self,
+        rop: &ROp<'_>,
+        i: usize,
+    ) -> Result<(Vec<usize>, ScalarType), SimError> {
         let t = rop
             .op
             .result_types
-            .first()
+            .get(i)
             .ok_or_else(|| self.at(rop, "has no result type".into()))?;
         let shape = t
             .static_shape()
-            .ok_or_else(|| self.at(rop, "dynamic tensor shapes are not executed yet".into()))?;
+            .ok_or_else(|| self.at(rop, "the result shape is dynamic here".into()))?;
         let elem = t.elem().unwrap_or(ScalarType::F32);
         self.check_size(rop, &shape)?;
         Ok((shape, elem))
     }
 
-    fn set(&self, slots: &mut [Option<RtValue>], rop: &ROp<'_>, i: usize, v: RtValue) {
-        if let Some(s) = rop.results.get(i).and_then(|s| slots.get_mut(*s)) {
-            *s = Some(v);
-        }
+    pub(crate) fn result_shape(&self, rop: &ROp<'_>) -> Result<(Vec<usize>, ScalarType), SimError> {
+        self.result_shape_of(rop, 0)
     }
 
-    fn resolve_set(
+    /// The result shape with `?` dimensions taken, in order, from the index operands
+    /// starting at `first`.
+    pub(crate) fn dynamic_result_shape(
         &self,
-        module: &Module,
+        slots: &[Option<RtValue>],
         rop: &ROp<'_>,
-        a: &Option<Attr>,
-        what: &str,
-    ) -> Result<AffineSet, SimError> {
-        match a.as_ref().and_then(|a| module.resolve(a)) {
-            Some(Attr::Set(s)) => Ok(s.clone()),
-            _ => Err(self.at(rop, format!("'{what}' is missing or not an affine_set"))),
+        first: usize,
+    ) -> Result<(Vec<usize>, ScalarType), SimError> {
+        let t = rop
+            .op
+            .result_types
+            .first()
+            .ok_or_else(|| self.at(rop, "has no result type".into()))?;
+        let mut next = first;
+        let mut shape = Vec::new();
+        for d in t.shape() {
+            shape.push(match d {
+                Dim::Static(n) => *n,
+                Dim::Dynamic => {
+                    let v = self.index(slots, rop, next)?;
+                    next += 1;
+                    usize::try_from(v)
+                        .map_err(|_| self.at(rop, format!("negative dynamic size {v}")))?
+                }
+            });
         }
+        self.check_size(rop, &shape)?;
+        Ok((shape, t.elem().unwrap_or(ScalarType::F32)))
+    }
+
+    pub(crate) fn set(&self, slots: &mut [Option<RtValue>], rop: &ROp<'_>, i: usize, v: RtValue) {
+        set_slot(slots, rop.results.get(i), v);
+    }
+
+    /// Records an SFP task over the ready times of `inputs`.
+    pub(crate) fn sfp(
+        &mut self,
+        ctx: &mut CoreCtx,
+        rop: &ROp<'_>,
+        elements: usize,
+        transcendental: bool,
+        inputs: &[&TensorVal],
+    ) -> Result<TaskId, SimError> {
+        let cycles = self.machine.sfp_cycles(elements as u64, transcendental);
+        let deps = inputs.iter().filter_map(|t| t.ready).collect();
+        self.record(ctx, Unit::Sfp, Work::Compute { cycles }, deps, rop)
     }
 
     fn exec(
         &mut self,
-        module: &Module,
         rop: &ROp<'_>,
         slots: &mut [Option<RtValue>],
         ctx: &mut CoreCtx,
-    ) -> Result<Option<Vec<RtValue>>, SimError> {
+    ) -> Result<(), SimError> {
         match &rop.op.kind {
-            OpKind::Return { .. } => {}
             OpKind::Constant { value } => {
                 let t = rop.op.result_types.first();
                 let v = match (value, t) {
-                    (Literal::Int(i), Some(Type::Scalar(s))) if !s.is_float() => RtValue::Index(*i),
-                    (Literal::Int(i), _) => RtValue::Float(*i as f64),
+                    (Literal::Int(i), Some(Type::Scalar(s))) if !s.is_float() => {
+                        RtValue::Index(exec_ew::wrap(*i, exec_ew::int_bits(*s)))
+                    }
+                    (Literal::Int(i), Some(Type::Scalar(s))) => {
+                        RtValue::Float(round_to(*s, *i as f32) as f64)
+                    }
+                    (Literal::Float(f), Some(Type::Scalar(s))) if !s.is_float() => {
+                        RtValue::Index(*f as i64)
+                    }
+                    (Literal::Float(f), Some(Type::Scalar(s))) if *s != ScalarType::F64 => {
+                        RtValue::Float(round_to(*s, *f as f32) as f64)
+                    }
+                    (Literal::Int(i), Some(Type::Tensor { .. })) => {
+                        let (shape, elem) = self.result_shape(rop)?;
+                        let n = shape.iter().product();
+                        self.new_tensor(
+                            ctx,
+                            rop,
+                            shape,
+                            elem,
+                            vec![round_to(elem, *i as f32); n],
+                            None,
+                        )?
+                    }
+                    (Literal::Int(i), _) => RtValue::Index(*i),
                     (Literal::Float(f), _) => RtValue::Float(*f),
                     (Literal::DenseSplat(f), _) => {
                         let (shape, elem) = self.result_shape(rop)?;
@@ -710,6 +1452,15 @@ impl<'m> Simulator<'m> {
                     }
                     (Literal::Dense(v), _) => {
                         let (shape, elem) = self.result_shape(rop)?;
+                        if v.len() != shape.iter().product::<usize>() {
+                            return Err(self.at(
+                                rop,
+                                format!(
+                                    "dense constant has {} values for shape {shape:?}",
+                                    v.len()
+                                ),
+                            ));
+                        }
                         let data = v.iter().map(|x| round_to(elem, *x as f32)).collect();
                         self.new_tensor(ctx, rop, shape, elem, data, None)?
                     }
@@ -722,728 +1473,118 @@ impl<'m> Simulator<'m> {
                     self.set(slots, rop, i, RtValue::Index(v));
                 }
             }
-            OpKind::Binary { op, .. } => {
-                let a = self.get(slots, rop, 0)?.clone();
-                let b = self.get(slots, rop, 1)?.clone();
-                let v = match (a, b) {
-                    (RtValue::Index(x), RtValue::Index(y)) => {
-                        RtValue::Index(int_binary(*op, x, y).ok_or_else(|| {
-                            self.at(
-                                rop,
-                                format!(
-                                    "integer {} of {x} and {y} overflows or divides by zero",
-                                    op.name()
-                                ),
-                            )
-                        })?)
-                    }
-                    (RtValue::Float(x), RtValue::Float(y)) => {
-                        RtValue::Float(float_binary(*op, x as f32, y as f32) as f64)
-                    }
-                    (RtValue::Tensor(x), RtValue::Tensor(y)) => {
-                        if x.shape != y.shape {
-                            return Err(self.at(
-                                rop,
-                                format!("operand shapes {:?} and {:?} differ", x.shape, y.shape),
-                            ));
-                        }
-                        let elem = x.elem;
-                        let data: Vec<f32> = x
-                            .data
-                            .iter()
-                            .zip(&y.data)
-                            .map(|(a, b)| round_to(elem, float_binary(*op, *a, *b)))
-                            .collect();
-                        let cycles = self.machine.sfp_cycles(data.len() as u64, false);
-                        let deps = x.ready.into_iter().chain(y.ready).collect();
-                        let task =
-                            self.record(ctx, Unit::Sfp, Work::Compute { cycles }, deps, rop)?;
-                        self.new_tensor(ctx, rop, x.shape.clone(), elem, data, Some(task))?
-                    }
-                    _ => return Err(self.at(rop, "operands are of different kinds".into())),
-                };
-                self.set(slots, rop, 0, v);
-            }
-            OpKind::Unary { op, .. } => {
-                let v = match self.get(slots, rop, 0)?.clone() {
-                    RtValue::Float(x) => RtValue::Float(unary(*op, x as f32) as f64),
-                    RtValue::Tensor(x) => {
-                        let data: Vec<f32> = x
-                            .data
-                            .iter()
-                            .map(|a| round_to(x.elem, unary(*op, *a)))
-                            .collect();
-                        let cycles = self
-                            .machine
-                            .sfp_cycles(data.len() as u64, op.is_transcendental());
-                        let task = self.record(
-                            ctx,
-                            Unit::Sfp,
-                            Work::Compute { cycles },
-                            x.ready.into_iter().collect(),
-                            rop,
-                        )?;
-                        self.new_tensor(ctx, rop, x.shape.clone(), x.elem, data, Some(task))?
-                    }
-                    _ => return Err(self.at(rop, "operand is not a float value".into())),
-                };
-                self.set(slots, rop, 0, v);
-            }
-            OpKind::ConstructMemoryView {
-                sizes,
-                strides,
-                coordinate_set,
-                memory_space,
-                ..
-            } => {
-                let base = self.index(slots, rop, 0)?;
-                let mut next = 1;
-                let mut dynamic = Vec::new();
-                let mut take = |s: &SizeOperand, this: &Self| -> Result<i64, SimError> {
-                    match s {
-                        SizeOperand::Static(v) => Ok(*v),
-                        SizeOperand::Dynamic(_) => {
-                            let v = this.index(slots, rop, next)?;
-                            next += 1;
-                            Ok(v)
-                        }
-                    }
-                };
-                let mut size_values = Vec::new();
-                for s in sizes {
-                    let v = take(s, self)?;
-                    if matches!(s, SizeOperand::Dynamic(_)) {
-                        dynamic.push(v);
-                    }
-                    size_values.push(v);
-                }
-                let stride_values = strides
-                    .iter()
-                    .map(|s| take(s, self))
-                    .collect::<Result<Vec<_>, _>>()?;
-                let set = self.resolve_set(module, rop, coordinate_set, "coordinate_set")?;
-                let elem = rop
-                    .op
-                    .result_types
-                    .first()
-                    .and_then(Type::elem)
-                    .unwrap_or(ScalarType::F32);
-                let view = ViewVal {
-                    base,
-                    sizes: size_values,
-                    strides: stride_values,
-                    elem,
-                    space: memory_space.clone().unwrap_or(MemorySpace::Global),
-                    syms: if set.syms == dynamic.len() {
-                        dynamic
-                    } else {
-                        vec![0; set.syms]
-                    },
-                    set,
-                };
-                self.set(slots, rop, 0, RtValue::View(Rc::new(view)));
-            }
-            OpKind::ConstructAccessTile {
-                subscripts,
-                operands,
-                access_tile_set,
-                symbols,
-                ..
-            } => {
-                let view = match self.get(slots, rop, 0)? {
-                    RtValue::View(v) => v.clone(),
-                    _ => return Err(self.at(rop, "operand 0 is not a memory view".into())),
-                };
-                let mut vals = Vec::with_capacity(operands.len());
-                for i in 0..operands.len() {
-                    vals.push(self.index(slots, rop, 1 + i)?);
-                }
-                let mut syms = Vec::with_capacity(symbols.len());
-                for i in 0..symbols.len() {
-                    syms.push(self.index(slots, rop, 1 + operands.len() + i)?);
-                }
-                let origin = subscripts
-                    .iter()
-                    .map(|e| {
-                        e.eval(&vals, &[]).ok_or_else(|| {
-                            self.at(rop, "subscript overflows or divides by zero".into())
-                        })
-                    })
-                    .collect::<Result<Vec<_>, _>>()?;
-                let set = self.resolve_set(module, rop, access_tile_set, "access_tile_set")?;
-                let shape = match rop.op.result_types.first().and_then(Type::static_shape) {
-                    Some(s) => s,
-                    None => set
-                        .box_bounds(&syms)
-                        .map(|b| {
-                            b.iter()
-                                .map(|(lo, hi)| (hi - lo + 1).max(0) as usize)
-                                .collect()
-                        })
-                        .ok_or_else(|| {
-                            self.at(
-                                rop,
-                                "cannot size a dynamic access tile whose set is not a box".into(),
-                            )
-                        })?,
-                };
-                self.check_size(rop, &shape)?;
-                let tile = TileVal {
-                    view,
-                    origin,
-                    shape,
-                    set,
-                    syms,
-                };
-                self.set(slots, rop, 0, RtValue::Tile(Rc::new(tile)));
-            }
-            OpKind::Load { .. } => {
-                let tile = match self.get(slots, rop, 0)? {
-                    RtValue::Tile(t) => t.clone(),
-                    _ => return Err(self.at(rop, "operand is not an access tile".into())),
-                };
-                let (shape, elem) = self.result_shape(rop)?;
-                if shape != tile.shape {
-                    return Err(self.at(
+            OpKind::Binary { .. } | OpKind::Unary { .. } | OpKind::Elementwise { .. } => {
+                let ew = rop.ew.ok_or_else(|| {
+                    self.at(
                         rop,
-                        format!(
-                            "tensor shape {shape:?} differs from the tile's {:?}",
-                            tile.shape
-                        ),
-                    ));
-                }
-                if elem != tile.view.elem {
-                    return Err(self.at(
-                        rop,
-                        format!(
-                            "loads {} from a view of {}",
-                            elem.name(),
-                            tile.view.elem.name()
-                        ),
-                    ));
-                }
-                let mut data = vec![0.0f32; shape.iter().product()];
-                let mut moved = 0u64;
-                for_each_point(&tile.shape, |flat, p| {
-                    if !tile.set.contains(p, &tile.syms) {
-                        return Ok(());
-                    }
-                    let v = self.read(rop, ctx, &tile, p)?;
-                    data[flat] = v;
-                    moved += 1;
-                    Ok(())
+                        format!("unknown elementwise op '{}'", rop.op.kind.name()),
+                    )
                 })?;
-                let bytes = moved * elem.size_bytes() as u64;
-                let (src, dram) = self.source_stop(ctx, &tile.view);
-                let work = Work::Transfer {
-                    src_stop: src,
-                    dst_stop: self.machine.core_stop(ctx.core),
-                    bytes,
-                    dram,
-                };
-                let task = self.record(ctx, Unit::Dma, work, Vec::new(), rop)?;
-                let v = self.new_tensor(ctx, rop, shape, elem, data, Some(task))?;
+                let n = rop.operands.len();
+                let v = self.elementwise(rop, slots, ctx, ew, 0..n)?;
                 self.set(slots, rop, 0, v);
             }
-            OpKind::Store { .. } => {
-                let value = self.tensor(slots, rop, 0)?;
-                let tile = match self.get(slots, rop, 1)? {
-                    RtValue::Tile(t) => t.clone(),
-                    _ => return Err(self.at(rop, "operand 1 is not an access tile".into())),
-                };
-                if value.shape != tile.shape {
-                    return Err(self.at(
-                        rop,
-                        format!(
-                            "tensor shape {:?} differs from the tile's {:?}",
-                            value.shape, tile.shape
-                        ),
-                    ));
-                }
-                let mut moved = 0u64;
-                for_each_point(&tile.shape, |flat, p| {
-                    if !tile.set.contains(p, &tile.syms) {
-                        return Ok(());
-                    }
-                    let x = value.data.get(flat).copied().unwrap_or(0.0);
-                    self.write(rop, ctx, &tile, p, x)?;
-                    moved += 1;
-                    Ok(())
-                })?;
-                let bytes = moved * tile.view.elem.size_bytes() as u64;
-                let (dst, dram) = self.source_stop(ctx, &tile.view);
-                let dram = if dram == DramAccess::Read {
-                    DramAccess::Write
-                } else {
-                    dram
-                };
-                let work = Work::Transfer {
-                    src_stop: self.machine.core_stop(ctx.core),
-                    dst_stop: dst,
-                    bytes,
-                    dram,
-                };
-                self.record(ctx, Unit::Dma, work, value.ready.into_iter().collect(), rop)?;
-            }
-            OpKind::TensorEmpty { .. } => {
-                let (shape, elem) = self.result_shape(rop)?;
-                let n = shape.iter().product();
-                let v = self.new_tensor(ctx, rop, shape, elem, vec![0.0; n], None)?;
+            OpKind::Compare { predicate, .. } => {
+                let v = self.compare(rop, slots, ctx, predicate)?;
                 self.set(slots, rop, 0, v);
             }
-            OpKind::Fill { .. } => {
-                let x = match self.get(slots, rop, 0)? {
-                    RtValue::Float(f) => *f as f32,
-                    RtValue::Index(i) => *i as f32,
-                    _ => return Err(self.at(rop, "fill value must be a scalar".into())),
-                };
-                let init = self.tensor(slots, rop, 1)?;
-                let data = vec![round_to(init.elem, x); init.data.len()];
-                let cycles = self.machine.sfp_cycles(data.len() as u64, false);
-                let task = self.record(
-                    ctx,
-                    Unit::Sfp,
-                    Work::Compute { cycles },
-                    init.ready.into_iter().collect(),
-                    rop,
-                )?;
-                let v =
-                    self.new_tensor(ctx, rop, init.shape.clone(), init.elem, data, Some(task))?;
+            OpKind::Select { .. } => {
+                let v = self.select(rop, slots, ctx)?;
                 self.set(slots, rop, 0, v);
             }
-            OpKind::Matmul { .. } => {
-                let a = self.tensor(slots, rop, 0)?;
-                let b = self.tensor(slots, rop, 1)?;
-                let c = self.tensor(slots, rop, 2)?;
-                let (m, k, n) = match (a.shape.as_slice(), b.shape.as_slice(), c.shape.as_slice()) {
-                    ([m, k], [k2, n], [m2, n2]) if k == k2 && m == m2 && n == n2 => (*m, *k, *n),
-                    _ => {
+            OpKind::Cast {
+                name, source_type, ..
+            } => {
+                let v = self.cast(rop, slots, ctx, name, source_type)?;
+                self.set(slots, rop, 0, v);
+            }
+            OpKind::ConstructMemoryView { .. } => self.construct_view(rop, slots)?,
+            OpKind::ConstructDistributedMemoryView { .. } => {
+                self.construct_distributed_view(rop, slots)?
+            }
+            OpKind::ConstructAccessTile { .. } => self.construct_tile(rop, slots)?,
+            OpKind::ConstructIndirectAccessTile { .. } => {
+                self.construct_indirect_tile(rop, slots, ctx)?
+            }
+            OpKind::Load { .. } => self.load(rop, slots, ctx)?,
+            OpKind::Store { .. } => self.store(rop, slots, ctx)?,
+            OpKind::RuntimeArgExtract {
+                field, input_type, ..
+            } => {
+                let v = match (field, input_type) {
+                    (RuntimeArgField::Value, _) => self.index(slots, rop, 0)?,
+                    (
+                        RuntimeArgField::Granularity,
+                        Type::RuntimeArg {
+                            granularity: Some(g),
+                            ..
+                        },
+                    ) => *g,
+                    (
+                        RuntimeArgField::Upperbound,
+                        Type::RuntimeArg {
+                            upperbound: Some(u),
+                            ..
+                        },
+                    ) => *u,
+                    (RuntimeArgField::Granularity, _) => 1,
+                    (RuntimeArgField::Upperbound, _) => {
                         return Err(self.at(
                             rop,
-                            format!(
-                                "shapes {:?} x {:?} -> {:?} do not agree",
-                                a.shape, b.shape, c.shape
-                            ),
+                            "the runtime argument's type declares no upperbound".into(),
                         ))
                     }
                 };
-                // Accumulate in f32 on top of the init, then store in the init's type.
-                let mut out = vec![0.0f32; m * n];
-                for i in 0..m {
-                    for j in 0..n {
-                        let mut acc = c.data[i * n + j];
-                        for p in 0..k {
-                            acc += a.data[i * k + p] * b.data[p * n + j];
-                        }
-                        out[i * n + j] = round_to(c.elem, acc);
-                    }
-                }
-                let cycles = self.machine.matmul_cycles(m as u64, n as u64, k as u64);
-                let deps = a.ready.into_iter().chain(b.ready).chain(c.ready).collect();
-                let task = self.record(ctx, Unit::Pt, Work::Compute { cycles }, deps, rop)?;
-                let v = self.new_tensor(ctx, rop, c.shape.clone(), c.elem, out, Some(task))?;
-                self.set(slots, rop, 0, v);
-            }
-            OpKind::Transpose { permutation, .. } => {
-                let x = self.tensor(slots, rop, 0)?;
-                let out_shape: Vec<usize> = permutation
-                    .iter()
-                    .map(|&p| x.shape.get(p).copied().unwrap_or(0))
-                    .collect();
-                let mut out = vec![0.0f32; x.data.len()];
-                let in_strides = strides_of(&x.shape);
-                for_each_point(&out_shape, |flat, p| {
-                    let mut src = 0usize;
-                    for (d, &perm) in permutation.iter().enumerate() {
-                        src += p[d] as usize * in_strides[perm];
-                    }
-                    out[flat] = x.data.get(src).copied().unwrap_or(0.0);
-                    Ok(())
-                })?;
-                let cycles = self.machine.sfp_cycles(out.len() as u64, false);
-                let task = self.record(
-                    ctx,
-                    Unit::Sfp,
-                    Work::Compute { cycles },
-                    x.ready.into_iter().collect(),
-                    rop,
-                )?;
-                let v = self.new_tensor(ctx, rop, out_shape, x.elem, out, Some(task))?;
-                self.set(slots, rop, 0, v);
-            }
-            OpKind::Broadcast { dimensions, .. } => {
-                let x = self.tensor(slots, rop, 0)?;
-                let init = self.tensor(slots, rop, 1)?;
-                let in_strides = strides_of(&x.shape);
-                let mut out = vec![0.0f32; init.data.len()];
-                for_each_point(&init.shape, |flat, p| {
-                    let mut src = 0usize;
-                    let mut k = 0;
-                    for (d, &c) in p.iter().enumerate() {
-                        if !dimensions.contains(&d) {
-                            src += c as usize * in_strides.get(k).copied().unwrap_or(0);
-                            k += 1;
+                if matches!(field, RuntimeArgField::Value) {
+                    if let Type::RuntimeArg {
+                        upperbound: Some(u),
+                        ..
+                    } = input_type
+                    {
+                        if v > *u {
+                            return Err(self.at(
+                                rop,
+                                format!("runtime argument value {v} exceeds its upperbound {u}"),
+                            ));
                         }
                     }
-                    out[flat] = x.data.get(src).copied().unwrap_or(0.0);
-                    Ok(())
-                })?;
-                let cycles = self.machine.sfp_cycles(out.len() as u64, false);
-                let deps = x.ready.into_iter().chain(init.ready).collect();
-                let task = self.record(ctx, Unit::Sfp, Work::Compute { cycles }, deps, rop)?;
-                let v =
-                    self.new_tensor(ctx, rop, init.shape.clone(), init.elem, out, Some(task))?;
-                self.set(slots, rop, 0, v);
-            }
-            OpKind::CollapseShape { .. } | OpKind::ExpandShape { .. } => {
-                // A reshape of a row-major tile is free: same data, new shape.
-                let x = self.tensor(slots, rop, 0)?;
-                let (shape, _) = self.result_shape(rop)?;
-                if shape.iter().product::<usize>() != x.data.len() {
-                    return Err(self.at(rop, format!("cannot reshape {:?} to {shape:?}", x.shape)));
                 }
-                let v = self.new_tensor(ctx, rop, shape, x.elem, x.data.clone(), x.ready)?;
-                self.set(slots, rop, 0, v);
+                self.set(slots, rop, 0, RtValue::Index(v));
             }
-            OpKind::For { iter_args, .. } => {
-                let lower = self.index(slots, rop, 0)?;
-                let upper = self.index(slots, rop, 1)?;
-                let step = self.index(slots, rop, 2)?;
-                if step <= 0 {
-                    return Err(self.at(rop, format!("loop step must be positive, found {step}")));
-                }
-                let mut carried: Vec<RtValue> = (0..iter_args.len())
-                    .map(|i| self.get(slots, rop, 3 + i).cloned())
-                    .collect::<Result<_, _>>()?;
-                let Some((args, body)) = &rop.body else {
-                    return Err(self.at(rop, "loop body was not resolved".into()));
-                };
-                let mut i = lower;
-                while i < upper {
-                    if let Some(s) = args.first().and_then(|s| slots.get_mut(*s)) {
-                        *s = Some(RtValue::Index(i));
-                    }
-                    for (s, v) in args.iter().skip(1).zip(carried.iter()) {
-                        if let Some(slot) = slots.get_mut(*s) {
-                            *slot = Some(v.clone());
-                        }
-                    }
-                    if let Some(y) = self.run_block(module, body, slots, ctx)? {
-                        carried = y;
-                    }
-                    i = match i.checked_add(step) {
-                        Some(n) => n,
-                        None => break,
-                    };
-                }
-                for (k, v) in carried.into_iter().enumerate() {
-                    self.set(slots, rop, k, v);
-                }
-            }
-            OpKind::Yield { .. } => {
-                let vals = (0..rop.operands.len())
-                    .map(|i| self.get(slots, rop, i).cloned())
-                    .collect::<Result<Vec<_>, _>>()?;
-                return Ok(Some(vals));
-            }
-            OpKind::Cast { name, .. } => {
-                let to = rop
-                    .op
-                    .result_types
-                    .first()
-                    .and_then(Type::elem)
-                    .ok_or_else(|| self.at(rop, "cast without a result type".into()))?;
-                let v = match self.get(slots, rop, 0)?.clone() {
-                    RtValue::Index(i) => match to {
-                        t if t.is_float() => RtValue::Float(round_to(t, i as f32) as f64),
-                        _ => RtValue::Index(i),
-                    },
-                    RtValue::Float(f) => match to {
-                        t if t.is_float() => RtValue::Float(round_to(t, f as f32) as f64),
-                        _ => RtValue::Index(f.trunc() as i64),
-                    },
-                    RtValue::Tensor(x) => {
-                        let convert: fn(f32) -> f32 = match name.as_str() {
-                            "arith.fptosi" | "arith.fptoui" => f32::trunc,
-                            _ => |v| v,
-                        };
-                        let data: Vec<f32> =
-                            x.data.iter().map(|&v| round_to(to, convert(v))).collect();
-                        let cycles = self.machine.sfp_cycles(data.len() as u64, false);
-                        let task = self.record(
-                            ctx,
-                            Unit::Sfp,
-                            Work::Compute { cycles },
-                            x.ready.into_iter().collect(),
-                            rop,
-                        )?;
-                        self.new_tensor(ctx, rop, x.shape.clone(), to, data, Some(task))?
-                    }
-                    _ => return Err(self.at(rop, "operand cannot be converted".into())),
-                };
-                self.set(slots, rop, 0, v);
-            }
-            OpKind::LinalgReduce {
-                inputs,
-                dimensions,
-                body,
-                shorthand,
-                ..
-            } => {
-                if inputs.len() != 1 {
-                    return Err(self.at(rop, "only single-input reductions are executed".into()));
-                }
-                let combiner_name = shorthand.clone().or_else(|| {
-                    body.ops
-                        .iter()
-                        .find(|o| !o.kind.is_terminator())
-                        .map(|o| o.kind.name().to_string())
-                });
-                let combiner = combiner_name
-                    .as_deref()
-                    .and_then(crate::exec_ops::Combiner::from_op)
-                    .ok_or_else(|| {
-                        self.at(
-                            rop,
-                            format!(
-                                "reductions combining with {} are not executed yet (add, mul, max, min are)",
-                                combiner_name.as_deref().unwrap_or("an empty region")
-                            ),
-                        )
-                    })?;
-                let x = self.tensor(slots, rop, 0)?;
-                let init = self.tensor(slots, rop, 1)?;
-                let data =
-                    crate::exec_ops::reduce(&x.data, &x.shape, dimensions, &init.data, combiner)
-                        .map_err(|m| self.at(rop, m))?;
-                let data: Vec<f32> = data.into_iter().map(|v| round_to(init.elem, v)).collect();
-                let cycles = self.machine.sfp_cycles(x.data.len() as u64, false);
-                let deps = x.ready.into_iter().chain(init.ready).collect();
-                let task = self.record(ctx, Unit::Sfp, Work::Compute { cycles }, deps, rop)?;
-                let v =
-                    self.new_tensor(ctx, rop, init.shape.clone(), init.elem, data, Some(task))?;
-                self.set(slots, rop, 0, v);
-            }
-            OpKind::ExtractSlice {
-                offsets,
-                sizes,
-                strides,
-                ..
-            } => {
-                let x = self.tensor(slots, rop, 0)?;
-                let mut next = 1;
-                let mut take = |list: &[SizeOperand], this: &Self| -> Result<Vec<i64>, SimError> {
-                    list.iter()
-                        .map(|s| match s {
-                            SizeOperand::Static(v) => Ok(*v),
-                            SizeOperand::Dynamic(_) => {
-                                let v = this.index(slots, rop, next)?;
-                                next += 1;
-                                Ok(v)
-                            }
-                        })
-                        .collect()
-                };
-                let offs = take(offsets, self)?;
-                let szs = take(sizes, self)?;
-                let strs = take(strides, self)?;
-                let szs: Vec<usize> = szs.iter().map(|&s| s.max(0) as usize).collect();
-                self.check_size(rop, &szs)?;
-                let data = crate::exec_ops::extract_slice(&x.data, &x.shape, &offs, &szs, &strs)
-                    .map_err(|m| self.at(rop, m))?;
-                // Result shape: the result type's, which may drop unit dims of the slice.
-                let (shape, _) = self.result_shape(rop)?;
-                if shape.iter().product::<usize>() != data.len() {
-                    return Err(self.at(
-                        rop,
-                        format!(
-                            "slice of {} elements does not fill the result shape {shape:?}",
-                            data.len()
-                        ),
-                    ));
-                }
-                let v = self.new_tensor(ctx, rop, shape, x.elem, data, x.ready)?;
-                self.set(slots, rop, 0, v);
-            }
-            _ => {
-                return Err(self.at(
-                    rop,
-                    format!(
-                        "'{}' is not executed by the simulator yet",
-                        rop.op.kind.name()
-                    ),
-                ))
-            }
-        }
-        Ok(None)
-    }
-
-    /// Where a view's data comes from on the ring, and whether DRAM is involved.
-    fn source_stop(&self, ctx: &CoreCtx, view: &ViewVal) -> (usize, DramAccess) {
-        match view.space {
-            // Assumption: a core's DRAM traffic goes through its nearest memory stop.
-            MemorySpace::Global => (self.machine.nearest_memory_stop(ctx.core), DramAccess::Read),
-            MemorySpace::Local { core: None } => {
-                (self.machine.core_stop(ctx.core), DramAccess::None)
-            }
-            MemorySpace::Local { core: Some(c) } => {
-                let c = (c.max(0) as usize).min(self.machine.cores.value.saturating_sub(1));
-                (self.machine.core_stop(c), DramAccess::None)
-            }
-        }
-    }
-
-    fn address(&self, rop: &ROp<'_>, tile: &TileVal, p: &[i64]) -> Result<i64, SimError> {
-        let view = &tile.view;
-        let coord: Vec<i64> = tile.origin.iter().zip(p).map(|(o, q)| o + q).collect();
-        if coord.iter().zip(&view.sizes).any(|(c, n)| *c < 0 || c >= n) {
-            return Err(self.at(
-                rop,
-                format!(
-                    "point {coord:?} is outside the view's sizes {:?} (out of bounds)",
-                    view.sizes
-                ),
-            ));
-        }
-        if !view.set.contains(&coord, &view.syms) {
-            return Err(self.at(
-                rop,
-                format!(
-                    "point {coord:?} lies outside the view's coordinate_set (known gap: the spec does not say whether such points are masked, so the playground stops)"
-                ),
-            ));
-        }
-        let mut addr = view.base;
-        for (c, s) in coord.iter().zip(&view.strides) {
-            addr = c
-                .checked_mul(*s)
-                .and_then(|x| addr.checked_add(x))
-                .ok_or_else(|| self.at(rop, "address computation overflows".into()))?;
-        }
-        Ok(addr)
-    }
-
-    fn local_slot(
-        &mut self,
-        rop: &ROp<'_>,
-        ctx: &CoreCtx,
-        tile: &TileVal,
-        addr: i64,
-    ) -> Result<(usize, usize), SimError> {
-        let core = match tile.view.space {
-            MemorySpace::Local { core: Some(c) } => usize::try_from(c).unwrap_or(usize::MAX),
-            _ => ctx.core,
-        };
-        if core >= self.scratchpads.len() {
-            return Err(self.at(
-                rop,
-                format!("scratchpad of core {core} does not exist on this machine"),
-            ));
-        }
-        let cap = self.machine.scratchpad_bytes.value;
-        let elem_bytes = tile.view.elem.size_bytes() as u64;
-        let needed = (addr.max(0) as u64 + 1).saturating_mul(elem_bytes);
-        if addr < 0 || needed > cap {
-            return Err(self.at(
-                rop,
-                format!(
-                    "scratchpad access at element {addr} of core {core} needs {needed} bytes, beyond its {cap} bytes"
-                ),
-            ));
-        }
-        Ok((core, addr as usize))
-    }
-
-    fn read(
-        &mut self,
-        rop: &ROp<'_>,
-        ctx: &CoreCtx,
-        tile: &TileVal,
-        p: &[i64],
-    ) -> Result<f32, SimError> {
-        let addr = self.address(rop, tile, p)?;
-        match tile.view.space {
-            MemorySpace::Global => {
-                let (b, i) = self.dram_slot(rop, tile.view.elem, addr)?;
-                Ok(self.dram[b].data[i])
-            }
-            MemorySpace::Local { .. } => {
-                let (core, i) = self.local_slot(rop, ctx, tile, addr)?;
-                Ok(self.scratchpads[core].get(i).copied().unwrap_or(0.0))
-            }
-        }
-    }
-
-    fn write(
-        &mut self,
-        rop: &ROp<'_>,
-        ctx: &CoreCtx,
-        tile: &TileVal,
-        p: &[i64],
-        x: f32,
-    ) -> Result<(), SimError> {
-        let addr = self.address(rop, tile, p)?;
-        let elem = tile.view.elem;
-        match tile.view.space {
-            MemorySpace::Global => {
-                let (b, i) = self.dram_slot(rop, elem, addr)?;
-                self.dram[b].data[i] = round_to(elem, x);
-            }
-            MemorySpace::Local { .. } => {
-                let (core, i) = self.local_slot(rop, ctx, tile, addr)?;
-                let pad = &mut self.scratchpads[core];
-                if pad.len() <= i {
-                    pad.resize(i + 1, 0.0);
-                }
-                pad[i] = round_to(elem, x);
-            }
+            _ => self.exec_tensor(rop, slots, ctx)?,
         }
         Ok(())
     }
+}
 
-    fn dram_slot(
-        &self,
-        rop: &ROp<'_>,
-        elem: ScalarType,
-        addr: i64,
-    ) -> Result<(usize, usize), SimError> {
-        for (bi, b) in self.dram.iter().enumerate() {
-            if addr >= b.base && addr < b.base + b.data.len() as i64 {
-                if b.elem != elem {
-                    return Err(self.at(
-                        rop,
-                        format!(
-                            "a view of {} reads DRAM buffer '{}' which holds {}",
-                            elem.name(),
-                            b.name,
-                            b.elem.name()
-                        ),
-                    ));
-                }
-                return Ok((bi, (addr - b.base) as usize));
-            }
-        }
-        Err(self.at(
-            rop,
-            format!("DRAM address {addr} is outside every buffer (out of bounds)"),
-        ))
+pub(crate) fn set_slot(slots: &mut [Option<RtValue>], s: Option<&usize>, v: RtValue) {
+    if let Some(slot) = s.and_then(|s| slots.get_mut(*s)) {
+        *slot = Some(v);
     }
 }
 
-fn tensor_bytes(t: &TensorVal) -> u64 {
+pub(crate) fn tensor_bytes(t: &TensorVal) -> u64 {
     (t.data.len() * t.elem.size_bytes()) as u64
 }
 
-fn strides_of(shape: &[usize]) -> Vec<usize> {
-    let mut s = vec![1usize; shape.len()];
-    for i in (0..shape.len().saturating_sub(1)).rev() {
-        s[i] = s[i + 1] * shape[i + 1];
+fn kernel_value(v: &RtValue) -> KernelValue {
+    match v {
+        RtValue::Index(i) => KernelValue::Int(*i),
+        RtValue::Float(f) => KernelValue::Float(*f),
+        RtValue::Tensor(t) => KernelValue::Tensor {
+            shape: t.shape.clone(),
+            data: t.data.clone(),
+        },
+        _ => KernelValue::Int(0),
     }
-    s
+}
+
+pub(crate) fn strides_of(shape: &[usize]) -> Vec<usize> {
+    crate::exec_ops::strides_of(shape)
 }
 
 /// Calls `f(flat_index, point)` for every point of `shape` in row-major order.
-fn for_each_point(
+pub(crate) fn for_each_point(
     shape: &[usize],
     mut f: impl FnMut(usize, &[i64]) -> Result<(), SimError>,
 ) -> Result<(), SimError> {
@@ -1463,71 +1604,4 @@ fn for_each_point(
         }
     }
     Ok(())
-}
-
-fn int_binary(op: BinaryOp, x: i64, y: i64) -> Option<i64> {
-    match op {
-        BinaryOp::AddI => x.checked_add(y),
-        BinaryOp::SubI => x.checked_sub(y),
-        BinaryOp::MulI => x.checked_mul(y),
-        BinaryOp::DivSI => x.checked_div(y),
-        BinaryOp::RemSI => x.checked_rem(y),
-        BinaryOp::FloorDivSI => {
-            let q = x.checked_div(y)?;
-            Some(if (x % y != 0) && ((x < 0) != (y < 0)) {
-                q - 1
-            } else {
-                q
-            })
-        }
-        BinaryOp::CeilDivSI => {
-            let q = x.checked_div(y)?;
-            Some(if (x % y != 0) && ((x < 0) == (y < 0)) {
-                q + 1
-            } else {
-                q
-            })
-        }
-        BinaryOp::MaxSI => Some(x.max(y)),
-        BinaryOp::MinSI => Some(x.min(y)),
-        _ => None,
-    }
-}
-
-fn float_binary(op: BinaryOp, x: f32, y: f32) -> f32 {
-    match op {
-        BinaryOp::AddF => x + y,
-        BinaryOp::SubF => x - y,
-        BinaryOp::MulF => x * y,
-        BinaryOp::DivF => x / y,
-        BinaryOp::MaximumF => x.max(y),
-        BinaryOp::MinimumF => x.min(y),
-        _ => f32::NAN,
-    }
-}
-
-fn unary(op: UnaryOp, x: f32) -> f32 {
-    match op {
-        UnaryOp::NegF => -x,
-        UnaryOp::Exp => x.exp(),
-        UnaryOp::Log => x.ln(),
-        UnaryOp::Sqrt => x.sqrt(),
-        UnaryOp::Rsqrt => 1.0 / x.sqrt(),
-        UnaryOp::Tanh => x.tanh(),
-        UnaryOp::AbsF => x.abs(),
-        UnaryOp::Erf => erf(x),
-        UnaryOp::Sin => x.sin(),
-        UnaryOp::Cos => x.cos(),
-    }
-}
-
-/// Abramowitz-Stegun 7.1.26 (absolute error below 1.5e-7), enough for fp16 results.
-fn erf(x: f32) -> f32 {
-    let t = 1.0 / (1.0 + 0.327_591_1 * x.abs());
-    let y = 1.0
-        - (((((1.061_405_4 * t - 1.453_152_1) * t) + 1.421_413_8) * t - 0.284_496_74) * t
-            + 0.254_829_6)
-            * t
-            * (-x * x).exp();
-    y.copysign(x)
 }

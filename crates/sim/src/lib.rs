@@ -7,10 +7,14 @@
 //! on the machine's resources.
 
 pub mod exec;
+mod exec_coll;
+pub mod exec_ew;
+mod exec_mem;
 pub mod exec_ops;
+mod exec_tensor;
 pub mod machine;
 pub mod timing;
 pub mod trace;
 
-pub use exec::{ExecLimits, LineLookup, SimError, Simulator};
+pub use exec::{ExecLimits, KernelValue, LineLookup, SimError, Simulator};
 pub use machine::Machine;

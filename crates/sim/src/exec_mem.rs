@@ -1,0 +1,904 @@
+//! Memory for the interpreter: memory views (plain and distributed), access tiles (direct
+//! with order maps, and indirect gather/scatter tiles), loads and stores, DRAM buffers and
+//! byte-addressed scratchpads.
+
+use crate::exec::{
+    CoreCtx, ROp, RtValue, SimError, Simulator, TensorVal, TileVal, ViewVal, NO_TASK,
+};
+use crate::timing::{DramAccess, TaskId, Unit, Work};
+use half::{bf16, f16};
+use ktir::ast::*;
+use std::rc::Rc;
+
+/// Where one element lives.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Loc {
+    /// Element `idx` of DRAM buffer `buf`.
+    Dram { buf: usize, idx: usize },
+    /// Byte `byte` of core `core`'s scratchpad.
+    Local { core: usize, byte: usize },
+}
+
+/// Stores `x` as `elem` in little-endian bytes.
+pub(crate) fn encode(elem: ScalarType, x: f32, out: &mut [u8]) {
+    let bytes: Vec<u8> = match elem {
+        ScalarType::F16 => f16::from_f32(x).to_le_bytes().to_vec(),
+        ScalarType::BF16 => bf16::from_f32(x).to_le_bytes().to_vec(),
+        ScalarType::F32 => x.to_le_bytes().to_vec(),
+        ScalarType::F64 => (x as f64).to_le_bytes().to_vec(),
+        // fp8: the high byte of the fp16 pattern (exact for e5m2; an approximation for e4m3).
+        ScalarType::F8E4M3 | ScalarType::F8E5M2 => vec![f16::from_f32(x).to_le_bytes()[1]],
+        ScalarType::I1 | ScalarType::I8 => vec![(x as i64) as u8],
+        ScalarType::I16 => ((x as i64) as i16).to_le_bytes().to_vec(),
+        ScalarType::I32 => ((x as i64) as i32).to_le_bytes().to_vec(),
+        ScalarType::I64 | ScalarType::Index => (x as i64).to_le_bytes().to_vec(),
+    };
+    for (o, b) in out.iter_mut().zip(bytes) {
+        *o = b;
+    }
+}
+
+/// Reads an `elem` from little-endian bytes (missing bytes read as zero).
+pub(crate) fn decode(elem: ScalarType, b: &[u8]) -> f32 {
+    let g = |i: usize| b.get(i).copied().unwrap_or(0);
+    match elem {
+        ScalarType::F16 => f16::from_le_bytes([g(0), g(1)]).to_f32(),
+        ScalarType::BF16 => bf16::from_le_bytes([g(0), g(1)]).to_f32(),
+        ScalarType::F32 => f32::from_le_bytes([g(0), g(1), g(2), g(3)]),
+        ScalarType::F64 => {
+            f64::from_le_bytes([g(0), g(1), g(2), g(3), g(4), g(5), g(6), g(7)]) as f32
+        }
+        ScalarType::F8E4M3 | ScalarType::F8E5M2 => f16::from_le_bytes([0, g(0)]).to_f32(),
+        ScalarType::I1 => (g(0) & 1) as f32,
+        ScalarType::I8 => g(0) as i8 as f32,
+        ScalarType::I16 => i16::from_le_bytes([g(0), g(1)]) as f32,
+        ScalarType::I32 => i32::from_le_bytes([g(0), g(1), g(2), g(3)]) as f32,
+        ScalarType::I64 | ScalarType::Index => {
+            i64::from_le_bytes([g(0), g(1), g(2), g(3), g(4), g(5), g(6), g(7)]) as f32
+        }
+    }
+}
+
+/// Points of the box `lo + [0, extents)` enumerated in the order an order map gives (its
+/// last result is innermost), flat (`extents.len()` values per point).
+pub(crate) fn enumerate_points(
+    lo: &[i64],
+    extents: &[usize],
+    order: Option<&AffineMap>,
+) -> Result<Vec<i64>, String> {
+    let rank = extents.len();
+    let total: usize = extents.iter().product();
+    let mut out = Vec::with_capacity(total * rank);
+    let identity: Vec<usize> = (0..rank).collect();
+    let perm = match order {
+        None => Some(identity),
+        Some(m) => m.as_permutation().filter(|p| p.len() == rank),
+    };
+    if let Some(perm) = perm {
+        let permuted: Vec<usize> = perm.iter().map(|&d| extents[d]).collect();
+        let mut p = vec![0i64; rank];
+        crate::exec::for_each_point(&permuted, |_, q| {
+            for (i, &d) in perm.iter().enumerate() {
+                p[d] = q[i] + lo[d];
+            }
+            out.extend_from_slice(&p);
+            Ok(())
+        })
+        .map_err(|e| e.message)?;
+        return Ok(out);
+    }
+    // A general order map: sort the points by the map's results.
+    let Some(m) = order else {
+        return Ok(out);
+    };
+    let mut keyed: Vec<(Vec<i64>, Vec<i64>)> = Vec::with_capacity(total);
+    crate::exec::for_each_point(extents, |_, q| {
+        let p: Vec<i64> = q.iter().zip(lo).map(|(a, b)| a + b).collect();
+        let key = m
+            .results
+            .iter()
+            .map(|e| e.eval(&p, &[]))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| SimError {
+                message: "the order map divides by zero".into(),
+                core: None,
+                op: None,
+            })?;
+        keyed.push((key, p));
+        Ok(())
+    })
+    .map_err(|e| e.message)?;
+    keyed.sort_by(|a, b| a.0.cmp(&b.0));
+    for (_, p) in keyed {
+        out.extend(p);
+    }
+    Ok(out)
+}
+
+impl Simulator<'_> {
+    fn take_sizes(
+        &self,
+        slots: &[Option<RtValue>],
+        rop: &ROp<'_>,
+        list: &[SizeOperand],
+        next: &mut usize,
+    ) -> Result<Vec<i64>, SimError> {
+        list.iter()
+            .map(|s| match s {
+                SizeOperand::Static(v) => Ok(*v),
+                SizeOperand::Dynamic(_) => {
+                    let v = self.index(slots, rop, *next)?;
+                    *next += 1;
+                    Ok(v)
+                }
+            })
+            .collect()
+    }
+
+    pub(crate) fn construct_view(
+        &mut self,
+        rop: &ROp<'_>,
+        slots: &mut [Option<RtValue>],
+    ) -> Result<(), SimError> {
+        let OpKind::ConstructMemoryView {
+            sizes,
+            strides,
+            memory_space,
+            ..
+        } = &rop.op.kind
+        else {
+            return Ok(());
+        };
+        let base = self.index(slots, rop, 0)?;
+        let mut next = 1;
+        let size_values = self.take_sizes(slots, rop, sizes, &mut next)?;
+        let stride_values = self.take_sizes(slots, rop, strides, &mut next)?;
+        let dynamic: Vec<i64> = sizes
+            .iter()
+            .zip(&size_values)
+            .filter(|(s, _)| matches!(s, SizeOperand::Dynamic(_)))
+            .map(|(_, v)| *v)
+            .collect();
+        let set = rop.sets.first().cloned().flatten().ok_or_else(|| {
+            self.at(
+                rop,
+                "'coordinate_set' is missing or not an affine_set".into(),
+            )
+        })?;
+        let elem = rop
+            .op
+            .result_types
+            .first()
+            .and_then(Type::elem)
+            .unwrap_or(ScalarType::F32);
+        let view = ViewVal {
+            name: rop.op.results.first().cloned().unwrap_or_default(),
+            base,
+            sizes: size_values,
+            strides: stride_values,
+            elem,
+            space: memory_space.clone().unwrap_or(MemorySpace::Global),
+            syms: if set.syms == dynamic.len() {
+                dynamic
+            } else {
+                vec![0; set.syms]
+            },
+            set: Some(set),
+            parts: Vec::new(),
+        };
+        self.set(slots, rop, 0, RtValue::View(Rc::new(view)));
+        Ok(())
+    }
+
+    pub(crate) fn construct_distributed_view(
+        &mut self,
+        rop: &ROp<'_>,
+        slots: &mut [Option<RtValue>],
+    ) -> Result<(), SimError> {
+        let mut parts = Vec::new();
+        for i in 0..rop.operands.len() {
+            let RtValue::View(v) = self.get(slots, rop, i)? else {
+                return Err(self.at(rop, format!("partition {i} is not a memory view")));
+            };
+            let set = v
+                .set
+                .as_ref()
+                .ok_or_else(|| self.at(rop, format!("partition {i} is itself distributed")))?;
+            let lo: Vec<i64> = set
+                .box_bounds(&v.syms)
+                .ok_or_else(|| {
+                    self.at(
+                        rop,
+                        format!(
+                            "partition {i} ('%{}'): its coordinate_set is not a box, so its place in the global view is unknown",
+                            v.name
+                        ),
+                    )
+                })?
+                .iter()
+                .map(|(l, _)| *l)
+                .collect();
+            parts.push((v.clone(), lo));
+        }
+        let t = rop.op.result_types.first();
+        let sizes: Vec<i64> = match t.and_then(Type::static_shape) {
+            Some(s) => s.iter().map(|&d| d as i64).collect(),
+            None => {
+                // The union of the partitions' boxes.
+                let rank = parts.first().map_or(0, |(v, _)| v.sizes.len());
+                (0..rank)
+                    .map(|d| {
+                        parts
+                            .iter()
+                            .map(|(v, lo)| lo[d] + v.sizes.get(d).copied().unwrap_or(0))
+                            .max()
+                            .unwrap_or(0)
+                    })
+                    .collect()
+            }
+        };
+        let elem = t.and_then(Type::elem).unwrap_or(ScalarType::F32);
+        if let Some((v, _)) = parts.iter().find(|(v, _)| v.elem != elem) {
+            return Err(self.at(
+                rop,
+                format!(
+                    "partition '%{}' holds {} but the distributed view is of {}",
+                    v.name,
+                    v.elem.name(),
+                    elem.name()
+                ),
+            ));
+        }
+        let view = ViewVal {
+            name: rop.op.results.first().cloned().unwrap_or_default(),
+            base: 0,
+            strides: Vec::new(),
+            sizes,
+            elem,
+            space: MemorySpace::Global,
+            set: None,
+            syms: Vec::new(),
+            parts,
+        };
+        self.set(slots, rop, 0, RtValue::View(Rc::new(view)));
+        Ok(())
+    }
+
+    pub(crate) fn construct_tile(
+        &mut self,
+        rop: &ROp<'_>,
+        slots: &mut [Option<RtValue>],
+    ) -> Result<(), SimError> {
+        let OpKind::ConstructAccessTile {
+            subscripts,
+            operands,
+            symbols,
+            ..
+        } = &rop.op.kind
+        else {
+            return Ok(());
+        };
+        let view = match self.get(slots, rop, 0)? {
+            RtValue::View(v) => v.clone(),
+            _ => return Err(self.at(rop, "operand 0 is not a memory view".into())),
+        };
+        let mut vals = Vec::with_capacity(operands.len());
+        for i in 0..operands.len() {
+            vals.push(self.index(slots, rop, 1 + i)?);
+        }
+        let mut syms = Vec::with_capacity(symbols.len());
+        for i in 0..symbols.len() {
+            syms.push(self.index(slots, rop, 1 + operands.len() + i)?);
+        }
+        let origin = subscripts
+            .iter()
+            .map(|e| {
+                e.eval(&vals, &syms)
+                    .ok_or_else(|| self.at(rop, "subscript overflows or divides by zero".into()))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let set = rop.sets.first().cloned().flatten().ok_or_else(|| {
+            self.at(
+                rop,
+                "'access_tile_set' is missing or not an affine_set".into(),
+            )
+        })?;
+        let order = rop.maps.first().cloned().flatten();
+        let shape = match rop.op.result_types.first().and_then(Type::static_shape) {
+            Some(s) => s,
+            None => set
+                .box_bounds(&syms)
+                .map(|b| {
+                    b.iter()
+                        .map(|(lo, hi)| (hi - lo + 1).max(0) as usize)
+                        .collect()
+                })
+                .ok_or_else(|| {
+                    self.at(
+                        rop,
+                        "cannot size a dynamic access tile whose set is not a box".into(),
+                    )
+                })?,
+        };
+        self.check_size(rop, &shape)?;
+        let rank = shape.len();
+        if origin.len() != rank {
+            return Err(self.at(
+                rop,
+                format!("{} subscripts for a rank-{rank} tile", origin.len()),
+            ));
+        }
+        let points = enumerate_points(&vec![0; rank], &shape, order.as_ref())
+            .map_err(|m| self.at(rop, m))?;
+        let n = shape.iter().product::<usize>();
+        let mut coords = Vec::with_capacity(n * rank);
+        let mut valid = Vec::with_capacity(n);
+        for p in points.chunks(rank.max(1)).take(n) {
+            valid.push(set.contains(p, &syms));
+            coords.extend(p.iter().zip(&origin).map(|(a, b)| a + b));
+        }
+        if rank == 0 {
+            valid = vec![true];
+        }
+        let tile = TileVal {
+            view,
+            shape,
+            rank,
+            coords,
+            valid,
+            ready: None,
+        };
+        self.set(slots, rop, 0, RtValue::Tile(Rc::new(tile)));
+        Ok(())
+    }
+
+    pub(crate) fn construct_indirect_tile(
+        &mut self,
+        rop: &ROp<'_>,
+        slots: &mut [Option<RtValue>],
+        ctx: &mut CoreCtx,
+    ) -> Result<(), SimError> {
+        let OpKind::ConstructIndirectAccessTile {
+            subscripts,
+            symbols,
+            ..
+        } = &rop.op.kind
+        else {
+            return Ok(());
+        };
+        let view = match self.get(slots, rop, 0)? {
+            RtValue::View(v) => v.clone(),
+            _ => return Err(self.at(rop, "the base is not a memory view".into())),
+        };
+        let n_ind = subscripts
+            .iter()
+            .filter(|s| matches!(s, IndirectSubscript::Indirect { .. }))
+            .count();
+        let mut index_views = Vec::with_capacity(n_ind);
+        for i in 0..n_ind {
+            match self.get(slots, rop, 1 + i)? {
+                RtValue::View(v) => index_views.push(v.clone()),
+                _ => return Err(self.at(rop, format!("index operand {i} is not a memory view"))),
+            }
+        }
+        let n_captured = rop.ints.iter().filter(|v| **v < 0).count();
+        let mut captured = Vec::with_capacity(n_captured);
+        for i in 0..n_captured {
+            captured.push(self.index(slots, rop, 1 + n_ind + i)?);
+        }
+        let mut syms = Vec::with_capacity(symbols.len());
+        for i in 0..symbols.len() {
+            syms.push(self.index(slots, rop, 1 + n_ind + n_captured + i)?);
+        }
+        let set = rop.sets.first().cloned().flatten().ok_or_else(|| {
+            self.at(
+                rop,
+                "'variables_space_set' is missing or not an affine_set".into(),
+            )
+        })?;
+        let order = rop.maps.first().cloned().flatten();
+        let bounds = set.box_bounds(&syms).ok_or_else(|| {
+            self.at(
+                rop,
+                "the variables_space_set is not a box, so the tile cannot be enumerated".into(),
+            )
+        })?;
+        let lo: Vec<i64> = bounds.iter().map(|b| b.0).collect();
+        let extents: Vec<usize> = bounds
+            .iter()
+            .map(|(l, h)| (h - l + 1).max(0) as usize)
+            .collect();
+        self.check_size(rop, &extents)?;
+        let shape = match rop.op.result_types.first().and_then(Type::static_shape) {
+            Some(s) => s,
+            None => match order.as_ref().and_then(AffineMap::as_permutation) {
+                Some(perm) if perm.len() == extents.len() => {
+                    perm.iter().map(|&d| extents[d]).collect()
+                }
+                _ => extents.clone(),
+            },
+        };
+        let n: usize = extents.iter().product();
+        if shape.iter().product::<usize>() != n {
+            return Err(self.at(
+                rop,
+                format!(
+                    "a tile of shape {shape:?} cannot hold the {n} points of its variable space"
+                ),
+            ));
+        }
+        let points =
+            enumerate_points(&lo, &extents, order.as_ref()).map_err(|m| self.at(rop, m))?;
+        let vars = extents.len();
+        let rank = subscripts.len();
+        let mut coords = Vec::with_capacity(n * rank);
+        let mut valid = Vec::with_capacity(n);
+        let mut reads = vec![0u64; index_views.len()];
+        let mut dims = vec![0i64; rop.ints.len()];
+        for v in points.chunks(vars.max(1)).take(n) {
+            let ok = set.contains(v, &syms);
+            valid.push(ok);
+            if !ok {
+                coords.extend(std::iter::repeat_n(0, rank));
+                continue;
+            }
+            for (d, src) in dims.iter_mut().zip(&rop.ints) {
+                *d = if *src >= 0 {
+                    v.get(*src as usize).copied().unwrap_or(0)
+                } else {
+                    captured.get((-src - 1) as usize).copied().unwrap_or(0)
+                };
+            }
+            let mut k = 0;
+            for s in subscripts {
+                let c = match s {
+                    IndirectSubscript::Direct(e) => e.eval(&dims, &syms).ok_or_else(|| {
+                        self.at(rop, "subscript overflows or divides by zero".into())
+                    })?,
+                    IndirectSubscript::Indirect { exprs, .. } => {
+                        let iv = &index_views[k];
+                        let at = exprs
+                            .iter()
+                            .map(|e| e.eval(&dims, &syms))
+                            .collect::<Option<Vec<_>>>()
+                            .ok_or_else(|| {
+                                self.at(rop, "index subscript overflows or divides by zero".into())
+                            })?;
+                        let (loc, _) = self.locate(rop, iv, &at, ctx.core)?;
+                        reads[k] += 1;
+                        k += 1;
+                        let x = self.read_loc(loc, iv.elem);
+                        if !x.is_finite() {
+                            return Err(self.at(rop, format!("index value {x} is not an integer")));
+                        }
+                        x as i64
+                    }
+                };
+                coords.push(c);
+            }
+        }
+        // Reading the indices is a transfer into the core.
+        let mut ready = Vec::new();
+        for (iv, count) in index_views.iter().zip(&reads) {
+            if *count == 0 {
+                continue;
+            }
+            let (src, dram) = self.view_stop(iv, ctx.core);
+            let work = Work::Transfer {
+                src_stop: src,
+                dst_stop: self.machine.core_stop(ctx.core),
+                bytes: count * iv.elem.size_bytes() as u64,
+                dram,
+            };
+            let deps = ctx.last_store.into_iter().collect();
+            ready.push(self.record(ctx, Unit::Dma, work, deps, rop)?);
+        }
+        let ready = self.join(ctx, ready, rop)?;
+        let tile = TileVal {
+            view,
+            shape,
+            rank,
+            coords,
+            valid,
+            ready,
+        };
+        self.set(slots, rop, 0, RtValue::Tile(Rc::new(tile)));
+        Ok(())
+    }
+
+    /// The ring stop a (plain) view's data comes from, and whether DRAM is involved.
+    fn view_stop(&self, view: &ViewVal, core: usize) -> (usize, DramAccess) {
+        match view.space {
+            // Assumption: a core's DRAM traffic goes through its nearest memory stop.
+            MemorySpace::Global => (self.machine.nearest_memory_stop(core), DramAccess::Read),
+            MemorySpace::Local { core: None } => (self.machine.core_stop(core), DramAccess::None),
+            MemorySpace::Local { core: Some(c) } => {
+                let c = (c.max(0) as usize).min(self.machine.cores.value.saturating_sub(1));
+                (self.machine.core_stop(c), DramAccess::None)
+            }
+        }
+    }
+
+    /// Where view coordinate `coord` lives, and the ring stop of its partition.
+    pub(crate) fn locate(
+        &self,
+        rop: &ROp<'_>,
+        view: &ViewVal,
+        coord: &[i64],
+        core: usize,
+    ) -> Result<(Loc, (usize, DramAccess)), SimError> {
+        self.locate_in(rop, view, coord, core, true)
+    }
+
+    fn locate_in(
+        &self,
+        rop: &ROp<'_>,
+        view: &ViewVal,
+        coord: &[i64],
+        core: usize,
+        check_set: bool,
+    ) -> Result<(Loc, (usize, DramAccess)), SimError> {
+        if !view.parts.is_empty() {
+            if coord.iter().zip(&view.sizes).any(|(c, n)| *c < 0 || c >= n) {
+                return Err(self.at(
+                    rop,
+                    format!(
+                        "point {coord:?} is outside the distributed view '%{}' of sizes {:?} (out of bounds)",
+                        view.name, view.sizes
+                    ),
+                ));
+            }
+            for (part, lo) in &view.parts {
+                let inside = part
+                    .set
+                    .as_ref()
+                    .is_some_and(|s| s.contains(coord, &part.syms));
+                if inside {
+                    let local: Vec<i64> = coord.iter().zip(lo).map(|(c, l)| c - l).collect();
+                    return self.locate_in(rop, part, &local, core, false);
+                }
+            }
+            return Err(self.at(
+                rop,
+                format!(
+                    "point {coord:?} of the distributed view '%{}' is in none of its partitions",
+                    view.name
+                ),
+            ));
+        }
+        if coord.len() != view.sizes.len()
+            || coord.iter().zip(&view.sizes).any(|(c, n)| *c < 0 || c >= n)
+        {
+            return Err(self.at(
+                rop,
+                format!(
+                    "point {coord:?} is outside the view '%{}' of sizes {:?} (out of bounds)",
+                    view.name, view.sizes
+                ),
+            ));
+        }
+        if let Some(set) = view.set.as_ref().filter(|_| check_set) {
+            // (A partition's set is in global coordinates and was checked by the caller.)
+            if !set.contains(coord, &view.syms) {
+                return Err(self.at(
+                    rop,
+                    format!(
+                        "point {coord:?} lies outside the coordinate_set of view '%{}' (known gap: the spec does not say whether such points are masked, so the playground stops)",
+                        view.name
+                    ),
+                ));
+            }
+        }
+        let mut addr = view.base;
+        for (c, s) in coord.iter().zip(&view.strides) {
+            addr = c
+                .checked_mul(*s)
+                .and_then(|x| addr.checked_add(x))
+                .ok_or_else(|| self.at(rop, "address computation overflows".into()))?;
+        }
+        let stop = self.view_stop(view, core);
+        match view.space {
+            MemorySpace::Global => {
+                let (buf, idx) = self.dram_slot(rop, view, addr)?;
+                Ok((Loc::Dram { buf, idx }, stop))
+            }
+            MemorySpace::Local { core: which } => {
+                let c = match which {
+                    Some(c) => usize::try_from(c).unwrap_or(usize::MAX),
+                    None => core,
+                };
+                if c >= self.scratchpads.len() {
+                    return Err(self.at(
+                        rop,
+                        format!(
+                            "view '%{}': the scratchpad of core {c} does not exist on this machine",
+                            view.name
+                        ),
+                    ));
+                }
+                let size = view.elem.size_bytes() as u64;
+                let cap = self.machine.scratchpad_bytes.value;
+                let byte = (addr.max(0) as u64).saturating_mul(size);
+                if addr < 0 || byte.saturating_add(size) > cap {
+                    return Err(self.at(
+                        rop,
+                        format!(
+                            "view '%{}' reaches element {addr} (bytes {byte}..{}) of core {c}'s scratchpad, beyond its capacity of {cap} bytes",
+                            view.name,
+                            byte.saturating_add(size)
+                        ),
+                    ));
+                }
+                Ok((
+                    Loc::Local {
+                        core: c,
+                        byte: byte as usize,
+                    },
+                    stop,
+                ))
+            }
+        }
+    }
+
+    fn dram_slot(
+        &self,
+        rop: &ROp<'_>,
+        view: &ViewVal,
+        addr: i64,
+    ) -> Result<(usize, usize), SimError> {
+        for (bi, b) in self.dram.iter().enumerate() {
+            if addr >= b.base && addr < b.base + b.data.len() as i64 {
+                if b.elem != view.elem {
+                    return Err(self.at(
+                        rop,
+                        format!(
+                            "view '%{}' of {} reads DRAM buffer '{}' which holds {}",
+                            view.name,
+                            view.elem.name(),
+                            b.name,
+                            b.elem.name()
+                        ),
+                    ));
+                }
+                return Ok((bi, (addr - b.base) as usize));
+            }
+        }
+        Err(self.at(
+            rop,
+            format!(
+                "view '%{}': DRAM address {addr} is outside every buffer (out of bounds)",
+                view.name
+            ),
+        ))
+    }
+
+    pub(crate) fn read_loc(&self, loc: Loc, elem: ScalarType) -> f32 {
+        match loc {
+            Loc::Dram { buf, idx } => self.dram[buf].data.get(idx).copied().unwrap_or(0.0),
+            Loc::Local { core, byte } => {
+                let pad = &self.scratchpads[core];
+                let n = elem.size_bytes();
+                decode(
+                    elem,
+                    pad.get(byte..(byte + n).min(pad.len())).unwrap_or(&[]),
+                )
+            }
+        }
+    }
+
+    fn write_loc(&mut self, loc: Loc, elem: ScalarType, x: f32) {
+        match loc {
+            Loc::Dram { buf, idx } => {
+                if let Some(v) = self.dram[buf].data.get_mut(idx) {
+                    *v = crate::exec::round_to(elem, x);
+                }
+            }
+            Loc::Local { core, byte } => {
+                let n = elem.size_bytes();
+                let pad = &mut self.scratchpads[core];
+                if pad.len() < byte + n {
+                    pad.resize(byte + n, 0);
+                }
+                encode(elem, x, &mut pad[byte..byte + n]);
+            }
+        }
+    }
+
+    fn tile_operand(
+        &self,
+        slots: &[Option<RtValue>],
+        rop: &ROp<'_>,
+        i: usize,
+    ) -> Result<Rc<TileVal>, SimError> {
+        match self.get(slots, rop, i)? {
+            RtValue::Tile(t) => Ok(t.clone()),
+            _ => Err(self.at(rop, format!("operand {i} is not an access tile"))),
+        }
+    }
+
+    /// Records one transfer per ring stop touched.
+    fn transfers(
+        &mut self,
+        ctx: &mut CoreCtx,
+        rop: &ROp<'_>,
+        per_stop: Vec<((usize, DramAccess), u64)>,
+        store: bool,
+        deps: Vec<TaskId>,
+    ) -> Result<Option<TaskId>, SimError> {
+        let me = self.machine.core_stop(ctx.core);
+        let mut ids = Vec::new();
+        for ((stop, dram), bytes) in per_stop {
+            let work = if store {
+                Work::Transfer {
+                    src_stop: me,
+                    dst_stop: stop,
+                    bytes,
+                    dram: if dram == DramAccess::Read {
+                        DramAccess::Write
+                    } else {
+                        dram
+                    },
+                }
+            } else {
+                Work::Transfer {
+                    src_stop: stop,
+                    dst_stop: me,
+                    bytes,
+                    dram,
+                }
+            };
+            ids.push(self.record(ctx, Unit::Dma, work, deps.clone(), rop)?);
+        }
+        if ids.is_empty() {
+            // Nothing moved (every point masked): still order after the inputs.
+            let view_stop = me;
+            let work = Work::Transfer {
+                src_stop: view_stop,
+                dst_stop: me,
+                bytes: 0,
+                dram: DramAccess::None,
+            };
+            ids.push(self.record(ctx, Unit::Dma, work, deps, rop)?);
+        }
+        self.join(ctx, ids, rop)
+    }
+
+    pub(crate) fn load(
+        &mut self,
+        rop: &ROp<'_>,
+        slots: &mut [Option<RtValue>],
+        ctx: &mut CoreCtx,
+    ) -> Result<(), SimError> {
+        let tile = self.tile_operand(slots, rop, 0)?;
+        let rt = rop.op.result_types.first();
+        let shape = rt
+            .and_then(Type::static_shape)
+            .unwrap_or_else(|| tile.shape.clone());
+        let elem = rt.and_then(Type::elem).unwrap_or(tile.view.elem);
+        self.check_size(rop, &shape)?;
+        let n = tile.valid.len();
+        if shape.iter().product::<usize>() != n {
+            return Err(self.at(
+                rop,
+                format!(
+                    "tensor shape {shape:?} differs from the tile's {:?}",
+                    tile.shape
+                ),
+            ));
+        }
+        if elem != tile.view.elem {
+            return Err(self.at(
+                rop,
+                format!(
+                    "loads {} from view '%{}' of {}",
+                    elem.name(),
+                    tile.view.name,
+                    tile.view.elem.name()
+                ),
+            ));
+        }
+        let mut data = vec![0.0f32; n];
+        let mut per_stop: Vec<((usize, DramAccess), u64)> = Vec::new();
+        let size = elem.size_bytes() as u64;
+        let rank = tile.rank;
+        for (k, ok) in tile.valid.iter().enumerate() {
+            if !ok {
+                continue;
+            }
+            let coord = &tile.coords[k * rank..(k + 1) * rank];
+            let (loc, stop) = self.locate(rop, &tile.view, coord, ctx.core)?;
+            data[k] = self.read_loc(loc, elem);
+            match per_stop.iter_mut().find(|(s, _)| *s == stop) {
+                Some((_, b)) => *b += size,
+                None => per_stop.push((stop, size)),
+            }
+        }
+        let deps: Vec<TaskId> = tile.ready.into_iter().chain(ctx.last_store).collect();
+        let ready = self.transfers(ctx, rop, per_stop, false, deps)?;
+        let v = self.new_tensor(ctx, rop, shape, elem, data, ready)?;
+        self.set(slots, rop, 0, v);
+        Ok(())
+    }
+
+    pub(crate) fn store(
+        &mut self,
+        rop: &ROp<'_>,
+        slots: &mut [Option<RtValue>],
+        ctx: &mut CoreCtx,
+    ) -> Result<(), SimError> {
+        let value: Rc<TensorVal> = self.tensor(slots, rop, 0)?;
+        let tile = self.tile_operand(slots, rop, 1)?;
+        if value.data.len() != tile.valid.len() {
+            return Err(self.at(
+                rop,
+                format!(
+                    "tensor shape {:?} differs from the tile's {:?}",
+                    value.shape, tile.shape
+                ),
+            ));
+        }
+        let elem = tile.view.elem;
+        let size = elem.size_bytes() as u64;
+        let rank = tile.rank;
+        let mut per_stop: Vec<((usize, DramAccess), u64)> = Vec::new();
+        for (k, ok) in tile.valid.iter().enumerate() {
+            if !ok {
+                continue;
+            }
+            let coord = &tile.coords[k * rank..(k + 1) * rank];
+            let (loc, stop) = self.locate(rop, &tile.view, coord, ctx.core)?;
+            self.write_loc(loc, elem, value.data[k]);
+            match per_stop.iter_mut().find(|(s, _)| *s == stop) {
+                Some((_, b)) => *b += size,
+                None => per_stop.push((stop, size)),
+            }
+        }
+        let deps: Vec<TaskId> = value
+            .ready
+            .into_iter()
+            .chain(tile.ready)
+            .chain(ctx.last_store)
+            .filter(|t| *t != NO_TASK)
+            .collect();
+        let done = self.transfers(ctx, rop, per_stop, true, deps)?;
+        if done.is_some() {
+            ctx.last_store = done;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_round_trip_per_type() {
+        for (t, x) in [
+            (ScalarType::F16, 1.5f32),
+            (ScalarType::BF16, -2.0),
+            (ScalarType::F32, 3.25),
+            (ScalarType::I32, -7.0),
+            (ScalarType::I8, -3.0),
+            (ScalarType::I1, 1.0),
+            (ScalarType::Index, 123456.0),
+        ] {
+            let mut b = vec![0u8; t.size_bytes()];
+            encode(t, x, &mut b);
+            assert_eq!(decode(t, &b), x, "{t:?}");
+        }
+    }
+
+    #[test]
+    fn order_maps_enumerate_innermost_last() {
+        let swap = AffineMap {
+            dims: 2,
+            syms: 0,
+            results: vec![AffineExpr::Dim(1), AffineExpr::Dim(0)],
+        };
+        let p = enumerate_points(&[0, 0], &[2, 3], Some(&swap)).unwrap();
+        assert_eq!(p, vec![0, 0, 1, 0, 0, 1, 1, 1, 0, 2, 1, 2]);
+        let id = enumerate_points(&[1, 0], &[2, 2], None).unwrap();
+        assert_eq!(id, vec![1, 0, 1, 1, 2, 0, 2, 1]);
+    }
+}
