@@ -618,6 +618,11 @@ impl<'a> Parser<'a> {
             }
             self.pos += 1;
         }
+        // An escape or a missing closing quote can step past the end, or into a character.
+        self.pos = self.pos.min(bytes.len());
+        while !self.src.is_char_boundary(self.pos) {
+            self.pos += 1;
+        }
         if self.pos == start {
             return self.fail("expected an attribute value");
         }

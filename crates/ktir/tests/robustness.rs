@@ -167,3 +167,22 @@ fn hostile_inputs_do_not_panic() {
         exercise(i);
     }
 }
+
+/// Inputs that once crashed the parser (found by fuzzing), kept as regressions: each must
+/// give diagnostics, not a panic.
+#[test]
+fn past_crashes_stay_fixed() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/ktir/crashes");
+    let mut count = 0;
+    for entry in std::fs::read_dir(&dir).expect("tests/ktir/crashes") {
+        let path = entry.expect("entry").path();
+        let bytes = std::fs::read(&path).expect("read");
+        let text = String::from_utf8_lossy(&bytes);
+        let (module, diags) = ktir::parse(&text);
+        if !diags.iter().any(ktir::Diagnostic::is_error) {
+            let _ = ktir::verify(&module, &text);
+        }
+        count += 1;
+    }
+    assert!(count >= 3, "expected the crash corpus in {}", dir.display());
+}
