@@ -362,6 +362,7 @@ pub fn run(c: &mut Compilation) -> Result<(LayoutNotes, Vec<String>), CompileErr
                 inputs: vec![t.clone()],
                 outputs: vec![name.clone()],
                 iteration: pointwise_iteration_pub(&ty.shape),
+                attrs: Default::default(),
             };
             restick.push(format!("{}: {t} -> {name} ({why})", rop.name));
             out_ops.push(rop);

@@ -814,27 +814,9 @@ impl<'c> KernelEmitter<'c> {
         Ok(())
     }
 
-    /// The attributes of the graph node a device op came from.
-    fn node_attrs(&self) -> std::collections::BTreeMap<String, graph::AttrValue> {
-        self.c
-            .graph
-            .nodes
-            .iter()
-            .find(|n| n.name == self.op.name)
-            .map(|n| n.attrs.clone())
-            .unwrap_or_default()
-    }
-
-    fn ints(
-        &self,
-        attrs: &std::collections::BTreeMap<String, graph::AttrValue>,
-        key: &str,
-    ) -> Option<Vec<i64>> {
-        match attrs.get(key) {
-            Some(graph::AttrValue::Ints(v)) => Some(v.clone()),
-            Some(graph::AttrValue::Int(v)) => Some(vec![*v]),
-            _ => None,
-        }
+    /// An integer-list attribute of the device op.
+    fn ints(&self, key: &str) -> Option<Vec<i64>> {
+        self.op.attrs.get(key).cloned()
     }
 
     /// A whole tensor in device order (dims `dims`, shape `shape`) as a host-order tensor
@@ -1136,7 +1118,6 @@ impl<'c> KernelEmitter<'c> {
             let v = self.load(i);
             hosts.push(self.host_order_of(v, i)?);
         }
-        let attrs = self.node_attrs();
         let in_host = self.operands[0].layout.host_shape.clone();
         let join = |v: &[usize]| {
             v.iter()
@@ -1184,7 +1165,7 @@ impl<'c> KernelEmitter<'c> {
             }
             "transpose" => {
                 let r = in_host.len();
-                let perm: Vec<usize> = match self.ints(&attrs, "perm") {
+                let perm: Vec<usize> = match self.ints("perm") {
                     Some(p) => p
                         .iter()
                         .map(|&x| x.rem_euclid(r.max(1) as i64) as usize)
@@ -1248,14 +1229,12 @@ impl<'c> KernelEmitter<'c> {
             }
             "slice" => {
                 let r = in_host.len();
-                let starts = self.ints(&attrs, "starts").unwrap_or_default();
-                let ends = self.ints(&attrs, "ends").unwrap_or_default();
+                let starts = self.ints("starts").unwrap_or_default();
+                let ends = self.ints("ends").unwrap_or_default();
                 let axes = self
-                    .ints(&attrs, "axes")
+                    .ints("axes")
                     .unwrap_or_else(|| (0..starts.len() as i64).collect());
-                let steps = self
-                    .ints(&attrs, "steps")
-                    .unwrap_or_else(|| vec![1; starts.len()]);
+                let steps = self.ints("steps").unwrap_or_else(|| vec![1; starts.len()]);
                 let mut offsets = vec![0i64; r];
                 let mut strides = vec![1i64; r];
                 for (k, &a) in axes.iter().enumerate() {
@@ -1296,8 +1275,8 @@ impl<'c> KernelEmitter<'c> {
             "restickify" => hosts[0].clone(),
             "concat" => {
                 let r = out_host.len();
-                let axis = match attrs.get("axis") {
-                    Some(graph::AttrValue::Int(a)) => a.rem_euclid(r.max(1) as i64) as usize,
+                let axis = match self.ints("axis").as_deref() {
+                    Some([a]) => a.rem_euclid(r.max(1) as i64) as usize,
                     _ => 0,
                 };
                 let ty = shape_str(&out_host, elem);

@@ -18,6 +18,7 @@
 use crate::{Compilation, CompileError};
 use graph::{AttrValue, DType, Node, TensorType};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// One device op: the unit the rest of the compiler plans.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -29,6 +30,9 @@ pub struct DeviceOp {
     pub inputs: Vec<String>,
     pub outputs: Vec<String>,
     pub iteration: Vec<IterDim>,
+    /// Integer attributes movement kernels need (`perm`, `starts`, `axes`, `steps`, `axis`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub attrs: BTreeMap<String, Vec<i64>>,
 }
 
 /// One dimension of an op's iteration space.
@@ -86,6 +90,7 @@ pub const REDUCTIONS: &[&str] = &["max", "sum", "mean", "min"];
 pub const SUPPORTED_GRAPH_OPS: &[&str] = &[
     "Abs",
     "Add",
+    "Attention",
     "Cast",
     "Concat",
     "Expand",
@@ -279,13 +284,48 @@ impl Builder<'_> {
             Some(s) => format!("{}/{s}", self.node.name),
             None => self.node.name.clone(),
         };
+        // Integer attributes travel with single-op nodes (movement kernels read them).
+        let attrs = if step.is_none() {
+            self.node
+                .attrs
+                .iter()
+                .filter_map(|(k, v)| match v {
+                    AttrValue::Int(i) => Some((k.clone(), vec![*i])),
+                    AttrValue::Ints(l) => Some((k.clone(), l.clone())),
+                    _ => None,
+                })
+                .collect()
+        } else {
+            BTreeMap::new()
+        };
         self.ops.push(DeviceOp {
             name,
             op: op.to_string(),
             inputs,
             outputs: vec![out],
             iteration: it,
+            attrs,
         });
+    }
+
+    /// A movement step of a decomposition, with its integer attributes.
+    fn push_movement(
+        &mut self,
+        step: &str,
+        op: &str,
+        input: String,
+        out: String,
+        attrs: &[(&str, Vec<i64>)],
+    ) -> Result<(), CompileError> {
+        let it = pointwise_iteration(&self.ty(&out)?.shape);
+        self.push(Some(step), op, vec![input], out, it);
+        if let Some(last) = self.ops.last_mut() {
+            last.attrs = attrs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect();
+        }
+        Ok(())
     }
 
     fn input(&self, i: usize) -> Result<String, CompileError> {
@@ -513,6 +553,133 @@ impl Builder<'_> {
                         Ok(())
                     }
                 }
+            }
+            "Attention" => {
+                // GQA heads repeated by movement ops, K transposed, Q K^T scaled and masked,
+                // softmax, then the weighted sum of V: all device ops the machine has.
+                let (q, k, v, y) = (
+                    self.input(0)?,
+                    self.input(1)?,
+                    self.input(2)?,
+                    self.output()?,
+                );
+                let (qt, kt, vt) = (self.ty(&q)?, self.ty(&k)?, self.ty(&v)?);
+                if qt.shape.len() != 4 || kt.shape.len() != 4 || vt.shape.len() != 4 {
+                    return Err(
+                        self.err("Attention is lowered for 4-D [batch, heads, seq, dim] inputs")
+                    );
+                }
+                let (b, hq, sq, d) = (qt.shape[0], qt.shape[1], qt.shape[2], qt.shape[3]);
+                let (hkv, skv, dv) = (kt.shape[1], kt.shape[2], vt.shape[3]);
+                if hkv == 0 || hq % hkv != 0 {
+                    return Err(self.err(format!(
+                        "{hq} query heads do not share {hkv} key/value heads evenly"
+                    )));
+                }
+                let group = hq / hkv;
+                let dt = qt.dtype;
+                let t = |shape: Vec<usize>| TensorType { dtype: dt, shape };
+                let repeat = |this: &mut Self,
+                              x: String,
+                              name: &str,
+                              last: usize|
+                 -> Result<String, CompileError> {
+                    if group == 1 {
+                        return Ok(x);
+                    }
+                    let u = this.temp(&format!("{name}_heads"), t(vec![b, hkv, 1, skv, last]));
+                    this.push_movement(&format!("{name}_heads"), "reshape", x, u.clone(), &[])?;
+                    let e = this.temp(&format!("{name}_repeat"), t(vec![b, hkv, group, skv, last]));
+                    this.push_movement(&format!("{name}_repeat"), "expand", u, e.clone(), &[])?;
+                    let r = this.temp(&format!("{name}_grouped"), t(vec![b, hq, skv, last]));
+                    this.push_movement(&format!("{name}_grouped"), "reshape", e, r.clone(), &[])?;
+                    Ok(r)
+                };
+                let k_all = repeat(self, k, "k", d)?;
+                let v_all = repeat(self, v, "v", dv)?;
+                let k_t = self.temp("k_t", t(vec![b, hq, d, skv]));
+                self.push_movement(
+                    "k_t",
+                    "transpose",
+                    k_all,
+                    k_t.clone(),
+                    &[("perm", vec![0, 1, 3, 2])],
+                )?;
+                let scores = self.temp("scores", t(vec![b, hq, sq, skv]));
+                self.matmul(q, k_t, scores.clone(), Some("scores"))?;
+                let scale = match self.node.attrs.get("scale") {
+                    Some(AttrValue::Float(f)) => *f,
+                    _ => 1.0 / (d as f32).sqrt(),
+                };
+                let scale_name = self.temp("scale_value", t(vec![1]));
+                self.c.graph.initializers.push(graph::Initializer {
+                    name: scale_name.clone(),
+                    ty: t(vec![1]),
+                    init: graph::InitSpec::Constant(scale),
+                });
+                let full = pointwise_iteration(&[b, hq, sq, skv]);
+                let scaled = self.temp("scaled", t(vec![b, hq, sq, skv]));
+                self.push(
+                    Some("scaled"),
+                    "mul",
+                    vec![scores, scale_name],
+                    scaled.clone(),
+                    full.clone(),
+                );
+                let mut logits = scaled;
+                if self.int_attr("is_causal", 0)? != 0 {
+                    let mask: Vec<f32> = (0..sq * skv)
+                        .map(|i| {
+                            if i % skv > i / skv {
+                                f32::NEG_INFINITY
+                            } else {
+                                0.0
+                            }
+                        })
+                        .collect();
+                    let mask_name = self.temp("causal_mask", t(vec![sq, skv]));
+                    self.c.graph.initializers.push(graph::Initializer {
+                        name: mask_name.clone(),
+                        ty: t(vec![sq, skv]),
+                        init: graph::InitSpec::Data(mask),
+                    });
+                    let masked = self.temp("masked", t(vec![b, hq, sq, skv]));
+                    self.push(
+                        Some("masked"),
+                        "add",
+                        vec![logits, mask_name],
+                        masked.clone(),
+                        full.clone(),
+                    );
+                    logits = masked;
+                }
+                let mut red = vec![b, hq, sq, skv];
+                red[3] = 1;
+                let rit = reduction_iteration(&[b, hq, sq, skv]);
+                let m = self.temp("max", t(red.clone()));
+                self.push(
+                    Some("max"),
+                    "max",
+                    vec![logits.clone()],
+                    m.clone(),
+                    rit.clone(),
+                );
+                let sub = self.temp("sub", t(vec![b, hq, sq, skv]));
+                self.push(
+                    Some("sub"),
+                    "sub",
+                    vec![logits, m],
+                    sub.clone(),
+                    full.clone(),
+                );
+                let e = self.temp("exp", t(vec![b, hq, sq, skv]));
+                self.push(Some("exp"), "exp", vec![sub], e.clone(), full.clone());
+                let z = self.temp("sum", t(red));
+                self.push(Some("sum"), "sum", vec![e.clone()], z.clone(), rit);
+                let p = self.temp("probs", t(vec![b, hq, sq, skv]));
+                self.push(Some("probs"), "realdiv", vec![e, z], p.clone(), full);
+                self.matmul(p, v_all, y, Some("context"))?;
+                Ok(())
             }
             "Softmax" => {
                 let (x, y) = (self.input(0)?, self.output()?);

@@ -1,0 +1,52 @@
+//! Every gallery model through the whole pipeline: what runs must match the reference within
+//! its dtype's tolerance, and what does not run yet must fail with the error that says why.
+//! The expectations below are the gallery's status; a change in either direction fails.
+
+use driver::{compile, examples, load_graph, run_pipeline, PipelineOptions};
+
+/// Gallery models that do not simulate yet, with the reason their error must give.
+const NOT_YET: &[(&str, &str)] = &[
+    ("granite_hybrid_block", "Split with more than one output"),
+    ("llama3_8b_layer", "planning and timing only"),
+    ("tiny_two_layer", "no lowering for op Gather"),
+];
+
+#[test]
+fn every_gallery_model_runs_or_says_why_not() {
+    let options = PipelineOptions::default();
+    let mut ran = Vec::new();
+    for ex in examples() {
+        let result = run_pipeline(ex.source, ex.name, &options);
+        match NOT_YET.iter().find(|(n, _)| *n == ex.name) {
+            Some((_, why)) => {
+                let e = result
+                    .err()
+                    .unwrap_or_else(|| panic!("{} now runs: move it out of NOT_YET", ex.name));
+                assert!(e.message.contains(why), "{}: {e}", ex.name);
+            }
+            None => {
+                let r = result.unwrap_or_else(|e| panic!("{}: {e}", ex.name));
+                assert!(r.run.passed, "{}: {:?}", ex.name, r.run.outputs);
+                assert!(r.run.total_cycles > 0.0, "{}", ex.name);
+                ran.push(ex.name);
+            }
+        }
+    }
+    assert!(ran.len() >= 10, "only {ran:?} ran");
+}
+
+#[test]
+fn the_8b_layer_compiles_to_verified_ktir_for_planning() {
+    let ex = examples()
+        .into_iter()
+        .find(|e| e.name == "llama3_8b_layer")
+        .expect("gallery");
+    let options = PipelineOptions::default();
+    let graph = load_graph(ex.source, ex.name).unwrap();
+    let c = compile(&graph, &options.machine, &options.compile).unwrap_or_else(|e| panic!("{e}"));
+    let text = c.ktir.as_deref().expect("ktir");
+    if let Err(d) = driver::ktir::check(text) {
+        panic!("{}", driver::ktir::render_diagnostics("ktir", &d));
+    }
+    assert!(c.ops.len() > 20);
+}
