@@ -3,6 +3,11 @@ import { defineConfig } from "vite";
 // The page lives in web/; the wasm module is generated into web/pkg by wasm-pack
 // (see scripts/). `base: "./"` keeps every asset URL relative, so the built page
 // works from any path (a docs site subfolder, a file server, CI artifacts).
+// Pages: index.html (the playground), demo.html (a documentation page embedding
+// <spyre-playground>), bench.html (the ring frame-rate benchmark, `npm run bench:ring`).
+const page = (name: string): string =>
+  decodeURIComponent(new URL(`./web/${name}`, import.meta.url).pathname);
+
 export default defineConfig({
   root: "web",
   base: "./",
@@ -12,6 +17,13 @@ export default defineConfig({
     target: "es2022",
     assetsInlineLimit: 0,
     chunkSizeWarningLimit: 4096,
+    rollupOptions: {
+      input: {
+        index: page("index.html"),
+        demo: page("demo.html"),
+        bench: page("bench.html"),
+      },
+    },
   },
   worker: {
     format: "es",

@@ -33,6 +33,8 @@ export interface PassSnapshot {
   name: string;
   title: string;
   text: string;
+  /** The snapshot's structured data (layouts, core splits, scratchpad plan); null if none. */
+  data?: unknown;
 }
 
 export type StopKind = "core" | "memory";
@@ -78,12 +80,85 @@ export interface TraceEvent {
   line: number;
 }
 
+export interface UnitUsage {
+  busy_cycles: number;
+  utilisation: number;
+  tasks: number;
+}
+
+export interface CoreSummary {
+  core: number;
+  dma: UnitUsage;
+  pt: UnitUsage;
+  sfp: UnitUsage;
+  dma_bytes: number;
+}
+
+export interface LinkSummary {
+  name: string;
+  from_stop: number;
+  to_stop: number;
+  bytes: number;
+  utilisation: number;
+}
+
+export interface RunSummary {
+  machine: string;
+  total_cycles: number;
+  clock_ghz: number;
+  time_us: number;
+  cores: CoreSummary[];
+  links: LinkSummary[];
+  dram_read_bytes: number;
+  dram_write_bytes: number;
+  dram_utilisation: number;
+  bottleneck: string;
+  bottleneck_reason: string;
+}
+
 export interface RunInfo {
   machine: MachineInfo;
   totalCycles: number;
-  passed: boolean;
+  /** Null for a standalone KTIR run (no reference to compare with). */
+  passed: boolean | null;
   outputs: OutputCheck[];
   events: TraceEvent[];
+  summary: RunSummary | null;
+}
+
+/** A verifier diagnostic; line and column are 1-based. */
+export interface Diagnostic {
+  severity: "error" | "warning";
+  message: string;
+  line: number;
+  column: number;
+  start: number;
+  end: number;
+}
+
+export interface BufferSpec {
+  name: string;
+  elem: string;
+  elements: number;
+  shape: number[];
+}
+
+/** What `runKtir` returns for a standalone KTIR module. */
+export interface KtirRunRaw {
+  machine: MachineInfo;
+  functions: string[];
+  buffers: [BufferSpec, number[]][];
+  totalCycles: number;
+  events: TraceEvent[];
+  summary: RunSummary;
+  warnings: string[];
+}
+
+/** Options of a run; every field optional. */
+export interface RunOptions {
+  machine?: string;
+  seed?: number;
+  ktir?: string;
 }
 
 export interface PipelineResult {
@@ -98,6 +173,11 @@ export interface SpyreModule {
   version(): string;
   listExamples(): ExampleInfo[];
   exampleSource(name: string): string;
+  machinePresets(): string[];
   /** Throws an Error whose message names a location on bad input. */
-  runPipeline(source: string, fileName: string): PipelineResult;
+  runPipelineWith(bytes: Uint8Array, fileName: string, options: RunOptions): unknown;
+  verifyKtir(text: string): unknown;
+  runKtir(text: string, options: RunOptions): unknown;
+  pipelineTrace(bytes: Uint8Array, fileName: string, options: RunOptions): string;
+  ktirTrace(text: string, options: RunOptions): string;
 }

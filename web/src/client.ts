@@ -79,7 +79,57 @@ export class WorkerClient {
     else p.reject(new Error(res.error.message));
   }
 
-  private failAll(err: Error): void {
+  /** Rejects every pending request (used when the worker is stopped). */
+  failAll(err: Error): void {
     for (const id of [...this.pending.keys()]) this.settle(id)?.reject(err);
+  }
+}
+
+/** Raised for requests that were pending when the worker was restarted. */
+export class CancelledError extends Error {
+  constructor(message = "cancelled") {
+    super(message);
+    this.name = "CancelledError";
+  }
+}
+
+export interface TerminablePort extends Port {
+  terminate(): void;
+}
+
+/**
+ * Owns the worker: calls go through the current client; `restart` stops a long run by
+ * terminating the worker (the only way to interrupt wasm) and starts a fresh one.
+ */
+export class WorkerHost {
+  private port: TerminablePort;
+  private client: WorkerClient;
+
+  constructor(
+    private readonly spawn: () => TerminablePort,
+    private readonly timeoutMs = 0,
+  ) {
+    this.port = spawn();
+    this.client = new WorkerClient(this.port, timeoutMs);
+  }
+
+  get inFlight(): number {
+    return this.client.inFlight;
+  }
+
+  call<M extends Method>(method: M, params: Params<M>): Promise<Result<M>> {
+    return this.client.call(method, params);
+  }
+
+  restart(reason = "cancelled"): void {
+    const old = this.client;
+    try {
+      this.port.terminate();
+    } catch {
+      // already gone
+    }
+    this.port = this.spawn();
+    this.client = new WorkerClient(this.port, this.timeoutMs);
+    old.failAll(new CancelledError(reason));
   }
 }

@@ -1,8 +1,23 @@
 // Worker-side request handling, kept free of the worker global and of the wasm
 // import so it can be unit-tested with any SpyreModule.
 
-import type { PipelineResult, SpyreModule, TraceEvent } from "./api";
-import { errorMessage, parseRequest, type WorkerResponse } from "./protocol";
+import type {
+  Diagnostic,
+  KtirRunRaw,
+  OutputCheck,
+  PipelineResult,
+  RunSummary,
+  SpyreModule,
+  TraceEvent,
+} from "./api";
+import { layoutGraph, tensorTypes } from "./graph/layout";
+import {
+  errorMessage,
+  parseRequest,
+  type RunResult,
+  type SourceRef,
+  type WorkerResponse,
+} from "./protocol";
 
 /** Deep-converts what wasm-bindgen hands over (Maps, BigInts) into plain JSON-like data. */
 export function toPlain(value: unknown): unknown {
@@ -29,6 +44,27 @@ function stopOrNull(v: unknown): number | null {
   return typeof v === "number" && Number.isFinite(v) ? v : null;
 }
 
+function normalizeEvents(events: unknown[]): TraceEvent[] {
+  return (events as Partial<TraceEvent>[]).map((e) => ({
+    unit: e.unit === "pt" || e.unit === "sfp" ? e.unit : "dma",
+    core: Number(e.core),
+    start: Number(e.start),
+    end: Number(e.end),
+    bytes: Number(e.bytes ?? 0),
+    srcStop: stopOrNull(e.srcStop),
+    dstStop: stopOrNull(e.dstStop),
+    op: String(e.op ?? ""),
+    line: Number(e.line ?? 0),
+  }));
+}
+
+function normalizeSummary(s: unknown): RunSummary | null {
+  if (!s || typeof s !== "object") return null;
+  const r = s as Partial<RunSummary>;
+  if (!Array.isArray(r.cores) || !Array.isArray(r.links)) return null;
+  return r as RunSummary;
+}
+
 /**
  * Checks the shape of a pipeline result and fills optional fields (serde may send
  * `undefined` instead of `null` for a missing stop), so views can trust the types.
@@ -43,23 +79,61 @@ export function normalizeResult(raw: unknown): PipelineResult {
   need(run.machine && Array.isArray(run.machine.stops), "run.machine.stops is missing");
   need(Array.isArray(run.events), "run.events is not a list");
   need(Array.isArray(run.outputs), "run.outputs is not a list");
-  const events: TraceEvent[] = run.events.map((e) => ({
-    unit: e.unit,
-    core: Number(e.core),
-    start: Number(e.start),
-    end: Number(e.end),
-    bytes: Number(e.bytes ?? 0),
-    srcStop: stopOrNull(e.srcStop),
-    dstStop: stopOrNull(e.dstStop),
-    op: String(e.op ?? ""),
-    line: Number(e.line ?? 0),
-  }));
   return {
     graph: r.graph,
-    passes: r.passes,
+    passes: r.passes.map((p) => ({ ...p, data: p.data ?? null })),
     ktir: typeof r.ktir === "string" ? r.ktir : "",
-    run: { ...run, totalCycles: Number(run.totalCycles), events },
+    run: {
+      machine: run.machine,
+      totalCycles: Number(run.totalCycles),
+      passed: typeof run.passed === "boolean" ? run.passed : null,
+      outputs: run.outputs as OutputCheck[],
+      events: normalizeEvents(run.events),
+      summary: normalizeSummary(run.summary),
+    },
   };
+}
+
+/** A standalone KTIR run as a pipeline result with no graph and no passes. */
+export function ktirResult(raw: unknown, text: string, fileName: string): PipelineResult {
+  const r = toPlain(raw) as Partial<KtirRunRaw> | null;
+  need(r && typeof r === "object", "not an object");
+  need(r.machine && Array.isArray(r.machine.stops), "machine.stops is missing");
+  need(Array.isArray(r.events), "events is not a list");
+  const name = fileName.replace(/\.[^.]*$/, "") || fileName;
+  const buffers = Array.isArray(r.buffers) ? r.buffers : [];
+  return {
+    graph: {
+      name,
+      description: `KTIR module: ${(r.functions ?? []).map((f) => `@${f}`).join(", ")}`,
+      inputs: [],
+      outputs: buffers.map(([spec]) => ({ name: spec.name, dtype: spec.elem, shape: spec.shape })),
+      nodes: [],
+    },
+    passes: [],
+    ktir: text,
+    run: {
+      machine: r.machine,
+      totalCycles: Number(r.totalCycles),
+      passed: null,
+      outputs: [],
+      events: normalizeEvents(r.events),
+      summary: normalizeSummary(r.summary),
+    },
+  };
+}
+
+export function normalizeDiagnostics(raw: unknown): Diagnostic[] {
+  const list = toPlain(raw);
+  if (!Array.isArray(list)) return [];
+  return (list as Partial<Diagnostic>[]).map((d) => ({
+    severity: d.severity === "warning" ? "warning" : "error",
+    message: String(d.message ?? ""),
+    line: Math.max(1, Number(d.line ?? 1)),
+    column: Math.max(1, Number(d.column ?? 1)),
+    start: Number(d.start ?? 0),
+    end: Number(d.end ?? 0),
+  }));
 }
 
 /** A trap inside wasm (a Rust panic) leaves the module unusable: say so plainly. */
@@ -74,6 +148,13 @@ export function describeFailure(err: unknown): string {
     : message;
 }
 
+export function isKtirFile(fileName: string): boolean {
+  return /\.mlir$/i.test(fileName);
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder("utf-8", { fatal: false });
+
 export type Handler = (data: unknown) => Promise<WorkerResponse>;
 
 /** Builds the request handler; `load` is called once, on the first request. */
@@ -87,6 +168,25 @@ export function createHandler(load: () => Promise<SpyreModule>): Handler {
       });
     }
     return module;
+  };
+
+  const resolveTarget = (
+    m: SpyreModule,
+    target: SourceRef,
+  ): { bytes: Uint8Array; fileName: string; source: string } => {
+    if (target.kind === "example") {
+      const source = m.exampleSource(target.name);
+      const fileName = /\.(mlir|json|onnx)$/i.test(target.name)
+        ? target.name
+        : `${target.name}.json`;
+      return { bytes: encoder.encode(source), fileName, source };
+    }
+    const binary = /\.onnx$/i.test(target.fileName);
+    return {
+      bytes: target.bytes,
+      fileName: target.fileName,
+      source: binary ? "" : decoder.decode(target.bytes),
+    };
   };
 
   return async (data: unknown): Promise<WorkerResponse> => {
@@ -108,18 +208,46 @@ export function createHandler(load: () => Promise<SpyreModule>): Handler {
             result: {
               version: m.version(),
               examples: toPlain(m.listExamples()),
+              machines: toPlain(m.machinePresets()),
             },
           };
-        case "runExample": {
-          const source = m.exampleSource(req.params.name);
-          const fileName = `${req.params.name}.json`;
-          const result = normalizeResult(m.runPipeline(source, fileName));
-          return { id: req.id, ok: true, result: { source, fileName, result } };
+        case "run": {
+          const { bytes, fileName, source } = resolveTarget(m, req.params.target);
+          const options = req.params.options;
+          let result: PipelineResult;
+          let kind: RunResult["kind"];
+          if (isKtirFile(fileName)) {
+            const text = options.ktir ?? source;
+            const { ktir: _ignored, ...rest } = options;
+            void _ignored;
+            result = ktirResult(m.runKtir(text, rest), text, fileName);
+            kind = "ktir";
+          } else {
+            result = normalizeResult(m.runPipelineWith(bytes, fileName, options));
+            kind = "graph";
+          }
+          const canon = result.passes.find((p) => p.name === "canonicalize")?.data ?? null;
+          const layout = layoutGraph(result.graph, tensorTypes(result.graph, canon));
+          const res: RunResult = { kind, fileName, source, result, layout };
+          return { id: req.id, ok: true, result: res };
         }
-        case "runSource": {
-          const { source, fileName } = req.params;
-          const result = normalizeResult(m.runPipeline(source, fileName));
-          return { id: req.id, ok: true, result: { source, fileName, result } };
+        case "verifyKtir":
+          return {
+            id: req.id,
+            ok: true,
+            result: normalizeDiagnostics(m.verifyKtir(req.params.text)),
+          };
+        case "trace": {
+          const { bytes, fileName, source } = resolveTarget(m, req.params.target);
+          const options = req.params.options;
+          let json: string;
+          if (isKtirFile(fileName)) {
+            const { ktir, ...rest } = options;
+            json = m.ktirTrace(ktir ?? source, rest);
+          } else {
+            json = m.pipelineTrace(bytes, fileName, options);
+          }
+          return { id: req.id, ok: true, result: { json } };
         }
       }
     } catch (err) {

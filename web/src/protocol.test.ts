@@ -1,8 +1,14 @@
 import { describe, expect, it } from "vitest";
 import type { PipelineResult, SpyreModule } from "./api";
-import { WorkerClient, type Port } from "./client";
+import { CancelledError, WorkerClient, WorkerHost, type Port } from "./client";
 import { createHandler, normalizeResult, toPlain } from "./handler";
-import { errorMessage, parseRequest, parseResponse, type WorkerRequest } from "./protocol";
+import {
+  errorMessage,
+  parseRequest,
+  parseResponse,
+  type RunResult,
+  type WorkerRequest,
+} from "./protocol";
 
 /** A minimal well-formed result, only to exercise the message plumbing. */
 function minimalResult(): PipelineResult {
@@ -21,6 +27,7 @@ function minimalResult(): PipelineResult {
       passed: true,
       outputs: [],
       events: [],
+      summary: null,
     },
   };
 }
@@ -33,7 +40,23 @@ function stubModule(overrides: Partial<SpyreModule> = {}): SpyreModule {
       if (name !== "one") throw new Error(`unknown example ${name}`);
       return "{}";
     },
-    runPipeline: () => minimalResult(),
+    machinePresets: () => ["spyre32", "tiny4"],
+    runPipelineWith: () => minimalResult(),
+    verifyKtir: (text: string) =>
+      text.includes("bad")
+        ? [{ severity: "error", message: "bad op", line: 2, column: 3, start: 5, end: 8 }]
+        : [],
+    runKtir: () => ({
+      machine: minimalResult().run.machine,
+      functions: ["k"],
+      buffers: [[{ name: "x", elem: "f32", elements: 4, shape: [4] }, [0, 0, 0, 0]]],
+      totalCycles: 7,
+      events: [],
+      summary: { cores: [], links: [] },
+      warnings: [],
+    }),
+    pipelineTrace: () => '{"traceEvents":[]}',
+    ktirTrace: () => '{"traceEvents":[1]}',
     ...overrides,
   };
 }
@@ -45,11 +68,39 @@ describe("message parsing", () => {
       method: "init",
       params: {},
     });
-    expect(parseRequest({ id: 2, method: "runExample", params: { name: "x" } })).not.toBeNull();
     expect(
-      parseRequest({ id: 3, method: "runSource", params: { source: "{}", fileName: "a.json" } }),
+      parseRequest({ id: 2, method: "run", params: { target: { kind: "example", name: "x" } } }),
     ).not.toBeNull();
-    expect(parseRequest({ id: 4, method: "runSource", params: { source: 1 } })).toBeNull();
+    const bytes = new Uint8Array([123, 125]);
+    expect(
+      parseRequest({
+        id: 3,
+        method: "run",
+        params: {
+          target: { kind: "file", bytes, fileName: "a.json" },
+          options: { machine: "tiny4" },
+        },
+      }),
+    ).toEqual({
+      id: 3,
+      method: "run",
+      params: {
+        target: { kind: "file", bytes, fileName: "a.json" },
+        options: { machine: "tiny4" },
+      },
+    });
+    expect(
+      parseRequest({ id: 4, method: "run", params: { target: { kind: "file", bytes: "{}" } } }),
+    ).toBeNull();
+    expect(
+      parseRequest({
+        id: 4,
+        method: "run",
+        params: { target: { kind: "example", name: "x" }, options: { seed: -1 } },
+      }),
+    ).toBeNull();
+    expect(parseRequest({ id: 4, method: "verifyKtir", params: { text: 1 } })).toBeNull();
+    expect(parseRequest({ id: 4, method: "verifyKtir", params: { text: "x" } })).not.toBeNull();
     expect(parseRequest({ id: 5, method: "nope", params: {} })).toBeNull();
     expect(parseRequest({ method: "init", params: {} })).toBeNull();
     expect(parseRequest(null)).toBeNull();
@@ -104,42 +155,89 @@ describe("result normalisation", () => {
 });
 
 describe("worker handler", () => {
-  it("answers init, runExample and runSource", async () => {
+  it("answers init, run (example, graph file, KTIR file), verifyKtir and trace", async () => {
     const handle = createHandler(async () => stubModule());
     const init = await handle({ id: 1, method: "init", params: {} });
     expect(init).toEqual({
       id: 1,
       ok: true,
-      result: { version: "0.0.0-test", examples: [{ name: "one", description: "first" }] },
+      result: {
+        version: "0.0.0-test",
+        examples: [{ name: "one", description: "first" }],
+        machines: ["spyre32", "tiny4"],
+      },
     });
-    const ex = await handle({ id: 2, method: "runExample", params: { name: "one" } });
+    const ex = await handle({
+      id: 2,
+      method: "run",
+      params: { target: { kind: "example", name: "one" }, options: {} },
+    });
     expect(ex.ok).toBe(true);
-    expect(ex.ok && (ex.result as { fileName: string }).fileName).toBe("one.json");
+    const exr = ex.ok ? (ex.result as RunResult) : null;
+    expect(exr?.fileName).toBe("one.json");
+    expect(exr?.kind).toBe("graph");
+    expect(exr?.source).toBe("{}");
+    const bytes = new TextEncoder().encode("{}");
     const src = await handle({
       id: 3,
-      method: "runSource",
-      params: { source: "{}", fileName: "a.json" },
+      method: "run",
+      params: { target: { kind: "file", bytes, fileName: "a.json" }, options: {} },
     });
     expect(src.id).toBe(3);
     expect(src.ok).toBe(true);
+    const mlir = await handle({
+      id: 4,
+      method: "run",
+      params: {
+        target: { kind: "file", bytes: new TextEncoder().encode("module {}"), fileName: "k.mlir" },
+        options: {},
+      },
+    });
+    const kr = mlir.ok ? (mlir.result as RunResult) : null;
+    expect(kr?.kind).toBe("ktir");
+    expect(kr?.result.passes).toEqual([]);
+    expect(kr?.result.run.passed).toBeNull();
+    expect(kr?.result.run.totalCycles).toBe(7);
+    expect(kr?.result.graph.outputs[0]?.name).toBe("x");
+    const diags = await handle({ id: 5, method: "verifyKtir", params: { text: "a\nbad" } });
+    expect(diags).toMatchObject({ ok: true, result: [{ line: 2, column: 3, severity: "error" }] });
+    const trace = await handle({
+      id: 6,
+      method: "trace",
+      params: { target: { kind: "example", name: "one" }, options: {} },
+    });
+    expect(trace).toEqual({ id: 6, ok: true, result: { json: '{"traceEvents":[]}' } });
   });
 
   it("returns thrown errors as error responses with the same id", async () => {
     const handle = createHandler(async () =>
       stubModule({
-        runPipeline: (_s, fileName) => {
+        runPipelineWith: (_b: Uint8Array, fileName: string) => {
           throw new Error(`${fileName}:1:2: expected '{'`);
         },
       }),
     );
     expect(
-      await handle({ id: 7, method: "runSource", params: { source: "x", fileName: "b.json" } }),
+      await handle({
+        id: 7,
+        method: "run",
+        params: {
+          target: { kind: "file", bytes: new Uint8Array([120]), fileName: "b.json" },
+          options: {},
+        },
+      }),
     ).toEqual({
       id: 7,
       ok: false,
       error: { message: "b.json:1:2: expected '{'" },
     });
-    expect(await handle({ id: 8, method: "runExample", params: { name: "zzz" } })).toEqual({
+    expect(
+      await handle({
+        id: 8,
+        method: "run",
+        params: { target: { kind: "example", name: "zzz" }, options: {} },
+      }),
+    ).toEqual({
       id: 8,
       ok: false,
       error: { message: "unknown example zzz" },
@@ -150,12 +248,16 @@ describe("worker handler", () => {
   it("says plainly when the wasm module traps", async () => {
     const handle = createHandler(async () =>
       stubModule({
-        runPipeline: () => {
+        runPipelineWith: () => {
           throw new WebAssembly.RuntimeError("unreachable");
         },
       }),
     );
-    const res = await handle({ id: 1, method: "runExample", params: { name: "one" } });
+    const res = await handle({
+      id: 1,
+      method: "run",
+      params: { target: { kind: "example", name: "one" }, options: {} },
+    });
     expect(!res.ok && res.error.message).toMatch(/wasm module crashed \(unreachable\)/);
   });
 
@@ -203,10 +305,11 @@ describe("worker client", () => {
     const client = new WorkerClient(port, 1000);
     const [a, b] = await Promise.all([
       client.call("init", {}),
-      client.call("runExample", { name: "one" }),
+      client.call("run", { target: { kind: "example", name: "one" }, options: {} }),
     ]);
     expect(a.version).toBe("0.0.0-test");
     expect(b.result.passes[0]!.name).toBe("ktir");
+    expect(b.layout.nodes).toEqual([]);
     expect(new Set(port.sent.map((m) => m.id)).size).toBe(2);
     expect(client.inFlight).toBe(0);
   });
@@ -214,7 +317,9 @@ describe("worker client", () => {
   it("rejects with the worker's error message", async () => {
     const port = new LoopbackPort(createHandler(async () => stubModule()));
     const client = new WorkerClient(port, 1000);
-    await expect(client.call("runExample", { name: "zzz" })).rejects.toThrow("unknown example zzz");
+    await expect(
+      client.call("run", { target: { kind: "example", name: "zzz" }, options: {} }),
+    ).rejects.toThrow("unknown example zzz");
   });
 
   it("ignores unknown ids and rejects everything when the worker dies", async () => {
@@ -233,5 +338,31 @@ describe("worker client", () => {
     const client = new WorkerClient(new LoopbackPort(null), 20);
     await expect(client.call("init", {})).rejects.toThrow(/did not answer "init" within 20 ms/);
     expect(client.inFlight).toBe(0);
+  });
+});
+
+describe("worker host", () => {
+  it("restarts the worker, rejecting what was pending as cancelled", async () => {
+    const ports: (LoopbackPort & { terminated: boolean })[] = [];
+    const host = new WorkerHost(() => {
+      const p = Object.assign(
+        new LoopbackPort(ports.length === 0 ? null : createHandler(async () => stubModule())),
+        {
+          terminated: false,
+          terminate(): void {
+            p.terminated = true;
+          },
+        },
+      );
+      ports.push(p);
+      return p;
+    });
+    const slow = host.call("init", {});
+    expect(host.inFlight).toBe(1);
+    host.restart();
+    await expect(slow).rejects.toBeInstanceOf(CancelledError);
+    expect(ports[0]!.terminated).toBe(true);
+    expect(ports.length).toBe(2);
+    await expect(host.call("init", {})).resolves.toMatchObject({ version: "0.0.0-test" });
   });
 });

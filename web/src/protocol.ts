@@ -2,25 +2,37 @@
 // Every request carries an id; the worker answers each request exactly once with
 // either a result or an error (errors are values, never a silent failure).
 
-import type { ExampleInfo, PipelineResult } from "./api";
+import type { Diagnostic, ExampleInfo, PipelineResult, RunOptions } from "./api";
+import type { GraphLayout } from "./graph/layout";
 
 export interface InitResult {
   version: string;
   examples: ExampleInfo[];
+  machines: string[];
 }
 
+/** What to run: a gallery example, or a file's bytes (.json / .onnx graph, .mlir KTIR). */
+export type SourceRef =
+  { kind: "example"; name: string } | { kind: "file"; bytes: Uint8Array; fileName: string };
+
+/** A loaded and simulated source. */
 export interface RunResult {
-  /** The source that was run (for an example, the example's text). */
-  source: string;
+  /** "graph": a model graph through every pass; "ktir": a standalone KTIR module. */
+  kind: "graph" | "ktir";
   fileName: string;
+  /** The source text (an example's text, or a file decoded as UTF-8; "" for binary). */
+  source: string;
   result: PipelineResult;
+  /** The graph drawn in the worker (node boxes and edges). */
+  layout: GraphLayout;
 }
 
 /** Method name -> parameters and result. Add a method here and the types follow. */
 export interface Methods {
   init: { params: Record<string, never>; result: InitResult };
-  runExample: { params: { name: string }; result: RunResult };
-  runSource: { params: { source: string; fileName: string }; result: RunResult };
+  run: { params: { target: SourceRef; options: RunOptions }; result: RunResult };
+  verifyKtir: { params: { text: string }; result: Diagnostic[] };
+  trace: { params: { target: SourceRef; options: RunOptions }; result: { json: string } };
 }
 
 export type Method = keyof Methods;
@@ -38,7 +50,7 @@ export interface ErrorInfo {
 export type WorkerResponse =
   { id: number; ok: true; result: unknown } | { id: number; ok: false; error: ErrorInfo };
 
-const METHODS: readonly Method[] = ["init", "runExample", "runSource"];
+const METHODS: readonly Method[] = ["init", "run", "verifyKtir", "trace"];
 
 /** Turns anything thrown (Error, string, wasm-bindgen JsValue) into a readable message. */
 export function errorMessage(err: unknown): string {
@@ -57,6 +69,35 @@ export function errorMessage(err: unknown): string {
   return String(err);
 }
 
+function parseTarget(v: unknown): SourceRef | null {
+  if (!v || typeof v !== "object") return null;
+  const t = v as Record<string, unknown>;
+  if (t.kind === "example" && typeof t.name === "string") return { kind: "example", name: t.name };
+  if (t.kind === "file" && t.bytes instanceof Uint8Array && typeof t.fileName === "string")
+    return { kind: "file", bytes: t.bytes, fileName: t.fileName };
+  return null;
+}
+
+function parseOptions(v: unknown): RunOptions | null {
+  if (v === undefined) return {};
+  if (!v || typeof v !== "object") return null;
+  const o = v as Record<string, unknown>;
+  const out: RunOptions = {};
+  if (o.machine !== undefined) {
+    if (typeof o.machine !== "string") return null;
+    out.machine = o.machine;
+  }
+  if (o.seed !== undefined) {
+    if (typeof o.seed !== "number" || !Number.isInteger(o.seed) || o.seed < 0) return null;
+    out.seed = o.seed;
+  }
+  if (o.ktir !== undefined) {
+    if (typeof o.ktir !== "string") return null;
+    out.ktir = o.ktir;
+  }
+  return out;
+}
+
 /** Validates an incoming message on the worker side; returns null if it is not a request. */
 export function parseRequest(data: unknown): WorkerRequest | null {
   if (!data || typeof data !== "object") return null;
@@ -68,16 +109,16 @@ export function parseRequest(data: unknown): WorkerRequest | null {
   switch (d.method as Method) {
     case "init":
       return { id: d.id, method: "init", params: {} };
-    case "runExample":
-      if (typeof p.name !== "string") return null;
-      return { id: d.id, method: "runExample", params: { name: p.name } };
-    case "runSource":
-      if (typeof p.source !== "string" || typeof p.fileName !== "string") return null;
-      return {
-        id: d.id,
-        method: "runSource",
-        params: { source: p.source, fileName: p.fileName },
-      };
+    case "run":
+    case "trace": {
+      const target = parseTarget(p.target);
+      const options = parseOptions(p.options);
+      if (!target || !options) return null;
+      return { id: d.id, method: d.method as "run" | "trace", params: { target, options } };
+    }
+    case "verifyKtir":
+      if (typeof p.text !== "string") return null;
+      return { id: d.id, method: "verifyKtir", params: { text: p.text } };
   }
 }
 

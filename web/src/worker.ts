@@ -1,7 +1,7 @@
 // The Web Worker that owns the wasm module. The page never calls wasm directly.
 
 import init, * as spyre from "../pkg/spyre.js";
-import type { ExampleInfo, PipelineResult, SpyreModule } from "./api";
+import type { ExampleInfo, SpyreModule } from "./api";
 import { createHandler } from "./handler";
 import type { WorkerResponse } from "./protocol";
 
@@ -18,7 +18,13 @@ const handle = createHandler(async () => {
     version: () => spyre.version(),
     listExamples: () => spyre.listExamples() as ExampleInfo[],
     exampleSource: (name) => spyre.exampleSource(name),
-    runPipeline: (source, fileName) => spyre.runPipeline(source, fileName) as PipelineResult,
+    machinePresets: () => spyre.machinePresets() as string[],
+    runPipelineWith: (bytes, fileName, options) =>
+      spyre.runPipelineWith(bytes, fileName, options) as unknown,
+    verifyKtir: (text) => spyre.verifyKtir(text) as unknown,
+    runKtir: (text, options) => spyre.runKtir(text, options) as unknown,
+    pipelineTrace: (bytes, fileName, options) => spyre.pipelineTrace(bytes, fileName, options),
+    ktirTrace: (text, options) => spyre.ktirTrace(text, options),
   };
   return m;
 });

@@ -583,18 +583,38 @@ pub fn compare(name: &str, want: &Tensor, got: &[f32]) -> OutputCheck {
 }
 
 /// The whole pipeline on one model file: load, compile through every pass, simulate.
-pub fn run_pipeline(
-    source: &str,
+pub fn run_pipeline<S: AsRef<[u8]> + ?Sized>(
+    source: &S,
     file_name: &str,
     options: &PipelineOptions,
 ) -> Result<PipelineResult, DriverError> {
     run_pipeline_with_ktir(source, file_name, None, options)
 }
 
+/// Loads, compiles (with `ktir` in place of the lowered module, when given) and
+/// simulates a model file, returning the run as Chrome trace JSON (for Perfetto and
+/// chrome://tracing).
+pub fn trace_pipeline<S: AsRef<[u8]> + ?Sized>(
+    source: &S,
+    file_name: &str,
+    ktir: Option<&str>,
+    options: &PipelineOptions,
+) -> Result<String, DriverError> {
+    let graph = load_graph(source, file_name)?;
+    let mut compile_options = options.compile.clone();
+    compile_options.stop_after = None;
+    let mut c = compile(&graph, &options.machine, &compile_options)?;
+    if let Some(text) = ktir {
+        c.ktir = Some(text.to_string());
+    }
+    let (_, schedule) = simulate_with_schedule(&c, options)?;
+    Ok(sim::trace::chrome_trace_json(&options.machine, &schedule))
+}
+
 /// [`run_pipeline`], but simulating `ktir` (an edited module for the same graph) in place
 /// of the lowered one; its kernels must keep the lowered names and arguments.
-pub fn run_pipeline_with_ktir(
-    source: &str,
+pub fn run_pipeline_with_ktir<S: AsRef<[u8]> + ?Sized>(
+    source: &S,
     file_name: &str,
     ktir: Option<&str>,
     options: &PipelineOptions,

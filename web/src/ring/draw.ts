@@ -26,7 +26,27 @@ export interface Palette {
   pt: string;
   sfp: string;
   font: string;
+  accent: string;
 }
+
+/** What the page has selected, drawn on top of the frame. */
+export interface RingMarks {
+  /** Selected core id. */
+  core: number | null;
+  /** Selected KTIR lines (inclusive): tiles from them are drawn highlighted. */
+  lines: LineRange | null;
+}
+
+export interface LineRange {
+  from: number;
+  to: number;
+}
+
+export function inRange(line: number, r: LineRange | null): boolean {
+  return r !== null && line >= r.from && line <= r.to;
+}
+
+export const NO_MARKS: RingMarks = { core: null, lines: null };
 
 /** Reads the palette from the page's CSS variables (so themes apply to the canvas). */
 export function readPalette(root: Element): Palette {
@@ -48,6 +68,7 @@ export function readPalette(root: Element): Palette {
     pt: v("--ring-pt", "#b57bff"),
     sfp: v("--ring-sfp", "#2ed3c6"),
     font: 'ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace',
+    accent: v("--accent", "#6aa7ff"),
   };
 }
 
@@ -84,6 +105,7 @@ export function drawRing(
   scene: RingScene | null,
   t: number,
   pal: Palette,
+  marks: RingMarks = NO_MARKS,
 ): void {
   ctx.save();
   ctx.fillStyle = pal.bg;
@@ -162,15 +184,17 @@ export function drawRing(
     const a = activity[s.index];
     if (a && (a.pt || a.sfp)) {
       const glow = a.pt ? pal.pt : pal.sfp;
-      ctx.save();
-      ctx.shadowColor = glow;
-      ctx.shadowBlur = sr * 1.2;
+      // A soft halo without shadowBlur (which is slow on software rasterisers).
       ctx.fillStyle = glow;
-      ctx.globalAlpha = 0.55;
+      ctx.globalAlpha = 0.22;
       ctx.beginPath();
-      ctx.arc(p.x, p.y, sr + 3, 0, 2 * Math.PI);
+      ctx.arc(p.x, p.y, sr + 5, 0, 2 * Math.PI);
       ctx.fill();
-      ctx.restore();
+      ctx.globalAlpha = 0.45;
+      ctx.beginPath();
+      ctx.arc(p.x, p.y, sr + 2.5, 0, 2 * Math.PI);
+      ctx.fill();
+      ctx.globalAlpha = 1;
     }
     ctx.fillStyle = pal.core;
     ctx.strokeStyle = a?.pt ? pal.pt : a?.sfp ? pal.sfp : pal.coreBorder;
@@ -183,6 +207,13 @@ export function drawRing(
       ctx.strokeStyle = pal.sfp;
       ctx.beginPath();
       ctx.arc(p.x, p.y, sr - 2.5, 0, 2 * Math.PI);
+      ctx.stroke();
+    }
+    if (marks.core === s.index) {
+      ctx.strokeStyle = pal.accent;
+      ctx.lineWidth = 2.5;
+      ctx.beginPath();
+      ctx.arc(p.x, p.y, sr + 4, 0, 2 * Math.PI);
       ctx.stroke();
     }
     ctx.fillStyle = pal.label;
@@ -207,6 +238,24 @@ export function drawRing(
     }
     if (any) ctx.fill();
   }
+  // Tiles from the selected KTIR line, on top and larger.
+  let linked = 0;
+  if (marks.lines !== null) {
+    const big = lay.tileSize * 1.8;
+    ctx.fillStyle = pal.accent;
+    ctx.strokeStyle = pal.bg;
+    ctx.lineWidth = 1;
+    ctx.beginPath();
+    for (const tile of tiles) {
+      if (!inRange(tile.event.line, marks.lines)) continue;
+      const off = tile.direction < 0 ? -lay.laneOffset : lay.laneOffset;
+      const p = pointAt(tile.pos, n, circle, off);
+      ctx.rect(p.x - big / 2, p.y - big / 2, big, big);
+      linked++;
+    }
+    ctx.fill();
+    ctx.stroke();
+  }
 
   // Centre readout.
   const cx = circle.cx;
@@ -225,5 +274,37 @@ export function drawRing(
   ctx.font = `${Math.round(big * 0.75)}px ${pal.font}`;
   ctx.fillText(`${tiles.length} transfers in flight`, cx, cy + big * 0.7);
   ctx.fillText(`PT busy ${ptBusy} · SFP busy ${sfpBusy}`, cx, cy + big * 1.7);
+  if (marks.lines !== null) {
+    const { from, to } = marks.lines;
+    ctx.fillStyle = pal.accent;
+    const what = from === to ? `line ${from}` : `lines ${from}–${to}`;
+    ctx.fillText(`${what}: ${linked} in flight`, cx, cy + big * 2.7);
+  }
   ctx.restore();
+}
+
+/** The core under a point of the canvas (CSS pixels), or null. */
+export function coreAt(
+  width: number,
+  height: number,
+  scene: RingScene | null,
+  x: number,
+  y: number,
+): number | null {
+  if (!scene || scene.stops.length === 0) return null;
+  const n = scene.stops.length;
+  const lay = layoutRing(width, height, n);
+  const pos = stopPositions(n, lay.circle);
+  let best: number | null = null;
+  let bestD = (lay.stopRadius + 6) ** 2;
+  scene.stops.forEach((s, i) => {
+    if (s.kind !== "core") return;
+    const p = pos[i]!;
+    const d = (p.x - x) ** 2 + (p.y - y) ** 2;
+    if (d <= bestD) {
+      bestD = d;
+      best = s.index;
+    }
+  });
+  return best;
 }

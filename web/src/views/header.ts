@@ -5,7 +5,8 @@ import { byId, el } from "../dom";
 
 export interface HeaderEvents {
   onExample(name: string): void;
-  onFile(source: string, fileName: string): void;
+  onFile(bytes: Uint8Array, fileName: string): void;
+  onMachine(name: string): void;
   onFileError(message: string): void;
 }
 
@@ -20,11 +21,15 @@ export class Header {
   private readonly sourceName = byId<HTMLSpanElement>("source-name");
   private readonly status = byId<HTMLSpanElement>("status");
   private readonly themeButton = byId<HTMLButtonElement>("theme-toggle");
+  private readonly machinePicker = byId<HTMLSelectElement>("machine-picker");
   private themeListeners: ((theme: Theme) => void)[] = [];
 
   constructor(private readonly events: HeaderEvents) {
     this.picker.addEventListener("change", () => {
       if (this.picker.value) events.onExample(this.picker.value);
+    });
+    this.machinePicker.addEventListener("change", () => {
+      if (this.machinePicker.value) events.onMachine(this.machinePicker.value);
     });
     this.fileInput.addEventListener("change", () => {
       const file = this.fileInput.files?.[0];
@@ -58,6 +63,20 @@ export class Header {
     if (selected !== null) this.picker.value = selected;
   }
 
+  setMachines(names: readonly string[], selected: string): void {
+    this.machinePicker.replaceChildren(...names.map((n) => el("option", { value: n, text: n })));
+    this.machinePicker.disabled = names.length === 0;
+    this.machinePicker.value = selected;
+  }
+
+  get machine(): string {
+    return this.machinePicker.value || "spyre32";
+  }
+
+  setMachine(name: string): void {
+    this.machinePicker.value = name;
+  }
+
   /** Shows which source is loaded; for a file that is not an example the picker shows none. */
   setSource(label: string, exampleName: string | null): void {
     this.sourceName.textContent = label;
@@ -79,7 +98,7 @@ export class Header {
 
   setTheme(theme: Theme): void {
     document.documentElement.dataset.theme = theme;
-    this.themeButton.textContent = theme === "dark" ? "Light theme" : "Dark theme";
+    this.themeButton.textContent = theme === "dark" ? "Light" : "Dark";
     try {
       localStorage.setItem("spyre-playground.theme", theme);
     } catch {
@@ -96,8 +115,8 @@ export class Header {
       return;
     }
     try {
-      const text = await file.text();
-      this.events.onFile(text, file.name);
+      const bytes = new Uint8Array(await file.arrayBuffer());
+      this.events.onFile(bytes, file.name);
     } catch (err) {
       this.events.onFileError(`could not read ${file.name}: ${String(err)}`);
     }

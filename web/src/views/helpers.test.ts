@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { formatSci, isEditableTarget } from "../dom";
-import { formatUrlState, parseUrlState } from "../urlState";
+import { EMPTY_STATE, formatUrlState, parseUrlState, type UrlState } from "../urlState";
 import { displayText, lineNumbers, stepIndex } from "./passes";
 import { formatDuration } from "./results";
 
@@ -61,11 +61,41 @@ describe("formatting", () => {
 });
 
 describe("url state", () => {
-  it("round-trips and ignores unknown versions", () => {
-    const s = { example: "matmul add", pass: "ktir" };
-    expect(parseUrlState(formatUrlState(s))).toEqual(s);
-    expect(parseUrlState("")).toEqual({ example: null, pass: null });
-    expect(parseUrlState("#v=99&example=x")).toEqual({ example: null, pass: null });
-    expect(parseUrlState("#example=x")).toEqual({ example: "x", pass: null });
+  it("round-trips the whole session, compressed", async () => {
+    const s: UrlState = {
+      ...EMPTY_STATE,
+      example: "matmul add",
+      pass: "ktir",
+      view: "timeline",
+      t: 1234,
+      machine: "tiny4",
+      ktir: "module {\n  // é ✓\n}\n".repeat(50),
+      line: 31,
+      core: 5,
+    };
+    const hash = await formatUrlState(s);
+    expect(hash).toMatch(/^#v=2&s=[\w-]+$/);
+    expect(hash.length).toBeLessThan(300);
+    expect(await parseUrlState(hash)).toEqual(s);
+  });
+
+  it("reads old v1 links and plain parameters, and ignores unknown versions", async () => {
+    expect(await parseUrlState("#v=1&example=x&pass=layout")).toEqual({
+      ...EMPTY_STATE,
+      example: "x",
+      pass: "layout",
+    });
+    expect(await parseUrlState("")).toEqual(EMPTY_STATE);
+    expect(await parseUrlState("#v=99&example=x")).toEqual(EMPTY_STATE);
+    expect(await parseUrlState("#example=x")).toMatchObject({ example: "x", pass: null });
+    expect(await parseUrlState("#v=1&example=x&view=ring&t=50&embed=1")).toMatchObject({
+      example: "x",
+      view: "ring",
+      t: 50,
+      embed: true,
+    });
+    expect(await parseUrlState("#v=1&view=bogus")).toMatchObject({ view: null });
+    // A corrupt blob falls back to nothing rather than failing.
+    expect(await parseUrlState("#v=2&s=%%%")).toEqual(EMPTY_STATE);
   });
 });

@@ -1,7 +1,13 @@
-// Pass list (left) and the selected pass's snapshot (middle).
+// Pass list (left), the selected pass's snapshot, and its diff against the previous pass.
 
 import type { PassSnapshot } from "../api";
 import { byId, el, isEditableTarget } from "../dom";
+import { lineDiff } from "./diff";
+
+/** Longest text diffed line by line (larger snapshots are summarised instead). */
+const MAX_DIFF_CHARS = 400_000;
+/** Most diff lines drawn. */
+const MAX_DIFF_LINES = 4000;
 
 /** Index after stepping `delta` from `current` in a list of `count`, clamped to the ends. */
 export function stepIndex(current: number, delta: number, count: number): number {
@@ -41,6 +47,9 @@ export class PassView {
   private readonly scroll = byId<HTMLDivElement>("snapshot-scroll");
   private readonly title = byId<HTMLSpanElement>("snapshot-title");
   private readonly meta = byId<HTMLSpanElement>("snapshot-meta");
+  private readonly diff = byId<HTMLDivElement>("diff");
+  private readonly diffTitle = byId<HTMLSpanElement>("diff-title");
+  private readonly diffMeta = byId<HTMLSpanElement>("diff-meta");
   private passes: readonly PassSnapshot[] = [];
   private buttons: HTMLButtonElement[] = [];
   private selected = -1;
@@ -88,7 +97,10 @@ export class PassView {
   select(index: number, focus = false): void {
     const pass = this.passes[index];
     if (!pass) {
-      this.showText("", "Snapshot", "");
+      this.showText("", "Snapshot", "a KTIR module has no compiler passes");
+      this.diffTitle.textContent = "Diff";
+      this.diffMeta.textContent = "";
+      this.diff.replaceChildren();
       return;
     }
     const prev = this.buttons[this.selected];
@@ -108,6 +120,7 @@ export class PassView {
     const gutter = lineNumbers(text);
     const lines = gutter === "" ? 0 : gutter.split("\n").length;
     this.showText(text, pass.title, `${pass.name} · ${lines} lines`, gutter);
+    this.showDiff(this.passes[index - 1] ?? null, pass, text);
     for (const fn of this.listeners) fn(pass);
   }
 
@@ -125,6 +138,42 @@ export class PassView {
     this.scroll.scrollLeft = 0;
   }
 
+  private showDiff(prev: PassSnapshot | null, pass: PassSnapshot, text: string): void {
+    this.diff.scrollTop = 0;
+    if (!prev) {
+      this.diffTitle.textContent = "Diff";
+      this.diffMeta.textContent = "first pass: nothing before it";
+      this.diff.replaceChildren(el("div", { className: "dl skip", text: "(first pass)" }));
+      return;
+    }
+    this.diffTitle.textContent = `Diff ${prev.name} → ${pass.name}`;
+    const before = displayText(prev.text);
+    if (before.length + text.length > MAX_DIFF_CHARS) {
+      this.diffMeta.textContent = "too large to diff";
+      this.diff.replaceChildren(
+        el("div", { className: "dl skip", text: `${before.length + text.length} characters` }),
+      );
+      return;
+    }
+    const d = lineDiff(before, text);
+    this.diffMeta.textContent = `+${d.added} −${d.removed}`;
+    const rows = d.lines.slice(0, MAX_DIFF_LINES).map((l) => {
+      const sign =
+        l.kind === "add" ? "+ " : l.kind === "del" ? "- " : l.kind === "skip" ? "" : "  ";
+      return el("div", { className: `dl ${l.kind}`, text: sign + l.text });
+    });
+    if (d.lines.length > MAX_DIFF_LINES)
+      rows.push(
+        el("div", {
+          className: "dl skip",
+          text: `⋯ ${d.lines.length - MAX_DIFF_LINES} more lines`,
+        }),
+      );
+    if (d.added === 0 && d.removed === 0)
+      rows.unshift(el("div", { className: "dl skip", text: "(no change)" }));
+    this.diff.replaceChildren(...rows);
+  }
+
   private onKey(ev: KeyboardEvent): void {
     if (ev.altKey || ev.ctrlKey || ev.metaKey) return;
     const inList = ev.target instanceof Node && this.list.contains(ev.target);
@@ -132,6 +181,7 @@ export class PassView {
       if (isEditableTarget(ev.target)) return;
       // Arrow keys scroll the snapshot when it has focus.
       if (ev.target instanceof Node && this.scroll.contains(ev.target)) return;
+      if (ev.target instanceof Node && this.diff.contains(ev.target)) return;
     }
     let delta = 0;
     if (ev.key === "ArrowDown") delta = 1;

@@ -20,14 +20,22 @@ export class ResultsView {
     this.root.replaceChildren(el("span", { className: "muted", text: message }));
   }
 
-  show(run: RunInfo): void {
-    this.root.dataset.passed = String(run.passed);
+  show(run: RunInfo, note = ""): void {
+    if (run.passed === null) this.root.removeAttribute("data-passed");
+    else this.root.dataset.passed = String(run.passed);
     const parts: Node[] = [
-      el("span", {
-        className: `verdict ${run.passed ? "pass" : "fail"}`,
-        "data-testid": "run-verdict",
-        text: run.passed ? "PASS" : "FAIL",
-      }),
+      run.passed === null
+        ? el("span", {
+            className: "verdict",
+            "data-testid": "run-verdict",
+            text: "RAN",
+            title: "a KTIR module has no reference to compare with",
+          })
+        : el("span", {
+            className: `verdict ${run.passed ? "pass" : "fail"}`,
+            "data-testid": "run-verdict",
+            text: run.passed ? "PASS" : "FAIL",
+          }),
       el("span", {
         "data-testid": "total-cycles",
         text: `${formatInt(run.totalCycles)} cycles (${formatDuration(run.totalCycles, run.machine.clockGhz)} at ${formatSci(run.machine.clockGhz)} GHz)`,
@@ -52,7 +60,15 @@ export class ResultsView {
       );
     }
     if (run.outputs.length === 0)
-      parts.push(el("span", { className: "muted", text: "no outputs checked" }));
+      parts.push(
+        el("span", {
+          className: "muted",
+          text: run.passed === null ? "no reference: random inputs" : "no outputs checked",
+        }),
+      );
+    if (run.summary)
+      parts.push(el("span", { className: "muted", text: `bottleneck: ${run.summary.bottleneck}` }));
+    if (note) parts.push(el("span", { className: "muted", "data-testid": "run-note", text: note }));
     this.root.replaceChildren(...parts);
   }
 }

@@ -70,3 +70,147 @@ fn bad_input_throws_an_error_with_a_location() {
     );
     assert!(wasm::example_source("nonesuch").is_err());
 }
+
+fn options(pairs: &[(&str, &str)]) -> JsValue {
+    let o = js_sys::Object::new();
+    for (k, v) in pairs {
+        Reflect::set(&o, &JsValue::from_str(k), &JsValue::from_str(v)).unwrap();
+    }
+    o.into()
+}
+
+fn message(err: wasm_bindgen::JsError) -> String {
+    get(&JsValue::from(err), "message").as_string().unwrap()
+}
+
+#[wasm_bindgen_test]
+fn machine_presets_are_listed() {
+    let list = js_sys::Array::from(&wasm::machine_presets().map_err(JsValue::from).unwrap());
+    let names: Vec<String> = list.iter().map(|v| v.as_string().unwrap()).collect();
+    assert!(names.contains(&"spyre32".to_string()), "{names:?}");
+    assert!(names.contains(&"tiny4".to_string()), "{names:?}");
+}
+
+#[wasm_bindgen_test]
+fn verify_ktir_reports_diagnostics_with_lines() {
+    let src = wasm::example_source("matmul_add")
+        .map_err(JsValue::from)
+        .unwrap();
+    let ktir = get(
+        &wasm::run_pipeline(&src, "matmul_add.json")
+            .map_err(JsValue::from)
+            .unwrap(),
+        "ktir",
+    )
+    .as_string()
+    .unwrap();
+    let clean = js_sys::Array::from(&wasm::verify_ktir(&ktir).map_err(JsValue::from).unwrap());
+    assert!(clean
+        .iter()
+        .all(|d| get(&d, "severity").as_string().as_deref() != Some("error")));
+    let line = ktir
+        .lines()
+        .position(|l| l.contains("ktdp.load"))
+        .expect("a ktdp.load line")
+        + 1;
+    let broken = ktir.replacen("ktdp.load", "ktdp.lod", 1);
+    let diags = js_sys::Array::from(&wasm::verify_ktir(&broken).map_err(JsValue::from).unwrap());
+    let first = diags.get(0);
+    assert_eq!(
+        get(&first, "severity").as_string().as_deref(),
+        Some("error")
+    );
+    assert_eq!(get(&first, "line").as_f64(), Some(line as f64));
+    assert!(get(&first, "column").as_f64().unwrap() >= 1.0);
+    assert!(get(&first, "message")
+        .as_string()
+        .unwrap()
+        .contains("ktdp.lod"));
+}
+
+#[wasm_bindgen_test]
+fn run_pipeline_with_takes_bytes_options_and_an_edited_kernel() {
+    let src = wasm::example_source("matmul_add")
+        .map_err(JsValue::from)
+        .unwrap();
+    let base = wasm::run_pipeline_with(src.as_bytes(), "matmul_add.json", JsValue::UNDEFINED)
+        .map_err(JsValue::from)
+        .unwrap();
+    let ktir = get(&base, "ktir").as_string().unwrap();
+    // Snapshots carry their structured data.
+    let passes = js_sys::Array::from(&get(&base, "passes"));
+    let wd = passes
+        .iter()
+        .find(|p| get(p, "name").as_string().as_deref() == Some("work-division"))
+        .unwrap();
+    assert!(js_sys::Array::is_array(&get(
+        &get(&wd, "data"),
+        "divisions"
+    )));
+    assert!(get(&get(&base, "run"), "summary").is_object());
+    // A wrong edit runs and fails the comparison.
+    let wrong = ktir.replacen("arith.addf %AB_data", "arith.subf %AB_data", 1);
+    let r = wasm::run_pipeline_with(
+        src.as_bytes(),
+        "matmul_add.json",
+        options(&[("ktir", &wrong), ("machine", "spyre32")]),
+    )
+    .map_err(JsValue::from)
+    .unwrap();
+    assert_eq!(get(&get(&r, "run"), "passed").as_bool(), Some(false));
+    // Bad options and bad bytes are errors with a reason.
+    let e = wasm::run_pipeline_with(
+        src.as_bytes(),
+        "matmul_add.json",
+        options(&[("machine", "nonesuch")]),
+    )
+    .err()
+    .unwrap();
+    assert!(message(e).contains("spyre32"));
+    let e = wasm::run_pipeline_with(&[0xff, 0xfe, 0x00], "x.json", JsValue::NULL)
+        .err()
+        .unwrap();
+    assert!(message(e).contains("UTF-8"));
+    let e = wasm::run_pipeline_with(&[0x08, 0xff, 0x01], "model.onnx", JsValue::NULL)
+        .err()
+        .unwrap();
+    assert!(message(e).to_lowercase().contains("onnx"));
+}
+
+const ADD_ROWS: &str = include_str!("../../../../tests/ktir/valid/add_rows.mlir");
+
+#[wasm_bindgen_test]
+fn a_standalone_ktir_module_runs_and_exports_a_trace() {
+    let r = wasm::run_ktir(ADD_ROWS, JsValue::UNDEFINED)
+        .map_err(JsValue::from)
+        .unwrap();
+    assert!(get(&r, "totalCycles").as_f64().unwrap() > 0.0);
+    assert!(js_sys::Array::from(&get(&r, "events")).length() > 0);
+    let functions = js_sys::Array::from(&get(&r, "functions"));
+    assert_eq!(functions.get(0).as_string().as_deref(), Some("add_rows"));
+    let trace = wasm::ktir_trace(ADD_ROWS, JsValue::UNDEFINED)
+        .map_err(JsValue::from)
+        .unwrap();
+    assert!(
+        trace.contains("traceEvents"),
+        "{}",
+        &trace[..trace.len().min(200)]
+    );
+    let e = wasm::run_ktir("module {\n  func.func @k( {\n}\n", JsValue::UNDEFINED)
+        .err()
+        .unwrap();
+    assert!(message(e).starts_with("ktir:"));
+}
+
+#[wasm_bindgen_test]
+fn a_pipeline_trace_is_chrome_trace_json() {
+    let src = wasm::example_source("matmul_add")
+        .map_err(JsValue::from)
+        .unwrap();
+    let trace = wasm::pipeline_trace(src.as_bytes(), "matmul_add.json", JsValue::UNDEFINED)
+        .map_err(JsValue::from)
+        .unwrap();
+    let parsed = js_sys::JSON::parse(&trace).unwrap();
+    let events = js_sys::Array::from(&get(&parsed, "traceEvents"));
+    assert!(events.length() > 32);
+}

@@ -1,0 +1,67 @@
+// <spyre-playground example="matmul_add" view="ring">: embeds one live example in any page.
+//
+// The element hosts the playground page (index.html, in embed mode: one view, no chrome) in
+// an iframe inside its shadow root, so the page's styles and the embedding page's styles
+// never mix, and the wasm worker stays inside the frame. Attributes:
+//   example  gallery example name (default: the first)
+//   view     graph | passes | ir | ring | timeline | cores (default ring)
+//   pass     pass to select;  t  simulated time in cycles
+//   src      address of the playground page (default ./index.html next to this page)
+//   height   CSS height (default 480px)
+
+import { ATTRS, embedUrl, type EmbedAttrs } from "./url";
+
+export class SpyrePlaygroundElement extends HTMLElement {
+  static get observedAttributes(): readonly string[] {
+    return ATTRS;
+  }
+
+  private frame: HTMLIFrameElement | null = null;
+
+  connectedCallback(): void {
+    if (!this.shadowRoot) {
+      const root = this.attachShadow({ mode: "open" });
+      const sheet = new CSSStyleSheet();
+      sheet.replaceSync(
+        ":host{display:block;height:var(--spyre-height,480px);border:1px solid #8884;" +
+          "border-radius:6px;overflow:hidden;margin:1em 0}" +
+          "iframe{display:block;width:100%;height:100%;border:0}",
+      );
+      root.adoptedStyleSheets = [sheet];
+      this.frame = document.createElement("iframe");
+      this.frame.title = `Spyre Playground: ${this.getAttribute("example") ?? "example"}`;
+      this.frame.setAttribute("loading", "lazy");
+      root.append(this.frame);
+    }
+    this.update();
+  }
+
+  attributeChangedCallback(): void {
+    this.update();
+  }
+
+  /** The embedded frame (for tests and for pages that want to talk to it). */
+  get iframe(): HTMLIFrameElement | null {
+    return this.frame;
+  }
+
+  private update(): void {
+    if (!this.frame) return;
+    const h = this.getAttribute("height");
+    if (h) this.style.setProperty("--spyre-height", h);
+    const attrs: EmbedAttrs = {};
+    for (const k of ATTRS) attrs[k] = this.getAttribute(k);
+    const url = embedUrl(document.baseURI, attrs);
+    if (this.frame.src !== url) this.frame.src = url;
+  }
+}
+
+if (typeof customElements !== "undefined" && !customElements.get("spyre-playground")) {
+  customElements.define("spyre-playground", SpyrePlaygroundElement);
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    "spyre-playground": SpyrePlaygroundElement;
+  }
+}

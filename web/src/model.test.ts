@@ -1,0 +1,225 @@
+import { describe, expect, it } from "vitest";
+import type { GraphInfo, TraceEvent } from "./api";
+import { embedUrl } from "./embed/url";
+import { layoutGraph, tensorTypes } from "./graph/layout";
+import {
+  divisions,
+  functionAt,
+  kernelOp,
+  kernelSpans,
+  ktirFunctions,
+  placements,
+  scratchPlan,
+} from "./session";
+import { clampWindow, eventAt, laneOf, panBy, tickStep, zoomAt } from "./timeline/model";
+import { lineDiff } from "./views/diff";
+import { diagnosticRange } from "./views/ir";
+
+describe("pass diff", () => {
+  it("marks added and removed lines and collapses long unchanged runs", () => {
+    const a = ["x", ...Array.from({ length: 20 }, (_, i) => `same ${i}`), "old"].join("\n");
+    const b = ["y", ...Array.from({ length: 20 }, (_, i) => `same ${i}`), "new"].join("\n");
+    const d = lineDiff(a, b, 2);
+    expect(d.added).toBe(2);
+    expect(d.removed).toBe(2);
+    expect(d.lines[0]).toEqual({ kind: "del", text: "x" });
+    expect(d.lines[1]).toEqual({ kind: "add", text: "y" });
+    expect(d.lines.some((l) => l.kind === "skip" && l.text.includes("16 unchanged"))).toBe(true);
+    expect(lineDiff("a\nb", "a\nb").lines.every((l) => l.kind === "same")).toBe(true);
+  });
+});
+
+describe("timeline geometry", () => {
+  it("zooms around a point, pans and clamps to the run", () => {
+    const w = zoomAt({ start: 0, end: 1000 }, 0.5, 250, 1000);
+    expect(w).toEqual({ start: 125, end: 625 });
+    expect(panBy(w, 1000, 1000)).toEqual({ start: 500, end: 1000 });
+    expect(panBy(w, -1000, 1000)).toEqual({ start: 0, end: 500 });
+    expect(clampWindow({ start: -5, end: 5000 }, 1000)).toEqual({ start: 0, end: 1000 });
+    expect(
+      zoomAt({ start: 0, end: 10 }, 0.01, 5, 1000).end -
+        zoomAt({ start: 0, end: 10 }, 0.01, 5, 1000).start,
+    ).toBeCloseTo(4);
+  });
+
+  it("finds lanes and events, and picks round ticks", () => {
+    const e = (core: number, unit: TraceEvent["unit"], start: number, end: number): TraceEvent => ({
+      unit,
+      core,
+      start,
+      end,
+      bytes: 0,
+      srcStop: null,
+      dstStop: null,
+      op: "x",
+      line: 1,
+    });
+    expect(laneOf(e(0, "dma", 0, 1))).toBe(0);
+    expect(laneOf(e(2, "sfp", 0, 1))).toBe(8);
+    const byLane = new Map([[1, [e(0, "pt", 0, 100), e(0, "pt", 40, 50)]]]);
+    expect(eventAt(byLane, 1, 45)?.start).toBe(40);
+    expect(eventAt(byLane, 1, 70)?.start).toBe(0);
+    expect(eventAt(byLane, 1, 150)).toBeNull();
+    expect(eventAt(byLane, 2, 10)).toBeNull();
+    expect(tickStep(3454, 8)).toBe(500);
+    expect(tickStep(10, 10)).toBe(1);
+  });
+});
+
+describe("graph layout", () => {
+  const graph: GraphInfo = {
+    name: "g",
+    description: "",
+    inputs: [{ name: "A", dtype: "f16", shape: [4, 8] }],
+    outputs: [{ name: "C", dtype: "f16", shape: [4, 8] }],
+    nodes: [
+      { name: "m", op: "MatMul", inputs: ["A", "W"], outputs: ["B"] },
+      { name: "r", op: "Relu", inputs: ["B"], outputs: ["R"] },
+      { name: "a", op: "Add", inputs: ["B", "R"], outputs: ["C"] },
+    ],
+  };
+
+  it("places nodes in layers by longest path and links tensors", () => {
+    const types = tensorTypes(graph, { types: { B: { dtype: "f16", shape: [4, 8] } } });
+    const l = layoutGraph(graph, types);
+    const layer = (id: string): number | undefined => l.nodes.find((n) => n.id === id)?.layer;
+    expect(layer("in:A")).toBe(0);
+    expect(layer("op:m")).toBe(1);
+    expect(layer("op:r")).toBe(2);
+    expect(layer("op:a")).toBe(3);
+    expect(layer("out:C")).toBe(4);
+    expect(l.edges).toContainEqual({ from: "op:m", to: "op:a", tensor: "B" });
+    expect(l.nodes.find((n) => n.id === "op:m")?.detail).toBe("f16[4×8]");
+    // No two nodes overlap.
+    for (const a of l.nodes)
+      for (const b of l.nodes) if (a !== b) expect(a.x === b.x && a.y === b.y).toBe(false);
+    expect(l.height).toBeGreaterThan(0);
+    expect(layoutGraph({ ...graph, nodes: [], inputs: [], outputs: [] }, new Map()).nodes).toEqual(
+      [],
+    );
+  });
+});
+
+describe("session helpers", () => {
+  const ktir = [
+    "module {",
+    "  func.func @k0_matmul(%A: index) {",
+    "    ktdp.load",
+    "  }",
+    "  func.func @k1_add_bias(%A: index) {",
+    "    ktdp.store",
+    "  }",
+    "}",
+  ].join("\n");
+
+  it("finds KTIR functions, their ops and time spans", () => {
+    const f = ktirFunctions(ktir);
+    expect(f.map((x) => [x.name, x.line, x.endLine])).toEqual([
+      ["k0_matmul", 2, 4],
+      ["k1_add_bias", 5, 8],
+    ]);
+    expect(functionAt(f, 3)?.name).toBe("k0_matmul");
+    expect(functionAt(f, 1)).toBeNull();
+    expect(kernelOp("k12_add_bias")).toBe("add_bias");
+    const ev = (line: number, start: number, end: number): TraceEvent => ({
+      unit: "dma",
+      core: 0,
+      start,
+      end,
+      bytes: 1,
+      srcStop: 0,
+      dstStop: 1,
+      op: "ktdp.load",
+      line,
+    });
+    expect(kernelSpans([ev(3, 0, 10), ev(3, 5, 20), ev(6, 20, 30)], f)).toEqual([
+      { start: 0, end: 20 },
+      { start: 20, end: 30 },
+    ]);
+  });
+
+  it("reads snapshot data defensively", () => {
+    expect(divisions(null)).toEqual([]);
+    expect(
+      divisions({
+        divisions: [
+          {
+            op: "m",
+            splits: [2, 1],
+            cores_used: 2,
+            core_to_slice: [
+              [0, 0],
+              [1, 0],
+            ],
+            rule: "r",
+          },
+        ],
+      }),
+    ).toEqual([
+      {
+        op: "m",
+        splits: [2, 1],
+        coresUsed: 2,
+        coreToSlice: [
+          [0, 0],
+          [1, 0],
+        ],
+        rule: "r",
+      },
+    ]);
+    expect(
+      scratchPlan({
+        plan: {
+          capacity_bytes: 10,
+          peak_bytes: 4,
+          buffers: [{ tensor: "t", bytes_per_core: 4, offset: 0, start: 0, end: 1 }],
+        },
+      }),
+    ).toEqual({
+      capacity: 10,
+      peak: 4,
+      buffers: [{ tensor: "t", bytesPerCore: 4, offset: 0, start: 0, end: 1, dramReason: "" }],
+    });
+    expect(scratchPlan("nope")).toBeNull();
+    expect(
+      placements({ placements: { A: { Dram: { offset: 64 } }, B: { Scratchpad: { offset: 0 } } } }),
+    ).toEqual(
+      new Map([
+        ["A", "Dram @ 64"],
+        ["B", "Scratchpad @ 0"],
+      ]),
+    );
+  });
+});
+
+describe("editor diagnostics", () => {
+  it("maps a 1-based line and column to an editor range on that line", () => {
+    const text = "module {\n  ktdp.lod %x\n}";
+    const lines = text.split("\n");
+    const starts = lines.map((_, i) => lines.slice(0, i).join("\n").length + (i ? 1 : 0));
+    const doc = {
+      lines: lines.length,
+      line: (n: number) => ({ from: starts[n - 1]!, to: starts[n - 1]! + lines[n - 1]!.length }),
+    };
+    expect(diagnosticRange(doc, { line: 2, column: 3, start: 11, end: 19 })).toEqual({
+      from: 11,
+      to: 19,
+    });
+    // Out-of-range positions are clamped to the text.
+    expect(diagnosticRange(doc, { line: 9, column: 99, start: 0, end: 0 })).toEqual({
+      from: 24,
+      to: 24,
+    });
+  });
+});
+
+describe("custom element", () => {
+  it("builds the embed address from its attributes", () => {
+    expect(
+      embedUrl("https://docs.example/guide/page.html", { example: "softmax", view: "ring" }),
+    ).toBe("https://docs.example/guide/index.html#v=1&example=softmax&view=ring&embed=1");
+    expect(
+      embedUrl("https://docs.example/a/", { src: "/play/index.html", example: "x y", t: "10" }),
+    ).toBe("https://docs.example/play/index.html#v=1&example=x+y&t=10&embed=1");
+  });
+});

@@ -1,0 +1,202 @@
+// Work division (each op's cores coloured by the slice they own) and the scratchpad plan
+// (address against time for the chosen core).
+
+import type { PassSnapshot } from "../api";
+import { byId, el, formatInt } from "../dom";
+import {
+  deviceOps,
+  divisions,
+  opLabels,
+  passData,
+  scratchPlan,
+  sliceColour,
+  type Span,
+} from "../session";
+
+const SVG = "http://www.w3.org/2000/svg";
+
+function svg<K extends keyof SVGElementTagNameMap>(
+  tag: K,
+  attrs: Record<string, string | number>,
+  text?: string,
+): SVGElementTagNameMap[K] {
+  const n = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) n.setAttribute(k, String(v));
+  if (text !== undefined) n.textContent = text;
+  return n;
+}
+
+export class CoresView {
+  private readonly wd = byId<HTMLDivElement>("work-division");
+  private readonly sp = byId<HTMLDivElement>("scratchpad");
+  private readonly corePicker = byId<HTMLSelectElement>("scratch-core");
+  private passes: readonly PassSnapshot[] = [];
+  private spans: Span[] = [];
+  private cores = 0;
+  private selected: number | null = null;
+
+  constructor(private readonly onCore: (core: number) => void) {
+    this.corePicker.addEventListener("change", () => {
+      const c = Number(this.corePicker.value);
+      if (Number.isInteger(c)) this.onCore(c);
+    });
+  }
+
+  /** `spans`: time span of each device op's kernel, in op order. */
+  set(passes: readonly PassSnapshot[], cores: number, spans: Span[]): void {
+    this.passes = passes;
+    this.cores = cores;
+    this.spans = spans;
+    this.corePicker.replaceChildren(
+      ...Array.from({ length: cores }, (_, i) => el("option", { value: i, text: `core ${i}` })),
+    );
+    this.render();
+  }
+
+  selectCore(core: number | null): void {
+    this.selected = core;
+    if (core !== null) this.corePicker.value = String(core);
+    this.render();
+  }
+
+  private render(): void {
+    this.renderDivision();
+    this.renderScratchpad();
+  }
+
+  private renderDivision(): void {
+    const data = passData(this.passes, "work-division");
+    const divs = divisions(data);
+    const labels = opLabels(data);
+    if (divs.length === 0) {
+      this.wd.replaceChildren(
+        el("p", { className: "muted", text: "No work-division snapshot for this source." }),
+      );
+      return;
+    }
+    this.wd.replaceChildren(
+      ...divs.map((d) => {
+        const names = labels.get(d.op) ?? [];
+        const total = d.splits.reduce((a, b) => a * Math.max(1, b), 1);
+        const sliceIndex = (s: number[]): number =>
+          s.reduce((acc, v, i) => acc * Math.max(1, d.splits[i] ?? 1) + v, 0);
+        const cells = Array.from({ length: this.cores }, (_, core) => {
+          const slice = d.coreToSlice[core];
+          const cls = `wd-cell${slice ? "" : " idle"}${core === this.selected ? " selected" : ""}`;
+          const title = slice
+            ? `core ${core} owns slice ${names.map((n, i) => `${n}=${slice[i] ?? 0}`).join(" ")}`
+            : `core ${core}: idle for this op`;
+          const cell = el(
+            "div",
+            { className: cls, title, "data-core": core },
+            el("span", { text: String(core) }),
+            el("span", { text: slice ? slice.join(",") : "–" }),
+          );
+          if (slice) cell.style.background = sliceColour(sliceIndex(slice), total);
+          cell.addEventListener("click", () => this.onCore(core));
+          return cell;
+        });
+        return el(
+          "div",
+          { className: "wd-op", "data-op": d.op },
+          el("div", {
+            className: "wd-head",
+            text: `${d.op}: ${names.map((n, i) => `${n}=${d.splits[i] ?? 1}`).join(" ")} → ${d.coresUsed} cores`,
+          }),
+          el("div", { className: "wd-grid" }, ...cells),
+          el("div", { className: "wd-rule", text: d.rule }),
+        );
+      }),
+    );
+  }
+
+  private renderScratchpad(): void {
+    const plan = scratchPlan(passData(this.passes, "scratchpad"));
+    if (!plan) {
+      this.sp.replaceChildren(
+        el("p", { className: "muted", text: "No scratchpad snapshot for this source." }),
+      );
+      return;
+    }
+    const core = this.selected ?? 0;
+    const ops = deviceOps(passData(this.passes, "decompose"));
+    const divs = divisions(passData(this.passes, "work-division"));
+    const usedBy = (opIndex: number): boolean => {
+      const d = divs.find((x) => x.op === ops[opIndex]);
+      return !d || d.coreToSlice[core] !== undefined;
+    };
+    const inPad = plan.buffers.filter((b) => b.offset !== null);
+    const inDram = plan.buffers.filter((b) => b.offset === null);
+    const total = Math.max(1, ...this.spans.map((s) => s.end));
+    const W = 760;
+    const H = 190;
+    const L = 70;
+    const B = 22;
+    const pw = W - L - 10;
+    const ph = H - B - 8;
+    const top = Math.max(plan.peak, ...inPad.map((b) => (b.offset ?? 0) + b.bytesPerCore), 1);
+    const yMax = Math.min(plan.capacity || top, top * 1.15);
+    const x = (c: number): number => L + (c / total) * pw;
+    const y = (a: number): number => 8 + ph - (a / yMax) * ph;
+    const s = svg("svg", {
+      width: W,
+      height: H,
+      role: "img",
+      "aria-label": `scratchpad of core ${core}`,
+    });
+    s.append(svg("line", { x1: L, y1: 8 + ph, x2: L + pw, y2: 8 + ph, class: "sp-axis" }));
+    s.append(svg("line", { x1: L, y1: 8, x2: L, y2: 8 + ph, class: "sp-axis" }));
+    s.append(svg("text", { x: 4, y: 14 }, `${formatInt(yMax)} B`));
+    s.append(svg("text", { x: 4, y: 8 + ph }, "0"));
+    s.append(svg("text", { x: L, y: H - 6 }, "0"));
+    s.append(svg("text", { x: L + pw - 70, y: H - 6 }, `${formatInt(total)} cycles`));
+    this.spans.forEach((sp, i) => {
+      if (sp.end <= sp.start) return;
+      s.append(svg("text", { x: x(sp.start) + 2, y: H - 6 }, ops[i] ?? `op${i}`));
+    });
+    inPad.forEach((b, i) => {
+      if (!usedBy(b.start)) return;
+      const t0 = this.spans[b.start]?.start ?? 0;
+      const t1 = this.spans[Math.max(b.start, b.end - 1)]?.end ?? total;
+      const r = svg("rect", {
+        x: x(t0),
+        y: y((b.offset ?? 0) + b.bytesPerCore),
+        width: Math.max(2, x(t1) - x(t0)),
+        height: Math.max(2, y(b.offset ?? 0) - y((b.offset ?? 0) + b.bytesPerCore)),
+        fill: sliceColour(i, Math.max(1, inPad.length)),
+        class: "sp-buf",
+      });
+      r.append(
+        svg(
+          "title",
+          {},
+          `${b.tensor}: ${formatInt(b.bytesPerCore)} B at offset ${b.offset}, ops [${b.start}, ${b.end})`,
+        ),
+      );
+      s.append(r);
+      s.append(
+        svg("text", { x: x(t0) + 3, y: y((b.offset ?? 0) + b.bytesPerCore) + 11 }, b.tensor),
+      );
+    });
+    const rows: Element[] = [
+      el("div", {
+        className: "muted",
+        text: `core ${core} · capacity ${formatInt(plan.capacity)} B · peak ${formatInt(plan.peak)} B per core · ${inPad.length} buffer(s) in scratchpad`,
+      }),
+      s,
+    ];
+    if (inDram.length)
+      rows.push(
+        el(
+          "ul",
+          { className: "muted" },
+          ...inDram.map((b) =>
+            el("li", {
+              text: `${b.tensor} (${formatInt(b.bytesPerCore)} B/core) in DRAM: ${b.dramReason}`,
+            }),
+          ),
+        ),
+      );
+    this.sp.replaceChildren(...rows);
+  }
+}

@@ -1,0 +1,347 @@
+// The IR view: KTIR in an editable CodeMirror 6 editor with live verifier diagnostics and a
+// Run button; the SDSC bundle as read-only JSON folded by op. Clicking a line reports it, so
+// the page can select the graph node or tiles it came from; `reveal` goes the other way.
+
+import { defaultKeymap, history, historyKeymap } from "@codemirror/commands";
+import { json } from "@codemirror/lang-json";
+import {
+  bracketMatching,
+  ensureSyntaxTree,
+  foldable,
+  foldedRanges,
+  foldEffect,
+  unfoldEffect,
+  foldGutter,
+  foldKeymap,
+  syntaxHighlighting,
+} from "@codemirror/language";
+import { linter, lintGutter, type Diagnostic as CmDiagnostic } from "@codemirror/lint";
+import { EditorState, StateEffect, StateField, type Extension } from "@codemirror/state";
+import {
+  Decoration,
+  drawSelection,
+  EditorView,
+  highlightActiveLine,
+  highlightActiveLineGutter,
+  keymap,
+  lineNumbers,
+  type DecorationSet,
+} from "@codemirror/view";
+import type { Diagnostic } from "../api";
+import { byId, el } from "../dom";
+import { mlirHighlight, mlirLanguage } from "../editor/mlir";
+
+export type IrKind = "ktir" | "sdsc";
+
+export interface IrEvents {
+  verify(text: string): Promise<Diagnostic[]>;
+  run(text: string): void;
+  /** A line was clicked in one of the editors (1-based). */
+  line(kind: IrKind, line: number): void;
+  /** The KTIR text changed (edited or reset). */
+  changed(): void;
+}
+
+/** Editor range of a verifier diagnostic (1-based line and column, clamped to the text). */
+export function diagnosticRange(
+  doc: { lines: number; line(n: number): { from: number; to: number } },
+  d: Pick<Diagnostic, "line" | "column" | "start" | "end">,
+): { from: number; to: number } {
+  const l = doc.line(Math.min(Math.max(1, d.line), doc.lines));
+  const from = Math.min(l.to, l.from + Math.max(0, d.column - 1));
+  let to = Math.min(l.to, from + Math.max(1, d.end - d.start));
+  if (to <= from) to = Math.min(l.to, from + 1);
+  return { from, to };
+}
+
+const setLinked = StateEffect.define<number | null>();
+
+/** One highlighted line, set from outside (the line a graph node, tile or event points at). */
+const linkedLine = StateField.define<DecorationSet>({
+  create: () => Decoration.none,
+  update(deco, tr) {
+    deco = deco.map(tr.changes);
+    for (const e of tr.effects) {
+      if (!e.is(setLinked)) continue;
+      const n = e.value;
+      if (n === null || n < 1 || n > tr.state.doc.lines) deco = Decoration.none;
+      else
+        deco = Decoration.set([
+          Decoration.line({ class: "cm-linked-line" }).range(tr.state.doc.line(n).from),
+        ]);
+    }
+    return deco;
+  },
+  provide: (f) => EditorView.decorations.from(f),
+});
+
+const baseTheme = EditorView.theme({
+  "&": { backgroundColor: "var(--bg-pane)", color: "var(--fg)" },
+  ".cm-gutters": {
+    backgroundColor: "var(--bg-pane)",
+    color: "var(--fg-muted)",
+    borderRight: "1px solid var(--border)",
+  },
+  ".cm-activeLine": { backgroundColor: "var(--bg-hover)" },
+  ".cm-activeLineGutter": { backgroundColor: "var(--bg-hover)" },
+  ".cm-linked-line": { backgroundColor: "var(--line-hl)", outline: "1px solid var(--accent)" },
+  ".cm-cursor": { borderLeftColor: "var(--fg-strong)" },
+  "&.cm-focused .cm-selectionBackground, .cm-selectionBackground": {
+    backgroundColor: "var(--bg-selected) !important",
+  },
+  ".cm-tooltip": {
+    backgroundColor: "var(--bg-raised)",
+    color: "var(--fg)",
+    border: "1px solid var(--border)",
+  },
+  ".cm-foldPlaceholder": {
+    backgroundColor: "var(--bg-raised)",
+    color: "var(--fg-muted)",
+    border: "1px solid var(--border)",
+  },
+});
+
+function lineClicks(kind: IrKind, events: IrEvents): Extension {
+  return EditorView.domEventHandlers({
+    click(ev, view) {
+      const pos = view.posAtCoords({ x: ev.clientX, y: ev.clientY });
+      if (pos === null) return false;
+      events.line(kind, view.state.doc.lineAt(pos).number);
+      return false;
+    },
+  });
+}
+
+export class IrView {
+  private readonly ktirHost = byId<HTMLDivElement>("ktir-editor");
+  private readonly sdscHost = byId<HTMLDivElement>("sdsc-editor");
+  private readonly diagList = byId<HTMLUListElement>("ktir-diagnostics");
+  private readonly state = byId<HTMLSpanElement>("ktir-state");
+  private readonly runButton = byId<HTMLButtonElement>("ktir-run");
+  private readonly resetButton = byId<HTMLButtonElement>("ktir-reset");
+  private readonly segButtons = [...document.querySelectorAll<HTMLButtonElement>("[data-ir]")];
+  private readonly ktir: EditorView;
+  private readonly sdsc: EditorView;
+  private original = "";
+  private diagnostics: Diagnostic[] = [];
+  private shown: IrKind = "ktir";
+  private quiet = false;
+
+  constructor(private readonly events: IrEvents) {
+    const lint = linter(
+      async (view) => {
+        const text = view.state.doc.toString();
+        let diags: Diagnostic[];
+        try {
+          diags = await events.verify(text);
+        } catch {
+          return [];
+        }
+        if (view.state.doc.toString() !== text) return [];
+        this.showDiagnostics(diags);
+        return diags.map((d): CmDiagnostic => ({
+          ...diagnosticRange(view.state.doc, d),
+          severity: d.severity,
+          message: d.message,
+          source: "ktir verifier",
+        }));
+      },
+      { delay: 250 },
+    );
+    this.ktir = new EditorView({
+      parent: this.ktirHost,
+      state: EditorState.create({
+        doc: "",
+        extensions: [
+          lineNumbers(),
+          highlightActiveLineGutter(),
+          history(),
+          drawSelection(),
+          highlightActiveLine(),
+          bracketMatching(),
+          mlirLanguage,
+          syntaxHighlighting(mlirHighlight),
+          lintGutter(),
+          lint,
+          linkedLine,
+          baseTheme,
+          keymap.of([
+            { key: "Mod-Enter", run: () => (this.run(), true) },
+            ...defaultKeymap,
+            ...historyKeymap,
+          ]),
+          lineClicks("ktir", events),
+          EditorView.updateListener.of((u) => {
+            if (u.docChanged && !this.quiet) {
+              this.updateState();
+              events.changed();
+            }
+          }),
+          EditorView.contentAttributes.of({ "aria-label": "KTIR editor", "data-testid": "ktir" }),
+        ],
+      }),
+    });
+    this.sdsc = new EditorView({
+      parent: this.sdscHost,
+      state: EditorState.create({
+        doc: "",
+        extensions: this.sdscExtensions(events),
+      }),
+    });
+    this.runButton.addEventListener("click", () => this.run());
+    this.resetButton.addEventListener("click", () => this.setKtir(this.original, this.original));
+    for (const b of this.segButtons) {
+      b.addEventListener("click", () => this.show(b.dataset.ir === "sdsc" ? "sdsc" : "ktir"));
+    }
+  }
+
+  private sdscExtensions(events: IrEvents): Extension[] {
+    return [
+      lineNumbers(),
+      highlightActiveLineGutter(),
+      highlightActiveLine(),
+      foldGutter(),
+      json(),
+      syntaxHighlighting(mlirHighlight),
+      linkedLine,
+      baseTheme,
+      keymap.of([...foldKeymap, ...defaultKeymap]),
+      EditorState.readOnly.of(true),
+      lineClicks("sdsc", events),
+      EditorView.contentAttributes.of({ "aria-label": "SDSC (read only)" }),
+    ];
+  }
+
+  get text(): string {
+    return this.ktir.state.doc.toString();
+  }
+
+  get edited(): boolean {
+    return this.text !== this.original;
+  }
+
+  get view(): IrKind {
+    return this.shown;
+  }
+
+  lineText(kind: IrKind, line: number): string {
+    const doc = (kind === "ktir" ? this.ktir : this.sdsc).state.doc;
+    return line >= 1 && line <= doc.lines ? doc.line(line).text : "";
+  }
+
+  /** Text of lines 1..n (for walking back to the enclosing function or op). */
+  lines(kind: IrKind): string[] {
+    return (kind === "ktir" ? this.ktir : this.sdsc).state.doc.toString().split("\n");
+  }
+
+  setKtir(text: string, original: string): void {
+    this.original = original;
+    this.quiet = true;
+    try {
+      this.ktir.dispatch({ changes: { from: 0, to: this.ktir.state.doc.length, insert: text } });
+    } finally {
+      this.quiet = false;
+    }
+    this.updateState();
+    this.events.changed();
+  }
+
+  setSdsc(text: string): void {
+    this.sdsc.setState(
+      EditorState.create({ doc: text, extensions: this.sdscExtensions(this.events) }),
+    );
+    this.foldByOp();
+    for (const b of this.segButtons) b.disabled = b.dataset.ir === "sdsc" && text === "";
+    if (text === "" && this.shown === "sdsc") this.show("ktir");
+  }
+
+  /** Folds each op (and each tensor) of the SDSC bundle: the objects two levels down. */
+  private foldByOp(): void {
+    const state = this.sdsc.state;
+    ensureSyntaxTree(state, state.doc.length, 500);
+    const effects: StateEffect<unknown>[] = [];
+    for (let n = 1; n <= state.doc.lines; n++) {
+      const line = state.doc.line(n);
+      if (!/^ {4}\{$/.test(line.text)) continue;
+      const range = foldable(state, line.from, line.to);
+      if (range) effects.push(foldEffect.of(range));
+    }
+    if (effects.length) this.sdsc.dispatch({ effects });
+  }
+
+  show(kind: IrKind): void {
+    this.shown = kind;
+    this.ktirHost.hidden = kind !== "ktir";
+    this.sdscHost.hidden = kind !== "sdsc";
+    for (const b of this.segButtons) b.setAttribute("aria-pressed", String(b.dataset.ir === kind));
+    (kind === "ktir" ? this.ktir : this.sdsc).requestMeasure();
+  }
+
+  /** Highlights a line (null: none) and scrolls it into view, unfolding it if folded. */
+  reveal(kind: IrKind, line: number | null, scroll = true): void {
+    const view = kind === "ktir" ? this.ktir : this.sdsc;
+    const effects: StateEffect<unknown>[] = [setLinked.of(line)];
+    if (line !== null && line >= 1 && line <= view.state.doc.lines && scroll) {
+      const pos = view.state.doc.line(line).from;
+      foldedRanges(view.state).between(pos, pos + 1, (from, to) => {
+        effects.push(unfoldEffect.of({ from, to }));
+      });
+      effects.push(EditorView.scrollIntoView(pos, { y: "center" }));
+    }
+    view.dispatch({ effects });
+  }
+
+  /** The line of the first match of `pattern` in an editor, or null. */
+  findLine(kind: IrKind, pattern: RegExp): number | null {
+    const lines = this.lines(kind);
+    const i = lines.findIndex((l) => pattern.test(l));
+    return i < 0 ? null : i + 1;
+  }
+
+  focus(): void {
+    (this.shown === "ktir" ? this.ktir : this.sdsc).focus();
+  }
+
+  setBusy(busy: boolean): void {
+    this.runButton.disabled = busy;
+  }
+
+  private run(): void {
+    this.events.run(this.text);
+  }
+
+  private updateState(): void {
+    const errors = this.diagnostics.filter((d) => d.severity === "error").length;
+    const parts = [this.edited ? "edited" : "as compiled"];
+    if (errors) parts.push(`${errors} error${errors === 1 ? "" : "s"}`);
+    this.state.textContent = parts.join(" · ");
+    this.resetButton.disabled = !this.edited;
+  }
+
+  private showDiagnostics(diags: Diagnostic[]): void {
+    this.diagnostics = diags;
+    this.diagList.replaceChildren(
+      ...diags.slice(0, 200).map((d) => {
+        const li = el("li", {
+          className: d.severity,
+          "data-line": d.line,
+          "data-severity": d.severity,
+          text: `${d.line}:${d.column}: ${d.message}`,
+          title: "Go to this line",
+        });
+        li.addEventListener("click", () => {
+          const doc = this.ktir.state.doc;
+          const r = diagnosticRange(doc, d);
+          this.ktir.dispatch({
+            selection: { anchor: r.from, head: r.to },
+            effects: EditorView.scrollIntoView(r.from, { y: "center" }),
+          });
+          this.ktir.focus();
+        });
+        return li;
+      }),
+    );
+    this.diagList.dataset.count = String(diags.length);
+    this.updateState();
+  }
+}

@@ -1,0 +1,385 @@
+// The timeline: one lane per core and unit (DMA, PT, SFP), zoom (wheel, + / -) and pan
+// (drag), a time cursor shared with the ring, and the utilisation summary beside it.
+
+import type { RunInfo, TraceEvent } from "../api";
+import { byId, el, formatInt } from "../dom";
+import { inRange, readPalette, type LineRange, type Palette } from "../ring/draw";
+import {
+  clampWindow,
+  cycleAt,
+  eventAt,
+  laneOf,
+  panBy,
+  tickStep,
+  UNITS,
+  xOf,
+  zoomAt,
+  type Window,
+} from "../timeline/model";
+
+const LABEL_W = 58;
+const AXIS_H = 20;
+
+export interface TimelineEvents {
+  /** Click on empty space: set the time. */
+  time(t: number): void;
+  /** Click on an event: select its KTIR line (and core). */
+  event(e: TraceEvent): void;
+}
+
+export class TimelineView {
+  private readonly stage = byId<HTMLDivElement>("timeline-stage");
+  private readonly canvas = byId<HTMLCanvasElement>("timeline-canvas");
+  private readonly hover = byId<HTMLSpanElement>("tl-hover");
+  private readonly summary = byId<HTMLElement>("util-summary");
+  private readonly ctx: CanvasRenderingContext2D;
+  private palette: Palette;
+  private run: RunInfo | null = null;
+  private byLane = new Map<number, TraceEvent[]>();
+  private cores = 0;
+  private win: Window = { start: 0, end: 1 };
+  private t = 0;
+  private lines: LineRange | null = null;
+  private visible = false;
+  private frame = 0;
+  private w = 0;
+  private h = 0;
+  private drag: { x: number; start: Window; moved: boolean } | null = null;
+
+  constructor(private readonly events: TimelineEvents) {
+    const ctx = this.canvas.getContext("2d", { alpha: false });
+    if (!ctx) throw new Error("this browser cannot draw on a 2D canvas");
+    this.ctx = ctx;
+    this.palette = readPalette(document.documentElement);
+    new ResizeObserver(() => this.resize()).observe(this.stage);
+    byId("tl-zoom-in").addEventListener("click", () => this.zoom(0.5));
+    byId("tl-zoom-out").addEventListener("click", () => this.zoom(2));
+    byId("tl-fit").addEventListener("click", () => this.fit());
+    this.canvas.addEventListener(
+      "wheel",
+      (ev) => {
+        ev.preventDefault();
+        const x = this.plotX(ev);
+        if (ev.shiftKey || Math.abs(ev.deltaX) > Math.abs(ev.deltaY)) {
+          const d = ev.shiftKey ? ev.deltaY : ev.deltaX;
+          this.setWindow(panBy(this.win, (d / this.plotW) * this.span, this.total));
+        } else {
+          const at = cycleAt(x, this.win, this.plotW);
+          this.setWindow(zoomAt(this.win, Math.exp(ev.deltaY * 0.002), at, this.total));
+        }
+      },
+      { passive: false },
+    );
+    this.canvas.addEventListener("pointerdown", (ev) => {
+      this.canvas.setPointerCapture(ev.pointerId);
+      this.drag = { x: ev.clientX, start: this.win, moved: false };
+    });
+    this.canvas.addEventListener("pointermove", (ev) => {
+      if (this.drag) {
+        const dx = ev.clientX - this.drag.x;
+        if (Math.abs(dx) > 3) this.drag.moved = true;
+        if (this.drag.moved) {
+          const cycles = (-dx / this.plotW) * (this.drag.start.end - this.drag.start.start);
+          this.setWindow(panBy(this.drag.start, cycles, this.total));
+        }
+        return;
+      }
+      const e = this.hit(ev);
+      this.hover.textContent = e
+        ? `core ${e.core} ${e.unit.toUpperCase()} · ${e.op} (line ${e.line}) · ${formatInt(e.start)}–${formatInt(e.end)} cycles` +
+          (e.bytes ? ` · ${formatInt(e.bytes)} B` : "")
+        : "";
+    });
+    this.canvas.addEventListener("pointerup", (ev) => {
+      const drag = this.drag;
+      this.drag = null;
+      if (!drag || drag.moved) return;
+      const e = this.hit(ev);
+      if (e) this.events.event(e);
+      else if (this.plotX(ev) >= 0) this.events.time(cycleAt(this.plotX(ev), this.win, this.plotW));
+    });
+  }
+
+  private get total(): number {
+    return this.run?.totalCycles ?? 0;
+  }
+
+  private get span(): number {
+    return this.win.end - this.win.start;
+  }
+
+  private get plotW(): number {
+    return Math.max(1, this.w - LABEL_W);
+  }
+
+  private get laneH(): number {
+    const rows = Math.max(1, this.cores * UNITS.length);
+    return Math.max(2, (this.h - AXIS_H) / rows);
+  }
+
+  private plotX(ev: MouseEvent): number {
+    return ev.clientX - this.canvas.getBoundingClientRect().left - LABEL_W;
+  }
+
+  private hit(ev: MouseEvent): TraceEvent | null {
+    const y = ev.clientY - this.canvas.getBoundingClientRect().top - AXIS_H;
+    if (y < 0) return null;
+    const lane = Math.floor(y / this.laneH);
+    const x = this.plotX(ev);
+    if (x < 0) return null;
+    const slack = (3 / this.plotW) * this.span;
+    return eventAt(this.byLane, lane, cycleAt(x, this.win, this.plotW), slack);
+  }
+
+  get window(): Window {
+    return this.win;
+  }
+
+  setRun(run: RunInfo): void {
+    this.run = run;
+    this.cores = Math.max(run.machine.cores, ...run.events.map((e) => e.core + 1));
+    this.byLane = new Map();
+    for (const e of run.events) {
+      const lane = laneOf(e);
+      const list = this.byLane.get(lane) ?? [];
+      list.push(e);
+      this.byLane.set(lane, list);
+    }
+    this.win = clampWindow({ start: 0, end: run.totalCycles }, run.totalCycles);
+    this.renderSummary(run);
+    this.requestDraw();
+  }
+
+  setTime(t: number): void {
+    this.t = t;
+    if (this.visible) this.requestDraw();
+  }
+
+  setLines(lines: LineRange | null): void {
+    this.lines = lines;
+    this.requestDraw();
+  }
+
+  setVisible(v: boolean): void {
+    this.visible = v;
+    if (v) this.resize();
+  }
+
+  refreshPalette(): void {
+    this.palette = readPalette(document.documentElement);
+    this.requestDraw();
+  }
+
+  zoom(factor: number): void {
+    const at =
+      this.t >= this.win.start && this.t <= this.win.end
+        ? this.t
+        : (this.win.start + this.win.end) / 2;
+    this.setWindow(zoomAt(this.win, factor, at, this.total));
+  }
+
+  pan(fraction: number): void {
+    this.setWindow(panBy(this.win, fraction * this.span, this.total));
+  }
+
+  fit(): void {
+    this.setWindow({ start: 0, end: this.total });
+  }
+
+  private setWindow(w: Window): void {
+    this.win = clampWindow(w, this.total);
+    this.canvas.dataset.window = `${Math.round(this.win.start)}-${Math.round(this.win.end)}`;
+    this.requestDraw();
+  }
+
+  private resize(): void {
+    const r = this.stage.getBoundingClientRect();
+    if (r.width < 2 || r.height < 2) return;
+    const dpr = window.devicePixelRatio || 1;
+    this.w = r.width;
+    this.h = r.height;
+    this.canvas.width = Math.round(r.width * dpr);
+    this.canvas.height = Math.round(r.height * dpr);
+    this.ctx.setTransform(this.canvas.width / r.width, 0, 0, this.canvas.height / r.height, 0, 0);
+    this.requestDraw();
+  }
+
+  private requestDraw(): void {
+    if (this.frame === 0 && this.visible)
+      this.frame = requestAnimationFrame(() => {
+        this.frame = 0;
+        this.draw();
+      });
+  }
+
+  private draw(): void {
+    const { ctx, palette: pal, w, h } = this;
+    if (w < 2) return;
+    ctx.fillStyle = pal.bg;
+    ctx.fillRect(0, 0, w, h);
+    const run = this.run;
+    if (!run) return;
+    const laneH = this.laneH;
+    const pw = this.plotW;
+    const colours: Record<string, string> = { dma: pal.load, pt: pal.pt, sfp: pal.sfp };
+    ctx.font = `10px ${pal.font}`;
+    ctx.textBaseline = "middle";
+    // Core bands and labels.
+    for (let c = 0; c < this.cores; c++) {
+      const y = AXIS_H + c * UNITS.length * laneH;
+      if (c % 2 === 1) {
+        ctx.fillStyle = pal.core;
+        ctx.fillRect(0, y, w, UNITS.length * laneH);
+      }
+      if (laneH * UNITS.length >= 9) {
+        ctx.fillStyle = pal.muted;
+        ctx.textAlign = "left";
+        ctx.fillText(`c${c}`, 4, y + (UNITS.length * laneH) / 2);
+        if (laneH >= 9) {
+          UNITS.forEach((u, i) => {
+            ctx.fillStyle = colours[u] ?? pal.muted;
+            ctx.fillText(u, 28, y + (i + 0.5) * laneH);
+          });
+        }
+      }
+    }
+    // Events, batched per unit colour.
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(LABEL_W, AXIS_H, pw, h - AXIS_H);
+    ctx.clip();
+    const gap = laneH > 4 ? 1 : 0;
+    for (const [ui, u] of UNITS.entries()) {
+      ctx.fillStyle = colours[u] ?? pal.muted;
+      ctx.beginPath();
+      for (let c = 0; c < this.cores; c++) {
+        const list = this.byLane.get(c * UNITS.length + ui);
+        if (!list) continue;
+        const y = AXIS_H + (c * UNITS.length + ui) * laneH;
+        for (const e of list) {
+          if (e.end < this.win.start || e.start > this.win.end) continue;
+          const x0 = LABEL_W + xOf(e.start, this.win, pw);
+          const x1 = LABEL_W + xOf(e.end, this.win, pw);
+          ctx.rect(x0, y + gap / 2, Math.max(1, x1 - x0 - 0.5), laneH - gap);
+        }
+      }
+      ctx.fill();
+    }
+    if (this.lines !== null) {
+      ctx.strokeStyle = pal.accent;
+      ctx.lineWidth = 1.5;
+      ctx.beginPath();
+      for (const [lane, list] of this.byLane) {
+        const y = AXIS_H + lane * laneH;
+        for (const e of list) {
+          if (!inRange(e.line, this.lines) || e.end < this.win.start || e.start > this.win.end)
+            continue;
+          const x0 = LABEL_W + xOf(e.start, this.win, pw);
+          const x1 = LABEL_W + xOf(e.end, this.win, pw);
+          ctx.rect(x0, y, Math.max(2, x1 - x0), laneH);
+        }
+      }
+      ctx.stroke();
+    }
+    ctx.restore();
+    // Axis.
+    ctx.fillStyle = pal.bg;
+    ctx.fillRect(0, 0, w, AXIS_H);
+    ctx.strokeStyle = pal.link;
+    ctx.fillStyle = pal.muted;
+    ctx.textAlign = "center";
+    const step = tickStep(this.span, Math.max(2, Math.floor(pw / 90)));
+    ctx.beginPath();
+    for (let c = Math.ceil(this.win.start / step) * step; c <= this.win.end; c += step) {
+      const x = LABEL_W + xOf(c, this.win, pw);
+      ctx.moveTo(x, AXIS_H - 4);
+      ctx.lineTo(x, AXIS_H);
+      ctx.fillText(formatInt(c), x, AXIS_H / 2 - 1);
+    }
+    ctx.stroke();
+    ctx.textAlign = "left";
+    ctx.fillText("cycles", 4, AXIS_H / 2 - 1);
+    // Time cursor.
+    if (this.t >= this.win.start && this.t <= this.win.end) {
+      const x = LABEL_W + xOf(this.t, this.win, pw);
+      ctx.strokeStyle = pal.accent;
+      ctx.lineWidth = 1.5;
+      ctx.beginPath();
+      ctx.moveTo(x, 0);
+      ctx.lineTo(x, h);
+      ctx.stroke();
+    }
+  }
+
+  private renderSummary(run: RunInfo): void {
+    const s = run.summary;
+    if (!s) {
+      this.summary.replaceChildren(el("p", { className: "muted", text: "no summary" }));
+      return;
+    }
+    const pct = (x: number): string => `${(x * 100).toFixed(0)}%`;
+    const mean = (k: "dma" | "pt" | "sfp"): number =>
+      s.cores.length ? s.cores.reduce((a, c) => a + c[k].utilisation, 0) / s.cores.length : 0;
+    const max = (k: "dma" | "pt" | "sfp"): number =>
+      s.cores.reduce((a, c) => Math.max(a, c[k].utilisation), 0);
+    const bar = (k: string, x: number): HTMLElement =>
+      el(
+        "span",
+        { className: "bar-track", title: pct(x) },
+        el("span", { className: `bar ${k}`, style: `width:${Math.round(x * 100)}%` }),
+      );
+    const rows: [string, string | Node][] = [
+      ["cycles", `${formatInt(s.total_cycles)} (${s.time_us.toFixed(2)} µs)`],
+      ["DRAM", `${pct(s.dram_utilisation)} busy`],
+      ["read / written", `${formatInt(s.dram_read_bytes)} / ${formatInt(s.dram_write_bytes)} B`],
+    ];
+    const busiest = [...s.links].sort((a, b) => b.utilisation - a.utilisation).slice(0, 4);
+    this.summary.replaceChildren(
+      el("h3", { text: "Bottleneck" }),
+      el(
+        "p",
+        {},
+        el("span", { className: "bottleneck", "data-testid": "bottleneck", text: s.bottleneck }),
+      ),
+      el("p", { className: "muted", text: s.bottleneck_reason }),
+      el("h3", { text: "Run" }),
+      table(rows),
+      el("h3", { text: "Unit utilisation (mean / max over cores)" }),
+      table(
+        (["dma", "pt", "sfp"] as const).map((k): [string, Node] => [
+          k.toUpperCase(),
+          el("span", {}, bar(k, mean(k)), ` ${pct(mean(k))} / ${pct(max(k))}`),
+        ]),
+      ),
+      el("h3", { text: "Busiest links" }),
+      table(
+        busiest.map((l): [string, string] => [
+          l.name,
+          `${pct(l.utilisation)} · ${formatInt(l.bytes)} B`,
+        ]),
+      ),
+      el("h3", { text: "Per core (PT busy)" }),
+      table(
+        s.cores.map((c): [string, Node] => [
+          `core ${c.core}`,
+          el(
+            "span",
+            {
+              title: `DMA ${pct(c.dma.utilisation)}, PT ${pct(c.pt.utilisation)}, SFP ${pct(c.sfp.utilisation)}`,
+            },
+            bar("pt", c.pt.utilisation),
+            ` ${pct(c.pt.utilisation)}`,
+          ),
+        ]),
+      ),
+    );
+  }
+}
+
+export function table(rows: [string, string | Node][]): HTMLTableElement {
+  return el(
+    "table",
+    {},
+    ...rows.map(([k, v]) => el("tr", {}, el("th", { text: k }), el("td", {}, v))),
+  );
+}
