@@ -2,11 +2,13 @@
 
 use serde::Serialize;
 
-/// A model shipped with the playground.
+/// A model graph or KTIR program shipped with the playground.
 #[derive(Clone, Debug, Serialize)]
 pub struct Example {
-    /// Short name (the file name without extension).
+    /// Short name: a graph's file name without extension; a KTIR program's with `.mlir`.
     pub name: &'static str,
+    /// "graph" (runs through the compiler) or "ktir" (runs as written).
+    pub kind: &'static str,
     /// One line for the gallery.
     pub description: String,
     /// The file's text.
@@ -71,16 +73,64 @@ const EXAMPLE_SOURCES: &[(&str, &str)] = &[
     ),
 ];
 
-/// The example gallery, in display order.
+/// KTIR programs from `tests/ktir/valid` that run as written (no scalar arguments), for
+/// reviewers of the spec: each shows one feature of the dialect on the simulator.
+const KTIR_SOURCES: &[(&str, &str)] = &[
+    (
+        "add_rows.mlir",
+        include_str!("../../../tests/ktir/valid/add_rows.mlir"),
+    ),
+    (
+        "matmul_k_loop.mlir",
+        include_str!("../../../tests/ktir/valid/matmul_k_loop.mlir"),
+    ),
+    (
+        "ring_all_reduce.mlir",
+        include_str!("../../../tests/ktir/valid/ring_all_reduce.mlir"),
+    ),
+    (
+        "indirect_gather.mlir",
+        include_str!("../../../tests/ktir/valid/indirect_gather.mlir"),
+    ),
+    (
+        "paged_copy.mlir",
+        include_str!("../../../tests/ktir/valid/paged_copy.mlir"),
+    ),
+    (
+        "sdpa.mlir",
+        include_str!("../../../tests/ktir/valid/sdpa.mlir"),
+    ),
+    (
+        "rope.mlir",
+        include_str!("../../../tests/ktir/valid/rope.mlir"),
+    ),
+];
+
+/// A KTIR program's description: its leading comment, joined into one line.
+fn ktir_description(source: &str) -> String {
+    source
+        .lines()
+        .map_while(|l| l.trim().strip_prefix("//"))
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The example gallery, in display order: model graphs, then KTIR programs.
 pub fn examples() -> Vec<Example> {
-    EXAMPLE_SOURCES
-        .iter()
-        .map(|(name, source)| Example {
-            name,
-            description: graph::load_json(source)
-                .map(|g| g.description)
-                .unwrap_or_default(),
-            source,
-        })
-        .collect()
+    let graphs = EXAMPLE_SOURCES.iter().map(|(name, source)| Example {
+        name,
+        kind: "graph",
+        description: graph::load_json(source)
+            .map(|g| g.description)
+            .unwrap_or_default(),
+        source,
+    });
+    let programs = KTIR_SOURCES.iter().map(|(name, source)| Example {
+        name,
+        kind: "ktir",
+        description: ktir_description(source),
+        source,
+    });
+    graphs.chain(programs).collect()
 }

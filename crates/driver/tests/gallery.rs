@@ -15,7 +15,7 @@ const NOT_YET: &[(&str, &str)] = &[
 fn every_gallery_model_runs_or_says_why_not() {
     let options = PipelineOptions::default();
     let mut ran = Vec::new();
-    for ex in examples() {
+    for ex in examples().into_iter().filter(|e| e.kind == "graph") {
         let result = run_pipeline(ex.source, ex.name, &options);
         match NOT_YET.iter().find(|(n, _)| *n == ex.name) {
             Some((_, why)) => {
@@ -49,4 +49,27 @@ fn the_8b_layer_compiles_to_verified_ktir_for_planning() {
         panic!("{}", driver::ktir::render_diagnostics("ktir", &d));
     }
     assert!(c.ops.len() > 20);
+}
+
+#[test]
+fn every_gallery_ktir_program_runs_as_written() {
+    let options = driver::KtirRunOptions {
+        machine: driver::machine("spyre32").unwrap(),
+        args: Default::default(),
+        inputs: Default::default(),
+        seed: 1,
+        limits: Default::default(),
+    };
+    let programs: Vec<_> = examples()
+        .into_iter()
+        .filter(|e| e.kind == "ktir")
+        .collect();
+    assert!(programs.len() >= 5);
+    for ex in programs {
+        assert!(ex.name.ends_with(".mlir"), "{}", ex.name);
+        assert!(!ex.description.is_empty(), "{} has no description", ex.name);
+        let (r, _) =
+            driver::run_ktir(ex.source, &options).unwrap_or_else(|e| panic!("{}: {e}", ex.name));
+        assert!(r.total_cycles > 0.0, "{}", ex.name);
+    }
 }
