@@ -368,6 +368,7 @@ impl<'c> KernelEmitter<'c> {
         match self.op.op.as_str() {
             "batchmatmul" => self.matmul()?,
             other if crate::ops::REDUCTIONS.contains(&other) => self.reduction()?,
+            "gather" => self.gather()?,
             other if crate::ops::MOVEMENT.contains(&other) => self.movement()?,
             other if crate::ops::POINTWISE.contains(&other) => self.pointwise()?,
             other => {
@@ -1311,6 +1312,66 @@ impl<'c> KernelEmitter<'c> {
             "ktdp.store {v}, %{name}_tile : {}, {}",
             shape_str(&dev, elem),
             tile_str(&dev)
+        ));
+        Ok(())
+    }
+
+    /// Embedding lookup (Gather on axis 0 of a 2-D table): one indirect access tile reads,
+    /// for every id, its row of the table in stick layout, and the loaded tile is the
+    /// output's whole device tile.
+    fn gather(&mut self) -> Result<(), CompileError> {
+        if self.operands.len() != 3 || self.ints("axis").is_some_and(|a| a != [0]) {
+            return Err(self.fail("Gather is lowered for axis 0 of a 2-D table"));
+        }
+        let (table, ids, out) = (&self.operands[0], &self.operands[1], &self.operands[2]);
+        let host = table.layout.host_shape.clone();
+        if host.len() != 2 {
+            return Err(self.fail("Gather is lowered for a 2-D table"));
+        }
+        // The ids: one dim that is not 1 (the sequence), held in [sticks, lanes].
+        let id_host = ids.layout.host_shape.clone();
+        let n: usize = id_host.iter().product();
+        if ids.layout.device_size.len() != 2 || id_host.iter().filter(|&&d| d != 1).count() > 1 {
+            return Err(self.fail("Gather is lowered for a vector of ids"));
+        }
+        let id_eps = ids.layout.elems_per_stick.max(1);
+        // Table [sticks(H), V, lanes]; output [sticks(H), n, lanes].
+        let t_dev = table.layout.device_size.clone();
+        let o_dev = out.layout.device_size.clone();
+        if t_dev.len() != 3 || o_dev != vec![t_dev[0], n, t_dev[2]] {
+            return Err(self.fail(format!(
+                "Gather output layout {o_dev:?} does not match the table's {t_dev:?} for {n} ids"
+            )));
+        }
+        let (t_name, i_name, o_name) =
+            (ident(&table.tensor), ident(&ids.tensor), ident(&out.tensor));
+        let (t_elem, i_elem, o_elem) = (table.elem, ids.elem, out.elem);
+        let i_dev = ids.layout.device_size.clone();
+        let tile = self.fresh("rows");
+        let data = self.fresh("gathered");
+        let dims = |v: &[usize]| {
+            v.iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join("x")
+        };
+        self.line(&format!(
+            "{tile} = ktdp.construct_indirect_access_tile intermediate_variables(%stick, %row, %lane) %{t_name}_view[(%stick), ind(%{i_name}_view[%row floordiv {id_eps}, %row mod {id_eps}]), (%lane)] {{\n      variables_space_set = {},\n      variables_space_order = {}\n    }} : memref<{}x{t_elem}>, memref<{}x{i_elem}> -> {}",
+            box_set(&o_dev),
+            identity_map(3),
+            dims(&t_dev),
+            dims(&i_dev),
+            tile_str(&o_dev)
+        ));
+        self.line(&format!(
+            "{data} = ktdp.load {tile} : {} -> {}",
+            tile_str(&o_dev),
+            shape_str(&o_dev, o_elem)
+        ));
+        self.line(&format!(
+            "ktdp.store {data}, %{o_name}_tile : {}, {}",
+            shape_str(&o_dev, o_elem),
+            tile_str(&o_dev)
         ));
         Ok(())
     }

@@ -81,6 +81,7 @@ pub const MOVEMENT: &[&str] = &[
     "slice",
     "concat",
     "restickify",
+    "gather",
 ];
 
 /// Device reductions over the last axis (kept with size 1).
@@ -103,6 +104,7 @@ pub const SUPPORTED_GRAPH_OPS: &[&str] = &[
     "Div",
     "Exp",
     "Floor",
+    "Gather",
     "Gelu",
     "Gemm",
     "LayerNormalization",
@@ -448,6 +450,7 @@ impl Builder<'_> {
             "Expand" => Some("expand"),
             "Slice" => Some("slice"),
             "Concat" => Some("concat"),
+            "Gather" => Some("gather"),
             _ => None,
         };
         if let Some(dop) = movement {
@@ -910,8 +913,13 @@ pub fn decompose(c: &mut Compilation) -> Result<(), CompileError> {
         all.extend(b.ops);
     }
     // Device ops work on float data; reject integer/bool compute early with a clear message.
+    // (A gather's ids are addresses, not data.)
     for op in &all {
-        for t in op.inputs.iter().chain(&op.outputs) {
+        let data = op
+            .inputs
+            .iter()
+            .take(if op.op == "gather" { 1 } else { usize::MAX });
+        for t in data.chain(&op.outputs) {
             let dt = c.ty(t, &op.name)?.dtype;
             if !dt.is_float() && op.op != "to_dtype" {
                 return Err(CompileError::at(

@@ -95,6 +95,10 @@ fn every_pass_of_every_gallery_model() {
         let _ = std::fs::create_dir_all(&dir);
         match compile(&graph, &Target::spyre32(), &Options::default()) {
             Ok(c) => {
+                assert!(
+                    !dir.join("error.txt").exists(),
+                    "{name} compiles now: delete tests/compiler/{name}/error.txt"
+                );
                 for pass in PASS_NAMES {
                     let snap = c
                         .snapshot(pass)

@@ -309,6 +309,8 @@ pub struct PipelineOptions {
     pub seed: u64,
     /// Execution bounds.
     pub limits: ExecLimits,
+    /// Values for graph inputs, by name; inputs not named here are seeded random.
+    pub inputs: BTreeMap<String, Tensor>,
 }
 
 impl Default for PipelineOptions {
@@ -319,6 +321,7 @@ impl Default for PipelineOptions {
             compile: Options::default(),
             seed: 0,
             limits: ExecLimits::default(),
+            inputs: BTreeMap::new(),
         }
     }
 }
@@ -383,8 +386,33 @@ pub fn simulate_with_schedule(
         }
     };
     let machine = &options.machine;
-    let inputs = graph::random_inputs(&c.graph, options.seed)
+    let mut inputs = graph::random_inputs(&c.graph, options.seed)
         .map_err(|e| DriverError::new("simulate", e.to_string()))?;
+    for (name, given) in &options.inputs {
+        match inputs.get(name) {
+            Some(t) if t.shape == given.shape && t.dtype == given.dtype => {
+                inputs.insert(name.clone(), given.clone());
+            }
+            Some(t) => {
+                return Err(DriverError::new(
+                    "simulate",
+                    format!(
+                        "input '{name}' is {} {:?}; the value given is {} {:?}",
+                        t.dtype.name(),
+                        t.shape,
+                        given.dtype.name(),
+                        given.shape
+                    ),
+                ))
+            }
+            None => {
+                return Err(DriverError::new(
+                    "simulate",
+                    format!("the graph has no input named '{name}'"),
+                ))
+            }
+        }
+    }
     let mut values: BTreeMap<String, Tensor> = c
         .graph
         .initializer_tensors()

@@ -8,7 +8,6 @@ use driver::{compile, examples, load_graph, run_pipeline, PipelineOptions};
 const NOT_YET: &[(&str, &str)] = &[
     ("granite_hybrid_block", "Split with more than one output"),
     ("llama3_8b_layer", "planning and timing only"),
-    ("tiny_two_layer", "no lowering for op Gather"),
 ];
 
 #[test]
@@ -72,4 +71,35 @@ fn every_gallery_ktir_program_runs_as_written() {
             driver::run_ktir(ex.source, &options).unwrap_or_else(|e| panic!("{}: {e}", ex.name));
         assert!(r.total_cycles > 0.0, "{}", ex.name);
     }
+}
+
+#[test]
+fn embedding_lookup_reads_the_rows_the_ids_name() {
+    // Ids spread over the vocabulary (random integer inputs are all zero).
+    let ex = examples()
+        .into_iter()
+        .find(|e| e.name == "tiny_two_layer")
+        .expect("gallery");
+    let graph = load_graph(ex.source, ex.name).unwrap();
+    let ids = graph
+        .inputs
+        .iter()
+        .find(|i| i.name == "input_ids")
+        .expect("input_ids");
+    let n: usize = ids.ty.shape.iter().product();
+    let values: Vec<f32> = (0..n).map(|i| ((i * 37 + 5) % 200) as f32).collect();
+    let mut options = PipelineOptions::default();
+    options.inputs.insert(
+        "input_ids".into(),
+        driver::graph::Tensor::new(ids.ty.dtype, ids.ty.shape.clone(), values).unwrap(),
+    );
+    let r = run_pipeline(ex.source, ex.name, &options).unwrap_or_else(|e| panic!("{e}"));
+    assert!(r.run.passed, "{:?}", r.run.outputs);
+    assert!(r.ktir.contains("ktdp.construct_indirect_access_tile"));
+    // Naming an input the graph does not have is an error.
+    options.inputs.insert(
+        "nonesuch".into(),
+        driver::graph::Tensor::new(ids.ty.dtype, vec![1], vec![0.0]).unwrap(),
+    );
+    assert!(run_pipeline(ex.source, ex.name, &options).is_err());
 }
