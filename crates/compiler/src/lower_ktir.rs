@@ -999,30 +999,7 @@ impl<'c> KernelEmitter<'c> {
             if let Some(l) = padded.last_mut() {
                 *l = sticks * eps;
             }
-            let ty = shape_str(&padded, elem);
-            let (zero, e, z, ins) = (
-                self.fresh("zero"),
-                self.fresh("empty"),
-                self.fresh("zeros"),
-                self.fresh("padded"),
-            );
-            self.line(&format!("{zero} = arith.constant 0.0 : {elem}"));
-            self.line(&format!("{e} = tensor.empty() : {ty}"));
-            self.line(&format!(
-                "{z} = linalg.fill ins({zero} : {elem}) outs({e} : {ty}) -> {ty}"
-            ));
-            self.line(&format!(
-                "{ins} = tensor.insert_slice {v} into {z}[{}] [{}] [{}] : {} into {ty}",
-                vec!["0"; exact.len()].join(", "),
-                exact
-                    .iter()
-                    .map(|x| x.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                vec!["1"; exact.len()].join(", "),
-                shape_str(&exact, elem)
-            ));
-            v = ins;
+            v = self.zero_padded(&v, &exact, &padded, elem);
             exact = padded;
         }
         // Split the last dim into sticks and lanes.
@@ -1073,31 +1050,7 @@ impl<'c> KernelEmitter<'c> {
         // Zero-padded element dims (matmul B's K): place the tensor in a zero tile.
         let default = Layout::default_for(&host, layout.dtype, eps * layout.dtype.size_bytes())?;
         if default.device_size != dev && default.device_size.len() == n {
-            let ty = shape_str(&dev, elem);
-            let (zero, e, z, ins) = (
-                self.fresh("zero"),
-                self.fresh("empty"),
-                self.fresh("zeros"),
-                self.fresh("padded"),
-            );
-            self.line(&format!("{zero} = arith.constant 0.0 : {elem}"));
-            self.line(&format!("{e} = tensor.empty() : {ty}"));
-            self.line(&format!(
-                "{z} = linalg.fill ins({zero} : {elem}) outs({e} : {ty}) -> {ty}"
-            ));
-            self.line(&format!(
-                "{ins} = tensor.insert_slice {v} into {z}[{}] [{}] [{}] : {} into {ty}",
-                vec!["0"; n].join(", "),
-                default
-                    .device_size
-                    .iter()
-                    .map(|x| x.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                vec!["1"; n].join(", "),
-                shape_str(&default.device_size, elem)
-            ));
-            v = ins;
+            v = self.zero_padded(&v, &default.device_size, &dev, elem);
         }
         Ok((v, dev))
     }
@@ -1374,6 +1327,42 @@ impl<'c> KernelEmitter<'c> {
             tile_str(&o_dev)
         ));
         Ok(())
+    }
+
+    /// `value` (of shape `shape`) placed at the origin of a zero tensor of shape `padded`.
+    fn zero_padded(
+        &mut self,
+        value: &str,
+        shape: &[usize],
+        padded: &[usize],
+        elem: &str,
+    ) -> String {
+        let ty = shape_str(padded, elem);
+        let (zero, e, z, ins) = (
+            self.fresh("zero"),
+            self.fresh("empty"),
+            self.fresh("zeros"),
+            self.fresh("padded"),
+        );
+        let join = |v: &[usize]| {
+            v.iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        self.line(&format!("{zero} = arith.constant 0.0 : {elem}"));
+        self.line(&format!("{e} = tensor.empty() : {ty}"));
+        self.line(&format!(
+            "{z} = linalg.fill ins({zero} : {elem}) outs({e} : {ty}) -> {ty}"
+        ));
+        self.line(&format!(
+            "{ins} = tensor.insert_slice {value} into {z}[{}] [{}] [{}] : {} into {ty}",
+            join(&vec![0; shape.len()]),
+            join(shape),
+            join(&vec![1; shape.len()]),
+            shape_str(shape, elem)
+        ));
+        ins
     }
 
     fn constant(&mut self, value: f64, ty: &str) -> String {

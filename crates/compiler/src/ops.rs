@@ -310,6 +310,38 @@ impl Builder<'_> {
         });
     }
 
+    /// `1 / sqrt(x + eps)` for the per-row statistic `x` of a normalisation: the epsilon
+    /// becomes a constant initializer, then an add and an rsqrt.
+    fn inverse_root(
+        &mut self,
+        x: String,
+        ty: TensorType,
+        eps: f32,
+    ) -> Result<String, CompileError> {
+        let eps_t = TensorType {
+            dtype: ty.dtype,
+            shape: vec![1],
+        };
+        let eps_name = self.temp("epsilon", eps_t.clone());
+        self.c.graph.initializers.push(graph::Initializer {
+            name: eps_name.clone(),
+            ty: eps_t,
+            init: graph::InitSpec::Constant(eps),
+        });
+        let it = pointwise_iteration(&ty.shape);
+        let sum = self.temp("add_eps", ty.clone());
+        self.push(
+            Some("add_eps"),
+            "add",
+            vec![x, eps_name],
+            sum.clone(),
+            it.clone(),
+        );
+        let r = self.temp("rsqrt", ty);
+        self.push(Some("rsqrt"), "rsqrt", vec![sum], r.clone(), it);
+        Ok(r)
+    }
+
     /// A movement step of a decomposition, with its integer attributes.
     fn push_movement(
         &mut self,
@@ -752,7 +784,6 @@ impl Builder<'_> {
                 };
                 let full = pointwise_iteration(&xt.shape);
                 let reduce = reduction_iteration(&xt.shape);
-                let small = pointwise_iteration(&red);
                 let mean = self.temp("mean", red_t.clone());
                 self.push(
                     Some("mean"),
@@ -779,26 +810,7 @@ impl Builder<'_> {
                 );
                 let var = self.temp("variance", red_t.clone());
                 self.push(Some("variance"), "mean", vec![sq], var.clone(), reduce);
-                let eps_t = TensorType {
-                    dtype: xt.dtype,
-                    shape: vec![1],
-                };
-                let eps_name = self.temp("epsilon", eps_t.clone());
-                self.c.graph.initializers.push(graph::Initializer {
-                    name: eps_name.clone(),
-                    ty: eps_t,
-                    init: graph::InitSpec::Constant(eps),
-                });
-                let ve = self.temp("add_eps", red_t.clone());
-                self.push(
-                    Some("add_eps"),
-                    "add",
-                    vec![var, eps_name],
-                    ve.clone(),
-                    small.clone(),
-                );
-                let r = self.temp("rsqrt", red_t);
-                self.push(Some("rsqrt"), "rsqrt", vec![ve], r.clone(), small);
+                let r = self.inverse_root(var, red_t, eps)?;
                 let n = self.temp("normalize", xt.clone());
                 self.push(
                     Some("normalize"),
@@ -847,32 +859,7 @@ impl Builder<'_> {
                     ms.clone(),
                     reduction_iteration(&xt.shape),
                 );
-                let eps_t = TensorType {
-                    dtype: xt.dtype,
-                    shape: vec![1],
-                };
-                let eps_name = self.temp("epsilon", eps_t.clone());
-                self.c.graph.initializers.push(graph::Initializer {
-                    name: eps_name.clone(),
-                    ty: eps_t,
-                    init: graph::InitSpec::Constant(eps),
-                });
-                let me = self.temp("add_eps", red_t.clone());
-                self.push(
-                    Some("add_eps"),
-                    "add",
-                    vec![ms, eps_name],
-                    me.clone(),
-                    pointwise_iteration(&red),
-                );
-                let r = self.temp("rsqrt", red_t);
-                self.push(
-                    Some("rsqrt"),
-                    "rsqrt",
-                    vec![me],
-                    r.clone(),
-                    pointwise_iteration(&red),
-                );
+                let r = self.inverse_root(ms, red_t, eps)?;
                 let n = self.temp("normalize", xt.clone());
                 self.push(
                     Some("normalize"),
