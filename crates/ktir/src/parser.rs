@@ -587,6 +587,36 @@ impl<'a> Parser<'a> {
         })
     }
 
+    /// An optional `{key = value, ...}` dictionary whose keys must be among `keys`;
+    /// `value` parses the value of each key it is given.
+    pub(super) fn attr_dict(
+        &mut self,
+        op: &str,
+        keys: &[&str],
+        mut value: impl FnMut(&mut Self, &str) -> PResult<()>,
+    ) -> PResult<()> {
+        self.skip_ws();
+        if !self.rest().starts_with('{') {
+            return Ok(());
+        }
+        self.comma_list("{", "}", |p| {
+            let (key, key_span) = p.ident()?;
+            p.expect("=")?;
+            if !keys.contains(&key.as_str()) {
+                return Err(Failure {
+                    at: key_span.start as usize,
+                    end: key_span.end as usize,
+                    message: format!(
+                        "unknown attribute '{key}' on '{op}' (expected {})",
+                        keys.join(", ")
+                    ),
+                });
+            }
+            value(p, &key)
+        })?;
+        Ok(())
+    }
+
     /// Skips an attribute value we do not interpret (balanced brackets, strings).
     fn skip_attr_value(&mut self) -> PResult<()> {
         self.skip_ws();
@@ -1031,27 +1061,18 @@ impl<'a> Parser<'a> {
         let strides = self.comma_list("[", "]", |p| p.size_operand())?;
         let mut coordinate_set = None;
         let mut memory_space = None;
-        self.skip_ws();
-        if self.rest().starts_with('{') {
-            self.comma_list("{", "}", |p| {
-                let (key, key_span) = p.ident()?;
-                p.expect("=")?;
-                match key.as_str() {
-                    "coordinate_set" => coordinate_set = Some(p.attr_value()?),
-                    "memory_space" => memory_space = Some(p.memory_space()?),
-                    _ => {
-                        return Err(Failure {
-                            at: key_span.start as usize,
-                            end: key_span.end as usize,
-                            message: format!(
-                                "unknown attribute '{key}' on 'ktdp.construct_memory_view' (expected coordinate_set, memory_space)"
-                            ),
-                        })
-                    }
+        self.attr_dict(
+            "ktdp.construct_memory_view",
+            &["coordinate_set", "memory_space"],
+            |p, key| {
+                if key == "coordinate_set" {
+                    coordinate_set = Some(p.attr_value()?);
+                } else {
+                    memory_space = Some(p.memory_space()?);
                 }
                 Ok(())
-            })?;
-        }
+            },
+        )?;
         self.expect(":")?;
         let t = self.ty()?;
         Ok((
@@ -1076,27 +1097,19 @@ impl<'a> Parser<'a> {
         if self.eat("symbols") {
             symbols = self.comma_list("(", ")", |p| p.value())?;
         }
-        self.skip_ws();
-        if self.rest().starts_with('{') {
-            self.comma_list("{", "}", |p| {
-                let (key, key_span) = p.ident()?;
-                p.expect("=")?;
-                match key.as_str() {
-                    "access_tile_set" => access_tile_set = Some(p.attr_value()?),
-                    "access_tile_order" => access_tile_order = Some(p.attr_value()?),
-                    _ => {
-                        return Err(Failure {
-                            at: key_span.start as usize,
-                            end: key_span.end as usize,
-                            message: format!(
-                                "unknown attribute '{key}' on 'ktdp.construct_access_tile' (expected access_tile_set, access_tile_order)"
-                            ),
-                        })
-                    }
+        self.attr_dict(
+            "ktdp.construct_access_tile",
+            &["access_tile_set", "access_tile_order"],
+            |p, key| {
+                let value = Some(p.attr_value()?);
+                if key == "access_tile_set" {
+                    access_tile_set = value;
+                } else {
+                    access_tile_order = value;
                 }
                 Ok(())
-            })?;
-        }
+            },
+        )?;
         self.expect(":")?;
         let view_type = self.ty()?;
         self.expect("->")?;

@@ -738,27 +738,19 @@ impl<'a> Parser<'a> {
         }
         let mut variables_space_set = None;
         let mut variables_space_order = None;
-        self.skip_ws();
-        if self.rest().starts_with('{') {
-            self.comma_list("{", "}", |p| {
-                let (key, key_span) = p.ident()?;
-                p.expect("=")?;
-                match key.as_str() {
-                    "variables_space_set" => variables_space_set = Some(p.attr_value()?),
-                    "variables_space_order" => variables_space_order = Some(p.attr_value()?),
-                    _ => {
-                        return Err(Failure {
-                            at: key_span.start as usize,
-                            end: key_span.end as usize,
-                            message: format!(
-                                "unknown attribute '{key}' on 'ktdp.construct_indirect_access_tile' (expected variables_space_set, variables_space_order)"
-                            ),
-                        })
-                    }
+        self.attr_dict(
+            "ktdp.construct_indirect_access_tile",
+            &["variables_space_set", "variables_space_order"],
+            |p, key| {
+                let value = Some(p.attr_value()?);
+                if key == "variables_space_set" {
+                    variables_space_set = value;
+                } else {
+                    variables_space_order = value;
                 }
                 Ok(())
-            })?;
-        }
+            },
+        )?;
         self.expect(":")?;
         let base_type = self.ty()?;
         let mut index_types = Vec::new();
