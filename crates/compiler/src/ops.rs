@@ -688,10 +688,9 @@ impl Builder<'_> {
                     );
                     logits = masked;
                 }
-                let mut red = vec![b, hq, sq, skv];
-                red[3] = 1;
+                let red = row_statistic(&t(vec![b, hq, sq, skv]));
                 let rit = reduction_iteration(&[b, hq, sq, skv]);
-                let m = self.temp("max", t(red.clone()));
+                let m = self.temp("max", red.clone());
                 self.push(
                     Some("max"),
                     "max",
@@ -709,7 +708,7 @@ impl Builder<'_> {
                 );
                 let e = self.temp("exp", t(vec![b, hq, sq, skv]));
                 self.push(Some("exp"), "exp", vec![sub], e.clone(), full.clone());
-                let z = self.temp("sum", t(red));
+                let z = self.temp("sum", red);
                 self.push(Some("sum"), "sum", vec![e.clone()], z.clone(), rit);
                 let p = self.temp("probs", t(vec![b, hq, sq, skv]));
                 self.push(Some("probs"), "realdiv", vec![e, z], p.clone(), full);
@@ -720,14 +719,7 @@ impl Builder<'_> {
                 let (x, y) = (self.input(0)?, self.output()?);
                 let xt = self.ty(&x)?;
                 self.require_last_axis(self.int_attr("axis", -1)?, xt.shape.len())?;
-                let mut red = xt.shape.clone();
-                if let Some(l) = red.last_mut() {
-                    *l = 1;
-                }
-                let red_t = TensorType {
-                    dtype: xt.dtype,
-                    shape: red,
-                };
+                let red_t = row_statistic(&xt);
                 let full = pointwise_iteration(&xt.shape);
                 let rit = reduction_iteration(&xt.shape);
                 let m = self.temp("max", red_t.clone());
@@ -774,14 +766,7 @@ impl Builder<'_> {
                 let xt = self.ty(&x)?;
                 self.require_last_axis(self.int_attr("axis", -1)?, xt.shape.len())?;
                 let eps = self.float_attr("epsilon", 1e-5)?;
-                let mut red = xt.shape.clone();
-                if let Some(l) = red.last_mut() {
-                    *l = 1;
-                }
-                let red_t = TensorType {
-                    dtype: xt.dtype,
-                    shape: red.clone(),
-                };
+                let red_t = row_statistic(&xt);
                 let full = pointwise_iteration(&xt.shape);
                 let reduce = reduction_iteration(&xt.shape);
                 let mean = self.temp("mean", red_t.clone());
@@ -834,14 +819,7 @@ impl Builder<'_> {
                 let xt = self.ty(&x)?;
                 self.require_last_axis(self.int_attr("axis", -1)?, xt.shape.len())?;
                 let eps = self.float_attr("epsilon", 1e-5)?;
-                let mut red = xt.shape.clone();
-                if let Some(l) = red.last_mut() {
-                    *l = 1;
-                }
-                let red_t = TensorType {
-                    dtype: xt.dtype,
-                    shape: red.clone(),
-                };
+                let red_t = row_statistic(&xt);
                 let full = pointwise_iteration(&xt.shape);
                 let sq = self.temp("square", xt.clone());
                 self.push(
@@ -877,6 +855,19 @@ impl Builder<'_> {
                 SUPPORTED_GRAPH_OPS.join(", ")
             ))),
         }
+    }
+}
+
+/// The type of a per-row statistic of `t` (its last axis kept with size 1), as softmax and
+/// the normalisations compute.
+fn row_statistic(t: &TensorType) -> TensorType {
+    let mut shape = t.shape.clone();
+    if let Some(l) = shape.last_mut() {
+        *l = 1;
+    }
+    TensorType {
+        dtype: t.dtype,
+        shape,
     }
 }
 
