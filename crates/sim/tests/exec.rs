@@ -109,24 +109,10 @@ fn k_loop_matmul_accumulates_in_f32() {
 #[test]
 fn stick_layout_reads_back_row_major() {
     let text = program("stick_layout_transpose.mlir");
-    let m = module(&text);
+    let m16 = module(&text);
+    let text16 = &text;
     let machine = Machine::preset("tiny4").unwrap();
-    let mut sim = Simulator::new(&machine, ExecLimits::default());
     // Device layout [stick, row, lane]: host (r, c) sits at stick c / 64, lane c % 64.
-    let mut device = vec![0.0f32; 2 * 4 * 64];
-    for r in 0..4 {
-        for c in 0..128 {
-            device[(c / 64) * 256 + r * 64 + c % 64] = (r * 1000 + c) as f32;
-        }
-    }
-    let bs = sim.alloc("src", ktir::ScalarType::F32, device).unwrap();
-    let bd = sim
-        .alloc("dst", ktir::ScalarType::F32, vec![0.0; 4 * 128])
-        .unwrap();
-    // The program is written for f16; the view type decides, so use an f16 copy.
-    let text16 = text.clone();
-    let m16 = module(&text16);
-    let _ = (m, bs, bd);
     let mut sim = Simulator::new(&machine, ExecLimits::default());
     let mut device = vec![0.0f32; 2 * 4 * 64];
     for r in 0..4 {
@@ -138,7 +124,7 @@ fn stick_layout_reads_back_row_major() {
     let bd = sim
         .alloc("dst", ktir::ScalarType::F16, vec![0.0; 4 * 128])
         .unwrap();
-    sim.launch(&m16, &LineLookup::new(&text16), "unstick", &[bs, bd])
+    sim.launch(&m16, &LineLookup::new(text16), "unstick", &[bs, bd])
         .unwrap();
     let dst = &sim.buffer("dst").unwrap().data;
     for r in 0..4 {
