@@ -1,0 +1,517 @@
+//! Movement kernels: reshape, transpose, expand, slice, concat, restickify and gather.
+//!
+//! Each reads its inputs in device layout, brings them to host order, rearranges them
+//! there, and writes the result back in the output's device layout.
+
+use super::*;
+
+impl KernelEmitter<'_> {
+    /// A whole tensor in device order (dims `dims`, shape `shape`) as a host-order tensor
+    /// of its exact host shape: device dims sorted into host order, each stick dim merged
+    /// with its lanes, padding sliced off, unit host dims put back.
+    pub(super) fn host_order_of(&mut self, value: String, operand: usize) -> Result<String, CompileError> {
+        let o = &self.operands[operand];
+        let (elem, layout) = (o.elem, o.layout.clone());
+        let shape = o.extent.clone();
+        let host = layout.host_shape.clone();
+        let n = layout.device_size.len();
+        if host.is_empty() {
+            let v = self.fresh("scalar");
+            self.line(&format!(
+                "{v} = tensor.collapse_shape {value} [] : {} into {}",
+                shape_str(&shape, elem),
+                shape_str(&[], elem)
+            ));
+            return Ok(v);
+        }
+        if shape != layout.device_size {
+            return Err(self.fail("movement kernels need whole input tensors"));
+        }
+        // A layout with zero-padded element dims (matmul B's K) is first cut to the default.
+        let default = Layout::default_for(
+            &host,
+            layout.dtype,
+            layout.elems_per_stick * layout.dtype.size_bytes(),
+        )?;
+        let (value, shape) =
+            if default.device_size != shape && default.device_size.len() == shape.len() {
+                let sl = self.fresh("unpadded");
+                self.line(&format!(
+                    "{sl} = tensor.extract_slice {value}[{}] [{}] [{}] : {} to {}",
+                    vec!["0"; n].join(", "),
+                    default
+                        .device_size
+                        .iter()
+                        .map(|x| x.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    vec!["1"; n].join(", "),
+                    shape_str(&shape, elem),
+                    shape_str(&default.device_size, elem)
+                ));
+                (sl, default.device_size.clone())
+            } else {
+                (value, shape)
+            };
+        // Order: by host dim; the stick count before its lanes.
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by_key(|&j| (layout.host_dim_of_device_dim[j].unwrap_or(0), j + 1 == n));
+        let perm_shape: Vec<usize> = order.iter().map(|&j| shape[j]).collect();
+        let mut v = value;
+        if order.iter().enumerate().any(|(i, &j)| i != j) {
+            let e = self.fresh("empty");
+            let t = self.fresh("host");
+            let perm: Vec<String> = order.iter().map(|x| x.to_string()).collect();
+            self.line(&format!(
+                "{e} = tensor.empty() : {}",
+                shape_str(&perm_shape, elem)
+            ));
+            self.line(&format!(
+                "{t} = linalg.transpose ins({v} : {}) outs({e} : {}) permutation = [{}]",
+                shape_str(&shape, elem),
+                shape_str(&perm_shape, elem),
+                perm.join(", ")
+            ));
+            v = t;
+        }
+        // Merge sticks and lanes (the last two dims) into the padded last host dim.
+        let m = perm_shape.len();
+        let mut merged: Vec<usize> = perm_shape[..m - 2].to_vec();
+        merged.push(perm_shape[m - 2] * perm_shape[m - 1]);
+        let mut groups: Vec<Vec<usize>> = (0..m - 2).map(|i| vec![i]).collect();
+        groups.push(vec![m - 2, m - 1]);
+        let c = self.fresh("rows");
+        self.line(&format!(
+            "{c} = tensor.collapse_shape {v} {} : {} into {}",
+            groups_text(&groups),
+            shape_str(&perm_shape, elem),
+            shape_str(&merged, elem)
+        ));
+        v = c;
+        // Drop the padding of the last stick.
+        let last = *host.last().unwrap_or(&1);
+        let mut exact = merged.clone();
+        if let Some(l) = exact.last_mut() {
+            *l = last;
+        }
+        if exact != merged {
+            let sl = self.fresh("unpadded");
+            self.line(&format!(
+                "{sl} = tensor.extract_slice {v}[{}] [{}] [{}] : {} to {}",
+                vec!["0"; merged.len()].join(", "),
+                exact
+                    .iter()
+                    .map(|x| x.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                vec!["1"; merged.len()].join(", "),
+                shape_str(&merged, elem),
+                shape_str(&exact, elem)
+            ));
+            v = sl;
+        }
+        // Unit host dims other than the last are not in the layout: put them back.
+        if exact.len() != host.len() {
+            let kept: Vec<usize> = {
+                let mut k: Vec<usize> = (0..host.len() - 1).filter(|&h| host[h] != 1).collect();
+                k.push(host.len() - 1);
+                k
+            };
+            let e = self.fresh("shaped");
+            self.line(&format!(
+                "{e} = tensor.expand_shape {v} {} output_shape [{}] : {} into {}",
+                groups_text(&unit_groups(host.len(), &kept)),
+                host.iter()
+                    .map(|x| x.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                shape_str(&exact, elem),
+                shape_str(&host, elem)
+            ));
+            v = e;
+        }
+        Ok(v)
+    }
+
+    /// The inverse of [`Self::host_order_of`] for the output operand: a host-order tensor of its
+    /// host shape into its full device-order tile (padding zero).
+    pub(super) fn device_order_of(
+        &mut self,
+        value: String,
+        operand: usize,
+    ) -> Result<(String, Vec<usize>), CompileError> {
+        let o = &self.operands[operand];
+        let (elem, layout) = (o.elem, o.layout.clone());
+        let host = layout.host_shape.clone();
+        let dev = layout.device_size.clone();
+        let n = dev.len();
+        if host.is_empty() {
+            let v = self.fresh("tile");
+            self.line(&format!(
+                "{v} = tensor.expand_shape {value} [] output_shape [{}] : {} into {}",
+                dev.iter()
+                    .map(|x| x.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                shape_str(&[], elem),
+                shape_str(&dev, elem)
+            ));
+            return Ok((v, dev));
+        }
+        let mut v = value;
+        // Drop unit host dims that take no part.
+        let kept: Vec<usize> = {
+            let mut k: Vec<usize> = (0..host.len() - 1).filter(|&h| host[h] != 1).collect();
+            k.push(host.len() - 1);
+            k
+        };
+        let mut exact: Vec<usize> = kept.iter().map(|&h| host[h]).collect();
+        if kept.len() != host.len() {
+            let c = self.fresh("squeezed");
+            self.line(&format!(
+                "{c} = tensor.collapse_shape {v} {} : {} into {}",
+                groups_text(&unit_groups(host.len(), &kept)),
+                shape_str(&host, elem),
+                shape_str(&exact, elem)
+            ));
+            v = c;
+        }
+        // Pad the last dim to whole sticks.
+        let eps = layout.elems_per_stick.max(1);
+        let last = *exact.last().unwrap_or(&1);
+        let sticks = last.div_ceil(eps);
+        if sticks * eps != last {
+            let mut padded = exact.clone();
+            if let Some(l) = padded.last_mut() {
+                *l = sticks * eps;
+            }
+            v = self.zero_padded(&v, &exact, &padded, elem);
+            exact = padded;
+        }
+        // Split the last dim into sticks and lanes.
+        let k = exact.len();
+        let mut split: Vec<usize> = exact[..k - 1].to_vec();
+        split.extend([sticks, eps]);
+        let mut groups: Vec<Vec<usize>> = (0..k - 1).map(|i| vec![i]).collect();
+        groups.push(vec![k - 1, k]);
+        let s = self.fresh("sticked");
+        self.line(&format!(
+            "{s} = tensor.expand_shape {v} {} output_shape [{}] : {} into {}",
+            groups_text(&groups),
+            split
+                .iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            shape_str(&exact, elem),
+            shape_str(&split, elem)
+        ));
+        v = s;
+        // Into device order: `order` lists, for each host-ordered dim, its device dim.
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by_key(|&j| (layout.host_dim_of_device_dim[j].unwrap_or(0), j + 1 == n));
+        // perm[d] = position in host order of device dim d.
+        let perm: Vec<usize> = (0..n)
+            .map(|d| order.iter().position(|&j| j == d).unwrap_or(d))
+            .collect();
+        if perm.iter().enumerate().any(|(i, &p)| i != p) {
+            let e = self.fresh("empty");
+            let t = self.fresh("device");
+            let permuted: Vec<usize> = perm.iter().map(|&p| split[p]).collect();
+            self.line(&format!(
+                "{e} = tensor.empty() : {}",
+                shape_str(&permuted, elem)
+            ));
+            self.line(&format!(
+                "{t} = linalg.transpose ins({v} : {}) outs({e} : {}) permutation = [{}]",
+                shape_str(&split, elem),
+                shape_str(&permuted, elem),
+                perm.iter()
+                    .map(|x| x.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+            v = t;
+        }
+        // Zero-padded element dims (matmul B's K): place the tensor in a zero tile.
+        let default = Layout::default_for(&host, layout.dtype, eps * layout.dtype.size_bytes())?;
+        if default.device_size != dev && default.device_size.len() == n {
+            v = self.zero_padded(&v, &default.device_size, &dev, elem);
+        }
+        Ok((v, dev))
+    }
+
+    /// Reshape, transpose, expand, slice and concat: inputs read whole, rearranged in host
+    /// order, written whole by one core.
+    pub(super) fn movement(&mut self) -> Result<(), CompileError> {
+        let out = self.op.inputs.len();
+        if self.operands.len() != out + 1 {
+            return Err(self.fail("a movement op has one output"));
+        }
+        let elem = self.operands[out].elem;
+        if self.operands[..out].iter().any(|o| o.elem != elem) {
+            return Err(self.fail("movement ops keep the element type"));
+        }
+        let out_host = self.operands[out].layout.host_shape.clone();
+        let mut hosts = Vec::new();
+        for i in 0..out {
+            let v = self.load(i);
+            hosts.push(self.host_order_of(v, i)?);
+        }
+        let in_host = self.operands[0].layout.host_shape.clone();
+        let join = |v: &[usize]| {
+            v.iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let result = match self.op.op.as_str() {
+            "reshape" => {
+                let x = hosts[0].clone();
+                let numel: usize = in_host.iter().product();
+                let mut v = x;
+                let mut cur = in_host.clone();
+                if cur.len() != 1 {
+                    let flat = self.fresh("flat");
+                    let groups = if cur.is_empty() {
+                        "[]".to_string()
+                    } else {
+                        format!("[[{}]]", join(&(0..cur.len()).collect::<Vec<_>>()))
+                    };
+                    self.line(&format!(
+                        "{flat} = tensor.collapse_shape {v} {groups} : {} into {}",
+                        shape_str(&cur, elem),
+                        shape_str(&[numel], elem)
+                    ));
+                    v = flat;
+                    cur = vec![numel];
+                }
+                if out_host.len() != 1 {
+                    let r = self.fresh("reshaped");
+                    let groups = if out_host.is_empty() {
+                        "[]".to_string()
+                    } else {
+                        format!("[[{}]]", join(&(0..out_host.len()).collect::<Vec<_>>()))
+                    };
+                    self.line(&format!(
+                        "{r} = tensor.expand_shape {v} {groups} output_shape [{}] : {} into {}",
+                        join(&out_host),
+                        shape_str(&cur, elem),
+                        shape_str(&out_host, elem)
+                    ));
+                    v = r;
+                }
+                v
+            }
+            "transpose" => {
+                let r = in_host.len();
+                let perm: Vec<usize> = match self.ints("perm") {
+                    Some(p) => p
+                        .iter()
+                        .map(|&x| x.rem_euclid(r.max(1) as i64) as usize)
+                        .collect(),
+                    None => (0..r).rev().collect(),
+                };
+                let e = self.fresh("empty");
+                let t = self.fresh("transposed");
+                self.line(&format!(
+                    "{e} = tensor.empty() : {}",
+                    shape_str(&out_host, elem)
+                ));
+                self.line(&format!(
+                    "{t} = linalg.transpose ins({} : {}) outs({e} : {}) permutation = [{}]",
+                    hosts[0],
+                    shape_str(&in_host, elem),
+                    shape_str(&out_host, elem),
+                    join(&perm)
+                ));
+                t
+            }
+            "expand" => {
+                // numpy broadcasting: input dims align right; size-1 or missing dims repeat.
+                let lead = out_host.len() - in_host.len().min(out_host.len());
+                let kept: Vec<usize> = (0..in_host.len())
+                    .filter(|&i| in_host[i] == out_host[lead + i])
+                    .collect();
+                let mut v = hosts[0].clone();
+                let kept_shape: Vec<usize> = kept.iter().map(|&i| in_host[i]).collect();
+                if kept.len() != in_host.len() {
+                    let c = self.fresh("squeezed");
+                    self.line(&format!(
+                        "{c} = tensor.collapse_shape {v} {} : {} into {}",
+                        groups_text(&unit_groups(in_host.len(), &kept)),
+                        shape_str(&in_host, elem),
+                        shape_str(&kept_shape, elem)
+                    ));
+                    v = c;
+                }
+                let kept_out: Vec<usize> = kept.iter().map(|&i| lead + i).collect();
+                let dims: Vec<usize> = (0..out_host.len())
+                    .filter(|d| !kept_out.contains(d))
+                    .collect();
+                if dims.is_empty() {
+                    v
+                } else {
+                    let e = self.fresh("empty");
+                    let b = self.fresh("expanded");
+                    self.line(&format!(
+                        "{e} = tensor.empty() : {}",
+                        shape_str(&out_host, elem)
+                    ));
+                    self.line(&format!(
+                        "{b} = linalg.broadcast ins({v} : {}) outs({e} : {}) dimensions = [{}]",
+                        shape_str(&kept_shape, elem),
+                        shape_str(&out_host, elem),
+                        join(&dims)
+                    ));
+                    b
+                }
+            }
+            "slice" => {
+                let r = in_host.len();
+                let starts = self.ints("starts").unwrap_or_default();
+                let ends = self.ints("ends").unwrap_or_default();
+                let axes = self
+                    .ints("axes")
+                    .unwrap_or_else(|| (0..starts.len() as i64).collect());
+                let steps = self.ints("steps").unwrap_or_else(|| vec![1; starts.len()]);
+                let mut offsets = vec![0i64; r];
+                let mut strides = vec![1i64; r];
+                for (k, &a) in axes.iter().enumerate() {
+                    let a = a.rem_euclid(r.max(1) as i64) as usize;
+                    let dim = in_host[a] as i64;
+                    let step = steps.get(k).copied().unwrap_or(1);
+                    if step < 1 {
+                        return Err(
+                            self.fail("slices with negative steps are not lowered to KTIR yet")
+                        );
+                    }
+                    let st = starts.get(k).copied().unwrap_or(0);
+                    let st = if st < 0 { st + dim } else { st }.clamp(0, dim);
+                    let _ = ends.get(k);
+                    offsets[a] = st;
+                    strides[a] = step;
+                }
+                let sl = self.fresh("sliced");
+                self.line(&format!(
+                    "{sl} = tensor.extract_slice {}[{}] [{}] [{}] : {} to {}",
+                    hosts[0],
+                    offsets
+                        .iter()
+                        .map(|x| x.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    join(&out_host),
+                    strides
+                        .iter()
+                        .map(|x| x.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    shape_str(&in_host, elem),
+                    shape_str(&out_host, elem)
+                ));
+                sl
+            }
+            "restickify" => hosts[0].clone(),
+            "concat" => {
+                let r = out_host.len();
+                let axis = match self.ints("axis").as_deref() {
+                    Some([a]) => a.rem_euclid(r.max(1) as i64) as usize,
+                    _ => 0,
+                };
+                let ty = shape_str(&out_host, elem);
+                let mut acc = self.fresh("empty");
+                self.line(&format!("{acc} = tensor.empty() : {ty}"));
+                let mut offset = 0usize;
+                for (i, h) in hosts.iter().enumerate() {
+                    let shape = self.operands[i].layout.host_shape.clone();
+                    let mut offs = vec![0usize; r];
+                    offs[axis] = offset;
+                    let next = self.fresh("joined");
+                    self.line(&format!(
+                        "{next} = tensor.insert_slice {h} into {acc}[{}] [{}] [{}] : {} into {ty}",
+                        join(&offs),
+                        join(&shape),
+                        vec!["1"; r].join(", "),
+                        shape_str(&shape, elem)
+                    ));
+                    acc = next;
+                    offset += shape.get(axis).copied().unwrap_or(0);
+                }
+                acc
+            }
+            other => return Err(self.fail(format!("movement op '{other}' has no lowering"))),
+        };
+        let (v, dev) = self.device_order_of(result, out)?;
+        let name = ident(&self.operands[out].tensor);
+        if self.operands[out].extent != dev {
+            return Err(self.fail("the movement result tile is not the whole tensor"));
+        }
+        self.line(&format!(
+            "ktdp.store {v}, %{name}_tile : {}, {}",
+            shape_str(&dev, elem),
+            tile_str(&dev)
+        ));
+        Ok(())
+    }
+
+    /// Embedding lookup (Gather on axis 0 of a 2-D table): one indirect access tile reads,
+    /// for every id, its row of the table in stick layout, and the loaded tile is the
+    /// output's whole device tile.
+    pub(super) fn gather(&mut self) -> Result<(), CompileError> {
+        if self.operands.len() != 3 || self.ints("axis").is_some_and(|a| a != [0]) {
+            return Err(self.fail("Gather is lowered for axis 0 of a 2-D table"));
+        }
+        let (table, ids, out) = (&self.operands[0], &self.operands[1], &self.operands[2]);
+        let host = table.layout.host_shape.clone();
+        if host.len() != 2 {
+            return Err(self.fail("Gather is lowered for a 2-D table"));
+        }
+        // The ids: one dim that is not 1 (the sequence), held in [sticks, lanes].
+        let id_host = ids.layout.host_shape.clone();
+        let n: usize = id_host.iter().product();
+        if ids.layout.device_size.len() != 2 || id_host.iter().filter(|&&d| d != 1).count() > 1 {
+            return Err(self.fail("Gather is lowered for a vector of ids"));
+        }
+        let id_eps = ids.layout.elems_per_stick.max(1);
+        // Table [sticks(H), V, lanes]; output [sticks(H), n, lanes].
+        let t_dev = table.layout.device_size.clone();
+        let o_dev = out.layout.device_size.clone();
+        if t_dev.len() != 3 || o_dev != vec![t_dev[0], n, t_dev[2]] {
+            return Err(self.fail(format!(
+                "Gather output layout {o_dev:?} does not match the table's {t_dev:?} for {n} ids"
+            )));
+        }
+        let (t_name, i_name, o_name) =
+            (ident(&table.tensor), ident(&ids.tensor), ident(&out.tensor));
+        let (t_elem, i_elem, o_elem) = (table.elem, ids.elem, out.elem);
+        let i_dev = ids.layout.device_size.clone();
+        let tile = self.fresh("rows");
+        let data = self.fresh("gathered");
+        let dims = |v: &[usize]| {
+            v.iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join("x")
+        };
+        self.line(&format!(
+            "{tile} = ktdp.construct_indirect_access_tile intermediate_variables(%stick, %row, %lane) %{t_name}_view[(%stick), ind(%{i_name}_view[%row floordiv {id_eps}, %row mod {id_eps}]), (%lane)] {{\n      variables_space_set = {},\n      variables_space_order = {}\n    }} : memref<{}x{t_elem}>, memref<{}x{i_elem}> -> {}",
+            box_set(&o_dev),
+            identity_map(3),
+            dims(&t_dev),
+            dims(&i_dev),
+            tile_str(&o_dev)
+        ));
+        self.line(&format!(
+            "{data} = ktdp.load {tile} : {} -> {}",
+            tile_str(&o_dev),
+            shape_str(&o_dev, o_elem)
+        ));
+        self.line(&format!(
+            "ktdp.store {data}, %{o_name}_tile : {}, {}",
+            shape_str(&o_dev, o_elem),
+            tile_str(&o_dev)
+        ));
+        Ok(())
+    }
+}
