@@ -18,6 +18,7 @@
 
 pub mod layout;
 pub mod lower_ktir;
+pub mod movement_split;
 pub mod ops;
 pub mod passes;
 pub mod scratchpad;

@@ -252,9 +252,10 @@ impl<'c> KernelEmitter<'c> {
                 // layout); rank-0 tensors hold their one element the same way.
                 let single = kind == Kind::Synthetic
                     || (kind == Kind::Lane && host.is_some_and(|h| ty.shape[h] == 1));
-                let whole = crate::ops::MOVEMENT.contains(&op.op.as_str());
+                // Movement kernels read every dim they do not split whole.
+                let whole = crate::ops::MOVEMENT.contains(&op.op.as_str())
+                    && iter.is_none_or(|d| div.splits[d] <= 1);
                 let (o, e) = match (kind, iter) {
-                    // Movement kernels run on one core over whole tensors.
                     _ if whole => ("0".to_string(), size),
                     _ if single => ("0".to_string(), 1),
                     (Kind::Lane, _) | (Kind::Synthetic, _) | (_, None) => ("0".to_string(), size),

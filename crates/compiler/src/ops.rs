@@ -72,8 +72,9 @@ pub const POINTWISE: &[&str] = &[
     "to_dtype",
 ];
 
-/// Device ops that move data between layouts: each lowers to a kernel that reads its
-/// inputs whole, rearranges them in host order and writes the result (one core for now).
+/// Device ops that move data between layouts: each lowers to a kernel that reads boxes of
+/// its inputs, rearranges them in host order and writes its slice of the result (see
+/// `movement_split` for which dims are split over cores).
 pub const MOVEMENT: &[&str] = &[
     "reshape",
     "transpose",
@@ -168,8 +169,7 @@ pub fn access_map(op: &DeviceOp, operand: usize, shape: &[usize]) -> Vec<Option<
     let it = &op.iteration;
     let r = shape.len();
     if MOVEMENT.contains(&op.op.as_str()) && operand < op.inputs.len() {
-        // Movement kernels read their inputs whole.
-        return vec![None; r];
+        return crate::movement_split::input_access(op, shape);
     }
     let aligned = |i: usize, offset_from_right: usize, iter_end: usize| -> Option<usize> {
         // dim i of a tensor whose dims [0, r - offset_from_right) align right with iteration

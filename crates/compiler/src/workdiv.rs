@@ -17,6 +17,9 @@
 //! 4. **Default**: rank the non-reduction dims by size in split units (stable), give each the
 //!    largest divisor that fits the remaining cores, then split at most one reduction dim.
 //!
+//! Movement ops split only the dims `movement_split` allows (never a stick dim, never a dim
+//! an input is not read along as a box); the rule names the dims kept whole and why.
+//!
 //! Core-to-slice: mixed radix over the dims with reduction dims first (so K-split
 //! collaborators sit on adjacent ring stops), then the other dims in iteration order; the first
 //! of those varies fastest.
@@ -258,29 +261,34 @@ fn divide_one(
     op: &DeviceOp,
     hint: Option<&Vec<usize>>,
 ) -> Result<WorkDivision, CompileError> {
-    if crate::ops::MOVEMENT.contains(&op.op.as_str()) {
-        // Movement kernels rearrange whole tensors; they are not parallelised yet.
-        let n = op.iteration.len();
-        return Ok(WorkDivision {
-            op: op.name.clone(),
-            splits: vec![1; n],
-            cores_used: 1,
-            core_to_slice: vec![vec![0; n]],
-            rule: "movement: one core reads the inputs whole and writes the result (not parallelised yet)".into(),
-        });
-    }
+    // Dims a movement op cannot split, with the reason (none for compute ops).
+    let fixed = if crate::ops::MOVEMENT.contains(&op.op.as_str()) {
+        crate::movement_split::fixed_dims(c, op)?
+    } else {
+        vec![None; op.iteration.len()]
+    };
     let cores = c.target.cores.max(1);
     let eps = op_eps(c, op);
     let u = units(op, eps);
     let limit = c.target.span_limit_bytes;
     let err = |m: String| CompileError::at(&op.name, m);
-    let all = candidates(&u, cores);
+    let mut all = candidates(&u, cores);
+    all.retain(|s| s.iter().zip(&fixed).all(|(&k, f)| k == 1 || f.is_none()));
     let fits =
         |s: &[usize]| -> Result<bool, CompileError> { Ok(max_span(c, op, eps, s)?.0 <= limit) };
     // 1. Span reduction.
     let ones = vec![1; u.len()];
     let (span1, worst) = max_span(c, op, eps, &ones)?;
     let mut span_note = String::new();
+    let whole: Vec<String> = fixed
+        .iter()
+        .zip(&op.iteration)
+        .zip(&u)
+        .filter_map(|((f, d), &n)| Some(format!("{} ({})", d.label, f.as_ref()?)).filter(|_| n > 1))
+        .collect();
+    if !whole.is_empty() {
+        span_note = format!("movement keeps whole: {}; ", whole.join(", "));
+    }
     let mut span_min = ones.clone();
     if span1 > limit {
         let mut found = None;
@@ -292,10 +300,10 @@ fn divide_one(
         }
         match found {
             Some(s) => {
-                span_note = format!(
+                span_note.push_str(&format!(
                     "span reduction: '{worst}' spans {span1} B > {limit} B per core, needs {}; ",
                     fmt_splits(op, &s)
-                );
+                ));
                 span_min = s;
             }
             None => {
@@ -324,6 +332,12 @@ fn divide_one(
         for (i, (&s, &n)) in h.iter().zip(&u).enumerate() {
             let d = &op.iteration[i];
             let unit = if d.in_sticks { "sticks" } else { "elements" };
+            if let (true, Some(why)) = (s > 1, &fixed[i]) {
+                return Err(err(format!(
+                    "hint splits dim '{}' of a {} op, which stays whole: {why}",
+                    d.label, op.op
+                )));
+            }
             if s == 0 || n % s != 0 {
                 return Err(err(format!(
                     "hint splits dim '{}' ({n} {unit}) by {s}, which does not divide it evenly",
@@ -392,11 +406,11 @@ fn divide_one(
         // 4. Default.
         let mut s = span_min.clone();
         let mut order: Vec<usize> = (0..u.len())
-            .filter(|&d| !op.iteration[d].reduction)
+            .filter(|&d| !op.iteration[d].reduction && fixed[d].is_none())
             .collect();
         order.sort_by(|&a, &b| u[b].cmp(&u[a]));
         let mut reds: Vec<usize> = (0..u.len())
-            .filter(|&d| op.iteration[d].reduction)
+            .filter(|&d| op.iteration[d].reduction && fixed[d].is_none())
             .collect();
         reds.sort_by(|&a, &b| u[b].cmp(&u[a]));
         order.extend(reds.first());

@@ -50,3 +50,146 @@ fn a_transpose_that_moves_the_stick_dim_runs_too() {
         run_pipeline(g, "t.json", &PipelineOptions::default()).unwrap_or_else(|e| panic!("{e}"));
     assert!(r.run.passed, "{:?}", r.run.outputs);
 }
+
+/// One movement op on random inputs, with whether its work division must use more than
+/// one core (some dim maps one-to-one between output and every input) or exactly one.
+struct SplitCase {
+    op: &'static str,
+    inputs: &'static [&'static [usize]],
+    attrs: &'static str,
+    split: bool,
+}
+
+const SPLIT_CASES: &[SplitCase] = &[
+    SplitCase {
+        op: "Transpose",
+        inputs: &[&[6, 10, 128]],
+        attrs: r#"{"perm": [1, 0, 2]}"#,
+        split: true,
+    },
+    // The output's stick dim comes from the input's middle dim; only d0 may split.
+    SplitCase {
+        op: "Transpose",
+        inputs: &[&[3, 8, 130]],
+        attrs: r#"{"perm": [0, 2, 1]}"#,
+        split: true,
+    },
+    SplitCase {
+        op: "Transpose",
+        inputs: &[&[2, 3, 4, 70]],
+        attrs: r#"{"perm": [2, 0, 1, 3]}"#,
+        split: true,
+    },
+    SplitCase {
+        op: "Reshape",
+        inputs: &[&[4, 6, 192]],
+        attrs: r#"{"shape": [4, 6, 3, 64]}"#,
+        split: true,
+    },
+    SplitCase {
+        op: "Reshape",
+        inputs: &[&[4, 2, 3, 64]],
+        attrs: r#"{"shape": [4, 6, 64]}"#,
+        split: true,
+    },
+    // No output dim lines up with an input dim: one core reads the whole input.
+    SplitCase {
+        op: "Reshape",
+        inputs: &[&[2, 12, 64]],
+        attrs: r#"{"shape": [24, 64]}"#,
+        split: false,
+    },
+    SplitCase {
+        op: "Expand",
+        inputs: &[&[1, 5, 1, 96]],
+        attrs: r#"{"shape": [3, 5, 4, 96]}"#,
+        split: true,
+    },
+    SplitCase {
+        op: "Expand",
+        inputs: &[&[7, 1, 64]],
+        attrs: r#"{"shape": [2, 7, 3, 64]}"#,
+        split: true,
+    },
+    SplitCase {
+        op: "Slice",
+        inputs: &[&[8, 6, 128]],
+        attrs: r#"{"starts": [2], "ends": [6], "axes": [1]}"#,
+        split: true,
+    },
+    SplitCase {
+        op: "Slice",
+        inputs: &[&[9, 200]],
+        attrs: r#"{"starts": [3], "ends": [9], "axes": [0], "steps": [2]}"#,
+        split: false,
+    },
+    SplitCase {
+        op: "Concat",
+        inputs: &[&[6, 3, 64], &[6, 5, 64]],
+        attrs: r#"{"axis": 1}"#,
+        split: true,
+    },
+    SplitCase {
+        op: "Concat",
+        inputs: &[&[5, 2, 64], &[5, 2, 100]],
+        attrs: r#"{"axis": -1}"#,
+        split: true,
+    },
+];
+
+/// Cores used by each device op, read off the work-division snapshot text.
+fn cores_by_op(r: &driver::PipelineResult) -> Vec<(String, usize)> {
+    let wd = r
+        .passes
+        .iter()
+        .find(|p| p.name == "work-division")
+        .expect("a work-division snapshot");
+    wd.text
+        .lines()
+        .filter(|l| !l.starts_with(' ') && l.ends_with(" cores") && l.contains("): "))
+        .filter_map(|l| {
+            let (head, tail) = l.split_once(" -> ")?;
+            let n = tail.trim_end_matches(" cores").parse().ok()?;
+            Some((head.to_string(), n))
+        })
+        .collect()
+}
+
+#[test]
+fn movement_ops_split_over_cores_and_match_the_reference() {
+    for machine in ["spyre32", "tiny4"] {
+        for (k, case) in SPLIT_CASES.iter().enumerate() {
+            let names: Vec<String> = (0..case.inputs.len()).map(|i| format!("x{i}")).collect();
+            let inputs: Vec<String> = case
+                .inputs
+                .iter()
+                .zip(&names)
+                .map(|(s, n)| format!(r#"{{"name": "{n}", "dtype": "f16", "shape": {s:?}}}"#))
+                .collect();
+            let quoted: Vec<String> = names.iter().map(|n| format!("\"{n}\"")).collect();
+            let g = format!(
+                r#"{{"format": "spyre-graph", "version": 1, "name": "m{k}", "description": "",
+                  "inputs": [{}], "initializers": [],
+                  "nodes": [{{"name": "m", "op": "{}", "inputs": [{}], "outputs": ["y"], "attrs": {}}}],
+                  "outputs": ["y"]}}"#,
+                inputs.join(", "),
+                case.op,
+                quoted.join(", "),
+                case.attrs
+            );
+            let options = PipelineOptions {
+                machine: sim::Machine::preset(machine).expect("preset"),
+                ..PipelineOptions::default()
+            };
+            let what = format!("{} {:?} {} on {machine}", case.op, case.inputs, case.attrs);
+            let r = run_pipeline(&g, "m.json", &options).unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert!(r.run.passed, "{what}: {:?}", r.run.outputs);
+            let cores = cores_by_op(&r);
+            let (_, n) = cores
+                .iter()
+                .find(|(h, _)| h.starts_with("m ("))
+                .unwrap_or_else(|| panic!("{what}: no division for the op in {cores:?}"));
+            assert_eq!(*n > 1, case.split, "{what}: {n} cores");
+        }
+    }
+}

@@ -1,19 +1,46 @@
 //! Movement kernels: reshape, transpose, expand, slice, concat, restickify and gather.
 //!
-//! Each reads its inputs in device layout, brings them to host order, rearranges them
-//! there, and writes the result back in the output's device layout.
+//! Each core reads its boxes of the inputs in device layout, brings them to host order,
+//! rearranges them there, and writes its slice of the result in the output's device
+//! layout. The work division splits only element dims that map one-to-one between output
+//! and inputs (`crate::movement_split`), so a box is always whole sticks.
 
 use super::*;
 
 impl KernelEmitter<'_> {
-    /// A whole tensor in device order (dims `dims`, shape `shape`) as a host-order tensor
-    /// of its exact host shape: device dims sorted into host order, each stick dim merged
+    /// The host shape of this core's tile of an operand: its host shape with each split
+    /// element dim cut to the tile's extent.
+    fn box_host(&self, operand: usize) -> Vec<usize> {
+        let o = &self.operands[operand];
+        let mut b = o.layout.host_shape.clone();
+        for (j, d) in o.dims.iter().enumerate() {
+            if d.kind == Kind::Elem && o.extent[j] != o.layout.device_size[j] {
+                if let Some(h) = o.layout.host_dim_of_device_dim[j] {
+                    b[h] = o.extent[j];
+                }
+            }
+        }
+        b
+    }
+
+    /// This core's tile of an operand, in device order, as a host-order tensor of the
+    /// tile's exact host shape: device dims sorted into host order, each stick dim merged
     /// with its lanes, padding sliced off, unit host dims put back.
-    pub(super) fn host_order_of(&mut self, value: String, operand: usize) -> Result<String, CompileError> {
+    pub(super) fn host_order_of(
+        &mut self,
+        value: String,
+        operand: usize,
+    ) -> Result<String, CompileError> {
         let o = &self.operands[operand];
         let (elem, layout) = (o.elem, o.layout.clone());
         let shape = o.extent.clone();
+        let split_only_elems = o
+            .dims
+            .iter()
+            .enumerate()
+            .all(|(j, d)| shape.get(j) == layout.device_size.get(j) || d.kind == Kind::Elem);
         let host = layout.host_shape.clone();
+        let bx = self.box_host(operand);
         let n = layout.device_size.len();
         if host.is_empty() {
             let v = self.fresh("scalar");
@@ -24,35 +51,43 @@ impl KernelEmitter<'_> {
             ));
             return Ok(v);
         }
-        if shape != layout.device_size {
-            return Err(self.fail("movement kernels need whole input tensors"));
+        if !split_only_elems {
+            return Err(self.fail("movement kernels split element dims only, never sticks"));
         }
-        // A layout with zero-padded element dims (matmul B's K) is first cut to the default.
+        // A layout with zero-padded element dims (matmul B's K) is first cut to the default
+        // (padded dims are never split, so split dims keep the tile's extent).
         let default = Layout::default_for(
             &host,
             layout.dtype,
             layout.elems_per_stick * layout.dtype.size_bytes(),
         )?;
-        let (value, shape) =
-            if default.device_size != shape && default.device_size.len() == shape.len() {
-                let sl = self.fresh("unpadded");
-                self.line(&format!(
-                    "{sl} = tensor.extract_slice {value}[{}] [{}] [{}] : {} to {}",
-                    vec!["0"; n].join(", "),
-                    default
-                        .device_size
-                        .iter()
-                        .map(|x| x.to_string())
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    vec!["1"; n].join(", "),
-                    shape_str(&shape, elem),
-                    shape_str(&default.device_size, elem)
-                ));
-                (sl, default.device_size.clone())
-            } else {
-                (value, shape)
-            };
+        let target: Vec<usize> = (0..n)
+            .map(|j| {
+                if shape[j] != layout.device_size[j] {
+                    shape[j]
+                } else {
+                    default.device_size.get(j).copied().unwrap_or(shape[j])
+                }
+            })
+            .collect();
+        let (value, shape) = if target != shape && default.device_size.len() == shape.len() {
+            let sl = self.fresh("unpadded");
+            self.line(&format!(
+                "{sl} = tensor.extract_slice {value}[{}] [{}] [{}] : {} to {}",
+                vec!["0"; n].join(", "),
+                target
+                    .iter()
+                    .map(|x| x.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                vec!["1"; n].join(", "),
+                shape_str(&shape, elem),
+                shape_str(&target, elem)
+            ));
+            (sl, target)
+        } else {
+            (value, shape)
+        };
         // Order: by host dim; the stick count before its lanes.
         let mut order: Vec<usize> = (0..n).collect();
         order.sort_by_key(|&j| (layout.host_dim_of_device_dim[j].unwrap_or(0), j + 1 == n));
@@ -121,20 +156,20 @@ impl KernelEmitter<'_> {
             self.line(&format!(
                 "{e} = tensor.expand_shape {v} {} output_shape [{}] : {} into {}",
                 groups_text(&unit_groups(host.len(), &kept)),
-                host.iter()
+                bx.iter()
                     .map(|x| x.to_string())
                     .collect::<Vec<_>>()
                     .join(", "),
                 shape_str(&exact, elem),
-                shape_str(&host, elem)
+                shape_str(&bx, elem)
             ));
             v = e;
         }
         Ok(v)
     }
 
-    /// The inverse of [`Self::host_order_of`] for the output operand: a host-order tensor of its
-    /// host shape into its full device-order tile (padding zero).
+    /// The inverse of [`Self::host_order_of`] for the output operand: a host-order tensor of
+    /// this core's box into its device-order tile (padding zero).
     pub(super) fn device_order_of(
         &mut self,
         value: String,
@@ -143,7 +178,9 @@ impl KernelEmitter<'_> {
         let o = &self.operands[operand];
         let (elem, layout) = (o.elem, o.layout.clone());
         let host = layout.host_shape.clone();
-        let dev = layout.device_size.clone();
+        let full = layout.device_size.clone();
+        let dev = o.extent.clone();
+        let bx = self.box_host(operand);
         let n = dev.len();
         if host.is_empty() {
             let v = self.fresh("tile");
@@ -165,13 +202,13 @@ impl KernelEmitter<'_> {
             k.push(host.len() - 1);
             k
         };
-        let mut exact: Vec<usize> = kept.iter().map(|&h| host[h]).collect();
+        let mut exact: Vec<usize> = kept.iter().map(|&h| bx[h]).collect();
         if kept.len() != host.len() {
             let c = self.fresh("squeezed");
             self.line(&format!(
                 "{c} = tensor.collapse_shape {v} {} : {} into {}",
                 groups_text(&unit_groups(host.len(), &kept)),
-                shape_str(&host, elem),
+                shape_str(&bx, elem),
                 shape_str(&exact, elem)
             ));
             v = c;
@@ -235,14 +272,23 @@ impl KernelEmitter<'_> {
         }
         // Zero-padded element dims (matmul B's K): place the tensor in a zero tile.
         let default = Layout::default_for(&host, layout.dtype, eps * layout.dtype.size_bytes())?;
-        if default.device_size != dev && default.device_size.len() == n {
-            v = self.zero_padded(&v, &default.device_size, &dev, elem);
+        if default.device_size != full && default.device_size.len() == n {
+            let from: Vec<usize> = (0..n)
+                .map(|j| {
+                    if dev[j] != full[j] {
+                        dev[j]
+                    } else {
+                        default.device_size[j]
+                    }
+                })
+                .collect();
+            v = self.zero_padded(&v, &from, &dev, elem);
         }
         Ok((v, dev))
     }
 
-    /// Reshape, transpose, expand, slice and concat: inputs read whole, rearranged in host
-    /// order, written whole by one core.
+    /// Reshape, transpose, expand, slice and concat: each core reads its input boxes,
+    /// rearranges them in host order and writes its box of the output.
     pub(super) fn movement(&mut self) -> Result<(), CompileError> {
         let out = self.op.inputs.len();
         if self.operands.len() != out + 1 {
@@ -252,13 +298,18 @@ impl KernelEmitter<'_> {
         if self.operands[..out].iter().any(|o| o.elem != elem) {
             return Err(self.fail("movement ops keep the element type"));
         }
-        let out_host = self.operands[out].layout.host_shape.clone();
+        // Whole host shapes decide broadcasting; the boxes are what this core moves.
+        let (in_full, out_full) = (
+            self.operands[0].layout.host_shape.clone(),
+            self.operands[out].layout.host_shape.clone(),
+        );
+        let out_host = self.box_host(out);
         let mut hosts = Vec::new();
         for i in 0..out {
             let v = self.load(i);
             hosts.push(self.host_order_of(v, i)?);
         }
-        let in_host = self.operands[0].layout.host_shape.clone();
+        let in_host = self.box_host(0);
         let join = |v: &[usize]| {
             v.iter()
                 .map(|x| x.to_string())
@@ -330,8 +381,8 @@ impl KernelEmitter<'_> {
             "expand" => {
                 // numpy broadcasting: input dims align right; size-1 or missing dims repeat.
                 let lead = out_host.len() - in_host.len().min(out_host.len());
-                let kept: Vec<usize> = (0..in_host.len())
-                    .filter(|&i| in_host[i] == out_host[lead + i])
+                let kept: Vec<usize> = (0..in_full.len())
+                    .filter(|&i| in_full[i] == out_full[lead + i])
                     .collect();
                 let mut v = hosts[0].clone();
                 let kept_shape: Vec<usize> = kept.iter().map(|&i| in_host[i]).collect();
@@ -424,7 +475,7 @@ impl KernelEmitter<'_> {
                 self.line(&format!("{acc} = tensor.empty() : {ty}"));
                 let mut offset = 0usize;
                 for (i, h) in hosts.iter().enumerate() {
-                    let shape = self.operands[i].layout.host_shape.clone();
+                    let shape = self.box_host(i);
                     let mut offs = vec![0usize; r];
                     offs[axis] = offset;
                     let next = self.fresh("joined");
@@ -444,9 +495,6 @@ impl KernelEmitter<'_> {
         };
         let (v, dev) = self.device_order_of(result, out)?;
         let name = ident(&self.operands[out].tensor);
-        if self.operands[out].extent != dev {
-            return Err(self.fail("the movement result tile is not the whole tensor"));
-        }
         self.line(&format!(
             "ktdp.store {v}, %{name}_tile : {}, {}",
             shape_str(&dev, elem),

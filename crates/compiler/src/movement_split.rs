@@ -1,0 +1,283 @@
+//! How movement ops (reshape, transpose, expand, slice, concat, restickify) are split over
+//! cores.
+//!
+//! A movement op iterates over its output. A core's slice of the output must come from a
+//! box of each input, so an iteration dim can be split only when every input either has a
+//! dim that it indexes one-to-one, or broadcasts along it (expand). Stick dims are never
+//! split, on either side, so every core moves whole sticks; nor are dims whose device size
+//! is padded beyond the host size. Gather reads an indirect set of rows and stays on one
+//! core.
+
+use crate::ops::DeviceOp;
+use crate::{Compilation, CompileError};
+
+/// Normalises a possibly negative axis for a tensor of rank `r`.
+fn axis(a: i64, r: usize) -> usize {
+    a.rem_euclid(r.max(1) as i64) as usize
+}
+
+/// For each dim of a movement input of host shape `shape`, the output (iteration) dim it
+/// indexes one-to-one, or `None` when the kernel reads the dim whole.
+pub fn input_access(op: &DeviceOp, shape: &[usize]) -> Vec<Option<usize>> {
+    let out: Vec<usize> = op.iteration.iter().map(|d| d.extent).collect();
+    let r = shape.len();
+    let none = vec![None; r];
+    let same_rank = |v: Vec<Option<usize>>| if out.len() == r { v } else { none.clone() };
+    match op.op.as_str() {
+        "restickify" => same_rank((0..r).map(Some).collect()),
+        "transpose" => {
+            let perm: Vec<usize> = match op.attrs.get("perm") {
+                Some(p) => p.iter().map(|&x| axis(x, r)).collect(),
+                None => (0..r).rev().collect(),
+            };
+            if perm.len() != r {
+                return none;
+            }
+            // y[d] = x[perm[d]]: input dim i is read at the output dim d with perm[d] = i.
+            same_rank((0..r).map(|i| perm.iter().position(|&p| p == i)).collect())
+        }
+        "slice" => {
+            let starts = op.attrs.get("starts").map(Vec::len).unwrap_or(0);
+            let sliced: Vec<usize> = match op.attrs.get("axes") {
+                Some(a) => a.iter().map(|&x| axis(x, r)).collect(),
+                None => (0..starts).collect(),
+            };
+            same_rank(
+                (0..r)
+                    .map(|i| (!sliced.contains(&i)).then_some(i))
+                    .collect(),
+            )
+        }
+        "concat" => {
+            let a = match op.attrs.get("axis").map(Vec::as_slice) {
+                Some([a]) => axis(*a, r),
+                _ => 0,
+            };
+            same_rank((0..r).map(|i| (i != a).then_some(i)).collect())
+        }
+        "expand" => {
+            // numpy broadcasting: input dims align right with the output's.
+            let Some(lead) = out.len().checked_sub(r) else {
+                return none;
+            };
+            (0..r)
+                .map(|i| (shape[i] == out[lead + i] && shape[i] > 1).then_some(lead + i))
+                .collect()
+        }
+        "reshape" => {
+            // Input dim i and output dim j index the same elements when the dims before
+            // them hold the same number of elements and they have the same size: both are
+            // then the same digit of the flat index.
+            let mut v = none;
+            let mut before_in = 1usize;
+            for (i, &n) in shape.iter().enumerate() {
+                let mut before_out = 1usize;
+                for (j, &m) in out.iter().enumerate() {
+                    if before_out == before_in && m == n && n > 1 {
+                        v[i] = Some(j);
+                        break;
+                    }
+                    before_out = before_out.saturating_mul(m);
+                }
+                before_in = before_in.saturating_mul(n);
+            }
+            v
+        }
+        _ => none,
+    }
+}
+
+/// Per iteration dim of a movement op: why it must not be split (`None` when it may be).
+pub fn fixed_dims(c: &Compilation, op: &DeviceOp) -> Result<Vec<Option<String>>, CompileError> {
+    let n = op.iteration.len();
+    if op.op == "gather" {
+        return Ok(vec![
+            Some("gather reads rows by index on one core".into());
+            n
+        ]);
+    }
+    let mut fixed: Vec<Option<String>> = vec![None; n];
+    let out_layout = match op.outputs.first() {
+        Some(o) => Some(c.layout(o, &op.name)?),
+        None => None,
+    };
+    let out_stick = out_layout
+        .and_then(|l| l.stick_host_dim())
+        .unwrap_or(n.saturating_sub(1));
+    if let Some(f) = fixed.get_mut(out_stick) {
+        *f = Some("it is the output's stick dim".into());
+    }
+    for input in &op.inputs {
+        let layout = c.layout(input, &op.name)?;
+        let shape = &layout.host_shape;
+        let access = input_access(op, shape);
+        let stick = layout.stick_host_dim();
+        let lead = n.saturating_sub(shape.len());
+        for (d, f) in fixed.iter_mut().enumerate() {
+            if f.is_some() {
+                continue;
+            }
+            match access.iter().position(|&a| a == Some(d)) {
+                Some(i) if Some(i) == stick => {
+                    *f = Some(format!("it is the stick dim of '{input}'"));
+                }
+                Some(i) if padded(layout, i) => {
+                    *f = Some(format!("'{input}' is padded along it"));
+                }
+                Some(_) => {}
+                // An expand input broadcasts along dims it lacks or holds once.
+                None if op.op == "expand" && (d < lead || shape[d - lead] == 1) => {}
+                None => *f = Some(format!("'{input}' is not read as a box along it")),
+            }
+        }
+    }
+    if let Some(l) = out_layout {
+        for (d, f) in fixed.iter_mut().enumerate() {
+            if f.is_none() && padded(l, d) {
+                *f = Some("the output is padded along it".into());
+            }
+        }
+    }
+    Ok(fixed)
+}
+
+/// Whether host dim `h` of a layout has more device slots than host elements (beyond the
+/// stick padding of the last dim), so a split would not map to a box of elements.
+fn padded(layout: &crate::Layout, h: usize) -> bool {
+    let Some(&host) = layout.host_shape.get(h) else {
+        return false;
+    };
+    let device: usize = layout
+        .device_size
+        .iter()
+        .zip(&layout.host_dim_of_device_dim)
+        .filter(|(_, hd)| **hd == Some(h))
+        .map(|(s, _)| *s)
+        .product();
+    device != host && Some(h) != layout.stick_host_dim()
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::passes::tests::{graph_of, upto};
+    use crate::{compile, Options, Target};
+
+    /// Work division of a one-node graph: (splits, rule) of its only device op.
+    fn divide(
+        inputs: &[&[usize]],
+        op: &str,
+        attrs: &str,
+        options: Options,
+    ) -> Result<(Vec<usize>, String), crate::CompileError> {
+        let names: Vec<String> = (0..inputs.len()).map(|i| format!("\"x{i}\"")).collect();
+        let decls: Vec<String> = inputs
+            .iter()
+            .enumerate()
+            .map(|(i, s)| format!(r#"{{"name": "x{i}", "dtype": "f16", "shape": {s:?}}}"#))
+            .collect();
+        let g = graph_of(
+            &decls.join(", "),
+            "",
+            &format!(
+                r#"{{"name": "m", "op": "{op}", "inputs": [{}], "outputs": ["y"], "attrs": {attrs}}}"#,
+                names.join(", ")
+            ),
+            r#""y""#,
+        );
+        let c = compile(&g, &Target::spyre32(), &options)?;
+        let d = &c.divisions[0];
+        Ok((d.splits.clone(), d.rule.clone()))
+    }
+
+    #[test]
+    fn transpose_splits_dims_that_are_not_sticks_on_either_side() {
+        // [3, 8, 130] -> [3, 130, 8]: d1 is the input's stick dim, d2 the output's.
+        let (s, rule) = divide(
+            &[&[3, 8, 130]],
+            "Transpose",
+            r#"{"perm": [0, 2, 1]}"#,
+            upto("work-division"),
+        )
+        .unwrap();
+        assert_eq!(s, vec![3, 1, 1]);
+        assert!(rule.contains("d1 (it is the stick dim of 'x0')"), "{rule}");
+        let (s, _) = divide(
+            &[&[4, 8, 64]],
+            "Transpose",
+            r#"{"perm": [1, 0, 2]}"#,
+            upto("work-division"),
+        )
+        .unwrap();
+        assert_eq!(s, vec![8, 4, 1]);
+    }
+
+    #[test]
+    fn reshape_splits_only_dims_that_line_up() {
+        let (s, rule) = divide(
+            &[&[4, 6, 192]],
+            "Reshape",
+            r#"{"shape": [4, 6, 3, 64]}"#,
+            upto("work-division"),
+        )
+        .unwrap();
+        assert_eq!(s, vec![4, 6, 1, 1]);
+        assert!(
+            rule.contains("d2 ('x0' is not read as a box along it)"),
+            "{rule}"
+        );
+        let (s, _) = divide(
+            &[&[2, 12, 64]],
+            "Reshape",
+            r#"{"shape": [24, 64]}"#,
+            upto("work-division"),
+        )
+        .unwrap();
+        assert_eq!(s, vec![1, 1]);
+    }
+
+    #[test]
+    fn slice_and_concat_keep_their_axis_whole_and_expand_splits_broadcast_dims() {
+        let (s, _) = divide(
+            &[&[8, 6, 128]],
+            "Slice",
+            r#"{"starts": [2], "ends": [6], "axes": [1]}"#,
+            upto("work-division"),
+        )
+        .unwrap();
+        assert_eq!(s, vec![8, 1, 1]);
+        let (s, _) = divide(
+            &[&[6, 3, 64], &[6, 5, 64]],
+            "Concat",
+            r#"{"axis": 1}"#,
+            upto("work-division"),
+        )
+        .unwrap();
+        assert_eq!(s, vec![6, 1, 1]);
+        let (s, _) = divide(
+            &[&[1, 5, 1, 64]],
+            "Expand",
+            r#"{"shape": [2, 5, 3, 64]}"#,
+            upto("work-division"),
+        )
+        .unwrap();
+        assert_eq!(s.iter().product::<usize>(), 30);
+    }
+
+    #[test]
+    fn a_hint_that_splits_a_whole_dim_is_refused_with_the_reason() {
+        let mut options = upto("work-division");
+        options.hints.insert("m".into(), vec![1, 2, 1]);
+        let e = divide(
+            &[&[3, 8, 130]],
+            "Transpose",
+            r#"{"perm": [0, 2, 1]}"#,
+            options,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("hint splits dim 'd1' of a transpose op, which stays whole: it is the stick dim of 'x0'"),
+            "{e}"
+        );
+    }
+}
