@@ -130,6 +130,9 @@ pub struct Options {
     pub allocator: Allocator,
     /// Work-division overrides: graph node (or device op) name -> splits per iteration dim.
     pub hints: BTreeMap<String, Vec<usize>>,
+    /// Decompose attention as an online-softmax loop over blocks of this many keys instead
+    /// of one softmax over all keys.
+    pub attention_key_block: Option<usize>,
 }
 
 /// A compile error: what went wrong, and at which node when there is one.

@@ -10,15 +10,18 @@
 //! | Softmax (last axis) | max, sub, exp, sum, realdiv |
 //! | ReduceSum, ReduceMean, ReduceMax (axes = [-1], keepdims = 1) | sum, mean, max |
 //! | SimplifiedLayerNormalization / RMSNormalization (last axis) | mul, mean, add (eps), rsqrt, mul, mul (weight) |
+//! | Attention (4-D, GQA, causal) | GQA heads repeated (reshape, expand), K transposed, then plain: batchmatmul, mul (scale), add (mask), softmax, batchmatmul; or, with `Options::attention_key_block`, an online-softmax loop over key blocks (see `attention`) |
 //!
 //! Reductions (max, sum, mean) reduce the last axis and keep it with size 1; their iteration
 //! space is the input's, with the last dim marked as a reduction. Constants a decomposition
 //! needs (the norm's epsilon) become new initializers of the compilation's graph.
 
-use crate::{Compilation, CompileError};
+use crate::{Compilation, CompileError, Options};
 use graph::{AttrValue, DType, Node, TensorType};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+
+mod attention;
 
 /// One device op: the unit the rest of the compiler plans.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -246,6 +249,8 @@ struct Builder<'a> {
     c: &'a mut Compilation,
     node: &'a Node,
     ops: Vec<DeviceOp>,
+    /// Keys per block of online-softmax attention; `None` for plain attention.
+    key_block: Option<usize>,
 }
 
 impl Builder<'_> {
@@ -640,8 +645,6 @@ impl Builder<'_> {
                     k_t.clone(),
                     &[("perm", vec![0, 1, 3, 2])],
                 )?;
-                let scores = self.temp("scores", t(vec![b, hq, sq, skv]));
-                self.matmul(q, k_t, scores.clone(), Some("scores"))?;
                 let scale = match self.node.attrs.get("scale") {
                     Some(AttrValue::Float(f)) => *f,
                     _ => 1.0 / (d as f32).sqrt(),
@@ -652,6 +655,12 @@ impl Builder<'_> {
                     ty: t(vec![1]),
                     init: graph::InitSpec::Constant(scale),
                 });
+                if let Some(block) = self.key_block {
+                    let causal = self.int_attr("is_causal", 0)? != 0;
+                    return self.online_attention(q, k_t, v_all, y, scale_name, causal, block);
+                }
+                let scores = self.temp("scores", t(vec![b, hq, sq, skv]));
+                self.matmul(q, k_t, scores.clone(), Some("scores"))?;
                 let full = pointwise_iteration(&[b, hq, sq, skv]);
                 let scaled = self.temp("scaled", t(vec![b, hq, sq, skv]));
                 self.push(
@@ -872,7 +881,7 @@ fn row_statistic(t: &TensorType) -> TensorType {
 }
 
 /// The `decompose` pass: fills `c.ops`.
-pub fn decompose(c: &mut Compilation) -> Result<(), CompileError> {
+pub fn decompose(c: &mut Compilation, options: &Options) -> Result<(), CompileError> {
     let nodes = c.graph.nodes.clone();
     let mut all = Vec::new();
     for node in &nodes {
@@ -886,6 +895,7 @@ pub fn decompose(c: &mut Compilation) -> Result<(), CompileError> {
             c,
             node,
             ops: Vec::new(),
+            key_block: options.attention_key_block,
         };
         b.decompose()?;
         all.extend(b.ops);

@@ -238,7 +238,7 @@ pub fn compile(
             "canonicalize" => canonicalize_snapshot(&c, &report),
             "decompose" => {
                 let before: BTreeSet<String> = c.types.keys().cloned().collect();
-                ops::decompose(&mut c)?;
+                ops::decompose(&mut c, options)?;
                 let mut text = String::from("ops:\n");
                 for op in &c.ops {
                     text.push_str(&format!("  {}\n", describe_op(op)));
