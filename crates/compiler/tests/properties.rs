@@ -334,7 +334,14 @@ fn check_layout(name: &str, l: &Layout, c: &Compilation) -> Result<(), String> {
             return;
         }
         let off = l.offset_of_device_index(&dev);
-        if off != l.device_offset_of(idx) || image[off] {
+        if off != l.device_offset_of(idx) {
+            err = Some(format!(
+                "'{name}': host {idx:?} is at device {dev:?} (offset {off}) or at offset {}",
+                l.device_offset_of(idx)
+            ));
+            return;
+        }
+        if image[off] {
             err = Some(format!(
                 "'{name}': host {idx:?} -> device {dev:?} (offset {off}) is taken twice"
             ));
