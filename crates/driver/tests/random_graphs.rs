@@ -190,21 +190,22 @@ fn matmul_with_one_column_lowers_to_valid_ktir() {
     assert!(r.run.passed, "{:?}", r.run.outputs);
 }
 
-/// Known bug, found by the test above: a reduction over one core keeps its result in the
-/// scratchpad when its only reader is a movement kernel on the same core; the reduction
-/// stores the rows compactly (`[1, 37, 1]`) but the reshape reads the result's stick
-/// layout (`[1, 37, 64]`), so all but the first row come out wrong. (37 rows: prime and
-/// over 32, so the reduction is not split.) The generator feeds no reduction result to
-/// a movement op.
+/// Known bug, found by the test above: a tensor whose last dim is 1 (one element per
+/// stick) and that the scratchpad holds is laid out compactly by the compute kernel that
+/// writes it (`[1, 37, 1]`) but read as whole sticks (`[1, 37, 64]`) by a movement kernel,
+/// so all but the first row come out wrong. It stays in the scratchpad when producer and
+/// reader run on one core: 37 rows are prime and over 32, so nothing is split. A
+/// reduction's result (its last dim kept as 1) and a softmax over a unit last axis hit it
+/// the same way. The generator feeds no such result to a movement op.
 #[test]
-#[ignore = "known bug: movement kernels misread a reduction's result in the scratchpad"]
-fn reduction_result_read_by_a_movement_kernel() {
+#[ignore = "known bug: movement kernels misread one-element-per-stick tensors in the scratchpad"]
+fn one_element_rows_in_the_scratchpad_read_by_a_movement_kernel() {
     let g = r#"{
       "format": "spyre-graph", "version": 1, "name": "rows", "description": "",
-      "inputs": [ { "name": "x", "dtype": "f16", "shape": [37, 8] } ],
+      "inputs": [ { "name": "x", "dtype": "f16", "shape": [37, 1] } ],
       "initializers": [],
       "nodes": [
-        { "name": "r", "op": "ReduceMean", "inputs": ["x"], "outputs": ["m"], "attrs": { "axes": [-1] } },
+        { "name": "r", "op": "Relu", "inputs": ["x"], "outputs": ["m"] },
         { "name": "s", "op": "Reshape", "inputs": ["m"], "outputs": ["y"], "attrs": { "shape": [37] } }
       ],
       "outputs": ["y"]
