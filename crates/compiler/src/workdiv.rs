@@ -17,6 +17,11 @@
 //! 4. **Default**: rank the non-reduction dims by size in split units (stable), give each the
 //!    largest divisor that fits the remaining cores, then split at most one reduction dim.
 //!
+//! Some dims stay whole whatever the rule ([`unsplittable`]): the reduction dims of every op
+//! but batchmatmul (no other kernel combines partial results across cores, so in practice
+//! the default never splits a reduction), and the stick dims of an op whose operands have
+//! sticks of different lengths (a bool or i32 operand beside fp16 data).
+//!
 //! Core-to-slice: mixed radix over the dims with reduction dims first (so K-split
 //! collaborators sit on adjacent ring stops), then the other dims in iteration order; the first
 //! of those varies fastest.
@@ -48,6 +53,44 @@ pub fn op_eps(c: &Compilation, op: &DeviceOp) -> usize {
         .map(|t| t.dtype)
         .unwrap_or(graph::DType::F16);
     (c.target.stick_bytes / dsize(dt)).max(1)
+}
+
+/// Per iteration dim of `op`, why it must stay whole on every core (`None`: it may be
+/// split). A reduction dim of anything but a matmul (whose K split combines its partial
+/// sums over the ring) stays whole: those kernels do not combine partial results. A stick
+/// dim stays whole when the operands it indexes have sticks of different lengths (a bool
+/// mask beside fp16 data): a slice of whole sticks of one is not whole sticks of another.
+pub fn unsplittable(c: &Compilation, op: &DeviceOp) -> Vec<Option<&'static str>> {
+    let eps = op_eps(c, op);
+    let mixed = |d: usize| {
+        op.inputs
+            .iter()
+            .chain(&op.outputs)
+            .enumerate()
+            .any(|(i, t)| match c.layouts.get(t) {
+                Some(l) => {
+                    let acc = access_map(op, i, &l.host_shape);
+                    l.stick_host_dim()
+                        .and_then(|h| acc.get(h).copied().flatten())
+                        == Some(d)
+                        && l.elems_per_stick != eps
+                }
+                None => false,
+            })
+    };
+    op.iteration
+        .iter()
+        .enumerate()
+        .map(|(d, dim)| {
+            if dim.reduction && op.op != "batchmatmul" {
+                Some("its kernel does not combine partial results across cores")
+            } else if dim.in_sticks && mixed(d) {
+                Some("its operands' sticks hold different numbers of elements")
+            } else {
+                None
+            }
+        })
+        .collect()
 }
 
 /// Each dim's extent in split units (sticks for stick dims).
@@ -274,7 +317,11 @@ fn divide_one(
     let u = units(op, eps);
     let limit = c.target.span_limit_bytes;
     let err = |m: String| CompileError::at(&op.name, m);
-    let all = candidates(&u, cores);
+    let fixed = unsplittable(c, op);
+    let all: Vec<Vec<usize>> = candidates(&u, cores)
+        .into_iter()
+        .filter(|s| s.iter().zip(&fixed).all(|(&x, f)| x == 1 || f.is_none()))
+        .collect();
     let fits =
         |s: &[usize]| -> Result<bool, CompileError> { Ok(max_span(c, op, eps, s)?.0 <= limit) };
     // 1. Span reduction.
@@ -323,6 +370,12 @@ fn divide_one(
         }
         for (i, (&s, &n)) in h.iter().zip(&u).enumerate() {
             let d = &op.iteration[i];
+            if let (true, Some(why)) = (s > 1, fixed[i]) {
+                return Err(err(format!(
+                    "hint splits dim '{}' by {s}, but it must stay whole: {why}",
+                    d.label
+                )));
+            }
             let unit = if d.in_sticks { "sticks" } else { "elements" };
             if s == 0 || n % s != 0 {
                 return Err(err(format!(
@@ -392,11 +445,11 @@ fn divide_one(
         // 4. Default.
         let mut s = span_min.clone();
         let mut order: Vec<usize> = (0..u.len())
-            .filter(|&d| !op.iteration[d].reduction)
+            .filter(|&d| !op.iteration[d].reduction && fixed[d].is_none())
             .collect();
         order.sort_by(|&a, &b| u[b].cmp(&u[a]));
         let mut reds: Vec<usize> = (0..u.len())
-            .filter(|&d| op.iteration[d].reduction)
+            .filter(|&d| op.iteration[d].reduction && fixed[d].is_none())
             .collect();
         reds.sort_by(|&a, &b| u[b].cmp(&u[a]));
         order.extend(reds.first());
@@ -641,6 +694,31 @@ mod tests {
         assert!(
             e.message.contains("no split over 32 cores brings it under"),
             "{e}"
+        );
+    }
+
+    #[test]
+    fn reductions_keep_their_rows_whole() {
+        // 4 rows of 16 sticks: the rows take 4 cores and the reduction is not split (no
+        // kernel but the matmul's combines partial results).
+        let g = graph_of(
+            r#"{"name": "x", "dtype": "f16", "shape": [4, 1024]}"#,
+            "",
+            r#"{"name": "sm", "op": "Softmax", "inputs": ["x"], "outputs": ["y"], "attrs": {"axis": -1}}"#,
+            r#""y""#,
+        );
+        let c = compile(&g, &Target::spyre32(), &upto("work-division")).unwrap();
+        assert_eq!(c.ops[0].op, "max");
+        assert_eq!(c.divisions[0].splits, vec![4, 1]);
+        // The pointwise steps split the sticks, the larger dim, first.
+        assert_eq!(c.divisions[1].splits, vec![2, 16]);
+        let mut o = upto("work-division");
+        o.hints.insert("sm/max".into(), vec![1, 2]);
+        let e = compile(&g, &Target::spyre32(), &o).unwrap_err();
+        assert_eq!(e.node.as_deref(), Some("sm/max"));
+        assert_eq!(
+            e.message,
+            "hint splits dim 'd1' by 2, but it must stay whole: its kernel does not combine partial results across cores"
         );
     }
 }
