@@ -13,6 +13,7 @@
 //!
 //! Reductions slice the stick padding away before combining; K-split matmuls combine
 //! their partial sums with `ktdp.inter_tile_reduce` and one leader core stores the result.
+//! An M or K of 1 takes no part in a layout; the matmul puts it back as a unit dim.
 //! Movement kernels live in [`movement`].
 
 use crate::ops::{access_map, DeviceOp};
@@ -108,6 +109,16 @@ fn elem_type(dt: DType) -> Result<&'static str, String> {
         DType::F8E5M2 => "f8E5M2",
         DType::I64 => "i64",
     })
+}
+
+/// A zero of a KTIR element type as a constant's value (integer types take no decimal
+/// point).
+fn zero_literal(elem: &str) -> &'static str {
+    if matches!(elem, "f16" | "bf16" | "f32" | "f8E4M3FN" | "f8E5M2") {
+        "0.0"
+    } else {
+        "0"
+    }
 }
 
 /// What a device dim indexes.
@@ -794,11 +805,12 @@ impl<'c> KernelEmitter<'c> {
                 .collect();
             let units_only =
                 (0..out_dims.len()).all(|j| kept_out.contains(&j) || out_shape[j] == 1);
-            if !units_only || kept_out.is_empty() {
+            if !units_only || (kept_out.is_empty() && !shape.is_empty()) {
                 return Err(self.fail("cannot place the reduced rows in the result layout"));
             }
             let sizes: Vec<String> = out_shape.iter().map(|x| x.to_string()).collect();
             let e = self.fresh("rows");
+            // A reduction to a single element expands a rank-0 value (no groups).
             self.line(&format!(
                 "{e} = tensor.expand_shape {v} {} output_shape [{}] : {} into {}",
                 groups_text(&unit_groups(out_dims.len(), &kept_out)),
@@ -843,7 +855,10 @@ impl<'c> KernelEmitter<'c> {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        self.line(&format!("{zero} = arith.constant 0.0 : {elem}"));
+        self.line(&format!(
+            "{zero} = arith.constant {} : {elem}",
+            zero_literal(elem)
+        ));
         self.line(&format!("{e} = tensor.empty() : {ty}"));
         self.line(&format!(
             "{z} = linalg.fill ins({zero} : {elem}) outs({e} : {ty}) -> {ty}"
@@ -1010,8 +1025,11 @@ impl<'c> KernelEmitter<'c> {
                 self.operands[i].dims.clone(),
                 self.operands[i].extent.clone(),
             );
+            // A dim of extent 1 (M or K of 1) takes no part in a layout: it is added back
+            // below like a missing batch dim.
+            let unit = |x: &DimRef| x.iter.is_some_and(|d| it[d].extent == 1);
             if dims.iter().any(|x| !order.contains(x))
-                || !order[nbt..].iter().all(|x| dims.contains(x))
+                || !order[nbt..].iter().all(|x| dims.contains(x) || unit(x))
             {
                 return Err(self.fail(format!(
                     "operand '{}' has a layout the matmul lowering does not handle (device dims {:?})",
@@ -1021,7 +1039,8 @@ impl<'c> KernelEmitter<'c> {
             let v = self.load(i);
             let (mut v, dims, mut shape) =
                 self.reorder(v, &dims, &shape, order.as_slice(), elem)?;
-            // Batch dims the operand lacks (heads sharing one key/value head) are broadcast.
+            // Batch dims the operand lacks (heads sharing one key/value head) are broadcast,
+            // and unit M or K dims put back.
             if dims.len() < order.len() {
                 let full: Vec<usize> = order
                     .iter()
@@ -1132,7 +1151,7 @@ impl<'c> KernelEmitter<'c> {
         let c_ty = shape_str(&c_shape, c_elem);
         // Back to C's device order.
         let c_dims = self.operands[2].dims.clone();
-        if c_dims.iter().any(|x| !c_order.contains(x)) || c_dims.len() != c_order.len() {
+        if c_dims.iter().any(|x| !c_order.contains(x)) {
             return Err(self.fail("the output has a layout the matmul lowering does not handle"));
         }
         let eps = self.eps.max(1);
@@ -1146,7 +1165,14 @@ impl<'c> KernelEmitter<'c> {
             groups.push(format!("[{}]", items.join(", ")));
         }
         let rows = c_shape[c_shape.len() - 2];
-        expanded.extend([rows, c_shape[last] / eps, eps]);
+        // C's lanes per stick: one when N is 1 (the sparse layout), else a whole stick.
+        let lanes = c_dims
+            .iter()
+            .position(|x| x.kind == Kind::Lane)
+            .map(|j| self.operands[2].extent[j])
+            .unwrap_or(eps)
+            .max(1);
+        expanded.extend([rows, c_shape[last] / lanes, lanes]);
         groups.push(format!("[{nbt}]"));
         groups.push(format!("[{}, {}]", nbt + 1, nbt + 2));
         let sizes: Vec<String> = expanded.iter().map(|x| x.to_string()).collect();
@@ -1157,7 +1183,10 @@ impl<'c> KernelEmitter<'c> {
             sizes.join(", "),
             shape_str(&expanded, c_elem)
         ));
-        let (v, _, shape) = self.reorder(e, &c_order, &expanded, &c_dims, c_elem)?;
+        // An M of 1 takes no part in C's layout.
+        let (e, e_dims, e_shape) =
+            self.drop_broadcast_dims(e, &c_order, &expanded, &c_dims, c_elem)?;
+        let (v, _, shape) = self.reorder(e, &e_dims, &e_shape, &c_dims, c_elem)?;
         let name = ident(&self.operands[2].tensor);
         let store = format!(
             "ktdp.store {v}, %{name}_tile : {}, {}",
@@ -1257,4 +1286,67 @@ fn groups_text(groups: &[Vec<usize>]) -> String {
         })
         .collect();
     format!("[{}]", items.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::passes::tests::graph_of;
+    use crate::{compile, Options, Target};
+
+    /// The verified KTIR of a one-output graph.
+    fn verified(inputs: &str, inits: &str, nodes: &str) -> String {
+        let g = graph_of(inputs, inits, nodes, r#""y""#);
+        let c =
+            compile(&g, &Target::spyre32(), &Options::default()).unwrap_or_else(|e| panic!("{e}"));
+        let text = c.ktir.expect("ktir");
+        if let Err(d) = ktir::check(&text) {
+            panic!("{}\n{text}", ktir::render_diagnostics("ktir", &d));
+        }
+        text
+    }
+
+    #[test]
+    fn matmuls_with_a_dim_of_one_lower() {
+        // M = 1: A and C have no row dim in their layouts.
+        let text = verified(
+            r#"{"name": "a", "dtype": "f16", "shape": [1, 64]}"#,
+            r#"{"name": "b", "dtype": "f16", "shape": [64, 100], "init": "ones"}"#,
+            r#"{"name": "mm", "op": "MatMul", "inputs": ["a", "b"], "outputs": ["y"]}"#,
+        );
+        // (N split over two cores: 64 columns each.)
+        assert!(
+            text.contains("ins(%rows3, %rows6 : tensor<1x64xf16>, tensor<64x64xf16>)"),
+            "{text}"
+        );
+        // N = 1: C is one element per stick.
+        let text = verified(
+            r#"{"name": "a", "dtype": "f32", "shape": [3, 50]}"#,
+            r#"{"name": "b", "dtype": "f32", "shape": [50, 1], "init": "ones"}"#,
+            r#"{"name": "mm", "op": "MatMul", "inputs": ["a", "b"], "outputs": ["y"]}"#,
+        );
+        assert!(
+            text.contains("output_shape [3, 1, 1] : tensor<3x1xf32> into tensor<3x1x1xf32>"),
+            "{text}"
+        );
+        // K = 1: B has no K dim in its layout.
+        let text = verified(
+            r#"{"name": "a", "dtype": "f16", "shape": [4, 1]}"#,
+            r#"{"name": "b", "dtype": "f16", "shape": [1, 70], "init": "ones"}"#,
+            r#"{"name": "mm", "op": "MatMul", "inputs": ["a", "b"], "outputs": ["y"]}"#,
+        );
+        assert!(text.contains("linalg.matmul"), "{text}");
+    }
+
+    #[test]
+    fn a_reduction_to_one_element_lowers() {
+        let text = verified(
+            r#"{"name": "x", "dtype": "f16", "shape": [100]}"#,
+            "",
+            r#"{"name": "s", "op": "ReduceSum", "inputs": ["x"], "outputs": ["y"], "attrs": {"axes": [-1]}}"#,
+        );
+        assert!(
+            text.contains("tensor.expand_shape %narrow") && text.contains("[] output_shape [1, 1]"),
+            "{text}"
+        );
+    }
 }
