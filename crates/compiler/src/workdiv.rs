@@ -44,13 +44,17 @@ pub struct WorkDivision {
     pub rule: String,
 }
 
-/// Elements per stick for the stick dims of `op` (from its first output's dtype).
+/// Elements per stick for the stick dims of `op` (from its first output's device dtype).
 pub fn op_eps(c: &Compilation, op: &DeviceOp) -> usize {
     let dt = op
         .outputs
         .first()
-        .and_then(|o| c.types.get(o))
-        .map(|t| t.dtype)
+        .and_then(|o| {
+            c.layouts
+                .get(o)
+                .map(|l| l.dtype)
+                .or_else(|| c.types.get(o).map(|t| crate::layout::device_dtype(t.dtype)))
+        })
         .unwrap_or(graph::DType::F16);
     (c.target.stick_bytes / dsize(dt)).max(1)
 }
