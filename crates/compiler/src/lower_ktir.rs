@@ -14,7 +14,8 @@
 //! Reductions slice the stick padding away before combining; K-split matmuls combine
 //! their partial sums with `ktdp.inter_tile_reduce` and one leader core stores the result.
 //! An M or K of 1 takes no part in a layout; the matmul puts it back as a unit dim.
-//! Movement kernels live in [`movement`].
+//! Movement kernels live in [`movement`]; elementwise ops whose operands differ in element
+//! type (conversions, comparisons, select) in `convert`.
 
 use crate::ops::{access_map, DeviceOp};
 use crate::workdiv::{chunk_elems, op_eps};
@@ -22,7 +23,10 @@ use crate::{Compilation, CompileError, Layout, Placement};
 use graph::DType;
 use std::fmt::Write;
 
+mod convert;
 mod movement;
+
+use convert::TYPED_POINTWISE;
 
 /// One kernel of the lowered module and the tensors its `index` arguments point at.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -269,6 +273,9 @@ impl<'c> KernelEmitter<'c> {
                     _ if whole => ("0".to_string(), size),
                     _ if single => ("0".to_string(), 1),
                     (Kind::Lane, _) | (Kind::Synthetic, _) | (_, None) => ("0".to_string(), size),
+                    // A stick dim no core splits is whole, in this operand's own sticks
+                    // (operands of other element sizes have other stick counts).
+                    (Kind::Sticks, Some(d)) if div.splits[d] <= 1 => ("0".to_string(), size),
                     (Kind::Sticks, Some(d)) | (Kind::Elem, Some(d)) => {
                         let unit = if kind == Kind::Sticks {
                             (chunks[d] / eps).max(1)
@@ -386,7 +393,7 @@ impl<'c> KernelEmitter<'c> {
             other if crate::ops::POINTWISE.contains(&other) => self.pointwise()?,
             other => {
                 return Err(self.fail(format!(
-                    "device op '{other}' has no KTIR lowering yet (lowered: batchmatmul, reductions over the last axis and elementwise ops)"
+                    "device op '{other}' has no KTIR lowering yet (lowered: batchmatmul, reductions over the last axis, movement and elementwise ops)"
                 )))
             }
         }
@@ -573,12 +580,16 @@ impl<'c> KernelEmitter<'c> {
         let out_shape = out.extent.clone();
         let elem = out.elem;
         let ty = shape_str(&out_shape, elem);
+        // Ops whose operands and result may differ in element type.
+        let typed = TYPED_POINTWISE.contains(&self.op.op.as_str());
         let mut args = Vec::new();
+        let mut elems = Vec::new();
         for i in 0..self.op.inputs.len() {
-            if self.operands[i].elem != elem {
+            let in_elem = self.operands[i].elem;
+            if in_elem != elem && !typed {
                 return Err(self.fail(format!(
-                    "operand '{}' is {} but the result is {}; dtype conversion is not lowered to KTIR yet",
-                    self.operands[i].tensor, self.operands[i].elem, elem
+                    "operand '{}' is {in_elem} but the result is {elem}; '{}' keeps the element type",
+                    self.operands[i].tensor, self.op.op
                 )));
             }
             let v = self.load(i);
@@ -586,8 +597,11 @@ impl<'c> KernelEmitter<'c> {
                 self.operands[i].dims.clone(),
                 self.operands[i].extent.clone(),
             );
-            let (v, dims, shape) = self.drop_broadcast_dims(v, &dims, &shape, &out_dims, elem)?;
-            let (v, dims, shape) = self.reorder(v, &dims, &shape, &out_dims, elem)?;
+            let (v, dims, shape) =
+                self.drop_broadcast_dims(v, &dims, &shape, &out_dims, in_elem)?;
+            let (v, dims, shape) = self.reorder(v, &dims, &shape, &out_dims, in_elem)?;
+            let (v, shape) = self.match_lanes(v, &dims, shape, &out_dims, &out_shape, in_elem)?;
+            let full = shape_str(&out_shape, in_elem);
             let missing: Vec<usize> = (0..out_dims.len())
                 .filter(|j| !dims.contains(&out_dims[*j]))
                 .collect();
@@ -597,17 +611,22 @@ impl<'c> KernelEmitter<'c> {
                 let empty = self.fresh("empty");
                 let b = self.fresh("b");
                 let m: Vec<String> = missing.iter().map(|x| x.to_string()).collect();
-                self.line(&format!("{empty} = tensor.empty() : {ty}"));
+                self.line(&format!("{empty} = tensor.empty() : {full}"));
                 self.line(&format!(
-                    "{b} = linalg.broadcast ins({v} : {}) outs({empty} : {ty}) dimensions = [{}]",
-                    shape_str(&shape, elem),
+                    "{b} = linalg.broadcast ins({v} : {}) outs({empty} : {full}) dimensions = [{}]",
+                    shape_str(&shape, in_elem),
                     m.join(", ")
                 ));
                 b
             };
             args.push(v);
+            elems.push(in_elem);
         }
-        let result = self.elementwise(&self.op.op.clone(), &args, &ty)?;
+        let result = if typed {
+            self.typed_pointwise(&args, &elems, &out_shape, elem)?
+        } else {
+            self.elementwise(&self.op.op.clone(), &args, &ty)?
+        };
         let name = ident(&self.operands[out_index].tensor);
         self.line(&format!(
             "ktdp.store {result}, %{name}_tile : {ty}, {}",

@@ -6,14 +6,22 @@
 //! | Gemm (alpha = beta = 1, no transposes) | batchmatmul, add (when C is given) |
 //! | Add, Sub, Mul, Div, Max, Min (2+ inputs chain) | add, sub, mul, realdiv, maximum, minimum |
 //! | Neg, Abs, Exp, Log, Sqrt, Reciprocal, Tanh, Sigmoid, Relu, Gelu, Silu, Softplus, Floor | same name, lowercase |
-//! | Cast | to_dtype |
+//! | Cast (any dtype to any) | to_dtype |
+//! | Equal, Greater, Less | equal, greater, lesser (bool result) |
+//! | Where | where |
+//! | Trilu (when not folded as a constant) | where (with a constant bool mask and a zero) |
 //! | Softmax (last axis) | max, sub, exp, sum, realdiv |
 //! | ReduceSum, ReduceMean, ReduceMax (axes = [-1], keepdims = 1) | sum, mean, max |
 //! | SimplifiedLayerNormalization / RMSNormalization (last axis) | mul, mean, add (eps), rsqrt, mul, mul (weight) |
 //!
 //! Reductions (max, sum, mean) reduce the last axis and keep it with size 1; their iteration
 //! space is the input's, with the last dim marked as a reduction. Constants a decomposition
-//! needs (the norm's epsilon) become new initializers of the compilation's graph.
+//! needs (the norm's epsilon, masks) become new initializers of the compilation's graph.
+//!
+//! Element types: movement ops move any dtype; `to_dtype` converts between any two;
+//! comparisons take any dtype and give bool; `where` takes a bool condition; every other
+//! device op computes on float types. (On the device an i64 tensor is held as i32: see
+//! [`crate::layout`].)
 
 use crate::{Compilation, CompileError};
 use graph::{AttrValue, DType, Node, TensorType};
@@ -70,6 +78,10 @@ pub const POINTWISE: &[&str] = &[
     "maximum",
     "minimum",
     "to_dtype",
+    "equal",
+    "greater",
+    "lesser",
+    "where",
 ];
 
 /// Device ops that move data between layouts: each lowers to a kernel that reads its
@@ -94,6 +106,7 @@ pub const SUPPORTED_GRAPH_OPS: &[&str] = &[
     "Attention",
     "Cast",
     "Concat",
+    "Equal",
     "Expand",
     "Flatten",
     "Reshape",
@@ -107,7 +120,9 @@ pub const SUPPORTED_GRAPH_OPS: &[&str] = &[
     "Gather",
     "Gelu",
     "Gemm",
+    "Greater",
     "LayerNormalization",
+    "Less",
     "Log",
     "MatMul",
     "Max",
@@ -128,6 +143,8 @@ pub const SUPPORTED_GRAPH_OPS: &[&str] = &[
     "Sqrt",
     "Sub",
     "Tanh",
+    "Trilu",
+    "Where",
 ];
 
 fn unary_device_op(op: &str) -> Option<&'static str> {
@@ -757,6 +774,29 @@ impl Builder<'_> {
                 self.push(None, dop, vec![x], y, reduction_iteration(&xt.shape));
                 Ok(())
             }
+            "Equal" | "Greater" | "Less" => {
+                let (a, b, y) = (self.input(0)?, self.input(1)?, self.output()?);
+                let dop = match op.as_str() {
+                    "Equal" => "equal",
+                    "Greater" => "greater",
+                    _ => "lesser",
+                };
+                let it = pointwise_iteration(&self.ty(&y)?.shape);
+                self.push(None, dop, vec![a, b], y, it);
+                Ok(())
+            }
+            "Where" => {
+                let (cond, a, b, y) = (
+                    self.input(0)?,
+                    self.input(1)?,
+                    self.input(2)?,
+                    self.output()?,
+                );
+                let it = pointwise_iteration(&self.ty(&y)?.shape);
+                self.push(None, "where", vec![cond, a, b], y, it);
+                Ok(())
+            }
+            "Trilu" => self.trilu(),
             "LayerNormalization" => {
                 // mean, subtract, mean of squares, add eps, rsqrt, normalise, scale, shift.
                 // (The device's fused layernormscale/layernormnorm ops are not used: the
@@ -858,6 +898,77 @@ impl Builder<'_> {
     }
 }
 
+/// Largest constant table (elements) a decomposition creates: masks grow with the square
+/// of an axis, and a table this size is already 2 MB in fp16.
+const TABLE_LIMIT: usize = 1 << 20;
+
+/// Decompositions that need constant tables.
+impl Builder<'_> {
+    /// Checks that a constant table of `rows` x `cols` elements is small enough to make.
+    fn table(&self, what: &str, rows: usize, cols: usize) -> Result<usize, CompileError> {
+        match rows.checked_mul(cols) {
+            Some(n) if n <= TABLE_LIMIT => Ok(n),
+            _ => Err(self.err(format!(
+                "{} needs a {rows} x {cols} constant {what}, more than the {TABLE_LIMIT} elements this compiler makes",
+                self.node.op
+            ))),
+        }
+    }
+
+    /// A new constant initializer of this node.
+    fn constant(&mut self, step: &str, ty: TensorType, init: graph::InitSpec) -> String {
+        let name = self.temp(step, ty.clone());
+        self.c.graph.initializers.push(graph::Initializer {
+            name: name.clone(),
+            ty,
+            init,
+        });
+        name
+    }
+
+    /// Trilu on data (a constant Trilu folds away in canonicalize): a `where` keeping the
+    /// triangle through a constant bool mask, zero elsewhere (a select, so an infinity
+    /// outside the triangle still gives zero).
+    fn trilu(&mut self) -> Result<(), CompileError> {
+        let (x, y) = (self.input(0)?, self.output()?);
+        let xt = self.ty(&x)?;
+        let r = xt.shape.len();
+        if r < 2 {
+            return Err(self.err(format!("Trilu needs a rank >= 2 tensor, got rank {r}")));
+        }
+        let (rows, cols) = (xt.shape[r - 2], xt.shape[r - 1]);
+        let n = self.table("mask", rows, cols)?;
+        let upper = self.int_attr("upper", 1)? != 0;
+        let k = self.int_attr("k", 0)?;
+        let mask: Vec<f32> = (0..n)
+            .map(|f| {
+                let (i, j) = ((f / cols) as i64, (f % cols) as i64);
+                let keep = if upper { j - i >= k } else { j - i <= k };
+                f32::from(u8::from(keep))
+            })
+            .collect();
+        let m = self.constant(
+            "mask",
+            TensorType {
+                dtype: DType::Bool,
+                shape: vec![rows, cols],
+            },
+            graph::InitSpec::Data(mask),
+        );
+        let zero = self.constant(
+            "zero",
+            TensorType {
+                dtype: xt.dtype,
+                shape: vec![],
+            },
+            graph::InitSpec::Zeros,
+        );
+        let it = pointwise_iteration(&xt.shape);
+        self.push(Some("select"), "where", vec![m, x, zero], y, it);
+        Ok(())
+    }
+}
+
 /// The type of a per-row statistic of `t` (its last axis kept with size 1), as softmax and
 /// the normalisations compute.
 fn row_statistic(t: &TensorType) -> TensorType {
@@ -890,28 +1001,48 @@ pub fn decompose(c: &mut Compilation) -> Result<(), CompileError> {
         b.decompose()?;
         all.extend(b.ops);
     }
-    // Device ops work on float data; reject integer/bool compute early with a clear message.
-    // (A gather's ids are addresses, not data.)
     for op in &all {
-        let data = op
-            .inputs
-            .iter()
-            .take(if op.op == "gather" { 1 } else { usize::MAX });
-        for t in data.chain(&op.outputs) {
-            let dt = c.ty(t, &op.name)?.dtype;
-            if !dt.is_float() && op.op != "to_dtype" {
-                return Err(CompileError::at(
-                    &op.name,
-                    format!(
-                        "{} on {} tensor '{t}' is not supported; device ops compute on float types",
-                        op.op,
-                        dt.name()
-                    ),
-                ));
-            }
-        }
+        check_dtypes(c, op)?;
     }
     c.ops = all;
+    Ok(())
+}
+
+/// Checks a device op's element types against what the device computes on (see the
+/// module doc), so integer or bool data reaching a float op fails here, by name.
+fn check_dtypes(c: &Compilation, op: &DeviceOp) -> Result<(), CompileError> {
+    let dtype = |t: &String| -> Result<DType, CompileError> { Ok(c.ty(t, &op.name)?.dtype) };
+    let refuse = |t: &str, dt: DType, why: &str| {
+        Err(CompileError::at(
+            &op.name,
+            format!(
+                "{} on {} tensor '{t}' is not supported; {why}",
+                op.op,
+                dt.name()
+            ),
+        ))
+    };
+    let name = op.op.as_str();
+    if MOVEMENT.contains(&name) || matches!(name, "to_dtype" | "equal" | "greater" | "lesser") {
+        // Moved or converted as data; a comparison's result is bool by type inference.
+        return Ok(());
+    }
+    for (i, t) in op.inputs.iter().chain(&op.outputs).enumerate() {
+        let dt = dtype(t)?;
+        let ok = match name {
+            "where" if i == 0 => dt == DType::Bool,
+            // The values chosen between may be of any type.
+            "where" => true,
+            _ => dt.is_float(),
+        };
+        if !ok {
+            let why = match name {
+                "where" if i == 0 => "the condition must be bool",
+                _ => "device ops compute on float types",
+            };
+            return refuse(t, dt, why);
+        }
+    }
     Ok(())
 }
 
@@ -944,4 +1075,94 @@ pub fn describe_op(op: &DeviceOp) -> String {
         op.outputs.join(", "),
         it.join(", ")
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::passes::tests::{graph_of, upto};
+    use crate::{compile, Compilation, CompileError, Target};
+    use graph::InitSpec;
+
+    fn decompose(inputs: &str, inits: &str, nodes: &str, outputs: &str) -> Compilation {
+        try_decompose(inputs, inits, nodes, outputs).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn try_decompose(
+        inputs: &str,
+        inits: &str,
+        nodes: &str,
+        outputs: &str,
+    ) -> Result<Compilation, CompileError> {
+        let g = graph_of(inputs, inits, nodes, outputs);
+        compile(&g, &Target::spyre32(), &upto("decompose"))
+    }
+
+    /// (op name, device op) of every op.
+    fn ops(c: &Compilation) -> Vec<(String, String)> {
+        c.ops
+            .iter()
+            .map(|o| (o.name.clone(), o.op.clone()))
+            .collect()
+    }
+
+    fn data(c: &Compilation, name: &str) -> Vec<f32> {
+        match &c
+            .graph
+            .initializers
+            .iter()
+            .find(|i| i.name == name)
+            .unwrap()
+            .init
+        {
+            InitSpec::Data(d) => d.clone(),
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn trilu_on_data_selects_with_a_mask() {
+        let c = decompose(
+            r#"{"name": "x", "dtype": "f16", "shape": [2, 3]}"#,
+            "",
+            r#"{"name": "t", "op": "Trilu", "inputs": ["x"], "outputs": ["y"], "attrs": {"upper": 0, "k": -1}}"#,
+            r#""y""#,
+        );
+        assert_eq!(ops(&c), [("t/select".into(), "where".into())]);
+        assert_eq!(c.ops[0].inputs, ["t/mask", "x", "t/zero"]);
+        assert_eq!(c.types["t/mask"].dtype, graph::DType::Bool);
+        assert_eq!(data(&c, "t/mask"), [0.0, 0.0, 0.0, 1.0, 0.0, 0.0]);
+    }
+
+    #[test]
+    fn comparisons_where_and_casts_keep_their_types() {
+        let c = decompose(
+            r#"{"name": "a", "dtype": "f16", "shape": [4, 8]}, {"name": "b", "dtype": "f16", "shape": [8]}"#,
+            "",
+            r#"{"name": "lt", "op": "Less", "inputs": ["a", "b"], "outputs": ["c"]},
+               {"name": "sel", "op": "Where", "inputs": ["c", "a", "b"], "outputs": ["m"]},
+               {"name": "eq", "op": "Equal", "inputs": ["m", "a"], "outputs": ["e"]},
+               {"name": "cast", "op": "Cast", "inputs": ["e"], "outputs": ["y"], "attrs": {"to": "i32"}}"#,
+            r#""y""#,
+        );
+        let kinds: Vec<String> = c.ops.iter().map(|o| o.op.clone()).collect();
+        assert_eq!(kinds, ["lesser", "where", "equal", "to_dtype"]);
+        assert_eq!(c.types["c"].dtype, graph::DType::Bool);
+    }
+
+    #[test]
+    fn integer_data_in_a_float_op_is_an_error_naming_it() {
+        let e = try_decompose(
+            r#"{"name": "a", "dtype": "f16", "shape": [4, 8]}"#,
+            "",
+            r#"{"name": "cast", "op": "Cast", "inputs": ["a"], "outputs": ["ai"], "attrs": {"to": "i32"}},
+               {"name": "twice", "op": "Add", "inputs": ["ai", "ai"], "outputs": ["y"]}"#,
+            r#""y""#,
+        )
+        .unwrap_err();
+        assert_eq!(e.node.as_deref(), Some("twice"));
+        assert_eq!(
+            e.message,
+            "add on i32 tensor 'ai' is not supported; device ops compute on float types"
+        );
+    }
 }

@@ -702,6 +702,30 @@ mod tests {
     }
 
     #[test]
+    fn operands_of_other_widths_keep_the_stick_dim_whole() {
+        // An fp16 select on a bool mask: the default would split the 4 sticks of the rows
+        // over the cores the 4 rows leave idle; the mask's 128-lane sticks forbid it.
+        let g = graph_of(
+            r#"{"name": "c", "dtype": "bool", "shape": [4, 256]}, {"name": "a", "dtype": "f16", "shape": [4, 256]}"#,
+            "",
+            r#"{"name": "sel", "op": "Where", "inputs": ["c", "a", "a"], "outputs": ["y"]},
+               {"name": "e", "op": "Exp", "inputs": ["a"], "outputs": ["z"]}"#,
+            r#""y", "z""#,
+        );
+        let c = compile(&g, &Target::spyre32(), &upto("work-division")).unwrap();
+        assert_eq!(c.divisions[0].splits, vec![4, 1]);
+        assert_eq!(
+            super::unsplittable(&c, &c.ops[0]),
+            vec![
+                None,
+                Some("its operands' sticks hold different numbers of elements")
+            ]
+        );
+        // One width throughout: the sticks are split too.
+        assert_eq!(c.divisions[1].splits, vec![4, 4]);
+    }
+
+    #[test]
     fn reductions_keep_their_rows_whole() {
         // 4 rows of 16 sticks: the rows take 4 cores and the reduction is not split (no
         // kernel but the matmul's combines partial results).
