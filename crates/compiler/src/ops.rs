@@ -11,12 +11,18 @@
 //! | Where | where |
 //! | Trilu (when not folded as a constant) | where (with a constant bool mask and a zero) |
 //! | Softmax (last axis) | max, sub, exp, sum, realdiv |
-//! | ReduceSum, ReduceMean, ReduceMax (axes = [-1], keepdims = 1) | sum, mean, max |
+//! | ReduceSum, ReduceMean, ReduceMax (last axis, keepdims) | sum, mean, max |
+//! | ReduceSum, ReduceMean, ReduceMax (other axes, keepdims 0 or 1) | transpose (reduced axes last), reshape (merge them), sum / mean / max, reshape |
 //! | SimplifiedLayerNormalization / RMSNormalization (last axis) | mul, mean, add (eps), rsqrt, mul, mul (weight) |
+//! | Split | one slice per output |
+//! | CumSum | batchmatmul with a constant triangular ones matrix (reshapes around it for an inner axis) |
+//! | Conv, 1-D depthwise (group = C = M) | concat (zero padding), per tap: slice, mul by the tap's weight column; add chain; add (bias) |
+//! | Conv, 1-D, other groups | concat (zero padding), per group and tap: slice, batchmatmul by the tap's weights; add chain; concat (groups); add (bias) |
 //!
 //! Reductions (max, sum, mean) reduce the last axis and keep it with size 1; their iteration
 //! space is the input's, with the last dim marked as a reduction. Constants a decomposition
-//! needs (the norm's epsilon, masks) become new initializers of the compilation's graph.
+//! needs (the norm's epsilon, triangular matrices, masks, zero padding) become new
+//! initializers of the compilation's graph.
 //!
 //! Element types: movement ops move any dtype; `to_dtype` converts between any two;
 //! comparisons take any dtype and give bool; `where` takes a bool condition; every other
@@ -106,6 +112,8 @@ pub const SUPPORTED_GRAPH_OPS: &[&str] = &[
     "Attention",
     "Cast",
     "Concat",
+    "Conv",
+    "CumSum",
     "Equal",
     "Expand",
     "Flatten",
@@ -140,6 +148,7 @@ pub const SUPPORTED_GRAPH_OPS: &[&str] = &[
     "SimplifiedLayerNormalization",
     "Softmax",
     "Softplus",
+    "Split",
     "Sqrt",
     "Sub",
     "Tanh",
@@ -750,30 +759,8 @@ impl Builder<'_> {
                 self.push(Some("realdiv"), "realdiv", vec![e, z], y, full);
                 Ok(())
             }
-            "ReduceSum" | "ReduceMean" | "ReduceMax" => {
-                let (x, y) = (self.input(0)?, self.output()?);
-                let xt = self.ty(&x)?;
-                let r = xt.shape.len() as i64;
-                let axes = match self.node.attrs.get("axes") {
-                    Some(AttrValue::Ints(v)) => v.clone(),
-                    Some(AttrValue::Int(v)) => vec![*v],
-                    _ => vec![],
-                };
-                let last_only = axes.len() == 1 && (axes[0] == r - 1 || axes[0] == -1);
-                if !last_only || self.int_attr("keepdims", 1)? != 1 || r == 0 {
-                    return Err(self.err(format!(
-                        "{op} with axes {axes:?} and keepdims={} is not supported; only axes=[-1] with keepdims=1",
-                        self.int_attr("keepdims", 1)?
-                    )));
-                }
-                let dop = match op.as_str() {
-                    "ReduceSum" => "sum",
-                    "ReduceMean" => "mean",
-                    _ => "max",
-                };
-                self.push(None, dop, vec![x], y, reduction_iteration(&xt.shape));
-                Ok(())
-            }
+            "ReduceSum" | "ReduceMean" | "ReduceMax" => self.reduce(),
+            "Split" => self.split(),
             "Equal" | "Greater" | "Less" => {
                 let (a, b, y) = (self.input(0)?, self.input(1)?, self.output()?);
                 let dop = match op.as_str() {
@@ -797,6 +784,8 @@ impl Builder<'_> {
                 Ok(())
             }
             "Trilu" => self.trilu(),
+            "CumSum" => self.cumsum(),
+            "Conv" => self.conv(),
             "LayerNormalization" => {
                 // mean, subtract, mean of squares, add eps, rsqrt, normalise, scale, shift.
                 // (The device's fused layernormscale/layernormnorm ops are not used: the
@@ -898,12 +887,44 @@ impl Builder<'_> {
     }
 }
 
-/// Largest constant table (elements) a decomposition creates: masks grow with the square
-/// of an axis, and a table this size is already 2 MB in fp16.
+/// Largest constant table (elements) a decomposition creates: triangular matrices and masks
+/// grow with the square of an axis, and a table this size is already 2 MB in fp16.
 const TABLE_LIMIT: usize = 1 << 20;
 
-/// Decompositions that need constant tables.
+/// Decompositions of the ops that need several device ops or constant tables.
 impl Builder<'_> {
+    /// Every output of the node; all must be named.
+    fn outputs(&self) -> Result<Vec<String>, CompileError> {
+        if self.node.outputs.iter().any(|o| o.is_empty()) {
+            return Err(self.err(format!(
+                "{} has an unnamed output; every output must be named",
+                self.node.op
+            )));
+        }
+        Ok(self.node.outputs.clone())
+    }
+
+    fn ints_attr(&self, name: &str) -> Result<Option<Vec<i64>>, CompileError> {
+        match self.node.attrs.get(name) {
+            None => Ok(None),
+            Some(AttrValue::Ints(v)) => Ok(Some(v.clone())),
+            Some(AttrValue::Int(v)) => Ok(Some(vec![*v])),
+            Some(v) => Err(self.err(format!(
+                "attribute '{name}' must be a list of integers, got {}",
+                v.kind_name()
+            ))),
+        }
+    }
+
+    /// Axis `a` of a rank-`rank` tensor, counted from the front.
+    fn axis(&self, a: i64, rank: usize) -> Result<usize, CompileError> {
+        let n = if a < 0 { a + rank as i64 } else { a };
+        if n < 0 || n >= rank as i64 {
+            return Err(self.err(format!("axis {a} is out of range for a rank-{rank} tensor")));
+        }
+        Ok(n as usize)
+    }
+
     /// Checks that a constant table of `rows` x `cols` elements is small enough to make.
     fn table(&self, what: &str, rows: usize, cols: usize) -> Result<usize, CompileError> {
         match rows.checked_mul(cols) {
@@ -924,6 +945,183 @@ impl Builder<'_> {
             init,
         });
         name
+    }
+
+    /// One device op of a decomposition with several outputs or inputs and its attributes
+    /// (named by the node when `step` is `None`).
+    fn push_op(
+        &mut self,
+        step: Option<&str>,
+        op: &str,
+        inputs: Vec<String>,
+        outputs: Vec<String>,
+        iteration: Vec<IterDim>,
+        attrs: &[(&str, Vec<i64>)],
+    ) {
+        let name = match step {
+            Some(s) => format!("{}/{s}", self.node.name),
+            None => self.node.name.clone(),
+        };
+        self.ops.push(DeviceOp {
+            name,
+            op: op.to_string(),
+            inputs,
+            outputs,
+            iteration,
+            attrs: attrs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
+        });
+    }
+
+    /// The result of `op` on `ty`: the graph tensor `out` when given, else a new `node/step`.
+    fn target(&mut self, step: &str, ty: TensorType, out: Option<String>) -> String {
+        match out {
+            Some(o) => o,
+            None => self.temp(step, ty),
+        }
+    }
+
+    /// `x` as a tensor of `shape`: a reshape step, or `x` itself when it already has that
+    /// shape and no particular result is asked for.
+    fn reshaped(
+        &mut self,
+        step: &str,
+        x: String,
+        shape: Vec<usize>,
+        out: Option<String>,
+    ) -> Result<String, CompileError> {
+        let xt = self.ty(&x)?;
+        if xt.shape == shape && out.is_none() {
+            return Ok(x);
+        }
+        let y = self.target(
+            step,
+            TensorType {
+                dtype: xt.dtype,
+                shape,
+            },
+            out,
+        );
+        self.push_movement(step, "reshape", x, y.clone(), &[])?;
+        Ok(y)
+    }
+
+    /// `x` with its dims permuted (output dim `i` is input dim `perm[i]`).
+    fn transposed(
+        &mut self,
+        step: &str,
+        x: String,
+        perm: &[usize],
+        out: Option<String>,
+    ) -> Result<String, CompileError> {
+        let xt = self.ty(&x)?;
+        if out.is_none() && perm.iter().enumerate().all(|(i, &p)| i == p) {
+            return Ok(x);
+        }
+        let shape = perm.iter().map(|&p| xt.shape[p]).collect();
+        let y = self.target(
+            step,
+            TensorType {
+                dtype: xt.dtype,
+                shape,
+            },
+            out,
+        );
+        let perm: Vec<i64> = perm.iter().map(|&p| p as i64).collect();
+        self.push_movement(step, "transpose", x, y.clone(), &[("perm", perm)])?;
+        Ok(y)
+    }
+
+    /// `len` elements of axis `axis` of `x`, every `stride`-th from `start` (`x` itself when
+    /// that is all of it and no particular result is asked for).
+    #[allow(clippy::too_many_arguments)]
+    fn sliced(
+        &mut self,
+        step: &str,
+        x: String,
+        axis: usize,
+        start: usize,
+        len: usize,
+        stride: usize,
+        out: Option<String>,
+    ) -> Result<String, CompileError> {
+        let xt = self.ty(&x)?;
+        if out.is_none() && start == 0 && stride == 1 && xt.shape.get(axis) == Some(&len) {
+            return Ok(x);
+        }
+        let mut shape = xt.shape.clone();
+        if let Some(d) = shape.get_mut(axis) {
+            *d = len;
+        }
+        let y = self.target(
+            step,
+            TensorType {
+                dtype: xt.dtype,
+                shape,
+            },
+            out,
+        );
+        let end = start + len.saturating_sub(1) * stride + 1;
+        self.push_movement(
+            step,
+            "slice",
+            x,
+            y.clone(),
+            &[
+                ("starts", vec![start as i64]),
+                ("ends", vec![end as i64]),
+                ("axes", vec![axis as i64]),
+                ("steps", vec![stride as i64]),
+            ],
+        )?;
+        Ok(y)
+    }
+
+    /// Makes the op that produced the temporary `from` write `to` instead (the last step of
+    /// a chain whose length is known only once it is built).
+    fn retarget(&mut self, from: &str, to: &str) -> Result<(), CompileError> {
+        let op = self
+            .ops
+            .iter_mut()
+            .rev()
+            .find(|o| o.outputs.iter().any(|t| t == from))
+            .ok_or_else(|| {
+                CompileError::at(&self.node.name, format!("no step produces '{from}'"))
+            })?;
+        for t in op.outputs.iter_mut().filter(|t| *t == from) {
+            *t = to.to_string();
+        }
+        self.c.types.remove(from);
+        Ok(())
+    }
+
+    /// Split: one slice per output along the axis.
+    fn split(&mut self) -> Result<(), CompileError> {
+        let x = self.input(0)?;
+        let xt = self.ty(&x)?;
+        let axis = self.axis(self.int_attr("axis", 0)?, xt.shape.len())?;
+        let mut offset = 0;
+        for (i, y) in self.outputs()?.into_iter().enumerate() {
+            let len = self.ty(&y)?.shape.get(axis).copied().unwrap_or(0);
+            if len == 0 {
+                return Err(self.err(format!(
+                    "Split output '{y}' is empty along axis {axis}; empty tensors are not supported"
+                )));
+            }
+            self.sliced(
+                &format!("slice_{i}"),
+                x.clone(),
+                axis,
+                offset,
+                len,
+                1,
+                Some(y),
+            )?;
+            offset += len;
+        }
+        Ok(())
     }
 
     /// Trilu on data (a constant Trilu folds away in canonicalize): a `where` keeping the
@@ -967,6 +1165,328 @@ impl Builder<'_> {
         self.push(Some("select"), "where", vec![m, x, zero], y, it);
         Ok(())
     }
+
+    /// CumSum as a matmul with a triangular matrix of ones (a scan is a product with a
+    /// triangle, which the PE array does at full rate): `x T` along the last axis,
+    /// `L x` along an inner one with the dims before it as a batch and those after it as
+    /// columns.
+    fn cumsum(&mut self) -> Result<(), CompileError> {
+        let (x, y) = (self.input(0)?, self.output()?);
+        let xt = self.ty(&x)?;
+        let r = xt.shape.len();
+        let axis = self.axis(self.int_attr("axis", 0)?, r)?;
+        let n = xt.shape[axis];
+        let size = self.table("triangular matrix", n, n)?;
+        let exclusive = self.int_attr("exclusive", 0)? != 0;
+        let reverse = self.int_attr("reverse", 0)? != 0;
+        // Whether x[j] counts towards y[i].
+        let counts = |j: usize, i: usize| match (reverse, exclusive) {
+            (false, false) => j <= i,
+            (false, true) => j < i,
+            (true, false) => j >= i,
+            (true, true) => j > i,
+        };
+        let dt = xt.dtype;
+        let t = |shape: Vec<usize>| TensorType { dtype: dt, shape };
+        // The result as the matmul computes it; reshaped into y when that differs.
+        let (lhs_first, shape) = if axis == r - 1 {
+            let rows: usize = xt.shape[..axis].iter().product();
+            (false, vec![rows, n])
+        } else {
+            let outer: usize = xt.shape[..axis].iter().product();
+            let inner: usize = xt.shape[axis + 1..].iter().product();
+            let shape = if outer == 1 {
+                vec![n, inner]
+            } else {
+                vec![outer, n, inner]
+            };
+            (true, shape)
+        };
+        // Keep x's own shape when it already suits the matmul (no reshape round trip).
+        let shape = if r >= 2 && (axis == r - 1 || (axis == r - 2 && lhs_first)) {
+            xt.shape.clone()
+        } else {
+            shape
+        };
+        // T[j][i] (x T) or L[i][j] (L x), row-major.
+        let table: Vec<f32> = (0..size)
+            .map(|f| {
+                let (a, b) = (f / n, f % n);
+                let c = if lhs_first {
+                    counts(b, a)
+                } else {
+                    counts(a, b)
+                };
+                f32::from(u8::from(c))
+            })
+            .collect();
+        let tri = self.constant("triangle", t(vec![n, n]), graph::InitSpec::Data(table));
+        let operand = self.reshaped("columns", x, shape.clone(), None)?;
+        let direct = shape == xt.shape;
+        let out = if direct {
+            y.clone()
+        } else {
+            self.temp("scan", t(shape))
+        };
+        if lhs_first {
+            self.matmul(tri, operand, out.clone(), Some("scan"))?;
+        } else {
+            self.matmul(operand, tri, out.clone(), Some("scan"))?;
+        }
+        if !direct {
+            self.reshaped("result", out, xt.shape.clone(), Some(y))?;
+        }
+        Ok(())
+    }
+
+    /// ReduceSum / ReduceMean / ReduceMax over any axes: the reduced axes moved last and
+    /// merged into one, reduced there, and the result shaped as the node asks.
+    fn reduce(&mut self) -> Result<(), CompileError> {
+        let op = self.node.op.clone();
+        let (x, y) = (self.input(0)?, self.output()?);
+        let (xt, yt) = (self.ty(&x)?, self.ty(&y)?);
+        let r = xt.shape.len();
+        let dop = match op.as_str() {
+            "ReduceSum" => "sum",
+            "ReduceMean" => "mean",
+            _ => "max",
+        };
+        if r == 0 {
+            return Err(self.err(format!(
+                "{op} of a rank-0 tensor is not supported (there is nothing to reduce)"
+            )));
+        }
+        let mut axes = match self.ints_attr("axes")? {
+            Some(v) if !v.is_empty() => v
+                .iter()
+                .map(|&a| self.axis(a, r))
+                .collect::<Result<Vec<_>, _>>()?,
+            _ => (0..r).collect(),
+        };
+        axes.sort_unstable();
+        axes.dedup();
+        let keep = self.int_attr("keepdims", 1)? != 0;
+        if axes == [r - 1] && keep {
+            self.push(None, dop, vec![x], y, reduction_iteration(&xt.shape));
+            return Ok(());
+        }
+        let kept: Vec<usize> = (0..r).filter(|a| !axes.contains(a)).collect();
+        let perm: Vec<usize> = kept.iter().chain(&axes).copied().collect();
+        let moved = self.transposed("reduced_last", x, &perm, None)?;
+        let mut rows: Vec<usize> = kept.iter().map(|&a| xt.shape[a]).collect();
+        rows.push(axes.iter().map(|&a| xt.shape[a]).product());
+        let merged = self.reshaped("merged", moved, rows.clone(), None)?;
+        let mut reduced_shape = rows.clone();
+        if let Some(l) = reduced_shape.last_mut() {
+            *l = 1;
+        }
+        let direct = reduced_shape == yt.shape;
+        let reduced = if direct {
+            y.clone()
+        } else {
+            self.temp(
+                dop,
+                TensorType {
+                    dtype: xt.dtype,
+                    shape: reduced_shape,
+                },
+            )
+        };
+        self.push(
+            Some(dop),
+            dop,
+            vec![merged],
+            reduced.clone(),
+            reduction_iteration(&rows),
+        );
+        if !direct {
+            self.reshaped("result", reduced, yt.shape.clone(), Some(y))?;
+        }
+        Ok(())
+    }
+
+    /// A running sum of the `parts`, left to right, into a new temporary.
+    fn sum_chain(&mut self, step: &str, parts: Vec<String>) -> Result<String, CompileError> {
+        let mut it = parts.into_iter();
+        let mut acc = it
+            .next()
+            .ok_or_else(|| self.err("nothing to sum (a kernel of size 0)"))?;
+        for (j, p) in it.enumerate() {
+            let ty = self.ty(&acc)?;
+            let name = format!("{step}_{}", j + 1);
+            let s = self.temp(&name, ty.clone());
+            self.push(
+                Some(&name),
+                "add",
+                vec![acc, p],
+                s.clone(),
+                pointwise_iteration(&ty.shape),
+            );
+            acc = s;
+        }
+        Ok(acc)
+    }
+
+    /// 1-D Conv. The input is zero-padded by a concat with constant zero blocks; each tap
+    /// then reads a strided window of it. Depthwise (one channel per group, one filter per
+    /// channel): each window times the tap's weight column, summed. Otherwise, per group,
+    /// each window is a batchmatmul by the tap's [M/group, C/group] weights, summed, and the
+    /// groups concatenated. The bias is added last.
+    fn conv(&mut self) -> Result<(), CompileError> {
+        let (x, w, y) = (self.input(0)?, self.input(1)?, self.output()?);
+        let bias = self.node.inputs.get(2).filter(|b| !b.is_empty()).cloned();
+        let (xt, wt, yt) = (self.ty(&x)?, self.ty(&w)?, self.ty(&y)?);
+        let (&[n, c, l], &[m, cg, k], &[_, _, l_out]) = (
+            xt.shape.as_slice(),
+            wt.shape.as_slice(),
+            yt.shape.as_slice(),
+        ) else {
+            return Err(self.err(format!(
+                "Conv is lowered for 1-D convolutions (X [N, C, L], W [M, C/group, K]); got X {:?} and W {:?}",
+                xt.shape, wt.shape
+            )));
+        };
+        let group = usize::try_from(self.int_attr("group", 1)?)
+            .ok()
+            .filter(|&g| g >= 1 && c % g == 0 && m % g == 0)
+            .ok_or_else(|| self.err("'group' must divide the input and output channels"))?;
+        let single = |name: &str| -> Result<usize, CompileError> {
+            match self.ints_attr(name)?.as_deref() {
+                None => Ok(1),
+                Some(&[v]) if v >= 1 => Ok(v as usize),
+                Some(v) => Err(self.err(format!(
+                    "'{name}' must be one positive integer for a 1-D Conv, got {v:?}"
+                ))),
+            }
+        };
+        let (stride, dilation) = (single("strides")?, single("dilations")?);
+        let (pb, pe) = match self.ints_attr("pads")?.as_deref() {
+            None => (0, 0),
+            Some(&[b, e]) if b >= 0 && e >= 0 => (b as usize, e as usize),
+            Some(p) => {
+                return Err(self.err(format!(
+                    "'pads' must be [begin, end] for a 1-D Conv, got {p:?}"
+                )))
+            }
+        };
+        let dt = xt.dtype;
+        let t = |shape: Vec<usize>| TensorType { dtype: dt, shape };
+        let mut parts = Vec::new();
+        if pb > 0 {
+            parts.push(self.constant("pad_begin", t(vec![n, c, pb]), graph::InitSpec::Zeros));
+        }
+        parts.push(x.clone());
+        if pe > 0 {
+            parts.push(self.constant("pad_end", t(vec![n, c, pe]), graph::InitSpec::Zeros));
+        }
+        let padded = if parts.len() == 1 {
+            x
+        } else {
+            let shape = vec![n, c, l + pb + pe];
+            let p = self.temp("padded", t(shape.clone()));
+            self.push_op(
+                Some("padded"),
+                "concat",
+                parts,
+                vec![p.clone()],
+                pointwise_iteration(&shape),
+                &[("axis", vec![2])],
+            );
+            p
+        };
+        let out_shape = vec![n, m, l_out];
+        let sum = if cg == 1 && m == c {
+            let columns = self.reshaped("taps", w, vec![m, k], None)?;
+            let mut taps = Vec::new();
+            for j in 0..k {
+                let window = self.sliced(
+                    &format!("window_{j}"),
+                    padded.clone(),
+                    2,
+                    j * dilation,
+                    l_out,
+                    stride,
+                    None,
+                )?;
+                let weight =
+                    self.sliced(&format!("weight_{j}"), columns.clone(), 1, j, 1, 1, None)?;
+                let name = format!("tap_{j}");
+                let p = self.temp(&name, t(out_shape.clone()));
+                self.push(
+                    Some(&name),
+                    "mul",
+                    vec![window, weight],
+                    p.clone(),
+                    pointwise_iteration(&out_shape),
+                );
+                taps.push(p);
+            }
+            self.sum_chain("sum", taps)?
+        } else {
+            let mg = m / group;
+            let mut groups = Vec::new();
+            for g in 0..group {
+                let xg = self.sliced(
+                    &format!("group_{g}"),
+                    padded.clone(),
+                    1,
+                    g * cg,
+                    cg,
+                    1,
+                    None,
+                )?;
+                let wg = self.sliced(&format!("weights_{g}"), w.clone(), 0, g * mg, mg, 1, None)?;
+                let mut taps = Vec::new();
+                for j in 0..k {
+                    let window = self.sliced(
+                        &format!("window_{g}_{j}"),
+                        xg.clone(),
+                        2,
+                        j * dilation,
+                        l_out,
+                        stride,
+                        None,
+                    )?;
+                    let wj =
+                        self.sliced(&format!("weight_{g}_{j}"), wg.clone(), 2, j, 1, 1, None)?;
+                    let wj = self.reshaped(&format!("kernel_{g}_{j}"), wj, vec![mg, cg], None)?;
+                    let name = format!("tap_{g}_{j}");
+                    let p = self.temp(&name, t(vec![n, mg, l_out]));
+                    self.matmul(wj, window, p.clone(), Some(&name))?;
+                    taps.push(p);
+                }
+                groups.push(self.sum_chain(&format!("sum_{g}"), taps)?);
+            }
+            if groups.len() == 1 {
+                groups.remove(0)
+            } else {
+                let p = self.temp("groups", t(out_shape.clone()));
+                self.push_op(
+                    Some("groups"),
+                    "concat",
+                    groups,
+                    vec![p.clone()],
+                    pointwise_iteration(&out_shape),
+                    &[("axis", vec![1])],
+                );
+                p
+            }
+        };
+        match bias {
+            Some(b) => {
+                let column = self.reshaped("bias_column", b, vec![m, 1], None)?;
+                self.push(
+                    Some("bias"),
+                    "add",
+                    vec![sum, column],
+                    y,
+                    pointwise_iteration(&out_shape),
+                );
+                Ok(())
+            }
+            None => self.retarget(&sum, &y),
+        }
+    }
 }
 
 /// The type of a per-row statistic of `t` (its last axis kept with size 1), as softmax and
@@ -987,7 +1507,8 @@ pub fn decompose(c: &mut Compilation) -> Result<(), CompileError> {
     let nodes = c.graph.nodes.clone();
     let mut all = Vec::new();
     for node in &nodes {
-        if node.outputs.iter().filter(|o| !o.is_empty()).count() > 1 {
+        let several = node.outputs.iter().filter(|o| !o.is_empty()).count() > 1;
+        if several && !matches!(node.op.as_str(), "Split") {
             return Err(CompileError::at(
                 &node.name,
                 format!("{} with more than one output is not supported", node.op),
@@ -1120,6 +1641,154 @@ mod tests {
     }
 
     #[test]
+    fn split_is_one_slice_per_output() {
+        let c = decompose(
+            r#"{"name": "x", "dtype": "f16", "shape": [2, 9, 5]}"#,
+            "",
+            r#"{"name": "s", "op": "Split", "inputs": ["x"], "outputs": ["a", "b"], "attrs": {"axis": -2, "split": [4, 5]}}"#,
+            r#""a", "b""#,
+        );
+        assert_eq!(c.ops.len(), 2);
+        for (op, (out, start, end)) in c.ops.iter().zip([("a", 0, 4), ("b", 4, 9)]) {
+            assert_eq!(op.op, "slice");
+            assert_eq!(op.inputs, ["x"]);
+            assert_eq!(op.outputs, [out]);
+            assert_eq!(op.attrs["starts"], [start]);
+            assert_eq!(op.attrs["ends"], [end]);
+            assert_eq!(op.attrs["axes"], [1]);
+            assert_eq!(op.attrs["steps"], [1]);
+        }
+        assert_eq!(c.types["b"].shape, vec![2, 5, 5]);
+    }
+
+    #[test]
+    fn cumsum_is_a_matmul_with_a_triangle() {
+        // Last axis: x T, T[j][i] = 1 when x[j] counts towards y[i] (exclusive: j < i).
+        let c = decompose(
+            r#"{"name": "x", "dtype": "f32", "shape": [4, 3]}"#,
+            "",
+            r#"{"name": "cs", "op": "CumSum", "inputs": ["x"], "outputs": ["y"], "attrs": {"axis": 1, "exclusive": 1}}"#,
+            r#""y""#,
+        );
+        assert_eq!(ops(&c), [("cs/scan".into(), "batchmatmul".into())]);
+        assert_eq!(c.ops[0].inputs, ["x", "cs/triangle"]);
+        #[rustfmt::skip]
+        assert_eq!(data(&c, "cs/triangle"), [
+            0.0, 1.0, 1.0,
+            0.0, 0.0, 1.0,
+            0.0, 0.0, 0.0,
+        ]);
+        // An inner axis: L x over [batch, n, columns], reversed (L[i][j] = 1 for j >= i).
+        let c = decompose(
+            r#"{"name": "x", "dtype": "f32", "shape": [2, 3, 2, 5]}"#,
+            "",
+            r#"{"name": "cs", "op": "CumSum", "inputs": ["x"], "outputs": ["y"], "attrs": {"axis": 1, "reverse": 1}}"#,
+            r#""y""#,
+        );
+        let kinds: Vec<String> = c.ops.iter().map(|o| o.op.clone()).collect();
+        assert_eq!(kinds, ["reshape", "batchmatmul", "reshape"]);
+        assert_eq!(c.types["cs/columns"].shape, vec![2, 3, 10]);
+        assert_eq!(c.ops[1].inputs, ["cs/triangle", "cs/columns"]);
+        #[rustfmt::skip]
+        assert_eq!(data(&c, "cs/triangle"), [
+            1.0, 1.0, 1.0,
+            0.0, 1.0, 1.0,
+            0.0, 0.0, 1.0,
+        ]);
+        // The axis before the last needs no reshape: L broadcasts over the batch.
+        let c = decompose(
+            r#"{"name": "x", "dtype": "f32", "shape": [2, 3, 5]}"#,
+            "",
+            r#"{"name": "cs", "op": "CumSum", "inputs": ["x"], "outputs": ["y"], "attrs": {"axis": 1}}"#,
+            r#""y""#,
+        );
+        assert_eq!(ops(&c), [("cs/scan".into(), "batchmatmul".into())]);
+        assert_eq!(c.ops[0].outputs, ["y"]);
+    }
+
+    #[test]
+    fn depthwise_conv_is_padding_windows_and_weight_columns() {
+        let c = decompose(
+            r#"{"name": "x", "dtype": "f16", "shape": [1, 6, 10]}"#,
+            r#"{"name": "w", "dtype": "f16", "shape": [6, 1, 3], "init": "ones"},
+               {"name": "b", "dtype": "f16", "shape": [6], "init": "ones"}"#,
+            r#"{"name": "conv", "op": "Conv", "inputs": ["x", "w", "b"], "outputs": ["y"], "attrs": {"group": 6, "pads": [2, 0]}}"#,
+            r#""y""#,
+        );
+        let kinds: Vec<String> = c.ops.iter().map(|o| o.op.clone()).collect();
+        #[rustfmt::skip]
+        assert_eq!(kinds, [
+            "concat", "reshape",
+            "slice", "slice", "mul",
+            "slice", "slice", "mul",
+            "slice", "slice", "mul",
+            "add", "add", "reshape", "add",
+        ]);
+        assert_eq!(c.ops[0].inputs, ["conv/pad_begin", "x"]);
+        assert_eq!(c.ops[0].attrs["axis"], [2]);
+        assert_eq!(c.types["conv/padded"].shape, vec![1, 6, 12]);
+        // Tap 2 reads positions 2.. of the padded input, and weight column 2.
+        let tap2 = c.ops.iter().find(|o| o.name == "conv/window_2").unwrap();
+        assert_eq!(tap2.attrs["starts"], [2]);
+        assert_eq!(c.types["conv/window_2"].shape, vec![1, 6, 10]);
+        assert_eq!(c.types["conv/weight_2"].shape, vec![6, 1]);
+        assert_eq!(c.types["conv/bias_column"].shape, vec![6, 1]);
+        assert_eq!(c.ops.last().unwrap().outputs, ["y"]);
+    }
+
+    #[test]
+    fn grouped_conv_is_a_matmul_per_group_and_tap() {
+        let c = decompose(
+            r#"{"name": "x", "dtype": "f32", "shape": [1, 4, 11]}"#,
+            r#"{"name": "w", "dtype": "f32", "shape": [6, 2, 3], "init": "ones"}"#,
+            r#"{"name": "conv", "op": "Conv", "inputs": ["x", "w"], "outputs": ["y"], "attrs": {"group": 2, "strides": [2], "dilations": [2]}}"#,
+            r#""y""#,
+        );
+        let count = |k: &str| c.ops.iter().filter(|o| o.op == k).count();
+        assert_eq!(count("batchmatmul"), 6);
+        assert_eq!(count("concat"), 1, "the two groups joined, no padding");
+        // Stride 2, dilation 2: tap 1 starts at 2 and steps by 2 over 4 outputs.
+        let w = c.ops.iter().find(|o| o.name == "conv/window_1_1").unwrap();
+        assert_eq!(
+            (
+                w.attrs["starts"][0],
+                w.attrs["ends"][0],
+                w.attrs["steps"][0]
+            ),
+            (2, 9, 2)
+        );
+        assert_eq!(c.types["conv/kernel_1_2"].shape, vec![3, 2]);
+        // No bias: the concat of the groups writes y.
+        assert_eq!(c.ops.last().unwrap().outputs, ["y"]);
+        assert!(!c.types.contains_key("conv/groups"));
+    }
+
+    #[test]
+    fn reductions_over_other_axes_move_them_last() {
+        let c = decompose(
+            r#"{"name": "x", "dtype": "f32", "shape": [2, 3, 4, 5]}"#,
+            "",
+            r#"{"name": "r", "op": "ReduceMax", "inputs": ["x"], "outputs": ["y"], "attrs": {"axes": [0, 2], "keepdims": 1}}"#,
+            r#""y""#,
+        );
+        let kinds: Vec<String> = c.ops.iter().map(|o| o.op.clone()).collect();
+        assert_eq!(kinds, ["transpose", "reshape", "max", "reshape"]);
+        assert_eq!(c.ops[0].attrs["perm"], [1, 3, 0, 2]);
+        assert_eq!(c.types["r/merged"].shape, vec![3, 5, 8]);
+        assert_eq!(c.types["r/max"].shape, vec![3, 5, 1]);
+        assert_eq!(c.types["y"].shape, vec![1, 3, 1, 5]);
+        // The last axis without keepdims: reduce, then drop the unit axis.
+        let c = decompose(
+            r#"{"name": "x", "dtype": "f32", "shape": [2, 3]}"#,
+            "",
+            r#"{"name": "r", "op": "ReduceSum", "inputs": ["x"], "outputs": ["y"], "attrs": {"axes": [-1], "keepdims": 0}}"#,
+            r#""y""#,
+        );
+        let kinds: Vec<String> = c.ops.iter().map(|o| o.op.clone()).collect();
+        assert_eq!(kinds, ["sum", "reshape"]);
+    }
+
+    #[test]
     fn trilu_on_data_selects_with_a_mask() {
         let c = decompose(
             r#"{"name": "x", "dtype": "f16", "shape": [2, 3]}"#,
@@ -1164,5 +1833,30 @@ mod tests {
             e.message,
             "add on i32 tensor 'ai' is not supported; device ops compute on float types"
         );
+    }
+
+    #[test]
+    fn unsupported_cases_are_errors_naming_the_node() {
+        let cases = [
+            (
+                r#"{"name": "x", "dtype": "f32", "shape": [2, 2000]}"#,
+                r#"{"name": "long", "op": "CumSum", "inputs": ["x"], "outputs": ["y"], "attrs": {"axis": 1}}"#,
+                r#""y""#,
+                "long",
+                "CumSum needs a 2000 x 2000 constant triangular matrix, more than the 1048576 elements this compiler makes",
+            ),
+            (
+                r#"{"name": "x", "dtype": "f32", "shape": [2, 4]}"#,
+                r#"{"name": "empty", "op": "Split", "inputs": ["x"], "outputs": ["a", "b"], "attrs": {"axis": 1, "split": [0, 4]}}"#,
+                r#""a", "b""#,
+                "empty",
+                "Split output 'a' is empty along axis 1; empty tensors are not supported",
+            ),
+        ];
+        for (inputs, nodes, outputs, node, message) in cases {
+            let e = try_decompose(inputs, "", nodes, outputs).unwrap_err();
+            assert_eq!(e.node.as_deref(), Some(node));
+            assert_eq!(e.message, message);
+        }
     }
 }
