@@ -15,7 +15,7 @@
 //! their partial sums with `ktdp.inter_tile_reduce` and one leader core stores the result.
 //! An M or K of 1 takes no part in a layout; the matmul puts it back as a unit dim.
 //! Movement kernels live in [`movement`]; elementwise ops whose operands differ in element
-//! type (conversions, comparisons, select) in `convert`.
+//! type (conversions, comparisons, select) in `convert`; the `topk` row kernel in `topk`.
 
 use crate::ops::{access_map, DeviceOp};
 use crate::workdiv::{chunk_elems, op_eps};
@@ -25,6 +25,7 @@ use std::fmt::Write;
 
 mod convert;
 mod movement;
+mod topk;
 
 use convert::TYPED_POINTWISE;
 
@@ -389,11 +390,12 @@ impl<'c> KernelEmitter<'c> {
             "batchmatmul" => self.matmul()?,
             other if crate::ops::REDUCTIONS.contains(&other) => self.reduction()?,
             "gather" => self.gather()?,
+            "topk" => self.topk()?,
             other if crate::ops::MOVEMENT.contains(&other) => self.movement()?,
             other if crate::ops::POINTWISE.contains(&other) => self.pointwise()?,
             other => {
                 return Err(self.fail(format!(
-                    "device op '{other}' has no KTIR lowering yet (lowered: batchmatmul, reductions over the last axis, movement and elementwise ops)"
+                    "device op '{other}' has no KTIR lowering yet (lowered: batchmatmul, reductions over the last axis, topk, movement and elementwise ops)"
                 )))
             }
         }

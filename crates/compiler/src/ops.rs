@@ -18,16 +18,18 @@
 //! | CumSum | batchmatmul with a constant triangular ones matrix (reshapes around it for an inner axis) |
 //! | Conv, 1-D depthwise (group = C = M) | concat (zero padding), per tap: slice, mul by the tap's weight column; add chain; add (bias) |
 //! | Conv, 1-D, other groups | concat (zero padding), per group and tap: slice, batchmatmul by the tap's weights; add chain; concat (groups); add (bias) |
+//! | TopK | topk (transposes around it when the axis is not the last) |
 //!
 //! Reductions (max, sum, mean) reduce the last axis and keep it with size 1; their iteration
-//! space is the input's, with the last dim marked as a reduction. Constants a decomposition
-//! needs (the norm's epsilon, triangular matrices, masks, zero padding) become new
-//! initializers of the compilation's graph.
+//! space is the input's, with the last dim marked as a reduction. `topk` is a row op: the
+//! same iteration space, its outputs holding `k` elements per row. Constants a
+//! decomposition needs (the norm's epsilon, triangular matrices, masks, zero padding) become
+//! new initializers of the compilation's graph.
 //!
 //! Element types: movement ops move any dtype; `to_dtype` converts between any two;
-//! comparisons take any dtype and give bool; `where` takes a bool condition; every other
-//! device op computes on float types. (On the device an i64 tensor is held as i32: see
-//! [`crate::layout`].)
+//! comparisons take any dtype and give bool; `where` takes a bool condition; `topk` takes
+//! floats and gives float values and integer indices; every other device op computes on
+//! float types. (On the device an i64 tensor is held as i32: see [`crate::layout`].)
 
 use crate::{Compilation, CompileError};
 use graph::{AttrValue, DType, Node, TensorType};
@@ -105,6 +107,11 @@ pub const MOVEMENT: &[&str] = &[
 /// Device reductions over the last axis (kept with size 1).
 pub const REDUCTIONS: &[&str] = &["max", "sum", "mean", "min"];
 
+/// Device ops that read whole rows (the last axis) and write a few elements per row:
+/// `topk` (values and indices of the `k` largest or smallest). Rows are split over cores;
+/// the row itself never is.
+pub const ROW_OPS: &[&str] = &["topk"];
+
 /// Graph ops `decompose` accepts.
 pub const SUPPORTED_GRAPH_OPS: &[&str] = &[
     "Abs",
@@ -152,6 +159,7 @@ pub const SUPPORTED_GRAPH_OPS: &[&str] = &[
     "Sqrt",
     "Sub",
     "Tanh",
+    "TopK",
     "Trilu",
     "Where",
 ];
@@ -229,7 +237,15 @@ pub fn access_map(op: &DeviceOp, operand: usize, shape: &[usize]) -> Vec<Option<
             })
             .collect();
     }
-    (0..r).map(|i| aligned(i, 0, it.len())).collect()
+    let mut map: Vec<Option<usize>> = (0..r).map(|i| aligned(i, 0, it.len())).collect();
+    if ROW_OPS.contains(&op.op.as_str()) && operand >= op.inputs.len() {
+        // A row op's outputs hold k elements per row, not the row's extent: no iteration
+        // dim indexes their last dim, and every core writes its rows whole.
+        if let Some(last) = map.last_mut() {
+            *last = None;
+        }
+    }
+    map
 }
 
 fn pointwise_iteration(shape: &[usize]) -> Vec<IterDim> {
@@ -786,6 +802,7 @@ impl Builder<'_> {
             "Trilu" => self.trilu(),
             "CumSum" => self.cumsum(),
             "Conv" => self.conv(),
+            "TopK" => self.topk(),
             "LayerNormalization" => {
                 // mean, subtract, mean of squares, add eps, rsqrt, normalise, scale, shift.
                 // (The device's fused layernormscale/layernormnorm ops are not used: the
@@ -1305,6 +1322,68 @@ impl Builder<'_> {
         Ok(())
     }
 
+    /// TopK: the `topk` row op along the last axis; another axis is first moved last, and
+    /// both results moved back. Results come sorted (as `sorted = 1` asks; `sorted = 0`
+    /// leaves the order free).
+    fn topk(&mut self) -> Result<(), CompileError> {
+        let x = self.input(0)?;
+        let outs = self.outputs()?;
+        let [values, indices] = outs.as_slice() else {
+            return Err(self.err("TopK has two outputs, values and indices"));
+        };
+        let xt = self.ty(&x)?;
+        let r = xt.shape.len();
+        let axis = self.axis(self.int_attr("axis", -1)?, r)?;
+        let k = self.int_attr("k", 0)?;
+        if k < 1 {
+            return Err(self.err(format!(
+                "TopK with k = {k} gives empty results, which are not supported"
+            )));
+        }
+        let largest = i64::from(self.int_attr("largest", 1)? != 0);
+        let attrs = [("k", vec![k]), ("largest", vec![largest])];
+        let it = reduction_iteration(&xt.shape);
+        if axis == r - 1 {
+            self.push_op(
+                None,
+                "topk",
+                vec![x],
+                vec![values.clone(), indices.clone()],
+                it,
+                &attrs,
+            );
+            return Ok(());
+        }
+        let perm: Vec<usize> = (0..r).filter(|&a| a != axis).chain([axis]).collect();
+        let inverse: Vec<usize> = (0..r)
+            .map(|a| perm.iter().position(|&p| p == a).unwrap_or(a))
+            .collect();
+        let moved = self.transposed("axis_last", x, &perm, None)?;
+        let mut shape: Vec<usize> = perm.iter().map(|&p| xt.shape[p]).collect();
+        shape[r - 1] = k as usize;
+        let (vt, idt) = (self.ty(values)?.dtype, self.ty(indices)?.dtype);
+        let v = self.temp(
+            "values",
+            TensorType {
+                dtype: vt,
+                shape: shape.clone(),
+            },
+        );
+        let i = self.temp("indices", TensorType { dtype: idt, shape });
+        let rows = self.ty(&moved)?.shape;
+        self.push_op(
+            Some("topk"),
+            "topk",
+            vec![moved],
+            vec![v.clone(), i.clone()],
+            reduction_iteration(&rows),
+            &attrs,
+        );
+        self.transposed("values_back", v, &inverse, Some(values.clone()))?;
+        self.transposed("indices_back", i, &inverse, Some(indices.clone()))?;
+        Ok(())
+    }
+
     /// A running sum of the `parts`, left to right, into a new temporary.
     fn sum_chain(&mut self, step: &str, parts: Vec<String>) -> Result<String, CompileError> {
         let mut it = parts.into_iter();
@@ -1508,7 +1587,7 @@ pub fn decompose(c: &mut Compilation) -> Result<(), CompileError> {
     let mut all = Vec::new();
     for node in &nodes {
         let several = node.outputs.iter().filter(|o| !o.is_empty()).count() > 1;
-        if several && !matches!(node.op.as_str(), "Split") {
+        if several && !matches!(node.op.as_str(), "Split" | "TopK") {
             return Err(CompileError::at(
                 &node.name,
                 format!("{} with more than one output is not supported", node.op),
@@ -1554,11 +1633,13 @@ fn check_dtypes(c: &Compilation, op: &DeviceOp) -> Result<(), CompileError> {
             "where" if i == 0 => dt == DType::Bool,
             // The values chosen between may be of any type.
             "where" => true,
+            "topk" if i == 2 => dt.is_int(),
             _ => dt.is_float(),
         };
         if !ok {
             let why = match name {
                 "where" if i == 0 => "the condition must be bool",
+                "topk" if i == 2 => "TopK indices are integers",
                 _ => "device ops compute on float types",
             };
             return refuse(t, dt, why);
@@ -1764,6 +1845,34 @@ mod tests {
     }
 
     #[test]
+    fn topk_on_an_inner_axis_moves_it_last_and_back() {
+        let c = decompose(
+            r#"{"name": "x", "dtype": "f16", "shape": [5, 3, 2]}"#,
+            "",
+            r#"{"name": "t", "op": "TopK", "inputs": ["x"], "outputs": ["v", "i"], "attrs": {"k": 2, "axis": 0, "largest": 0}}"#,
+            r#""v", "i""#,
+        );
+        let kinds: Vec<String> = c.ops.iter().map(|o| o.op.clone()).collect();
+        assert_eq!(kinds, ["transpose", "topk", "transpose", "transpose"]);
+        let topk = &c.ops[1];
+        assert_eq!(topk.outputs, ["t/values", "t/indices"]);
+        assert_eq!(topk.attrs["k"], [2]);
+        assert_eq!(topk.attrs["largest"], [0]);
+        assert!(topk.iteration[2].reduction && topk.iteration[2].extent == 5);
+        assert_eq!(c.types["t/indices"].shape, vec![3, 2, 2]);
+        assert_eq!(c.ops[3].attrs["perm"], [2, 0, 1]);
+        // The last axis needs no transposes, and the outputs' row extent is k.
+        let c = decompose(
+            r#"{"name": "x", "dtype": "f16", "shape": [7, 100]}"#,
+            "",
+            r#"{"name": "t", "op": "TopK", "inputs": ["x"], "outputs": ["v", "i"], "attrs": {"k": 3}}"#,
+            r#""v", "i""#,
+        );
+        assert_eq!(ops(&c), [("t".into(), "topk".into())]);
+        assert_eq!(crate::access_map(&c.ops[0], 1, &[7, 3]), [Some(0), None]);
+    }
+
+    #[test]
     fn reductions_over_other_axes_move_them_last() {
         let c = decompose(
             r#"{"name": "x", "dtype": "f32", "shape": [2, 3, 4, 5]}"#,
@@ -1833,11 +1942,28 @@ mod tests {
             e.message,
             "add on i32 tensor 'ai' is not supported; device ops compute on float types"
         );
+        let e = try_decompose(
+            r#"{"name": "a", "dtype": "f16", "shape": [4, 8]}"#,
+            "",
+            r#"{"name": "cast", "op": "Cast", "inputs": ["a"], "outputs": ["ai"], "attrs": {"to": "i32"}},
+               {"name": "top", "op": "TopK", "inputs": ["ai"], "outputs": ["v", "i"], "attrs": {"k": 1}}"#,
+            r#""v", "i""#,
+        )
+        .unwrap_err();
+        assert_eq!(e.node.as_deref(), Some("top"));
+        assert!(e.message.starts_with("topk on i32 tensor 'ai'"), "{e}");
     }
 
     #[test]
     fn unsupported_cases_are_errors_naming_the_node() {
         let cases = [
+            (
+                r#"{"name": "x", "dtype": "f16", "shape": [4, 8]}"#,
+                r#"{"name": "top0", "op": "TopK", "inputs": ["x"], "outputs": ["v", "i"], "attrs": {"k": 0}}"#,
+                r#""v", "i""#,
+                "top0",
+                "TopK with k = 0 gives empty results, which are not supported",
+            ),
             (
                 r#"{"name": "x", "dtype": "f32", "shape": [2, 2000]}"#,
                 r#"{"name": "long", "op": "CumSum", "inputs": ["x"], "outputs": ["y"], "attrs": {"axis": 1}}"#,
