@@ -1114,6 +1114,14 @@ impl<'c> KernelEmitter<'c> {
                 shape_str(&shape, elem),
                 shape_str(&flat, elem)
             ));
+            // The host writes inputs and initializers with zero padding; computed tensors
+            // may hold anything there.
+            let computed = self.c.role_of(&self.operands[i].tensor) == "intermediate";
+            let r = if i == 0 && computed {
+                self.zero_k_padding(r, &flat, elem, it[k].extent, k_split)
+            } else {
+                r
+            };
             loaded.push((r, flat, elem));
         }
         let (a, a_shape, a_elem) = loaded[0].clone();
@@ -1220,6 +1228,64 @@ impl<'c> KernelEmitter<'c> {
             self.line("}");
         }
         Ok(())
+    }
+
+    /// A's rows (`[.., M, K tile]`) with the lanes past the real K zeroed. Those lanes
+    /// meet B's zero-padded K rows, but a computed A may hold anything there (pointwise
+    /// kernels compute on the padding too: 1/0 is infinite, and infinity times zero is NaN). Only the last K slice has such lanes; with
+    /// a K split, the core holding it is known from its position in its group.
+    fn zero_k_padding(
+        &mut self,
+        a: String,
+        shape: &[usize],
+        elem: &str,
+        k: usize,
+        k_split: usize,
+    ) -> String {
+        let n = shape.len();
+        let tile = shape[n - 1];
+        let real = k.saturating_sub((k_split.max(1) - 1) * tile);
+        if real == 0 || real >= tile {
+            return a;
+        }
+        let mut pad = shape.to_vec();
+        pad[n - 1] = tile - real;
+        let mut offsets = vec!["0".to_string(); n];
+        offsets[n - 1] = real.to_string();
+        let sizes: Vec<String> = pad.iter().map(|x| x.to_string()).collect();
+        let (z, cleared) = (self.fresh("zeros"), self.fresh("cleared"));
+        self.line(&format!(
+            "{z} = arith.constant dense<{}> : {}",
+            zero_literal(elem),
+            shape_str(&pad, elem)
+        ));
+        self.line(&format!(
+            "{cleared} = tensor.insert_slice {z} into {a}[{}] [{}] [{}] : {} into {}",
+            offsets.join(", "),
+            sizes.join(", "),
+            vec!["1"; n].join(", "),
+            shape_str(&pad, elem),
+            shape_str(shape, elem)
+        ));
+        if k_split <= 1 {
+            return cleared;
+        }
+        let (kc, pos, last, chosen) = (
+            self.fresh("kc"),
+            self.fresh("kpos"),
+            self.fresh("klast"),
+            self.fresh("a_rows"),
+        );
+        self.line(&format!("{kc} = arith.constant {k_split} : index"));
+        self.line(&format!("{pos} = arith.remsi %id, {kc} : index"));
+        let end = self.fresh("kend");
+        self.line(&format!("{end} = arith.constant {} : index", k_split - 1));
+        self.line(&format!("{last} = arith.cmpi eq, {pos}, {end} : index"));
+        self.line(&format!(
+            "{chosen} = arith.select {last}, {cleared}, {a} : {}",
+            shape_str(shape, elem)
+        ));
+        chosen
     }
 
     /// Per-core extent of batch iteration dim `b`.

@@ -40,6 +40,7 @@ const CASES: &[(&str, &[&str])] = &[
     ("reduce_last_keepdims0", &["sum", "reshape"]),
     ("moe_routing", &["topk", "equal", "to_dtype", "sum"]),
     ("matmul_unit_dims", &["batchmatmul"]),
+    ("matmul_computed_lhs", &["reciprocal", "batchmatmul"]),
 ];
 
 fn case_dir() -> std::path::PathBuf {
@@ -110,4 +111,18 @@ fn routing_indices_select_the_experts() {
     let gates = &out["g"].data[..6];
     assert!((gates[4] - p).abs() < 1e-3 && (gates[1] - (1.0 - p)).abs() < 1e-3);
     assert_eq!([gates[0], gates[2], gates[3], gates[5]], [0.0; 4]);
+}
+
+#[test]
+fn k_padding_of_a_computed_operand_stays_out_of_a_k_split_product() {
+    // K = 100 over two cores: 64 and 36 real lanes; the second core clears its last 28.
+    let path = case_dir().join("matmul_computed_lhs.json");
+    let source = std::fs::read_to_string(path).unwrap();
+    let mut options = PipelineOptions::default();
+    options.compile.hints.insert("mm".into(), vec![1, 1, 2]);
+    let r = run_pipeline(&source, "matmul_computed_lhs.json", &options)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(r.run.passed, "{:?}", r.run.outputs);
+    assert!(r.ktir.contains("ktdp.inter_tile_reduce"), "{}", r.ktir);
+    assert!(r.ktir.contains("[0, 36] [4, 28] [1, 1]"), "{}", r.ktir);
 }
