@@ -14,6 +14,7 @@ const CASES: &[(&str, &[&str])] = &[
     ("split_first_axis", &["slice"]),
     ("where_broadcast", &["greater", "where"]),
     ("where_bool_input", &["where"]),
+    ("where_column_condition", &["to_dtype", "where", "greater"]),
     ("compare_cast", &["equal", "lesser", "greater", "to_dtype"]),
     ("cast_floats", &["to_dtype"]),
     ("trilu_data", &["where"]),
