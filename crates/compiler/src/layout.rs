@@ -13,6 +13,12 @@
 //! whole sticks (a device K extent rounded up, see [`Layout::with_padded_dim`]). Graph inputs
 //! and initializers take the layout their consumers need (the host writes them padded); an
 //! intermediate whose layout disagrees with a consumer gets a `restickify` op.
+//!
+//! Element types: a layout's dtype is the tensor's device dtype ([`device_dtype`]). The
+//! device has no 64-bit integer path, so an i64 tensor (TopK indices, token ids) is held as
+//! i32, 32 to a stick: the host writes an i64 input into its i32 buffer and reads an i64
+//! output back from one. Indices and ids are far below 2^31, and the reference carries
+//! integers in f32 anyway (exact to 2^24). Bool is one byte (128 to a stick), like i8.
 
 use crate::ops::{dsize, pointwise_iteration_pub, DeviceOp};
 use crate::{Compilation, CompileError};
@@ -266,6 +272,14 @@ impl Layout {
     }
 }
 
+/// The element type a tensor of host dtype `dt` has on the device (see the module doc).
+pub fn device_dtype(dt: DType) -> DType {
+    match dt {
+        DType::I64 => DType::I32,
+        other => other,
+    }
+}
+
 /// The layout operand `i` (inputs, then outputs) of `op` needs, given its default layout.
 fn required(op: &DeviceOp, operand: usize, default: &Layout) -> Result<Layout, CompileError> {
     if op.op == "batchmatmul" && operand == 1 && default.host_shape.len() >= 2 {
@@ -299,9 +313,21 @@ pub fn run(c: &mut Compilation) -> Result<(LayoutNotes, Vec<String>), CompileErr
     }
     let default_of = |c: &Compilation, t: &str, at: &str| -> Result<Layout, CompileError> {
         let ty = c.ty(t, at)?;
-        Layout::default_for(&ty.shape, ty.dtype, sb)
+        Layout::default_for(&ty.shape, device_dtype(ty.dtype), sb)
             .map_err(|e| CompileError::at(at, format!("tensor '{t}': {}", e.message)))
     };
+    for (t, ty) in &c.types {
+        if device_dtype(ty.dtype) != ty.dtype {
+            notes.insert(
+                t.clone(),
+                format!(
+                    "{} held as {} on the device",
+                    ty.dtype.name(),
+                    device_dtype(ty.dtype).name()
+                ),
+            );
+        }
+    }
     // 1. Graph inputs and initializers take what their consumers need.
     for op in c.ops.clone() {
         for (i, t) in op.inputs.iter().enumerate() {
@@ -520,6 +546,37 @@ mod tests {
             }
         }
         assert!(checked > 1000);
+    }
+
+    #[test]
+    fn i64_is_held_as_i32_and_bool_as_one_byte() {
+        use crate::passes::tests::{graph_of, upto};
+        let g = graph_of(
+            r#"{"name": "x", "dtype": "f16", "shape": [6, 40]}"#,
+            "",
+            r#"{"name": "to_i", "op": "Cast", "inputs": ["x"], "outputs": ["i"], "attrs": {"to": "i64"}},
+               {"name": "to_b", "op": "Cast", "inputs": ["x"], "outputs": ["b"], "attrs": {"to": "bool"}}"#,
+            r#""i", "b""#,
+        );
+        let c = crate::compile(&g, &crate::Target::spyre32(), &upto("layout")).unwrap();
+        assert_eq!(c.types["i"].dtype, DType::I64);
+        let i = &c.layouts["i"];
+        assert_eq!(i.dtype, DType::I32);
+        assert_eq!(
+            (i.elems_per_stick, i.device_size.clone()),
+            (32, vec![2, 6, 32])
+        );
+        assert_eq!(c.layouts["x"].device_size, vec![1, 6, 64]);
+        let b = &c.layouts["b"];
+        assert_eq!(
+            (b.elems_per_stick, b.device_size.clone()),
+            (128, vec![1, 6, 128])
+        );
+        let text = &c.snapshot("layout").unwrap().text;
+        assert!(
+            text.contains("i  i32[6,40] -> [2, 6, 32] strides [32, 40, 1], 1536 B  (i64 held as i32 on the device)"),
+            "{text}"
+        );
     }
 
     #[test]

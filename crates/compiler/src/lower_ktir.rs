@@ -13,15 +13,22 @@
 //!
 //! Reductions slice the stick padding away before combining; K-split matmuls combine
 //! their partial sums with `ktdp.inter_tile_reduce` and one leader core stores the result.
-//! Movement kernels live in [`movement`].
+//! An M or K of 1 takes no part in a layout; the matmul puts it back as a unit dim.
+//! Movement kernels live in [`movement`]; elementwise ops whose operands differ in element
+//! type (conversions, comparisons, select) in `convert`; the `topk` row kernel in `topk`.
 
 use crate::ops::{access_map, DeviceOp};
 use crate::workdiv::{chunk_elems, op_eps};
 use crate::{Compilation, CompileError, Layout, Placement};
 use graph::DType;
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
+mod convert;
 mod movement;
+mod topk;
+
+use convert::TYPED_POINTWISE;
 
 /// One kernel of the lowered module and the tensors its `index` arguments point at.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,6 +92,43 @@ pub fn lower(c: &Compilation) -> Result<String, CompileError> {
 }
 
 /// An SSA-safe identifier made from a tensor or node name.
+/// SSA names the kernels define themselves (besides `fresh` temporaries).
+const FIXED_NAMES: &[&str] = &[
+    "id", "c0", "row", "stick", "lane", "lhs", "rhs", "both", "group",
+];
+
+/// Unique SSA base names for the tensors of one kernel. A tensor's name becomes an
+/// identifier; one that could collide with a temporary (`%exp3`: lowercase letters then
+/// digits), a fixed name (`%id`) or another tensor's identifier gets a `_t` suffix.
+fn ssa_names<'t>(tensors: impl Iterator<Item = &'t String>) -> BTreeMap<String, String> {
+    let fresh_like = |s: &str| {
+        let stem = s.trim_end_matches(|c: char| c.is_ascii_digit());
+        stem.len() < s.len() && stem.chars().all(|c| c.is_ascii_lowercase() || c == '_')
+    };
+    let mut names: BTreeMap<String, String> = BTreeMap::new();
+    for t in tensors {
+        if names.contains_key(t) {
+            continue;
+        }
+        let base = ident(t);
+        let mut name = base.clone();
+        let mut k = 1;
+        while fresh_like(&name)
+            || FIXED_NAMES.contains(&name.as_str())
+            || names.values().any(|v| *v == name)
+        {
+            name = if k == 1 {
+                format!("{base}_t")
+            } else {
+                format!("{base}_t{k}")
+            };
+            k += 1;
+        }
+        names.insert(t.clone(), name);
+    }
+    names
+}
+
 fn ident(name: &str) -> String {
     let mut s: String = name
         .chars()
@@ -110,6 +154,16 @@ fn elem_type(dt: DType) -> Result<&'static str, String> {
     })
 }
 
+/// A zero of a KTIR element type as a constant's value (integer types take no decimal
+/// point).
+fn zero_literal(elem: &str) -> &'static str {
+    if matches!(elem, "f16" | "bf16" | "f32" | "f8E4M3FN" | "f8E5M2") {
+        "0.0"
+    } else {
+        "0"
+    }
+}
+
 /// What a device dim indexes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
@@ -133,6 +187,8 @@ struct DimRef {
 /// One tensor as a kernel sees it: its view and this core's tile.
 struct Operand {
     tensor: String,
+    /// Base of the SSA names of its address argument, view, tile and data.
+    ssa: String,
     layout: Layout,
     elem: &'static str,
     dims: Vec<DimRef>,
@@ -230,6 +286,7 @@ impl<'c> KernelEmitter<'c> {
             }
         }
         let mut operands = Vec::new();
+        let ssa = ssa_names(op.inputs.iter().chain(&op.outputs));
         for (n, tensor) in op.inputs.iter().chain(&op.outputs).enumerate() {
             let layout = c.layout(tensor, &op.name)?.clone();
             let ty = c.ty(tensor, &op.name)?;
@@ -256,9 +313,12 @@ impl<'c> KernelEmitter<'c> {
                 let whole = crate::ops::MOVEMENT.contains(&op.op.as_str())
                     && iter.is_none_or(|d| div.splits[d] <= 1);
                 let (o, e) = match (kind, iter) {
-                    _ if whole => ("0".to_string(), size),
                     _ if single => ("0".to_string(), 1),
+                    _ if whole => ("0".to_string(), size),
                     (Kind::Lane, _) | (Kind::Synthetic, _) | (_, None) => ("0".to_string(), size),
+                    // A stick dim no core splits is whole, in this operand's own sticks
+                    // (operands of other element sizes have other stick counts).
+                    (Kind::Sticks, Some(d)) if div.splits[d] <= 1 => ("0".to_string(), size),
                     (Kind::Sticks, Some(d)) | (Kind::Elem, Some(d)) => {
                         let unit = if kind == Kind::Sticks {
                             (chunks[d] / eps).max(1)
@@ -316,6 +376,7 @@ impl<'c> KernelEmitter<'c> {
                 }
             };
             operands.push(Operand {
+                ssa: ssa.get(tensor).cloned().unwrap_or_else(|| ident(tensor)),
                 tensor: tensor.clone(),
                 layout,
                 elem,
@@ -372,11 +433,12 @@ impl<'c> KernelEmitter<'c> {
             "batchmatmul" => self.matmul()?,
             other if crate::ops::REDUCTIONS.contains(&other) => self.reduction()?,
             "gather" => self.gather()?,
+            "topk" => self.topk()?,
             other if crate::ops::MOVEMENT.contains(&other) => self.movement()?,
             other if crate::ops::POINTWISE.contains(&other) => self.pointwise()?,
             other => {
                 return Err(self.fail(format!(
-                    "device op '{other}' has no KTIR lowering yet (lowered: batchmatmul, reductions over the last axis and elementwise ops)"
+                    "device op '{other}' has no KTIR lowering yet (lowered: batchmatmul, reductions over the last axis, topk, movement and elementwise ops)"
                 )))
             }
         }
@@ -385,7 +447,15 @@ impl<'c> KernelEmitter<'c> {
             .kernel
             .args
             .iter()
-            .map(|t| format!("%{}: index", ident(t)))
+            .map(|t| {
+                let name = self
+                    .operands
+                    .iter()
+                    .find(|o| &o.tensor == t)
+                    .map(|o| o.ssa.clone())
+                    .unwrap_or_else(|| ident(t));
+                format!("%{name}: index")
+            })
             .collect();
         let mut out = String::new();
         let division = self
@@ -414,7 +484,7 @@ impl<'c> KernelEmitter<'c> {
             return self.local_view_and_tile(i);
         }
         let o = &self.operands[i];
-        let name = ident(&o.tensor);
+        let name = o.ssa.clone();
         let size = &o.layout.device_size;
         let mut strides = vec![1usize; size.len()];
         for j in (0..size.len().saturating_sub(1)).rev() {
@@ -460,7 +530,7 @@ impl<'c> KernelEmitter<'c> {
     /// offset, so the view is the tile itself in `ct_local` memory.
     fn local_view_and_tile(&mut self, i: usize) {
         let o = &self.operands[i];
-        let name = ident(&o.tensor);
+        let name = o.ssa.clone();
         let extent = o.extent.clone();
         let mut strides = vec![1usize; extent.len()];
         for j in (0..extent.len().saturating_sub(1)).rev() {
@@ -500,7 +570,7 @@ impl<'c> KernelEmitter<'c> {
 
     fn load(&mut self, i: usize) -> String {
         let o = &self.operands[i];
-        let name = ident(&o.tensor);
+        let name = o.ssa.clone();
         if self.operands[..i].iter().any(|p| p.tensor == o.tensor) {
             return format!("%{name}_data");
         }
@@ -563,12 +633,16 @@ impl<'c> KernelEmitter<'c> {
         let out_shape = out.extent.clone();
         let elem = out.elem;
         let ty = shape_str(&out_shape, elem);
+        // Ops whose operands and result may differ in element type.
+        let typed = TYPED_POINTWISE.contains(&self.op.op.as_str());
         let mut args = Vec::new();
+        let mut elems = Vec::new();
         for i in 0..self.op.inputs.len() {
-            if self.operands[i].elem != elem {
+            let in_elem = self.operands[i].elem;
+            if in_elem != elem && !typed {
                 return Err(self.fail(format!(
-                    "operand '{}' is {} but the result is {}; dtype conversion is not lowered to KTIR yet",
-                    self.operands[i].tensor, self.operands[i].elem, elem
+                    "operand '{}' is {in_elem} but the result is {elem}; '{}' keeps the element type",
+                    self.operands[i].tensor, self.op.op
                 )));
             }
             let v = self.load(i);
@@ -576,8 +650,11 @@ impl<'c> KernelEmitter<'c> {
                 self.operands[i].dims.clone(),
                 self.operands[i].extent.clone(),
             );
-            let (v, dims, shape) = self.drop_broadcast_dims(v, &dims, &shape, &out_dims, elem)?;
-            let (v, dims, shape) = self.reorder(v, &dims, &shape, &out_dims, elem)?;
+            let (v, dims, shape) =
+                self.drop_broadcast_dims(v, &dims, &shape, &out_dims, in_elem)?;
+            let (v, dims, shape) = self.reorder(v, &dims, &shape, &out_dims, in_elem)?;
+            let (v, shape) = self.match_lanes(v, &dims, shape, &out_dims, &out_shape, in_elem)?;
+            let full = shape_str(&out_shape, in_elem);
             let missing: Vec<usize> = (0..out_dims.len())
                 .filter(|j| !dims.contains(&out_dims[*j]))
                 .collect();
@@ -587,18 +664,23 @@ impl<'c> KernelEmitter<'c> {
                 let empty = self.fresh("empty");
                 let b = self.fresh("b");
                 let m: Vec<String> = missing.iter().map(|x| x.to_string()).collect();
-                self.line(&format!("{empty} = tensor.empty() : {ty}"));
+                self.line(&format!("{empty} = tensor.empty() : {full}"));
                 self.line(&format!(
-                    "{b} = linalg.broadcast ins({v} : {}) outs({empty} : {ty}) dimensions = [{}]",
-                    shape_str(&shape, elem),
+                    "{b} = linalg.broadcast ins({v} : {}) outs({empty} : {full}) dimensions = [{}]",
+                    shape_str(&shape, in_elem),
                     m.join(", ")
                 ));
                 b
             };
             args.push(v);
+            elems.push(in_elem);
         }
-        let result = self.elementwise(&self.op.op.clone(), &args, &ty)?;
-        let name = ident(&self.operands[out_index].tensor);
+        let result = if typed {
+            self.typed_pointwise(&args, &elems, &out_shape, elem)?
+        } else {
+            self.elementwise(&self.op.op.clone(), &args, &ty)?
+        };
+        let name = self.operands[out_index].ssa.clone();
         self.line(&format!(
             "ktdp.store {result}, %{name}_tile : {ty}, {}",
             tile_str(&out_shape)
@@ -795,11 +877,12 @@ impl<'c> KernelEmitter<'c> {
                 .collect();
             let units_only =
                 (0..out_dims.len()).all(|j| kept_out.contains(&j) || out_shape[j] == 1);
-            if !units_only || kept_out.is_empty() {
+            if !units_only || (kept_out.is_empty() && !shape.is_empty()) {
                 return Err(self.fail("cannot place the reduced rows in the result layout"));
             }
             let sizes: Vec<String> = out_shape.iter().map(|x| x.to_string()).collect();
             let e = self.fresh("rows");
+            // A reduction to a single element expands a rank-0 value (no groups).
             self.line(&format!(
                 "{e} = tensor.expand_shape {v} {} output_shape [{}] : {} into {}",
                 groups_text(&unit_groups(out_dims.len(), &kept_out)),
@@ -809,7 +892,7 @@ impl<'c> KernelEmitter<'c> {
             ));
             e
         };
-        let name = ident(&self.operands[1].tensor);
+        let name = self.operands[1].ssa.clone();
         self.line(&format!(
             "ktdp.store {v}, %{name}_tile : {}, {}",
             shape_str(&out_shape, out_elem),
@@ -844,7 +927,10 @@ impl<'c> KernelEmitter<'c> {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        self.line(&format!("{zero} = arith.constant 0.0 : {elem}"));
+        self.line(&format!(
+            "{zero} = arith.constant {} : {elem}",
+            zero_literal(elem)
+        ));
         self.line(&format!("{e} = tensor.empty() : {ty}"));
         self.line(&format!(
             "{z} = linalg.fill ins({zero} : {elem}) outs({e} : {ty}) -> {ty}"
@@ -936,6 +1022,22 @@ impl<'c> KernelEmitter<'c> {
                 let s = self.bin("arith.addf", &one, &e, ty);
                 self.un("math.log", &s, ty)
             }
+            "gelu" if self.op.attrs.get("approximate").is_some_and(|a| a == &[1]) => {
+                // 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3)))
+                let x2 = self.bin("arith.mulf", &x, &x, ty);
+                let x3 = self.bin("arith.mulf", &x2, &x, ty);
+                let c = self.constant(0.044715, ty);
+                let cx3 = self.bin("arith.mulf", &x3, &c, ty);
+                let inner = self.bin("arith.addf", &x, &cx3, ty);
+                let k = self.constant((2.0 / std::f64::consts::PI).sqrt(), ty);
+                let scaled = self.bin("arith.mulf", &inner, &k, ty);
+                let t = self.un("math.tanh", &scaled, ty);
+                let one = self.constant(1.0, ty);
+                let s = self.bin("arith.addf", &one, &t, ty);
+                let half = self.constant(0.5, ty);
+                let h = self.bin("arith.mulf", &x, &half, ty);
+                self.bin("arith.mulf", &h, &s, ty)
+            }
             "gelu" => {
                 // 0.5 * x * (1 + erf(x / sqrt(2)))
                 let r = self.constant(std::f64::consts::FRAC_1_SQRT_2, ty);
@@ -1011,8 +1113,11 @@ impl<'c> KernelEmitter<'c> {
                 self.operands[i].dims.clone(),
                 self.operands[i].extent.clone(),
             );
+            // A dim of extent 1 (M or K of 1) takes no part in a layout: it is added back
+            // below like a missing batch dim.
+            let unit = |x: &DimRef| x.iter.is_some_and(|d| it[d].extent == 1);
             if dims.iter().any(|x| !order.contains(x))
-                || !order[nbt..].iter().all(|x| dims.contains(x))
+                || !order[nbt..].iter().all(|x| dims.contains(x) || unit(x))
             {
                 return Err(self.fail(format!(
                     "operand '{}' has a layout the matmul lowering does not handle (device dims {:?})",
@@ -1022,7 +1127,8 @@ impl<'c> KernelEmitter<'c> {
             let v = self.load(i);
             let (mut v, dims, mut shape) =
                 self.reorder(v, &dims, &shape, order.as_slice(), elem)?;
-            // Batch dims the operand lacks (heads sharing one key/value head) are broadcast.
+            // Batch dims the operand lacks (heads sharing one key/value head) are broadcast,
+            // and unit M or K dims put back.
             if dims.len() < order.len() {
                 let full: Vec<usize> = order
                     .iter()
@@ -1075,6 +1181,14 @@ impl<'c> KernelEmitter<'c> {
                 shape_str(&shape, elem),
                 shape_str(&flat, elem)
             ));
+            // The host writes inputs and initializers with zero padding; computed tensors
+            // may hold anything there.
+            let computed = self.c.role_of(&self.operands[i].tensor) == "intermediate";
+            let r = if i == 0 && computed {
+                self.zero_k_padding(r, &flat, elem, it[k].extent, k_split)
+            } else {
+                r
+            };
             loaded.push((r, flat, elem));
         }
         let (a, a_shape, a_elem) = loaded[0].clone();
@@ -1133,7 +1247,7 @@ impl<'c> KernelEmitter<'c> {
         let c_ty = shape_str(&c_shape, c_elem);
         // Back to C's device order.
         let c_dims = self.operands[2].dims.clone();
-        if c_dims.iter().any(|x| !c_order.contains(x)) || c_dims.len() != c_order.len() {
+        if c_dims.iter().any(|x| !c_order.contains(x)) {
             return Err(self.fail("the output has a layout the matmul lowering does not handle"));
         }
         let eps = self.eps.max(1);
@@ -1147,7 +1261,14 @@ impl<'c> KernelEmitter<'c> {
             groups.push(format!("[{}]", items.join(", ")));
         }
         let rows = c_shape[c_shape.len() - 2];
-        expanded.extend([rows, c_shape[last] / eps, eps]);
+        // C's lanes per stick: one when N is 1 (the sparse layout), else a whole stick.
+        let lanes = c_dims
+            .iter()
+            .position(|x| x.kind == Kind::Lane)
+            .map(|j| self.operands[2].extent[j])
+            .unwrap_or(eps)
+            .max(1);
+        expanded.extend([rows, c_shape[last] / lanes, lanes]);
         groups.push(format!("[{nbt}]"));
         groups.push(format!("[{}, {}]", nbt + 1, nbt + 2));
         let sizes: Vec<String> = expanded.iter().map(|x| x.to_string()).collect();
@@ -1158,8 +1279,11 @@ impl<'c> KernelEmitter<'c> {
             sizes.join(", "),
             shape_str(&expanded, c_elem)
         ));
-        let (v, _, shape) = self.reorder(e, &c_order, &expanded, &c_dims, c_elem)?;
-        let name = ident(&self.operands[2].tensor);
+        // An M of 1 takes no part in C's layout.
+        let (e, e_dims, e_shape) =
+            self.drop_broadcast_dims(e, &c_order, &expanded, &c_dims, c_elem)?;
+        let (v, _, shape) = self.reorder(e, &e_dims, &e_shape, &c_dims, c_elem)?;
+        let name = self.operands[2].ssa.clone();
         let store = format!(
             "ktdp.store {v}, %{name}_tile : {}, {}",
             shape_str(&shape, c_elem),
@@ -1171,6 +1295,64 @@ impl<'c> KernelEmitter<'c> {
             self.line("}");
         }
         Ok(())
+    }
+
+    /// A's rows (`[.., M, K tile]`) with the lanes past the real K zeroed. Those lanes
+    /// meet B's zero-padded K rows, but a computed A may hold anything there (pointwise
+    /// kernels compute on the padding too: 1/0 is infinite, and infinity times zero is NaN). Only the last K slice has such lanes; with
+    /// a K split, the core holding it is known from its position in its group.
+    fn zero_k_padding(
+        &mut self,
+        a: String,
+        shape: &[usize],
+        elem: &str,
+        k: usize,
+        k_split: usize,
+    ) -> String {
+        let n = shape.len();
+        let tile = shape[n - 1];
+        let real = k.saturating_sub((k_split.max(1) - 1) * tile);
+        if real == 0 || real >= tile {
+            return a;
+        }
+        let mut pad = shape.to_vec();
+        pad[n - 1] = tile - real;
+        let mut offsets = vec!["0".to_string(); n];
+        offsets[n - 1] = real.to_string();
+        let sizes: Vec<String> = pad.iter().map(|x| x.to_string()).collect();
+        let (z, cleared) = (self.fresh("zeros"), self.fresh("cleared"));
+        self.line(&format!(
+            "{z} = arith.constant dense<{}> : {}",
+            zero_literal(elem),
+            shape_str(&pad, elem)
+        ));
+        self.line(&format!(
+            "{cleared} = tensor.insert_slice {z} into {a}[{}] [{}] [{}] : {} into {}",
+            offsets.join(", "),
+            sizes.join(", "),
+            vec!["1"; n].join(", "),
+            shape_str(&pad, elem),
+            shape_str(shape, elem)
+        ));
+        if k_split <= 1 {
+            return cleared;
+        }
+        let (kc, pos, last, chosen) = (
+            self.fresh("kc"),
+            self.fresh("kpos"),
+            self.fresh("klast"),
+            self.fresh("a_rows"),
+        );
+        self.line(&format!("{kc} = arith.constant {k_split} : index"));
+        self.line(&format!("{pos} = arith.remsi %id, {kc} : index"));
+        let end = self.fresh("kend");
+        self.line(&format!("{end} = arith.constant {} : index", k_split - 1));
+        self.line(&format!("{last} = arith.cmpi eq, {pos}, {end} : index"));
+        self.line(&format!(
+            "{chosen} = arith.select {last}, {cleared}, {a} : {}",
+            shape_str(shape, elem)
+        ));
+        chosen
     }
 
     /// Per-core extent of batch iteration dim `b`.
@@ -1258,4 +1440,67 @@ fn groups_text(groups: &[Vec<usize>]) -> String {
         })
         .collect();
     format!("[{}]", items.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::passes::tests::graph_of;
+    use crate::{compile, Options, Target};
+
+    /// The verified KTIR of a one-output graph.
+    fn verified(inputs: &str, inits: &str, nodes: &str) -> String {
+        let g = graph_of(inputs, inits, nodes, r#""y""#);
+        let c =
+            compile(&g, &Target::spyre32(), &Options::default()).unwrap_or_else(|e| panic!("{e}"));
+        let text = c.ktir.expect("ktir");
+        if let Err(d) = ktir::check(&text) {
+            panic!("{}\n{text}", ktir::render_diagnostics("ktir", &d));
+        }
+        text
+    }
+
+    #[test]
+    fn matmuls_with_a_dim_of_one_lower() {
+        // M = 1: A and C have no row dim in their layouts.
+        let text = verified(
+            r#"{"name": "a", "dtype": "f16", "shape": [1, 64]}"#,
+            r#"{"name": "b", "dtype": "f16", "shape": [64, 100], "init": "ones"}"#,
+            r#"{"name": "mm", "op": "MatMul", "inputs": ["a", "b"], "outputs": ["y"]}"#,
+        );
+        // (N split over two cores: 64 columns each.)
+        assert!(
+            text.contains("ins(%rows3, %rows6 : tensor<1x64xf16>, tensor<64x64xf16>)"),
+            "{text}"
+        );
+        // N = 1: C is one element per stick.
+        let text = verified(
+            r#"{"name": "a", "dtype": "f32", "shape": [3, 50]}"#,
+            r#"{"name": "b", "dtype": "f32", "shape": [50, 1], "init": "ones"}"#,
+            r#"{"name": "mm", "op": "MatMul", "inputs": ["a", "b"], "outputs": ["y"]}"#,
+        );
+        assert!(
+            text.contains("output_shape [3, 1, 1] : tensor<3x1xf32> into tensor<3x1x1xf32>"),
+            "{text}"
+        );
+        // K = 1: B has no K dim in its layout.
+        let text = verified(
+            r#"{"name": "a", "dtype": "f16", "shape": [4, 1]}"#,
+            r#"{"name": "b", "dtype": "f16", "shape": [1, 70], "init": "ones"}"#,
+            r#"{"name": "mm", "op": "MatMul", "inputs": ["a", "b"], "outputs": ["y"]}"#,
+        );
+        assert!(text.contains("linalg.matmul"), "{text}");
+    }
+
+    #[test]
+    fn a_reduction_to_one_element_lowers() {
+        let text = verified(
+            r#"{"name": "x", "dtype": "f16", "shape": [100]}"#,
+            "",
+            r#"{"name": "s", "op": "ReduceSum", "inputs": ["x"], "outputs": ["y"], "attrs": {"axes": [-1]}}"#,
+        );
+        assert!(
+            text.contains("tensor.expand_shape %narrow") && text.contains("[] output_shape [1, 1]"),
+            "{text}"
+        );
+    }
 }

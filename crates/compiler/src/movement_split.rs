@@ -276,7 +276,9 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(
-            e.contains("hint splits dim 'd1' of a transpose op, which stays whole: it is the stick dim of 'x0'"),
+            e.contains(
+                "hint splits dim 'd1' by 2, but it must stay whole: it is the stick dim of 'x0'"
+            ),
             "{e}"
         );
     }

@@ -5,16 +5,32 @@
 //! | MatMul (rank >= 2, batch dims broadcast) | batchmatmul |
 //! | Gemm (alpha = beta = 1, no transposes) | batchmatmul, add (when C is given) |
 //! | Add, Sub, Mul, Div, Max, Min (2+ inputs chain) | add, sub, mul, realdiv, maximum, minimum |
-//! | Neg, Abs, Exp, Log, Sqrt, Reciprocal, Tanh, Sigmoid, Relu, Gelu, Silu, Softplus, Floor | same name, lowercase |
-//! | Cast | to_dtype |
+//! | Neg, Abs, Exp, Log, Sqrt, Reciprocal, Tanh, Sigmoid, Relu, Gelu, Silu, Softplus, Floor | same name, lowercase (Gelu's `approximate = "tanh"` as the attribute `approximate = [1]`) |
+//! | Cast (any dtype to any) | to_dtype |
+//! | Equal, Greater, Less | equal, greater, lesser (bool result) |
+//! | Where | where |
+//! | Trilu (when not folded as a constant) | where (with a constant bool mask and a zero) |
 //! | Softmax (last axis) | max, sub, exp, sum, realdiv |
-//! | ReduceSum, ReduceMean, ReduceMax (axes = [-1], keepdims = 1) | sum, mean, max |
+//! | ReduceSum, ReduceMean, ReduceMax (last axis, keepdims) | sum, mean, max |
+//! | ReduceSum, ReduceMean, ReduceMax (other axes, keepdims 0 or 1) | transpose (reduced axes last), reshape (merge them), sum / mean / max, reshape |
 //! | SimplifiedLayerNormalization / RMSNormalization (last axis) | mul, mean, add (eps), rsqrt, mul, mul (weight) |
 //! | Attention (4-D, GQA, causal) | GQA heads repeated (reshape, expand), K transposed, then plain: batchmatmul, mul (scale), add (mask), softmax, batchmatmul; or, with `Options::attention_key_block`, an online-softmax loop over key blocks (see `attention`) |
+//! | Split | one slice per output |
+//! | CumSum | batchmatmul with a constant triangular ones matrix (reshapes around it for an inner axis) |
+//! | Conv, 1-D depthwise (group = C = M) | concat (zero padding), per tap: slice, mul by the tap's weight column; add chain; add (bias) |
+//! | Conv, 1-D, other groups | concat (zero padding), per group and tap: slice, batchmatmul by the tap's weights; add chain; concat (groups); add (bias) |
+//! | TopK | topk (transposes around it when the axis is not the last) |
 //!
 //! Reductions (max, sum, mean) reduce the last axis and keep it with size 1; their iteration
-//! space is the input's, with the last dim marked as a reduction. Constants a decomposition
-//! needs (the norm's epsilon) become new initializers of the compilation's graph.
+//! space is the input's, with the last dim marked as a reduction. `topk` is a row op: the
+//! same iteration space, its outputs holding `k` elements per row. Constants a
+//! decomposition needs (the norm's epsilon, triangular matrices, masks, zero padding) become
+//! new initializers of the compilation's graph.
+//!
+//! Element types: movement ops move any dtype; `to_dtype` converts between any two;
+//! comparisons take any dtype and give bool; `where` takes a bool condition; `topk` takes
+//! floats and gives float values and integer indices; every other device op computes on
+//! float types. (On the device an i64 tensor is held as i32: see [`crate::layout`].)
 
 use crate::{Compilation, CompileError, Options};
 use graph::{AttrValue, DType, Node, TensorType};
@@ -73,6 +89,10 @@ pub const POINTWISE: &[&str] = &[
     "maximum",
     "minimum",
     "to_dtype",
+    "equal",
+    "greater",
+    "lesser",
+    "where",
 ];
 
 /// Device ops that move data between layouts: each lowers to a kernel that reads boxes of
@@ -91,6 +111,11 @@ pub const MOVEMENT: &[&str] = &[
 /// Device reductions over the last axis (kept with size 1).
 pub const REDUCTIONS: &[&str] = &["max", "sum", "mean", "min"];
 
+/// Device ops that read whole rows (the last axis) and write a few elements per row:
+/// `topk` (values and indices of the `k` largest or smallest). Rows are split over cores;
+/// the row itself never is.
+pub const ROW_OPS: &[&str] = &["topk"];
+
 /// Graph ops `decompose` accepts.
 pub const SUPPORTED_GRAPH_OPS: &[&str] = &[
     "Abs",
@@ -98,6 +123,9 @@ pub const SUPPORTED_GRAPH_OPS: &[&str] = &[
     "Attention",
     "Cast",
     "Concat",
+    "Conv",
+    "CumSum",
+    "Equal",
     "Expand",
     "Flatten",
     "Reshape",
@@ -111,7 +139,9 @@ pub const SUPPORTED_GRAPH_OPS: &[&str] = &[
     "Gather",
     "Gelu",
     "Gemm",
+    "Greater",
     "LayerNormalization",
+    "Less",
     "Log",
     "MatMul",
     "Max",
@@ -129,9 +159,13 @@ pub const SUPPORTED_GRAPH_OPS: &[&str] = &[
     "SimplifiedLayerNormalization",
     "Softmax",
     "Softplus",
+    "Split",
     "Sqrt",
     "Sub",
     "Tanh",
+    "TopK",
+    "Trilu",
+    "Where",
 ];
 
 fn unary_device_op(op: &str) -> Option<&'static str> {
@@ -206,7 +240,15 @@ pub fn access_map(op: &DeviceOp, operand: usize, shape: &[usize]) -> Vec<Option<
             })
             .collect();
     }
-    (0..r).map(|i| aligned(i, 0, it.len())).collect()
+    let mut map: Vec<Option<usize>> = (0..r).map(|i| aligned(i, 0, it.len())).collect();
+    if ROW_OPS.contains(&op.op.as_str()) && operand >= op.inputs.len() {
+        // A row op's outputs hold k elements per row, not the row's extent: no iteration
+        // dim indexes their last dim, and every core writes its rows whole.
+        if let Some(last) = map.last_mut() {
+            *last = None;
+        }
+    }
+    map
 }
 
 fn pointwise_iteration(shape: &[usize]) -> Vec<IterDim> {
@@ -507,6 +549,20 @@ impl Builder<'_> {
             let (x, y) = (self.input(0)?, self.output()?);
             let it = pointwise_iteration(&self.ty(&y)?.shape);
             self.push(None, dop, vec![x], y, it);
+            // Gelu's tanh approximation travels as `approximate = [1]`.
+            let approximate = match self.node.attrs.get("approximate") {
+                None => false,
+                Some(AttrValue::String(s)) if s == "none" => false,
+                Some(AttrValue::String(s)) if s == "tanh" => true,
+                Some(other) => {
+                    return Err(self.err(format!(
+                        "{op}: approximate must be \"none\" or \"tanh\", not {other:?}"
+                    )))
+                }
+            };
+            if let (true, Some(last)) = (approximate && dop == "gelu", self.ops.last_mut()) {
+                last.attrs.insert("approximate".into(), vec![1]);
+            }
             return Ok(());
         }
         if let Some(dop) = binary_device_op(&op) {
@@ -742,30 +798,34 @@ impl Builder<'_> {
                 self.push(Some("realdiv"), "realdiv", vec![e, z], y, full);
                 Ok(())
             }
-            "ReduceSum" | "ReduceMean" | "ReduceMax" => {
-                let (x, y) = (self.input(0)?, self.output()?);
-                let xt = self.ty(&x)?;
-                let r = xt.shape.len() as i64;
-                let axes = match self.node.attrs.get("axes") {
-                    Some(AttrValue::Ints(v)) => v.clone(),
-                    Some(AttrValue::Int(v)) => vec![*v],
-                    _ => vec![],
-                };
-                let last_only = axes.len() == 1 && (axes[0] == r - 1 || axes[0] == -1);
-                if !last_only || self.int_attr("keepdims", 1)? != 1 || r == 0 {
-                    return Err(self.err(format!(
-                        "{op} with axes {axes:?} and keepdims={} is not supported; only axes=[-1] with keepdims=1",
-                        self.int_attr("keepdims", 1)?
-                    )));
-                }
+            "ReduceSum" | "ReduceMean" | "ReduceMax" => self.reduce(),
+            "Split" => self.split(),
+            "Equal" | "Greater" | "Less" => {
+                let (a, b, y) = (self.input(0)?, self.input(1)?, self.output()?);
                 let dop = match op.as_str() {
-                    "ReduceSum" => "sum",
-                    "ReduceMean" => "mean",
-                    _ => "max",
+                    "Equal" => "equal",
+                    "Greater" => "greater",
+                    _ => "lesser",
                 };
-                self.push(None, dop, vec![x], y, reduction_iteration(&xt.shape));
+                let it = pointwise_iteration(&self.ty(&y)?.shape);
+                self.push(None, dop, vec![a, b], y, it);
                 Ok(())
             }
+            "Where" => {
+                let (cond, a, b, y) = (
+                    self.input(0)?,
+                    self.input(1)?,
+                    self.input(2)?,
+                    self.output()?,
+                );
+                let it = pointwise_iteration(&self.ty(&y)?.shape);
+                self.push(None, "where", vec![cond, a, b], y, it);
+                Ok(())
+            }
+            "Trilu" => self.trilu(),
+            "CumSum" => self.cumsum(),
+            "Conv" => self.conv(),
+            "TopK" => self.topk(),
             "LayerNormalization" => {
                 // mean, subtract, mean of squares, add eps, rsqrt, normalise, scale, shift.
                 // (The device's fused layernormscale/layernormnorm ops are not used: the
@@ -867,6 +927,670 @@ impl Builder<'_> {
     }
 }
 
+/// Largest constant table (elements) a decomposition creates: triangular matrices and masks
+/// grow with the square of an axis, and a table this size is already 2 MB in fp16.
+const TABLE_LIMIT: usize = 1 << 20;
+
+/// Decompositions of the ops that need several device ops or constant tables.
+impl Builder<'_> {
+    /// Every output of the node; all must be named.
+    fn outputs(&self) -> Result<Vec<String>, CompileError> {
+        if self.node.outputs.iter().any(|o| o.is_empty()) {
+            return Err(self.err(format!(
+                "{} has an unnamed output; every output must be named",
+                self.node.op
+            )));
+        }
+        Ok(self.node.outputs.clone())
+    }
+
+    fn ints_attr(&self, name: &str) -> Result<Option<Vec<i64>>, CompileError> {
+        match self.node.attrs.get(name) {
+            None => Ok(None),
+            Some(AttrValue::Ints(v)) => Ok(Some(v.clone())),
+            Some(AttrValue::Int(v)) => Ok(Some(vec![*v])),
+            Some(v) => Err(self.err(format!(
+                "attribute '{name}' must be a list of integers, got {}",
+                v.kind_name()
+            ))),
+        }
+    }
+
+    /// Axis `a` of a rank-`rank` tensor, counted from the front.
+    fn axis(&self, a: i64, rank: usize) -> Result<usize, CompileError> {
+        let n = if a < 0 { a + rank as i64 } else { a };
+        if n < 0 || n >= rank as i64 {
+            return Err(self.err(format!("axis {a} is out of range for a rank-{rank} tensor")));
+        }
+        Ok(n as usize)
+    }
+
+    /// Checks that a constant table of `rows` x `cols` elements is small enough to make.
+    fn table(&self, what: &str, rows: usize, cols: usize) -> Result<usize, CompileError> {
+        match rows.checked_mul(cols) {
+            Some(n) if n <= TABLE_LIMIT => Ok(n),
+            _ => Err(self.err(format!(
+                "{} needs a {rows} x {cols} constant {what}, more than the {TABLE_LIMIT} elements this compiler makes",
+                self.node.op
+            ))),
+        }
+    }
+
+    /// A new constant initializer of this node.
+    fn constant(&mut self, step: &str, ty: TensorType, init: graph::InitSpec) -> String {
+        let name = self.temp(step, ty.clone());
+        self.c.graph.initializers.push(graph::Initializer {
+            name: name.clone(),
+            ty,
+            init,
+        });
+        name
+    }
+
+    /// One device op of a decomposition with several outputs or inputs and its attributes
+    /// (named by the node when `step` is `None`).
+    fn push_op(
+        &mut self,
+        step: Option<&str>,
+        op: &str,
+        inputs: Vec<String>,
+        outputs: Vec<String>,
+        iteration: Vec<IterDim>,
+        attrs: &[(&str, Vec<i64>)],
+    ) {
+        let name = match step {
+            Some(s) => format!("{}/{s}", self.node.name),
+            None => self.node.name.clone(),
+        };
+        self.ops.push(DeviceOp {
+            name,
+            op: op.to_string(),
+            inputs,
+            outputs,
+            iteration,
+            attrs: attrs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
+        });
+    }
+
+    /// The result of `op` on `ty`: the graph tensor `out` when given, else a new `node/step`.
+    fn target(&mut self, step: &str, ty: TensorType, out: Option<String>) -> String {
+        match out {
+            Some(o) => o,
+            None => self.temp(step, ty),
+        }
+    }
+
+    /// `x` as a tensor of `shape`: a reshape step, or `x` itself when it already has that
+    /// shape and no particular result is asked for.
+    fn reshaped(
+        &mut self,
+        step: &str,
+        x: String,
+        shape: Vec<usize>,
+        out: Option<String>,
+    ) -> Result<String, CompileError> {
+        let xt = self.ty(&x)?;
+        if xt.shape == shape && out.is_none() {
+            return Ok(x);
+        }
+        let y = self.target(
+            step,
+            TensorType {
+                dtype: xt.dtype,
+                shape,
+            },
+            out,
+        );
+        self.push_movement(step, "reshape", x, y.clone(), &[])?;
+        Ok(y)
+    }
+
+    /// `x` with its dims permuted (output dim `i` is input dim `perm[i]`).
+    fn transposed(
+        &mut self,
+        step: &str,
+        x: String,
+        perm: &[usize],
+        out: Option<String>,
+    ) -> Result<String, CompileError> {
+        let xt = self.ty(&x)?;
+        if out.is_none() && perm.iter().enumerate().all(|(i, &p)| i == p) {
+            return Ok(x);
+        }
+        let shape = perm.iter().map(|&p| xt.shape[p]).collect();
+        let y = self.target(
+            step,
+            TensorType {
+                dtype: xt.dtype,
+                shape,
+            },
+            out,
+        );
+        let perm: Vec<i64> = perm.iter().map(|&p| p as i64).collect();
+        self.push_movement(step, "transpose", x, y.clone(), &[("perm", perm)])?;
+        Ok(y)
+    }
+
+    /// `len` elements of axis `axis` of `x`, every `stride`-th from `start` (`x` itself when
+    /// that is all of it and no particular result is asked for).
+    #[allow(clippy::too_many_arguments)]
+    fn sliced(
+        &mut self,
+        step: &str,
+        x: String,
+        axis: usize,
+        start: usize,
+        len: usize,
+        stride: usize,
+        out: Option<String>,
+    ) -> Result<String, CompileError> {
+        let xt = self.ty(&x)?;
+        if out.is_none() && start == 0 && stride == 1 && xt.shape.get(axis) == Some(&len) {
+            return Ok(x);
+        }
+        let mut shape = xt.shape.clone();
+        if let Some(d) = shape.get_mut(axis) {
+            *d = len;
+        }
+        let y = self.target(
+            step,
+            TensorType {
+                dtype: xt.dtype,
+                shape,
+            },
+            out,
+        );
+        let end = start + len.saturating_sub(1) * stride + 1;
+        self.push_movement(
+            step,
+            "slice",
+            x,
+            y.clone(),
+            &[
+                ("starts", vec![start as i64]),
+                ("ends", vec![end as i64]),
+                ("axes", vec![axis as i64]),
+                ("steps", vec![stride as i64]),
+            ],
+        )?;
+        Ok(y)
+    }
+
+    /// Makes the op that produced the temporary `from` write `to` instead (the last step of
+    /// a chain whose length is known only once it is built).
+    fn retarget(&mut self, from: &str, to: &str) -> Result<(), CompileError> {
+        let op = self
+            .ops
+            .iter_mut()
+            .rev()
+            .find(|o| o.outputs.iter().any(|t| t == from))
+            .ok_or_else(|| {
+                CompileError::at(&self.node.name, format!("no step produces '{from}'"))
+            })?;
+        for t in op.outputs.iter_mut().filter(|t| *t == from) {
+            *t = to.to_string();
+        }
+        self.c.types.remove(from);
+        Ok(())
+    }
+
+    /// Split: one slice per output along the axis.
+    fn split(&mut self) -> Result<(), CompileError> {
+        let x = self.input(0)?;
+        let xt = self.ty(&x)?;
+        let axis = self.axis(self.int_attr("axis", 0)?, xt.shape.len())?;
+        let mut offset = 0;
+        for (i, y) in self.outputs()?.into_iter().enumerate() {
+            let len = self.ty(&y)?.shape.get(axis).copied().unwrap_or(0);
+            if len == 0 {
+                return Err(self.err(format!(
+                    "Split output '{y}' is empty along axis {axis}; empty tensors are not supported"
+                )));
+            }
+            self.sliced(
+                &format!("slice_{i}"),
+                x.clone(),
+                axis,
+                offset,
+                len,
+                1,
+                Some(y),
+            )?;
+            offset += len;
+        }
+        Ok(())
+    }
+
+    /// Trilu on data (a constant Trilu folds away in canonicalize): a `where` keeping the
+    /// triangle through a constant bool mask, zero elsewhere (a select, so an infinity
+    /// outside the triangle still gives zero).
+    fn trilu(&mut self) -> Result<(), CompileError> {
+        let (x, y) = (self.input(0)?, self.output()?);
+        let xt = self.ty(&x)?;
+        let r = xt.shape.len();
+        if r < 2 {
+            return Err(self.err(format!("Trilu needs a rank >= 2 tensor, got rank {r}")));
+        }
+        let (rows, cols) = (xt.shape[r - 2], xt.shape[r - 1]);
+        let n = self.table("mask", rows, cols)?;
+        let upper = self.int_attr("upper", 1)? != 0;
+        let k = self.int_attr("k", 0)?;
+        let mask: Vec<f32> = (0..n)
+            .map(|f| {
+                let (i, j) = ((f / cols) as i64, (f % cols) as i64);
+                let keep = if upper { j - i >= k } else { j - i <= k };
+                f32::from(u8::from(keep))
+            })
+            .collect();
+        let m = self.constant(
+            "mask",
+            TensorType {
+                dtype: DType::Bool,
+                shape: vec![rows, cols],
+            },
+            graph::InitSpec::Data(mask),
+        );
+        let zero = self.constant(
+            "zero",
+            TensorType {
+                dtype: xt.dtype,
+                shape: vec![],
+            },
+            graph::InitSpec::Zeros,
+        );
+        let it = pointwise_iteration(&xt.shape);
+        self.push(Some("select"), "where", vec![m, x, zero], y, it);
+        Ok(())
+    }
+
+    /// CumSum as a matmul with a triangular matrix of ones (a scan is a product with a
+    /// triangle, which the PE array does at full rate): `x T` along the last axis,
+    /// `L x` along an inner one with the dims before it as a batch and those after it as
+    /// columns.
+    fn cumsum(&mut self) -> Result<(), CompileError> {
+        let (x, y) = (self.input(0)?, self.output()?);
+        let xt = self.ty(&x)?;
+        let r = xt.shape.len();
+        let axis = self.axis(self.int_attr("axis", 0)?, r)?;
+        let n = xt.shape[axis];
+        let size = self.table("triangular matrix", n, n)?;
+        let exclusive = self.int_attr("exclusive", 0)? != 0;
+        let reverse = self.int_attr("reverse", 0)? != 0;
+        // Whether x[j] counts towards y[i].
+        let counts = |j: usize, i: usize| match (reverse, exclusive) {
+            (false, false) => j <= i,
+            (false, true) => j < i,
+            (true, false) => j >= i,
+            (true, true) => j > i,
+        };
+        let dt = xt.dtype;
+        let t = |shape: Vec<usize>| TensorType { dtype: dt, shape };
+        // The result as the matmul computes it; reshaped into y when that differs.
+        let (lhs_first, shape) = if axis == r - 1 {
+            let rows: usize = xt.shape[..axis].iter().product();
+            (false, vec![rows, n])
+        } else {
+            let outer: usize = xt.shape[..axis].iter().product();
+            let inner: usize = xt.shape[axis + 1..].iter().product();
+            let shape = if outer == 1 {
+                vec![n, inner]
+            } else {
+                vec![outer, n, inner]
+            };
+            (true, shape)
+        };
+        // Keep x's own shape when it already suits the matmul (no reshape round trip).
+        let shape = if r >= 2 && (axis == r - 1 || (axis == r - 2 && lhs_first)) {
+            xt.shape.clone()
+        } else {
+            shape
+        };
+        // T[j][i] (x T) or L[i][j] (L x), row-major.
+        let table: Vec<f32> = (0..size)
+            .map(|f| {
+                let (a, b) = (f / n, f % n);
+                let c = if lhs_first {
+                    counts(b, a)
+                } else {
+                    counts(a, b)
+                };
+                f32::from(u8::from(c))
+            })
+            .collect();
+        let tri = self.constant("triangle", t(vec![n, n]), graph::InitSpec::Data(table));
+        let operand = self.reshaped("columns", x, shape.clone(), None)?;
+        let direct = shape == xt.shape;
+        let out = if direct {
+            y.clone()
+        } else {
+            self.temp("scan", t(shape))
+        };
+        if lhs_first {
+            self.matmul(tri, operand, out.clone(), Some("scan"))?;
+        } else {
+            self.matmul(operand, tri, out.clone(), Some("scan"))?;
+        }
+        if !direct {
+            self.reshaped("result", out, xt.shape.clone(), Some(y))?;
+        }
+        Ok(())
+    }
+
+    /// ReduceSum / ReduceMean / ReduceMax over any axes: the reduced axes moved last and
+    /// merged into one, reduced there, and the result shaped as the node asks.
+    fn reduce(&mut self) -> Result<(), CompileError> {
+        let op = self.node.op.clone();
+        let (x, y) = (self.input(0)?, self.output()?);
+        let (xt, yt) = (self.ty(&x)?, self.ty(&y)?);
+        let r = xt.shape.len();
+        let dop = match op.as_str() {
+            "ReduceSum" => "sum",
+            "ReduceMean" => "mean",
+            _ => "max",
+        };
+        if r == 0 {
+            return Err(self.err(format!(
+                "{op} of a rank-0 tensor is not supported (there is nothing to reduce)"
+            )));
+        }
+        let mut axes = match self.ints_attr("axes")? {
+            Some(v) if !v.is_empty() => v
+                .iter()
+                .map(|&a| self.axis(a, r))
+                .collect::<Result<Vec<_>, _>>()?,
+            _ => (0..r).collect(),
+        };
+        axes.sort_unstable();
+        axes.dedup();
+        let keep = self.int_attr("keepdims", 1)? != 0;
+        if axes == [r - 1] && keep {
+            self.push(None, dop, vec![x], y, reduction_iteration(&xt.shape));
+            return Ok(());
+        }
+        let kept: Vec<usize> = (0..r).filter(|a| !axes.contains(a)).collect();
+        let perm: Vec<usize> = kept.iter().chain(&axes).copied().collect();
+        let moved = self.transposed("reduced_last", x, &perm, None)?;
+        let mut rows: Vec<usize> = kept.iter().map(|&a| xt.shape[a]).collect();
+        rows.push(axes.iter().map(|&a| xt.shape[a]).product());
+        let merged = self.reshaped("merged", moved, rows.clone(), None)?;
+        let mut reduced_shape = rows.clone();
+        if let Some(l) = reduced_shape.last_mut() {
+            *l = 1;
+        }
+        let direct = reduced_shape == yt.shape;
+        let reduced = if direct {
+            y.clone()
+        } else {
+            self.temp(
+                dop,
+                TensorType {
+                    dtype: xt.dtype,
+                    shape: reduced_shape,
+                },
+            )
+        };
+        self.push(
+            Some(dop),
+            dop,
+            vec![merged],
+            reduced.clone(),
+            reduction_iteration(&rows),
+        );
+        if !direct {
+            self.reshaped("result", reduced, yt.shape.clone(), Some(y))?;
+        }
+        Ok(())
+    }
+
+    /// TopK: the `topk` row op along the last axis; another axis is first moved last, and
+    /// both results moved back. Results come sorted (as `sorted = 1` asks; `sorted = 0`
+    /// leaves the order free).
+    fn topk(&mut self) -> Result<(), CompileError> {
+        let x = self.input(0)?;
+        let outs = self.outputs()?;
+        let [values, indices] = outs.as_slice() else {
+            return Err(self.err("TopK has two outputs, values and indices"));
+        };
+        let xt = self.ty(&x)?;
+        let r = xt.shape.len();
+        let axis = self.axis(self.int_attr("axis", -1)?, r)?;
+        let k = self.int_attr("k", 0)?;
+        if k < 1 {
+            return Err(self.err(format!(
+                "TopK with k = {k} gives empty results, which are not supported"
+            )));
+        }
+        let largest = i64::from(self.int_attr("largest", 1)? != 0);
+        let attrs = [("k", vec![k]), ("largest", vec![largest])];
+        let it = reduction_iteration(&xt.shape);
+        if axis == r - 1 {
+            self.push_op(
+                None,
+                "topk",
+                vec![x],
+                vec![values.clone(), indices.clone()],
+                it,
+                &attrs,
+            );
+            return Ok(());
+        }
+        let perm: Vec<usize> = (0..r).filter(|&a| a != axis).chain([axis]).collect();
+        let inverse: Vec<usize> = (0..r)
+            .map(|a| perm.iter().position(|&p| p == a).unwrap_or(a))
+            .collect();
+        let moved = self.transposed("axis_last", x, &perm, None)?;
+        let mut shape: Vec<usize> = perm.iter().map(|&p| xt.shape[p]).collect();
+        shape[r - 1] = k as usize;
+        let (vt, idt) = (self.ty(values)?.dtype, self.ty(indices)?.dtype);
+        let v = self.temp(
+            "values",
+            TensorType {
+                dtype: vt,
+                shape: shape.clone(),
+            },
+        );
+        let i = self.temp("indices", TensorType { dtype: idt, shape });
+        let rows = self.ty(&moved)?.shape;
+        self.push_op(
+            Some("topk"),
+            "topk",
+            vec![moved],
+            vec![v.clone(), i.clone()],
+            reduction_iteration(&rows),
+            &attrs,
+        );
+        self.transposed("values_back", v, &inverse, Some(values.clone()))?;
+        self.transposed("indices_back", i, &inverse, Some(indices.clone()))?;
+        Ok(())
+    }
+
+    /// A running sum of the `parts`, left to right, into a new temporary.
+    fn sum_chain(&mut self, step: &str, parts: Vec<String>) -> Result<String, CompileError> {
+        let mut it = parts.into_iter();
+        let mut acc = it
+            .next()
+            .ok_or_else(|| self.err("nothing to sum (a kernel of size 0)"))?;
+        for (j, p) in it.enumerate() {
+            let ty = self.ty(&acc)?;
+            let name = format!("{step}_{}", j + 1);
+            let s = self.temp(&name, ty.clone());
+            self.push(
+                Some(&name),
+                "add",
+                vec![acc, p],
+                s.clone(),
+                pointwise_iteration(&ty.shape),
+            );
+            acc = s;
+        }
+        Ok(acc)
+    }
+
+    /// 1-D Conv. The input is zero-padded by a concat with constant zero blocks; each tap
+    /// then reads a strided window of it. Depthwise (one channel per group, one filter per
+    /// channel): each window times the tap's weight column, summed. Otherwise, per group,
+    /// each window is a batchmatmul by the tap's [M/group, C/group] weights, summed, and the
+    /// groups concatenated. The bias is added last.
+    fn conv(&mut self) -> Result<(), CompileError> {
+        let (x, w, y) = (self.input(0)?, self.input(1)?, self.output()?);
+        let bias = self.node.inputs.get(2).filter(|b| !b.is_empty()).cloned();
+        let (xt, wt, yt) = (self.ty(&x)?, self.ty(&w)?, self.ty(&y)?);
+        let (&[n, c, l], &[m, cg, k], &[_, _, l_out]) = (
+            xt.shape.as_slice(),
+            wt.shape.as_slice(),
+            yt.shape.as_slice(),
+        ) else {
+            return Err(self.err(format!(
+                "Conv is lowered for 1-D convolutions (X [N, C, L], W [M, C/group, K]); got X {:?} and W {:?}",
+                xt.shape, wt.shape
+            )));
+        };
+        let group = usize::try_from(self.int_attr("group", 1)?)
+            .ok()
+            .filter(|&g| g >= 1 && c % g == 0 && m % g == 0)
+            .ok_or_else(|| self.err("'group' must divide the input and output channels"))?;
+        let single = |name: &str| -> Result<usize, CompileError> {
+            match self.ints_attr(name)?.as_deref() {
+                None => Ok(1),
+                Some(&[v]) if v >= 1 => Ok(v as usize),
+                Some(v) => Err(self.err(format!(
+                    "'{name}' must be one positive integer for a 1-D Conv, got {v:?}"
+                ))),
+            }
+        };
+        let (stride, dilation) = (single("strides")?, single("dilations")?);
+        let (pb, pe) = match self.ints_attr("pads")?.as_deref() {
+            None => (0, 0),
+            Some(&[b, e]) if b >= 0 && e >= 0 => (b as usize, e as usize),
+            Some(p) => {
+                return Err(self.err(format!(
+                    "'pads' must be [begin, end] for a 1-D Conv, got {p:?}"
+                )))
+            }
+        };
+        let dt = xt.dtype;
+        let t = |shape: Vec<usize>| TensorType { dtype: dt, shape };
+        let mut parts = Vec::new();
+        if pb > 0 {
+            parts.push(self.constant("pad_begin", t(vec![n, c, pb]), graph::InitSpec::Zeros));
+        }
+        parts.push(x.clone());
+        if pe > 0 {
+            parts.push(self.constant("pad_end", t(vec![n, c, pe]), graph::InitSpec::Zeros));
+        }
+        let padded = if parts.len() == 1 {
+            x
+        } else {
+            let shape = vec![n, c, l + pb + pe];
+            let p = self.temp("padded", t(shape.clone()));
+            self.push_op(
+                Some("padded"),
+                "concat",
+                parts,
+                vec![p.clone()],
+                pointwise_iteration(&shape),
+                &[("axis", vec![2])],
+            );
+            p
+        };
+        let out_shape = vec![n, m, l_out];
+        let sum = if cg == 1 && m == c {
+            let columns = self.reshaped("taps", w, vec![m, k], None)?;
+            let mut taps = Vec::new();
+            for j in 0..k {
+                let window = self.sliced(
+                    &format!("window_{j}"),
+                    padded.clone(),
+                    2,
+                    j * dilation,
+                    l_out,
+                    stride,
+                    None,
+                )?;
+                let weight =
+                    self.sliced(&format!("weight_{j}"), columns.clone(), 1, j, 1, 1, None)?;
+                let name = format!("tap_{j}");
+                let p = self.temp(&name, t(out_shape.clone()));
+                self.push(
+                    Some(&name),
+                    "mul",
+                    vec![window, weight],
+                    p.clone(),
+                    pointwise_iteration(&out_shape),
+                );
+                taps.push(p);
+            }
+            self.sum_chain("sum", taps)?
+        } else {
+            let mg = m / group;
+            let mut groups = Vec::new();
+            for g in 0..group {
+                let xg = self.sliced(
+                    &format!("group_{g}"),
+                    padded.clone(),
+                    1,
+                    g * cg,
+                    cg,
+                    1,
+                    None,
+                )?;
+                let wg = self.sliced(&format!("weights_{g}"), w.clone(), 0, g * mg, mg, 1, None)?;
+                let mut taps = Vec::new();
+                for j in 0..k {
+                    let window = self.sliced(
+                        &format!("window_{g}_{j}"),
+                        xg.clone(),
+                        2,
+                        j * dilation,
+                        l_out,
+                        stride,
+                        None,
+                    )?;
+                    let wj =
+                        self.sliced(&format!("weight_{g}_{j}"), wg.clone(), 2, j, 1, 1, None)?;
+                    let wj = self.reshaped(&format!("kernel_{g}_{j}"), wj, vec![mg, cg], None)?;
+                    let name = format!("tap_{g}_{j}");
+                    let p = self.temp(&name, t(vec![n, mg, l_out]));
+                    self.matmul(wj, window, p.clone(), Some(&name))?;
+                    taps.push(p);
+                }
+                groups.push(self.sum_chain(&format!("sum_{g}"), taps)?);
+            }
+            if groups.len() == 1 {
+                groups.remove(0)
+            } else {
+                let p = self.temp("groups", t(out_shape.clone()));
+                self.push_op(
+                    Some("groups"),
+                    "concat",
+                    groups,
+                    vec![p.clone()],
+                    pointwise_iteration(&out_shape),
+                    &[("axis", vec![1])],
+                );
+                p
+            }
+        };
+        match bias {
+            Some(b) => {
+                let column = self.reshaped("bias_column", b, vec![m, 1], None)?;
+                self.push(
+                    Some("bias"),
+                    "add",
+                    vec![sum, column],
+                    y,
+                    pointwise_iteration(&out_shape),
+                );
+                Ok(())
+            }
+            None => self.retarget(&sum, &y),
+        }
+    }
+}
+
 /// The type of a per-row statistic of `t` (its last axis kept with size 1), as softmax and
 /// the normalisations compute.
 fn row_statistic(t: &TensorType) -> TensorType {
@@ -885,7 +1609,8 @@ pub fn decompose(c: &mut Compilation, options: &Options) -> Result<(), CompileEr
     let nodes = c.graph.nodes.clone();
     let mut all = Vec::new();
     for node in &nodes {
-        if node.outputs.iter().filter(|o| !o.is_empty()).count() > 1 {
+        let several = node.outputs.iter().filter(|o| !o.is_empty()).count() > 1;
+        if several && !matches!(node.op.as_str(), "Split" | "TopK") {
             return Err(CompileError::at(
                 &node.name,
                 format!("{} with more than one output is not supported", node.op),
@@ -900,28 +1625,50 @@ pub fn decompose(c: &mut Compilation, options: &Options) -> Result<(), CompileEr
         b.decompose()?;
         all.extend(b.ops);
     }
-    // Device ops work on float data; reject integer/bool compute early with a clear message.
-    // (A gather's ids are addresses, not data.)
     for op in &all {
-        let data = op
-            .inputs
-            .iter()
-            .take(if op.op == "gather" { 1 } else { usize::MAX });
-        for t in data.chain(&op.outputs) {
-            let dt = c.ty(t, &op.name)?.dtype;
-            if !dt.is_float() && op.op != "to_dtype" {
-                return Err(CompileError::at(
-                    &op.name,
-                    format!(
-                        "{} on {} tensor '{t}' is not supported; device ops compute on float types",
-                        op.op,
-                        dt.name()
-                    ),
-                ));
-            }
-        }
+        check_dtypes(c, op)?;
     }
     c.ops = all;
+    Ok(())
+}
+
+/// Checks a device op's element types against what the device computes on (see the
+/// module doc), so integer or bool data reaching a float op fails here, by name.
+fn check_dtypes(c: &Compilation, op: &DeviceOp) -> Result<(), CompileError> {
+    let dtype = |t: &String| -> Result<DType, CompileError> { Ok(c.ty(t, &op.name)?.dtype) };
+    let refuse = |t: &str, dt: DType, why: &str| {
+        Err(CompileError::at(
+            &op.name,
+            format!(
+                "{} on {} tensor '{t}' is not supported; {why}",
+                op.op,
+                dt.name()
+            ),
+        ))
+    };
+    let name = op.op.as_str();
+    if MOVEMENT.contains(&name) || matches!(name, "to_dtype" | "equal" | "greater" | "lesser") {
+        // Moved or converted as data; a comparison's result is bool by type inference.
+        return Ok(());
+    }
+    for (i, t) in op.inputs.iter().chain(&op.outputs).enumerate() {
+        let dt = dtype(t)?;
+        let ok = match name {
+            "where" if i == 0 => dt == DType::Bool,
+            // The values chosen between may be of any type.
+            "where" => true,
+            "topk" if i == 2 => dt.is_int(),
+            _ => dt.is_float(),
+        };
+        if !ok {
+            let why = match name {
+                "where" if i == 0 => "the condition must be bool",
+                "topk" if i == 2 => "TopK indices are integers",
+                _ => "device ops compute on float types",
+            };
+            return refuse(t, dt, why);
+        }
+    }
     Ok(())
 }
 
@@ -954,4 +1701,312 @@ pub fn describe_op(op: &DeviceOp) -> String {
         op.outputs.join(", "),
         it.join(", ")
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::passes::tests::{graph_of, upto};
+    use crate::{compile, Compilation, CompileError, Target};
+    use graph::InitSpec;
+
+    fn decompose(inputs: &str, inits: &str, nodes: &str, outputs: &str) -> Compilation {
+        try_decompose(inputs, inits, nodes, outputs).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn try_decompose(
+        inputs: &str,
+        inits: &str,
+        nodes: &str,
+        outputs: &str,
+    ) -> Result<Compilation, CompileError> {
+        let g = graph_of(inputs, inits, nodes, outputs);
+        compile(&g, &Target::spyre32(), &upto("decompose"))
+    }
+
+    /// (op name, device op) of every op.
+    fn ops(c: &Compilation) -> Vec<(String, String)> {
+        c.ops
+            .iter()
+            .map(|o| (o.name.clone(), o.op.clone()))
+            .collect()
+    }
+
+    fn data(c: &Compilation, name: &str) -> Vec<f32> {
+        match &c
+            .graph
+            .initializers
+            .iter()
+            .find(|i| i.name == name)
+            .unwrap()
+            .init
+        {
+            InitSpec::Data(d) => d.clone(),
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn split_is_one_slice_per_output() {
+        let c = decompose(
+            r#"{"name": "x", "dtype": "f16", "shape": [2, 9, 5]}"#,
+            "",
+            r#"{"name": "s", "op": "Split", "inputs": ["x"], "outputs": ["a", "b"], "attrs": {"axis": -2, "split": [4, 5]}}"#,
+            r#""a", "b""#,
+        );
+        assert_eq!(c.ops.len(), 2);
+        for (op, (out, start, end)) in c.ops.iter().zip([("a", 0, 4), ("b", 4, 9)]) {
+            assert_eq!(op.op, "slice");
+            assert_eq!(op.inputs, ["x"]);
+            assert_eq!(op.outputs, [out]);
+            assert_eq!(op.attrs["starts"], [start]);
+            assert_eq!(op.attrs["ends"], [end]);
+            assert_eq!(op.attrs["axes"], [1]);
+            assert_eq!(op.attrs["steps"], [1]);
+        }
+        assert_eq!(c.types["b"].shape, vec![2, 5, 5]);
+    }
+
+    #[test]
+    fn cumsum_is_a_matmul_with_a_triangle() {
+        // Last axis: x T, T[j][i] = 1 when x[j] counts towards y[i] (exclusive: j < i).
+        let c = decompose(
+            r#"{"name": "x", "dtype": "f32", "shape": [4, 3]}"#,
+            "",
+            r#"{"name": "cs", "op": "CumSum", "inputs": ["x"], "outputs": ["y"], "attrs": {"axis": 1, "exclusive": 1}}"#,
+            r#""y""#,
+        );
+        assert_eq!(ops(&c), [("cs/scan".into(), "batchmatmul".into())]);
+        assert_eq!(c.ops[0].inputs, ["x", "cs/triangle"]);
+        #[rustfmt::skip]
+        assert_eq!(data(&c, "cs/triangle"), [
+            0.0, 1.0, 1.0,
+            0.0, 0.0, 1.0,
+            0.0, 0.0, 0.0,
+        ]);
+        // An inner axis: L x over [batch, n, columns], reversed (L[i][j] = 1 for j >= i).
+        let c = decompose(
+            r#"{"name": "x", "dtype": "f32", "shape": [2, 3, 2, 5]}"#,
+            "",
+            r#"{"name": "cs", "op": "CumSum", "inputs": ["x"], "outputs": ["y"], "attrs": {"axis": 1, "reverse": 1}}"#,
+            r#""y""#,
+        );
+        let kinds: Vec<String> = c.ops.iter().map(|o| o.op.clone()).collect();
+        assert_eq!(kinds, ["reshape", "batchmatmul", "reshape"]);
+        assert_eq!(c.types["cs/columns"].shape, vec![2, 3, 10]);
+        assert_eq!(c.ops[1].inputs, ["cs/triangle", "cs/columns"]);
+        #[rustfmt::skip]
+        assert_eq!(data(&c, "cs/triangle"), [
+            1.0, 1.0, 1.0,
+            0.0, 1.0, 1.0,
+            0.0, 0.0, 1.0,
+        ]);
+        // The axis before the last needs no reshape: L broadcasts over the batch.
+        let c = decompose(
+            r#"{"name": "x", "dtype": "f32", "shape": [2, 3, 5]}"#,
+            "",
+            r#"{"name": "cs", "op": "CumSum", "inputs": ["x"], "outputs": ["y"], "attrs": {"axis": 1}}"#,
+            r#""y""#,
+        );
+        assert_eq!(ops(&c), [("cs/scan".into(), "batchmatmul".into())]);
+        assert_eq!(c.ops[0].outputs, ["y"]);
+    }
+
+    #[test]
+    fn depthwise_conv_is_padding_windows_and_weight_columns() {
+        let c = decompose(
+            r#"{"name": "x", "dtype": "f16", "shape": [1, 6, 10]}"#,
+            r#"{"name": "w", "dtype": "f16", "shape": [6, 1, 3], "init": "ones"},
+               {"name": "b", "dtype": "f16", "shape": [6], "init": "ones"}"#,
+            r#"{"name": "conv", "op": "Conv", "inputs": ["x", "w", "b"], "outputs": ["y"], "attrs": {"group": 6, "pads": [2, 0]}}"#,
+            r#""y""#,
+        );
+        let kinds: Vec<String> = c.ops.iter().map(|o| o.op.clone()).collect();
+        #[rustfmt::skip]
+        assert_eq!(kinds, [
+            "concat", "reshape",
+            "slice", "slice", "mul",
+            "slice", "slice", "mul",
+            "slice", "slice", "mul",
+            "add", "add", "reshape", "add",
+        ]);
+        assert_eq!(c.ops[0].inputs, ["conv/pad_begin", "x"]);
+        assert_eq!(c.ops[0].attrs["axis"], [2]);
+        assert_eq!(c.types["conv/padded"].shape, vec![1, 6, 12]);
+        // Tap 2 reads positions 2.. of the padded input, and weight column 2.
+        let tap2 = c.ops.iter().find(|o| o.name == "conv/window_2").unwrap();
+        assert_eq!(tap2.attrs["starts"], [2]);
+        assert_eq!(c.types["conv/window_2"].shape, vec![1, 6, 10]);
+        assert_eq!(c.types["conv/weight_2"].shape, vec![6, 1]);
+        assert_eq!(c.types["conv/bias_column"].shape, vec![6, 1]);
+        assert_eq!(c.ops.last().unwrap().outputs, ["y"]);
+    }
+
+    #[test]
+    fn grouped_conv_is_a_matmul_per_group_and_tap() {
+        let c = decompose(
+            r#"{"name": "x", "dtype": "f32", "shape": [1, 4, 11]}"#,
+            r#"{"name": "w", "dtype": "f32", "shape": [6, 2, 3], "init": "ones"}"#,
+            r#"{"name": "conv", "op": "Conv", "inputs": ["x", "w"], "outputs": ["y"], "attrs": {"group": 2, "strides": [2], "dilations": [2]}}"#,
+            r#""y""#,
+        );
+        let count = |k: &str| c.ops.iter().filter(|o| o.op == k).count();
+        assert_eq!(count("batchmatmul"), 6);
+        assert_eq!(count("concat"), 1, "the two groups joined, no padding");
+        // Stride 2, dilation 2: tap 1 starts at 2 and steps by 2 over 4 outputs.
+        let w = c.ops.iter().find(|o| o.name == "conv/window_1_1").unwrap();
+        assert_eq!(
+            (
+                w.attrs["starts"][0],
+                w.attrs["ends"][0],
+                w.attrs["steps"][0]
+            ),
+            (2, 9, 2)
+        );
+        assert_eq!(c.types["conv/kernel_1_2"].shape, vec![3, 2]);
+        // No bias: the concat of the groups writes y.
+        assert_eq!(c.ops.last().unwrap().outputs, ["y"]);
+        assert!(!c.types.contains_key("conv/groups"));
+    }
+
+    #[test]
+    fn topk_on_an_inner_axis_moves_it_last_and_back() {
+        let c = decompose(
+            r#"{"name": "x", "dtype": "f16", "shape": [5, 3, 2]}"#,
+            "",
+            r#"{"name": "t", "op": "TopK", "inputs": ["x"], "outputs": ["v", "i"], "attrs": {"k": 2, "axis": 0, "largest": 0}}"#,
+            r#""v", "i""#,
+        );
+        let kinds: Vec<String> = c.ops.iter().map(|o| o.op.clone()).collect();
+        assert_eq!(kinds, ["transpose", "topk", "transpose", "transpose"]);
+        let topk = &c.ops[1];
+        assert_eq!(topk.outputs, ["t/values", "t/indices"]);
+        assert_eq!(topk.attrs["k"], [2]);
+        assert_eq!(topk.attrs["largest"], [0]);
+        assert!(topk.iteration[2].reduction && topk.iteration[2].extent == 5);
+        assert_eq!(c.types["t/indices"].shape, vec![3, 2, 2]);
+        assert_eq!(c.ops[3].attrs["perm"], [2, 0, 1]);
+        // The last axis needs no transposes, and the outputs' row extent is k.
+        let c = decompose(
+            r#"{"name": "x", "dtype": "f16", "shape": [7, 100]}"#,
+            "",
+            r#"{"name": "t", "op": "TopK", "inputs": ["x"], "outputs": ["v", "i"], "attrs": {"k": 3}}"#,
+            r#""v", "i""#,
+        );
+        assert_eq!(ops(&c), [("t".into(), "topk".into())]);
+        assert_eq!(crate::access_map(&c.ops[0], 1, &[7, 3]), [Some(0), None]);
+    }
+
+    #[test]
+    fn reductions_over_other_axes_move_them_last() {
+        let c = decompose(
+            r#"{"name": "x", "dtype": "f32", "shape": [2, 3, 4, 5]}"#,
+            "",
+            r#"{"name": "r", "op": "ReduceMax", "inputs": ["x"], "outputs": ["y"], "attrs": {"axes": [0, 2], "keepdims": 1}}"#,
+            r#""y""#,
+        );
+        let kinds: Vec<String> = c.ops.iter().map(|o| o.op.clone()).collect();
+        assert_eq!(kinds, ["transpose", "reshape", "max", "reshape"]);
+        assert_eq!(c.ops[0].attrs["perm"], [1, 3, 0, 2]);
+        assert_eq!(c.types["r/merged"].shape, vec![3, 5, 8]);
+        assert_eq!(c.types["r/max"].shape, vec![3, 5, 1]);
+        assert_eq!(c.types["y"].shape, vec![1, 3, 1, 5]);
+        // The last axis without keepdims: reduce, then drop the unit axis.
+        let c = decompose(
+            r#"{"name": "x", "dtype": "f32", "shape": [2, 3]}"#,
+            "",
+            r#"{"name": "r", "op": "ReduceSum", "inputs": ["x"], "outputs": ["y"], "attrs": {"axes": [-1], "keepdims": 0}}"#,
+            r#""y""#,
+        );
+        let kinds: Vec<String> = c.ops.iter().map(|o| o.op.clone()).collect();
+        assert_eq!(kinds, ["sum", "reshape"]);
+    }
+
+    #[test]
+    fn trilu_on_data_selects_with_a_mask() {
+        let c = decompose(
+            r#"{"name": "x", "dtype": "f16", "shape": [2, 3]}"#,
+            "",
+            r#"{"name": "t", "op": "Trilu", "inputs": ["x"], "outputs": ["y"], "attrs": {"upper": 0, "k": -1}}"#,
+            r#""y""#,
+        );
+        assert_eq!(ops(&c), [("t/select".into(), "where".into())]);
+        assert_eq!(c.ops[0].inputs, ["t/mask", "x", "t/zero"]);
+        assert_eq!(c.types["t/mask"].dtype, graph::DType::Bool);
+        assert_eq!(data(&c, "t/mask"), [0.0, 0.0, 0.0, 1.0, 0.0, 0.0]);
+    }
+
+    #[test]
+    fn comparisons_where_and_casts_keep_their_types() {
+        let c = decompose(
+            r#"{"name": "a", "dtype": "f16", "shape": [4, 8]}, {"name": "b", "dtype": "f16", "shape": [8]}"#,
+            "",
+            r#"{"name": "lt", "op": "Less", "inputs": ["a", "b"], "outputs": ["c"]},
+               {"name": "sel", "op": "Where", "inputs": ["c", "a", "b"], "outputs": ["m"]},
+               {"name": "eq", "op": "Equal", "inputs": ["m", "a"], "outputs": ["e"]},
+               {"name": "cast", "op": "Cast", "inputs": ["e"], "outputs": ["y"], "attrs": {"to": "i32"}}"#,
+            r#""y""#,
+        );
+        let kinds: Vec<String> = c.ops.iter().map(|o| o.op.clone()).collect();
+        assert_eq!(kinds, ["lesser", "where", "equal", "to_dtype"]);
+        assert_eq!(c.types["c"].dtype, graph::DType::Bool);
+    }
+
+    #[test]
+    fn integer_data_in_a_float_op_is_an_error_naming_it() {
+        let e = try_decompose(
+            r#"{"name": "a", "dtype": "f16", "shape": [4, 8]}"#,
+            "",
+            r#"{"name": "cast", "op": "Cast", "inputs": ["a"], "outputs": ["ai"], "attrs": {"to": "i32"}},
+               {"name": "twice", "op": "Add", "inputs": ["ai", "ai"], "outputs": ["y"]}"#,
+            r#""y""#,
+        )
+        .unwrap_err();
+        assert_eq!(e.node.as_deref(), Some("twice"));
+        assert_eq!(
+            e.message,
+            "add on i32 tensor 'ai' is not supported; device ops compute on float types"
+        );
+        let e = try_decompose(
+            r#"{"name": "a", "dtype": "f16", "shape": [4, 8]}"#,
+            "",
+            r#"{"name": "cast", "op": "Cast", "inputs": ["a"], "outputs": ["ai"], "attrs": {"to": "i32"}},
+               {"name": "top", "op": "TopK", "inputs": ["ai"], "outputs": ["v", "i"], "attrs": {"k": 1}}"#,
+            r#""v", "i""#,
+        )
+        .unwrap_err();
+        assert_eq!(e.node.as_deref(), Some("top"));
+        assert!(e.message.starts_with("topk on i32 tensor 'ai'"), "{e}");
+    }
+
+    #[test]
+    fn unsupported_cases_are_errors_naming_the_node() {
+        let cases = [
+            (
+                r#"{"name": "x", "dtype": "f16", "shape": [4, 8]}"#,
+                r#"{"name": "top0", "op": "TopK", "inputs": ["x"], "outputs": ["v", "i"], "attrs": {"k": 0}}"#,
+                r#""v", "i""#,
+                "top0",
+                "TopK with k = 0 gives empty results, which are not supported",
+            ),
+            (
+                r#"{"name": "x", "dtype": "f32", "shape": [2, 2000]}"#,
+                r#"{"name": "long", "op": "CumSum", "inputs": ["x"], "outputs": ["y"], "attrs": {"axis": 1}}"#,
+                r#""y""#,
+                "long",
+                "CumSum needs a 2000 x 2000 constant triangular matrix, more than the 1048576 elements this compiler makes",
+            ),
+            (
+                r#"{"name": "x", "dtype": "f32", "shape": [2, 4]}"#,
+                r#"{"name": "empty", "op": "Split", "inputs": ["x"], "outputs": ["a", "b"], "attrs": {"axis": 1, "split": [0, 4]}}"#,
+                r#""a", "b""#,
+                "empty",
+                "Split output 'a' is empty along axis 1; empty tensors are not supported",
+            ),
+        ];
+        for (inputs, nodes, outputs, node, message) in cases {
+            let e = try_decompose(inputs, "", nodes, outputs).unwrap_err();
+            assert_eq!(e.node.as_deref(), Some(node));
+            assert_eq!(e.message, message);
+        }
+    }
 }

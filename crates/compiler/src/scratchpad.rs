@@ -1,10 +1,10 @@
 //! The `scratchpad` pass: where every tensor lives.
 //!
 //! - **Candidates** for the scratchpad (LX) are intermediates produced by compute ops
-//!   (pointwise, reductions, and batchmatmul without a K split). Graph inputs, initializers and
-//!   outputs stay in DRAM; so do restickify results (a DRAM-to-DRAM movement), K-split partial
-//!   sums, and any buffer whose producer and consumers disagree on which core holds which
-//!   slice (including a consumer that replicates it over cores).
+//!   (pointwise, reductions, row ops such as topk, and batchmatmul without a K split). Graph
+//!   inputs, initializers and outputs stay in DRAM; so do restickify results (a DRAM-to-DRAM
+//!   movement), K-split partial sums, and any buffer whose producer and consumers disagree on
+//!   which core holds which slice (including a consumer that replicates it over cores).
 //! - **Size charged** is the per-core slice: `stick_bytes` x the per-core extents of all
 //!   device dims but the last, 128-byte aligned.
 //! - **Liveness** is `[producer index, last consumer index + 1)` in op order; nothing is
@@ -17,7 +17,7 @@
 //!   DRAM intermediates from a first-fit free list that reuses space by live range.
 
 use crate::layout::Layout;
-use crate::ops::{access_map, DeviceOp, POINTWISE, REDUCTIONS};
+use crate::ops::{access_map, DeviceOp, POINTWISE, REDUCTIONS, ROW_OPS};
 use crate::workdiv::WorkDivision;
 use crate::{Allocator, Compilation, CompileError};
 use serde::{Deserialize, Serialize};
@@ -150,6 +150,7 @@ pub fn plan(c: &Compilation, allocator: Allocator) -> Result<ScratchpadPlan, Com
             let mut reason = None;
             let is_compute = POINTWISE.contains(&op.op.as_str())
                 || REDUCTIONS.contains(&op.op.as_str())
+                || ROW_OPS.contains(&op.op.as_str())
                 || op.op == "batchmatmul";
             if !is_compute {
                 reason = Some(format!("{} output", op.op));

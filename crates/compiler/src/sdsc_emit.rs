@@ -251,11 +251,12 @@ fn emit_op(c: &Compilation, op: &DeviceOp, div: &WorkDivision) -> Result<SuperDs
             outs.push(tag);
         }
     }
+    // The device dtype, as the labeled data sets say it.
     let out_dt = op
         .outputs
         .first()
-        .and_then(|o| c.types.get(o))
-        .map(|t| t.dtype)
+        .and_then(|o| c.layouts.get(o))
+        .map(|l| l.dtype)
         .unwrap_or(DType::F16);
     let dsc = Dsc {
         num_cores_used: cores,

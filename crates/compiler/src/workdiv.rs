@@ -17,8 +17,12 @@
 //! 4. **Default**: rank the non-reduction dims by size in split units (stable), give each the
 //!    largest divisor that fits the remaining cores, then split at most one reduction dim.
 //!
-//! Movement ops split only the dims `movement_split` allows (never a stick dim, never a dim
-//! an input is not read along as a box); the rule names the dims kept whole and why.
+//! Some dims stay whole whatever the rule ([`unsplittable`]): the reduction dims of every op
+//! but batchmatmul (no other kernel combines partial results across cores, so in practice
+//! the default never splits a reduction), and the stick dims of an op whose operands have
+//! sticks of different lengths (a bool or i32 operand beside fp16 data). Movement ops split
+//! only the dims `movement_split` allows (never a stick dim, never a dim an input is not
+//! read along as a box). The rule names the dims kept whole and why.
 //!
 //! Core-to-slice: mixed radix over the dims with reduction dims first (so K-split
 //! collaborators sit on adjacent ring stops), then the other dims in iteration order; the first
@@ -42,15 +46,57 @@ pub struct WorkDivision {
     pub rule: String,
 }
 
-/// Elements per stick for the stick dims of `op` (from its first output's dtype).
+/// Elements per stick for the stick dims of `op` (from its first output's device dtype).
 pub fn op_eps(c: &Compilation, op: &DeviceOp) -> usize {
     let dt = op
         .outputs
         .first()
-        .and_then(|o| c.types.get(o))
-        .map(|t| t.dtype)
+        .and_then(|o| {
+            c.layouts
+                .get(o)
+                .map(|l| l.dtype)
+                .or_else(|| c.types.get(o).map(|t| crate::layout::device_dtype(t.dtype)))
+        })
         .unwrap_or(graph::DType::F16);
     (c.target.stick_bytes / dsize(dt)).max(1)
+}
+
+/// Per iteration dim of `op`, why it must stay whole on every core (`None`: it may be
+/// split). A reduction dim of anything but a matmul (whose K split combines its partial
+/// sums over the ring) stays whole: those kernels do not combine partial results. A stick
+/// dim stays whole when the operands it indexes have sticks of different lengths (a bool
+/// mask beside fp16 data): a slice of whole sticks of one is not whole sticks of another.
+pub fn unsplittable(c: &Compilation, op: &DeviceOp) -> Vec<Option<&'static str>> {
+    let eps = op_eps(c, op);
+    let mixed = |d: usize| {
+        op.inputs
+            .iter()
+            .chain(&op.outputs)
+            .enumerate()
+            .any(|(i, t)| match c.layouts.get(t) {
+                Some(l) => {
+                    let acc = access_map(op, i, &l.host_shape);
+                    l.stick_host_dim()
+                        .and_then(|h| acc.get(h).copied().flatten())
+                        == Some(d)
+                        && l.elems_per_stick != eps
+                }
+                None => false,
+            })
+    };
+    op.iteration
+        .iter()
+        .enumerate()
+        .map(|(d, dim)| {
+            if dim.reduction && op.op != "batchmatmul" {
+                Some("its kernel does not combine partial results across cores")
+            } else if dim.in_sticks && mixed(d) {
+                Some("its operands' sticks hold different numbers of elements")
+            } else {
+                None
+            }
+        })
+        .collect()
 }
 
 /// Each dim's extent in split units (sticks for stick dims).
@@ -261,19 +307,25 @@ fn divide_one(
     op: &DeviceOp,
     hint: Option<&Vec<usize>>,
 ) -> Result<WorkDivision, CompileError> {
-    // Dims a movement op cannot split, with the reason (none for compute ops).
-    let fixed = if crate::ops::MOVEMENT.contains(&op.op.as_str()) {
+    // Dims this op must keep whole, with the reason.
+    let fixed: Vec<Option<String>> = if crate::ops::MOVEMENT.contains(&op.op.as_str()) {
         crate::movement_split::fixed_dims(c, op)?
     } else {
         vec![None; op.iteration.len()]
-    };
+    }
+    .into_iter()
+    .zip(unsplittable(c, op))
+    .map(|(m, u)| m.or(u.map(str::to_string)))
+    .collect();
     let cores = c.target.cores.max(1);
     let eps = op_eps(c, op);
     let u = units(op, eps);
     let limit = c.target.span_limit_bytes;
     let err = |m: String| CompileError::at(&op.name, m);
-    let mut all = candidates(&u, cores);
-    all.retain(|s| s.iter().zip(&fixed).all(|(&k, f)| k == 1 || f.is_none()));
+    let all: Vec<Vec<usize>> = candidates(&u, cores)
+        .into_iter()
+        .filter(|s| s.iter().zip(&fixed).all(|(&x, f)| x == 1 || f.is_none()))
+        .collect();
     let fits =
         |s: &[usize]| -> Result<bool, CompileError> { Ok(max_span(c, op, eps, s)?.0 <= limit) };
     // 1. Span reduction.
@@ -287,7 +339,7 @@ fn divide_one(
         .filter_map(|((f, d), &n)| Some(format!("{} ({})", d.label, f.as_ref()?)).filter(|_| n > 1))
         .collect();
     if !whole.is_empty() {
-        span_note = format!("movement keeps whole: {}; ", whole.join(", "));
+        span_note = format!("kept whole: {}; ", whole.join(", "));
     }
     let mut span_min = ones.clone();
     if span1 > limit {
@@ -331,13 +383,13 @@ fn divide_one(
         }
         for (i, (&s, &n)) in h.iter().zip(&u).enumerate() {
             let d = &op.iteration[i];
-            let unit = if d.in_sticks { "sticks" } else { "elements" };
             if let (true, Some(why)) = (s > 1, &fixed[i]) {
                 return Err(err(format!(
-                    "hint splits dim '{}' of a {} op, which stays whole: {why}",
-                    d.label, op.op
+                    "hint splits dim '{}' by {s}, but it must stay whole: {why}",
+                    d.label
                 )));
             }
+            let unit = if d.in_sticks { "sticks" } else { "elements" };
             if s == 0 || n % s != 0 {
                 return Err(err(format!(
                     "hint splits dim '{}' ({n} {unit}) by {s}, which does not divide it evenly",
@@ -655,6 +707,55 @@ mod tests {
         assert!(
             e.message.contains("no split over 32 cores brings it under"),
             "{e}"
+        );
+    }
+
+    #[test]
+    fn operands_of_other_widths_keep_the_stick_dim_whole() {
+        // An fp16 select on a bool mask: the default would split the 4 sticks of the rows
+        // over the cores the 4 rows leave idle; the mask's 128-lane sticks forbid it.
+        let g = graph_of(
+            r#"{"name": "c", "dtype": "bool", "shape": [4, 256]}, {"name": "a", "dtype": "f16", "shape": [4, 256]}"#,
+            "",
+            r#"{"name": "sel", "op": "Where", "inputs": ["c", "a", "a"], "outputs": ["y"]},
+               {"name": "e", "op": "Exp", "inputs": ["a"], "outputs": ["z"]}"#,
+            r#""y", "z""#,
+        );
+        let c = compile(&g, &Target::spyre32(), &upto("work-division")).unwrap();
+        assert_eq!(c.divisions[0].splits, vec![4, 1]);
+        assert_eq!(
+            super::unsplittable(&c, &c.ops[0]),
+            vec![
+                None,
+                Some("its operands' sticks hold different numbers of elements")
+            ]
+        );
+        // One width throughout: the sticks are split too.
+        assert_eq!(c.divisions[1].splits, vec![4, 4]);
+    }
+
+    #[test]
+    fn reductions_keep_their_rows_whole() {
+        // 4 rows of 16 sticks: the rows take 4 cores and the reduction is not split (no
+        // kernel but the matmul's combines partial results).
+        let g = graph_of(
+            r#"{"name": "x", "dtype": "f16", "shape": [4, 1024]}"#,
+            "",
+            r#"{"name": "sm", "op": "Softmax", "inputs": ["x"], "outputs": ["y"], "attrs": {"axis": -1}}"#,
+            r#""y""#,
+        );
+        let c = compile(&g, &Target::spyre32(), &upto("work-division")).unwrap();
+        assert_eq!(c.ops[0].op, "max");
+        assert_eq!(c.divisions[0].splits, vec![4, 1]);
+        // The pointwise steps split the sticks, the larger dim, first.
+        assert_eq!(c.divisions[1].splits, vec![2, 16]);
+        let mut o = upto("work-division");
+        o.hints.insert("sm/max".into(), vec![1, 2]);
+        let e = compile(&g, &Target::spyre32(), &o).unwrap_err();
+        assert_eq!(e.node.as_deref(), Some("sm/max"));
+        assert_eq!(
+            e.message,
+            "hint splits dim 'd1' by 2, but it must stay whole: its kernel does not combine partial results across cores"
         );
     }
 }

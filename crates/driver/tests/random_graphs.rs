@@ -7,8 +7,8 @@
 //! or a wrong number fails the case. Deterministic by default (a fixed seed);
 //! `PROPTEST_CASES` and `PROPTEST_RNG_SEED` widen a local run.
 //!
-//! Bugs this test found are pinned by the ignored tests at the end, each with its minimal
-//! graph; the generator steers clear of them (see the comments there and in `common`).
+//! Bugs this test found are pinned by the regression tests at the end, each with its
+//! minimal graph.
 
 // `usize::is_multiple_of` needs Rust 1.87; the workspace declares rust-version 1.85.
 #![allow(clippy::manual_is_multiple_of)]
@@ -157,13 +157,12 @@ fn random_graphs_match_the_reference_evaluator() {
     );
 }
 
-/// Known bug, found by the test above: the KTIR lowering names its temporaries `%v<N>`,
+/// Regression, found by the test above: the KTIR lowering names its temporaries `%v<N>`,
 /// `%t<N>`, `%cst<N>`, ... in the same namespace as the kernel arguments named after
-/// tensors, so a tensor called `v2` redefines the gelu expansion's `%v2` and the module
-/// does not verify. The generator's names carry an underscore to stay clear of it.
+/// tensors, so a tensor called `v2` once redefined the gelu expansion's `%v2`.
 #[test]
-#[ignore = "known bug: KTIR temporaries clash with tensor names (%v2)"]
-fn ktir_temporaries_clash_with_tensor_names() {
+
+fn tensor_names_shaped_like_ktir_temporaries_do_not_clash() {
     let g = r#"{
       "format": "spyre-graph", "version": 1, "name": "gelu", "description": "",
       "inputs": [ { "name": "x1", "dtype": "f16", "shape": [1] } ],
@@ -176,11 +175,9 @@ fn ktir_temporaries_clash_with_tensor_names() {
     assert!(r.run.passed, "{:?}", r.run.outputs);
 }
 
-/// Known bug, found by the test above: a matmul with a one-column result (N = 1) lowers
-/// to KTIR that does not verify (`tensor.expand_shape` of 0 elements; the result tile is
-/// typed 0 sticks of 64). The generator leaves N = 1 out.
+/// Regression, found by the test above: a matmul with a one-column result (N = 1) once
+/// lowered to KTIR that did not verify (`tensor.expand_shape` of 0 elements).
 #[test]
-#[ignore = "known bug: matmul with N = 1 lowers to KTIR that does not verify"]
 fn matmul_with_one_column_lowers_to_valid_ktir() {
     let g = r#"{
       "format": "spyre-graph", "version": 1, "name": "matvec", "description": "",
@@ -194,15 +191,15 @@ fn matmul_with_one_column_lowers_to_valid_ktir() {
     assert!(r.run.passed, "{:?}", r.run.outputs);
 }
 
-/// Known bug, found by the test above: a tensor whose last dim is 1 (one element per
+/// Regression, found by the test above: a tensor whose last dim is 1 (one element per
 /// stick) and that the scratchpad holds is laid out compactly by the compute kernel that
-/// writes it (`[1, 37, 1]`) but read as whole sticks (`[1, 37, 64]`) by a movement kernel,
-/// so all but the first row come out wrong. It stays in the scratchpad when producer and
+/// writes it (`[1, 37, 1]`); a movement kernel once read it as whole sticks (`[1, 37, 64]`),
+/// so all but the first row came out wrong. It stays in the scratchpad when producer and
 /// reader run on one core: 37 rows are prime and over 32, so nothing is split. A
 /// reduction's result (its last dim kept as 1) and a softmax over a unit last axis hit it
-/// the same way. The generator feeds no such result to a movement op.
+/// the same way.
 #[test]
-#[ignore = "known bug: movement kernels misread one-element-per-stick tensors in the scratchpad"]
+
 fn one_element_rows_in_the_scratchpad_read_by_a_movement_kernel() {
     let g = r#"{
       "format": "spyre-graph", "version": 1, "name": "rows", "description": "",
@@ -219,13 +216,11 @@ fn one_element_rows_in_the_scratchpad_read_by_a_movement_kernel() {
     assert!(r.run.passed, "{:?}", r.run.outputs);
 }
 
-/// Known bug, found by the test above: pointwise kernels compute on the stick padding
-/// too, so `x / w` leaves 0/0 = NaN in the padding lanes of its result; the matmul that
-/// reads it as A multiplies those lanes (its K padding) by B's zero-padded K rows, and
-/// NaN x 0 = NaN spoils every output. The generator gives a matmul no A that a division
-/// feeds.
+/// Regression, found by the test above: pointwise kernels compute on the stick padding
+/// too, so `x / w` leaves 0/0 = NaN in the padding lanes of its result; a matmul reading
+/// it as A once multiplied those lanes (its K padding) by B's zero-padded K rows, and
+/// NaN x 0 = NaN spoiled every output. The matmul now clears A's lanes past K.
 #[test]
-#[ignore = "known bug: NaN left in a division's stick padding poisons a following matmul"]
 fn nan_in_the_padding_of_a_matmul_operand() {
     let g = r#"{
       "format": "spyre-graph", "version": 1, "name": "div_mm", "description": "",
@@ -245,12 +240,12 @@ fn nan_in_the_padding_of_a_matmul_operand() {
     assert!(r.run.passed, "{:?}", r.run.outputs);
 }
 
-/// Known bug, found by the test above: `Gelu` with `approximate = "tanh"` decomposes to
-/// the device's exact (erf) gelu, the attribute dropped, so f32 results are off by up to
-/// ~1e-4 (f16 hides it within its tolerance). The generator draws only the exact form.
+/// Regression, found by the test above: `Gelu` with `approximate = "tanh"` once
+/// decomposed to the device's exact (erf) gelu, the attribute dropped, so f32 results were
+/// off by up to ~1e-4 (f16 hides it within its tolerance).
 #[test]
-#[ignore = "known bug: Gelu's approximate = \"tanh\" is ignored"]
-fn gelu_tanh_approximation_is_ignored() {
+
+fn gelu_tanh_approximation_is_honoured() {
     let g = r#"{
       "format": "spyre-graph", "version": 1, "name": "gelu_tanh", "description": "",
       "inputs": [ { "name": "x", "dtype": "f32", "shape": [2, 65] } ],

@@ -34,11 +34,12 @@ impl KernelEmitter<'_> {
         let o = &self.operands[operand];
         let (elem, layout) = (o.elem, o.layout.clone());
         let shape = o.extent.clone();
-        let split_only_elems = o
-            .dims
-            .iter()
-            .enumerate()
-            .all(|(j, d)| shape.get(j) == layout.device_size.get(j) || d.kind == Kind::Elem);
+        let split_only_elems = o.dims.iter().enumerate().all(|(j, d)| {
+            shape.get(j) == layout.device_size.get(j)
+                    || d.kind == Kind::Elem
+                    // One-element sticks are held one lane wide.
+                    || (d.kind != Kind::Sticks && shape.get(j) == Some(&1))
+        });
         let host = layout.host_shape.clone();
         let bx = self.box_host(operand);
         let n = layout.device_size.len();
@@ -214,7 +215,13 @@ impl KernelEmitter<'_> {
             v = c;
         }
         // Pad the last dim to whole sticks.
-        let eps = layout.elems_per_stick.max(1);
+        // A one-element stick (a last host dim of 1) is one lane wide in the tile, as
+        // compute kernels hold it.
+        let eps = if dev.last() == Some(&1) {
+            1
+        } else {
+            layout.elems_per_stick.max(1)
+        };
         let last = *exact.last().unwrap_or(&1);
         let sticks = last.div_ceil(eps);
         if sticks * eps != last {
@@ -271,7 +278,11 @@ impl KernelEmitter<'_> {
             v = t;
         }
         // Zero-padded element dims (matmul B's K): place the tensor in a zero tile.
-        let default = Layout::default_for(&host, layout.dtype, eps * layout.dtype.size_bytes())?;
+        let default = Layout::default_for(
+            &host,
+            layout.dtype,
+            layout.elems_per_stick * layout.dtype.size_bytes(),
+        )?;
         if default.device_size != full && default.device_size.len() == n {
             let from: Vec<usize> = (0..n)
                 .map(|j| {
@@ -494,7 +505,7 @@ impl KernelEmitter<'_> {
             other => return Err(self.fail(format!("movement op '{other}' has no lowering"))),
         };
         let (v, dev) = self.device_order_of(result, out)?;
-        let name = ident(&self.operands[out].tensor);
+        let name = self.operands[out].ssa.clone();
         self.line(&format!(
             "ktdp.store {v}, %{name}_tile : {}, {}",
             shape_str(&dev, elem),
@@ -530,8 +541,7 @@ impl KernelEmitter<'_> {
                 "Gather output layout {o_dev:?} does not match the table's {t_dev:?} for {n} ids"
             )));
         }
-        let (t_name, i_name, o_name) =
-            (ident(&table.tensor), ident(&ids.tensor), ident(&out.tensor));
+        let (t_name, i_name, o_name) = (table.ssa.clone(), ids.ssa.clone(), out.ssa.clone());
         let (t_elem, i_elem, o_elem) = (table.elem, ids.elem, out.elem);
         let i_dev = ids.layout.device_size.clone();
         let tile = self.fresh("rows");

@@ -138,20 +138,6 @@ struct Val {
     lo: f32,
     /// A graph input or node output (not a constant).
     live: bool,
-    /// A compute op's result whose last dim is 1 (one element per stick), which the
-    /// scratchpad may hold. A known bug: compute kernels lay such a buffer out compactly
-    /// (one element per row) but movement kernels (reshape, transpose, ..., restickify)
-    /// read it as whole sticks, so they get wrong numbers (see
-    /// `one_element_rows_in_the_scratchpad_read_by_a_movement_kernel` in the driver's
-    /// tests). The generator feeds such results to no movement op (nor as a matmul's B,
-    /// which would be restickified: B's last dim is never 1).
-    sparse: bool,
-    /// The stick padding may hold NaN. A known bug: pointwise kernels compute on the
-    /// padding too, so a division leaves 0/0 there, and a matmul whose A has such
-    /// padding multiplies it by B's zero K rows, NaN x 0 = NaN, in every output (see
-    /// `nan_in_the_padding_of_a_matmul_operand` in the driver's tests). The generator
-    /// gives a matmul no such A.
-    nan_pad: bool,
 }
 
 struct Builder {
@@ -162,18 +148,6 @@ struct Builder {
 }
 
 type Mark = (usize, usize, usize, usize);
-
-/// Graph ops that become movement kernels.
-const MOVES: &[&str] = &[
-    "Reshape",
-    "Flatten",
-    "Squeeze",
-    "Unsqueeze",
-    "Transpose",
-    "Slice",
-    "Concat",
-    "Expand",
-];
 
 fn sigmoid(x: f32) -> f32 {
     1.0 / (1.0 + (-x).exp())
@@ -209,10 +183,13 @@ impl Builder {
 
     fn fresh(&mut self, prefix: &str) -> String {
         self.counter += 1;
-        // The underscore keeps clear of a known bug: the KTIR lowering names its
-        // temporaries `%v2`, `%t5`, `%cst1`, ... and a tensor of such a name redefines
-        // one (see `ktir_temporaries_clash_with_tensor_names` in the driver's tests).
-        format!("{prefix}_{}", self.counter)
+        // Every other name has the shape of the lowering's temporaries (`%v2`), which
+        // must not clash with them.
+        if self.counter % 2 == 0 {
+            format!("{prefix}{}", self.counter)
+        } else {
+            format!("{prefix}_{}", self.counter)
+        }
     }
 
     fn input(&mut self, dtype: DType, shape: Vec<usize>) -> usize {
@@ -229,8 +206,6 @@ impl Builder {
             hi: 1.0,
             lo: -1.0,
             live: true,
-            sparse: false,
-            nan_pad: false,
         });
         self.vals.len() - 1
     }
@@ -253,8 +228,6 @@ impl Builder {
             hi: low.abs().max(high.abs()),
             lo: low,
             live: false,
-            sparse: false,
-            nan_pad: false,
         });
         self.vals.len() - 1
     }
@@ -293,23 +266,12 @@ impl Builder {
             self.g.nodes.pop();
             return None;
         };
-        // Movement kernels and reductions leave zero padding; a matmul's result has B's.
-        let nan_pad = match op {
-            "Div" => true,
-            "MatMul" => self.vals[inputs[1]].nan_pad,
-            "ReduceSum" | "ReduceMean" | "ReduceMax" => false,
-            _ if MOVES.contains(&op) => false,
-            _ => inputs.iter().any(|&i| self.vals[i].nan_pad),
-        };
-        let ty_last = ty.shape.last().copied().unwrap_or(1);
         self.vals.push(Val {
             name: out,
             ty,
             hi,
             lo: lo.max(-hi),
             live: true,
-            sparse: !MOVES.contains(&op) && ty_last == 1,
-            nan_pad,
         });
         Some(self.vals.len() - 1)
     }
@@ -354,10 +316,11 @@ impl Builder {
             "Tanh" => self.tanh(a),
             "Sigmoid" => self.node(op, &[a], vec![], 1.0, sigmoid(-h)),
             "Exp" if h.exp() <= LIMIT => self.node(op, &[a], vec![], h.exp(), (-h).exp()),
-            // Only the exact form: a known bug makes the device ignore
-            // `approximate = "tanh"` (see `gelu_tanh_approximation_is_ignored` in the
-            // driver's tests).
-            "Gelu" => self.node(op, &[a], vec![], h, -0.2),
+            "Gelu" => {
+                let form = if p[1] % 2 == 0 { "none" } else { "tanh" };
+                let attrs = vec![("approximate", AttrValue::String(form.into()))];
+                self.node(op, &[a], attrs, h, -0.2)
+            }
             "Silu" => self.node(op, &[a], vec![], h, -0.3),
             "Softplus" if h + 0.7 <= LIMIT => self.node(op, &[a], vec![], h + 0.7, softplus(-h)),
             "Sqrt" => {
@@ -448,9 +411,6 @@ impl Builder {
     }
 
     fn matmul(&mut self, a: usize, p: [u16; 4]) -> Option<usize> {
-        if self.v(a).sparse && self.v(a).ty.shape.len() == 1 {
-            return None;
-        }
         let a = if self.v(a).ty.shape.len() == 1 {
             // A vector becomes one row (K = n) or one column (K = 1).
             let n = self.v(a).ty.shape[0] as i64;
@@ -471,16 +431,9 @@ impl Builder {
             a
         };
         let va = self.v(a).clone();
-        if va.nan_pad {
-            return None;
-        }
         let r = va.ty.shape.len();
         let k = va.ty.shape[r - 1];
-        // N = 1 is left out: a known bug makes the matmul lowering emit KTIR that does not
-        // verify for a one-column result (see `matmul_with_one_column_lowers_to_valid_ktir`
-        // in the driver's tests).
-        let wide: Vec<usize> = self.cfg.dims.iter().copied().filter(|&d| d > 1).collect();
-        let n = wide[p[0] as usize % wide.len()];
+        let n = self.cfg.dims[p[0] as usize % self.cfg.dims.len()];
         let batch = &va.ty.shape[..r - 2];
         // B: a weight [K, N]; one with a's batch dims (some broadcast); a graph input;
         // or an existing value of the right shape.
@@ -734,7 +687,6 @@ impl Builder {
                     .filter(|&i| {
                         let v = &self.vals[i];
                         i != a
-                            && !v.sparse
                             && v.ty.dtype == va.ty.dtype
                             && v.hi <= LIMIT
                             && v.ty.shape.len() == r
@@ -816,12 +768,8 @@ impl Builder {
     }
 
     fn step(&mut self, s: &Step) -> Option<usize> {
-        let moves = matches!(
-            s.kind,
-            Kind::Reshape | Kind::Transpose | Kind::Slice | Kind::Concat | Kind::Expand
-        );
         let live: Vec<usize> = (0..self.vals.len())
-            .filter(|&i| self.vals[i].live && !(moves && self.vals[i].sparse))
+            .filter(|&i| self.vals[i].live)
             .collect();
         if live.is_empty() {
             return None;
