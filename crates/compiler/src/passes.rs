@@ -1,8 +1,10 @@
 //! The pass manager and the `canonicalize` pass.
 //!
 //! `canonicalize` folds `Identity` nodes whose output is not a graph output (their users read
-//! the input instead), drops nodes none of whose outputs reach a graph output, and drops
-//! initializers nothing reads. Graph inputs are the interface and always stay.
+//! the input instead), folds nodes whose inputs are all constant, turns shape-only nodes
+//! into views where that is legal (see [`fold_views`]), drops nodes none of whose outputs
+//! reach a graph output, and drops initializers nothing reads. Graph inputs are the
+//! interface and always stay.
 
 use crate::ops::describe_op;
 use crate::{layout, ops, scratchpad, sdsc_emit, workdiv};
@@ -17,6 +19,8 @@ pub struct CanonicalizeReport {
     pub folded_identities: Vec<String>,
     /// Nodes whose inputs were all constant, replaced by their (evaluated) outputs.
     pub folded_constants: Vec<String>,
+    /// Shape-only nodes whose users now read their input in place (a view).
+    pub views: Vec<String>,
     pub removed_nodes: Vec<String>,
     pub removed_initializers: Vec<String>,
 }
@@ -48,6 +52,9 @@ pub fn canonicalize(g: &Graph) -> (Graph, CanonicalizeReport) {
         }
     }
     let kept = fold_constants(&mut g.initializers, kept, &outputs, &mut report);
+    g.nodes = kept;
+    fold_views(&mut g, &outputs, &mut report);
+    let kept = std::mem::take(&mut g.nodes);
     // Dead nodes, walking back from the outputs.
     let mut needed: BTreeSet<String> = outputs.clone();
     let mut live = vec![false; kept.len()];
@@ -72,6 +79,86 @@ pub fn canonicalize(g: &Graph) -> (Graph, CanonicalizeReport) {
         keep
     });
     (g, report)
+}
+
+/// Graph ops that broadcast their operands from the right (elementwise ops with several
+/// inputs, and MatMul's batch dims): leading unit dims of an operand change nothing they
+/// compute, as long as their result keeps its type.
+const RIGHT_ALIGNED: &[&str] = &[
+    "Add", "Sub", "Mul", "Div", "Max", "Min", "Where", "Equal", "Greater", "Less", "MatMul",
+];
+
+/// Turns shape-only nodes (Reshape, Unsqueeze, Squeeze, Flatten) into views: when a node only
+/// adds or removes leading unit dims, every user broadcasts from the right
+/// ([`RIGHT_ALIGNED`]), and every tensor keeps its type when the users read the node's
+/// input directly, the users do so and the node goes. Its output then needs no buffer and no
+/// kernel moves it. Any other shape-only node is a real rearrangement of sticks and stays.
+fn fold_views(g: &mut Graph, outputs: &BTreeSet<String>, report: &mut CanonicalizeReport) {
+    let Ok(mut types) = g.infer_types() else {
+        return;
+    };
+    let mut i = 0;
+    while i < g.nodes.len() {
+        let n = &g.nodes[i];
+        let candidate = matches!(
+            n.op.as_str(),
+            "Reshape" | "Unsqueeze" | "Squeeze" | "Flatten"
+        ) && n.outputs.len() == 1
+            && !outputs.contains(&n.outputs[0]);
+        let (Some(x), Some(y)) = (n.inputs.first(), n.outputs.first()) else {
+            i += 1;
+            continue;
+        };
+        let leading_ones = |long: &[usize], short: &[usize]| {
+            long.len() >= short.len()
+                && long[long.len() - short.len()..] == *short
+                && long[..long.len() - short.len()].iter().all(|&d| d == 1)
+        };
+        let same_elements = match (types.get(x), types.get(y)) {
+            (Some(a), Some(b)) => {
+                a.dtype == b.dtype
+                    && (leading_ones(&a.shape, &b.shape) || leading_ones(&b.shape, &a.shape))
+            }
+            _ => false,
+        };
+        let users: Vec<usize> = (0..g.nodes.len())
+            .filter(|&u| g.nodes[u].inputs.contains(y))
+            .collect();
+        let right_aligned = !users.is_empty()
+            && users
+                .iter()
+                .all(|&u| RIGHT_ALIGNED.contains(&g.nodes[u].op.as_str()));
+        if !(candidate && same_elements && right_aligned && !x.is_empty()) {
+            i += 1;
+            continue;
+        }
+        let (x, y, name) = (x.clone(), y.clone(), n.name.clone());
+        let mut trial = g.clone();
+        let node = trial.nodes.remove(i);
+        for u in trial.nodes.iter_mut() {
+            for input in u.inputs.iter_mut() {
+                if *input == y {
+                    *input = x.clone();
+                }
+            }
+        }
+        let unchanged = trial
+            .infer_types()
+            .is_ok_and(|t| t.iter().all(|(k, ty)| types.get(k) == Some(ty)));
+        if unchanged {
+            *g = trial;
+            let shape = |t: Option<&TensorType>| t.map(|t| format!("{:?}", t.shape));
+            report.views.push(format!(
+                "{name} ({} {} -> {})",
+                node.op,
+                shape(types.get(&x)).unwrap_or_default(),
+                shape(types.get(&y)).unwrap_or_default()
+            ));
+            types.remove(&y);
+        } else {
+            i += 1;
+        }
+    }
 }
 
 /// Largest tensor (elements) constant folding evaluates or creates: folding exists to
@@ -367,6 +454,12 @@ fn canonicalize_snapshot(
             r.folded_constants.join(", ")
         ));
     }
+    if !r.views.is_empty() {
+        changes.push(format!(
+            "views (users read the input in place): {}",
+            r.views.join(", ")
+        ));
+    }
     if !r.removed_nodes.is_empty() {
         changes.push(format!("removed dead nodes {}", r.removed_nodes.join(", ")));
     }
@@ -459,6 +552,40 @@ pub(crate) mod tests {
             stop_after: Some(pass.to_string()),
             ..Options::default()
         }
+    }
+
+    /// The views canonicalize made of a graph `x f16[4, 64]`, `w f16[4, 64]` -> node `v`
+    /// -> node `u`.
+    fn views_of(v: &str, u: &str, outputs: &str) -> Vec<String> {
+        let g = graph_of(
+            r#"{"name": "x", "dtype": "f16", "shape": [4, 64]}, {"name": "w", "dtype": "f16", "shape": [1, 4, 64]}"#,
+            "",
+            &format!("{v}, {u}"),
+            outputs,
+        );
+        canonicalize(&g).1.views
+    }
+
+    #[test]
+    fn shape_only_nodes_become_views_only_where_legal() {
+        let add = r#"{"name": "u", "op": "Add", "inputs": ["v", "w"], "outputs": ["y"]}"#;
+        let lead = r#"{"name": "v", "op": "Unsqueeze", "inputs": ["x"], "outputs": ["v"], "attrs": {"axes": [0]}}"#;
+        assert_eq!(
+            views_of(lead, add, r#""y""#),
+            vec!["v (Unsqueeze [4, 64] -> [1, 4, 64])".to_string()]
+        );
+        // A unit dim in the middle moves where the operand aligns.
+        let middle = r#"{"name": "v", "op": "Unsqueeze", "inputs": ["x"], "outputs": ["v"], "attrs": {"axes": [1]}}"#;
+        let add_mid = r#"{"name": "u", "op": "Add", "inputs": ["v", "v"], "outputs": ["y"]}"#;
+        assert!(views_of(middle, add_mid, r#""y""#).is_empty());
+        // A transpose's perm counts the view's dims.
+        let tr = r#"{"name": "u", "op": "Transpose", "inputs": ["v"], "outputs": ["y"], "attrs": {"perm": [0, 2, 1]}}"#;
+        assert!(views_of(lead, tr, r#""y""#).is_empty());
+        // A graph output keeps its shape.
+        assert!(views_of(lead, add, r#""y", "v""#).is_empty());
+        // The user's result would lose its leading dim.
+        let own = r#"{"name": "u", "op": "Add", "inputs": ["v", "v"], "outputs": ["y"]}"#;
+        assert!(views_of(lead, own, r#""y""#).is_empty());
     }
 
     fn text<'a>(c: &'a Compilation, pass: &str) -> &'a str {
