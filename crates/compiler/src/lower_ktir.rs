@@ -1255,6 +1255,58 @@ mod tests {
     }
 
     #[test]
+    fn a_kernel_that_fits_has_no_time_loop_and_one_that_does_not_has() {
+        let (a, b, mm) = (
+            r#"{"name": "a", "dtype": "f16", "shape": [64, 512]}"#,
+            r#"{"name": "b", "dtype": "f16", "shape": [512, 256], "init": "ones"}"#,
+            r#"{"name": "mm", "op": "MatMul", "inputs": ["a", "b"], "outputs": ["y"]}"#,
+        );
+        let text = verified(a, b, mm);
+        assert!(
+            !text.contains("scf.for") && !text.contains("time steps"),
+            "{text}"
+        );
+        // The same matmul on a 64 KiB scratchpad: A alone fills it.
+        let small = Target {
+            cores: 4,
+            scratchpad_capacity_bytes: 65536,
+            ..Target::spyre32()
+        };
+        let g = graph_of(a, b, mm, r#""y""#);
+        let c = compile(&g, &small, &Options::default()).unwrap_or_else(|e| panic!("{e}"));
+        let text = c.ktir.clone().expect("ktir");
+        assert!(
+            text.contains("iter_args") && text.contains("time steps per core"),
+            "{text}"
+        );
+        for u in crate::lower_ktir::scratchpad_use(&c).unwrap() {
+            assert!(u.need <= u.budget, "{u:?}");
+        }
+    }
+
+    #[test]
+    fn a_kernel_too_big_for_any_cut_is_an_error_naming_the_op() {
+        // One row of 4096 f32 values: a reduction keeps whole rows together.
+        let small = Target {
+            cores: 1,
+            scratchpad_capacity_bytes: 8192,
+            ..Target::spyre32()
+        };
+        let g = graph_of(
+            r#"{"name": "x", "dtype": "f32", "shape": [1, 4096]}"#,
+            "",
+            r#"{"name": "s", "op": "ReduceSum", "inputs": ["x"], "outputs": ["y"], "attrs": {"axes": [-1]}}"#,
+            r#""y""#,
+        );
+        let e = compile(&g, &small, &Options::default()).unwrap_err();
+        assert!(e.node.as_deref().is_some_and(|n| n.starts_with('s')), "{e}");
+        assert!(
+            e.message.contains("need 16392 bytes") && e.message.contains("budget is 8192 bytes"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn a_reduction_to_one_element_lowers() {
         let text = verified(
             r#"{"name": "x", "dtype": "f16", "shape": [100]}"#,

@@ -11,10 +11,11 @@
 //! - elementwise ops (and conversions, comparisons, select): loops over the result's dims;
 //! - reductions: loops over the kept dims, so whole rows stay together.
 //!
-//! Other kernels (movement, topk, gather) are not cut. When no choice fits the budget, the
-//! smallest one that fits the machine's plannable capacity is used (the plan's buffers are
-//! placed, not charged as values, so the kernel still runs); when none does, lowering stops
-//! with an error naming the op, the bytes it needs and the budget.
+//! When no choice fits the budget, the smallest one that fits the machine's plannable
+//! capacity is used (the plan's buffers are placed, not charged as values, so the kernel
+//! still runs); when none does, lowering stops with an error naming the op, the bytes it
+//! needs and the budget. Other kernels (movement, topk, gather) are not cut yet and are
+//! emitted as they are: the simulator reports their overflow.
 
 use super::budget::peak_live_bytes;
 use super::*;
@@ -157,17 +158,24 @@ pub(super) fn emit_kernel(
         Some((n, t)) if n < whole_need => (n, t),
         _ => (whole_need, whole),
     };
-    if least <= cap {
+    // A kind this pass does not cut runs as it is; the simulator names the overflow.
+    if least <= cap || !is_cut_kind(op) {
         return Ok(text);
     }
     let how = if plans.is_empty() {
-        format!("its '{}' kernel cannot be cut into time steps here", op.op)
+        "its slice has no dim to cut into time steps"
     } else {
-        "even cut into the smallest time steps".to_string()
+        "even cut into the smallest time steps"
     };
     Err(fail(format!(
         "a core's tiles need {least} bytes of scratchpad ({how}), but the budget is {budget} bytes ({cap} plannable, {held} held by the scratchpad plan)"
     )))
+}
+
+/// Kernels this pass cuts in time: matmuls, elementwise ops and reductions.
+fn is_cut_kind(op: &DeviceOp) -> bool {
+    let k = op.op.as_str();
+    k == "batchmatmul" || crate::ops::REDUCTIONS.contains(&k) || crate::ops::POINTWISE.contains(&k)
 }
 
 /// Step counts that cut iteration dim `d` of every operand's tile into equal whole blocks
@@ -214,7 +222,7 @@ fn candidate_plans(em: &KernelEmitter<'_>) -> Vec<Plan> {
         let mut v = vec![(nb + 2, true), (nb + 1, false), (nb, false)];
         v.extend((0..nb).rev().map(|b| (b, false)));
         v
-    } else if crate::ops::REDUCTIONS.contains(&kind) || crate::ops::POINTWISE.contains(&kind) {
+    } else if is_cut_kind(op) {
         (0..it.len())
             .filter(|&d| !it[d].reduction)
             .map(|d| (d, false))
