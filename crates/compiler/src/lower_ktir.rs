@@ -14,6 +14,8 @@
 //! Reductions slice the stick padding away before combining; K-split matmuls combine
 //! their partial sums with `ktdp.inter_tile_reduce` and one leader core stores the result.
 //! An M or K of 1 takes no part in a layout; the matmul puts it back as a unit dim.
+//! A kernel whose tiles do not fit the core's scratchpad budget loops over blocks of its
+//! slice in time (`tiling`); one that fits is emitted without a loop.
 //! Movement kernels live in [`movement`]; elementwise ops whose operands differ in element
 //! type (conversions, comparisons, select) in `convert`; the `topk` row kernel in `topk`.
 
