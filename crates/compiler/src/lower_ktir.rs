@@ -14,6 +14,8 @@
 //! Reductions slice the stick padding away before combining; K-split matmuls combine
 //! their partial sums with `ktdp.inter_tile_reduce` and one leader core stores the result.
 //! An M or K of 1 takes no part in a layout; the matmul puts it back as a unit dim.
+//! A kernel whose tiles do not fit the core's scratchpad budget loops over blocks of its
+//! slice in time (`tiling`); one that fits is emitted without a loop.
 //! Movement kernels live in [`movement`]; elementwise ops whose operands differ in element
 //! type (conversions, comparisons, select) in `convert`; the `topk` row kernel in `topk`.
 
@@ -24,12 +26,15 @@ use graph::DType;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+mod budget;
 mod convert;
 mod matmul;
 mod movement;
+mod tiling;
 mod topk;
 
 use convert::TYPED_POINTWISE;
+pub use tiling::{scratchpad_use, KernelUse};
 
 /// One kernel of the lowered module and the tensors its `index` arguments point at.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,7 +90,7 @@ pub fn lower(c: &Compilation) -> Result<String, CompileError> {
         if i > 0 {
             out.push('\n');
         }
-        let text = KernelEmitter::new(c, op, i, &kernel)?.emit()?;
+        let text = tiling::emit_kernel(c, op, i, &kernel)?;
         out.push_str(&text);
     }
     out.push_str("}\n");
@@ -198,6 +203,17 @@ struct Operand {
     extent: Vec<usize>,
     /// Element offset in the executing core's scratchpad, when the plan put it there.
     local: Option<u64>,
+    /// Per device dim: the offset a time loop adds to the origin ("" outside loops).
+    step_offset: Vec<String>,
+    /// The per-core slice's extent (`extent` before time loops cut it into blocks).
+    full_extent: Vec<usize>,
+}
+
+impl Operand {
+    /// The per-core slice's extent: the tile's, with time-loop blocks put back together.
+    fn slice_extent(&self) -> Vec<usize> {
+        self.full_extent.clone()
+    }
 }
 
 struct KernelEmitter<'c> {
@@ -211,6 +227,10 @@ struct KernelEmitter<'c> {
     grid: usize,
     /// Nesting depth of the region being emitted (for indentation).
     depth: usize,
+    /// Time loops around the kernel body: (iteration dim, steps), outermost first.
+    loops: Vec<(usize, usize)>,
+    /// Steps of a matmul's loop over K blocks (1: no loop).
+    k_steps: usize,
 }
 
 fn shape_str(shape: &[usize], elem: &str) -> String {
@@ -377,6 +397,8 @@ impl<'c> KernelEmitter<'c> {
                 }
             };
             operands.push(Operand {
+                step_offset: vec![String::new(); extent.len()],
+                full_extent: extent.clone(),
                 ssa: ssa.get(tensor).cloned().unwrap_or_else(|| ident(tensor)),
                 tensor: tensor.clone(),
                 layout,
@@ -397,6 +419,8 @@ impl<'c> KernelEmitter<'c> {
             eps,
             grid: div.cores_used.max(1),
             depth: 0,
+            loops: Vec::new(),
+            k_steps: 1,
         })
     }
 
@@ -421,13 +445,33 @@ impl<'c> KernelEmitter<'c> {
     fn emit(mut self) -> Result<String, CompileError> {
         self.line("%id = ktdp.get_compute_tile_id : index");
         self.line("%c0 = arith.constant 0 : index");
-        for i in 0..self.operands.len() {
-            // An op may read one tensor twice (x * x): one view, one tile, one load.
-            if !self.operands[..i]
-                .iter()
-                .any(|o| o.tensor == self.operands[i].tensor)
-            {
-                self.view_and_tile(i);
+        // An op may read one tensor twice (x * x): one view, one tile, one load.
+        let first: Vec<usize> = (0..self.operands.len())
+            .filter(|&i| {
+                !self.operands[..i]
+                    .iter()
+                    .any(|o| o.tensor == self.operands[i].tensor)
+            })
+            .collect();
+        if self.loops.is_empty() {
+            for &i in &first {
+                self.view(i);
+                if !self.tiled_inside(i) {
+                    self.tile(i);
+                }
+            }
+        } else {
+            for &i in &first {
+                self.view(i);
+            }
+            for (d, steps) in self.loops.clone() {
+                let iv = self.open_loop(steps);
+                self.step_dim(d, steps, &iv)?;
+            }
+            for &i in &first {
+                if !self.tiled_inside(i) {
+                    self.tile(i);
+                }
             }
         }
         match self.op.op.as_str() {
@@ -442,6 +486,10 @@ impl<'c> KernelEmitter<'c> {
                     "device op '{other}' has no KTIR lowering yet (lowered: batchmatmul, reductions over the last axis, topk, movement and elementwise ops)"
                 )))
             }
+        }
+        for _ in 0..self.loops.len() {
+            self.depth -= 1;
+            self.line("}");
         }
         self.line("return");
         let args: Vec<String> = self
@@ -466,7 +514,17 @@ impl<'c> KernelEmitter<'c> {
             .find(|d| d.op == self.op.name)
             .map(|d| format!("splits {:?} over {} core(s)", d.splits, d.cores_used))
             .unwrap_or_default();
-        let _ = writeln!(out, "  // {} ({}): {division}", self.op.name, self.op.op);
+        let steps: usize = self.loops.iter().map(|l| l.1).product::<usize>() * self.k_steps;
+        let time = if steps > 1 {
+            format!("; {steps} time steps per core")
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            out,
+            "  // {} ({}): {division}{time}",
+            self.op.name, self.op.op
+        );
         let _ = writeln!(
             out,
             "  func.func @{}({}) attributes {{grid = [{}]}} {{",
@@ -479,39 +537,132 @@ impl<'c> KernelEmitter<'c> {
         Ok(out)
     }
 
-    /// The memory view over operand `i`'s device layout and this core's access tile.
-    fn view_and_tile(&mut self, i: usize) {
-        if self.operands[i].local.is_some() {
-            return self.local_view_and_tile(i);
+    /// Whether operand `i`'s tile is built inside the matmul's K loop (it reads one K block).
+    fn tiled_inside(&self, i: usize) -> bool {
+        self.k_steps > 1
+            && self.op.op == "batchmatmul"
+            && i < 2
+            && self.operands[i]
+                .dims
+                .iter()
+                .any(|d| d.iter == Some(self.op.iteration.len().saturating_sub(1)))
+    }
+
+    /// Opens `scf.for` over `steps` blocks; returns the block index.
+    fn open_loop(&mut self, steps: usize) -> String {
+        let (n, one, iv) = (self.fresh("steps"), self.fresh("one"), self.fresh("blk"));
+        self.line(&format!("{n} = arith.constant {steps} : index"));
+        self.line(&format!("{one} = arith.constant 1 : index"));
+        self.line(&format!("scf.for {iv} = %c0 to {n} step {one} {{"));
+        self.depth += 1;
+        iv
+    }
+
+    /// Shrinks every operand's tile to one of `steps` blocks of iteration dim `d`, the block
+    /// chosen by the loop index `iv`.
+    fn step_dim(&mut self, d: usize, steps: usize, iv: &str) -> Result<(), CompileError> {
+        for i in 0..self.operands.len() {
+            for j in 0..self.operands[i].dims.len() {
+                let o = &self.operands[i];
+                if o.dims[j].iter != Some(d) || !matches!(o.dims[j].kind, Kind::Elem | Kind::Sticks)
+                {
+                    continue;
+                }
+                if o.extent[j] % steps != 0 {
+                    return Err(self.fail(format!(
+                        "cannot cut '{}' into {steps} blocks of device dim {j}",
+                        o.tensor
+                    )));
+                }
+                let block = o.extent[j] / steps;
+                let term = if block == 1 {
+                    iv.to_string()
+                } else {
+                    format!("{iv} * {block}")
+                };
+                let o = &mut self.operands[i];
+                o.extent[j] = block;
+                o.step_offset[j] = if o.step_offset[j].is_empty() {
+                    term
+                } else {
+                    format!("{} + {term}", o.step_offset[j])
+                };
+            }
         }
+        Ok(())
+    }
+
+    /// The memory view over operand `i`'s device layout (for a scratchpad tensor, over
+    /// this core's whole slice).
+    fn view(&mut self, i: usize) {
         let o = &self.operands[i];
         let name = o.ssa.clone();
-        let size = &o.layout.device_size;
-        let mut strides = vec![1usize; size.len()];
-        for j in (0..size.len().saturating_sub(1)).rev() {
-            strides[j] = strides[j + 1] * size[j + 1];
-        }
         let join = |v: &[usize]| {
             v.iter()
                 .map(|x| x.to_string())
                 .collect::<Vec<_>>()
                 .join(", ")
         };
+        let strides_of = |size: &[usize]| {
+            let mut strides = vec![1usize; size.len()];
+            for j in (0..size.len().saturating_sub(1)).rev() {
+                strides[j] = strides[j + 1] * size[j + 1];
+            }
+            strides
+        };
+        if let Some(local) = o.local {
+            // Each core holds exactly its slice at the planned offset, so the view is the
+            // slice in `ct_local` memory.
+            let size = o.slice_extent();
+            let lines = [
+                format!(
+                    "%{name} = arith.constant {local} : index  // scratchpad offset (elements)"
+                ),
+                format!(
+                    "%{name}_view = ktdp.construct_memory_view %{name}, sizes: [{}], strides: [{}] {{\n      coordinate_set = {},\n      memory_space = #ktdp.memory_space<ct_local>\n    }} : {}",
+                    join(&size),
+                    join(&strides_of(&size)),
+                    box_set(&size),
+                    memref_str(&size, o.elem)
+                ),
+            ];
+            for l in &lines {
+                self.line(l);
+            }
+            return;
+        }
+        let size = &o.layout.device_size;
         let view = format!(
             "%{name}_view = ktdp.construct_memory_view %{name}, sizes: [{}], strides: [{}] {{\n      coordinate_set = {},\n      memory_space = #ktdp.memory_space<global>\n    }} : {}",
             join(size),
-            join(&strides),
+            join(&strides_of(size)),
             box_set(size),
             memref_str(size, o.elem)
         );
-        let subs: Vec<String> = o
-            .origin
-            .iter()
-            .map(|s| {
-                if s == "0" {
-                    "%c0".to_string()
+        self.line(&view);
+    }
+
+    /// This core's access tile of operand `i` (the current block inside time loops).
+    fn tile(&mut self, i: usize) {
+        let o = &self.operands[i];
+        let name = o.ssa.clone();
+        let size = if o.local.is_some() {
+            o.slice_extent()
+        } else {
+            o.layout.device_size.clone()
+        };
+        let subs: Vec<String> = (0..o.extent.len())
+            .map(|j| {
+                let base = if o.local.is_some() {
+                    "0"
                 } else {
-                    s.clone()
+                    o.origin[j].as_str()
+                };
+                match (base, o.step_offset[j].as_str()) {
+                    ("0", "") => "%c0".to_string(),
+                    ("0", off) => off.to_string(),
+                    (b, "") => b.to_string(),
+                    (b, off) => format!("{b} + {off}"),
                 }
             })
             .collect();
@@ -520,53 +671,10 @@ impl<'c> KernelEmitter<'c> {
             subs.join(", "),
             box_set(&o.extent),
             identity_map(o.extent.len()),
-            memref_str(size, o.elem),
+            memref_str(&size, o.elem),
             tile_str(&o.extent)
         );
-        self.line(&view);
         self.line(&tile);
-    }
-
-    /// A tensor planned into the scratchpad: each core holds exactly its tile at the planned
-    /// offset, so the view is the tile itself in `ct_local` memory.
-    fn local_view_and_tile(&mut self, i: usize) {
-        let o = &self.operands[i];
-        let name = o.ssa.clone();
-        let extent = o.extent.clone();
-        let mut strides = vec![1usize; extent.len()];
-        for j in (0..extent.len().saturating_sub(1)).rev() {
-            strides[j] = strides[j + 1] * extent[j + 1];
-        }
-        let join = |v: &[usize]| {
-            v.iter()
-                .map(|x| x.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        let zeros = vec!["%c0"; extent.len()].join(", ");
-        let lines = [
-            format!(
-                "%{name} = arith.constant {} : index  // scratchpad offset (elements)",
-                o.local.unwrap_or(0)
-            ),
-            format!(
-                "%{name}_view = ktdp.construct_memory_view %{name}, sizes: [{}], strides: [{}] {{\n      coordinate_set = {},\n      memory_space = #ktdp.memory_space<ct_local>\n    }} : {}",
-                join(&extent),
-                join(&strides),
-                box_set(&extent),
-                memref_str(&extent, o.elem)
-            ),
-            format!(
-                "%{name}_tile = ktdp.construct_access_tile %{name}_view[{zeros}] {{\n      access_tile_set = {},\n      access_tile_order = {}\n    }} : {} -> {}",
-                box_set(&extent),
-                identity_map(extent.len()),
-                memref_str(&extent, o.elem),
-                tile_str(&extent)
-            ),
-        ];
-        for l in &lines {
-            self.line(l);
-        }
     }
 
     fn load(&mut self, i: usize) -> String {
@@ -1146,6 +1254,58 @@ mod tests {
             r#"{"name": "mm", "op": "MatMul", "inputs": ["a", "b"], "outputs": ["y"]}"#,
         );
         assert!(text.contains("linalg.matmul"), "{text}");
+    }
+
+    #[test]
+    fn a_kernel_that_fits_has_no_time_loop_and_one_that_does_not_has() {
+        let (a, b, mm) = (
+            r#"{"name": "a", "dtype": "f16", "shape": [64, 512]}"#,
+            r#"{"name": "b", "dtype": "f16", "shape": [512, 256], "init": "ones"}"#,
+            r#"{"name": "mm", "op": "MatMul", "inputs": ["a", "b"], "outputs": ["y"]}"#,
+        );
+        let text = verified(a, b, mm);
+        assert!(
+            !text.contains("scf.for") && !text.contains("time steps"),
+            "{text}"
+        );
+        // The same matmul on a 64 KiB scratchpad: A alone fills it.
+        let small = Target {
+            cores: 4,
+            scratchpad_capacity_bytes: 65536,
+            ..Target::spyre32()
+        };
+        let g = graph_of(a, b, mm, r#""y""#);
+        let c = compile(&g, &small, &Options::default()).unwrap_or_else(|e| panic!("{e}"));
+        let text = c.ktir.clone().expect("ktir");
+        assert!(
+            text.contains("iter_args") && text.contains("time steps per core"),
+            "{text}"
+        );
+        for u in crate::lower_ktir::scratchpad_use(&c).unwrap() {
+            assert!(u.need <= u.budget, "{u:?}");
+        }
+    }
+
+    #[test]
+    fn a_kernel_too_big_for_any_cut_is_an_error_naming_the_op() {
+        // One row of 4096 f32 values: a reduction keeps whole rows together.
+        let small = Target {
+            cores: 1,
+            scratchpad_capacity_bytes: 8192,
+            ..Target::spyre32()
+        };
+        let g = graph_of(
+            r#"{"name": "x", "dtype": "f32", "shape": [1, 4096]}"#,
+            "",
+            r#"{"name": "s", "op": "ReduceSum", "inputs": ["x"], "outputs": ["y"], "attrs": {"axes": [-1]}}"#,
+            r#""y""#,
+        );
+        let e = compile(&g, &small, &Options::default()).unwrap_err();
+        assert!(e.node.as_deref().is_some_and(|n| n.starts_with('s')), "{e}");
+        assert!(
+            e.message.contains("need 16392 bytes") && e.message.contains("budget is 8192 bytes"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -48,6 +48,20 @@ impl KernelEmitter<'_> {
         let b_order = with_batch([d(Kind::Elem, k), d(Kind::Sticks, out), d(Kind::Lane, out)]);
         let c_order = with_batch([d(Kind::Elem, mb), d(Kind::Sticks, out), d(Kind::Lane, out)]);
         let nbt = batch.len();
+        // Over K blocks, the loads and the product go into a loop body carrying an f32 sum;
+        // the body is emitted aside and wrapped once its types are known.
+        let k_loop = if self.k_steps > 1 {
+            let (iv, acc) = (self.fresh("kblk"), self.fresh("acc"));
+            let outer = std::mem::take(&mut self.body);
+            self.depth += 1;
+            self.step_dim(k, self.k_steps, &iv)?;
+            for i in 0..2 {
+                self.tile(i);
+            }
+            Some((iv, acc, outer))
+        } else {
+            None
+        };
         let mut loaded = Vec::new();
         for (i, order) in [(0, &a_order), (1, &b_order)] {
             let elem = self.operands[i].elem;
@@ -127,7 +141,8 @@ impl KernelEmitter<'_> {
             // may hold anything there.
             let computed = self.c.role_of(&self.operands[i].tensor) == "intermediate";
             let r = if i == 0 && computed {
-                self.zero_k_padding(r, &flat, elem, it[k].extent, k_split)
+                let kiv = k_loop.as_ref().map(|l| l.0.clone());
+                self.zero_k_padding(r, &flat, elem, it[k].extent, k_split, kiv.as_deref())
             } else {
                 r
             };
@@ -143,29 +158,76 @@ impl KernelEmitter<'_> {
         let mut c_shape = a_shape.clone();
         let last = c_shape.len() - 1;
         c_shape[last] = b_shape[b_shape.len() - 1];
-        // Partial sums of a K split stay in f32 until they are combined.
-        let acc_elem = if k_split > 1 { "f32" } else { c_elem };
+        // Partial sums of a K split, and sums over K blocks, stay in f32 until complete.
+        let acc_elem = if k_split > 1 || k_loop.is_some() {
+            "f32"
+        } else {
+            c_elem
+        };
         let c_ty = shape_str(&c_shape, acc_elem);
-        let zero = self.fresh("zero");
-        let empty = self.fresh("empty");
-        let init = self.fresh("init");
-        let prod = self.fresh("mm");
         let named = if nbt == 0 {
             "linalg.matmul"
         } else {
             "linalg.batch_matmul"
         };
-        self.line(&format!("{zero} = arith.constant 0.0 : {acc_elem}"));
-        self.line(&format!("{empty} = tensor.empty() : {c_ty}"));
-        self.line(&format!(
-            "{init} = linalg.fill ins({zero} : {acc_elem}) outs({empty} : {c_ty}) -> {c_ty}"
-        ));
-        self.line(&format!(
-            "{prod} = {named} ins({a}, {b} : {}, {}) outs({init} : {c_ty}) -> {c_ty}",
-            shape_str(&a_shape, a_elem),
-            shape_str(&b_shape, b_elem)
-        ));
-        let mut result = prod;
+        let mut result = if let Some((iv, acc, outer)) = k_loop {
+            // The product accumulates into the carried sum.
+            let prod = self.fresh("mm");
+            self.line(&format!(
+                "{prod} = {named} ins({a}, {b} : {}, {}) outs({acc} : {c_ty}) -> {c_ty}",
+                shape_str(&a_shape, a_elem),
+                shape_str(&b_shape, b_elem)
+            ));
+            self.line(&format!("scf.yield {prod} : {c_ty}"));
+            self.depth -= 1;
+            let inner = std::mem::replace(&mut self.body, outer);
+            let (zero, empty, init, n, one, sum) = (
+                self.fresh("zero"),
+                self.fresh("empty"),
+                self.fresh("init"),
+                self.fresh("steps"),
+                self.fresh("one"),
+                self.fresh("ksum"),
+            );
+            self.line(&format!("{zero} = arith.constant 0.0 : f32"));
+            self.line(&format!("{empty} = tensor.empty() : {c_ty}"));
+            self.line(&format!(
+                "{init} = linalg.fill ins({zero} : f32) outs({empty} : {c_ty}) -> {c_ty}"
+            ));
+            self.line(&format!("{n} = arith.constant {} : index", self.k_steps));
+            self.line(&format!("{one} = arith.constant 1 : index"));
+            self.line(&format!(
+                "{sum} = scf.for {iv} = %c0 to {n} step {one} iter_args({acc} = {init}) -> ({c_ty}) {{"
+            ));
+            self.body.push_str(&inner);
+            self.line("}");
+            if k_split <= 1 && c_elem != "f32" {
+                let t = self.fresh("narrow");
+                self.line(&format!(
+                    "{t} = arith.truncf {sum} : {c_ty} to {}",
+                    shape_str(&c_shape, c_elem)
+                ));
+                t
+            } else {
+                sum
+            }
+        } else {
+            let zero = self.fresh("zero");
+            let empty = self.fresh("empty");
+            let init = self.fresh("init");
+            let prod = self.fresh("mm");
+            self.line(&format!("{zero} = arith.constant 0.0 : {acc_elem}"));
+            self.line(&format!("{empty} = tensor.empty() : {c_ty}"));
+            self.line(&format!(
+                "{init} = linalg.fill ins({zero} : {acc_elem}) outs({empty} : {c_ty}) -> {c_ty}"
+            ));
+            self.line(&format!(
+                "{prod} = {named} ins({a}, {b} : {}, {}) outs({init} : {c_ty}) -> {c_ty}",
+                shape_str(&a_shape, a_elem),
+                shape_str(&b_shape, b_elem)
+            ));
+            prod
+        };
         if k_split > 1 {
             result = self.k_split_reduce(&result, &c_shape, k_split, div.cores_used)?;
             // Only the group's first core holds the sum: everything from here on is its work.
@@ -250,10 +312,14 @@ impl KernelEmitter<'_> {
         elem: &str,
         k: usize,
         k_split: usize,
+        k_block: Option<&str>,
     ) -> String {
         let n = shape.len();
         let tile = shape[n - 1];
-        let real = k.saturating_sub((k_split.max(1) - 1) * tile);
+        // Inside a loop over K blocks, only the last block of the last slice has padding.
+        let steps = if k_block.is_some() { self.k_steps } else { 1 };
+        let blocks = k_split.max(1) * steps;
+        let real = k.saturating_sub((blocks - 1) * tile);
         if real == 0 || real >= tile {
             return a;
         }
@@ -276,6 +342,36 @@ impl KernelEmitter<'_> {
             shape_str(&pad, elem),
             shape_str(shape, elem)
         ));
+        if let Some(kb) = k_block.filter(|_| blocks > 1) {
+            let mut index = kb.to_string();
+            if k_split > 1 {
+                let (kc, pos, ks, base, sum) = (
+                    self.fresh("kc"),
+                    self.fresh("kpos"),
+                    self.fresh("ksteps"),
+                    self.fresh("kbase"),
+                    self.fresh("kidx"),
+                );
+                self.line(&format!("{kc} = arith.constant {k_split} : index"));
+                self.line(&format!("{pos} = arith.remsi %id, {kc} : index"));
+                self.line(&format!("{ks} = arith.constant {steps} : index"));
+                self.line(&format!("{base} = arith.muli {pos}, {ks} : index"));
+                self.line(&format!("{sum} = arith.addi {base}, {kb} : index"));
+                index = sum;
+            }
+            let (end, last, chosen) = (
+                self.fresh("kend"),
+                self.fresh("klast"),
+                self.fresh("a_rows"),
+            );
+            self.line(&format!("{end} = arith.constant {} : index", blocks - 1));
+            self.line(&format!("{last} = arith.cmpi eq, {index}, {end} : index"));
+            self.line(&format!(
+                "{chosen} = arith.select {last}, {cleared}, {a} : {}",
+                shape_str(shape, elem)
+            ));
+            return chosen;
+        }
         if k_split <= 1 {
             return cleared;
         }
@@ -305,7 +401,13 @@ impl KernelEmitter<'_> {
             .and_then(|d| d.splits.get(b).copied())
             .unwrap_or(1)
             .max(1);
-        extent / split
+        let steps = self
+            .loops
+            .iter()
+            .find(|l| l.0 == b)
+            .map(|l| l.1)
+            .unwrap_or(1);
+        extent / split / steps.max(1)
     }
 
     /// Combines the K-split partial sums of adjacent cores: each group of `k_split` cores

@@ -1,0 +1,286 @@
+//! Time tiling: a kernel whose tiles do not fit a core's scratchpad streams through its
+//! slice in blocks, with `scf.for` loops whose access tiles move with the loop index.
+//!
+//! The budget of op `i` is the plannable scratchpad minus the bytes the scratchpad plan
+//! holds there while op `i` runs; the need is [`budget::peak_live_bytes`] of the emitted
+//! kernel. A kernel that fits is emitted as it is. Otherwise the loops are chosen among
+//! whole-stick (or whole-row) divisors of the per-core extents, fewest time steps first:
+//! - matmul: an inner loop over K blocks accumulating in an f32 `iter_args` sum (preferred:
+//!   it reads each operand once), and outer loops over N, M and batch blocks, each storing
+//!   its block of C;
+//! - elementwise ops (and conversions, comparisons, select): loops over the result's dims;
+//! - reductions: loops over the kept dims, so whole rows stay together.
+//!
+//! When no choice fits the budget, the smallest one that fits the machine's plannable
+//! capacity is used (the plan's buffers are placed, not charged as values, so the kernel
+//! still runs); when none does, lowering stops with an error naming the op, the bytes it
+//! needs and the budget. Other kernels (movement, topk, gather) are not cut yet and are
+//! emitted as they are: the simulator reports their overflow.
+
+use super::budget::peak_live_bytes;
+use super::*;
+
+/// One way to cut a kernel in time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Plan {
+    /// (iteration dim, steps), outermost first.
+    loops: Vec<(usize, usize)>,
+    /// Steps over K blocks (matmul only).
+    k_steps: usize,
+}
+
+impl Plan {
+    fn steps(&self) -> usize {
+        self.loops.iter().map(|l| l.1).product::<usize>() * self.k_steps
+    }
+}
+
+/// Most candidate plans tried before settling for the most finely cut one.
+const MAX_TRIES: usize = 200;
+
+/// Scratchpad bytes the plan holds in every core while op `index` runs: buffers produced
+/// at or before it and read at or after it.
+pub(super) fn planned_live_bytes(c: &Compilation, index: usize) -> u64 {
+    let mut total = 0;
+    for (tensor, p) in &c.placements {
+        let Placement::Scratchpad { bytes_per_core, .. } = p else {
+            continue;
+        };
+        let start = c.ops.iter().position(|o| o.outputs.contains(tensor));
+        let end = c.ops.iter().rposition(|o| o.inputs.contains(tensor));
+        if let (Some(s), Some(e)) = (start, end) {
+            if s <= index && index <= e {
+                total += bytes_per_core;
+            }
+        }
+    }
+    total
+}
+
+/// One kernel's scratchpad use per core against its budget.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelUse {
+    /// The function's symbol name.
+    pub func: String,
+    /// Peak bytes of live tensor values, counted as the simulator charges them.
+    pub need: u64,
+    /// Plannable scratchpad minus what the scratchpad plan holds while the kernel runs.
+    pub budget: u64,
+    /// Time steps each core runs (1: not cut).
+    pub steps: usize,
+}
+
+/// The scratchpad use of every kernel of a lowered compilation, in launch order.
+pub fn scratchpad_use(c: &Compilation) -> Result<Vec<KernelUse>, CompileError> {
+    let text = c
+        .ktir
+        .as_deref()
+        .ok_or_else(|| CompileError::new("the compilation has no KTIR yet", None))?;
+    let (module, diags) = ktir::parse(text);
+    if let Some(d) = diags.iter().find(|d| d.severity == ktir::Severity::Error) {
+        return Err(CompileError::new(
+            format!("KTIR does not parse: {}", d.message),
+            None,
+        ));
+    }
+    let peaks = super::budget::per_func(&module);
+    let cap = c.target.scratchpad_capacity_bytes as u64;
+    let mut out = Vec::new();
+    for (i, k) in kernels(c).iter().enumerate() {
+        let need = peaks
+            .iter()
+            .find(|p| p.0 == k.func)
+            .map(|p| p.1)
+            .ok_or_else(|| CompileError::at(&k.op, format!("no function @{}", k.func)))?;
+        // The kernel's comment line says how many time steps it runs.
+        let steps = text
+            .lines()
+            .find(|l| l.starts_with(&format!("  // {} (", k.op)))
+            .and_then(|l| l.split("; ").nth(1))
+            .and_then(|t| t.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(1);
+        out.push(KernelUse {
+            func: k.func.clone(),
+            need,
+            budget: cap.saturating_sub(planned_live_bytes(c, i)),
+            steps,
+        });
+    }
+    Ok(out)
+}
+
+/// The kernel of op `index`, cut in time when its tiles do not fit.
+pub(super) fn emit_kernel(
+    c: &Compilation,
+    op: &DeviceOp,
+    index: usize,
+    kernel: &Kernel,
+) -> Result<String, CompileError> {
+    let fail = |m: String| CompileError::at(&op.name, m);
+    let need = |text: &str| {
+        peak_live_bytes(text)
+            .map_err(|m| fail(format!("cannot measure its kernel's scratchpad use: {m}")))
+    };
+    let whole = KernelEmitter::new(c, op, index, kernel)?.emit()?;
+    let cap = c.target.scratchpad_capacity_bytes as u64;
+    let held = planned_live_bytes(c, index);
+    let budget = cap.saturating_sub(held);
+    let whole_need = need(&whole)?;
+    if whole_need <= budget {
+        return Ok(whole);
+    }
+    let plans = candidate_plans(&KernelEmitter::new(c, op, index, kernel)?);
+    let emit = |plan: &Plan| -> Result<String, CompileError> {
+        let mut em = KernelEmitter::new(c, op, index, kernel)?;
+        em.loops = plan.loops.clone();
+        em.k_steps = plan.k_steps;
+        em.emit()
+    };
+    let mut best: Option<(u64, String)> = None;
+    // The most finely cut plan first: when it does not fit, nothing does.
+    if let Some(finest) = plans.last() {
+        let text = emit(finest)?;
+        let n = need(&text)?;
+        best = Some((n, text));
+        if n <= budget {
+            for plan in plans.iter().take(MAX_TRIES) {
+                let text = emit(plan)?;
+                let n = need(&text)?;
+                if n <= budget {
+                    return Ok(text);
+                }
+            }
+            return Ok(best.map(|b| b.1).unwrap_or(whole));
+        }
+    }
+    let (least, text) = match best {
+        Some((n, t)) if n < whole_need => (n, t),
+        _ => (whole_need, whole),
+    };
+    // A kind this pass does not cut runs as it is; the simulator names the overflow.
+    if least <= cap || !is_cut_kind(op) {
+        return Ok(text);
+    }
+    let how = if plans.is_empty() {
+        "its slice has no dim to cut into time steps"
+    } else {
+        "even cut into the smallest time steps"
+    };
+    Err(fail(format!(
+        "a core's tiles need {least} bytes of scratchpad ({how}), but the budget is {budget} bytes ({cap} plannable, {held} held by the scratchpad plan)"
+    )))
+}
+
+/// Kernels this pass cuts in time: matmuls, elementwise ops and reductions.
+fn is_cut_kind(op: &DeviceOp) -> bool {
+    let k = op.op.as_str();
+    k == "batchmatmul" || crate::ops::REDUCTIONS.contains(&k) || crate::ops::POINTWISE.contains(&k)
+}
+
+/// Step counts that cut iteration dim `d` of every operand's tile into equal whole blocks
+/// (whole sticks in stick dims), the same elements in every operand.
+fn valid_steps(em: &KernelEmitter<'_>, d: usize) -> Vec<usize> {
+    let mut cuts: Vec<(usize, usize)> = Vec::new(); // (extent, elements per unit)
+    for o in &em.operands {
+        for (j, dim) in o.dims.iter().enumerate() {
+            if dim.iter != Some(d) || !matches!(dim.kind, Kind::Elem | Kind::Sticks) {
+                continue;
+            }
+            let per_unit = if dim.kind == Kind::Sticks {
+                (0..o.dims.len())
+                    .find(|&l| o.dims[l].kind == Kind::Lane && o.dims[l].iter == Some(d))
+                    .map(|l| o.extent[l])
+                    .unwrap_or(1)
+            } else {
+                1
+            };
+            cuts.push((o.extent[j], per_unit));
+        }
+    }
+    let Some(&(first, _)) = cuts.first() else {
+        return Vec::new();
+    };
+    (2..=first)
+        .filter(|s| {
+            let block = |&(e, u): &(usize, usize)| (e % s == 0).then_some(e / s * u);
+            let b0 = block(&cuts[0]);
+            b0.is_some() && cuts.iter().all(|c| block(c) == b0)
+        })
+        .collect()
+}
+
+/// Every plan for this kernel's kind, fewest time steps first; among equals, the one that
+/// re-reads least (matmul: K blocks before N, N before M, M before batch).
+fn candidate_plans(em: &KernelEmitter<'_>) -> Vec<Plan> {
+    let op = em.op;
+    let it = &op.iteration;
+    let kind = op.op.as_str();
+    // (dim, is K) in order of preference: a cut on an earlier dim is cheaper.
+    let dims: Vec<(usize, bool)> = if kind == "batchmatmul" && it.len() >= 3 {
+        let nb = it.len() - 3;
+        let mut v = vec![(nb + 2, true), (nb + 1, false), (nb, false)];
+        v.extend((0..nb).rev().map(|b| (b, false)));
+        v
+    } else if is_cut_kind(op) {
+        (0..it.len())
+            .filter(|&d| !it[d].reduction)
+            .map(|d| (d, false))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let options: Vec<(usize, bool, Vec<usize>)> = dims
+        .into_iter()
+        .map(|(d, k)| {
+            let mut s = vec![1];
+            s.extend(valid_steps(em, d));
+            (d, k, s)
+        })
+        .filter(|(_, _, s)| s.len() > 1)
+        .collect();
+    if options.is_empty() {
+        return Vec::new();
+    }
+    // Cartesian product of the options, bounded: keep the smallest step counts per dim
+    // when there are too many.
+    let mut combos: Vec<Vec<usize>> = vec![Vec::new()];
+    for (_, _, steps) in &options {
+        let mut next = Vec::new();
+        for c in &combos {
+            for &s in steps {
+                let mut v = c.clone();
+                v.push(s);
+                next.push(v);
+            }
+        }
+        combos = next;
+        if combos.len() > 100_000 {
+            break;
+        }
+    }
+    combos.retain(|c| c.len() == options.len() && c.iter().any(|&s| s > 1));
+    let mut plans: Vec<(Vec<usize>, Plan)> = combos
+        .into_iter()
+        .map(|c| {
+            let mut loops = Vec::new();
+            let mut k_steps = 1;
+            // Outer loops go from the least preferred dim (batch) inwards.
+            for (i, (d, k, _)) in options.iter().enumerate().rev() {
+                if *k {
+                    k_steps = c[i];
+                } else if c[i] > 1 {
+                    loops.push((*d, c[i]));
+                }
+            }
+            // Sort key: total steps, then the steps on each dim from the least preferred.
+            let mut key = vec![0];
+            key.extend(c.iter().rev());
+            let plan = Plan { loops, k_steps };
+            key[0] = plan.steps();
+            (key, plan)
+        })
+        .collect();
+    plans.sort_by(|a, b| a.0.cmp(&b.0));
+    plans.into_iter().map(|(_, p)| p).collect()
+}

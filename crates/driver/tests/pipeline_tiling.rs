@@ -1,0 +1,78 @@
+//! Kernels cut in time: each case of `tests/pipeline/tiling/` is a small graph whose
+//! per-core tiles do not fit tiny4's 64 KiB scratchpad untiled. It is compiled for tiny4,
+//! lowered to KTIR (which must contain a time loop), verified, simulated and compared with
+//! the reference evaluator within its dtype's tolerance, for two seeds of random inputs.
+
+use driver::{machine, run_pipeline, PipelineOptions};
+use std::path::Path;
+
+/// Every case, with what its KTIR must contain and a work-division hint for its node.
+type Case = (
+    &'static str,
+    &'static [&'static str],
+    Option<(&'static str, &'static [usize])>,
+);
+
+const CASES: &[Case] = &[
+    ("matmul_k_loop", &["scf.for", "iter_args"], None),
+    ("matmul_n_loop", &["scf.for"], None),
+    (
+        "matmul_k_split_loop",
+        &["iter_args", "ktdp.inter_tile_reduce"],
+        Some(("mm", &[1, 1, 4])),
+    ),
+    (
+        "matmul_batched_loop",
+        &["scf.for", "linalg.batch_matmul"],
+        None,
+    ),
+    ("matmul_computed_lhs_loop", &["iter_args", "klast"], None),
+    ("pointwise_loop", &["scf.for"], None),
+    ("pointwise_broadcast_loop", &["scf.for"], None),
+    ("reduction_rows_loop", &["scf.for"], None),
+];
+
+fn case_dir() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/pipeline/tiling")
+}
+
+#[test]
+fn every_case_is_listed() {
+    let mut on_disk: Vec<String> = std::fs::read_dir(case_dir())
+        .expect("tests/pipeline/tiling")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+        .collect();
+    on_disk.sort();
+    let mut listed: Vec<String> = CASES.iter().map(|(n, _, _)| n.to_string()).collect();
+    listed.sort();
+    assert_eq!(on_disk, listed);
+}
+
+#[test]
+fn every_case_runs_within_tolerance_on_tiny4() {
+    for (name, needles, hint) in CASES {
+        let path = case_dir().join(format!("{name}.json"));
+        let source = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
+        for seed in [0, 7] {
+            let mut options = PipelineOptions {
+                machine: machine("tiny4").expect("preset"),
+                seed,
+                ..PipelineOptions::default()
+            };
+            if let Some((node, splits)) = hint {
+                options
+                    .compile
+                    .hints
+                    .insert(node.to_string(), splits.to_vec());
+            }
+            let r = run_pipeline(&source, &format!("{name}.json"), &options)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(r.run.passed, "{name} (seed {seed}): {:?}", r.run.outputs);
+            for n in *needles {
+                assert!(r.ktir.contains(n), "{name}: no '{n}' in\n{}", r.ktir);
+            }
+        }
+    }
+}
