@@ -862,8 +862,9 @@ mod tests {
     }
 
     #[test]
-    fn a_kernel_too_big_for_the_scratchpad_is_a_clear_error() {
-        // tiny4 has 64 KiB of scratchpad per core; the untiled matmul kernel needs more.
+    fn a_kernel_too_big_for_the_scratchpad_is_cut_in_time() {
+        // tiny4 has 64 KiB of scratchpad per core; the hinted matmul's whole slice needs
+        // more, so its kernel loops over blocks of it and still matches the reference.
         let ex = examples();
         let mut compile = Options::default();
         compile.hints.insert("matmul".into(), vec![4, 1, 1]);
@@ -872,9 +873,8 @@ mod tests {
             compile,
             ..PipelineOptions::default()
         };
-        let e = run_pipeline(ex[0].source, "matmul_add.json", &opts).unwrap_err();
-        assert_eq!(e.stage, "simulate");
-        assert!(e.message.contains("scratchpad overflow on core 0"), "{e}");
-        assert!(e.message.contains("65536 bytes"), "{e}");
+        let r = run_pipeline(ex[0].source, "matmul_add.json", &opts).unwrap();
+        assert!(r.run.passed, "{:?}", r.run.outputs);
+        assert!(r.ktir.contains("scf.for"), "{}", r.ktir);
     }
 }
