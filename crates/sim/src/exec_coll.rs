@@ -417,13 +417,13 @@ impl Simulator<'_> {
                     let mut v = Vec::new();
                     for i in 0..rop.results.len() {
                         let (shape, elem) = self.result_shape_of(rop, i)?;
-                        let n = shape.iter().product();
+                        let zeros = self.filled(&shape, 0.0);
                         v.push(self.new_tensor(
                             &mut cores[t].ctx,
                             rop,
                             shape,
                             elem,
-                            vec![0.0; n],
+                            zeros,
                             None,
                         )?);
                     }
@@ -650,7 +650,7 @@ fn value_bytes(v: &RtValue) -> u64 {
 
 fn value_elems(v: &RtValue) -> u64 {
     match v {
-        RtValue::Tensor(t) => t.data.len() as u64,
+        RtValue::Tensor(t) => t.numel() as u64,
         _ => 1,
     }
 }

@@ -1,11 +1,12 @@
-//! The simulator: machine descriptions, KTIR execution (real numbers), the timing model
-//! (cores, ring, off-chip memory) and the trace with its exports.
+//! The simulator: machine descriptions, KTIR execution (real numbers, or timing only), the
+//! timing model (cores, ring, off-chip memory) and the trace with its exports.
 //!
 //! It executes KTIR modules handed to it by value; it does not know about model graphs,
 //! the compiler or JavaScript. Timing is a layer over execution: the interpreter records
 //! every transfer and compute step as a task, and the timing engine schedules those tasks
 //! on the machine's resources.
 
+mod affine;
 pub mod exec;
 mod exec_coll;
 pub mod exec_ew;
