@@ -605,9 +605,8 @@ fn compute_frees(ops: &mut [ROp<'_>], block_args: &[usize]) {
     }
 }
 
-/// A progress report: operations executed so far and an estimate of the total (0 when
-/// unknown).
-pub type ProgressFn = Box<dyn FnMut(u64, u64)>;
+/// A progress report: operations executed so far and the total they count towards.
+pub type ProgressFn<'a> = Box<dyn FnMut(u64, u64) + 'a>;
 
 /// The simulator's state across launches: DRAM, scratchpads and the recorded tasks.
 pub struct Simulator<'m> {
@@ -624,7 +623,9 @@ pub struct Simulator<'m> {
     /// Peak live tensor bytes per core over the run.
     pub peak_tensor_bytes: Vec<u64>,
     returned: Vec<Vec<KernelValue>>,
-    progress: Option<(ProgressFn, u64)>,
+    progress: Option<(ProgressFn<'m>, u64)>,
+    /// Estimate of the steps of the whole run, for progress reports (0 when unknown).
+    progress_total: u64,
     /// Whether tensor data is computed (see [`Simulator::new_timing_only`]).
     pub(crate) timing_only: bool,
     /// What timing-only mode assumed in place of values it did not compute.
@@ -710,6 +711,7 @@ impl<'m> Simulator<'m> {
             peak_tensor_bytes: vec![0; cores],
             returned: Vec::new(),
             progress: None,
+            progress_total: 0,
             timing_only: false,
             assumptions: Vec::new(),
         }
@@ -748,10 +750,16 @@ impl<'m> Simulator<'m> {
         }
     }
 
-    /// Calls `f(steps, limit)` every `every` operations (`limit` is the step limit; a
-    /// better estimate of the total is future work).
-    pub fn set_progress(&mut self, f: ProgressFn, every: u64) {
+    /// Calls `f(steps, total)` every `every` operations, where `total` is the estimate
+    /// given to [`Simulator::set_progress_total`] or else the step limit.
+    pub fn set_progress(&mut self, f: ProgressFn<'m>, every: u64) {
         self.progress = Some((f, every.max(1)));
+    }
+
+    /// Sets the total that progress reports count towards (for example the sum of
+    /// [`crate::estimate_steps`] over the launches to come).
+    pub fn set_progress_total(&mut self, total: u64) {
+        self.progress_total = total;
     }
 
     /// Places a buffer in DRAM and returns its base address (in elements). In
@@ -1106,7 +1114,12 @@ impl<'m> Simulator<'m> {
         }
         if let Some((f, every)) = &mut self.progress {
             if self.steps.is_multiple_of(*every) {
-                f(self.steps, self.limits.max_steps);
+                let total = if self.progress_total > 0 {
+                    self.progress_total
+                } else {
+                    self.limits.max_steps
+                };
+                f(self.steps, total);
             }
         }
         Ok(())

@@ -7,6 +7,7 @@
 //! on the machine's resources.
 
 mod affine;
+mod estimate;
 pub mod exec;
 mod exec_coll;
 pub mod exec_ew;
@@ -17,5 +18,6 @@ pub mod machine;
 pub mod timing;
 pub mod trace;
 
-pub use exec::{ExecLimits, KernelValue, LineLookup, SimError, Simulator};
+pub use estimate::estimate_steps;
+pub use exec::{ExecLimits, KernelValue, LineLookup, ProgressFn, SimError, Simulator};
 pub use machine::Machine;
