@@ -261,3 +261,98 @@ fn inspect_reads_onnx_models() {
     assert!(stderr(&o).contains(".onnx"), "{}", stderr(&o));
     let _ = std::fs::remove_file(bad);
 }
+
+/// The line of `text` that starts with `key`, without the key.
+fn field<'a>(text: &'a str, key: &str) -> &'a str {
+    text.lines()
+        .find_map(|l| l.strip_prefix(key))
+        .unwrap_or_else(|| panic!("no '{key}' in:\n{text}"))
+        .trim()
+}
+
+#[test]
+fn run_timing_only_prints_the_same_time_and_says_no_numbers_were_computed() {
+    let full = spyre(&["run", EXAMPLE]);
+    let timed = spyre(&["run", EXAMPLE, "--timing-only"]);
+    assert!(timed.status.success(), "{}", stderr(&timed));
+    let (f, t) = (stdout(&full), stdout(&timed));
+    assert_eq!(field(&f, "cycles"), field(&t, "cycles"));
+    assert_eq!(field(&f, "events"), field(&t, "events"));
+    assert!(t.contains("not computed (timing-only run)"), "{t}");
+    assert!(!t.contains("PASS") && !t.contains("max abs error"), "{t}");
+    let json = spyre(&["run", EXAMPLE, "--timing-only", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(v["timingOnly"], true);
+    assert_eq!(v["outputsChecked"], false);
+    // KTIR files too; their buffers have no contents to save.
+    let k = spyre(&[
+        "run",
+        "tests/ktir/valid/indirect_gather.mlir",
+        "--timing-only",
+    ]);
+    assert!(k.status.success(), "{}", stderr(&k));
+    let text = stdout(&k);
+    assert!(text.contains("not computed"), "{text}");
+    assert!(
+        text.contains("assumption     line 18: 'ktdp.construct_indirect_access_tile'"),
+        "{text}"
+    );
+    let dir = std::env::temp_dir().join(format!("spyre-cli-timing-{}", std::process::id()));
+    let o = spyre(&[
+        "run",
+        "tests/ktir/valid/add_rows.mlir",
+        "--timing-only",
+        "--save-outputs",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("--save-outputs"), "{}", stderr(&o));
+}
+
+#[test]
+fn the_8b_layer_runs_timing_only_with_cycles_and_a_bottleneck() {
+    let model = "examples/graphs/llama3_8b_layer.json";
+    // With numbers it is refused; timing-only on spyre32 reaches the simulator and stops
+    // at the compiler's per-core weight slices, which exceed the scratchpad.
+    let o = spyre(&["run", model]);
+    assert!(
+        stderr(&o).contains("planning and timing only"),
+        "{}",
+        stderr(&o)
+    );
+    let o = spyre(&["run", model, "--timing-only"]);
+    assert!(
+        stderr(&o).contains("scratchpad overflow on core 0"),
+        "{}",
+        stderr(&o)
+    );
+    // A machine whose scratchpad holds those slices runs it.
+    let spyre32: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("crates/sim/machines/spyre32.json")).unwrap(),
+    )
+    .unwrap();
+    let mut big = spyre32.clone();
+    big["name"] = "spyre32-64mib".into();
+    big["scratchpad_bytes"]["value"] = (64u64 << 20).into();
+    let path = std::env::temp_dir().join(format!("spyre-cli-64mib-{}.json", std::process::id()));
+    std::fs::write(&path, big.to_string()).unwrap();
+    let o = spyre(&[
+        "run",
+        model,
+        "--timing-only",
+        "--machine",
+        path.to_str().unwrap(),
+    ]);
+    let _ = std::fs::remove_file(&path);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    let cycles: f64 = field(&text, "cycles")
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(cycles > 1e6, "{text}");
+    assert!(field(&text, "bottleneck").starts_with("Memory"), "{text}");
+    assert!(text.contains("not computed"), "{text}");
+}
