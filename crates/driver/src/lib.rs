@@ -920,6 +920,41 @@ mod tests {
     }
 
     #[test]
+    fn progress_counts_operations_then_scheduled_tasks() {
+        let ex = examples();
+        let opts = PipelineOptions::default();
+        let graph = load_graph(ex[0].source, "matmul_add.json").unwrap();
+        let c = compile(&graph, &opts.machine, &opts.compile).unwrap();
+        let mut reports = Vec::new();
+        let (r, sched) = simulate_with_progress(&c, &opts, &mut |p| reports.push(p)).unwrap();
+        let executes: Vec<(u64, u64)> = reports
+            .iter()
+            .filter_map(|p| match p {
+                Progress::Execute { steps, total } => Some((*steps, *total)),
+                _ => None,
+            })
+            .collect();
+        assert!(!executes.is_empty());
+        assert!(executes.windows(2).all(|w| w[0].0 < w[1].0));
+        // The estimate is exact for a kernel without loops or per-element regions.
+        assert!(executes.iter().all(|(_, t)| *t == r.steps), "{executes:?}");
+        let first_schedule = reports
+            .iter()
+            .position(|p| matches!(p, Progress::Schedule { .. }))
+            .unwrap();
+        assert!(reports[first_schedule..]
+            .iter()
+            .all(|p| matches!(p, Progress::Schedule { .. })));
+        assert_eq!(
+            reports.last(),
+            Some(&Progress::Schedule {
+                done: sched.events.len() as u64,
+                total: sched.events.len() as u64
+            })
+        );
+    }
+
+    #[test]
     fn a_wrong_kernel_is_caught_by_the_comparison() {
         // Corrupting one simulated element must fail the check.
         let ex = examples();
