@@ -5,8 +5,10 @@
 
 use clap::{Parser, Subcommand, ValueEnum};
 use driver::{compiler, ktir, sim, DriverError, PipelineOptions};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
 #[derive(Parser)]
 #[command(
@@ -244,7 +246,10 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             let source = read_model(&file)?;
             let graph = driver::load_graph(&source, &file_name(&file)).map_err(derr)?;
             let c = driver::compile(&graph, &options.machine, &options.compile).map_err(derr)?;
-            let (result, schedule) = driver::simulate_with_schedule(&c, &options).map_err(derr)?;
+            let mut bar = RunProgress::on_stderr(!json);
+            let run = driver::simulate_with_progress(&c, &options, &mut |p| bar.update(p));
+            bar.finish();
+            let (result, schedule) = run.map_err(derr)?;
             if let Some(path) = &trace {
                 let text = sim::trace::chrome_trace_json(&options.machine, &schedule);
                 std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -334,6 +339,80 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     }
 }
 
+/// How long a run goes before its progress bar appears: quick runs print nothing.
+const PROGRESS_DELAY: Duration = Duration::from_millis(400);
+
+/// The progress bar of `spyre run` on standard error, fed by the driver's progress
+/// reports: operations executed against the static estimate, then tasks scheduled. It is
+/// drawn only when standard error is a terminal and the run has lasted
+/// [`PROGRESS_DELAY`], and is cleared when the run ends, so pipes, logs and `--json`
+/// output never see it.
+struct RunProgress {
+    bar: indicatif::ProgressBar,
+    /// Whether to draw at all (standard error is a terminal and output is not JSON).
+    enabled: bool,
+    started: Instant,
+    /// The phase shown, to restyle the bar when the next one starts.
+    scheduling: Option<bool>,
+}
+
+impl RunProgress {
+    /// A bar drawn on standard error when `wanted` and standard error is a terminal.
+    fn on_stderr(wanted: bool) -> RunProgress {
+        RunProgress::new(wanted && std::io::stderr().is_terminal())
+    }
+
+    fn new(enabled: bool) -> RunProgress {
+        // Hidden until the run proves long; see `update`.
+        let bar = indicatif::ProgressBar::with_draw_target(
+            Some(1),
+            indicatif::ProgressDrawTarget::hidden(),
+        );
+        RunProgress {
+            bar,
+            enabled,
+            started: Instant::now(),
+            scheduling: None,
+        }
+    }
+
+    fn update(&mut self, p: driver::Progress) {
+        let (scheduling, done, total) = match p {
+            driver::Progress::Execute { steps, total } => (false, steps, total),
+            driver::Progress::Schedule { done, total } => (true, done, total),
+        };
+        if self.scheduling != Some(scheduling) {
+            self.scheduling = Some(scheduling);
+            // Counts of the previous phase must not show against this one's total.
+            self.bar.set_position(0);
+            self.bar.set_length(total.max(done));
+            let (template, message) = if scheduling {
+                ("{msg:>10} [{wide_bar}] {pos}/{len} tasks", "scheduling")
+            } else {
+                (
+                    "{msg:>10} [{wide_bar}] {pos}/{len} ops (estimated)",
+                    "executing",
+                )
+            };
+            if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
+                self.bar.set_style(style.progress_chars("=> "));
+            }
+            self.bar.set_message(message);
+        }
+        // The estimate can fall short (per-element regions are not counted): grow it.
+        self.bar.set_length(total.max(done));
+        self.bar.set_position(done);
+        if self.enabled && self.bar.is_hidden() && self.started.elapsed() >= PROGRESS_DELAY {
+            self.bar
+                .set_draw_target(indicatif::ProgressDrawTarget::stderr());
+        }
+    }
+
+    fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}
+
 /// What a timing-only run prints in place of the numbers it did not compute.
 const TIMING_ONLY_NOTE: &str = "numbers        not computed (timing-only run): tensors carry shapes only, outputs are not checked";
 
@@ -392,7 +471,10 @@ fn run_ktir_file(r: RunKtir) -> Result<ExitCode, String> {
         timing_only: r.timing_only,
     };
     let name = r.file.display().to_string();
-    let (result, schedule) = driver::run_ktir(&text, &options).map_err(|e| {
+    let mut bar = RunProgress::on_stderr(!r.json);
+    let run = driver::run_ktir_with_progress(&text, &options, &mut |p| bar.update(p));
+    bar.finish();
+    let (result, schedule) = run.map_err(|e| {
         // KTIR diagnostics start with line:column; prefix the file name.
         if e.stage == "ktir" && e.message.starts_with(|c: char| c.is_ascii_digit()) {
             e.message
@@ -522,5 +604,39 @@ fn main() -> ExitCode {
             eprintln!("error: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bar_follows_both_phases_and_stays_hidden_when_disabled() {
+        let mut bar = RunProgress::new(false);
+        bar.update(driver::Progress::Execute {
+            steps: 30,
+            total: 100,
+        });
+        assert_eq!((bar.bar.position(), bar.bar.length()), (30, Some(100)));
+        // An estimate that falls short grows with the count.
+        bar.update(driver::Progress::Execute {
+            steps: 120,
+            total: 100,
+        });
+        assert_eq!(bar.bar.length(), Some(120));
+        bar.update(driver::Progress::Schedule { done: 5, total: 40 });
+        assert_eq!((bar.bar.position(), bar.bar.length()), (5, Some(40)));
+        assert_eq!(bar.bar.message(), "scheduling");
+        // Never drawn, however long the run.
+        if let Some(earlier) = bar.started.checked_sub(PROGRESS_DELAY * 2) {
+            bar.started = earlier;
+        }
+        bar.update(driver::Progress::Schedule {
+            done: 40,
+            total: 40,
+        });
+        assert!(bar.bar.is_hidden());
+        bar.finish();
     }
 }

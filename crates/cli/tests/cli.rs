@@ -356,3 +356,14 @@ fn the_8b_layer_runs_timing_only_with_cycles_and_a_bottleneck() {
     assert!(field(&text, "bottleneck").starts_with("Memory"), "{text}");
     assert!(text.contains("not computed"), "{text}");
 }
+
+#[test]
+fn a_long_run_draws_no_progress_bar_when_stderr_is_not_a_terminal() {
+    // Long enough (over the bar's delay) for a bar to appear on a terminal.
+    let started = std::time::Instant::now();
+    let o = spyre(&["run", "examples/graphs/llama_decoder_layer.json"]);
+    let took = started.elapsed();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).is_empty(), "{took:?}: {}", stderr(&o));
+    assert!(stdout(&o).contains("cycles"));
+}
