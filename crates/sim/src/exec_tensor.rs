@@ -19,6 +19,9 @@ enum Arg {
     Tensor(Rc<TensorVal>),
 }
 
+/// Most operands an elementwise op reads (`math.fma`).
+const MAX_EW_OPERANDS: usize = 3;
+
 /// The first operand timing-only mode did not compute, if any.
 fn first_unknown(args: &[Arg]) -> Option<u32> {
     args.iter().find_map(|a| match a {
@@ -134,12 +137,20 @@ impl Simulator<'_> {
         let ew = if elem.is_float() { ew } else { ew.for_int() };
         let int = ew.is_int() || !elem.is_float();
         let apply = |vals: &[f64]| -> Option<f64> {
+            // Ops take at most three operands; more would be ignored by `Ew` anyway.
+            let n = vals.len().min(MAX_EW_OPERANDS);
             if int {
-                let v: Vec<i64> = vals.iter().map(|x| *x as i64).collect();
-                ew.int(&v, elem).map(|r| r as f64)
+                let mut v = [0i64; MAX_EW_OPERANDS];
+                for (o, x) in v.iter_mut().zip(vals) {
+                    *o = *x as i64;
+                }
+                ew.int(&v[..n], elem).map(|r| r as f64)
             } else {
-                let v: Vec<f32> = vals.iter().map(|x| *x as f32).collect();
-                Some(crate::exec::round_to(elem, ew.float(&v)) as f64)
+                let mut v = [0f32; MAX_EW_OPERANDS];
+                for (o, x) in v.iter_mut().zip(vals) {
+                    *o = *x as f32;
+                }
+                Some(crate::exec::round_to(elem, ew.float(&v[..n])) as f64)
             }
         };
         let Some(shape) = self.common_shape(rop, &args)? else {
@@ -491,16 +502,9 @@ impl Simulator<'_> {
                 let out_shape: Vec<usize> = permutation.iter().map(|&p| x.shape[p]).collect();
                 let mut out = Vec::new();
                 if !self.timing_only {
-                    out = vec![0.0f32; x.numel()];
                     let in_strides = strides_of(&x.shape);
-                    for_each_point(&out_shape, |flat, p| {
-                        let mut src = 0usize;
-                        for (d, &perm) in permutation.iter().enumerate() {
-                            src += p[d] as usize * in_strides[perm];
-                        }
-                        out[flat] = x.data.get(src).copied().unwrap_or(0.0);
-                        Ok(())
-                    })?;
+                    let from: Vec<usize> = permutation.iter().map(|&p| in_strides[p]).collect();
+                    out = gather(&x.data, &out_shape, &from);
                 }
                 let task = self.sfp(ctx, rop, x.numel(), false, &[&x])?;
                 let v = self.new_tensor(ctx, rop, out_shape, x.elem, out, Some(task))?;
@@ -512,19 +516,19 @@ impl Simulator<'_> {
                 let in_strides = strides_of(&x.shape);
                 let mut out = Vec::new();
                 if !self.timing_only {
-                    out = vec![0.0f32; init.numel()];
-                    for_each_point(&init.shape, |flat, p| {
-                        let mut src = 0usize;
-                        let mut k = 0;
-                        for (d, &c) in p.iter().enumerate() {
-                            if !dimensions.contains(&d) {
-                                src += c as usize * in_strides.get(k).copied().unwrap_or(0);
-                                k += 1;
+                    // Broadcast dimensions step nowhere in the source; the others step
+                    // through its dimensions in order.
+                    let mut kept = in_strides.iter().copied();
+                    let from: Vec<usize> = (0..init.shape.len())
+                        .map(|d| {
+                            if dimensions.contains(&d) {
+                                0
+                            } else {
+                                kept.next().unwrap_or(0)
                             }
-                        }
-                        out[flat] = x.data.get(src).copied().unwrap_or(0.0);
-                        Ok(())
-                    })?;
+                        })
+                        .collect();
+                    out = gather(&x.data, &init.shape, &from);
                 }
                 let task = self.sfp(ctx, rop, init.numel(), false, &[&x, &init])?;
                 let v =
@@ -732,33 +736,12 @@ impl Simulator<'_> {
                 ))
             }
         };
-        let at_a = |i: usize, p: usize| {
-            if transpose_a {
-                a.data[p * m + i]
-            } else {
-                a.data[i * k + p]
-            }
+        let out = if self.timing_only {
+            Vec::new()
+        } else {
+            matmul_data(a, b, c, (m, k, n), transpose_a, transpose_b)
+                .ok_or_else(|| self.at(rop, "operand data does not match its shape".into()))?
         };
-        let at_b = |p: usize, j: usize| {
-            if transpose_b {
-                b.data[j * k + p]
-            } else {
-                b.data[p * n + j]
-            }
-        };
-        let mut out = Vec::new();
-        if !self.timing_only {
-            out = vec![0.0f32; m * n];
-            for i in 0..m {
-                for j in 0..n {
-                    let mut acc = c.data[i * n + j];
-                    for p in 0..k {
-                        acc += at_a(i, p) * at_b(p, j);
-                    }
-                    out[i * n + j] = crate::exec::round_to(c.elem, acc);
-                }
-            }
-        }
         let cycles = self.machine.matmul_cycles(m as u64, n as u64, k as u64);
         let deps = a.ready.into_iter().chain(b.ready).chain(c.ready).collect();
         let task = self.record(ctx, Unit::Pt, Work::Compute { cycles }, deps, rop)?;
@@ -1062,5 +1045,151 @@ impl Simulator<'_> {
             self.set(slots, rop, k, v);
         }
         Ok(())
+    }
+}
+
+/// `round(c + op(a) x op(b))` for `[m, k] x [k, n]`, each element accumulated in f32 in
+/// ascending `p` (the order of a dot product per element), row by row so the innermost
+/// loop runs along contiguous rows of `b` and of the result.
+fn matmul_data(
+    a: &TensorVal,
+    b: &TensorVal,
+    c: &TensorVal,
+    (m, k, n): (usize, usize, usize),
+    transpose_a: bool,
+    transpose_b: bool,
+) -> Option<Vec<f32>> {
+    if a.data.len() != m * k || b.data.len() != k * n || c.data.len() != m * n {
+        return None;
+    }
+    // `b` as k rows of n.
+    let bt;
+    let b_rows: &[f32] = if transpose_b {
+        let mut t = vec![0.0f32; k * n];
+        for j in 0..n {
+            for p in 0..k {
+                t[p * n + j] = b.data[j * k + p];
+            }
+        }
+        bt = t;
+        &bt
+    } else {
+        &b.data
+    };
+    let mut out = c.data.clone();
+    for i in 0..m {
+        let row = &mut out[i * n..(i + 1) * n];
+        for p in 0..k {
+            let x = if transpose_a {
+                a.data[p * m + i]
+            } else {
+                a.data[i * k + p]
+            };
+            // Every term is added, zeros included, so NaN and signed zeros behave as in
+            // a plain dot product.
+            for (acc, y) in row.iter_mut().zip(&b_rows[p * n..(p + 1) * n]) {
+                *acc += x * y;
+            }
+        }
+        for v in row.iter_mut() {
+            *v = crate::exec::round_to(c.elem, *v);
+        }
+    }
+    Some(out)
+}
+
+/// The elements of `src` at `sum(p[d] * from[d])` for every point `p` of `shape` in
+/// row-major order (0 past its end): transposes and broadcasts as one strided walk.
+fn gather(src: &[f32], shape: &[usize], from: &[usize]) -> Vec<f32> {
+    let total: usize = shape.iter().product();
+    let mut out = Vec::with_capacity(total);
+    if total == 0 {
+        return out;
+    }
+    let Some((&inner_n, outer)) = shape.split_last() else {
+        out.push(src.first().copied().unwrap_or(0.0));
+        return out;
+    };
+    let inner_step = from.last().copied().unwrap_or(0);
+    let rows: usize = outer.iter().product();
+    let mut idx = vec![0usize; outer.len()];
+    let mut row_start = 0usize;
+    for _ in 0..rows {
+        let mut at = row_start;
+        for _ in 0..inner_n {
+            out.push(src.get(at).copied().unwrap_or(0.0));
+            at += inner_step;
+        }
+        for d in (0..outer.len()).rev() {
+            idx[d] += 1;
+            row_start += from[d];
+            if idx[d] < outer[d] {
+                break;
+            }
+            row_start -= from[d] * outer[d];
+            idx[d] = 0;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(shape: &[usize], data: Vec<f32>) -> TensorVal {
+        TensorVal {
+            shape: shape.to_vec(),
+            elem: ScalarType::F32,
+            data,
+            ready: None,
+        }
+    }
+
+    #[test]
+    fn strided_gathers_transpose_and_broadcast() {
+        let x: Vec<f32> = (0..6).map(|i| i as f32).collect(); // [2, 3]
+                                                              // Transpose to [3, 2]: output dim 0 steps the input's dim 1.
+        assert_eq!(
+            gather(&x, &[3, 2], &[1, 3]),
+            vec![0.0, 3.0, 1.0, 4.0, 2.0, 5.0]
+        );
+        // Broadcast a row of 3 over 2 rows.
+        assert_eq!(
+            gather(&x[..3], &[2, 3], &[0, 1]),
+            vec![0.0, 1.0, 2.0, 0.0, 1.0, 2.0]
+        );
+        assert_eq!(gather(&x, &[], &[]), vec![0.0]);
+        assert!(gather(&x, &[0, 3], &[3, 1]).is_empty());
+    }
+
+    #[test]
+    fn matmul_rows_add_every_term_in_dot_product_order() {
+        // [2, 3] x [3, 2] onto c, with a NaN and a zero times infinity in row 1.
+        let a = t(&[2, 3], vec![1.0, 2.0, 3.0, 0.0, f32::NAN, 1.0]);
+        let b = t(&[3, 2], vec![1.0, 2.0, 3.0, 4.0, 5.0, f32::INFINITY]);
+        let c = t(&[2, 2], vec![0.5, -0.0, 1.0, 2.0]);
+        let dot = |i: usize, j: usize| {
+            let mut acc = c.data[i * 2 + j];
+            for p in 0..3 {
+                acc += a.data[i * 3 + p] * b.data[p * 2 + j];
+            }
+            acc
+        };
+        let got = matmul_data(&a, &b, &c, (2, 3, 2), false, false).unwrap();
+        for i in 0..2 {
+            for j in 0..2 {
+                assert_eq!(got[i * 2 + j].to_bits(), dot(i, j).to_bits(), "({i}, {j})");
+            }
+        }
+        // The transposed spellings read the same numbers.
+        let at = t(&[3, 2], vec![1.0, 0.0, 2.0, f32::NAN, 3.0, 1.0]);
+        let bt = t(&[2, 3], vec![1.0, 3.0, 5.0, 2.0, 4.0, f32::INFINITY]);
+        let via_t = matmul_data(&at, &bt, &c, (2, 3, 2), true, true).unwrap();
+        assert_eq!(
+            via_t.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            got.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+        );
+        assert!(matmul_data(&a, &b, &c, (2, 2, 2), false, false).is_none());
     }
 }
