@@ -466,16 +466,35 @@ pub fn simulate_with_progress(
     let (values, reference) = if options.timing_only {
         (BTreeMap::new(), None)
     } else {
+        // Weights too many to materialise: the graph's own check fails before generating
+        // anything, and says why.
+        if c.graph.parameter_count() > graph::MAX_MATERIALISED_ELEMENTS {
+            if let Err(e) = c.graph.initializer_tensors() {
+                return Err(DriverError::new(
+                    "simulate",
+                    format!("{e}; run it timing-only"),
+                ));
+            }
+        }
         let mut inputs = graph::random_inputs(&c.graph, options.seed)
             .map_err(|e| DriverError::new("simulate", e.to_string()))?;
         inputs.extend(options.inputs.clone());
-        let mut values: BTreeMap<String, Tensor> = c
-            .graph
-            .initializer_tensors()
-            .map_err(|e| DriverError::new("simulate", e.to_string()))?;
-        values.extend(inputs.clone());
         let reference = graph::evaluate(&c.graph, &inputs)
             .map_err(|e| DriverError::new("simulate", format!("reference evaluator: {e}")))?;
+        // The evaluator returns the initializers it materialised: take them from there
+        // rather than generating every weight a second time. Only weights and inputs are
+        // placed in DRAM; intermediate tensors start zeroed.
+        let mut values: BTreeMap<String, Tensor> = BTreeMap::new();
+        for init in &c.graph.initializers {
+            let t = reference.get(&init.name).ok_or_else(|| {
+                DriverError::new(
+                    "simulate",
+                    format!("the reference has no value for initializer '{}'", init.name),
+                )
+            })?;
+            values.insert(init.name.clone(), t.clone());
+        }
+        values.extend(inputs);
         (values, Some(reference))
     };
 
