@@ -5,94 +5,80 @@
 //! point of a box (are they all inside the set?) is answered from the box's bounds in
 //! `O(rank)` instead of point by point. Anything that is not linear (`floordiv`, `mod`,
 //! products of dimensions) is left to the point-by-point walk, which stays the reference
-//! semantics: a fast path either answers exactly as the walk would or declines.
+//! semantics: a fast path either answers exactly as the walk would or declines. Nothing
+//! here allocates or needs 128-bit arithmetic (a library call in WebAssembly): bounds
+//! that would leave `i64` decline too.
 
 use ktir::ast::{AffineExpr, AffineSet};
 
-/// `constant + sum(coefs[d] * x[d])`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Linear {
-    pub coefs: Vec<i64>,
-    pub constant: i64,
-}
+/// Highest rank the fast paths handle (beyond it they decline).
+pub(crate) const MAX_RANK: usize = 8;
 
-impl Linear {
-    /// `e` over `dims` dimensions with the symbols bound to `syms`; `None` when it is not
-    /// linear, names a dimension or symbol out of range, or overflows.
-    pub fn of(e: &AffineExpr, dims: usize, syms: &[i64]) -> Option<Linear> {
-        Some(match e {
-            AffineExpr::Dim(i) => {
-                if *i >= dims {
-                    return None;
-                }
-                let mut coefs = vec![0; dims];
-                coefs[*i] = 1;
-                Linear { coefs, constant: 0 }
-            }
-            AffineExpr::Sym(i) => Linear::constant(dims, *syms.get(*i)?),
-            AffineExpr::Const(c) => Linear::constant(dims, *c),
-            AffineExpr::Add(a, b) => {
-                let (a, b) = (Linear::of(a, dims, syms)?, Linear::of(b, dims, syms)?);
-                let mut coefs = a.coefs;
-                for (x, y) in coefs.iter_mut().zip(&b.coefs) {
-                    *x = x.checked_add(*y)?;
-                }
-                Linear {
-                    coefs,
-                    constant: a.constant.checked_add(b.constant)?,
-                }
-            }
-            AffineExpr::Mul(a, b) => {
-                let (a, b) = (Linear::of(a, dims, syms)?, Linear::of(b, dims, syms)?);
-                let (k, x) = if a.is_constant() {
-                    (a.constant, b)
-                } else if b.is_constant() {
-                    (b.constant, a)
-                } else {
-                    return None;
-                };
-                Linear {
-                    coefs: x
-                        .coefs
-                        .iter()
-                        .map(|c| c.checked_mul(k))
-                        .collect::<Option<_>>()?,
-                    constant: x.constant.checked_mul(k)?,
-                }
-            }
-            AffineExpr::FloorDiv(..) | AffineExpr::CeilDiv(..) | AffineExpr::Mod(..) => {
-                return None
-            }
-        })
-    }
-
-    fn constant(dims: usize, c: i64) -> Linear {
-        Linear {
-            coefs: vec![0; dims],
-            constant: c,
+/// The value of `e` when it does not depend on any dimension.
+fn constant(e: &AffineExpr, syms: &[i64]) -> Option<i64> {
+    match e {
+        AffineExpr::Dim(_) => None,
+        AffineExpr::Sym(i) => syms.get(*i).copied(),
+        AffineExpr::Const(c) => Some(*c),
+        AffineExpr::Add(a, b) => constant(a, syms)?.checked_add(constant(b, syms)?),
+        AffineExpr::Mul(a, b) => constant(a, syms)?.checked_mul(constant(b, syms)?),
+        AffineExpr::FloorDiv(a, b) | AffineExpr::CeilDiv(a, b) | AffineExpr::Mod(a, b) => {
+            // Of constants, the expression's own semantics; of dimensions, not linear.
+            constant(a, syms)?;
+            constant(b, syms)?;
+            e.eval(&[], syms)
         }
-    }
-
-    fn is_constant(&self) -> bool {
-        self.coefs.iter().all(|c| *c == 0)
-    }
-
-    /// The smallest and largest values over the box `lo..=hi` (per dimension), exactly.
-    pub fn range(&self, lo: &[i64], hi: &[i64]) -> (i128, i128) {
-        let mut min = self.constant as i128;
-        let mut max = min;
-        for ((c, l), h) in self.coefs.iter().zip(lo).zip(hi) {
-            let (a, b) = (*c as i128 * *l as i128, *c as i128 * *h as i128);
-            min += a.min(b);
-            max += a.max(b);
-        }
-        (min, max)
     }
 }
 
-/// Whether `x` is an `i64`.
-pub(crate) fn fits(x: i128) -> bool {
-    x >= i64::MIN as i128 && x <= i64::MAX as i128
+/// Adds `scale * e` to the linear form `constant + coefs . x`; `None` when `e` is not
+/// linear in the dimensions, names one beyond `coefs`, or overflows.
+fn accumulate(
+    e: &AffineExpr,
+    scale: i64,
+    coefs: &mut [i64],
+    constant_term: &mut i64,
+    syms: &[i64],
+) -> Option<()> {
+    match e {
+        AffineExpr::Dim(i) => {
+            let c = coefs.get_mut(*i)?;
+            *c = c.checked_add(scale)?;
+        }
+        AffineExpr::Sym(_) | AffineExpr::Const(_) => {
+            let v = constant(e, syms)?.checked_mul(scale)?;
+            *constant_term = constant_term.checked_add(v)?;
+        }
+        AffineExpr::Add(a, b) => {
+            accumulate(a, scale, coefs, constant_term, syms)?;
+            accumulate(b, scale, coefs, constant_term, syms)?;
+        }
+        AffineExpr::Mul(a, b) => {
+            let (k, x) = match (constant(a, syms), constant(b, syms)) {
+                (Some(k), _) => (k, b),
+                (None, Some(k)) => (k, a),
+                (None, None) => return None,
+            };
+            accumulate(x, scale.checked_mul(k)?, coefs, constant_term, syms)?;
+        }
+        AffineExpr::FloorDiv(..) | AffineExpr::CeilDiv(..) | AffineExpr::Mod(..) => {
+            let v = constant(e, syms)?.checked_mul(scale)?;
+            *constant_term = constant_term.checked_add(v)?;
+        }
+    }
+    Some(())
+}
+
+/// The smallest and largest values of `constant + coefs . x` over the box `lo..=hi`;
+/// `None` if a bound is beyond `i64`.
+pub(crate) fn range(coefs: &[i64], constant: i64, lo: &[i64], hi: &[i64]) -> Option<(i64, i64)> {
+    let (mut min, mut max) = (constant, constant);
+    for ((c, l), h) in coefs.iter().zip(lo).zip(hi) {
+        let (a, b) = (c.checked_mul(*l)?, c.checked_mul(*h)?);
+        min = min.checked_add(a.min(b))?;
+        max = max.checked_add(a.max(b))?;
+    }
+    Some((min, max))
 }
 
 /// Whether every point of the box `lo..=hi` (non-empty) lies in `set`: `Some(true)` when
@@ -103,15 +89,17 @@ pub(crate) fn fits(x: i128) -> bool {
 /// constraint holds everywhere when its minimum does, and an `== 0` constraint when both
 /// its minimum and maximum are 0.
 pub(crate) fn box_inside(set: &AffineSet, syms: &[i64], lo: &[i64], hi: &[i64]) -> Option<bool> {
-    if syms.len() < set.syms {
+    let dims = lo.len();
+    if syms.len() < set.syms || dims > MAX_RANK || hi.len() != dims {
         return None;
     }
+    let mut coefs = [0i64; MAX_RANK];
     for c in &set.constraints {
-        let l = Linear::of(&c.expr, lo.len(), syms)?;
-        let (min, max) = l.range(lo, hi);
-        if !fits(min) || !fits(max) {
-            return None;
-        }
+        let coefs = &mut coefs[..dims];
+        coefs.fill(0);
+        let mut constant_term = 0;
+        accumulate(&c.expr, 1, coefs, &mut constant_term, syms)?;
+        let (min, max) = range(coefs, constant_term, lo, hi)?;
         let holds = if c.equality {
             min == 0 && max == 0
         } else {
@@ -200,20 +188,30 @@ mod tests {
         ]
     }
 
+    fn linear(e: &AffineExpr, dims: usize, syms: &[i64]) -> Option<(Vec<i64>, i64)> {
+        let mut coefs = vec![0; dims];
+        let mut c = 0;
+        accumulate(e, 1, &mut coefs, &mut c, syms)?;
+        Some((coefs, c))
+    }
+
     fn is_linear(s: &AffineSet, syms: &[i64]) -> bool {
         s.constraints
             .iter()
-            .all(|c| Linear::of(&c.expr, s.dims, syms).is_some())
+            .all(|c| linear(&c.expr, s.dims, syms).is_some())
     }
 
     #[test]
     fn linear_forms_collect_coefficients() {
         let s = set("affine_set<(d0, d1)[s0] : (d0 * 3 + s0 - d1 * 2 + 5 >= 0)>");
-        let l = Linear::of(&s.constraints[0].expr, 2, &[10]).unwrap();
-        assert_eq!(l.coefs, vec![3, -2]);
-        assert_eq!(l.constant, 15);
-        assert_eq!(l.range(&[0, 0], &[1, 4]), (7, 18));
+        let (coefs, c) = linear(&s.constraints[0].expr, 2, &[10]).unwrap();
+        assert_eq!((coefs.as_slice(), c), ([3, -2].as_slice(), 15));
+        assert_eq!(range(&coefs, c, &[0, 0], &[1, 4]), Some((7, 18)));
+        assert_eq!(range(&[i64::MAX], 0, &[0], &[2]), None);
         let m = set("affine_set<(d0, d1) : (d0 * d1 >= 0)>");
-        assert!(Linear::of(&m.constraints[0].expr, 2, &[]).is_none());
+        assert!(linear(&m.constraints[0].expr, 2, &[]).is_none());
+        // Divisions of symbols alone are constants.
+        let d = set("affine_set<(d0)[s0] : (d0 - s0 floordiv 2 >= 0)>");
+        assert_eq!(linear(&d.constraints[0].expr, 1, &[7]), Some((vec![1], -3)));
     }
 }

@@ -2,7 +2,6 @@
 //! with order maps, and indirect gather/scatter tiles), loads and stores, DRAM buffers and
 //! byte-addressed scratchpads.
 
-use crate::affine::{fits, Linear};
 use crate::exec::{
     CoreCtx, ROp, RtValue, SimError, Simulator, TensorVal, TilePoints, TileVal, ViewVal, NO_TASK,
 };
@@ -35,20 +34,22 @@ pub(crate) enum Loc {
 
 /// Stores `x` as `elem` in little-endian bytes.
 pub(crate) fn encode(elem: ScalarType, x: f32, out: &mut [u8]) {
-    let bytes: Vec<u8> = match elem {
-        ScalarType::F16 => f16::from_f32(x).to_le_bytes().to_vec(),
-        ScalarType::BF16 => bf16::from_f32(x).to_le_bytes().to_vec(),
-        ScalarType::F32 => x.to_le_bytes().to_vec(),
-        ScalarType::F64 => (x as f64).to_le_bytes().to_vec(),
+    fn put<const N: usize>(out: &mut [u8], bytes: [u8; N]) {
+        for (o, b) in out.iter_mut().zip(bytes) {
+            *o = b;
+        }
+    }
+    match elem {
+        ScalarType::F16 => put(out, f16::from_f32(x).to_le_bytes()),
+        ScalarType::BF16 => put(out, bf16::from_f32(x).to_le_bytes()),
+        ScalarType::F32 => put(out, x.to_le_bytes()),
+        ScalarType::F64 => put(out, (x as f64).to_le_bytes()),
         // fp8: the high byte of the fp16 pattern (exact for e5m2; an approximation for e4m3).
-        ScalarType::F8E4M3 | ScalarType::F8E5M2 => vec![f16::from_f32(x).to_le_bytes()[1]],
-        ScalarType::I1 | ScalarType::I8 => vec![(x as i64) as u8],
-        ScalarType::I16 => ((x as i64) as i16).to_le_bytes().to_vec(),
-        ScalarType::I32 => ((x as i64) as i32).to_le_bytes().to_vec(),
-        ScalarType::I64 | ScalarType::Index => (x as i64).to_le_bytes().to_vec(),
-    };
-    for (o, b) in out.iter_mut().zip(bytes) {
-        *o = b;
+        ScalarType::F8E4M3 | ScalarType::F8E5M2 => put(out, [f16::from_f32(x).to_le_bytes()[1]]),
+        ScalarType::I1 | ScalarType::I8 => put(out, [(x as i64) as u8]),
+        ScalarType::I16 => put(out, ((x as i64) as i16).to_le_bytes()),
+        ScalarType::I32 => put(out, ((x as i64) as i32).to_le_bytes()),
+        ScalarType::I64 | ScalarType::Index => put(out, (x as i64).to_le_bytes()),
     }
 }
 
@@ -832,23 +833,17 @@ impl Simulator<'_> {
                 return None;
             }
         }
-        // The walk sums `base + c0 * s0 + c1 * s1 + ...` with overflow checks: every
-        // term and every partial sum must fit over the whole box.
-        let mut partial = Linear {
-            coefs: vec![0; rank],
-            constant: view.base,
-        };
+        // The walk sums `base + c0 * s0 + c1 * s1 + ...` with overflow checks: bounds on
+        // every term and every partial sum over the whole box must fit.
+        let (mut min, mut max) = (view.base, view.base);
         for d in 0..rank {
-            let term = view.strides[d] as i128;
-            let (a, b) = (lo[d] as i128 * term, hi[d] as i128 * term);
-            partial.coefs[d] = view.strides[d];
-            let (min, max) = partial.range(&lo, &hi);
-            if ![a, b, min, max].into_iter().all(fits) {
-                return None;
-            }
+            let (a, b) = (
+                lo[d].checked_mul(view.strides[d])?,
+                hi[d].checked_mul(view.strides[d])?,
+            );
+            min = min.checked_add(a.min(b))?;
+            max = max.checked_add(a.max(b))?;
         }
-        let (min, max) = partial.range(&lo, &hi);
-        let (min, max) = (min as i64, max as i64);
         let first = lo
             .iter()
             .zip(&view.strides)
