@@ -789,17 +789,18 @@ pub fn run_pipeline_with_ktir<S: AsRef<[u8]> + ?Sized>(
                 })
                 .collect(),
         },
+        // The compilation is done with: move its snapshots rather than copy them.
         passes: c
             .snapshots
-            .iter()
+            .into_iter()
             .map(|s| PassView {
-                name: s.pass.clone(),
-                title: s.title.clone(),
-                text: s.text.clone(),
-                data: s.data.clone(),
+                name: s.pass,
+                title: s.title,
+                text: s.text,
+                data: s.data,
             })
             .collect(),
-        ktir: c.ktir.clone().unwrap_or_default(),
+        ktir: c.ktir.unwrap_or_default(),
         run,
     })
 }
