@@ -76,6 +76,24 @@ enum Command {
         #[arg(long)]
         timing_only: bool,
     },
+    /// Time a model graph end to end (load, reference, compile, simulate) several times and
+    /// print wall times and events per second.
+    Bench {
+        /// Model file (.json or .onnx).
+        file: PathBuf,
+        /// Timed runs (after one untimed warm-up run).
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+        /// Machine preset (spyre32, tiny4) or a machine description file.
+        #[arg(long, default_value = "spyre32")]
+        machine: String,
+        /// Compute timing only (no weights, no reference, no numbers).
+        #[arg(long)]
+        timing_only: bool,
+        /// Print the figures as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Show a model graph's inputs, outputs, op counts and parameter count.
     Inspect {
         /// Model file (.json or .onnx).
@@ -295,6 +313,61 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 ExitCode::FAILURE
             })
         }
+        Command::Bench {
+            file,
+            runs,
+            machine,
+            timing_only,
+            json,
+        } => {
+            let options = PipelineOptions {
+                machine: load_machine(&machine)?,
+                timing_only,
+                ..PipelineOptions::default()
+            };
+            let source = read_model(&file)?;
+            let name = file_name(&file);
+            let figures = bench(&source, &name, &options, runs)?;
+            if json {
+                let v = serde_json::json!({
+                    "file": figures.file,
+                    "timingOnly": figures.timing_only,
+                    "events": figures.events,
+                    "totalCycles": figures.total_cycles,
+                    "ms": figures.ms,
+                    "medianMs": figures.median_ms,
+                    "medianJsonMs": figures.median_json_ms,
+                    "eventsPerSecond": figures.events_per_second,
+                });
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?
+                );
+            } else {
+                println!("model          {name}");
+                println!(
+                    "mode           {}",
+                    if timing_only {
+                        "timing only"
+                    } else {
+                        "numbers (reference, compile, simulate)"
+                    }
+                );
+                println!("events         {}", figures.events);
+                println!("cycles         {:.0}", figures.total_cycles);
+                let ms: Vec<String> = figures.ms.iter().map(|m| format!("{m:.1}")).collect();
+                println!("wall ms        {}", ms.join(" "));
+                println!(
+                    "median         {:.1} ms, {:.0} events/s",
+                    figures.median_ms, figures.events_per_second
+                );
+                println!(
+                    "result as JSON {:.1} ms more (median)",
+                    figures.median_json_ms
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Inspect { file } => {
             let graph = driver::load_graph(&read_model(&file)?, &file_name(&file)).map_err(derr)?;
             print!("{}", driver::inspect(&graph).map_err(derr)?);
@@ -411,6 +484,66 @@ impl RunProgress {
     fn finish(&self) {
         self.bar.finish_and_clear();
     }
+}
+
+/// What `spyre bench` measured.
+struct BenchFigures {
+    /// The model file.
+    file: String,
+    /// Whether the runs computed timing only.
+    timing_only: bool,
+    /// Timed events of one run (the trace's events).
+    events: usize,
+    /// Modelled cycles of one run.
+    total_cycles: f64,
+    /// Wall time of each timed run, in milliseconds.
+    ms: Vec<f64>,
+    /// The median of `ms`.
+    median_ms: f64,
+    /// The median time to serialize a run's result as JSON (what `spyre run --json`
+    /// adds; the native counterpart of handing the result to JavaScript), in milliseconds.
+    median_json_ms: f64,
+    /// `events` per second of the median run.
+    events_per_second: f64,
+}
+
+/// Runs the whole pipeline on `source` once untimed, then `runs` times timed.
+fn bench(
+    source: &[u8],
+    name: &str,
+    options: &PipelineOptions,
+    runs: usize,
+) -> Result<BenchFigures, String> {
+    let once = || driver::run_pipeline(source, name, options).map_err(derr);
+    let first = once()?;
+    let mut ms = Vec::with_capacity(runs);
+    let mut json_ms = Vec::with_capacity(runs);
+    for _ in 0..runs.max(1) {
+        let started = Instant::now();
+        let r = once()?;
+        ms.push(started.elapsed().as_secs_f64() * 1e3);
+        let started = Instant::now();
+        let text = serde_json::to_string(&r).map_err(|e| e.to_string())?;
+        json_ms.push(started.elapsed().as_secs_f64() * 1e3);
+        std::hint::black_box((r, text));
+    }
+    let median = |xs: &[f64]| {
+        let mut sorted = xs.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        sorted[sorted.len() / 2]
+    };
+    let median_ms = median(&ms);
+    let events = first.run.events.len();
+    Ok(BenchFigures {
+        file: name.to_string(),
+        timing_only: options.timing_only,
+        events,
+        total_cycles: first.run.total_cycles,
+        ms,
+        median_ms,
+        median_json_ms: median(&json_ms),
+        events_per_second: events as f64 / (median_ms / 1e3),
+    })
 }
 
 /// What a timing-only run prints in place of the numbers it did not compute.

@@ -367,3 +367,25 @@ fn a_long_run_draws_no_progress_bar_when_stderr_is_not_a_terminal() {
     assert!(stderr(&o).is_empty(), "{took:?}: {}", stderr(&o));
     assert!(stdout(&o).contains("cycles"));
 }
+
+#[test]
+fn bench_times_the_pipeline_and_reports_events_per_second() {
+    let o = spyre(&["bench", EXAMPLE, "--runs", "2", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["ms"].as_array().map(Vec::len), Some(2));
+    let events = v["events"].as_f64().unwrap();
+    let median = v["medianMs"].as_f64().unwrap();
+    assert!(events > 0.0 && median > 0.0, "{v}");
+    let rate = v["eventsPerSecond"].as_f64().unwrap();
+    assert!((rate - events / (median / 1e3)).abs() <= 1e-6 * rate, "{v}");
+    // The same events as a run.
+    let run = spyre(&["run", EXAMPLE]);
+    assert_eq!(field(&stdout(&run), "events"), events.to_string());
+    let o = spyre(&["bench", EXAMPLE, "--runs", "1", "--timing-only"]);
+    let text = stdout(&o);
+    assert!(
+        text.contains("timing only") && text.contains("events/s"),
+        "{text}"
+    );
+}
