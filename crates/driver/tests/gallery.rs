@@ -1,6 +1,8 @@
 //! Every gallery model through the whole pipeline: what runs must match the reference within
 //! its dtype's tolerance, and what does not run yet must fail with the error that says why.
-//! The expectations below are the gallery's status; a change in either direction fails.
+//! The same in timing-only mode, which must also schedule exactly what a run with numbers
+//! schedules. The expectations below are the gallery's status; a change in either direction
+//! fails.
 
 use driver::{compile, examples, load_graph, run_pipeline, PipelineOptions};
 
