@@ -205,7 +205,7 @@ pub(crate) struct ViewVal {
     pub strides: Vec<i64>,
     pub elem: ScalarType,
     pub space: MemorySpace,
-    pub set: Option<AffineSet>,
+    pub set: Option<Rc<AffineSet>>,
     pub syms: Vec<i64>,
     /// For a distributed view: the partitions with the lower corner of each one's
     /// coordinate set (global coordinates minus the corner give the partition's own).
@@ -301,6 +301,9 @@ pub(crate) struct Region<'a> {
     pub ops: Vec<ROp<'a>>,
 }
 
+/// A resolved integer set, shared by the op and the views built from it.
+pub(crate) type SharedSet = Option<Rc<AffineSet>>;
+
 /// One op in resolved form.
 pub(crate) struct ROp<'a> {
     pub op: &'a Op,
@@ -312,8 +315,9 @@ pub(crate) struct ROp<'a> {
     pub frees: Vec<usize>,
     pub regions: Vec<Region<'a>>,
     pub line: u32,
-    /// Resolved integer sets, per op kind (see `Resolver::attrs`).
-    pub sets: Vec<Option<AffineSet>>,
+    /// Resolved integer sets, per op kind (see `Resolver::attrs`); shared, as views hold
+    /// them too.
+    pub sets: Vec<SharedSet>,
     /// Resolved affine maps, per op kind.
     pub maps: Vec<Option<AffineMap>>,
     /// Op-specific precomputed integers.
@@ -329,7 +333,7 @@ struct Resolver<'a> {
     next_id: usize,
     line_index: &'a LineLookup,
     /// Producer and group sets of each future's slot.
-    produced: HashMap<usize, (Option<AffineSet>, Option<AffineSet>)>,
+    produced: HashMap<usize, (SharedSet, SharedSet)>,
 }
 
 /// Turns byte offsets into line numbers for task labels.
@@ -371,9 +375,9 @@ impl<'a> Resolver<'a> {
             .map_or_else(|| err(format!("use of undefined value '%{}'", v.name)), Ok)
     }
 
-    fn set(&self, a: &Option<Attr>) -> Option<AffineSet> {
+    fn set(&self, a: &Option<Attr>) -> Option<Rc<AffineSet>> {
         match a.as_ref().and_then(|a| self.module.resolve(a)) {
-            Some(Attr::Set(s)) => Some(s.clone()),
+            Some(Attr::Set(s)) => Some(Rc::new(s.clone())),
             _ => None,
         }
     }
@@ -447,12 +451,7 @@ impl<'a> Resolver<'a> {
         op: &'a Op,
         operands: &[usize],
         results: &[usize],
-    ) -> (
-        Vec<Option<AffineSet>>,
-        Vec<Option<AffineMap>>,
-        Vec<i64>,
-        Option<Ew>,
-    ) {
+    ) -> (Vec<SharedSet>, Vec<Option<AffineMap>>, Vec<i64>, Option<Ew>) {
         let mut sets = Vec::new();
         let mut maps = Vec::new();
         let mut ints = Vec::new();

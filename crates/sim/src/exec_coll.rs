@@ -118,7 +118,7 @@ impl Simulator<'_> {
         which
             .iter()
             .map(|&i| {
-                rop.sets.get(i).and_then(|s| s.as_ref()).ok_or_else(|| {
+                rop.sets.get(i).and_then(|s| s.as_deref()).ok_or_else(|| {
                     self.at(
                         rop,
                         "the producer or group set of this collective is unknown (the future must come from an inter_tile_produce in the same function)".into(),
@@ -148,7 +148,7 @@ impl Simulator<'_> {
     fn plan(&self, rop: &ROp<'_>, tiles: usize) -> Result<Plan, SimError> {
         let s = self.sets(rop, &[0, 1, 2])?;
         let (producers, groups, consumers) = (s[0], s[1], s[2]);
-        let dep = rop.sets.get(3).and_then(|d| d.as_ref());
+        let dep = rop.sets.get(3).and_then(|d| d.as_deref());
         let mut taken = vec![false; tiles];
         let mut plan = Plan {
             groups: Vec::new(),

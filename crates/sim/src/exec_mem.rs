@@ -318,7 +318,7 @@ impl Simulator<'_> {
                 "'access_tile_set' is missing or not an affine_set".into(),
             )
         })?;
-        let order = rop.maps.first().cloned().flatten();
+        let order = rop.maps.first().and_then(Option::as_ref);
         let shape = match rop.op.result_types.first().and_then(Type::static_shape) {
             Some(s) => s,
             None => set
@@ -344,7 +344,7 @@ impl Simulator<'_> {
             ));
         }
         let n = shape.iter().product::<usize>();
-        let perm = match &order {
+        let perm = match order {
             None => Some((0..rank).collect::<Vec<_>>()),
             Some(m) => m.as_permutation().filter(|p| p.len() == rank),
         };
@@ -356,8 +356,8 @@ impl Simulator<'_> {
         let points = match whole_box {
             Some(order) => TilePoints::Box { origin, order },
             None => {
-                let points = enumerate_points(&vec![0; rank], &shape, order.as_ref())
-                    .map_err(|m| self.at(rop, m))?;
+                let points =
+                    enumerate_points(&vec![0; rank], &shape, order).map_err(|m| self.at(rop, m))?;
                 let mut coords = Vec::with_capacity(n * rank);
                 let mut valid = Vec::with_capacity(n);
                 for p in points.chunks(rank.max(1)).take(n) {
@@ -425,7 +425,7 @@ impl Simulator<'_> {
                 "'variables_space_set' is missing or not an affine_set".into(),
             )
         })?;
-        let order = rop.maps.first().cloned().flatten();
+        let order = rop.maps.first().and_then(Option::as_ref);
         let bounds = set.box_bounds(&syms).ok_or_else(|| {
             self.at(
                 rop,
@@ -440,7 +440,7 @@ impl Simulator<'_> {
         self.check_size(rop, &extents)?;
         let shape = match rop.op.result_types.first().and_then(Type::static_shape) {
             Some(s) => s,
-            None => match order.as_ref().and_then(AffineMap::as_permutation) {
+            None => match order.and_then(AffineMap::as_permutation) {
                 Some(perm) if perm.len() == extents.len() => {
                     perm.iter().map(|&d| extents[d]).collect()
                 }
@@ -456,8 +456,7 @@ impl Simulator<'_> {
                 ),
             ));
         }
-        let points =
-            enumerate_points(&lo, &extents, order.as_ref()).map_err(|m| self.at(rop, m))?;
+        let points = enumerate_points(&lo, &extents, order).map_err(|m| self.at(rop, m))?;
         let vars = extents.len();
         let rank = subscripts.len();
         let mut coords = Vec::with_capacity(n * rank);
