@@ -261,3 +261,109 @@ fn inspect_reads_onnx_models() {
     assert!(stderr(&o).contains(".onnx"), "{}", stderr(&o));
     let _ = std::fs::remove_file(bad);
 }
+
+/// The line of `text` that starts with `key`, without the key.
+fn field<'a>(text: &'a str, key: &str) -> &'a str {
+    text.lines()
+        .find_map(|l| l.strip_prefix(key))
+        .unwrap_or_else(|| panic!("no '{key}' in:\n{text}"))
+        .trim()
+}
+
+#[test]
+fn run_timing_only_prints_the_same_time_and_says_no_numbers_were_computed() {
+    let full = spyre(&["run", EXAMPLE]);
+    let timed = spyre(&["run", EXAMPLE, "--timing-only"]);
+    assert!(timed.status.success(), "{}", stderr(&timed));
+    let (f, t) = (stdout(&full), stdout(&timed));
+    assert_eq!(field(&f, "cycles"), field(&t, "cycles"));
+    assert_eq!(field(&f, "events"), field(&t, "events"));
+    assert!(t.contains("not computed (timing-only run)"), "{t}");
+    assert!(!t.contains("PASS") && !t.contains("max abs error"), "{t}");
+    let json = spyre(&["run", EXAMPLE, "--timing-only", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(v["timingOnly"], true);
+    assert_eq!(v["outputsChecked"], false);
+    // KTIR files too; their buffers have no contents to save.
+    let k = spyre(&[
+        "run",
+        "tests/ktir/valid/indirect_gather.mlir",
+        "--timing-only",
+    ]);
+    assert!(k.status.success(), "{}", stderr(&k));
+    let text = stdout(&k);
+    assert!(text.contains("not computed"), "{text}");
+    assert!(
+        text.contains("assumption     line 18: 'ktdp.construct_indirect_access_tile'"),
+        "{text}"
+    );
+    let dir = std::env::temp_dir().join(format!("spyre-cli-timing-{}", std::process::id()));
+    let o = spyre(&[
+        "run",
+        "tests/ktir/valid/add_rows.mlir",
+        "--timing-only",
+        "--save-outputs",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("--save-outputs"), "{}", stderr(&o));
+}
+
+#[test]
+fn the_8b_layer_runs_timing_only_with_cycles_and_a_bottleneck() {
+    let model = "examples/graphs/llama3_8b_layer.json";
+    // With numbers it is refused: its weights are not materialised.
+    let o = spyre(&["run", model]);
+    assert!(
+        stderr(&o).contains("planning and timing only"),
+        "{}",
+        stderr(&o)
+    );
+    // Timing-only, its kernels (cut in time where a core's slice outgrows the
+    // scratchpad) run on spyre32.
+    let o = spyre(&["run", model, "--timing-only"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    let cycles: f64 = field(&text, "cycles")
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(cycles > 1e6, "{text}");
+    assert!(field(&text, "bottleneck").starts_with("Memory"), "{text}");
+    assert!(text.contains("not computed"), "{text}");
+}
+
+#[test]
+fn a_long_run_draws_no_progress_bar_when_stderr_is_not_a_terminal() {
+    // Long enough (over the bar's delay) for a bar to appear on a terminal.
+    let started = std::time::Instant::now();
+    let o = spyre(&["run", "examples/graphs/llama_decoder_layer.json"]);
+    let took = started.elapsed();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).is_empty(), "{took:?}: {}", stderr(&o));
+    assert!(stdout(&o).contains("cycles"));
+}
+
+#[test]
+fn bench_times_the_pipeline_and_reports_events_per_second() {
+    let o = spyre(&["bench", EXAMPLE, "--runs", "2", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["ms"].as_array().map(Vec::len), Some(2));
+    let events = v["events"].as_f64().unwrap();
+    let median = v["medianMs"].as_f64().unwrap();
+    assert!(events > 0.0 && median > 0.0, "{v}");
+    let rate = v["eventsPerSecond"].as_f64().unwrap();
+    assert!((rate - events / (median / 1e3)).abs() <= 1e-6 * rate, "{v}");
+    // The same events as a run.
+    let run = spyre(&["run", EXAMPLE]);
+    assert_eq!(field(&stdout(&run), "events"), events.to_string());
+    let o = spyre(&["bench", EXAMPLE, "--runs", "1", "--timing-only"]);
+    let text = stdout(&o);
+    assert!(
+        text.contains("timing only") && text.contains("events/s"),
+        "{text}"
+    );
+}

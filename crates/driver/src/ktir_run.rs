@@ -5,7 +5,7 @@
 use crate::{DriverError, MachineView};
 use ktir::ast::{Module, OpKind, ScalarType, SizeOperand, Type};
 use serde::Serialize;
-use sim::timing::{schedule, Limits, Schedule};
+use sim::timing::{schedule_with_progress, Limits, Schedule};
 use sim::{ExecLimits, KernelValue, LineLookup, Machine, Simulator};
 use std::collections::BTreeMap;
 
@@ -36,6 +36,22 @@ pub struct KtirRunOptions {
     pub seed: u64,
     /// Execution bounds.
     pub limits: ExecLimits,
+    /// Compute timing only: buffers hold no data and no numbers are computed (see
+    /// [`sim::Simulator::new_timing_only`]); given inputs are checked for size only.
+    pub timing_only: bool,
+}
+
+impl Default for KtirRunOptions {
+    fn default() -> Self {
+        KtirRunOptions {
+            machine: crate::PipelineOptions::default().machine,
+            args: BTreeMap::new(),
+            inputs: BTreeMap::new(),
+            seed: 0,
+            limits: ExecLimits::default(),
+            timing_only: false,
+        }
+    }
 }
 
 /// What a KTIR run produced.
@@ -46,10 +62,14 @@ pub struct KtirRunResult {
     pub machine: MachineView,
     /// Functions run, in order.
     pub functions: Vec<String>,
-    /// The buffers and their final contents.
+    /// The buffers and their final contents (empty contents in timing-only mode).
     pub buffers: Vec<(BufferSpec, Vec<f32>)>,
     /// Modelled cycles.
     pub total_cycles: f64,
+    /// Whether the run computed timing only (no buffer contents).
+    pub timing_only: bool,
+    /// What a timing-only run assumed in place of values it did not compute.
+    pub assumptions: Vec<String>,
     /// Timed events.
     pub events: Vec<crate::EventView>,
     /// Utilisation and bottleneck.
@@ -157,13 +177,40 @@ pub fn run_ktir(
     text: &str,
     options: &KtirRunOptions,
 ) -> Result<(KtirRunResult, Schedule), DriverError> {
+    run_ktir_with_progress(text, options, &mut |_| {})
+}
+
+/// [`run_ktir`], reporting progress to `progress` as it goes.
+pub fn run_ktir_with_progress(
+    text: &str,
+    options: &KtirRunOptions,
+    progress: &mut dyn FnMut(crate::Progress),
+) -> Result<(KtirRunResult, Schedule), DriverError> {
     let (module, warnings) = ktir::check(text).map_err(|d| {
         let lines: Vec<String> = d.iter().map(|d| d.to_string()).collect();
         DriverError::new("ktir", lines.join("\n"))
     })?;
     let specs = buffer_specs(&module, &options.args)?;
     let machine = &options.machine;
-    let mut sim = Simulator::new(machine, options.limits.clone());
+    // Shared by the simulator's hook and the scheduler's, which never run at once.
+    let progress = std::cell::RefCell::new(progress);
+    let mut sim = if options.timing_only {
+        Simulator::new_timing_only(machine, options.limits.clone())
+    } else {
+        Simulator::new(machine, options.limits.clone())
+    };
+    let total: u64 = module
+        .funcs
+        .iter()
+        .filter_map(|f| sim::estimate_steps(&module, &f.name))
+        .sum();
+    sim.set_progress_total(total.max(1));
+    sim.set_progress(
+        Box::new(|steps, total| {
+            (*progress.borrow_mut())(crate::Progress::Execute { steps, total })
+        }),
+        crate::PROGRESS_EVERY_STEPS,
+    );
     let mut bases = BTreeMap::new();
     let mut rng = graph::SplitMix64::new(options.seed);
     for spec in &specs {
@@ -181,13 +228,17 @@ pub fn run_ktir(
                     ),
                 ))
             }
+            None if options.timing_only => Vec::new(),
             None => (0..spec.elements)
                 .map(|_| (rng.next_f64() * 2.0 - 1.0) as f32)
                 .collect(),
         };
-        let base = sim
-            .alloc(&spec.name, elem, data)
-            .map_err(|e| DriverError::new("simulate", e.to_string()))?;
+        let base = if options.timing_only {
+            sim.reserve(&spec.name, elem, spec.elements)
+        } else {
+            sim.alloc(&spec.name, elem, data)
+        }
+        .map_err(|e| DriverError::new("simulate", e.to_string()))?;
         bases.insert(spec.name.clone(), base);
     }
     let lines = LineLookup::new(text);
@@ -219,6 +270,7 @@ pub fn run_ktir(
                             ),
                         ))
                     }
+                    None if options.timing_only => Vec::new(),
                     None => (0..n)
                         .map(|_| (rng.next_f64() * 2.0 - 1.0) as f32)
                         .collect(),
@@ -238,8 +290,13 @@ pub fn run_ktir(
             .map_err(|e| DriverError::new("simulate", format!("@{}: {e}", f.name)))?;
         functions.push(f.name.clone());
     }
-    let sched = schedule(machine, sim.tasks(), &Limits::default())
-        .map_err(|e| DriverError::new("simulate", format!("timing: {e}")))?;
+    let sched = schedule_with_progress(machine, sim.tasks(), &Limits::default(), &mut |d, t| {
+        (*progress.borrow_mut())(crate::Progress::Schedule {
+            done: d as u64,
+            total: t as u64,
+        })
+    })
+    .map_err(|e| DriverError::new("simulate", format!("timing: {e}")))?;
     let summary = sim::trace::summarize(machine, &sched);
     let buffers = specs
         .into_iter()
@@ -256,6 +313,8 @@ pub fn run_ktir(
         functions,
         buffers,
         total_cycles: sched.total_cycles,
+        timing_only: options.timing_only,
+        assumptions: sim.assumptions().to_vec(),
         events: crate::event_views(&sched),
         summary,
         warnings: warnings.iter().map(|w| w.to_string()).collect(),
@@ -303,6 +362,7 @@ func.func @scale(%x: index, %y: index, %n: index) attributes {grid = [2]} {
             inputs: BTreeMap::new(),
             seed: 7,
             limits: ExecLimits::default(),
+            timing_only: false,
         }
     }
 

@@ -9,15 +9,18 @@
 use compiler::{Compilation, Options, Target};
 use graph::{DType, Graph, Tensor};
 use serde::Serialize;
-use sim::timing::{schedule, Limits, Unit};
+use sim::timing::{schedule_with_progress, Limits, Unit};
 use sim::{ExecLimits, LineLookup, Machine, Simulator};
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fmt;
 
 mod examples;
 mod ktir_run;
 pub use examples::{examples, Example};
-pub use ktir_run::{buffer_specs, run_ktir, BufferSpec, KtirRunOptions, KtirRunResult};
+pub use ktir_run::{
+    buffer_specs, run_ktir, run_ktir_with_progress, BufferSpec, KtirRunOptions, KtirRunResult,
+};
 
 pub use compiler::PASS_NAMES;
 // Re-exported so the front ends name types through the driver alone.
@@ -221,10 +224,16 @@ pub struct RunResult {
     pub machine: MachineView,
     /// Modelled cycles from the first task to the last.
     pub total_cycles: f64,
-    /// Whether every output is within tolerance.
+    /// Whether the run computed timing only: no numbers, no reference, no comparison.
+    pub timing_only: bool,
+    /// Whether the outputs were compared with the reference (false in timing-only mode).
+    pub outputs_checked: bool,
+    /// Whether every output is within tolerance (false when they were not checked).
     pub passed: bool,
-    /// Per-output accuracy.
+    /// Per-output accuracy (empty when the outputs were not checked).
     pub outputs: Vec<OutputCheck>,
+    /// What a timing-only run assumed in place of values it did not compute.
+    pub assumptions: Vec<String>,
     /// Timed events, in task order.
     pub events: Vec<EventView>,
     /// Utilisation and bottleneck.
@@ -311,6 +320,10 @@ pub struct PipelineOptions {
     pub limits: ExecLimits,
     /// Values for graph inputs, by name; inputs not named here are seeded random.
     pub inputs: BTreeMap<String, Tensor>,
+    /// Compute timing only: the graph's weights are never materialised, no numbers are
+    /// computed, the reference is not run and the outputs are not checked (see
+    /// [`sim::Simulator::new_timing_only`]). For models too large to run with numbers.
+    pub timing_only: bool,
 }
 
 impl Default for PipelineOptions {
@@ -322,9 +335,33 @@ impl Default for PipelineOptions {
             seed: 0,
             limits: ExecLimits::default(),
             inputs: BTreeMap::new(),
+            timing_only: false,
         }
     }
 }
+
+/// How far a long run has come, for progress bars.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Progress {
+    /// Executing the kernels: KTIR operations run so far, and the total they count towards
+    /// (a static estimate, see [`sim::estimate_steps`]; runs with numbers may exceed it).
+    Execute {
+        /// Operations run.
+        steps: u64,
+        /// The estimated total.
+        total: u64,
+    },
+    /// Scheduling the recorded tasks in time.
+    Schedule {
+        /// Tasks finished.
+        done: u64,
+        /// All tasks.
+        total: u64,
+    },
+}
+
+/// Operations between two [`Progress::Execute`] reports.
+const PROGRESS_EVERY_STEPS: u64 = 256;
 
 /// Loads a machine: a preset name, or the text of a machine description.
 pub fn machine(name_or_json: &str) -> Result<Machine, DriverError> {
@@ -370,6 +407,43 @@ pub fn simulate_with_schedule(
     c: &Compilation,
     options: &PipelineOptions,
 ) -> Result<(RunResult, sim::timing::Schedule), DriverError> {
+    simulate_with_progress(c, options, &mut |_| {})
+}
+
+/// Checks given input values against the graph's inputs.
+fn check_given_inputs(graph: &Graph, given: &BTreeMap<String, Tensor>) -> Result<(), DriverError> {
+    for (name, t) in given {
+        match graph.inputs.iter().find(|v| &v.name == name) {
+            Some(v) if v.ty.shape == t.shape && v.ty.dtype == t.dtype => {}
+            Some(v) => {
+                return Err(DriverError::new(
+                    "simulate",
+                    format!(
+                        "input '{name}' is {} {:?}; the value given is {} {:?}",
+                        v.ty.dtype.name(),
+                        v.ty.shape,
+                        t.dtype.name(),
+                        t.shape
+                    ),
+                ))
+            }
+            None => {
+                return Err(DriverError::new(
+                    "simulate",
+                    format!("the graph has no input named '{name}'"),
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
+/// [`simulate_with_schedule`], reporting progress to `progress` as it goes.
+pub fn simulate_with_progress(
+    c: &Compilation,
+    options: &PipelineOptions,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<(RunResult, sim::timing::Schedule), DriverError> {
     let text = c.ktir.as_deref().ok_or_else(|| {
         DriverError::new("simulate", "the compilation stopped before the ktir pass")
     })?;
@@ -386,43 +460,61 @@ pub fn simulate_with_schedule(
         }
     };
     let machine = &options.machine;
-    let mut inputs = graph::random_inputs(&c.graph, options.seed)
-        .map_err(|e| DriverError::new("simulate", e.to_string()))?;
-    for (name, given) in &options.inputs {
-        match inputs.get(name) {
-            Some(t) if t.shape == given.shape && t.dtype == given.dtype => {
-                inputs.insert(name.clone(), given.clone());
-            }
-            Some(t) => {
+    check_given_inputs(&c.graph, &options.inputs)?;
+    // Host values of the inputs and weights, and the reference outputs; a timing-only run
+    // materialises none of them.
+    let (values, reference) = if options.timing_only {
+        (BTreeMap::new(), None)
+    } else {
+        // Weights too many to materialise: the graph's own check fails before generating
+        // anything, and says why.
+        if c.graph.parameter_count() > graph::MAX_MATERIALISED_ELEMENTS {
+            if let Err(e) = c.graph.initializer_tensors() {
                 return Err(DriverError::new(
                     "simulate",
-                    format!(
-                        "input '{name}' is {} {:?}; the value given is {} {:?}",
-                        t.dtype.name(),
-                        t.shape,
-                        given.dtype.name(),
-                        given.shape
-                    ),
-                ))
-            }
-            None => {
-                return Err(DriverError::new(
-                    "simulate",
-                    format!("the graph has no input named '{name}'"),
-                ))
+                    format!("{e}; run it timing-only"),
+                ));
             }
         }
-    }
-    let mut values: BTreeMap<String, Tensor> = c
-        .graph
-        .initializer_tensors()
-        .map_err(|e| DriverError::new("simulate", e.to_string()))?;
-    values.extend(inputs.clone());
-    let reference = graph::evaluate(&c.graph, &inputs)
-        .map_err(|e| DriverError::new("simulate", format!("reference evaluator: {e}")))?;
+        let mut inputs = graph::random_inputs(&c.graph, options.seed)
+            .map_err(|e| DriverError::new("simulate", e.to_string()))?;
+        inputs.extend(options.inputs.clone());
+        let reference = graph::evaluate(&c.graph, &inputs)
+            .map_err(|e| DriverError::new("simulate", format!("reference evaluator: {e}")))?;
+        // The evaluator returns the initializers it materialised: take them from there
+        // rather than generating every weight a second time. Only weights and inputs are
+        // placed in DRAM; intermediate tensors start zeroed.
+        let mut values: BTreeMap<String, Tensor> = BTreeMap::new();
+        for init in &c.graph.initializers {
+            let t = reference.get(&init.name).ok_or_else(|| {
+                DriverError::new(
+                    "simulate",
+                    format!("the reference has no value for initializer '{}'", init.name),
+                )
+            })?;
+            values.insert(init.name.clone(), t.clone());
+        }
+        values.extend(inputs);
+        (values, Some(reference))
+    };
 
-    let mut sim = Simulator::new(machine, options.limits.clone());
+    // Shared by the simulator's hook and the scheduler's, which never run at once.
+    let progress = RefCell::new(progress);
+    let mut sim = if options.timing_only {
+        Simulator::new_timing_only(machine, options.limits.clone())
+    } else {
+        Simulator::new(machine, options.limits.clone())
+    };
     let kernels = compiler::lower_ktir::kernels(c);
+    let total: u64 = kernels
+        .iter()
+        .filter_map(|k| sim::estimate_steps(&module, &k.func))
+        .sum();
+    sim.set_progress_total(total.max(1));
+    sim.set_progress(
+        Box::new(|steps, total| (*progress.borrow_mut())(Progress::Execute { steps, total })),
+        PROGRESS_EVERY_STEPS,
+    );
     let mut bases: BTreeMap<String, i64> = BTreeMap::new();
     for k in &kernels {
         for t in &k.args {
@@ -432,13 +524,12 @@ pub fn simulate_with_schedule(
             let layout = c.layouts.get(t).ok_or_else(|| {
                 DriverError::new("simulate", format!("tensor '{t}' has no layout"))
             })?;
-            let data = match values.get(t) {
-                Some(host) => layout.pack(&host.data),
-                None => vec![0.0; layout.device_elems()],
-            };
-            let base = sim
-                .alloc(t, ktir_elem(layout.dtype), data)
-                .map_err(|e| DriverError::new("simulate", e.to_string()))?;
+            let elem = ktir_elem(layout.dtype);
+            let base = match values.get(t) {
+                Some(host) => sim.alloc(t, elem, layout.pack(&host.data)),
+                None => sim.reserve(t, elem, layout.device_elems()),
+            }
+            .map_err(|e| DriverError::new("simulate", e.to_string()))?;
             bases.insert(t.clone(), base);
         }
     }
@@ -455,27 +546,42 @@ pub fn simulate_with_schedule(
 
     let mut outputs = Vec::new();
     for name in &c.graph.outputs {
-        let (Some(buf), Some(layout), Some(want)) =
-            (sim.buffer(name), c.layouts.get(name), reference.get(name))
-        else {
+        let (Some(buf), Some(layout)) = (sim.buffer(name), c.layouts.get(name)) else {
             return Err(DriverError::new(
                 "simulate",
                 format!("output '{name}' was not produced by any kernel"),
             ));
         };
-        let got = layout.unpack(&buf.data);
-        outputs.push(compare(name, want, &got));
+        if let Some(reference) = &reference {
+            let want = reference.get(name).ok_or_else(|| {
+                DriverError::new(
+                    "simulate",
+                    format!("output '{name}' was not produced by any kernel"),
+                )
+            })?;
+            let got = layout.unpack(&buf.data);
+            outputs.push(compare(name, want, &got));
+        }
     }
 
-    let sched = schedule(machine, sim.tasks(), &Limits::default())
-        .map_err(|e| DriverError::new("simulate", format!("timing: {e}")))?;
+    let sched = schedule_with_progress(machine, sim.tasks(), &Limits::default(), &mut |d, t| {
+        (*progress.borrow_mut())(Progress::Schedule {
+            done: d as u64,
+            total: t as u64,
+        })
+    })
+    .map_err(|e| DriverError::new("simulate", format!("timing: {e}")))?;
     let summary = sim::trace::summarize(machine, &sched);
     let events = event_views(&sched);
+    let checked = reference.is_some();
     let result = RunResult {
         machine: MachineView::of(machine),
         total_cycles: sched.total_cycles,
-        passed: outputs.iter().all(|o| o.passed),
+        timing_only: options.timing_only,
+        outputs_checked: checked,
+        passed: checked && outputs.iter().all(|o| o.passed),
         outputs,
+        assumptions: sim.assumptions().to_vec(),
         events,
         summary,
         steps: sim.steps(),
@@ -683,17 +789,18 @@ pub fn run_pipeline_with_ktir<S: AsRef<[u8]> + ?Sized>(
                 })
                 .collect(),
         },
+        // The compilation is done with: move its snapshots rather than copy them.
         passes: c
             .snapshots
-            .iter()
+            .into_iter()
             .map(|s| PassView {
-                name: s.pass.clone(),
-                title: s.title.clone(),
-                text: s.text.clone(),
-                data: s.data.clone(),
+                name: s.pass,
+                title: s.title,
+                text: s.text,
+                data: s.data,
             })
             .collect(),
-        ktir: c.ktir.clone().unwrap_or_default(),
+        ktir: c.ktir.unwrap_or_default(),
         run,
     })
 }
@@ -830,6 +937,41 @@ mod tests {
         let shifted = NORMS.replace("\"low\": 0.5, \"high\": 1.5", "\"low\": 2.5, \"high\": 3.5");
         let r = run_pipeline(&shifted, "norms.json", &PipelineOptions::default()).unwrap();
         assert!(r.run.passed, "{:?}", r.run.outputs);
+    }
+
+    #[test]
+    fn progress_counts_operations_then_scheduled_tasks() {
+        let ex = examples();
+        let opts = PipelineOptions::default();
+        let graph = load_graph(ex[0].source, "matmul_add.json").unwrap();
+        let c = compile(&graph, &opts.machine, &opts.compile).unwrap();
+        let mut reports = Vec::new();
+        let (r, sched) = simulate_with_progress(&c, &opts, &mut |p| reports.push(p)).unwrap();
+        let executes: Vec<(u64, u64)> = reports
+            .iter()
+            .filter_map(|p| match p {
+                Progress::Execute { steps, total } => Some((*steps, *total)),
+                _ => None,
+            })
+            .collect();
+        assert!(!executes.is_empty());
+        assert!(executes.windows(2).all(|w| w[0].0 < w[1].0));
+        // The estimate is exact for a kernel without loops or per-element regions.
+        assert!(executes.iter().all(|(_, t)| *t == r.steps), "{executes:?}");
+        let first_schedule = reports
+            .iter()
+            .position(|p| matches!(p, Progress::Schedule { .. }))
+            .unwrap();
+        assert!(reports[first_schedule..]
+            .iter()
+            .all(|p| matches!(p, Progress::Schedule { .. })));
+        assert_eq!(
+            reports.last(),
+            Some(&Progress::Schedule {
+                done: sched.events.len() as u64,
+                total: sched.events.len() as u64
+            })
+        );
     }
 
     #[test]

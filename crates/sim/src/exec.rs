@@ -1,6 +1,13 @@
 //! The KTIR interpreter: runs a verified kernel SPMD over its grid, computing real numbers,
 //! and records every data movement and compute step as a timing [`Task`].
 //!
+//! **Timing-only mode** ([`Simulator::new_timing_only`]) runs the same interpreter without
+//! tensor data: tensors and DRAM buffers are shapes and element types, every op records
+//! the tasks it records with numbers, and index arithmetic and control flow run for real.
+//! Values that would come from tensor data are assumed and reported (indirect indices) or
+//! refused where they steer the program (a `tensor.extract` used as a bound, condition or
+//! address). It is what plans models too large to run with numbers.
+//!
 //! Execution works on a resolved form of each function, built once per launch: values live
 //! in numbered slots, attributes (sets, maps) and elementwise ops are resolved, last uses
 //! are precomputed. Nothing is looked up by name while running.
@@ -108,7 +115,9 @@ pub struct DramBuffer {
     pub base: i64,
     /// Element type.
     pub elem: ScalarType,
-    /// Contents, as f32 values already rounded to `elem`.
+    /// Size in elements.
+    pub len: usize,
+    /// Contents, as f32 values already rounded to `elem`; empty in timing-only mode.
     pub data: Vec<f32>,
 }
 
@@ -123,15 +132,17 @@ pub enum KernelValue {
     Tensor {
         /// Its shape.
         shape: Vec<usize>,
-        /// Its elements.
+        /// Its elements; empty in timing-only mode (given or returned).
         data: Vec<f32>,
     },
+    /// A scalar timing-only mode did not compute because it came from tensor data.
+    Unknown,
 }
 
 /// Rounds a value to what a storage type can hold.
 pub fn round_to(elem: ScalarType, x: f32) -> f32 {
     match elem {
-        ScalarType::F16 => f16::from_f32(x).to_f32(),
+        ScalarType::F16 => round_f16(x),
         ScalarType::BF16 => bf16::from_f32(x).to_f32(),
         ScalarType::F32 | ScalarType::F64 => x,
         ScalarType::F8E4M3 | ScalarType::F8E5M2 => f16::from_f32(x).to_f32(),
@@ -148,6 +159,23 @@ pub fn round_to(elem: ScalarType, x: f32) -> f32 {
     }
 }
 
+/// `f16::from_f32(x).to_f32()`, bit for bit, without the round trip for normal values.
+///
+/// An f32 in the f16 normal range (`2^-14 <= |x| < 65520`, the values that round to a
+/// normal f16) becomes an f16 by rounding its mantissa to 10 bits, to nearest with ties to
+/// even; done on the f32's bits, that is one add and one mask. Everything else (zeros,
+/// subnormals, overflow, infinities, NaN) goes through the library. Where f16 conversion is
+/// a hardware instruction this is as fast; in WebAssembly it is several times faster.
+pub fn round_f16(x: f32) -> f32 {
+    let bits = x.to_bits();
+    let abs = bits & 0x7fff_ffff;
+    if (0x3880_0000..0x477f_f000).contains(&abs) {
+        let rounded = bits + 0x0fff + ((bits >> 13) & 1);
+        return f32::from_bits(rounded & !0x1fff);
+    }
+    f16::from_f32(x).to_f32()
+}
+
 /// A sentinel task id for work that is computed but not timed (collective combiners).
 pub(crate) const NO_TASK: TaskId = usize::MAX;
 
@@ -155,9 +183,17 @@ pub(crate) const NO_TASK: TaskId = usize::MAX;
 pub(crate) struct TensorVal {
     pub shape: Vec<usize>,
     pub elem: ScalarType,
+    /// Row-major elements; empty in timing-only mode, where a tensor is its shape.
     pub data: Vec<f32>,
     /// The task whose completion makes this value available.
     pub ready: Option<TaskId>,
+}
+
+impl TensorVal {
+    /// Elements of the shape (whether or not the data is held).
+    pub fn numel(&self) -> usize {
+        self.shape.iter().product()
+    }
 }
 
 /// A memory view: plain (one buffer or scratchpad) or distributed over partitions.
@@ -169,7 +205,7 @@ pub(crate) struct ViewVal {
     pub strides: Vec<i64>,
     pub elem: ScalarType,
     pub space: MemorySpace,
-    pub set: Option<AffineSet>,
+    pub set: Option<Rc<AffineSet>>,
     pub syms: Vec<i64>,
     /// For a distributed view: the partitions with the lower corner of each one's
     /// coordinate set (global coordinates minus the corner give the partition's own).
@@ -182,12 +218,60 @@ pub(crate) struct TileVal {
     pub view: Rc<ViewVal>,
     pub shape: Vec<usize>,
     pub rank: usize,
-    /// `rank` coordinates per point, flat.
-    pub coords: Vec<i64>,
-    /// Whether each point is in the tile's set (others are masked).
-    pub valid: Vec<bool>,
+    pub points: TilePoints,
     /// The task that read the indices of an indirect tile.
     pub ready: Option<TaskId>,
+}
+
+/// The points of an access tile.
+#[derive(Clone, Debug)]
+pub(crate) enum TilePoints {
+    /// Every point of the box `origin + [0, shape)` is in the tile (none is masked),
+    /// enumerated with dimension `order[0]` outermost and `order[rank - 1]` innermost.
+    /// Coordinates are computed when walked, never stored, so a whole-tile load or store
+    /// can be checked and timed from the box's bounds alone.
+    Box { origin: Vec<i64>, order: Vec<usize> },
+    /// Any other tile: `rank` coordinates per point (flat), and whether each point is in
+    /// the tile's set (others are masked).
+    List { coords: Vec<i64>, valid: Vec<bool> },
+}
+
+impl TileVal {
+    /// Points in the tile, masked ones included.
+    pub fn len(&self) -> usize {
+        match &self.points {
+            TilePoints::Box { .. } => self.shape.iter().product(),
+            TilePoints::List { valid, .. } => valid.len(),
+        }
+    }
+
+    /// Calls `f(k, coordinates)` for every point `k` that is not masked, in order.
+    pub fn visit(
+        &self,
+        mut f: impl FnMut(usize, &[i64]) -> Result<(), SimError>,
+    ) -> Result<(), SimError> {
+        match &self.points {
+            TilePoints::List { coords, valid } => {
+                let rank = self.rank;
+                for (k, ok) in valid.iter().enumerate() {
+                    if *ok {
+                        f(k, &coords[k * rank..(k + 1) * rank])?;
+                    }
+                }
+                Ok(())
+            }
+            TilePoints::Box { origin, order } => {
+                let extents: Vec<usize> = order.iter().map(|&d| self.shape[d]).collect();
+                let mut p = origin.clone();
+                for_each_point(&extents, |k, q| {
+                    for (i, &d) in order.iter().enumerate() {
+                        p[d] = origin[d] + q[i];
+                    }
+                    f(k, &p)
+                })
+            }
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -201,6 +285,10 @@ pub(crate) struct FutureVal {
 pub(crate) enum RtValue {
     Index(i64),
     Float(f64),
+    /// A scalar that timing-only mode did not compute because it comes from tensor data;
+    /// the line of the `tensor.extract` it comes from. Arithmetic carries it along; a use
+    /// that needs its value (a loop bound, a condition, an address) is an error.
+    Unknown(u32),
     Tensor(Rc<TensorVal>),
     View(Rc<ViewVal>),
     Tile(Rc<TileVal>),
@@ -213,6 +301,9 @@ pub(crate) struct Region<'a> {
     pub ops: Vec<ROp<'a>>,
 }
 
+/// A resolved integer set, shared by the op and the views built from it.
+pub(crate) type SharedSet = Option<Rc<AffineSet>>;
+
 /// One op in resolved form.
 pub(crate) struct ROp<'a> {
     pub op: &'a Op,
@@ -224,8 +315,9 @@ pub(crate) struct ROp<'a> {
     pub frees: Vec<usize>,
     pub regions: Vec<Region<'a>>,
     pub line: u32,
-    /// Resolved integer sets, per op kind (see `Resolver::attrs`).
-    pub sets: Vec<Option<AffineSet>>,
+    /// Resolved integer sets, per op kind (see `Resolver::attrs`); shared, as views hold
+    /// them too.
+    pub sets: Vec<SharedSet>,
     /// Resolved affine maps, per op kind.
     pub maps: Vec<Option<AffineMap>>,
     /// Op-specific precomputed integers.
@@ -241,7 +333,7 @@ struct Resolver<'a> {
     next_id: usize,
     line_index: &'a LineLookup,
     /// Producer and group sets of each future's slot.
-    produced: HashMap<usize, (Option<AffineSet>, Option<AffineSet>)>,
+    produced: HashMap<usize, (SharedSet, SharedSet)>,
 }
 
 /// Turns byte offsets into line numbers for task labels.
@@ -283,9 +375,9 @@ impl<'a> Resolver<'a> {
             .map_or_else(|| err(format!("use of undefined value '%{}'", v.name)), Ok)
     }
 
-    fn set(&self, a: &Option<Attr>) -> Option<AffineSet> {
+    fn set(&self, a: &Option<Attr>) -> Option<Rc<AffineSet>> {
         match a.as_ref().and_then(|a| self.module.resolve(a)) {
-            Some(Attr::Set(s)) => Some(s.clone()),
+            Some(Attr::Set(s)) => Some(Rc::new(s.clone())),
             _ => None,
         }
     }
@@ -359,12 +451,7 @@ impl<'a> Resolver<'a> {
         op: &'a Op,
         operands: &[usize],
         results: &[usize],
-    ) -> (
-        Vec<Option<AffineSet>>,
-        Vec<Option<AffineMap>>,
-        Vec<i64>,
-        Option<Ew>,
-    ) {
+    ) -> (Vec<SharedSet>, Vec<Option<AffineMap>>, Vec<i64>, Option<Ew>) {
         let mut sets = Vec::new();
         let mut maps = Vec::new();
         let mut ints = Vec::new();
@@ -534,9 +621,8 @@ fn compute_frees(ops: &mut [ROp<'_>], block_args: &[usize]) {
     }
 }
 
-/// A progress report: operations executed so far and an estimate of the total (0 when
-/// unknown).
-pub type ProgressFn = Box<dyn FnMut(u64, u64)>;
+/// A progress report: operations executed so far and the total they count towards.
+pub type ProgressFn<'a> = Box<dyn FnMut(u64, u64) + 'a>;
 
 /// The simulator's state across launches: DRAM, scratchpads and the recorded tasks.
 pub struct Simulator<'m> {
@@ -553,7 +639,13 @@ pub struct Simulator<'m> {
     /// Peak live tensor bytes per core over the run.
     pub peak_tensor_bytes: Vec<u64>,
     returned: Vec<Vec<KernelValue>>,
-    progress: Option<(ProgressFn, u64)>,
+    progress: Option<(ProgressFn<'m>, u64)>,
+    /// Estimate of the steps of the whole run, for progress reports (0 when unknown).
+    progress_total: u64,
+    /// Whether tensor data is computed (see [`Simulator::new_timing_only`]).
+    pub(crate) timing_only: bool,
+    /// What timing-only mode assumed in place of values it did not compute.
+    assumptions: Vec<String>,
 }
 
 /// Per-core execution context.
@@ -635,17 +727,87 @@ impl<'m> Simulator<'m> {
             peak_tensor_bytes: vec![0; cores],
             returned: Vec::new(),
             progress: None,
+            progress_total: 0,
+            timing_only: false,
+            assumptions: Vec::new(),
         }
     }
 
-    /// Calls `f(steps, limit)` every `every` operations (`limit` is the step limit; a
-    /// better estimate of the total is future work).
-    pub fn set_progress(&mut self, f: ProgressFn, every: u64) {
+    /// A simulator that computes time but no numbers: tensors and DRAM buffers carry their
+    /// shapes and element types only, while index arithmetic, control flow and every
+    /// timing task are exactly those of a full run, so the schedule is the same.
+    ///
+    /// Where a value the program needs would come from tensor data, the run either
+    /// assumes one and says so in [`Simulator::assumptions`] (the indices of an indirect
+    /// access tile), or stops with an error naming both ops (a `tensor.extract` whose
+    /// result becomes a loop bound, a condition, an address or a size). The DRAM element
+    /// limit does not apply, as nothing is stored.
+    pub fn new_timing_only(machine: &'m Machine, limits: ExecLimits) -> Self {
+        let mut sim = Simulator::new(machine, limits);
+        sim.timing_only = true;
+        sim
+    }
+
+    /// Whether this simulator computes no numbers (see [`Simulator::new_timing_only`]).
+    pub fn is_timing_only(&self) -> bool {
+        self.timing_only
+    }
+
+    /// What timing-only mode assumed in place of values it did not compute, one line each
+    /// (naming the op and its line); empty for a full run.
+    pub fn assumptions(&self) -> &[String] {
+        &self.assumptions
+    }
+
+    pub(crate) fn assume(&mut self, rop: &ROp<'_>, what: &str) {
+        let line = format!("line {}: '{}': {what}", rop.line, rop.op.kind.name());
+        if !self.assumptions.contains(&line) {
+            self.assumptions.push(line);
+        }
+    }
+
+    /// Calls `f(steps, total)` every `every` operations, where `total` is the estimate
+    /// given to [`Simulator::set_progress_total`] or else the step limit.
+    pub fn set_progress(&mut self, f: ProgressFn<'m>, every: u64) {
         self.progress = Some((f, every.max(1)));
     }
 
-    /// Places a buffer in DRAM and returns its base address (in elements).
+    /// Sets the total that progress reports count towards (for example the sum of
+    /// [`crate::estimate_steps`] over the launches to come).
+    pub fn set_progress_total(&mut self, total: u64) {
+        self.progress_total = total;
+    }
+
+    /// Places a buffer in DRAM and returns its base address (in elements). In
+    /// timing-only mode only its length is kept.
     pub fn alloc(&mut self, name: &str, elem: ScalarType, data: Vec<f32>) -> Result<i64, SimError> {
+        let len = data.len();
+        let data = if self.timing_only {
+            Vec::new()
+        } else {
+            data.into_iter().map(|x| round_to(elem, x)).collect()
+        };
+        self.place(name, elem, len, data)
+    }
+
+    /// Places a zero-filled buffer of `len` elements in DRAM (no contents at all in
+    /// timing-only mode) and returns its base address.
+    pub fn reserve(&mut self, name: &str, elem: ScalarType, len: usize) -> Result<i64, SimError> {
+        let data = if self.timing_only {
+            Vec::new()
+        } else {
+            vec![0.0; len]
+        };
+        self.place(name, elem, len, data)
+    }
+
+    fn place(
+        &mut self,
+        name: &str,
+        elem: ScalarType,
+        len: usize,
+        data: Vec<f32>,
+    ) -> Result<i64, SimError> {
         let total: usize = self.dram.iter().map(|b| b.data.len()).sum::<usize>() + data.len();
         if total > self.limits.max_dram_elements {
             return err(format!(
@@ -659,12 +821,23 @@ impl<'m> Simulator<'m> {
         // Bases are element addresses on 128-byte boundaries; buffers never overlap.
         let per_line = (128 / elem.size_bytes().max(1)) as i64;
         let base = (self.next_base + per_line - 1) / per_line * per_line;
-        self.next_base = base + data.len().max(1) as i64 + per_line;
-        let data = data.into_iter().map(|x| round_to(elem, x)).collect();
+        let len_i = i64::try_from(len).map_err(|_| SimError {
+            message: format!("DRAM buffer '{name}' of {len} elements is too large"),
+            core: None,
+            op: None,
+        })?;
+        self.next_base = base
+            .checked_add(len_i.max(1) + per_line)
+            .ok_or_else(|| SimError {
+                message: "DRAM addresses overflow".into(),
+                core: None,
+                op: None,
+            })?;
         self.dram.push(DramBuffer {
             name: name.to_string(),
             base,
             elem,
+            len,
             data,
         });
         Ok(base)
@@ -851,21 +1024,33 @@ impl<'m> Simulator<'m> {
                         Dim::Static(x) => x == s,
                         Dim::Dynamic => true,
                     });
-                if n != data.len() || !fits || n > self.limits.max_tensor_elements {
+                // Timing-only runs take tensors without data (and drop any given).
+                let held = if self.timing_only { n } else { data.len() };
+                if n != held || !fits || n > self.limits.max_tensor_elements {
                     return err(format!(
                         "argument '%{name}' is a tensor of shape {shape:?} with {} elements, which does not fit its type",
                         data.len()
                     ));
                 }
+                let data = if self.timing_only {
+                    Vec::new()
+                } else {
+                    data.iter().map(|x| round_to(*elem, *x)).collect()
+                };
                 RtValue::Tensor(Rc::new(TensorVal {
                     shape: shape.clone(),
                     elem: *elem,
-                    data: data.iter().map(|x| round_to(*elem, *x)).collect(),
+                    data,
                     ready: None,
                 }))
             }
             (KernelValue::Tensor { .. }, _) => {
                 return err(format!("argument '%{name}' is not a tensor"))
+            }
+            (KernelValue::Unknown, _) => {
+                return err(format!(
+                    "argument '%{name}' has no value (a scalar a timing-only run did not compute)"
+                ))
             }
         })
     }
@@ -945,7 +1130,12 @@ impl<'m> Simulator<'m> {
         }
         if let Some((f, every)) = &mut self.progress {
             if self.steps.is_multiple_of(*every) {
-                f(self.steps, self.limits.max_steps);
+                let total = if self.progress_total > 0 {
+                    self.progress_total
+                } else {
+                    self.limits.max_steps
+                };
+                f(self.steps, total);
             }
         }
         Ok(())
@@ -1042,6 +1232,7 @@ impl<'m> Simulator<'m> {
                 let cond = match self.get(slots, rop, 0)? {
                     RtValue::Index(v) => *v != 0,
                     RtValue::Float(v) => *v != 0.0,
+                    RtValue::Unknown(line) => return Err(self.unknown(rop, 0, *line)),
                     _ => return Err(self.at(rop, "condition is not a scalar i1".into())),
                 };
                 let region = if cond {
@@ -1261,8 +1452,19 @@ impl<'m> Simulator<'m> {
     ) -> Result<i64, SimError> {
         match self.get(slots, rop, i)? {
             RtValue::Index(v) => Ok(*v),
+            RtValue::Unknown(line) => Err(self.unknown(rop, i, *line)),
             _ => Err(self.at(rop, format!("operand {i} is not an integer value"))),
         }
+    }
+
+    /// The error for a use of a value timing-only mode did not compute.
+    pub(crate) fn unknown(&self, rop: &ROp<'_>, i: usize, from_line: u32) -> SimError {
+        self.at(
+            rop,
+            format!(
+                "operand {i} comes from tensor data (the 'tensor.extract' on line {from_line}), which a timing-only run does not compute, but its value is needed here (a loop bound, condition, address, size or index); run with numbers to simulate this program"
+            ),
+        )
     }
 
     pub(crate) fn tensor(
@@ -1313,6 +1515,15 @@ impl<'m> Simulator<'m> {
             }
         }
         Ok(RtValue::Tensor(Rc::new(t)))
+    }
+
+    /// `numel(shape)` copies of `x`, or nothing in timing-only mode.
+    pub(crate) fn filled(&self, shape: &[usize], x: f32) -> Vec<f32> {
+        if self.timing_only {
+            Vec::new()
+        } else {
+            vec![x; shape.iter().product()]
+        }
     }
 
     pub(crate) fn check_size(&self, rop: &ROp<'_>, shape: &[usize]) -> Result<usize, SimError> {
@@ -1426,29 +1637,15 @@ impl<'m> Simulator<'m> {
                     }
                     (Literal::Int(i), Some(Type::Tensor { .. })) => {
                         let (shape, elem) = self.result_shape(rop)?;
-                        let n = shape.iter().product();
-                        self.new_tensor(
-                            ctx,
-                            rop,
-                            shape,
-                            elem,
-                            vec![round_to(elem, *i as f32); n],
-                            None,
-                        )?
+                        let data = self.filled(&shape, round_to(elem, *i as f32));
+                        self.new_tensor(ctx, rop, shape, elem, data, None)?
                     }
                     (Literal::Int(i), _) => RtValue::Index(*i),
                     (Literal::Float(f), _) => RtValue::Float(*f),
                     (Literal::DenseSplat(f), _) => {
                         let (shape, elem) = self.result_shape(rop)?;
-                        let n = shape.iter().product();
-                        self.new_tensor(
-                            ctx,
-                            rop,
-                            shape,
-                            elem,
-                            vec![round_to(elem, *f as f32); n],
-                            None,
-                        )?
+                        let data = self.filled(&shape, round_to(elem, *f as f32));
+                        self.new_tensor(ctx, rop, shape, elem, data, None)?
                     }
                     (Literal::Dense(v), _) => {
                         let (shape, elem) = self.result_shape(rop)?;
@@ -1461,7 +1658,11 @@ impl<'m> Simulator<'m> {
                                 ),
                             ));
                         }
-                        let data = v.iter().map(|x| round_to(elem, *x as f32)).collect();
+                        let data = if self.timing_only {
+                            Vec::new()
+                        } else {
+                            v.iter().map(|x| round_to(elem, *x as f32)).collect()
+                        };
                         self.new_tensor(ctx, rop, shape, elem, data, None)?
                     }
                 };
@@ -1564,7 +1765,7 @@ pub(crate) fn set_slot(slots: &mut [Option<RtValue>], s: Option<&usize>, v: RtVa
 }
 
 pub(crate) fn tensor_bytes(t: &TensorVal) -> u64 {
-    (t.data.len() * t.elem.size_bytes()) as u64
+    (t.numel() * t.elem.size_bytes()) as u64
 }
 
 fn kernel_value(v: &RtValue) -> KernelValue {
@@ -1575,6 +1776,7 @@ fn kernel_value(v: &RtValue) -> KernelValue {
             shape: t.shape.clone(),
             data: t.data.clone(),
         },
+        RtValue::Unknown(_) => KernelValue::Unknown,
         _ => KernelValue::Int(0),
     }
 }

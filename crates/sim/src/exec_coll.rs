@@ -118,7 +118,7 @@ impl Simulator<'_> {
         which
             .iter()
             .map(|&i| {
-                rop.sets.get(i).and_then(|s| s.as_ref()).ok_or_else(|| {
+                rop.sets.get(i).and_then(|s| s.as_deref()).ok_or_else(|| {
                     self.at(
                         rop,
                         "the producer or group set of this collective is unknown (the future must come from an inter_tile_produce in the same function)".into(),
@@ -148,7 +148,7 @@ impl Simulator<'_> {
     fn plan(&self, rop: &ROp<'_>, tiles: usize) -> Result<Plan, SimError> {
         let s = self.sets(rop, &[0, 1, 2])?;
         let (producers, groups, consumers) = (s[0], s[1], s[2]);
-        let dep = rop.sets.get(3).and_then(|d| d.as_ref());
+        let dep = rop.sets.get(3).and_then(|d| d.as_deref());
         let mut taken = vec![false; tiles];
         let mut plan = Plan {
             groups: Vec::new(),
@@ -417,13 +417,13 @@ impl Simulator<'_> {
                     let mut v = Vec::new();
                     for i in 0..rop.results.len() {
                         let (shape, elem) = self.result_shape_of(rop, i)?;
-                        let n = shape.iter().product();
+                        let zeros = self.filled(&shape, 0.0);
                         v.push(self.new_tensor(
                             &mut cores[t].ctx,
                             rop,
                             shape,
                             elem,
-                            vec![0.0; n],
+                            zeros,
                             None,
                         )?);
                     }
@@ -650,7 +650,7 @@ fn value_bytes(v: &RtValue) -> u64 {
 
 fn value_elems(v: &RtValue) -> u64 {
     match v {
-        RtValue::Tensor(t) => t.data.len() as u64,
+        RtValue::Tensor(t) => t.numel() as u64,
         _ => 1,
     }
 }

@@ -3,12 +3,25 @@
 //! byte-addressed scratchpads.
 
 use crate::exec::{
-    CoreCtx, ROp, RtValue, SimError, Simulator, TensorVal, TileVal, ViewVal, NO_TASK,
+    CoreCtx, ROp, RtValue, SimError, Simulator, TensorVal, TilePoints, TileVal, ViewVal, NO_TASK,
 };
 use crate::timing::{DramAccess, TaskId, Unit, Work};
 use half::{bf16, f16};
 use ktir::ast::*;
 use std::rc::Rc;
+
+/// What timing-only mode assumes for the indices of an indirect access tile.
+pub(crate) const ASSUMED_INDICES: &str = "index values are not computed in a timing-only run; assumed to be the identity (the index at row-major position p of its index view reads as p, wrapped into the size of the dimension it subscripts), so the elements gathered or scattered, and for a distributed view the memory stops they use, may differ from a run with numbers";
+
+/// The index timing-only mode assumes at point `at` of index view `iv`, for a dimension
+/// of `size` elements (see [`ASSUMED_INDICES`]).
+fn assumed_index(iv: &ViewVal, at: &[i64], size: i64) -> f32 {
+    let mut flat: i64 = 0;
+    for (c, n) in at.iter().zip(&iv.sizes) {
+        flat = flat.wrapping_mul(*n).wrapping_add(*c);
+    }
+    flat.rem_euclid(size.max(1)) as f32
+}
 
 /// Where one element lives.
 #[derive(Clone, Copy, Debug)]
@@ -21,20 +34,22 @@ pub(crate) enum Loc {
 
 /// Stores `x` as `elem` in little-endian bytes.
 pub(crate) fn encode(elem: ScalarType, x: f32, out: &mut [u8]) {
-    let bytes: Vec<u8> = match elem {
-        ScalarType::F16 => f16::from_f32(x).to_le_bytes().to_vec(),
-        ScalarType::BF16 => bf16::from_f32(x).to_le_bytes().to_vec(),
-        ScalarType::F32 => x.to_le_bytes().to_vec(),
-        ScalarType::F64 => (x as f64).to_le_bytes().to_vec(),
+    fn put<const N: usize>(out: &mut [u8], bytes: [u8; N]) {
+        for (o, b) in out.iter_mut().zip(bytes) {
+            *o = b;
+        }
+    }
+    match elem {
+        ScalarType::F16 => put(out, f16::from_f32(x).to_le_bytes()),
+        ScalarType::BF16 => put(out, bf16::from_f32(x).to_le_bytes()),
+        ScalarType::F32 => put(out, x.to_le_bytes()),
+        ScalarType::F64 => put(out, (x as f64).to_le_bytes()),
         // fp8: the high byte of the fp16 pattern (exact for e5m2; an approximation for e4m3).
-        ScalarType::F8E4M3 | ScalarType::F8E5M2 => vec![f16::from_f32(x).to_le_bytes()[1]],
-        ScalarType::I1 | ScalarType::I8 => vec![(x as i64) as u8],
-        ScalarType::I16 => ((x as i64) as i16).to_le_bytes().to_vec(),
-        ScalarType::I32 => ((x as i64) as i32).to_le_bytes().to_vec(),
-        ScalarType::I64 | ScalarType::Index => (x as i64).to_le_bytes().to_vec(),
-    };
-    for (o, b) in out.iter_mut().zip(bytes) {
-        *o = b;
+        ScalarType::F8E4M3 | ScalarType::F8E5M2 => put(out, [f16::from_f32(x).to_le_bytes()[1]]),
+        ScalarType::I1 | ScalarType::I8 => put(out, [(x as i64) as u8]),
+        ScalarType::I16 => put(out, ((x as i64) as i16).to_le_bytes()),
+        ScalarType::I32 => put(out, ((x as i64) as i32).to_le_bytes()),
+        ScalarType::I64 | ScalarType::Index => put(out, (x as i64).to_le_bytes()),
     }
 }
 
@@ -303,7 +318,7 @@ impl Simulator<'_> {
                 "'access_tile_set' is missing or not an affine_set".into(),
             )
         })?;
-        let order = rop.maps.first().cloned().flatten();
+        let order = rop.maps.first().and_then(Option::as_ref);
         let shape = match rop.op.result_types.first().and_then(Type::static_shape) {
             Some(s) => s,
             None => set
@@ -328,24 +343,38 @@ impl Simulator<'_> {
                 format!("{} subscripts for a rank-{rank} tile", origin.len()),
             ));
         }
-        let points = enumerate_points(&vec![0; rank], &shape, order.as_ref())
-            .map_err(|m| self.at(rop, m))?;
         let n = shape.iter().product::<usize>();
-        let mut coords = Vec::with_capacity(n * rank);
-        let mut valid = Vec::with_capacity(n);
-        for p in points.chunks(rank.max(1)).take(n) {
-            valid.push(set.contains(p, &syms));
-            coords.extend(p.iter().zip(&origin).map(|(a, b)| a + b));
-        }
-        if rank == 0 {
-            valid = vec![true];
-        }
+        let perm = match order {
+            None => Some((0..rank).collect::<Vec<_>>()),
+            Some(m) => m.as_permutation().filter(|p| p.len() == rank),
+        };
+        // A tile whose set holds its whole box (the usual case) is kept as the box.
+        let whole_box = perm.filter(|_| n > 0).filter(|_| {
+            let hi: Vec<i64> = shape.iter().map(|&s| s as i64 - 1).collect();
+            crate::affine::box_inside(&set, &syms, &vec![0; rank], &hi) == Some(true)
+        });
+        let points = match whole_box {
+            Some(order) => TilePoints::Box { origin, order },
+            None => {
+                let points =
+                    enumerate_points(&vec![0; rank], &shape, order).map_err(|m| self.at(rop, m))?;
+                let mut coords = Vec::with_capacity(n * rank);
+                let mut valid = Vec::with_capacity(n);
+                for p in points.chunks(rank.max(1)).take(n) {
+                    valid.push(set.contains(p, &syms));
+                    coords.extend(p.iter().zip(&origin).map(|(a, b)| a + b));
+                }
+                if rank == 0 {
+                    valid = vec![true];
+                }
+                TilePoints::List { coords, valid }
+            }
+        };
         let tile = TileVal {
             view,
             shape,
             rank,
-            coords,
-            valid,
+            points,
             ready: None,
         };
         self.set(slots, rop, 0, RtValue::Tile(Rc::new(tile)));
@@ -396,7 +425,7 @@ impl Simulator<'_> {
                 "'variables_space_set' is missing or not an affine_set".into(),
             )
         })?;
-        let order = rop.maps.first().cloned().flatten();
+        let order = rop.maps.first().and_then(Option::as_ref);
         let bounds = set.box_bounds(&syms).ok_or_else(|| {
             self.at(
                 rop,
@@ -411,7 +440,7 @@ impl Simulator<'_> {
         self.check_size(rop, &extents)?;
         let shape = match rop.op.result_types.first().and_then(Type::static_shape) {
             Some(s) => s,
-            None => match order.as_ref().and_then(AffineMap::as_permutation) {
+            None => match order.and_then(AffineMap::as_permutation) {
                 Some(perm) if perm.len() == extents.len() => {
                     perm.iter().map(|&d| extents[d]).collect()
                 }
@@ -427,8 +456,7 @@ impl Simulator<'_> {
                 ),
             ));
         }
-        let points =
-            enumerate_points(&lo, &extents, order.as_ref()).map_err(|m| self.at(rop, m))?;
+        let points = enumerate_points(&lo, &extents, order).map_err(|m| self.at(rop, m))?;
         let vars = extents.len();
         let rank = subscripts.len();
         let mut coords = Vec::with_capacity(n * rank);
@@ -450,7 +478,7 @@ impl Simulator<'_> {
                 };
             }
             let mut k = 0;
-            for s in subscripts {
+            for (dim, s) in subscripts.iter().enumerate() {
                 let c = match s {
                     IndirectSubscript::Direct(e) => e.eval(&dims, &syms).ok_or_else(|| {
                         self.at(rop, "subscript overflows or divides by zero".into())
@@ -467,7 +495,11 @@ impl Simulator<'_> {
                         let (loc, _) = self.locate(rop, iv, &at, ctx.core)?;
                         reads[k] += 1;
                         k += 1;
-                        let x = self.read_loc(loc, iv.elem);
+                        let x = if self.timing_only {
+                            assumed_index(iv, &at, view.sizes.get(dim).copied().unwrap_or(1))
+                        } else {
+                            self.read_loc(loc, iv.elem)
+                        };
                         if !x.is_finite() {
                             return Err(self.at(rop, format!("index value {x} is not an integer")));
                         }
@@ -476,6 +508,9 @@ impl Simulator<'_> {
                 };
                 coords.push(c);
             }
+        }
+        if self.timing_only && reads.iter().any(|r| *r > 0) {
+            self.assume(rop, ASSUMED_INDICES);
         }
         // Reading the indices is a transfer into the core.
         let mut ready = Vec::new();
@@ -498,8 +533,7 @@ impl Simulator<'_> {
             view,
             shape,
             rank,
-            coords,
-            valid,
+            points: TilePoints::List { coords, valid },
             ready,
         };
         self.set(slots, rop, 0, RtValue::Tile(Rc::new(tile)));
@@ -647,7 +681,7 @@ impl Simulator<'_> {
         addr: i64,
     ) -> Result<(usize, usize), SimError> {
         for (bi, b) in self.dram.iter().enumerate() {
-            if addr >= b.base && addr < b.base + b.data.len() as i64 {
+            if addr >= b.base && addr < b.base + b.len as i64 {
                 if b.elem != view.elem {
                     return Err(self.at(
                         rop,
@@ -763,6 +797,149 @@ impl Simulator<'_> {
         self.join(ctx, ids, rop)
     }
 
+    /// Where a box tile over a plain view lands, when the walk would find every point in
+    /// bounds, inside the view's set, and inside one DRAM buffer of the view's element type
+    /// (or the scratchpad); `None` sends the caller to the point-by-point walk, which
+    /// masks, reports the exact error, or handles distributed views.
+    fn box_span(&self, tile: &TileVal, core: usize) -> Option<Span> {
+        let TilePoints::Box { origin, order } = &tile.points else {
+            return None;
+        };
+        let view = &tile.view;
+        let rank = origin.len();
+        if !view.parts.is_empty() || view.sizes.len() != rank || view.strides.len() != rank {
+            return None;
+        }
+        if tile.shape.contains(&0) {
+            return None;
+        }
+        let lo = origin.clone();
+        let hi = origin
+            .iter()
+            .zip(&tile.shape)
+            .map(|(o, &s)| o.checked_add(s as i64 - 1))
+            .collect::<Option<Vec<i64>>>()?;
+        if lo
+            .iter()
+            .zip(&hi)
+            .zip(&view.sizes)
+            .any(|((l, h), n)| *l < 0 || h >= n)
+        {
+            return None;
+        }
+        if let Some(set) = &view.set {
+            if crate::affine::box_inside(set, &view.syms, &lo, &hi) != Some(true) {
+                return None;
+            }
+        }
+        // The walk sums `base + c0 * s0 + c1 * s1 + ...` with overflow checks: bounds on
+        // every term and every partial sum over the whole box must fit.
+        let (mut min, mut max) = (view.base, view.base);
+        for d in 0..rank {
+            let (a, b) = (
+                lo[d].checked_mul(view.strides[d])?,
+                hi[d].checked_mul(view.strides[d])?,
+            );
+            min = min.checked_add(a.min(b))?;
+            max = max.checked_add(a.max(b))?;
+        }
+        let first = lo
+            .iter()
+            .zip(&view.strides)
+            .fold(view.base, |a, (c, s)| a + c * s);
+        let place = match view.space {
+            MemorySpace::Global => {
+                let bi = self
+                    .dram
+                    .iter()
+                    .position(|b| min >= b.base && min < b.base + b.len as i64)?;
+                let b = &self.dram[bi];
+                if max >= b.base + b.len as i64 || b.elem != view.elem {
+                    return None;
+                }
+                Place::Dram(bi)
+            }
+            MemorySpace::Local { core: which } => {
+                let c = match which {
+                    Some(c) => usize::try_from(c).ok()?,
+                    None => core,
+                };
+                let size = view.elem.size_bytes() as u64;
+                let end = (max as u64).checked_add(1)?.checked_mul(size)?;
+                if c >= self.scratchpads.len()
+                    || min < 0
+                    || end > self.machine.scratchpad_bytes.value
+                {
+                    return None;
+                }
+                Place::Local(c)
+            }
+        };
+        Some(Span {
+            place,
+            first,
+            loops: order
+                .iter()
+                .map(|&d| (tile.shape[d], view.strides[d]))
+                .collect(),
+            end: max,
+            stop: self.view_stop(view, core),
+        })
+    }
+
+    /// Reads a span's elements in enumeration order.
+    fn read_span(&self, span: &Span, elem: ScalarType, n: usize) -> Vec<f32> {
+        let mut data = Vec::with_capacity(n);
+        match span.place {
+            Place::Dram(bi) => {
+                let b = &self.dram[bi];
+                walk_span(span, |_, addr| {
+                    data.push(b.data.get((addr - b.base) as usize).copied().unwrap_or(0.0))
+                });
+            }
+            Place::Local(core) => {
+                let size = elem.size_bytes();
+                walk_span(span, |_, addr| {
+                    let byte = addr as usize * size;
+                    data.push(self.read_loc(Loc::Local { core, byte }, elem))
+                });
+            }
+        }
+        data
+    }
+
+    /// Writes `values` (enumeration order) over a span.
+    fn write_span(&mut self, span: &Span, elem: ScalarType, values: &[f32]) {
+        match span.place {
+            Place::Dram(bi) => {
+                let b = &mut self.dram[bi];
+                let base = b.base;
+                let data = &mut b.data;
+                walk_span(span, |k, addr| {
+                    if let (Some(slot), Some(x)) =
+                        (data.get_mut((addr - base) as usize), values.get(k))
+                    {
+                        *slot = crate::exec::round_to(elem, *x);
+                    }
+                });
+            }
+            Place::Local(core) => {
+                let size = elem.size_bytes();
+                let pad = &mut self.scratchpads[core];
+                let need = (span.end as usize + 1) * size;
+                if pad.len() < need {
+                    pad.resize(need, 0);
+                }
+                walk_span(span, |k, addr| {
+                    let byte = addr as usize * size;
+                    if let Some(x) = values.get(k) {
+                        encode(elem, *x, &mut pad[byte..byte + size]);
+                    }
+                });
+            }
+        }
+    }
+
     pub(crate) fn load(
         &mut self,
         rop: &ROp<'_>,
@@ -776,7 +953,7 @@ impl Simulator<'_> {
             .unwrap_or_else(|| tile.shape.clone());
         let elem = rt.and_then(Type::elem).unwrap_or(tile.view.elem);
         self.check_size(rop, &shape)?;
-        let n = tile.valid.len();
+        let n = tile.len();
         if shape.iter().product::<usize>() != n {
             return Err(self.at(
                 rop,
@@ -797,22 +974,34 @@ impl Simulator<'_> {
                 ),
             ));
         }
-        let mut data = vec![0.0f32; n];
-        let mut per_stop: Vec<((usize, DramAccess), u64)> = Vec::new();
         let size = elem.size_bytes() as u64;
-        let rank = tile.rank;
-        for (k, ok) in tile.valid.iter().enumerate() {
-            if !ok {
-                continue;
+        let numbers = !self.timing_only;
+        let (data, per_stop) = match self.box_span(&tile, ctx.core) {
+            Some(span) => {
+                let data = if numbers {
+                    self.read_span(&span, elem, n)
+                } else {
+                    Vec::new()
+                };
+                (data, vec![(span.stop, n as u64 * size)])
             }
-            let coord = &tile.coords[k * rank..(k + 1) * rank];
-            let (loc, stop) = self.locate(rop, &tile.view, coord, ctx.core)?;
-            data[k] = self.read_loc(loc, elem);
-            match per_stop.iter_mut().find(|(s, _)| *s == stop) {
-                Some((_, b)) => *b += size,
-                None => per_stop.push((stop, size)),
+            None => {
+                let mut data = if numbers { vec![0.0f32; n] } else { Vec::new() };
+                let mut per_stop: Vec<((usize, DramAccess), u64)> = Vec::new();
+                tile.visit(|k, coord| {
+                    let (loc, stop) = self.locate(rop, &tile.view, coord, ctx.core)?;
+                    if numbers {
+                        data[k] = self.read_loc(loc, elem);
+                    }
+                    match per_stop.iter_mut().find(|(s, _)| *s == stop) {
+                        Some((_, b)) => *b += size,
+                        None => per_stop.push((stop, size)),
+                    }
+                    Ok(())
+                })?;
+                (data, per_stop)
             }
-        }
+        };
         let deps: Vec<TaskId> = tile.ready.into_iter().chain(ctx.last_store).collect();
         let ready = self.transfers(ctx, rop, per_stop, false, deps)?;
         let v = self.new_tensor(ctx, rop, shape, elem, data, ready)?;
@@ -828,7 +1017,8 @@ impl Simulator<'_> {
     ) -> Result<(), SimError> {
         let value: Rc<TensorVal> = self.tensor(slots, rop, 0)?;
         let tile = self.tile_operand(slots, rop, 1)?;
-        if value.data.len() != tile.valid.len() {
+        let n = tile.len();
+        if value.numel() != n {
             return Err(self.at(
                 rop,
                 format!(
@@ -839,20 +1029,30 @@ impl Simulator<'_> {
         }
         let elem = tile.view.elem;
         let size = elem.size_bytes() as u64;
-        let rank = tile.rank;
-        let mut per_stop: Vec<((usize, DramAccess), u64)> = Vec::new();
-        for (k, ok) in tile.valid.iter().enumerate() {
-            if !ok {
-                continue;
+        let numbers = !self.timing_only;
+        let per_stop = match self.box_span(&tile, ctx.core) {
+            Some(span) => {
+                if numbers {
+                    self.write_span(&span, elem, &value.data);
+                }
+                vec![(span.stop, n as u64 * size)]
             }
-            let coord = &tile.coords[k * rank..(k + 1) * rank];
-            let (loc, stop) = self.locate(rop, &tile.view, coord, ctx.core)?;
-            self.write_loc(loc, elem, value.data[k]);
-            match per_stop.iter_mut().find(|(s, _)| *s == stop) {
-                Some((_, b)) => *b += size,
-                None => per_stop.push((stop, size)),
+            None => {
+                let mut per_stop: Vec<((usize, DramAccess), u64)> = Vec::new();
+                tile.visit(|k, coord| {
+                    let (loc, stop) = self.locate(rop, &tile.view, coord, ctx.core)?;
+                    if numbers {
+                        self.write_loc(loc, elem, value.data[k]);
+                    }
+                    match per_stop.iter_mut().find(|(s, _)| *s == stop) {
+                        Some((_, b)) => *b += size,
+                        None => per_stop.push((stop, size)),
+                    }
+                    Ok(())
+                })?;
+                per_stop
             }
-        }
+        };
         let deps: Vec<TaskId> = value
             .ready
             .into_iter()
@@ -865,6 +1065,54 @@ impl Simulator<'_> {
             ctx.last_store = done;
         }
         Ok(())
+    }
+}
+
+/// Where a [`Simulator::box_span`] lands.
+enum Place {
+    /// DRAM buffer index.
+    Dram(usize),
+    /// The scratchpad of this core.
+    Local(usize),
+}
+
+/// A box tile's addresses: `first`, then per enumeration loop (outermost first) its
+/// extent and address step.
+struct Span {
+    place: Place,
+    first: i64,
+    loops: Vec<(usize, i64)>,
+    /// The largest address.
+    end: i64,
+    stop: (usize, DramAccess),
+}
+
+/// Calls `f(k, address)` for the span's points in enumeration order.
+fn walk_span(span: &Span, mut f: impl FnMut(usize, i64)) {
+    let Some((&(inner_n, inner_step), outer)) = span.loops.split_last() else {
+        f(0, span.first);
+        return;
+    };
+    let rows: usize = outer.iter().map(|l| l.0).product();
+    let mut idx = vec![0usize; outer.len()];
+    let mut row_start = span.first;
+    let mut k = 0;
+    for _ in 0..rows {
+        let mut a = row_start;
+        for _ in 0..inner_n {
+            f(k, a);
+            k += 1;
+            a += inner_step;
+        }
+        for d in (0..outer.len()).rev() {
+            idx[d] += 1;
+            row_start += outer[d].1;
+            if idx[d] < outer[d].0 {
+                break;
+            }
+            row_start -= outer[d].1 * outer[d].0 as i64;
+            idx[d] = 0;
+        }
     }
 }
 

@@ -60,19 +60,16 @@ pub fn reduce(
     init: &[f32],
     combiner: Combiner,
 ) -> Result<Vec<f32>, String> {
-    if dims.iter().any(|&d| d >= shape.len()) {
+    check_reduce(shape, dims, init.len())?;
+    if numel(shape) != input.len() {
         return Err(format!(
-            "reduction dimensions {dims:?} exceed rank {}",
-            shape.len()
+            "a {shape:?} tensor holds {} elements, not {}",
+            numel(shape),
+            input.len()
         ));
     }
     let kept: Vec<usize> = (0..shape.len()).filter(|d| !dims.contains(d)).collect();
     let out_shape: Vec<usize> = kept.iter().map(|&d| shape[d]).collect();
-    if numel(&out_shape) != init.len() || numel(shape) != input.len() {
-        return Err(format!(
-            "reducing a {shape:?} tensor over {dims:?} needs an init of shape {out_shape:?}"
-        ));
-    }
     let out_strides = strides_of(&out_shape);
     let mut out = init.to_vec();
     let mut idx = vec![0usize; shape.len()];
@@ -93,7 +90,30 @@ pub fn reduce(
     Ok(out)
 }
 
-fn check_slice(
+/// The shape checks of [`reduce`]: `dims` within the rank and an init of `init_len`
+/// elements for the kept dimensions.
+pub fn check_reduce(shape: &[usize], dims: &[usize], init_len: usize) -> Result<(), String> {
+    if dims.iter().any(|&d| d >= shape.len()) {
+        return Err(format!(
+            "reduction dimensions {dims:?} exceed rank {}",
+            shape.len()
+        ));
+    }
+    let out_shape: Vec<usize> = (0..shape.len())
+        .filter(|d| !dims.contains(d))
+        .map(|d| shape[d])
+        .collect();
+    if numel(&out_shape) != init_len {
+        return Err(format!(
+            "reducing a {shape:?} tensor over {dims:?} needs an init of shape {out_shape:?}"
+        ));
+    }
+    Ok(())
+}
+
+/// The checks of [`extract_slice`] and [`insert_slice`] on a tensor of `shape`: one
+/// offset, size and stride per dimension, and the slice inside the tensor.
+pub fn check_slice(
     shape: &[usize],
     offsets: &[i64],
     sizes: &[usize],

@@ -1,11 +1,13 @@
-//! The simulator: machine descriptions, KTIR execution (real numbers), the timing model
-//! (cores, ring, off-chip memory) and the trace with its exports.
+//! The simulator: machine descriptions, KTIR execution (real numbers, or timing only), the
+//! timing model (cores, ring, off-chip memory) and the trace with its exports.
 //!
 //! It executes KTIR modules handed to it by value; it does not know about model graphs,
 //! the compiler or JavaScript. Timing is a layer over execution: the interpreter records
 //! every transfer and compute step as a task, and the timing engine schedules those tasks
 //! on the machine's resources.
 
+mod affine;
+mod estimate;
 pub mod exec;
 mod exec_coll;
 pub mod exec_ew;
@@ -16,5 +18,6 @@ pub mod machine;
 pub mod timing;
 pub mod trace;
 
-pub use exec::{ExecLimits, KernelValue, LineLookup, SimError, Simulator};
+pub use estimate::estimate_steps;
+pub use exec::{ExecLimits, KernelValue, LineLookup, ProgressFn, SimError, Simulator};
 pub use machine::Machine;

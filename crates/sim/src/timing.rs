@@ -364,6 +364,9 @@ struct Sim<'a> {
     rates_truncated: bool,
 }
 
+/// Steps between progress reports of [`schedule_with_progress`].
+const PROGRESS_EVERY: usize = 4096;
+
 fn resource_of(task: &Task) -> usize {
     task.core * 3 + task.unit.index()
 }
@@ -373,6 +376,17 @@ pub fn schedule(
     machine: &Machine,
     tasks: &[Task],
     limits: &Limits,
+) -> Result<Schedule, TimingError> {
+    schedule_with_progress(machine, tasks, limits, &mut |_, _| {})
+}
+
+/// [`schedule`], calling `progress(finished, total)` with the number of tasks finished
+/// every few thousand steps and once at the end.
+pub fn schedule_with_progress(
+    machine: &Machine,
+    tasks: &[Task],
+    limits: &Limits,
+    progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Schedule, TimingError> {
     machine.validate().map_err(TimingError::InvalidMachine)?;
     if tasks.len() > limits.max_tasks {
@@ -510,7 +524,7 @@ pub fn schedule(
         dram_rates: Vec::new(),
         rates_truncated: false,
     };
-    let steps = sim.run()?;
+    let steps = sim.run(progress)?;
 
     let events = tasks
         .iter()
@@ -560,9 +574,12 @@ pub fn schedule(
 }
 
 impl Sim<'_> {
-    fn run(&mut self) -> Result<usize, TimingError> {
+    fn run(&mut self, progress: &mut dyn FnMut(usize, usize)) -> Result<usize, TimingError> {
         let mut steps = 0usize;
         loop {
+            if steps.is_multiple_of(PROGRESS_EVERY) {
+                progress(self.finished, self.tasks.len());
+            }
             self.start_ready();
             if self.flows_changed {
                 self.recompute_rates();
@@ -632,6 +649,7 @@ impl Sim<'_> {
                 total: self.tasks.len(),
             });
         }
+        progress(self.finished, self.tasks.len());
         Ok(steps)
     }
 

@@ -229,3 +229,35 @@ func.func @spin() attributes {grid = [1]} {
         .to_string();
     assert!(e.contains("more than 10000 operations"), "{e}");
 }
+
+#[test]
+fn f16_rounding_matches_the_library_bit_for_bit() {
+    let library = |x: f32| half::f16::from_f32(x).to_f32();
+    let check = |x: f32| {
+        let (got, want) = (sim::exec::round_f16(x), library(x));
+        assert!(
+            got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
+            "{x:e} ({:#010x}): {got:e} vs {want:e}",
+            x.to_bits()
+        );
+    };
+    // Around every f16 value and the midpoints to its neighbours: the ties and the values
+    // one f32 step either side, in both signs.
+    for h in 0..=u16::MAX {
+        let v = half::f16::from_bits(h).to_f32();
+        let next = half::f16::from_bits(h.wrapping_add(1)).to_f32();
+        for base in [v, (v + next) / 2.0] {
+            let b = base.to_bits();
+            for d in [0u32, 1, 2] {
+                check(f32::from_bits(b.wrapping_add(d)));
+                check(f32::from_bits(b.wrapping_sub(d)));
+            }
+        }
+    }
+    // And a sweep over all f32 patterns.
+    let mut b: u32 = 0;
+    while let Some(next) = b.checked_add(4099) {
+        check(f32::from_bits(b));
+        b = next;
+    }
+}

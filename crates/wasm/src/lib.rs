@@ -28,6 +28,8 @@ struct RunOptions {
     seed: Option<u64>,
     /// An edited KTIR module to simulate in place of the lowered one.
     ktir: Option<String>,
+    /// Compute timing only: no numbers, weights never materialised, outputs not checked.
+    timing_only: Option<bool>,
 }
 
 fn run_options(options: JsValue) -> Result<RunOptions, JsError> {
@@ -45,6 +47,7 @@ fn pipeline_options(o: &RunOptions) -> Result<driver::PipelineOptions, JsError> 
     if let Some(seed) = o.seed {
         opts.seed = seed;
     }
+    opts.timing_only = o.timing_only.unwrap_or(false);
     Ok(opts)
 }
 
@@ -84,8 +87,9 @@ pub fn run_pipeline(source: &str, file_name: &str) -> Result<JsValue, JsError> {
     to_js(&result)
 }
 
-/// [`run_pipeline`] on a file's bytes with options `{ machine?, seed?, ktir? }`; with
-/// `ktir`, the edited module is simulated in place of the lowered one.
+/// [`run_pipeline`] on a file's bytes with options `{ machine?, seed?, ktir?, timingOnly? }`;
+/// with `ktir`, the edited module is simulated in place of the lowered one; with
+/// `timingOnly`, no numbers are computed (the result's `outputsChecked` is false).
 #[wasm_bindgen(js_name = runPipelineWith)]
 pub fn run_pipeline_with(
     bytes: &[u8],
@@ -114,11 +118,12 @@ fn ktir_options(o: &RunOptions) -> Result<driver::KtirRunOptions, JsError> {
         inputs: Default::default(),
         seed: p.seed,
         limits: p.limits,
+        timing_only: p.timing_only,
     })
 }
 
 /// Runs a standalone KTIR module (buffers found from its memory views, random inputs)
-/// with options `{ machine?, seed? }`.
+/// with options `{ machine?, seed?, timingOnly? }`.
 #[wasm_bindgen(js_name = runKtir)]
 pub fn run_ktir(text: &str, options: JsValue) -> Result<JsValue, JsError> {
     let opts = ktir_options(&run_options(options)?)?;

@@ -214,3 +214,59 @@ fn a_pipeline_trace_is_chrome_trace_json() {
     let events = js_sys::Array::from(&get(&parsed, "traceEvents"));
     assert!(events.length() > 32);
 }
+
+fn timing_only() -> JsValue {
+    let o = js_sys::Object::new();
+    Reflect::set(&o, &JsValue::from_str("timingOnly"), &JsValue::TRUE).unwrap();
+    o.into()
+}
+
+#[wasm_bindgen_test]
+fn timing_only_runs_schedule_the_same_without_numbers() {
+    let src = wasm::example_source("matmul_add")
+        .map_err(JsValue::from)
+        .unwrap();
+    let full = get(
+        &wasm::run_pipeline_with(src.as_bytes(), "matmul_add.json", JsValue::UNDEFINED)
+            .map_err(JsValue::from)
+            .unwrap(),
+        "run",
+    );
+    let timed = get(
+        &wasm::run_pipeline_with(src.as_bytes(), "matmul_add.json", timing_only())
+            .map_err(JsValue::from)
+            .unwrap(),
+        "run",
+    );
+    assert_eq!(get(&full, "timingOnly").as_bool(), Some(false));
+    assert_eq!(get(&timed, "timingOnly").as_bool(), Some(true));
+    assert_eq!(get(&timed, "outputsChecked").as_bool(), Some(false));
+    assert_eq!(js_sys::Array::from(&get(&timed, "outputs")).length(), 0);
+    assert_eq!(
+        get(&full, "totalCycles").as_f64(),
+        get(&timed, "totalCycles").as_f64()
+    );
+    assert_eq!(
+        js_sys::Array::from(&get(&full, "events")).length(),
+        js_sys::Array::from(&get(&timed, "events")).length()
+    );
+    let k = wasm::run_ktir(ADD_ROWS, timing_only())
+        .map_err(JsValue::from)
+        .unwrap();
+    let f = wasm::run_ktir(ADD_ROWS, JsValue::UNDEFINED)
+        .map_err(JsValue::from)
+        .unwrap();
+    assert_eq!(
+        get(&k, "totalCycles").as_f64(),
+        get(&f, "totalCycles").as_f64()
+    );
+    // Buffers are [spec, contents] pairs; a timing-only run holds no contents.
+    let buffers = js_sys::Array::from(&get(&k, "buffers"));
+    assert!(buffers.length() > 0);
+    for b in buffers.iter() {
+        assert_eq!(
+            js_sys::Array::from(&js_sys::Array::from(&b).get(1)).length(),
+            0
+        );
+    }
+}

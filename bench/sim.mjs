@@ -1,0 +1,131 @@
+// Simulation speed, WebAssembly in Node against native: `npm run bench:sim`.
+// Runs two workloads end to end, several times each, on both sides:
+//   - llama_decoder_layer: the small Llama-style layer with numbers (load, reference,
+//     compile, simulate, compare);
+//   - llama3_8b_layer, timing only: one real-size Llama 3.1 8B layer without numbers (load,
+//     compile, simulate). It runs on spyre32 with a 64 MiB scratchpad: on spyre32 itself the
+//     compiler's matmul kernels hold more than the scratchpad per core (see NOT_YET_TIMING_ONLY
+//     in crates/driver/tests/gallery.rs).
+// The wasm side calls runPipelineWith, as the page does, so its time includes handing the
+// result to JavaScript as objects; the native side is `spyre bench` (the same pipeline,
+// in-process), which also times serializing the result as JSON, the native counterpart of
+// handing it on. Prints median wall times and events per second, and wasm/native against
+// the pipeline alone and against pipeline + JSON.
+// Builds what is missing first (or everything with --build): the wasm facade for Node with
+// wasm-pack into target/wasm-node, and the release `spyre` binary.
+// A benchmark, not a test: it prints figures and never fails on them.
+//
+//   node bench/sim.mjs [--runs 5] [--build]
+
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join, resolve } from "node:path";
+import { performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const PKG = join(ROOT, "target", "wasm-node");
+const SPYRE = join(ROOT, "target", "release", "spyre");
+const arg = (name, fallback) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1] : fallback;
+};
+const runs = Number(arg("runs", "5"));
+const rebuild = process.argv.includes("--build");
+
+const run = (cmd, args) => execFileSync(cmd, args, { cwd: ROOT, stdio: "inherit" });
+if (rebuild || !existsSync(join(PKG, "wasm.js"))) {
+  console.error("building the wasm facade for Node (release)...");
+  run("wasm-pack", [
+    "build",
+    "crates/wasm",
+    "--release",
+    "--target",
+    "nodejs",
+    "--out-dir",
+    "../../target/wasm-node",
+  ]);
+}
+if (rebuild || !existsSync(SPYRE)) {
+  console.error("building the release spyre binary...");
+  run("cargo", ["build", "--release", "-p", "cli"]);
+}
+
+// spyre32 with a scratchpad large enough for the 8B layer's per-core weight slices.
+mkdirSync(PKG, { recursive: true });
+const big = JSON.parse(readFileSync(join(ROOT, "crates/sim/machines/spyre32.json"), "utf8"));
+big.name = "spyre32-64mib";
+big.scratchpad_bytes.value = 64 * 1024 * 1024;
+const bigText = JSON.stringify(big);
+const bigFile = join(PKG, "spyre32-64mib.json");
+writeFileSync(bigFile, bigText);
+
+const workloads = [
+  { name: "llama_decoder_layer", model: "llama_decoder_layer.json", timingOnly: false },
+  {
+    name: "llama3_8b_layer (timing only)",
+    model: "llama3_8b_layer.json",
+    timingOnly: true,
+    machine: bigText,
+    machineFile: bigFile,
+  },
+];
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const wasm = createRequire(import.meta.url)(join(PKG, "wasm.js"));
+
+const rows = [];
+for (const w of workloads) {
+  const path = join(ROOT, "examples", "graphs", w.model);
+  const bytes = readFileSync(path);
+  const options = { timingOnly: w.timingOnly, ...(w.machine ? { machine: w.machine } : {}) };
+  const once = () => wasm.runPipelineWith(bytes, w.model, options);
+  const events = once().run.events.length; // also the warm-up
+  const ms = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    once();
+    ms.push(performance.now() - t0);
+  }
+  const args = ["bench", path, "--runs", String(runs), "--json"];
+  if (w.timingOnly) args.push("--timing-only");
+  if (w.machineFile) args.push("--machine", w.machineFile);
+  const native = JSON.parse(execFileSync(SPYRE, args, { cwd: ROOT, encoding: "utf8" }));
+  if (native.events !== events)
+    console.error(`${w.name}: wasm saw ${events} events, native ${native.events}`);
+  rows.push({
+    w,
+    events,
+    wasmMs: median(ms),
+    nativeMs: native.medianMs,
+    jsonMs: native.medianMs + native.medianJsonMs,
+  });
+}
+
+const fmt = (x, d = 1) => x.toFixed(d);
+console.log(
+  `end to end, median of ${runs} runs (after one warm-up), Node ${process.version}\n` +
+    "workload".padEnd(32) +
+    "events".padStart(8) +
+    "wasm ms".padStart(10) +
+    "native ms".padStart(11) +
+    "+json ms".padStart(10) +
+    "wasm ev/s".padStart(12) +
+    "native ev/s".padStart(13) +
+    "wasm/native".padStart(13) +
+    "vs +json".padStart(10),
+);
+for (const r of rows) {
+  console.log(
+    r.w.name.padEnd(32) +
+      String(r.events).padStart(8) +
+      fmt(r.wasmMs).padStart(10) +
+      fmt(r.nativeMs).padStart(11) +
+      fmt(r.jsonMs).padStart(10) +
+      fmt((r.events / r.wasmMs) * 1e3, 0).padStart(12) +
+      fmt((r.events / r.nativeMs) * 1e3, 0).padStart(13) +
+      `${fmt(r.wasmMs / r.nativeMs, 2)}x`.padStart(13) +
+      `${fmt(r.wasmMs / r.jsonMs, 2)}x`.padStart(10),
+  );
+}
