@@ -3,9 +3,8 @@
 //   - llama_decoder_layer: the small Llama-style layer with numbers (load, reference,
 //     compile, simulate, compare);
 //   - llama3_8b_layer, timing only: one real-size Llama 3.1 8B layer without numbers (load,
-//     compile, simulate). It runs on spyre32 with a 64 MiB scratchpad: on spyre32 itself the
-//     compiler's matmul kernels hold more than the scratchpad per core (see NOT_YET_TIMING_ONLY
-//     in crates/driver/tests/gallery.rs).
+//     compile, simulate).
+// Both run on spyre32.
 // The wasm side calls runPipelineWith, as the page does, so its time includes handing the
 // result to JavaScript as objects; the native side is `spyre bench` (the same pipeline,
 // in-process), which also times serializing the result as JSON, the native counterpart of
@@ -18,7 +17,7 @@
 //   node bench/sim.mjs [--runs 5] [--build]
 
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -52,24 +51,9 @@ if (rebuild || !existsSync(SPYRE)) {
   run("cargo", ["build", "--release", "-p", "cli"]);
 }
 
-// spyre32 with a scratchpad large enough for the 8B layer's per-core weight slices.
-mkdirSync(PKG, { recursive: true });
-const big = JSON.parse(readFileSync(join(ROOT, "crates/sim/machines/spyre32.json"), "utf8"));
-big.name = "spyre32-64mib";
-big.scratchpad_bytes.value = 64 * 1024 * 1024;
-const bigText = JSON.stringify(big);
-const bigFile = join(PKG, "spyre32-64mib.json");
-writeFileSync(bigFile, bigText);
-
 const workloads = [
   { name: "llama_decoder_layer", model: "llama_decoder_layer.json", timingOnly: false },
-  {
-    name: "llama3_8b_layer (timing only)",
-    model: "llama3_8b_layer.json",
-    timingOnly: true,
-    machine: bigText,
-    machineFile: bigFile,
-  },
+  { name: "llama3_8b_layer (timing only)", model: "llama3_8b_layer.json", timingOnly: true },
 ];
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -79,7 +63,7 @@ const rows = [];
 for (const w of workloads) {
   const path = join(ROOT, "examples", "graphs", w.model);
   const bytes = readFileSync(path);
-  const options = { timingOnly: w.timingOnly, ...(w.machine ? { machine: w.machine } : {}) };
+  const options = { timingOnly: w.timingOnly };
   const once = () => wasm.runPipelineWith(bytes, w.model, options);
   const events = once().run.events.length; // also the warm-up
   const ms = [];
@@ -90,7 +74,6 @@ for (const w of workloads) {
   }
   const args = ["bench", path, "--runs", String(runs), "--json"];
   if (w.timingOnly) args.push("--timing-only");
-  if (w.machineFile) args.push("--machine", w.machineFile);
   const native = JSON.parse(execFileSync(SPYRE, args, { cwd: ROOT, encoding: "utf8" }));
   if (native.events !== events)
     console.error(`${w.name}: wasm saw ${events} events, native ${native.events}`);

@@ -36,9 +36,8 @@ enum Command {
         /// Machine preset (spyre32, tiny4) or a machine description file.
         #[arg(long, default_value = "spyre32")]
         machine: String,
-        /// Scratchpad allocator: greedy, first-fit or best-fit.
-        #[arg(long, default_value = "greedy")]
-        allocator: String,
+        #[command(flatten)]
+        flags: CompileFlags,
         /// Write the output here instead of standard output (with `--emit sdsc`: a
         /// directory that receives the bundle's files).
         #[arg(short, long)]
@@ -75,6 +74,8 @@ enum Command {
         /// not checked), so models too large to run with numbers can be planned.
         #[arg(long)]
         timing_only: bool,
+        #[command(flatten)]
+        flags: CompileFlags,
     },
     /// Time a model graph end to end (load, reference, compile, simulate) several times and
     /// print wall times and events per second.
@@ -93,6 +94,8 @@ enum Command {
         /// Print the figures as JSON.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        flags: CompileFlags,
     },
     /// Show a model graph's inputs, outputs, op counts and parameter count.
     Inspect {
@@ -104,6 +107,31 @@ enum Command {
         #[command(subcommand)]
         command: KtirCommand,
     },
+}
+
+/// Compiler settings shared by `compile`, `run` and `bench` (model graphs only).
+#[derive(clap::Args)]
+struct CompileFlags {
+    /// Scratchpad allocator: greedy, first-fit or best-fit.
+    #[arg(long, default_value = "greedy")]
+    allocator: String,
+    /// Decompose attention as an online-softmax loop over blocks of this many keys
+    /// (default: one softmax over all keys).
+    #[arg(long, value_name = "KEYS")]
+    attention_block: Option<usize>,
+}
+
+impl CompileFlags {
+    fn options(&self) -> Result<compiler::Options, String> {
+        Ok(compiler::Options {
+            allocator: self
+                .allocator
+                .parse()
+                .map_err(|e: compiler::CompileError| e.to_string())?,
+            attention_key_block: self.attention_block,
+            ..Default::default()
+        })
+    }
 }
 
 #[derive(Subcommand)]
@@ -175,17 +203,12 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             emit,
             after,
             machine,
-            allocator,
+            flags,
             output,
         } => {
             let machine = load_machine(&machine)?;
             let graph = driver::load_graph(&read_model(&file)?, &file_name(&file)).map_err(derr)?;
-            let mut options = compiler::Options {
-                allocator: allocator
-                    .parse()
-                    .map_err(|e: compiler::CompileError| e.to_string())?,
-                ..Default::default()
-            };
+            let mut options = flags.options()?;
             if let Some(pass) = &after {
                 options.stop_after = Some(pass.clone());
                 let c = driver::compile(&graph, &machine, &options).map_err(derr)?;
@@ -235,6 +258,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             trace,
             json,
             timing_only,
+            flags,
         } => {
             if file.extension().is_some_and(|e| e == "mlir") {
                 return run_ktir_file(RunKtir {
@@ -259,6 +283,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 machine: load_machine(&machine)?,
                 seed,
                 timing_only,
+                compile: flags.options()?,
                 ..PipelineOptions::default()
             };
             let source = read_model(&file)?;
@@ -319,10 +344,12 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             machine,
             timing_only,
             json,
+            flags,
         } => {
             let options = PipelineOptions {
                 machine: load_machine(&machine)?,
                 timing_only,
+                compile: flags.options()?,
                 ..PipelineOptions::default()
             };
             let source = read_model(&file)?;

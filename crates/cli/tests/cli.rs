@@ -367,3 +367,25 @@ fn bench_times_the_pipeline_and_reports_events_per_second() {
         "{text}"
     );
 }
+
+#[test]
+fn attention_can_be_compiled_as_an_online_softmax_over_key_blocks() {
+    let model = "examples/graphs/gqa_attention_op.json";
+    let o = spyre(&[
+        "compile",
+        model,
+        "--after",
+        "decompose",
+        "--attention-block",
+        "16",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("/scores3:") && !text.contains("/scores4:"),
+        "{text}"
+    );
+    let o = spyre(&["run", model, "--attention-block", "16"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("PASS"), "{}", stdout(&o));
+}

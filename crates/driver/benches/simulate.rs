@@ -6,9 +6,7 @@
 //! - `llama3_8b_layer/timing-only`: one real-size Llama 3.1 8B layer in timing-only mode:
 //!   load, compile, simulate without numbers.
 //!
-//! The 8B layer runs on spyre32 with a 64 MiB scratchpad: on spyre32 itself its matmul
-//! kernels hold more than the plannable scratchpad per core (see `NOT_YET_TIMING_ONLY` in
-//! `tests/gallery.rs`). `npm run bench:sim` runs the same two workloads natively and in
+//! Both run on spyre32. `npm run bench:sim` runs the same two workloads natively and in
 //! WebAssembly side by side.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
@@ -25,8 +23,6 @@ fn source(name: &str) -> &'static str {
 }
 
 fn workloads() -> Vec<(&'static str, &'static str, PipelineOptions)> {
-    let mut big = driver::machine("spyre32").expect("spyre32");
-    big.scratchpad_bytes.value = 64 << 20;
     vec![
         (
             "llama_decoder_layer",
@@ -37,7 +33,6 @@ fn workloads() -> Vec<(&'static str, &'static str, PipelineOptions)> {
             "llama3_8b_layer/timing-only",
             "llama3_8b_layer",
             PipelineOptions {
-                machine: big,
                 timing_only: true,
                 ..PipelineOptions::default()
             },
