@@ -185,6 +185,10 @@ describe("Spyre Playground page", { timeout: 20 * TEST_TIMEOUT }, () => {
           assert.ok(msg.trim().length > 10, `empty error banner for ${name}`);
           failed.push(`${name}: ${msg.split("\n")[0]}`);
         }
+        // Every gallery model runs: with numbers checked, or timing-only when too large.
+        const verdict = await page.getByTestId("run-verdict").innerText();
+        assert.ok(["PASS", "RAN", "TIMED"].includes(verdict), `${name}: verdict ${verdict}`);
+        if (name === "llama3_8b_layer") assert.equal(verdict, "TIMED");
         for (const view of VIEWS) {
           await showView(view);
           const box = await page.locator(`#view-${view}`).boundingBox();
@@ -204,9 +208,7 @@ describe("Spyre Playground page", { timeout: 20 * TEST_TIMEOUT }, () => {
           await page.locator("#error-dismiss").click();
         }
       }
-      if (failed.length)
-        console.log(`examples whose pipeline failed (banner shown):\n${failed.join("\n")}`);
-      assert.ok(failed.length < names.length, "every example failed");
+      assert.deepEqual(failed, [], "examples whose pipeline failed");
       assert.deepEqual(pageErrors, [], "page errors");
       assert.deepEqual(consoleErrors, [], "console errors");
       // Back to the first example that runs, for the tests below.

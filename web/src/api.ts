@@ -5,6 +5,8 @@
 export interface ExampleInfo {
   name: string;
   description: string;
+  /** Too large to run with numbers: run timing-only. */
+  timingOnly?: boolean;
 }
 
 export interface TensorInfo {
@@ -121,6 +123,10 @@ export interface RunInfo {
   totalCycles: number;
   /** Null for a standalone KTIR run (no reference to compare with). */
   passed: boolean | null;
+  /** The run computed timing only (absent from older results). */
+  timingOnly?: boolean;
+  /** What a timing-only run assumed in place of values it did not compute. */
+  assumptions?: string[];
   outputs: OutputCheck[];
   events: TraceEvent[];
   summary: RunSummary | null;
@@ -159,6 +165,8 @@ export interface RunOptions {
   machine?: string;
   seed?: number;
   ktir?: string;
+  /** Timing only: tensors carry shapes, no numbers are computed or checked. */
+  timingOnly?: boolean;
 }
 
 export interface PipelineResult {

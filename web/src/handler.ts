@@ -90,6 +90,10 @@ export function normalizeResult(raw: unknown): PipelineResult {
       outputs: run.outputs as OutputCheck[],
       events: normalizeEvents(run.events),
       summary: normalizeSummary(run.summary),
+      timingOnly: run.timingOnly === true,
+      assumptions: Array.isArray(run.assumptions)
+        ? run.assumptions.filter((a): a is string => typeof a === "string")
+        : [],
     },
   };
 }

@@ -222,9 +222,12 @@ class App {
     await this.restore(wanted, example ?? this.examples[0]?.name ?? null);
   }
 
-  private options(ktir: string | null): RunOptions {
+  private options(target: SourceRef, ktir: string | null): RunOptions {
     const o: RunOptions = { machine: this.header.machine };
     if (ktir !== null) o.ktir = ktir;
+    // Gallery models too large to run with numbers run timing-only.
+    if (target.kind === "example" && this.examples.find((e) => e.name === target.name)?.timingOnly)
+      o.timingOnly = true;
     return o;
   }
 
@@ -241,7 +244,7 @@ class App {
     this.setRunning(+1);
     let res: RunResult;
     try {
-      res = await this.host.call("run", { target, options: this.options(ktir) });
+      res = await this.host.call("run", { target, options: this.options(target, ktir) });
     } catch (err) {
       this.setRunning(-1);
       if (seq !== this.runSeq) return false;
@@ -537,7 +540,7 @@ class App {
     try {
       const { json } = await this.host.call("trace", {
         target: c.target,
-        options: this.options(this.ir.edited ? this.ir.text : null),
+        options: this.options(c.target, this.ir.edited ? this.ir.text : null),
       });
       const blob = new Blob([json], { type: "application/json" });
       const a = document.createElement("a");

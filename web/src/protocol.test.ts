@@ -209,6 +209,38 @@ describe("worker handler", () => {
     expect(trace).toEqual({ id: 6, ok: true, result: { json: '{"traceEvents":[]}' } });
   });
 
+  it("passes timingOnly to the module and a timing-only run's flag and assumptions back", async () => {
+    let seen: unknown = null;
+    const handle = createHandler(async () =>
+      stubModule({
+        runPipelineWith: (_b, _f, options) => {
+          seen = options;
+          const r = minimalResult();
+          return {
+            ...r,
+            run: { ...r.run, passed: false, timingOnly: true, assumptions: ["ids: identity"] },
+          };
+        },
+      }),
+    );
+    const res = await handle({
+      id: 1,
+      method: "run",
+      params: { target: { kind: "example", name: "one" }, options: { timingOnly: true } },
+    });
+    expect(seen).toMatchObject({ timingOnly: true });
+    const run = res.ok ? (res.result as RunResult).result.run : null;
+    expect(run?.timingOnly).toBe(true);
+    expect(run?.assumptions).toEqual(["ids: identity"]);
+    expect(
+      parseRequest({
+        id: 2,
+        method: "run",
+        params: { target: { kind: "example", name: "one" }, options: { timingOnly: "yes" } },
+      }),
+    ).toBeNull();
+  });
+
   it("returns thrown errors as error responses with the same id", async () => {
     const handle = createHandler(async () =>
       stubModule({

@@ -95,6 +95,10 @@ function parseOptions(v: unknown): RunOptions | null {
     if (typeof o.ktir !== "string") return null;
     out.ktir = o.ktir;
   }
+  if (o.timingOnly !== undefined) {
+    if (typeof o.timingOnly !== "boolean") return null;
+    out.timingOnly = o.timingOnly;
+  }
   return out;
 }
 

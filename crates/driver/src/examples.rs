@@ -11,13 +11,17 @@ pub struct Example {
     pub kind: &'static str,
     /// One line for the gallery.
     pub description: String,
+    /// Too large to run with numbers (its weights exceed what is materialised at once):
+    /// the page runs it timing-only.
+    #[serde(rename = "timingOnly")]
+    pub timing_only: bool,
     /// The file's text.
     #[serde(skip)]
     pub source: &'static str,
 }
 
 /// `examples/graphs/*.json`, in display order (`matmul_add` first: tests rely on it).
-/// `llama3_8b_layer` is for planning and timing only: the reference evaluator refuses it.
+/// `llama3_8b_layer` is for planning and timing only: its weights are not materialised.
 const EXAMPLE_SOURCES: &[(&str, &str)] = &[
     (
         "matmul_add",
@@ -124,12 +128,20 @@ pub fn examples() -> Vec<Example> {
         description: graph::load_json(source)
             .map(|g| g.description)
             .unwrap_or_default(),
+        timing_only: graph::load_json(source).is_ok_and(|g| {
+            g.initializers
+                .iter()
+                .map(|i| i.ty.numel())
+                .fold(0usize, usize::saturating_add)
+                > graph::MAX_MATERIALISED_ELEMENTS
+        }),
         source,
     });
     let programs = KTIR_SOURCES.iter().map(|(name, source)| Example {
         name,
         kind: "ktir",
         description: ktir_description(source),
+        timing_only: false,
         source,
     });
     graphs.chain(programs).collect()

@@ -241,3 +241,11 @@ fn the_8b_layer_runs_timing_only_without_materialising_its_weights() {
     let e = run_pipeline(ex.source, ex.name, &full).unwrap_err();
     assert!(e.message.contains("planning and timing only"), "{e}");
 }
+
+#[test]
+fn exactly_the_models_too_large_for_numbers_are_flagged_timing_only() {
+    for ex in examples().into_iter().filter(|e| e.kind == "graph") {
+        let refused = NOT_YET.iter().any(|(n, _)| *n == ex.name);
+        assert_eq!(ex.timing_only, refused, "{}", ex.name);
+    }
+}

@@ -23,19 +23,27 @@ export class ResultsView {
   show(run: RunInfo, note = ""): void {
     if (run.passed === null) this.root.removeAttribute("data-passed");
     else this.root.dataset.passed = String(run.passed);
+    if (run.timingOnly) this.root.removeAttribute("data-passed");
     const parts: Node[] = [
-      run.passed === null
+      run.timingOnly
         ? el("span", {
             className: "verdict",
             "data-testid": "run-verdict",
-            text: "RAN",
-            title: "a KTIR module has no reference to compare with",
+            text: "TIMED",
+            title: "timing only: tensors carry shapes, no numbers were computed or checked",
           })
-        : el("span", {
-            className: `verdict ${run.passed ? "pass" : "fail"}`,
-            "data-testid": "run-verdict",
-            text: run.passed ? "PASS" : "FAIL",
-          }),
+        : run.passed === null
+          ? el("span", {
+              className: "verdict",
+              "data-testid": "run-verdict",
+              text: "RAN",
+              title: "a KTIR module has no reference to compare with",
+            })
+          : el("span", {
+              className: `verdict ${run.passed ? "pass" : "fail"}`,
+              "data-testid": "run-verdict",
+              text: run.passed ? "PASS" : "FAIL",
+            }),
       el("span", {
         "data-testid": "total-cycles",
         text: `${formatInt(run.totalCycles)} cycles (${formatDuration(run.totalCycles, run.machine.clockGhz)} at ${formatSci(run.machine.clockGhz)} GHz)`,
@@ -63,9 +71,15 @@ export class ResultsView {
       parts.push(
         el("span", {
           className: "muted",
-          text: run.passed === null ? "no reference: random inputs" : "no outputs checked",
+          text: run.timingOnly
+            ? "timing only: weights not materialised, numbers not computed"
+            : run.passed === null
+              ? "no reference: random inputs"
+              : "no outputs checked",
         }),
       );
+    for (const a of run.assumptions ?? [])
+      parts.push(el("span", { className: "muted", text: `assumed: ${a}` }));
     if (run.summary)
       parts.push(el("span", { className: "muted", text: `bottleneck: ${run.summary.bottleneck}` }));
     if (note) parts.push(el("span", { className: "muted", "data-testid": "run-note", text: note }));
