@@ -1381,13 +1381,25 @@ impl<'m> Simulator<'m> {
         }
     }
 
-    /// Frees the slots whose last use is `rop`.
+    /// Frees the slots whose last use is `rop`. A tensor is uncharged when its last
+    /// reference goes: from its own slot, or from the last future that carried it as a
+    /// partial result (its slot went first, at the `yield_partial`).
     fn release(&self, rop: &ROp<'_>, slots: &mut [Option<RtValue>], ctx: &mut CoreCtx) {
         for &s in &rop.frees {
-            if let Some(Some(RtValue::Tensor(t))) = slots.get(s) {
-                if Rc::strong_count(t) == 1 {
+            match slots.get(s) {
+                Some(Some(RtValue::Tensor(t))) if Rc::strong_count(t) == 1 => {
                     ctx.live_bytes = ctx.live_bytes.saturating_sub(tensor_bytes(t));
                 }
+                Some(Some(RtValue::Future(f))) if Rc::strong_count(f) == 1 => {
+                    for v in &f.values {
+                        if let RtValue::Tensor(t) = v {
+                            if Rc::strong_count(t) == 1 {
+                                ctx.live_bytes = ctx.live_bytes.saturating_sub(tensor_bytes(t));
+                            }
+                        }
+                    }
+                }
+                _ => {}
             }
             if let Some(slot) = slots.get_mut(s) {
                 *slot = None;

@@ -506,3 +506,59 @@ func.func @far(%lx: index) attributes {grid = [2]} {
     assert!(e.contains("'%v'") && e.contains(&cap.to_string()), "{e}");
     assert!(e.contains("ktdp.load"), "{e}");
 }
+
+/// Sixteen all-reduces in a loop on tiny4, each of a 48x64 f32 partial (24 KiB): with the
+/// scratchpad's 52 KiB plannable, they fit only if each partial is uncharged once its
+/// reduce has consumed the future that carried it.
+const REDUCE_LOOP: &str = r#"
+#four = affine_set<(i)[g] : (i - 4 * g >= 0, -i + 4 * g + 3 >= 0)>
+#one_group = affine_set<(g) : (g == 0)>
+#out = affine_set<(d0, d1) : (d0 >= 0, -d0 + 47 >= 0, d1 >= 0, -d1 + 63 >= 0)>
+#ord = affine_map<(d0, d1) -> (d0, d1)>
+module {
+  func.func @reduce_loop(%y: index) attributes {grid = [4]} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c16 = arith.constant 16 : index
+    %one = arith.constant 1.0 : f32
+    %identity = arith.constant dense<0.0> : tensor<48x64xf32>
+    %empty = tensor.empty() : tensor<48x64xf32>
+    %acc0 = linalg.fill ins(%one : f32) outs(%empty : tensor<48x64xf32>) -> tensor<48x64xf32>
+    %last = scf.for %i = %c0 to %c16 step %c1 iter_args(%acc = %acc0) -> (tensor<48x64xf32>) {
+      %f = ktdp.inter_tile_produce producer_tiles_per_group = #four -> !ktdp.tile_future<(tensor<48x64xf32>), groups = #one_group> {
+      ^bb0(%gid: index):
+        ktdp.yield_partial %acc : tensor<48x64xf32>
+      }
+      %sum = ktdp.inter_tile_reduce(%f) consumer_tiles_per_group = #four, identity(%identity : tensor<48x64xf32>) : !ktdp.tile_future<(tensor<48x64xf32>), groups = #one_group> -> tensor<48x64xf32> {
+      ^bb0(%lhs: tensor<48x64xf32>, %rhs: tensor<48x64xf32>):
+        %s = arith.addf %lhs, %rhs : tensor<48x64xf32>
+        ktdp.yield_reduced %s : tensor<48x64xf32>
+      }
+      scf.yield %sum : tensor<48x64xf32>
+    }
+    %id = ktdp.get_compute_tile_id : index
+    %is0 = arith.cmpi eq, %id, %c0 : index
+    scf.if %is0 {
+      %yv = ktdp.construct_memory_view %y, sizes: [48, 64], strides: [64, 1] {coordinate_set = #out, memory_space = #ktdp.memory_space<global>} : memref<48x64xf32>
+      %yt = ktdp.construct_access_tile %yv[%c0, %c0] {access_tile_set = #out, access_tile_order = #ord} : memref<48x64xf32> -> !ktdp.access_tile<48x64xindex>
+      ktdp.store %last, %yt : tensor<48x64xf32>, !ktdp.access_tile<48x64xindex>
+    }
+    return
+  }
+}
+"#;
+
+#[test]
+fn a_partial_is_uncharged_once_its_reduce_has_consumed_it() {
+    let m = module(REDUCE_LOOP);
+    let machine = Machine::preset("tiny4").unwrap();
+    let mut sim = Simulator::new(&machine, ExecLimits::default());
+    let by = sim
+        .alloc("y", ktir::ScalarType::F32, vec![0.0; 48 * 64])
+        .unwrap();
+    sim.launch(&m, &LineLookup::new(REDUCE_LOOP), "reduce_loop", &[by])
+        .unwrap_or_else(|e| panic!("{e}"));
+    // Four cores each add their copy: 4^16.
+    let y = &sim.buffer("y").unwrap().data;
+    assert!(y.iter().all(|&v| v == 4f32.powi(16)), "{:?}", &y[..4]);
+}

@@ -41,7 +41,7 @@ pub(super) fn peak_live_bytes(kernel: &str) -> Result<u64, String> {
 
 /// Peak live tensor bytes of every function of a parsed module, by name.
 pub(super) fn per_func(module: &ktir::Module) -> Vec<(String, u64)> {
-    let mut w = Walker::default();
+    let mut w = Walker;
     module
         .funcs
         .iter()
@@ -49,19 +49,17 @@ pub(super) fn per_func(module: &ktir::Module) -> Vec<(String, u64)> {
         .collect()
 }
 
-#[derive(Default)]
-struct Walker {
-    /// Index constants by name (loop bounds).
-    consts: HashMap<String, i64>,
-}
+/// Walks a kernel's blocks, counting live tensor bytes.
+struct Walker;
 
 impl Walker {
     /// The peak of `block` run with `base` bytes already live and `args` (block argument
     /// bytes, by name) charged on entry, and the bytes it leaves charged when it ends.
     ///
-    /// A value handed to `ktdp.yield_partial` stays charged: the future that carries it
-    /// holds a second reference when its slot is freed, and the simulator only uncharges a
-    /// tensor whose last reference goes. Inside a loop that adds up step by step.
+    /// A value handed to `ktdp.yield_partial` stays charged after its last use: the
+    /// future that carries it holds it until the reduce consuming the future is done. It is
+    /// counted until the end of its block (at most one loop step: the kernels reduce each
+    /// step's partials within the step), which may be later than the simulator frees it.
     fn block(&mut self, block: &Block, base: u64, args: &[(String, u64)]) -> (u64, u64) {
         fn uses(kind: &OpKind, out: &mut Vec<String>) {
             out.extend(kind.operands().into_iter().map(|v| v.name.clone()));
@@ -102,29 +100,16 @@ impl Walker {
         for (i, op) in block.ops.iter().enumerate() {
             match &op.kind {
                 OpKind::For {
-                    lower,
-                    upper,
-                    step,
-                    iter_args,
-                    body,
-                    ..
+                    iter_args, body, ..
                 } => {
                     let carried: Vec<(String, u64)> = iter_args
                         .iter()
                         .zip(&op.result_types)
                         .map(|((name, _), t)| (name.clone(), tensor_bytes(t)))
                         .collect();
-                    let c = |v: &ktir::Value| self.consts.get(&v.name).copied();
-                    let trips = match (c(lower), c(upper), c(step)) {
-                        (Some(l), Some(u), Some(s)) if s > 0 && u > l => {
-                            ((u - l + s - 1) / s) as u64
-                        }
-                        _ => 1,
-                    };
-                    let (p, leak) = self.block(body, live, &carried);
-                    peak = peak.max(p + trips.saturating_sub(1) * leak);
-                    live += trips * leak;
-                    leaked += trips * leak;
+                    // Each step's partials are gone by the end of the step.
+                    let (p, _) = self.block(body, live, &carried);
+                    peak = peak.max(p);
                 }
                 OpKind::If {
                     then_block,
@@ -145,13 +130,6 @@ impl Walker {
                     peak = peak.max(p);
                     live += leak;
                     leaked += leak;
-                }
-                OpKind::Constant {
-                    value: ktir::Literal::Int(v),
-                } => {
-                    if let Some(r) = op.results.first() {
-                        self.consts.insert(r.clone(), *v);
-                    }
                 }
                 _ => {}
             }
