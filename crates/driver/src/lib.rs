@@ -372,12 +372,19 @@ pub fn machine(name_or_json: &str) -> Result<Machine, DriverError> {
         return Machine::from_json(name_or_json)
             .map_err(|e| DriverError::new("machine", e.to_string()));
     }
+    // A long argument is a file's contents, not a name: quote only its start.
+    let shown: String = name_or_json.chars().take(40).collect();
+    let what = if shown.len() < name_or_json.len() || shown.contains('\n') {
+        format!(
+            "a machine is a preset name or a JSON object; this text starts with {:?}",
+            shown.lines().next().unwrap_or("")
+        )
+    } else {
+        format!("unknown machine '{shown}'")
+    };
     Err(DriverError::new(
         "machine",
-        format!(
-            "unknown machine '{name_or_json}'; presets: {}",
-            Machine::preset_names().join(", ")
-        ),
+        format!("{what}; presets: {}", Machine::preset_names().join(", ")),
     ))
 }
 
@@ -808,6 +815,21 @@ pub fn run_pipeline_with_ktir<S: AsRef<[u8]> + ?Sized>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn machine_errors_quote_only_the_start_of_long_text() {
+        let e = machine("nope").unwrap_err();
+        assert!(e.message.contains("unknown machine 'nope'"), "{e}");
+        assert!(e.message.contains("spyre32"), "{e}");
+        let garbage = "x".repeat(100_000);
+        let e = machine(&garbage).unwrap_err();
+        assert!(
+            e.message.len() < 300,
+            "the error echoes the file: {}",
+            e.message.len()
+        );
+        assert!(e.message.contains("preset name or a JSON object"), "{e}");
+    }
 
     fn matmul_add() -> PipelineResult {
         let ex = examples();

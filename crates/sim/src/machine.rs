@@ -247,6 +247,12 @@ const MAX_MEMORY_STOPS: usize = 64;
 const MAX_SMALL_COUNT: u64 = 1 << 20;
 const MAX_BYTES: u64 = 1 << 44;
 const MAX_CYCLES_PARAM: u64 = 1 << 32;
+/// Largest stick: a stick is one DMA granule, far below a page.
+const MAX_STICK_BYTES: u64 = 1 << 16;
+/// Smallest and largest rate (per cycle, or GHz): outside this range modelled times stop
+/// being numbers a person can read (1e-300 bytes per cycle gives 300-digit cycle counts).
+const MIN_RATE: f64 = 1e-3;
+const MAX_RATE: f64 = 1e12;
 
 impl Machine {
     /// Names of the built-in presets.
@@ -264,8 +270,10 @@ impl Machine {
 
     /// Parses and validates a machine description.
     pub fn from_json(text: &str) -> Result<Machine, MachineError> {
+        // Editors on some systems save JSON with a byte-order mark; it carries no meaning.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let machine: Machine =
-            serde_json::from_str(text).map_err(|e| err("json", e.to_string()))?;
+            serde_json::from_str(text).map_err(|e| err("json", json_message(&e)))?;
         machine.validate()?;
         Ok(machine)
     }
@@ -325,7 +333,17 @@ impl Machine {
                 format!("must be in [0, 1), got {reserve}"),
             ));
         }
-        check_count("stick_bytes", self.stick_bytes.value, MAX_BYTES)?;
+        check_count("stick_bytes", self.stick_bytes.value, MAX_STICK_BYTES)?;
+        if !self.stick_bytes.value.is_multiple_of(8) {
+            // A stick must hold a whole number of elements of every type (up to 8 bytes).
+            return Err(err(
+                "stick_bytes",
+                format!(
+                    "must be a multiple of 8 (the widest element type), got {}",
+                    self.stick_bytes.value
+                ),
+            ));
+        }
         if self.scratchpad_capacity_bytes() == 0 {
             return Err(err(
                 "scratchpad_bytes",
@@ -749,13 +767,27 @@ fn check_count(field: &str, value: u64, max: u64) -> Result<(), MachineError> {
 }
 
 fn check_rate(field: &str, value: f64) -> Result<(), MachineError> {
-    if !(value.is_finite() && value > 0.0 && value <= 1e12) {
+    if !(value.is_finite() && (MIN_RATE..=MAX_RATE).contains(&value)) {
         return Err(err(
             field,
-            format!("must be a positive finite number (at most 1e12), got {value}"),
+            format!("must be a number between {MIN_RATE:e} and {MAX_RATE:e}, got {value:e}"),
         ));
     }
     Ok(())
+}
+
+/// A JSON syntax or shape error in words, with its line and column; numbers too large for a
+/// 64-bit float get a message of their own instead of serde's bare "number out of range".
+fn json_message(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    if text.starts_with("number out of range") {
+        return format!(
+            "a number is too large to represent (larger than about 1.8e308) at line {} column {}",
+            e.line(),
+            e.column()
+        );
+    }
+    text
 }
 
 fn check_fraction(field: &str, value: f64) -> Result<(), MachineError> {
@@ -788,6 +820,40 @@ mod tests {
         }
         assert!(Machine::preset("nope").is_none());
         assert_eq!(PRESETS.len(), PRESET_NAMES.len());
+    }
+
+    #[test]
+    fn hostile_machine_files_get_clear_errors() {
+        let json = tiny().to_json();
+        // A byte-order mark is accepted and ignored.
+        assert_eq!(
+            Machine::from_json(&format!("\u{feff}{json}")).unwrap(),
+            tiny()
+        );
+        // A stick that cannot hold a whole element of every type is refused up front.
+        let mut m = tiny();
+        m.stick_bytes.value = 1;
+        let e = m.validate().unwrap_err();
+        assert_eq!(e.field, "stick_bytes");
+        assert!(e.message.contains("multiple of 8"), "{e}");
+        // Absurdly small rates would print hundreds of digits of cycles.
+        let mut m = tiny();
+        m.dram_peak_bytes_per_cycle.value = 1e-300;
+        let e = m.validate().unwrap_err();
+        assert_eq!(e.field, "dram_peak_bytes_per_cycle");
+        assert!(e.message.contains("1e-300"), "{e}");
+        // A number beyond f64 names what is wrong and where.
+        let big = json.replacen(
+            "\"clock_ghz\": {\n    \"value\": 1.0",
+            "\"clock_ghz\": {\n    \"value\": 1e400",
+            1,
+        );
+        assert_ne!(big, json, "the test edits the clock");
+        let e = Machine::from_json(&big).unwrap_err();
+        assert!(
+            e.message.contains("too large") && e.message.contains("line"),
+            "{e}"
+        );
     }
 
     #[test]
