@@ -10,9 +10,10 @@ use std::collections::BTreeMap;
 use crate::error::GraphError;
 use crate::ir::{Graph, Node};
 use crate::ops::{
-    self, attention_plan, broadcast_strides, conv_plan, matmul_shapes, norm_axis, perm_of,
-    reduce_mask, slice_plan, split_sizes, strides, Attrs,
+    attention_plan, broadcast_strides, conv_plan, matmul_shapes, norm_axis, perm_of, reduce_mask,
+    slice_plan, split_sizes, strides, Attrs,
 };
+use crate::spec::OpKind;
 use crate::tensor::{numel, Tensor, TensorType};
 
 /// Evaluates `graph` on `inputs` (one tensor per graph input, matching its type) and
@@ -58,6 +59,8 @@ pub fn evaluate(
     }
     for node in &graph.nodes {
         let err = |m: String| GraphError::node(&node.name, &node.op, m);
+        // `infer_types` above has checked every op is known.
+        let kind = node.kind().ok_or_else(|| err("unknown op".into()))?;
         let ins: Vec<Option<&Tensor>> = node
             .inputs
             .iter()
@@ -73,7 +76,7 @@ pub fn evaluate(
                     .ok_or_else(|| err(format!("no type for '{o}'")))
             })
             .collect::<Result<_, _>>()?;
-        let outs = eval_node(node, &ins, &out_types).map_err(err)?;
+        let outs = eval_node(kind, node, &ins, &out_types).map_err(err)?;
         if outs.len() != out_types.len() {
             return Err(err("internal error: wrong number of outputs".into()));
         }
@@ -109,10 +112,10 @@ pub fn eval_work(graph: &Graph, types: &BTreeMap<String, TensorType>) -> u64 {
             .chain(&node.outputs)
             .fold(0u64, |a, x| a.saturating_add(n(x)));
         let out = node.outputs.first().map_or(0, n);
-        let w = match node.op.as_str() {
-            "MatMul" | "Gemm" => {
+        let w = match node.kind() {
+            Some(k @ (OpKind::MatMul | OpKind::Gemm)) => {
                 let a = shape(node.inputs.first());
-                let k = if node.op == "Gemm"
+                let k = if k == OpKind::Gemm
                     && node.attrs.get("transA") == Some(&crate::ir::AttrValue::Int(1))
                 {
                     a.first().copied()
@@ -121,7 +124,7 @@ pub fn eval_work(graph: &Graph, types: &BTreeMap<String, TensorType>) -> u64 {
                 };
                 out.saturating_mul(k.unwrap_or(1) as u64)
             }
-            "Conv" => {
+            Some(OpKind::Conv) => {
                 let w = shape(node.inputs.get(1));
                 let per: u64 = w
                     .iter()
@@ -129,7 +132,7 @@ pub fn eval_work(graph: &Graph, types: &BTreeMap<String, TensorType>) -> u64 {
                     .fold(1u64, |a, &d| a.saturating_mul(d as u64));
                 out.saturating_mul(per)
             }
-            "Attention" => {
+            Some(OpKind::Attention) => {
                 let k = shape(node.inputs.get(1));
                 let v = shape(node.inputs.get(2));
                 let skv = k.get(2).copied().unwrap_or(1) as u64;
@@ -139,7 +142,7 @@ pub fn eval_work(graph: &Graph, types: &BTreeMap<String, TensorType>) -> u64 {
                     .saturating_mul(skv)
                     .saturating_mul(d.saturating_add(dv))
             }
-            "TopK" => touched.saturating_mul(32),
+            Some(OpKind::TopK) => touched.saturating_mul(32),
             _ => touched,
         };
         total = total.saturating_add(w.max(touched));
@@ -259,7 +262,7 @@ fn map_lanes(
     Ok(out)
 }
 
-fn sigmoid(x: f32) -> f32 {
+pub(crate) fn sigmoid(x: f32) -> f32 {
     if x >= 0.0 {
         1.0 / (1.0 + (-x).exp())
     } else {
@@ -348,455 +351,533 @@ fn scalar_input(t: Option<Option<&Tensor>>) -> Option<f32> {
     t.flatten().and_then(|t| t.data.first().copied())
 }
 
+/// What an evaluation function sees of a node.
+pub(crate) struct EvalCx<'a> {
+    pub kind: OpKind,
+    /// The op's name, for messages.
+    pub op: &'static str,
+    pub a: Attrs<'a>,
+    /// Input values, `None` for an omitted optional input.
+    pub ins: &'a [Option<&'a Tensor>],
+    /// Output types.
+    pub out: &'a [TensorType],
+    /// Input 0 (every op has it).
+    pub x: &'a Tensor,
+    /// Shape of output 0.
+    pub oshape: &'a [usize],
+}
+
+impl<'a> EvalCx<'a> {
+    /// Input `i`, which must be present.
+    pub fn get(&self, i: usize) -> Result<&'a Tensor, String> {
+        self.ins
+            .get(i)
+            .copied()
+            .flatten()
+            .ok_or_else(|| format!("{} needs input {i}", self.op))
+    }
+
+    /// `f` on every value of input 0 (a unary elementwise op).
+    pub fn map(&self, f: impl Fn(f32) -> f32) -> Result<Vec<Vec<f32>>, String> {
+        Ok(vec![self.x.data.iter().map(|&v| f(v)).collect()])
+    }
+
+    /// `f` on inputs 0 and 1 broadcast to the output shape (a binary elementwise op).
+    pub fn zip(&self, f: impl Fn(f32, f32) -> f32) -> Result<Vec<Vec<f32>>, String> {
+        let xa = bcast_to(self.x, self.oshape)?;
+        let ya = bcast_to(self.get(1)?, self.oshape)?;
+        Ok(vec![xa.iter().zip(&ya).map(|(&p, &q)| f(p, q)).collect()])
+    }
+}
+
 /// Computes a node's outputs (unrounded; the caller rounds to the output dtypes).
 fn eval_node(
+    kind: OpKind,
     node: &Node,
     ins: &[Option<&Tensor>],
     out: &[TensorType],
 ) -> Result<Vec<Vec<f32>>, String> {
-    let op = node.op.as_str();
-    let a = Attrs(&node.attrs);
-    let get = |i: usize| -> Result<&Tensor, String> {
-        ins.get(i)
-            .copied()
-            .flatten()
-            .ok_or_else(|| format!("{op} needs input {i}"))
-    };
-    let x = get(0)?;
+    let op = kind.name();
+    let x = ins
+        .first()
+        .copied()
+        .flatten()
+        .ok_or_else(|| format!("{op} needs input 0"))?;
     let out0 = out.first().ok_or_else(internal)?;
-    let oshape = out0.shape.as_slice();
-    let unary = |f: &dyn Fn(f32) -> f32| Ok(vec![x.data.iter().map(|&v| f(v)).collect()]);
-    let binary = |f: &dyn Fn(f32, f32) -> f32| -> Result<Vec<Vec<f32>>, String> {
-        let xa = bcast_to(x, oshape)?;
-        let ya = bcast_to(get(1)?, oshape)?;
-        Ok(vec![xa.iter().zip(&ya).map(|(&p, &q)| f(p, q)).collect()])
+    let cx = EvalCx {
+        kind,
+        op,
+        a: Attrs(&node.attrs),
+        ins,
+        out,
+        x,
+        oshape: out0.shape.as_slice(),
     };
-    let b2f = |b: bool| if b { 1.0 } else { 0.0 };
-    match op {
-        "Neg" => unary(&|v| -v),
-        "Relu" => unary(&|v| if v > 0.0 { v } else { 0.0 }),
-        "Exp" => unary(&f32::exp),
-        "Log" => unary(&f32::ln),
-        "Sqrt" => unary(&f32::sqrt),
-        "Reciprocal" => unary(&|v| 1.0 / v),
-        "Tanh" => unary(&f32::tanh),
-        "Sigmoid" => unary(&sigmoid),
-        "Silu" => unary(&|v| v * sigmoid(v)),
-        "Softplus" => unary(&|v| v.max(0.0) + (-v.abs()).exp().ln_1p()),
-        "Sin" => unary(&f32::sin),
-        "Cos" => unary(&f32::cos),
-        "Gelu" => {
-            let tanh = a.opt_str("approximate")? == Some("tanh");
-            unary(&|v| gelu(v, tanh))
-        }
-        "Cast" => unary(&|v| v),
-        "Add" => binary(&|p, q| p + q),
-        "Sub" => binary(&|p, q| p - q),
-        "Mul" => binary(&|p, q| p * q),
-        "Div" => binary(&|p, q| p / q),
-        "Pow" => binary(&f32::powf),
-        "Equal" => binary(&|p, q| b2f(p == q)),
-        "Less" => binary(&|p, q| b2f(p < q)),
-        "Greater" => binary(&|p, q| b2f(p > q)),
-        "Max" | "Min" => {
-            let mut acc = bcast_to(x, oshape)?;
-            for i in 1..ins.len() {
-                let y = bcast_to(get(i)?, oshape)?;
-                for (p, q) in acc.iter_mut().zip(y) {
-                    // NaN propagates, as in numpy's maximum/minimum.
-                    *p = if p.is_nan() || q.is_nan() {
-                        f32::NAN
-                    } else if (op == "Max") == (q > *p) {
-                        q
-                    } else {
-                        *p
-                    };
-                }
-            }
-            Ok(vec![acc])
-        }
-        "Where" => {
-            let c = bcast_to(x, oshape)?;
-            let t = bcast_to(get(1)?, oshape)?;
-            let f = bcast_to(get(2)?, oshape)?;
-            Ok(vec![c
-                .iter()
-                .zip(t.iter().zip(&f))
-                .map(|(&c, (&t, &f))| if c != 0.0 { t } else { f })
-                .collect()])
-        }
-        "Clip" => {
-            let lo = scalar_input(ins.get(1).copied())
-                .or(a.opt_float("min")?)
-                .unwrap_or(f32::NEG_INFINITY);
-            let hi = scalar_input(ins.get(2).copied())
-                .or(a.opt_float("max")?)
-                .unwrap_or(f32::INFINITY);
-            unary(&|v| {
-                if v.is_nan() {
-                    v
-                } else {
-                    v.max(lo).min(hi)
-                }
-            })
-        }
-        "Softmax" => {
-            let axis = norm_axis(a.int("axis", -1)?, x.shape.len())?;
-            Ok(vec![map_lanes(&x.data, &x.shape, axis, |lane| {
-                let m = lane.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v));
-                let mut s = 0.0f32;
-                for v in lane.iter_mut() {
-                    *v = (*v - m).exp();
-                    s += *v;
-                }
-                for v in lane.iter_mut() {
-                    *v /= s;
-                }
-            })?])
-        }
-        "CumSum" => {
-            let axis = norm_axis(a.int("axis", 0)?, x.shape.len())?;
-            let exclusive = a.flag("exclusive", false)?;
-            let reverse = a.flag("reverse", false)?;
-            Ok(vec![map_lanes(&x.data, &x.shape, axis, |lane| {
-                let mut acc = 0.0f32;
-                let mut step = |v: &mut f32| {
-                    let before = acc;
-                    acc += *v;
-                    *v = if exclusive { before } else { acc };
-                };
-                if reverse {
-                    lane.iter_mut().rev().for_each(&mut step);
-                } else {
-                    lane.iter_mut().for_each(&mut step);
-                }
-            })?])
-        }
-        "MatMul" => {
-            let y = get(1)?;
-            let (_, batch, m, k, n) = matmul_shapes(&x.shape, &y.shape)?;
-            let a_batch = x
-                .shape
-                .get(..x.shape.len().saturating_sub(2))
-                .unwrap_or(&[]);
-            let b_batch = y
-                .shape
-                .get(..y.shape.len().saturating_sub(2))
-                .unwrap_or(&[]);
-            let a_off = Offsets::new(&batch, broadcast_strides(a_batch, &batch, m * k), 0);
-            let b_off = Offsets::new(&batch, broadcast_strides(b_batch, &batch, k * n), 0);
-            let mut res = Vec::with_capacity(numel(oshape));
-            for (ao, bo) in a_off.zip(b_off) {
-                let am = chunk(&x.data, ao as usize, m * k)?;
-                let bm = chunk(&y.data, bo as usize, k * n)?;
-                res.extend(matmul_2d(am, bm, m, k, n));
-            }
-            Ok(vec![res])
-        }
-        "Gemm" => {
-            let y = get(1)?;
-            let (m, k, _, n) = ops::gemm_dims(&x.ty(), &y.ty(), &a)?;
-            let am = if a.flag("transA", false)? {
-                transpose_2d(&x.data, k, m)?
+    (kind.spec().eval)(&cx)
+}
+
+/// Gelu.
+pub(crate) fn gelu_op(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
+    let a = &cx.a;
+    let tanh = a.opt_str("approximate")? == Some("tanh");
+    cx.map(|v| gelu(v, tanh))
+}
+
+/// Max, Min.
+pub(crate) fn extremum(cx: &EvalCx, is_max: bool) -> Result<Vec<Vec<f32>>, String> {
+    let (x, oshape) = (cx.x, cx.oshape);
+    let mut acc = bcast_to(x, oshape)?;
+    for i in 1..cx.ins.len() {
+        let y = bcast_to(cx.get(i)?, oshape)?;
+        for (p, q) in acc.iter_mut().zip(y) {
+            // NaN propagates, as in numpy's maximum/minimum.
+            *p = if p.is_nan() || q.is_nan() {
+                f32::NAN
+            } else if is_max == (q > *p) {
+                q
             } else {
-                x.data.clone()
+                *p
             };
-            let bm = if a.flag("transB", false)? {
-                transpose_2d(&y.data, n, k)?
+        }
+    }
+    Ok(vec![acc])
+}
+
+/// Where.
+pub(crate) fn where_op(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
+    let (x, oshape) = (cx.x, cx.oshape);
+    let c = bcast_to(x, oshape)?;
+    let t = bcast_to(cx.get(1)?, oshape)?;
+    let f = bcast_to(cx.get(2)?, oshape)?;
+    Ok(vec![c
+        .iter()
+        .zip(t.iter().zip(&f))
+        .map(|(&c, (&t, &f))| if c != 0.0 { t } else { f })
+        .collect()])
+}
+
+/// Clip.
+pub(crate) fn clip(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
+    let (a, ins) = (&cx.a, cx.ins);
+    let lo = scalar_input(ins.get(1).copied())
+        .or(a.opt_float("min")?)
+        .unwrap_or(f32::NEG_INFINITY);
+    let hi = scalar_input(ins.get(2).copied())
+        .or(a.opt_float("max")?)
+        .unwrap_or(f32::INFINITY);
+    cx.map(|v| if v.is_nan() { v } else { v.max(lo).min(hi) })
+}
+
+/// Softmax.
+pub(crate) fn softmax(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
+    let (x, a) = (cx.x, &cx.a);
+    let axis = norm_axis(a.int("axis", -1)?, x.shape.len())?;
+    Ok(vec![map_lanes(&x.data, &x.shape, axis, |lane| {
+        let m = lane.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v));
+        let mut s = 0.0f32;
+        for v in lane.iter_mut() {
+            *v = (*v - m).exp();
+            s += *v;
+        }
+        for v in lane.iter_mut() {
+            *v /= s;
+        }
+    })?])
+}
+
+/// CumSum.
+pub(crate) fn cumsum(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
+    let (x, a) = (cx.x, &cx.a);
+    let axis = norm_axis(a.int("axis", 0)?, x.shape.len())?;
+    let exclusive = a.flag("exclusive", false)?;
+    let reverse = a.flag("reverse", false)?;
+    Ok(vec![map_lanes(&x.data, &x.shape, axis, |lane| {
+        let mut acc = 0.0f32;
+        let mut step = |v: &mut f32| {
+            let before = acc;
+            acc += *v;
+            *v = if exclusive { before } else { acc };
+        };
+        if reverse {
+            lane.iter_mut().rev().for_each(&mut step);
+        } else {
+            lane.iter_mut().for_each(&mut step);
+        }
+    })?])
+}
+
+/// MatMul.
+pub(crate) fn matmul(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
+    let (x, oshape) = (cx.x, cx.oshape);
+    let y = cx.get(1)?;
+    let (_, batch, m, k, n) = matmul_shapes(&x.shape, &y.shape)?;
+    let a_batch = x
+        .shape
+        .get(..x.shape.len().saturating_sub(2))
+        .unwrap_or(&[]);
+    let b_batch = y
+        .shape
+        .get(..y.shape.len().saturating_sub(2))
+        .unwrap_or(&[]);
+    let a_off = Offsets::new(&batch, broadcast_strides(a_batch, &batch, m * k), 0);
+    let b_off = Offsets::new(&batch, broadcast_strides(b_batch, &batch, k * n), 0);
+    let mut res = Vec::with_capacity(numel(oshape));
+    for (ao, bo) in a_off.zip(b_off) {
+        let am = chunk(&x.data, ao as usize, m * k)?;
+        let bm = chunk(&y.data, bo as usize, k * n)?;
+        res.extend(matmul_2d(am, bm, m, k, n));
+    }
+    Ok(vec![res])
+}
+
+/// Gemm.
+pub(crate) fn gemm(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
+    let (x, a, ins) = (cx.x, &cx.a, cx.ins);
+    let y = cx.get(1)?;
+    let (m, k, _, n) = crate::ops::gemm_dims(&x.ty(), &y.ty(), a)?;
+    let am = if a.flag("transA", false)? {
+        transpose_2d(&x.data, k, m)?
+    } else {
+        x.data.clone()
+    };
+    let bm = if a.flag("transB", false)? {
+        transpose_2d(&y.data, n, k)?
+    } else {
+        y.data.clone()
+    };
+    let alpha = a.float("alpha", 1.0)?;
+    let beta = a.float("beta", 1.0)?;
+    let mut res = matmul_2d(&am, &bm, m, k, n);
+    for v in res.iter_mut() {
+        *v *= alpha;
+    }
+    if let Some(Some(c)) = ins.get(2) {
+        let cb = bcast_to(c, &[m, n])?;
+        for (v, cv) in res.iter_mut().zip(cb) {
+            *v += beta * cv;
+        }
+    }
+    Ok(vec![res])
+}
+
+/// LayerNormalization, SimplifiedLayerNormalization.
+pub(crate) fn layer_norm(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
+    let (x, a, ins) = (cx.x, &cx.a, cx.ins);
+    let axis = norm_axis(a.int("axis", -1)?, x.shape.len())?;
+    let eps = a.float("epsilon", 1e-5)?;
+    let norm_shape = x.shape.get(axis..).unwrap_or(&[]);
+    let inner = numel(norm_shape);
+    let scale = bcast_to(cx.get(1)?, norm_shape)?;
+    let bias = match ins.get(2).copied().flatten() {
+        Some(b) => Some(bcast_to(b, norm_shape)?),
+        None => None,
+    };
+    let rms = cx.kind == OpKind::SimplifiedLayerNormalization;
+    let mut res = Vec::with_capacity(x.data.len());
+    if inner > 0 {
+        for row in x.data.chunks_exact(inner) {
+            let nf = inner as f32;
+            let mean = if rms {
+                0.0
             } else {
-                y.data.clone()
+                row.iter().sum::<f32>() / nf
             };
-            let alpha = a.float("alpha", 1.0)?;
-            let beta = a.float("beta", 1.0)?;
-            let mut res = matmul_2d(&am, &bm, m, k, n);
-            for v in res.iter_mut() {
-                *v *= alpha;
+            let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / nf;
+            let inv = 1.0 / (var + eps).sqrt();
+            for (j, (&v, &s)) in row.iter().zip(&scale).enumerate() {
+                let b = bias.as_ref().and_then(|b| b.get(j)).copied().unwrap_or(0.0);
+                res.push((v - mean) * inv * s + b);
             }
-            if let Some(Some(c)) = ins.get(2) {
-                let cb = bcast_to(c, &[m, n])?;
-                for (v, cv) in res.iter_mut().zip(cb) {
-                    *v += beta * cv;
-                }
-            }
-            Ok(vec![res])
         }
-        "LayerNormalization" | "SimplifiedLayerNormalization" => {
-            let axis = norm_axis(a.int("axis", -1)?, x.shape.len())?;
-            let eps = a.float("epsilon", 1e-5)?;
-            let norm_shape = x.shape.get(axis..).unwrap_or(&[]);
-            let inner = numel(norm_shape);
-            let scale = bcast_to(get(1)?, norm_shape)?;
-            let bias = match ins.get(2).copied().flatten() {
-                Some(b) => Some(bcast_to(b, norm_shape)?),
-                None => None,
-            };
-            let rms = op == "SimplifiedLayerNormalization";
-            let mut res = Vec::with_capacity(x.data.len());
-            if inner > 0 {
-                for row in x.data.chunks_exact(inner) {
-                    let nf = inner as f32;
-                    let mean = if rms {
-                        0.0
-                    } else {
-                        row.iter().sum::<f32>() / nf
-                    };
-                    let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / nf;
-                    let inv = 1.0 / (var + eps).sqrt();
-                    for (j, (&v, &s)) in row.iter().zip(&scale).enumerate() {
-                        let b = bias.as_ref().and_then(|b| b.get(j)).copied().unwrap_or(0.0);
-                        res.push((v - mean) * inv * s + b);
-                    }
-                }
+    }
+    Ok(vec![res])
+}
+
+/// ReduceSum, ReduceMean, ReduceMax.
+pub(crate) fn reduce(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
+    let (x, a) = (cx.x, &cx.a);
+    let mask = reduce_mask(x.shape.len(), a.opt_ints("axes")?)?;
+    let kshape: Vec<usize> = x
+        .shape
+        .iter()
+        .zip(&mask)
+        .map(|(&d, &m)| if m { 1 } else { d })
+        .collect();
+    let ks = strides(&kshape);
+    let st: Vec<i64> = ks
+        .iter()
+        .zip(&mask)
+        .map(|(&s, &m)| if m { 0 } else { s as i64 })
+        .collect();
+    let n_out = numel(&kshape);
+    let init = if cx.kind == OpKind::ReduceMax {
+        f32::NEG_INFINITY
+    } else {
+        0.0
+    };
+    let mut acc = vec![init; n_out];
+    for (&v, o) in x.data.iter().zip(Offsets::new(&x.shape, st, 0)) {
+        let slot = acc.get_mut(o as usize).ok_or_else(internal)?;
+        if cx.kind == OpKind::ReduceMax {
+            if v.is_nan() || v > *slot {
+                *slot = v;
             }
-            Ok(vec![res])
+        } else {
+            *slot += v;
         }
-        "ReduceSum" | "ReduceMean" | "ReduceMax" => {
-            let mask = reduce_mask(x.shape.len(), a.opt_ints("axes")?)?;
-            let kshape: Vec<usize> = x
-                .shape
-                .iter()
-                .zip(&mask)
-                .map(|(&d, &m)| if m { 1 } else { d })
-                .collect();
-            let ks = strides(&kshape);
-            let st: Vec<i64> = ks
-                .iter()
-                .zip(&mask)
-                .map(|(&s, &m)| if m { 0 } else { s as i64 })
-                .collect();
-            let n_out = numel(&kshape);
-            let init = if op == "ReduceMax" {
-                f32::NEG_INFINITY
+    }
+    if cx.kind == OpKind::ReduceMean && n_out > 0 {
+        let count = (x.data.len() / n_out) as f32;
+        for v in acc.iter_mut() {
+            *v /= count;
+        }
+    }
+    Ok(vec![acc])
+}
+
+/// Transpose.
+pub(crate) fn transpose(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
+    let (x, a, oshape) = (cx.x, &cx.a, cx.oshape);
+    let perm = perm_of(x.shape.len(), a.opt_ints("perm")?)?;
+    let st = strides(&x.shape);
+    let pst: Vec<i64> = perm
+        .iter()
+        .map(|&p| st.get(p).copied().unwrap_or(0) as i64)
+        .collect();
+    Ok(vec![gather_offsets(&x.data, Offsets::new(oshape, pst, 0))?])
+}
+
+/// Reshape, Flatten, Squeeze, Unsqueeze.
+pub(crate) fn same_data(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
+    let x = cx.x;
+    Ok(vec![x.data.clone()])
+}
+
+/// Expand.
+pub(crate) fn expand(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
+    let (x, oshape) = (cx.x, cx.oshape);
+    Ok(vec![bcast_to(x, oshape)?])
+}
+
+/// Slice.
+pub(crate) fn slice(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
+    let (x, a, oshape) = (cx.x, &cx.a, cx.oshape);
+    let plan = slice_plan(&x.shape, a)?;
+    let st = strides(&x.shape);
+    let base: i64 = plan.iter().zip(&st).map(|(p, &s)| p.0 * s as i64).sum();
+    let pst: Vec<i64> = plan.iter().zip(&st).map(|(p, &s)| p.1 * s as i64).collect();
+    Ok(vec![gather_offsets(
+        &x.data,
+        Offsets::new(oshape, pst, base),
+    )?])
+}
+
+/// Concat.
+pub(crate) fn concat(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
+    let (x, a, oshape) = (cx.x, &cx.a, cx.oshape);
+    let axis = norm_axis(a.int("axis", 0)?, x.shape.len())?;
+    let outer = numel(x.shape.get(..axis).unwrap_or(&[]));
+    let ts: Vec<&Tensor> = (0..cx.ins.len())
+        .map(|i| cx.get(i))
+        .collect::<Result<_, _>>()?;
+    let mut res = Vec::with_capacity(numel(oshape));
+    for o in 0..outer {
+        for t in &ts {
+            let c = numel(t.shape.get(axis..).unwrap_or(&[]));
+            res.extend_from_slice(chunk(&t.data, o * c, c)?);
+        }
+    }
+    Ok(vec![res])
+}
+
+/// Split.
+pub(crate) fn split(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
+    let (x, a, out) = (cx.x, &cx.a, cx.out);
+    let axis = norm_axis(a.int("axis", 0)?, x.shape.len())?;
+    let (outer, dim, inner) = lanes(&x.shape, axis);
+    let sizes = split_sizes(dim, out.len(), a.opt_ints("split")?)?;
+    let mut res = Vec::with_capacity(sizes.len());
+    let mut off = 0;
+    for s in sizes {
+        let mut part = Vec::with_capacity(outer * s * inner);
+        for o in 0..outer {
+            part.extend_from_slice(chunk(&x.data, (o * dim + off) * inner, s * inner)?);
+        }
+        off += s;
+        res.push(part);
+    }
+    Ok(res)
+}
+
+/// Gather.
+pub(crate) fn gather(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
+    let (x, a, oshape) = (cx.x, &cx.a, cx.oshape);
+    let idx = cx.get(1)?;
+    let axis = norm_axis(a.int("axis", 0)?, x.shape.len())?;
+    let (outer, dim, inner) = lanes(&x.shape, axis);
+    let mut res = Vec::with_capacity(numel(oshape));
+    for o in 0..outer {
+        for &iv in &idx.data {
+            let k = iv as i64;
+            let k = if k < 0 { k + dim as i64 } else { k };
+            if k < 0 || k >= dim as i64 {
+                return Err(format!(
+                    "Gather index {iv} is out of range for an axis of size {dim}"
+                ));
+            }
+            res.extend_from_slice(chunk(&x.data, (o * dim + k as usize) * inner, inner)?);
+        }
+    }
+    Ok(vec![res])
+}
+
+/// Trilu.
+pub(crate) fn trilu(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
+    let (x, a) = (cx.x, &cx.a);
+    let upper = a.flag("upper", true)?;
+    let k = a.int("k", 0)?;
+    let r = x.shape.len();
+    let rows = x.shape.get(r.wrapping_sub(2)).copied().unwrap_or(1).max(1);
+    let cols = x.shape.get(r.wrapping_sub(1)).copied().unwrap_or(1).max(1);
+    Ok(vec![x
+        .data
+        .iter()
+        .enumerate()
+        .map(|(f, &v)| {
+            let i = ((f / cols) % rows) as i64;
+            let j = (f % cols) as i64;
+            let keep = if upper { j - i >= k } else { j - i <= k };
+            if keep {
+                v
             } else {
                 0.0
+            }
+        })
+        .collect()])
+}
+
+/// Conv.
+pub(crate) fn conv(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
+    let (x, a, ins) = (cx.x, &cx.a, cx.ins);
+    let w = cx.get(1)?;
+    let p = conv_plan(&x.shape, &w.shape, a)?;
+    let bias = ins.get(2).copied().flatten();
+    let (cg, mg) = (p.c / p.group, p.m / p.group);
+    let mut res = Vec::with_capacity(p.n * p.m * p.l_out);
+    for b in 0..p.n {
+        for oc in 0..p.m {
+            let g = oc / mg;
+            let b0 = match bias {
+                Some(t) => *t.data.get(oc).ok_or_else(internal)?,
+                None => 0.0,
             };
-            let mut acc = vec![init; n_out];
-            for (&v, o) in x.data.iter().zip(Offsets::new(&x.shape, st, 0)) {
-                let slot = acc.get_mut(o as usize).ok_or_else(internal)?;
-                if op == "ReduceMax" {
-                    if v.is_nan() || v > *slot {
-                        *slot = v;
-                    }
-                } else {
-                    *slot += v;
-                }
-            }
-            if op == "ReduceMean" && n_out > 0 {
-                let count = (x.data.len() / n_out) as f32;
-                for v in acc.iter_mut() {
-                    *v /= count;
-                }
-            }
-            Ok(vec![acc])
-        }
-        "Transpose" => {
-            let perm = perm_of(x.shape.len(), a.opt_ints("perm")?)?;
-            let st = strides(&x.shape);
-            let pst: Vec<i64> = perm
-                .iter()
-                .map(|&p| st.get(p).copied().unwrap_or(0) as i64)
-                .collect();
-            Ok(vec![gather_offsets(&x.data, Offsets::new(oshape, pst, 0))?])
-        }
-        "Reshape" | "Flatten" | "Squeeze" | "Unsqueeze" => Ok(vec![x.data.clone()]),
-        "Expand" => Ok(vec![bcast_to(x, oshape)?]),
-        "Slice" => {
-            let plan = slice_plan(&x.shape, &a)?;
-            let st = strides(&x.shape);
-            let base: i64 = plan.iter().zip(&st).map(|(p, &s)| p.0 * s as i64).sum();
-            let pst: Vec<i64> = plan.iter().zip(&st).map(|(p, &s)| p.1 * s as i64).collect();
-            Ok(vec![gather_offsets(
-                &x.data,
-                Offsets::new(oshape, pst, base),
-            )?])
-        }
-        "Concat" => {
-            let axis = norm_axis(a.int("axis", 0)?, x.shape.len())?;
-            let outer = numel(x.shape.get(..axis).unwrap_or(&[]));
-            let ts: Vec<&Tensor> = (0..ins.len()).map(get).collect::<Result<_, _>>()?;
-            let mut res = Vec::with_capacity(numel(oshape));
-            for o in 0..outer {
-                for t in &ts {
-                    let c = numel(t.shape.get(axis..).unwrap_or(&[]));
-                    res.extend_from_slice(chunk(&t.data, o * c, c)?);
-                }
-            }
-            Ok(vec![res])
-        }
-        "Split" => {
-            let axis = norm_axis(a.int("axis", 0)?, x.shape.len())?;
-            let (outer, dim, inner) = lanes(&x.shape, axis);
-            let sizes = split_sizes(dim, out.len(), a.opt_ints("split")?)?;
-            let mut res = Vec::with_capacity(sizes.len());
-            let mut off = 0;
-            for s in sizes {
-                let mut part = Vec::with_capacity(outer * s * inner);
-                for o in 0..outer {
-                    part.extend_from_slice(chunk(&x.data, (o * dim + off) * inner, s * inner)?);
-                }
-                off += s;
-                res.push(part);
-            }
-            Ok(res)
-        }
-        "Gather" => {
-            let idx = get(1)?;
-            let axis = norm_axis(a.int("axis", 0)?, x.shape.len())?;
-            let (outer, dim, inner) = lanes(&x.shape, axis);
-            let mut res = Vec::with_capacity(numel(oshape));
-            for o in 0..outer {
-                for &iv in &idx.data {
-                    let k = iv as i64;
-                    let k = if k < 0 { k + dim as i64 } else { k };
-                    if k < 0 || k >= dim as i64 {
-                        return Err(format!(
-                            "Gather index {iv} is out of range for an axis of size {dim}"
-                        ));
-                    }
-                    res.extend_from_slice(chunk(&x.data, (o * dim + k as usize) * inner, inner)?);
-                }
-            }
-            Ok(vec![res])
-        }
-        "Trilu" => {
-            let upper = a.flag("upper", true)?;
-            let k = a.int("k", 0)?;
-            let r = x.shape.len();
-            let rows = x.shape.get(r.wrapping_sub(2)).copied().unwrap_or(1).max(1);
-            let cols = x.shape.get(r.wrapping_sub(1)).copied().unwrap_or(1).max(1);
-            Ok(vec![x
-                .data
-                .iter()
-                .enumerate()
-                .map(|(f, &v)| {
-                    let i = ((f / cols) % rows) as i64;
-                    let j = (f % cols) as i64;
-                    let keep = if upper { j - i >= k } else { j - i <= k };
-                    if keep {
-                        v
-                    } else {
-                        0.0
-                    }
-                })
-                .collect()])
-        }
-        "Conv" => {
-            let w = get(1)?;
-            let p = conv_plan(&x.shape, &w.shape, &a)?;
-            let bias = ins.get(2).copied().flatten();
-            let (cg, mg) = (p.c / p.group, p.m / p.group);
-            let mut res = Vec::with_capacity(p.n * p.m * p.l_out);
-            for b in 0..p.n {
-                for oc in 0..p.m {
-                    let g = oc / mg;
-                    let b0 = match bias {
-                        Some(t) => *t.data.get(oc).ok_or_else(internal)?,
-                        None => 0.0,
-                    };
-                    for t in 0..p.l_out {
-                        let mut acc = 0.0f32;
-                        for ic in 0..cg {
-                            let xrow = chunk(&x.data, (b * p.c + g * cg + ic) * p.l, p.l)?;
-                            let wrow = chunk(&w.data, (oc * cg + ic) * p.k, p.k)?;
-                            for (j, &wv) in wrow.iter().enumerate() {
-                                let pos = t * p.stride + j * p.dilation;
-                                if pos >= p.pad_begin {
-                                    if let Some(&xv) = xrow.get(pos - p.pad_begin) {
-                                        acc += xv * wv;
-                                    }
-                                }
+            for t in 0..p.l_out {
+                let mut acc = 0.0f32;
+                for ic in 0..cg {
+                    let xrow = chunk(&x.data, (b * p.c + g * cg + ic) * p.l, p.l)?;
+                    let wrow = chunk(&w.data, (oc * cg + ic) * p.k, p.k)?;
+                    for (j, &wv) in wrow.iter().enumerate() {
+                        let pos = t * p.stride + j * p.dilation;
+                        if pos >= p.pad_begin {
+                            if let Some(&xv) = xrow.get(pos - p.pad_begin) {
+                                acc += xv * wv;
                             }
                         }
-                        res.push(acc + b0);
                     }
                 }
+                res.push(acc + b0);
             }
-            Ok(vec![res])
         }
-        "TopK" => {
-            let axis = norm_axis(a.int("axis", -1)?, x.shape.len())?;
-            let largest = a.flag("largest", true)?;
-            let k = usize::try_from(a.int("k", 0)?).map_err(|_| internal())?;
-            let (outer, dim, inner) = lanes(&x.shape, axis);
-            let n = outer * k * inner;
-            let (mut vals, mut idxs) = (vec![0.0f32; n], vec![0.0f32; n]);
-            let mut order: Vec<usize> = Vec::with_capacity(dim);
-            for o in 0..outer {
-                for i in 0..inner {
-                    let at = |j: usize| x.data.get((o * dim + j) * inner + i).copied();
-                    order.clear();
-                    order.extend(0..dim);
-                    // NaN ranks above every number; equal values keep index order.
-                    let key = |j: usize| at(j).unwrap_or(f32::NAN);
-                    order.sort_by(|&p, &q| {
-                        let (u, v) = (key(p), key(q));
-                        let c = match (u.is_nan(), v.is_nan()) {
-                            (true, true) => std::cmp::Ordering::Equal,
-                            (true, false) => std::cmp::Ordering::Greater,
-                            (false, true) => std::cmp::Ordering::Less,
-                            _ => u.partial_cmp(&v).unwrap_or(std::cmp::Ordering::Equal),
-                        };
-                        let c = if largest { c.reverse() } else { c };
-                        c.then(p.cmp(&q))
-                    });
-                    for (r, &j) in order.iter().take(k).enumerate() {
-                        let dst = (o * k + r) * inner + i;
-                        *vals.get_mut(dst).ok_or_else(internal)? = key(j);
-                        *idxs.get_mut(dst).ok_or_else(internal)? = j as f32;
-                    }
-                }
-            }
-            Ok(vec![vals, idxs])
-        }
-        "Attention" => {
-            let (kt, vt) = (get(1)?, get(2)?);
-            let p = attention_plan(&x.shape, &kt.shape, &vt.shape)?;
-            let causal = a.flag("is_causal", false)?;
-            let scale = match a.opt_float("scale")? {
-                Some(s) => s,
-                None => 1.0 / (p.d as f32).sqrt(),
-            };
-            let group = p.hq / p.hkv;
-            let mut res = Vec::with_capacity(p.b * p.hq * p.sq * p.dv);
-            let mut scores = vec![0.0f32; p.skv];
-            for b in 0..p.b {
-                for h in 0..p.hq {
-                    let kvh = h / group;
-                    let q = chunk(&x.data, (b * p.hq + h) * p.sq * p.d, p.sq * p.d)?;
-                    let km = chunk(&kt.data, (b * p.hkv + kvh) * p.skv * p.d, p.skv * p.d)?;
-                    let vm = chunk(&vt.data, (b * p.hkv + kvh) * p.skv * p.dv, p.skv * p.dv)?;
-                    for i in 0..p.sq {
-                        let qi = chunk(q, i * p.d, p.d)?;
-                        let mut m = f32::NEG_INFINITY;
-                        for (j, s) in scores.iter_mut().enumerate() {
-                            *s = if causal && j > i {
-                                f32::NEG_INFINITY
-                            } else {
-                                let kj = chunk(km, j * p.d, p.d)?;
-                                qi.iter().zip(kj).map(|(u, v)| u * v).sum::<f32>() * scale
-                            };
-                            m = m.max(*s);
-                        }
-                        let mut sum = 0.0f32;
-                        for s in scores.iter_mut() {
-                            *s = (*s - m).exp();
-                            sum += *s;
-                        }
-                        let mut row = vec![0.0f32; p.dv];
-                        for (j, s) in scores.iter().enumerate() {
-                            let w = s / sum;
-                            for (r, &v) in row.iter_mut().zip(chunk(vm, j * p.dv, p.dv)?) {
-                                *r += w * v;
-                            }
-                        }
-                        res.extend(row);
-                    }
-                }
-            }
-            Ok(vec![res])
-        }
-        _ => Err(format!("op '{op}' has no evaluator")),
     }
+    Ok(vec![res])
+}
+
+/// TopK.
+pub(crate) fn topk(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
+    let (x, a) = (cx.x, &cx.a);
+    let axis = norm_axis(a.int("axis", -1)?, x.shape.len())?;
+    let largest = a.flag("largest", true)?;
+    let k = usize::try_from(a.int("k", 0)?).map_err(|_| internal())?;
+    let (outer, dim, inner) = lanes(&x.shape, axis);
+    let n = outer * k * inner;
+    let (mut vals, mut idxs) = (vec![0.0f32; n], vec![0.0f32; n]);
+    let mut order: Vec<usize> = Vec::with_capacity(dim);
+    for o in 0..outer {
+        for i in 0..inner {
+            let at = |j: usize| x.data.get((o * dim + j) * inner + i).copied();
+            order.clear();
+            order.extend(0..dim);
+            // NaN ranks above every number; equal values keep index order.
+            let key = |j: usize| at(j).unwrap_or(f32::NAN);
+            order.sort_by(|&p, &q| {
+                let (u, v) = (key(p), key(q));
+                let c = match (u.is_nan(), v.is_nan()) {
+                    (true, true) => std::cmp::Ordering::Equal,
+                    (true, false) => std::cmp::Ordering::Greater,
+                    (false, true) => std::cmp::Ordering::Less,
+                    _ => u.partial_cmp(&v).unwrap_or(std::cmp::Ordering::Equal),
+                };
+                let c = if largest { c.reverse() } else { c };
+                c.then(p.cmp(&q))
+            });
+            for (r, &j) in order.iter().take(k).enumerate() {
+                let dst = (o * k + r) * inner + i;
+                *vals.get_mut(dst).ok_or_else(internal)? = key(j);
+                *idxs.get_mut(dst).ok_or_else(internal)? = j as f32;
+            }
+        }
+    }
+    Ok(vec![vals, idxs])
+}
+
+/// Attention.
+pub(crate) fn attention(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
+    let (x, a) = (cx.x, &cx.a);
+    let (kt, vt) = (cx.get(1)?, cx.get(2)?);
+    let p = attention_plan(&x.shape, &kt.shape, &vt.shape)?;
+    let causal = a.flag("is_causal", false)?;
+    let scale = match a.opt_float("scale")? {
+        Some(s) => s,
+        None => 1.0 / (p.d as f32).sqrt(),
+    };
+    let group = p.hq / p.hkv;
+    let mut res = Vec::with_capacity(p.b * p.hq * p.sq * p.dv);
+    let mut scores = vec![0.0f32; p.skv];
+    for b in 0..p.b {
+        for h in 0..p.hq {
+            let kvh = h / group;
+            let q = chunk(&x.data, (b * p.hq + h) * p.sq * p.d, p.sq * p.d)?;
+            let km = chunk(&kt.data, (b * p.hkv + kvh) * p.skv * p.d, p.skv * p.d)?;
+            let vm = chunk(&vt.data, (b * p.hkv + kvh) * p.skv * p.dv, p.skv * p.dv)?;
+            for i in 0..p.sq {
+                let qi = chunk(q, i * p.d, p.d)?;
+                let mut m = f32::NEG_INFINITY;
+                for (j, s) in scores.iter_mut().enumerate() {
+                    *s = if causal && j > i {
+                        f32::NEG_INFINITY
+                    } else {
+                        let kj = chunk(km, j * p.d, p.d)?;
+                        qi.iter().zip(kj).map(|(u, v)| u * v).sum::<f32>() * scale
+                    };
+                    m = m.max(*s);
+                }
+                let mut sum = 0.0f32;
+                for s in scores.iter_mut() {
+                    *s = (*s - m).exp();
+                    sum += *s;
+                }
+                let mut row = vec![0.0f32; p.dv];
+                for (j, s) in scores.iter().enumerate() {
+                    let w = s / sum;
+                    for (r, &v) in row.iter_mut().zip(chunk(vm, j * p.dv, p.dv)?) {
+                        *r += w * v;
+                    }
+                }
+                res.extend(row);
+            }
+        }
+    }
+    Ok(vec![res])
 }
 
 #[cfg(test)]

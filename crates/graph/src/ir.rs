@@ -5,7 +5,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{GraphError, Location};
-use crate::ops::{self, AttrKind};
+use crate::infer;
+use crate::spec::{self, OpKind};
 use crate::tensor::{TensorType, MAX_GRAPH_ELEMENTS};
 
 /// A named, typed graph input.
@@ -80,6 +81,13 @@ pub struct Node {
     pub inputs: Vec<String>,
     pub outputs: Vec<String>,
     pub attrs: BTreeMap<String, AttrValue>,
+}
+
+impl Node {
+    /// The node's op in the op table, or `None` for an op the table does not have.
+    pub fn kind(&self) -> Option<OpKind> {
+        OpKind::from_name(&self.op)
+    }
 }
 
 /// A model graph: inputs, constants, nodes in execution order, and named outputs.
@@ -228,43 +236,41 @@ impl Graph {
                     format!("node name '{}' is used twice", node.name),
                 ));
             }
-            let Some(spec) = ops::spec(&node.op) else {
+            let Some(kind) = node.kind() else {
                 return Err(Issue::new(
                     site("/op"),
-                    format!(
-                        "unknown op '{}' in node '{}'; supported ops: {}",
-                        node.op,
-                        node.name,
-                        crate::SUPPORTED_OPS.join(", ")
-                    ),
+                    spec::unknown_op(&node.op, &node.name),
                 ));
             };
+            let spec = kind.spec();
+            let (min_in, max_in) = spec.input_arity();
+            let (min_out, max_out) = spec.output_arity();
             let n_in = node.inputs.len();
-            if n_in < spec.min_in || n_in > spec.max_in {
+            if n_in < min_in || n_in > max_in {
                 return Err(Issue::new(
                     site("/inputs"),
                     format!(
                         "{} takes {} input(s), got {n_in}",
                         node.op,
-                        range_text(spec.min_in, spec.max_in)
+                        range_text(min_in, max_in)
                     ),
                 ));
             }
             let n_out = node.outputs.len();
-            if n_out < spec.min_out || n_out > spec.max_out {
+            if n_out < min_out || n_out > max_out {
                 return Err(Issue::new(
                     site("/outputs"),
                     format!(
                         "{} produces {} output(s), got {n_out}",
                         node.op,
-                        range_text(spec.min_out, spec.max_out)
+                        range_text(min_out, max_out)
                     ),
                 ));
             }
             let mut in_types = Vec::with_capacity(n_in);
             for (k, name) in node.inputs.iter().enumerate() {
                 if name.is_empty() {
-                    if k < spec.min_in {
+                    if k < min_in {
                         return Err(Issue::new(
                             site(&format!("/inputs/{k}")),
                             format!("input {k} of {} is required but empty", node.op),
@@ -290,8 +296,8 @@ impl Graph {
                 }
             }
             for (key, value) in &node.attrs {
-                let Some((_, kind)) = spec.attrs.iter().find(|(n, _)| n == key) else {
-                    let known: Vec<&str> = spec.attrs.iter().map(|(n, _)| *n).collect();
+                let Some(attr) = spec.attr(key) else {
+                    let known: Vec<&str> = spec.attrs.iter().map(|a| a.name).collect();
                     return Err(Issue::new(
                         site(&format!("/attrs/{}", escape_pointer(key))),
                         format!(
@@ -305,19 +311,20 @@ impl Graph {
                         ),
                     ));
                 };
-                if !kind.accepts(value) {
+                if !attr.kind.accepts(value) {
                     return Err(Issue::new(
                         site(&format!("/attrs/{}", escape_pointer(key))),
                         format!(
                             "attribute '{key}' of {} must be {}, got {}",
                             node.op,
-                            kind.describe(),
+                            attr.kind.describe(),
                             value.kind_name()
                         ),
                     ));
                 }
             }
-            let out_types = ops::infer(node, &in_types).map_err(|m| Issue::new(site(""), m))?;
+            let out_types =
+                infer::infer(kind, node, &in_types).map_err(|m| Issue::new(site(""), m))?;
             for (k, (name, ty)) in node.outputs.iter().zip(out_types).enumerate() {
                 let osite = site(&format!("/outputs/{k}"));
                 check_name(name, "output").map_err(|m| Issue::new(osite.clone(), m))?;
@@ -406,24 +413,4 @@ fn check_init(init: &InitSpec, numel: usize) -> Result<(), (&'static str, String
 
 pub(crate) fn escape_pointer(key: &str) -> String {
     key.replace('~', "~0").replace('/', "~1")
-}
-
-impl AttrKind {
-    fn accepts(self, v: &AttrValue) -> bool {
-        matches!(
-            (self, v),
-            (AttrKind::Int, AttrValue::Int(_))
-                | (AttrKind::Float, AttrValue::Float(_) | AttrValue::Int(_))
-                | (AttrKind::Ints, AttrValue::Ints(_))
-                | (AttrKind::Str, AttrValue::String(_))
-        )
-    }
-    fn describe(self) -> &'static str {
-        match self {
-            AttrKind::Int => "an integer",
-            AttrKind::Float => "a number",
-            AttrKind::Ints => "a list of integers",
-            AttrKind::Str => "a string",
-        }
-    }
 }

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use crate::dtype::DType;
 use crate::error::{GraphError, Location};
 use crate::ir::{escape_pointer, AttrValue, Graph, InitSpec, Initializer, Node, Site, ValueInfo};
-use crate::ops::{self, AttrKind};
+use crate::spec::{AttrKind, OpKind};
 use crate::tensor::TensorType;
 
 /// Value of the `"format"` field.
@@ -317,9 +317,9 @@ fn decode(v: &Value) -> DResult<Graph> {
             };
             for (k, v) in am {
                 let p = format!("{aptr}/{}", escape_pointer(k));
-                let float_attr = ops::spec(&op)
-                    .and_then(|s| s.attrs.iter().find(|(n, _)| n == k))
-                    .is_some_and(|(_, kind)| *kind == AttrKind::Float);
+                let float_attr = OpKind::from_name(&op)
+                    .and_then(|o| o.spec().attr(k))
+                    .is_some_and(|a| a.kind == AttrKind::Float);
                 attrs.insert(k.clone(), attr_value(v, &p, float_attr)?);
             }
         }

@@ -6,6 +6,8 @@
 //!   exact rounding each dtype applies ([`DType::round`]);
 //! - **the model-graph IR** ([`Graph`], [`Node`], [`Initializer`], ...), nodes in
 //!   execution order, ONNX op names and attribute semantics;
+//! - **the op table** ([`OpKind`], [`OpSpec`]): every op defined once, with its arity,
+//!   attributes, ONNX names, inference and reference evaluation (see `docs/ops.md`);
 //! - **shape and dtype inference** ([`Graph::infer_types`]), which also validates the
 //!   graph;
 //! - **loaders and writers**: our JSON format ([`load_json`], [`to_json`]; see
@@ -32,11 +34,13 @@
 mod dtype;
 mod error;
 mod eval;
+mod infer;
 mod ir;
 mod json;
 mod onnx;
 mod ops;
 mod rng;
+mod spec;
 mod tensor;
 
 pub use dtype::DType;
@@ -46,66 +50,8 @@ pub use ir::{AttrValue, Graph, InitSpec, Initializer, Node, ValueInfo};
 pub use json::{load_json, to_json, FORMAT, VERSION};
 pub use onnx::{load_onnx, to_onnx, MAX_OPSET as ONNX_MAX_OPSET, MIN_OPSET as ONNX_MIN_OPSET};
 pub use rng::{random_inputs, SplitMix64, MAX_MATERIALISED_ELEMENTS};
+pub use spec::{
+    ops_markdown, AttrKind, AttrSpec, ConstForm, ConstInput, OnnxName, OpKind, OpSpec, Port,
+    PortArity, SUPPORTED_OPS, VARIADIC,
+};
 pub use tensor::{Tensor, TensorType, MAX_GRAPH_ELEMENTS, MAX_RANK, MAX_TENSOR_ELEMENTS};
-
-/// Every op the IR accepts, type-infers and evaluates (ONNX names).
-pub const SUPPORTED_OPS: &[&str] = &[
-    "MatMul",
-    "Add",
-    "Sub",
-    "Mul",
-    "Div",
-    "Neg",
-    "Relu",
-    "Exp",
-    "Log",
-    "Sqrt",
-    "Reciprocal",
-    "Tanh",
-    "Sigmoid",
-    "Softmax",
-    "Gemm",
-    "Gelu",
-    "Silu",
-    "Softplus",
-    "Pow",
-    "Clip",
-    "Max",
-    "Min",
-    "Where",
-    "Equal",
-    "Less",
-    "Greater",
-    "Cast",
-    "LayerNormalization",
-    "SimplifiedLayerNormalization",
-    "ReduceSum",
-    "ReduceMean",
-    "ReduceMax",
-    "Transpose",
-    "Reshape",
-    "Flatten",
-    "Squeeze",
-    "Unsqueeze",
-    "Concat",
-    "Split",
-    "Slice",
-    "Gather",
-    "Expand",
-    "Sin",
-    "Cos",
-    "CumSum",
-    "Trilu",
-    "Conv",
-    "TopK",
-    "Attention",
-];
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn supported_ops_match_specs() {
-        let specs: Vec<&str> = crate::ops::SPECS.iter().map(|s| s.name).collect();
-        assert_eq!(specs, super::SUPPORTED_OPS);
-    }
-}

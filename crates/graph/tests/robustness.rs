@@ -93,25 +93,11 @@ fn random_single_node_graphs_never_panic() {
     let mut evaluated = 0;
     for op in SUPPORTED_OPS {
         for _ in 0..200 {
-            let (lo, hi) = match *op {
-                "MatMul"
-                | "Add"
-                | "Sub"
-                | "Mul"
-                | "Div"
-                | "Pow"
-                | "Equal"
-                | "Less"
-                | "Greater"
-                | "Gather"
-                | "SimplifiedLayerNormalization" => (2, 2),
-                "Where" | "Attention" => (3, 3),
-                "Conv" => (2, 3),
-                "Gemm" | "LayerNormalization" => (2, 3),
-                "Clip" | "Max" | "Min" | "Concat" => (1, 3),
-                _ => (1, 1),
-            };
-            let n_in = r.int(lo, hi) as usize;
+            // Arity from the op table, variadic ports capped at 3 values.
+            let spec = graph::OpKind::from_name(op).unwrap().spec();
+            let (lo, hi) = spec.input_arity();
+            let hi = hi.min(3) as i64;
+            let n_in = r.int(lo as i64, hi) as usize;
             let shared: Vec<usize> = (0..r.below(4)).map(|_| r.below(4) as usize).collect();
             let dtype = r.pick(&[DType::F32, DType::F32, DType::F16, DType::I64]);
             let ins: Vec<Operand> = (0..n_in)
@@ -141,10 +127,9 @@ fn random_single_node_graphs_never_panic() {
                     (name, random_attr(&mut r, name))
                 })
                 .collect();
-            let n_out = match *op {
-                "Split" => r.int(1, 3) as usize,
-                "TopK" => 2,
-                _ => 1,
+            let n_out = match spec.output_arity() {
+                (lo, hi) if lo == hi => lo,
+                (lo, hi) => r.int(lo as i64, hi.min(3) as i64) as usize,
             };
             let g = one_node(op, &ins, &attrs, n_out);
             if let Ok(types) = g.infer_types() {

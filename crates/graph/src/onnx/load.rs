@@ -9,6 +9,7 @@ use crate::ir::{AttrValue, Graph, InitSpec, Initializer, Node, ValueInfo};
 use crate::onnx::proto::{attr_type as at, AttributeProto, ModelProto, NodeProto, TensorProto};
 use crate::onnx::tensor::{decode, dtype_of, shape_of, Decoded};
 use crate::onnx::{MAX_OPSET, MIN_OPSET};
+use crate::spec::{ConstForm, OpKind};
 use crate::tensor::TensorType;
 
 /// Reads an ONNX model (opset 13 to 24 of the default domain). Initializers may hold their
@@ -179,10 +180,11 @@ fn convert(model: &ModelProto) -> Result<Graph, GraphError> {
         consumed.insert(resolve(&alias, o));
     }
     for node in &mut nodes {
-        let Some(spec) = crate::ops::spec(&node.op) else {
+        let Some(kind) = node.kind() else {
             continue;
         };
-        while node.outputs.len() > spec.max_out {
+        let max_out = kind.spec().output_arity().1;
+        while node.outputs.len() > max_out {
             let last = node.outputs.last().cloned().unwrap_or_default();
             if !last.is_empty() && consumed.contains(&last) {
                 return Err(GraphError::node(
@@ -191,7 +193,7 @@ fn convert(model: &ModelProto) -> Result<Graph, GraphError> {
                     format!(
                         "output {} ('{last}') is used, but this op produces only {} output(s) here",
                         node.outputs.len() - 1,
-                        spec.max_out
+                        max_out
                     ),
                 ));
             }
@@ -417,29 +419,10 @@ fn attr_value(a: &AttributeProto) -> Result<AttrValue, String> {
     })
 }
 
-/// Which inputs of an ONNX op are constants that this crate takes as attributes:
-/// (input index, attribute name, scalar?).
-fn attr_inputs(op: &str) -> &'static [(usize, &'static str, bool)] {
-    match op {
-        "Reshape" | "Expand" => &[(1, "shape", false)],
-        "Slice" => &[
-            (1, "starts", false),
-            (2, "ends", false),
-            (3, "axes", false),
-            (4, "steps", false),
-        ],
-        "Squeeze" | "Unsqueeze" | "ReduceSum" | "ReduceMean" | "ReduceMax" => &[(1, "axes", false)],
-        "Split" => &[(1, "split", false)],
-        "CumSum" => &[(1, "axis", true)],
-        "Trilu" => &[(1, "k", true)],
-        "TopK" => &[(1, "k", true)],
-        _ => &[],
-    }
-}
-
 /// Attributes ONNX has and this crate does not, dropped when they hold the value that
 /// matches this crate's semantics.
-fn drop_default(op: &str, key: &str, v: &AttrValue) -> Option<Result<(), String>> {
+fn drop_default(kind: OpKind, key: &str, v: &AttrValue) -> Option<Result<(), String>> {
+    let op = kind.name();
     let is_int = |n: i64| matches!(v, AttrValue::Int(x) if *x == n);
     let ok = |cond: bool, what: &str| {
         Some(if cond {
@@ -451,29 +434,30 @@ fn drop_default(op: &str, key: &str, v: &AttrValue) -> Option<Result<(), String>
             ))
         })
     };
-    match (op, key) {
-        ("LayerNormalization" | "SimplifiedLayerNormalization", "stash_type") => {
+    use OpKind as K;
+    match (kind, key) {
+        (K::LayerNormalization | K::SimplifiedLayerNormalization, "stash_type") => {
             ok(is_int(1), "normalisation always computes in f32")
         }
-        ("Cast", "saturate") => ok(is_int(1), "casts to fp8 saturate"),
-        ("Conv", "auto_pad") => ok(
+        (K::Cast, "saturate") => ok(is_int(1), "casts to fp8 saturate"),
+        (K::Conv, "auto_pad") => ok(
             matches!(v, AttrValue::String(s) if s == "NOTSET"),
             "give explicit pads",
         ),
-        ("Reshape", "allowzero") => ok(is_int(0), "0 in 'shape' copies the input dimension"),
-        ("ReduceSum" | "ReduceMean" | "ReduceMax", "noop_with_empty_axes") => {
+        (K::Reshape, "allowzero") => ok(is_int(0), "0 in 'shape' copies the input dimension"),
+        (K::ReduceSum | K::ReduceMean | K::ReduceMax, "noop_with_empty_axes") => {
             ok(is_int(0), "empty axes reduce over all axes")
         }
-        ("Split", "num_outputs") => Some(Ok(())),
-        ("Attention", "q_num_heads" | "kv_num_heads" | "softmax_precision") => Some(Ok(())),
-        ("Attention", "qk_matmul_output_mode") => {
+        (K::Split, "num_outputs") => Some(Ok(())),
+        (K::Attention, "q_num_heads" | "kv_num_heads" | "softmax_precision") => Some(Ok(())),
+        (K::Attention, "qk_matmul_output_mode") => {
             ok(is_int(0), "only the attention output is produced")
         }
-        ("Attention", "softcap") => ok(
+        (K::Attention, "softcap") => ok(
             matches!(v, AttrValue::Float(x) if *x == 0.0) || is_int(0),
             "softcapping is not implemented",
         ),
-        ("Silu", "alpha") => ok(
+        (K::Silu, "alpha") => ok(
             matches!(v, AttrValue::Float(x) if *x == 1.0) || is_int(1),
             "only Swish with alpha = 1 (SiLU) is supported",
         ),
@@ -499,46 +483,18 @@ fn map_node(
     consts: &BTreeMap<String, Const>,
     folded: &mut BTreeSet<String>,
 ) -> Result<Node, String> {
-    let onnx_op = np.op_type.as_str();
-    let op: String = match (np.domain.as_str(), onnx_op) {
-        ("" | "ai.onnx", "RMSNormalization") => "SimplifiedLayerNormalization".into(),
-        ("" | "ai.onnx", "Swish") => "Silu".into(),
-        ("" | "ai.onnx", "Gelu") if opset < 20 => {
-            return Err("Gelu is an ONNX op from opset 20 on; this model imports an older opset".into())
-        }
-        ("" | "ai.onnx", "Attention") if opset < 23 => {
-            return Err("Attention is an ONNX op from opset 23 on; this model imports an older opset".into())
-        }
-        ("" | "ai.onnx" | "com.microsoft", "SimplifiedLayerNormalization") => {
-            "SimplifiedLayerNormalization".into()
-        }
-        ("com.microsoft", "Gelu") => "Gelu".into(),
-        ("" | "ai.onnx", o) => {
-            if crate::ops::spec(o).is_none() {
-                return Err(format!(
-                    "unsupported ONNX op '{o}' in node '{name}'; supported ops: {} (ONNX names: RMSNormalization for SimplifiedLayerNormalization, Swish for Silu; Constant and Identity are folded away)",
-                    crate::SUPPORTED_OPS.join(", ")
-                ));
-            }
-            o.to_string()
-        }
-        (d, o) => {
-            return Err(format!(
-                "unsupported op '{o}' of domain '{d}' in node '{name}'; supported ops: {} (default domain; com.microsoft Gelu and SimplifiedLayerNormalization)",
-                crate::SUPPORTED_OPS.join(", ")
-            ))
-        }
-    };
+    let kind = crate::spec::from_onnx(&np.domain, &np.op_type, opset, name)?;
+    let op = kind.name();
 
     let mut attrs: BTreeMap<String, AttrValue> = BTreeMap::new();
     for a in &np.attribute {
         let v = attr_value(a)?;
-        if let Some(r) = drop_default(&op, &a.name, &v) {
+        if let Some(r) = drop_default(kind, &a.name, &v) {
             r?;
             continue;
         }
-        let v = match (op.as_str(), a.name.as_str(), v) {
-            ("Cast", "to", AttrValue::Int(code)) => {
+        let v = match (kind, a.name.as_str(), v) {
+            (OpKind::Cast, "to", AttrValue::Int(code)) => {
                 let code =
                     i32::try_from(code).map_err(|_| format!("Cast 'to' {code} is not a type"))?;
                 AttrValue::String(
@@ -555,9 +511,10 @@ fn map_node(
 
     // Constant inputs that are attributes here.
     let mut inputs: Vec<String> = ins.to_vec();
-    let spec_inputs = attr_inputs(&op);
-    if let Some(first) = spec_inputs.first().map(|s| s.0) {
-        for &(i, key, scalar) in spec_inputs {
+    let const_inputs = kind.spec().const_inputs;
+    if let Some(first) = const_inputs.first().map(|c| c.index) {
+        for c in const_inputs {
+            let (i, key, scalar) = (c.index, c.attr, c.form != ConstForm::Ints);
             let Some(src) = ins.get(i) else { continue };
             if src.is_empty() {
                 continue;
@@ -591,7 +548,7 @@ fn map_node(
         }
         inputs.truncate(first);
     }
-    if op == "Clip" {
+    if kind == OpKind::Clip {
         // Scalar constant bounds become the min/max attributes.
         for (i, key) in [(1usize, "min"), (2, "max")] {
             if let Some(src) = ins.get(i) {
@@ -610,20 +567,23 @@ fn map_node(
             inputs.pop();
         }
     }
-    if op == "Attention" || op == "LayerNormalization" || op == "Conv" || op == "Gemm" {
+    if matches!(
+        kind,
+        OpKind::Attention | OpKind::LayerNormalization | OpKind::Conv | OpKind::Gemm
+    ) {
         // Trailing omitted optional inputs.
         while inputs.len() > 1 && inputs.last().is_some_and(|s| s.is_empty()) {
             inputs.pop();
         }
     }
-    if op == "Attention" && inputs.len() > 3 {
+    if kind == OpKind::Attention && inputs.len() > 3 {
         return Err(
             "Attention with attn_mask, past_key/past_value or nonpad_kv_seqlen inputs is not supported (only Q, K, V with is_causal)".into(),
         );
     }
     Ok(Node {
         name: name.to_string(),
-        op,
+        op: op.to_string(),
         inputs,
         outputs: np.output.clone(),
         attrs,

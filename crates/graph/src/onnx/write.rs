@@ -12,7 +12,7 @@ use crate::onnx::proto::{
     OperatorSetIdProto, TensorProto, TensorShapeProto, TypeProto, TypeProtoTensor, ValueInfoProto,
 };
 use crate::onnx::tensor::{code_of, encode_raw};
-use crate::ops::{self, AttrKind};
+use crate::spec::{AttrKind, ConstForm};
 use crate::tensor::TensorType;
 
 /// The lowest default-domain opset that expresses every op of `graph` (17 at least):
@@ -20,17 +20,12 @@ use crate::tensor::TensorType;
 pub(crate) fn opset_for(graph: &Graph) -> i64 {
     let mut v = 17;
     for n in &graph.nodes {
-        let need = match n.op.as_str() {
-            "Gelu" => 20,
-            "Attention" | "SimplifiedLayerNormalization" => 23,
-            "Silu" => 24,
-            "Cast" => match &n.attrs.get("to") {
-                Some(AttrValue::String(s)) if s.starts_with("f8") => 19,
-                _ => 17,
-            },
+        let name_needs = n.kind().map_or(17, |k| k.spec().onnx_output_name().1);
+        let cast_needs = match n.attrs.get("to") {
+            Some(AttrValue::String(s)) if n.op == "Cast" && s.starts_with("f8") => 19,
             _ => 17,
         };
-        v = v.max(need);
+        v = v.max(name_needs).max(cast_needs);
     }
     let fp8 = |d: DType| matches!(d, DType::F8E4M3 | DType::F8E5M2);
     if graph.inputs.iter().any(|i| fp8(i.ty.dtype))
@@ -142,8 +137,8 @@ pub fn to_onnx(graph: &Graph) -> Result<Vec<u8>, GraphError> {
     let mut node = Vec::with_capacity(graph.nodes.len());
     for n in &graph.nodes {
         let err = |m: String| GraphError::node(&n.name, &n.op, m);
-        let spec = ops::spec(&n.op).ok_or_else(|| err("unknown op".into()))?;
-        let kind_of = |k: &str| spec.attrs.iter().find(|(a, _)| *a == k).map(|(_, kd)| *kd);
+        let spec = n.kind().ok_or_else(|| err("unknown op".into()))?.spec();
+        let kind_of = |k: &str| spec.attr(k).map(|a| a.kind);
         let mut inputs = n.inputs.clone();
         let mut attribute = Vec::new();
         let mut fresh = |key: &str| -> String {
@@ -157,30 +152,20 @@ pub fn to_onnx(graph: &Graph) -> Result<Vec<u8>, GraphError> {
             taken.insert(name.clone());
             name
         };
-        // attributes that become constant inputs: (input index, name, scalar)
-        let as_inputs: &[(usize, &str, bool)] = match n.op.as_str() {
-            "Reshape" | "Expand" => &[(1, "shape", false)],
-            "Slice" => &[
-                (1, "starts", false),
-                (2, "ends", false),
-                (3, "axes", false),
-                (4, "steps", false),
-            ],
-            "Squeeze" | "Unsqueeze" | "ReduceSum" => &[(1, "axes", false)],
-            "ReduceMean" | "ReduceMax" if opset >= 18 => &[(1, "axes", false)],
-            "Split" => &[(1, "split", false)],
-            "CumSum" => &[(1, "axis", true)],
-            "Trilu" => &[(1, "k", true)],
-            "TopK" => &[(1, "k", false)],
-            _ => &[],
-        };
+        // attributes that ONNX takes as constant inputs at this opset
+        let as_inputs: Vec<_> = spec
+            .const_inputs
+            .iter()
+            .filter(|c| opset >= c.since)
+            .collect();
         let x_dtype = n
             .inputs
             .first()
             .and_then(|i| types.get(i))
             .map_or(DType::F32, |t| t.dtype);
         for (key, v) in &n.attrs {
-            if let Some(&(idx, _, scalar)) = as_inputs.iter().find(|(_, k, _)| k == key) {
+            if let Some(c) = as_inputs.iter().find(|c| c.attr == key) {
+                let (idx, scalar) = (c.index, c.form == ConstForm::Scalar);
                 let vals: Vec<i64> = match v {
                     AttrValue::Ints(v) => v.clone(),
                     AttrValue::Int(i) => vec![*i],
@@ -238,11 +223,7 @@ pub fn to_onnx(graph: &Graph) -> Result<Vec<u8>, GraphError> {
                 _ => attribute.push(attr(key, v, kind_of(key))),
             }
         }
-        let op_type = match n.op.as_str() {
-            "SimplifiedLayerNormalization" => "RMSNormalization",
-            "Silu" => "Swish",
-            o => o,
-        };
+        let op_type = spec.onnx_output_name().0;
         node.push(NodeProto {
             input: inputs,
             output: n.outputs.clone(),
