@@ -6,6 +6,9 @@
 
 use std::fmt;
 
+mod ops;
+pub use ops::*;
+
 /// A byte range in the source text.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Span {
@@ -110,114 +113,6 @@ pub struct Op {
     pub span: Span,
 }
 
-/// Binary elementwise arithmetic (`arith.*`), on scalars or tensors.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BinaryOp {
-    AddF,
-    SubF,
-    MulF,
-    DivF,
-    MaximumF,
-    MinimumF,
-    AddI,
-    SubI,
-    MulI,
-    DivSI,
-    RemSI,
-    FloorDivSI,
-    CeilDivSI,
-    MaxSI,
-    MinSI,
-}
-
-impl BinaryOp {
-    /// Every binary op with its MLIR name.
-    pub const ALL: &'static [(BinaryOp, &'static str)] = &[
-        (BinaryOp::AddF, "arith.addf"),
-        (BinaryOp::SubF, "arith.subf"),
-        (BinaryOp::MulF, "arith.mulf"),
-        (BinaryOp::DivF, "arith.divf"),
-        (BinaryOp::MaximumF, "arith.maximumf"),
-        (BinaryOp::MinimumF, "arith.minimumf"),
-        (BinaryOp::AddI, "arith.addi"),
-        (BinaryOp::SubI, "arith.subi"),
-        (BinaryOp::MulI, "arith.muli"),
-        (BinaryOp::DivSI, "arith.divsi"),
-        (BinaryOp::RemSI, "arith.remsi"),
-        (BinaryOp::FloorDivSI, "arith.floordivsi"),
-        (BinaryOp::CeilDivSI, "arith.ceildivsi"),
-        (BinaryOp::MaxSI, "arith.maxsi"),
-        (BinaryOp::MinSI, "arith.minsi"),
-    ];
-
-    /// The MLIR op name.
-    pub fn name(self) -> &'static str {
-        Self::ALL
-            .iter()
-            .find(|(op, _)| *op == self)
-            .map(|(_, n)| *n)
-            .unwrap_or("arith.unknown")
-    }
-
-    /// Whether the op works on floating-point values (else on integers and indices).
-    pub fn is_float(self) -> bool {
-        matches!(
-            self,
-            BinaryOp::AddF
-                | BinaryOp::SubF
-                | BinaryOp::MulF
-                | BinaryOp::DivF
-                | BinaryOp::MaximumF
-                | BinaryOp::MinimumF
-        )
-    }
-}
-
-/// Unary elementwise math (`arith.negf`, `math.*`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum UnaryOp {
-    NegF,
-    Exp,
-    Log,
-    Sqrt,
-    Rsqrt,
-    Tanh,
-    AbsF,
-    Erf,
-    Sin,
-    Cos,
-}
-
-impl UnaryOp {
-    /// Every unary op with its MLIR name.
-    pub const ALL: &'static [(UnaryOp, &'static str)] = &[
-        (UnaryOp::NegF, "arith.negf"),
-        (UnaryOp::Exp, "math.exp"),
-        (UnaryOp::Log, "math.log"),
-        (UnaryOp::Sqrt, "math.sqrt"),
-        (UnaryOp::Rsqrt, "math.rsqrt"),
-        (UnaryOp::Tanh, "math.tanh"),
-        (UnaryOp::AbsF, "math.absf"),
-        (UnaryOp::Erf, "math.erf"),
-        (UnaryOp::Sin, "math.sin"),
-        (UnaryOp::Cos, "math.cos"),
-    ];
-
-    /// The MLIR op name.
-    pub fn name(self) -> &'static str {
-        Self::ALL
-            .iter()
-            .find(|(op, _)| *op == self)
-            .map(|(_, n)| *n)
-            .unwrap_or("math.unknown")
-    }
-
-    /// Transcendental functions cost more on a vector unit.
-    pub fn is_transcendental(self) -> bool {
-        !matches!(self, UnaryOp::NegF | UnaryOp::AbsF)
-    }
-}
-
 /// A size or stride: a literal or an SSA value.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SizeOperand {
@@ -237,14 +132,12 @@ pub enum OpKind {
     },
     /// `arith.constant`.
     Constant { value: Literal },
-    /// `arith.addf` and friends.
-    Binary {
-        op: BinaryOp,
-        lhs: Value,
-        rhs: Value,
+    /// An `arith`/`math` elementwise op written `name %a[, %b[, %c]] : T`, on scalars or
+    /// tensors; `operands` has `op.arity()` values.
+    Elementwise {
+        op: ElementwiseOp,
+        operands: Vec<Value>,
     },
-    /// `math.exp` and friends.
-    Unary { op: UnaryOp, operand: Value },
     /// `ktdp.get_compute_tile_id`.
     GetComputeTileId,
     /// `ktdp.construct_memory_view`.
@@ -339,14 +232,9 @@ pub enum OpKind {
         values: Vec<Value>,
         types: Vec<Type>,
     },
-    /// Further elementwise arith/math ops written `name %a[, %b[, %c]] : T` (bitwise and
-    /// unsigned integer ops, `math.floor`, `math.powf`, `math.fma`, ...). `name` is one of
-    /// [`ELEMENTWISE_OPS`].
-    Elementwise { name: String, operands: Vec<Value> },
-    /// `arith.cmpi` / `arith.cmpf`.
+    /// `arith.cmpi` / `arith.cmpf`, told apart by the predicate.
     Compare {
-        float: bool,
-        predicate: String,
+        predicate: Predicate,
         lhs: Value,
         rhs: Value,
         operand_type: Type,
@@ -470,7 +358,7 @@ pub enum OpKind {
     /// Named linalg ops without attributes: elementwise (`linalg.add`, `linalg.exp`, ...),
     /// `linalg.copy`, `linalg.batch_matmul`, `linalg.matmul_transpose_b`, ...
     LinalgNamed {
-        name: String,
+        op: LinalgNamedOp,
         inputs: Vec<(Value, Type)>,
         inits: Vec<(Value, Type)>,
     },
@@ -490,8 +378,9 @@ pub enum OpKind {
         dimensions: Vec<usize>,
         /// The combiner region; empty for the shorthand form.
         body: Block,
-        /// `Some(op name)` when written as `linalg.reduce { arith.addf } ...`.
-        shorthand: Option<String>,
+        /// `Some(op)` when written as `linalg.reduce { arith.addf } ...`; always a binary
+        /// `arith`/`math` op.
+        shorthand: Option<ElementwiseOp>,
     },
     /// `linalg.yield`.
     LinalgYield {
@@ -538,45 +427,6 @@ impl RuntimeArgField {
     }
 }
 
-/// Elementwise ops of [`OpKind::Elementwise`]: name, operand count, and the element kind
-/// they accept (`'f'` float, `'i'` integer or index).
-pub const ELEMENTWISE_OPS: &[(&str, usize, char)] = &[
-    ("arith.andi", 2, 'i'),
-    ("arith.ori", 2, 'i'),
-    ("arith.xori", 2, 'i'),
-    ("arith.shli", 2, 'i'),
-    ("arith.shrsi", 2, 'i'),
-    ("arith.shrui", 2, 'i'),
-    ("arith.divui", 2, 'i'),
-    ("arith.remui", 2, 'i'),
-    ("arith.ceildivui", 2, 'i'),
-    ("arith.maxui", 2, 'i'),
-    ("arith.minui", 2, 'i'),
-    ("arith.remf", 2, 'f'),
-    ("arith.maxnumf", 2, 'f'),
-    ("arith.minnumf", 2, 'f'),
-    ("math.powf", 2, 'f'),
-    ("math.atan2", 2, 'f'),
-    ("math.copysign", 2, 'f'),
-    ("math.fma", 3, 'f'),
-    ("math.exp2", 1, 'f'),
-    ("math.expm1", 1, 'f'),
-    ("math.log2", 1, 'f'),
-    ("math.log10", 1, 'f'),
-    ("math.log1p", 1, 'f'),
-    ("math.floor", 1, 'f'),
-    ("math.ceil", 1, 'f'),
-    ("math.round", 1, 'f'),
-    ("math.roundeven", 1, 'f'),
-    ("math.trunc", 1, 'f'),
-    ("math.tan", 1, 'f'),
-    ("math.atan", 1, 'f'),
-    ("math.sinh", 1, 'f'),
-    ("math.cosh", 1, 'f'),
-    ("math.cbrt", 1, 'f'),
-    ("math.absi", 1, 'i'),
-];
-
 /// Casts of [`OpKind::Cast`].
 pub const CAST_OPS: &[&str] = &[
     "arith.extf",
@@ -593,35 +443,6 @@ pub const CAST_OPS: &[&str] = &[
     "arith.bitcast",
 ];
 
-/// Named linalg ops of [`OpKind::LinalgNamed`] with their input count.
-pub const LINALG_NAMED_OPS: &[(&str, usize)] = &[
-    ("linalg.add", 2),
-    ("linalg.sub", 2),
-    ("linalg.mul", 2),
-    ("linalg.div", 2),
-    ("linalg.max", 2),
-    ("linalg.min", 2),
-    ("linalg.powf", 2),
-    ("linalg.exp", 1),
-    ("linalg.log", 1),
-    ("linalg.abs", 1),
-    ("linalg.negf", 1),
-    ("linalg.sqrt", 1),
-    ("linalg.rsqrt", 1),
-    ("linalg.tanh", 1),
-    ("linalg.erf", 1),
-    ("linalg.floor", 1),
-    ("linalg.ceil", 1),
-    ("linalg.reciprocal", 1),
-    ("linalg.square", 1),
-    ("linalg.copy", 1),
-    ("linalg.batch_matmul", 2),
-    ("linalg.matmul_transpose_b", 2),
-    ("linalg.matmul_transpose_a", 2),
-    ("linalg.matvec", 2),
-    ("linalg.dot", 2),
-];
-
 /// The dialects a KTIR program may use.
 pub const LEGAL_DIALECTS: &[&str] = &[
     "ktdp", "arith", "func", "linalg", "math", "memref", "scf", "tensor",
@@ -631,12 +452,10 @@ impl OpKind {
     /// The MLIR name of the op.
     pub fn name(&self) -> &str {
         match self {
-            OpKind::Elementwise { name, .. }
-            | OpKind::Cast { name, .. }
-            | OpKind::LinalgNamed { name, .. }
-            | OpKind::Generic { name, .. } => name,
-            OpKind::Compare { float: true, .. } => "arith.cmpf",
-            OpKind::Compare { float: false, .. } => "arith.cmpi",
+            OpKind::Cast { name, .. } | OpKind::Generic { name, .. } => name,
+            OpKind::Elementwise { op, .. } => op.name(),
+            OpKind::LinalgNamed { op, .. } => op.name(),
+            OpKind::Compare { predicate, .. } => predicate.op_name(),
             OpKind::Select { .. } => "arith.select",
             OpKind::ConstructDistributedMemoryView { .. } => {
                 "ktdp.construct_distributed_memory_view"
@@ -659,8 +478,6 @@ impl OpKind {
             OpKind::LinalgYield { .. } => "linalg.yield",
             OpKind::Return { .. } => "func.return",
             OpKind::Constant { .. } => "arith.constant",
-            OpKind::Binary { op, .. } => op.name(),
-            OpKind::Unary { op, .. } => op.name(),
             OpKind::GetComputeTileId => "ktdp.get_compute_tile_id",
             OpKind::ConstructMemoryView { .. } => "ktdp.construct_memory_view",
             OpKind::ConstructAccessTile { .. } => "ktdp.construct_access_tile",
@@ -811,8 +628,6 @@ impl OpKind {
                 inputs.iter().chain(inits).map(|(v, _)| v).collect()
             }
             OpKind::Constant { .. } | OpKind::GetComputeTileId => vec![],
-            OpKind::Binary { lhs, rhs, .. } => vec![lhs, rhs],
-            OpKind::Unary { operand, .. } => vec![operand],
             OpKind::ConstructMemoryView {
                 base,
                 sizes,

@@ -823,21 +823,29 @@ impl<'a> Parser<'a> {
         name_start: usize,
         results: &[String],
     ) -> PResult<(OpKind, Vec<Type>)> {
-        if let Some((op, _)) = BinaryOp::ALL.iter().find(|(_, n)| *n == name) {
-            let lhs = self.value()?;
-            self.expect(",")?;
-            let rhs = self.value()?;
+        if let Some(op) = ElementwiseOp::from_arith_name(name) {
+            let mut operands = vec![self.value()?];
+            loop {
+                // Stay on this line when no comma follows, so a missing type is reported
+                // at its end.
+                let at = self.pos;
+                if !self.eat(",") {
+                    self.pos = at;
+                    break;
+                }
+                operands.push(self.value()?);
+            }
+            let n = op.arity();
+            if operands.len() != n {
+                return self.fail(format!(
+                    "'{name}' takes {n} operand(s), found {}",
+                    operands.len()
+                ));
+            }
             self.skip_fastmath();
             self.expect(":")?;
             let t = self.ty()?;
-            return Ok((OpKind::Binary { op: *op, lhs, rhs }, vec![t]));
-        }
-        if let Some((op, _)) = UnaryOp::ALL.iter().find(|(_, n)| *n == name) {
-            let operand = self.value()?;
-            self.skip_fastmath();
-            self.expect(":")?;
-            let t = self.ty()?;
-            return Ok((OpKind::Unary { op: *op, operand }, vec![t]));
+            return Ok((OpKind::Elementwise { op, operands }, vec![t]));
         }
         match name {
             "func.return" | "return" => {

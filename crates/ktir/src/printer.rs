@@ -171,12 +171,6 @@ fn op(out: &mut String, op: &Op, indent: usize) {
         OpKind::Constant { value } => {
             let _ = write!(out, "{name} {} : {}", literal(value, elem), rt(0));
         }
-        OpKind::Binary { lhs, rhs, .. } => {
-            let _ = write!(out, "{name} {}, {} : {}", val(lhs), val(rhs), rt(0));
-        }
-        OpKind::Unary { operand, .. } => {
-            let _ = write!(out, "{name} {} : {}", val(operand), rt(0));
-        }
         OpKind::GetComputeTileId => {
             let _ = write!(out, "{name} : {}", types(&op.result_types));
         }
@@ -403,7 +397,8 @@ fn op(out: &mut String, op: &Op, indent: usize) {
         } => {
             let _ = write!(
                 out,
-                "{name} {predicate}, {}, {} : {}",
+                "{name} {}, {}, {} : {}",
+                predicate.name(),
                 val(lhs),
                 val(rhs),
                 ty(operand_type)
@@ -700,7 +695,7 @@ fn op(out: &mut String, op: &Op, indent: usize) {
         } => {
             out.push_str(name);
             if let Some(s) = shorthand {
-                let _ = write!(out, " {{ {s} }}");
+                let _ = write!(out, " {{ {} }}", s.name());
             }
             let _ = write!(
                 out,

@@ -282,17 +282,23 @@ impl<'m, 't> Verifier<'m, 't> {
                     }
                 }
             }
-            OpKind::Binary { op: b, lhs, rhs } => {
+            OpKind::Elementwise { op: ew, operands } => {
                 if let Some(t) = &rt {
-                    self.expect_type(lhs, &operand_infos[0], t, "operand");
-                    self.expect_type(rhs, &operand_infos[1], t, "operand");
-                    if let Some(e) = t.elem() {
-                        if b.is_float() != e.is_float() {
+                    for (i, v) in operands.iter().enumerate() {
+                        self.expect_type(v, &operand_infos[i], t, "operand");
+                    }
+                    let want_float = match ew.kind() {
+                        ElemKind::Float => Some(true),
+                        ElemKind::Int => Some(false),
+                        ElemKind::Any => None,
+                    };
+                    if let Some(want_float) = want_float {
+                        if t.elem().map(|e| e.is_float()) != Some(want_float) {
                             self.err(
                                 op,
                                 format!(
                                     "works on {} values, not '{}'",
-                                    if b.is_float() {
+                                    if want_float {
                                         "floating-point"
                                     } else {
                                         "integer"
@@ -301,17 +307,6 @@ impl<'m, 't> Verifier<'m, 't> {
                                 ),
                             );
                         }
-                    }
-                }
-            }
-            OpKind::Unary { operand, .. } => {
-                if let Some(t) = &rt {
-                    self.expect_type(operand, &operand_infos[0], t, "operand");
-                    if !t.elem().is_some_and(|e| e.is_float()) {
-                        self.err(
-                            op,
-                            format!("works on floating-point values, not '{}'", type_str(t)),
-                        );
                     }
                 }
             }

@@ -40,11 +40,12 @@
 //! - Runtime arguments (`!ktdp.runtime_arg<..>` function arguments) are passed as scalar
 //!   integers ([`KernelValue::Int`]); `granularity` and `upperbound` come from the type.
 
-use crate::exec_ew::{self, Ew};
+use crate::exec_ew;
 use crate::machine::Machine;
 use crate::timing::{Task, TaskId, Unit, Work};
 use half::{bf16, f16};
 use ktir::ast::*;
+use ktir::ast::{ElementwiseOp, LinalgNamedOp};
 use std::collections::HashMap;
 use std::fmt;
 use std::rc::Rc;
@@ -322,8 +323,8 @@ pub(crate) struct ROp<'a> {
     pub maps: Vec<Option<AffineMap>>,
     /// Op-specific precomputed integers.
     pub ints: Vec<i64>,
-    /// The elementwise operation, for elementwise ops.
-    pub ew: Option<Ew>,
+    /// The elementwise operation, for elementwise ops (`arith`/`math` and named linalg).
+    pub ew: Option<ElementwiseOp>,
 }
 
 struct Resolver<'a> {
@@ -451,7 +452,12 @@ impl<'a> Resolver<'a> {
         op: &'a Op,
         operands: &[usize],
         results: &[usize],
-    ) -> (Vec<SharedSet>, Vec<Option<AffineMap>>, Vec<i64>, Option<Ew>) {
+    ) -> (
+        Vec<SharedSet>,
+        Vec<Option<AffineMap>>,
+        Vec<i64>,
+        Option<ElementwiseOp>,
+    ) {
         let mut sets = Vec::new();
         let mut maps = Vec::new();
         let mut ints = Vec::new();
@@ -544,15 +550,15 @@ impl<'a> Resolver<'a> {
                         .map(|t| i64::from(t.contains("reduction"))),
                 );
             }
-            OpKind::Binary { op: b, .. } => ew = Some(Ew::from_binary(*b)),
-            OpKind::Unary { op: u, .. } => ew = Some(Ew::from_unary(*u)),
-            OpKind::Elementwise { name, .. } | OpKind::LinalgNamed { name, .. } => {
-                ew = Ew::from_name(name)
-            }
+            OpKind::Elementwise { op: e, .. }
+            | OpKind::LinalgNamed {
+                op: LinalgNamedOp::Elementwise(e),
+                ..
+            } => ew = Some(*e),
             OpKind::LinalgReduce {
                 shorthand, body, ..
             } => {
-                let name = shorthand.clone().or_else(|| {
+                let op = shorthand.or_else(|| {
                     // A region of exactly one combining op over the two block arguments.
                     let real: Vec<&Op> = body
                         .ops
@@ -560,12 +566,17 @@ impl<'a> Resolver<'a> {
                         .filter(|o| !o.kind.is_terminator())
                         .collect();
                     match real.as_slice() {
-                        [one] => Some(one.kind.name().to_string()),
+                        [one] => match &one.kind {
+                            OpKind::Elementwise { op, .. } => Some(*op),
+                            // The generic form of an arith op still names its combiner.
+                            OpKind::Generic { name, .. } => ElementwiseOp::from_name(name),
+                            _ => None,
+                        },
                         _ => None,
                     }
                 });
-                if let Some(n) = name {
-                    ints.push(match crate::exec_ops::Combiner::from_op(&n) {
+                if let Some(op) = op {
+                    ints.push(match crate::exec_ops::Combiner::from_op(op) {
                         Some(crate::exec_ops::Combiner::Add) => 1,
                         Some(crate::exec_ops::Combiner::Mul) => 2,
                         Some(crate::exec_ops::Combiner::Max) => 3,
@@ -1686,19 +1697,13 @@ impl<'m> Simulator<'m> {
                     self.set(slots, rop, i, RtValue::Index(v));
                 }
             }
-            OpKind::Binary { .. } | OpKind::Unary { .. } | OpKind::Elementwise { .. } => {
-                let ew = rop.ew.ok_or_else(|| {
-                    self.at(
-                        rop,
-                        format!("unknown elementwise op '{}'", rop.op.kind.name()),
-                    )
-                })?;
+            OpKind::Elementwise { op, .. } => {
                 let n = rop.operands.len();
-                let v = self.elementwise(rop, slots, ctx, ew, 0..n)?;
+                let v = self.elementwise(rop, slots, ctx, *op, 0..n)?;
                 self.set(slots, rop, 0, v);
             }
             OpKind::Compare { predicate, .. } => {
-                let v = self.compare(rop, slots, ctx, predicate)?;
+                let v = self.compare(rop, slots, ctx, *predicate)?;
                 self.set(slots, rop, 0, v);
             }
             OpKind::Select { .. } => {

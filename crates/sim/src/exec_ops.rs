@@ -2,6 +2,8 @@
 //! row-major `f32` data with explicit shapes. Each function checks its shapes and returns
 //! an error message instead of panicking; rounding to the storage type is the caller's job.
 
+use ktir::ast::ElementwiseOp;
+
 /// How a reduction combines two values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Combiner {
@@ -16,13 +18,14 @@ pub enum Combiner {
 }
 
 impl Combiner {
-    /// The combiner an op name stands for.
-    pub fn from_op(name: &str) -> Option<Combiner> {
-        Some(match name {
-            "arith.addf" | "arith.addi" => Combiner::Add,
-            "arith.mulf" | "arith.muli" => Combiner::Mul,
-            "arith.maximumf" | "arith.maxnumf" | "arith.maxsi" | "arith.maxui" => Combiner::Max,
-            "arith.minimumf" | "arith.minnumf" | "arith.minsi" | "arith.minui" => Combiner::Min,
+    /// The combiner an `arith` op stands for; `None` for ops that need the general path.
+    pub fn from_op(op: ElementwiseOp) -> Option<Combiner> {
+        use ElementwiseOp::*;
+        Some(match op {
+            AddF | AddI => Combiner::Add,
+            MulF | MulI => Combiner::Mul,
+            MaximumF | MaxNumF | MaxSI | MaxUI => Combiner::Max,
+            MinimumF | MinNumF | MinSI | MinUI => Combiner::Min,
             _ => return None,
         })
     }
@@ -249,26 +252,6 @@ pub fn batch_matmul(
     Ok(out)
 }
 
-/// `arith.cmpf` / `arith.cmpi` predicates; 1.0 for true, 0.0 for false.
-pub fn compare(predicate: &str, a: f32, b: f32) -> Result<f32, String> {
-    let r = match predicate {
-        "oeq" | "eq" => a == b,
-        "one" => a != b && !a.is_nan() && !b.is_nan(),
-        "une" | "ne" => a != b,
-        "olt" | "slt" | "ult" => a < b,
-        "ole" | "sle" | "ule" => a <= b,
-        "ogt" | "sgt" | "ugt" => a > b,
-        "oge" | "sge" | "uge" => a >= b,
-        "ueq" => a == b || a.is_nan() || b.is_nan(),
-        "ord" => !a.is_nan() && !b.is_nan(),
-        "uno" => a.is_nan() || b.is_nan(),
-        "true" => true,
-        "false" => false,
-        other => return Err(format!("unknown comparison predicate '{other}'")),
-    };
-    Ok(if r { 1.0 } else { 0.0 })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -314,14 +297,5 @@ mod tests {
         let r = batch_matmul(&a, &b, &[1.0, 1.0], 2, 1, 2, 1).unwrap();
         assert_eq!(r, vec![1.0 + 5.0 + 12.0, 1.0 + 21.0 + 32.0]);
         assert!(batch_matmul(&a, &b, &[0.0], 2, 1, 2, 1).is_err());
-    }
-
-    #[test]
-    fn comparisons_follow_mlir_predicates() {
-        assert_eq!(compare("olt", 1.0, 2.0).unwrap(), 1.0);
-        assert_eq!(compare("oge", 1.0, 2.0).unwrap(), 0.0);
-        assert_eq!(compare("une", f32::NAN, 1.0).unwrap(), 1.0);
-        assert_eq!(compare("oeq", f32::NAN, f32::NAN).unwrap(), 0.0);
-        assert!(compare("bogus", 0.0, 0.0).is_err());
     }
 }

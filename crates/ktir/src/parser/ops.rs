@@ -286,25 +286,6 @@ impl<'a> Parser<'a> {
         name_start: usize,
         results: &[String],
     ) -> PResult<(OpKind, Vec<Type>)> {
-        if let Some(&(_, n, _)) = ELEMENTWISE_OPS.iter().find(|(op, _, _)| *op == name) {
-            let operands = self.value_list()?;
-            if operands.len() != n {
-                return self.fail(format!(
-                    "'{name}' takes {n} operand(s), found {}",
-                    operands.len()
-                ));
-            }
-            self.skip_fastmath();
-            self.expect(":")?;
-            let t = self.ty()?;
-            return Ok((
-                OpKind::Elementwise {
-                    name: name.to_string(),
-                    operands,
-                },
-                vec![t],
-            ));
-        }
         if CAST_OPS.contains(&name) {
             let operand = self.value()?;
             self.expect(":")?;
@@ -320,41 +301,30 @@ impl<'a> Parser<'a> {
                 vec![t],
             ));
         }
-        if let Some(&(_, _)) = LINALG_NAMED_OPS.iter().find(|(op, _)| *op == name) {
+        if let Some(op) = LinalgNamedOp::from_name(name) {
             let inputs = self.operand_group("ins")?;
             let inits = self.operand_group("outs")?;
             let mut result_types = Vec::new();
             if self.eat("->") {
                 result_types = self.type_list()?;
             }
-            return Ok((
-                OpKind::LinalgNamed {
-                    name: name.to_string(),
-                    inputs,
-                    inits,
-                },
-                result_types,
-            ));
+            return Ok((OpKind::LinalgNamed { op, inputs, inits }, result_types));
         }
         match name {
             "arith.cmpi" | "arith.cmpf" => {
-                let (predicate, pspan) = self.ident()?;
-                let float = name == "arith.cmpf";
-                let known: &[&str] = if float {
-                    &[
-                        "false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord", "ueq", "ugt",
-                        "uge", "ult", "ule", "une", "uno", "true",
-                    ]
+                let (spelling, pspan) = self.ident()?;
+                let predicate = if name == "arith.cmpf" {
+                    CmpFPredicate::from_name(&spelling).map(Predicate::Float)
                 } else {
-                    &["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
+                    CmpIPredicate::from_name(&spelling).map(Predicate::Int)
                 };
-                if !known.contains(&predicate.as_str()) {
+                let Some(predicate) = predicate else {
                     return Err(Failure {
                         at: pspan.start as usize,
                         end: pspan.end as usize,
-                        message: format!("unknown predicate '{predicate}' for '{name}'"),
+                        message: format!("unknown predicate '{spelling}' for '{name}'"),
                     });
-                }
+                };
                 self.expect(",")?;
                 let lhs = self.value()?;
                 self.expect(",")?;
@@ -371,7 +341,6 @@ impl<'a> Parser<'a> {
                 };
                 Ok((
                     OpKind::Compare {
-                        float,
                         predicate,
                         lhs,
                         rhs,
@@ -843,9 +812,19 @@ impl<'a> Parser<'a> {
     fn linalg_reduce(&mut self) -> PResult<(OpKind, Vec<Type>)> {
         let mut shorthand = None;
         if self.eat("{") {
-            let (n, _) = self.ident()?;
+            let (n, span) = self.ident()?;
+            let op = ElementwiseOp::from_arith_name(&n).filter(|op| op.arity() == 2);
+            let Some(op) = op else {
+                return Err(Failure {
+                    at: span.start as usize,
+                    end: span.end as usize,
+                    message: format!(
+                        "'linalg.reduce' combiner '{n}' must be a binary arith or math op"
+                    ),
+                });
+            };
             self.expect("}")?;
-            shorthand = Some(n);
+            shorthand = Some(op);
         }
         let inputs = self.operand_group("ins")?;
         let inits = self.operand_group("outs")?;
@@ -900,29 +879,9 @@ fn typed_from_generic(
         .iter()
         .all(|t| Some(t) == result_types.first())
         && result_types.len() == 1;
-    if let Some((op, _)) = BinaryOp::ALL.iter().find(|(_, n)| *n == name) {
-        if operands.len() == 2 && same_types {
-            let mut it = operands.into_iter();
-            if let (Some(lhs), Some(rhs)) = (it.next(), it.next()) {
-                return OpKind::Binary { op: *op, lhs, rhs };
-            }
-            return generic(Vec::new(), operand_types, attrs, regions);
-        }
-    }
-    if let Some((op, _)) = UnaryOp::ALL.iter().find(|(_, n)| *n == name) {
-        if operands.len() == 1 && same_types {
-            if let Some(operand) = operands.into_iter().next() {
-                return OpKind::Unary { op: *op, operand };
-            }
-            return generic(Vec::new(), operand_types, attrs, regions);
-        }
-    }
-    if let Some(&(_, n, _)) = ELEMENTWISE_OPS.iter().find(|(op, _, _)| *op == name) {
-        if operands.len() == n && same_types {
-            return OpKind::Elementwise {
-                name: name.to_string(),
-                operands,
-            };
+    if let Some(op) = ElementwiseOp::from_arith_name(name) {
+        if operands.len() == op.arity() && same_types {
+            return OpKind::Elementwise { op, operands };
         }
     }
     match (name, operands.len(), result_types.len()) {

@@ -309,35 +309,8 @@ impl<'m, 't> Verifier<'m, 't> {
     ) {
         let rt = op.result_types.first().cloned();
         match &op.kind {
-            OpKind::Elementwise { name, operands } => {
-                let kind = ELEMENTWISE_OPS
-                    .iter()
-                    .find(|(n, _, _)| n == name)
-                    .map_or('f', |(_, _, k)| *k);
-                if let Some(t) = &rt {
-                    for (i, v) in operands.iter().enumerate() {
-                        self.expect_type(v, &infos[i], t, "operand");
-                    }
-                    if let Some(e) = t.elem() {
-                        if (kind == 'f') != e.is_float() {
-                            self.err(
-                                op,
-                                format!(
-                                    "works on {} values, not '{}'",
-                                    if kind == 'f' {
-                                        "floating-point"
-                                    } else {
-                                        "integer"
-                                    },
-                                    type_str(t)
-                                ),
-                            );
-                        }
-                    }
-                }
-            }
             OpKind::Compare {
-                float,
+                predicate,
                 lhs,
                 rhs,
                 operand_type,
@@ -345,12 +318,13 @@ impl<'m, 't> Verifier<'m, 't> {
             } => {
                 self.expect_type(lhs, &infos[0], operand_type, "operand");
                 self.expect_type(rhs, &infos[1], operand_type, "operand");
-                if operand_type.elem().is_some_and(|e| e.is_float()) != *float {
+                let float = predicate.is_float();
+                if operand_type.elem().is_some_and(|e| e.is_float()) != float {
                     self.err(
                         op,
                         format!(
                             "compares {} values, not '{}'",
-                            if *float { "floating-point" } else { "integer" },
+                            if float { "floating-point" } else { "integer" },
                             type_str(operand_type)
                         ),
                     );
@@ -687,10 +661,10 @@ impl<'m, 't> Verifier<'m, 't> {
                 self.slice(op, offsets, sizes, strides, dest_type, source_type);
             }
             OpKind::LinalgNamed {
-                name,
+                op: named,
                 inputs,
                 inits,
-            } => self.linalg_named(op, name, inputs, inits, infos),
+            } => self.linalg_named(op, *named, inputs, inits, infos),
             OpKind::LinalgGeneric {
                 indexing_maps,
                 iterator_types,
@@ -794,17 +768,9 @@ impl<'m, 't> Verifier<'m, 't> {
                 if inputs.len() != inits.len() {
                     self.err(op, "needs as many inits as inputs".into());
                 }
+                // The parser only accepts binary arith/math ops as the shorthand combiner.
                 match shorthand {
-                    Some(s) => {
-                        let binary = BinaryOp::ALL.iter().any(|(_, n)| n == s)
-                            || ELEMENTWISE_OPS.iter().any(|(n, k, _)| n == s && *k == 2);
-                        if !binary {
-                            self.err(
-                                op,
-                                format!("combiner '{s}' must be a binary arith or math op"),
-                            );
-                        }
-                    }
+                    Some(_) => {}
                     None => {
                         let want: Vec<Type> = inputs
                             .iter()
@@ -888,16 +854,13 @@ impl<'m, 't> Verifier<'m, 't> {
     fn linalg_named(
         &mut self,
         op: &Op,
-        name: &str,
+        named: LinalgNamedOp,
         inputs: &[(Value, Type)],
         inits: &[(Value, Type)],
         infos: &[Option<ValueInfo>],
     ) {
         self.typed_operands(inputs, inits, infos);
-        let want = LINALG_NAMED_OPS
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map_or(1, |(_, k)| *k);
+        let want = named.inputs();
         if inputs.len() != want || inits.len() != 1 {
             self.err(
                 op,
@@ -914,8 +877,8 @@ impl<'m, 't> Verifier<'m, 't> {
             inputs.iter().map(|(_, t)| t.static_shape()).collect();
         let out = init.static_shape();
         let mismatch = |msg: String| msg;
-        let problem = match name {
-            "linalg.batch_matmul" => match (&shapes[0], &shapes[1], &out) {
+        let problem = match named {
+            LinalgNamedOp::BatchMatmul => match (&shapes[0], &shapes[1], &out) {
                 (Some(a), Some(b), Some(c)) if a.len() == 3 && b.len() == 3 && c.len() == 3 => {
                     (a[0] != b[0] || c[0] != a[0] || a[2] != b[1] || c[1] != a[1] || c[2] != b[2])
                         .then(|| {
@@ -924,15 +887,16 @@ impl<'m, 't> Verifier<'m, 't> {
                 }
                 _ => Some("needs rank-3 operands with static shapes".to_string()),
             },
-            "linalg.matmul_transpose_b" | "linalg.matmul_transpose_a" => {
+            LinalgNamedOp::MatmulTransposeB | LinalgNamedOp::MatmulTransposeA => {
+                let transpose_a = named == LinalgNamedOp::MatmulTransposeA;
                 match (&shapes[0], &shapes[1], &out) {
                     (Some(a), Some(b), Some(c)) if a.len() == 2 && b.len() == 2 && c.len() == 2 => {
-                        let (m, k1) = if name.ends_with('a') {
+                        let (m, k1) = if transpose_a {
                             (a[1], a[0])
                         } else {
                             (a[0], a[1])
                         };
-                        let (k2, n) = if name.ends_with('b') {
+                        let (k2, n) = if !transpose_a {
                             (b[1], b[0])
                         } else {
                             (b[0], b[1])
@@ -943,8 +907,8 @@ impl<'m, 't> Verifier<'m, 't> {
                     _ => Some("needs rank-2 operands with static shapes".to_string()),
                 }
             }
-            "linalg.matvec" | "linalg.dot" => None,
-            _ => {
+            LinalgNamedOp::Matvec | LinalgNamedOp::Dot => None,
+            LinalgNamedOp::Elementwise(_) => {
                 // Elementwise and copy: every operand has the init's shape.
                 let bad = inputs
                     .iter()
