@@ -20,7 +20,7 @@
 //! output back from one. Indices and ids are far below 2^31, and the reference carries
 //! integers in f32 anyway (exact to 2^24). Bool is one byte (128 to a stick), like i8.
 
-use crate::ops::{dsize, pointwise_iteration_pub, DeviceOp};
+use crate::ops::{dsize, pointwise_iteration_pub, DeviceOp, DeviceOpKind, Movement};
 use crate::{Compilation, CompileError};
 use graph::DType;
 use std::collections::BTreeMap;
@@ -282,7 +282,7 @@ pub fn device_dtype(dt: DType) -> DType {
 
 /// The layout operand `i` (inputs, then outputs) of `op` needs, given its default layout.
 fn required(op: &DeviceOp, operand: usize, default: &Layout) -> Result<Layout, CompileError> {
-    if op.op == "batchmatmul" && operand == 1 && default.host_shape.len() >= 2 {
+    if op.kind.is_matmul() && operand == 1 && default.host_shape.len() >= 2 {
         let k = default.host_shape.len() - 2;
         return default.with_padded_dim(k, default.elems_per_stick);
     }
@@ -291,7 +291,7 @@ fn required(op: &DeviceOp, operand: usize, default: &Layout) -> Result<Layout, C
 
 /// Whether a tensor's current layout serves operand `operand` of `op`.
 fn satisfies(op: &DeviceOp, operand: usize, have: &Layout, need: &Layout) -> bool {
-    if op.op == "batchmatmul" && operand == 1 {
+    if op.kind.is_matmul() && operand == 1 {
         return have == need;
     }
     // Everyone else needs the stick made of the operand's last host dim.
@@ -384,7 +384,7 @@ pub fn run(c: &mut Compilation) -> Result<(LayoutNotes, Vec<String>), CompileErr
             c.layouts.insert(name.clone(), need);
             let rop = DeviceOp {
                 name: format!("{}/restickify_{i}", op.name),
-                op: "restickify".into(),
+                kind: DeviceOpKind::Movement(Movement::Restickify),
                 inputs: vec![t.clone()],
                 outputs: vec![name.clone()],
                 iteration: pointwise_iteration_pub(&ty.shape),

@@ -30,7 +30,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 pub use layout::Layout;
-pub use ops::{access_map, DeviceOp, IterDim};
+pub use ops::{access_map, DeviceOp, DeviceOpKind, IterDim};
 pub use passes::compile;
 pub use scratchpad::Placement;
 pub use workdiv::WorkDivision;

@@ -19,7 +19,7 @@
 //! Movement kernels live in [`movement`]; elementwise ops whose operands differ in element
 //! type (conversions, comparisons, select) in `convert`; the `topk` row kernel in `topk`.
 
-use crate::ops::{access_map, DeviceOp};
+use crate::ops::{access_map, DeviceOp, DeviceOpKind, Movement, Reduction, Unary};
 use crate::workdiv::{chunk_elems, op_eps};
 use crate::{Compilation, CompileError, Layout, Placement};
 use graph::DType;
@@ -33,7 +33,6 @@ mod movement;
 mod tiling;
 mod topk;
 
-use convert::TYPED_POINTWISE;
 pub use tiling::{scratchpad_use, KernelUse};
 
 /// One kernel of the lowered module and the tensors its `index` arguments point at.
@@ -331,8 +330,7 @@ impl<'c> KernelEmitter<'c> {
                 let single = kind == Kind::Synthetic
                     || (kind == Kind::Lane && host.is_some_and(|h| ty.shape[h] == 1));
                 // Movement kernels read every dim they do not split whole.
-                let whole = crate::ops::MOVEMENT.contains(&op.op.as_str())
-                    && iter.is_none_or(|d| div.splits[d] <= 1);
+                let whole = op.kind.is_movement() && iter.is_none_or(|d| div.splits[d] <= 1);
                 let (o, e) = match (kind, iter) {
                     _ if single => ("0".to_string(), 1),
                     _ if whole => ("0".to_string(), size),
@@ -474,18 +472,17 @@ impl<'c> KernelEmitter<'c> {
                 }
             }
         }
-        match self.op.op.as_str() {
-            "batchmatmul" => self.matmul()?,
-            other if crate::ops::REDUCTIONS.contains(&other) => self.reduction()?,
-            "gather" => self.gather()?,
-            "topk" => self.topk()?,
-            other if crate::ops::MOVEMENT.contains(&other) => self.movement()?,
-            other if crate::ops::POINTWISE.contains(&other) => self.pointwise()?,
-            other => {
-                return Err(self.fail(format!(
-                    "device op '{other}' has no KTIR lowering yet (lowered: batchmatmul, reductions over the last axis, topk, movement and elementwise ops)"
-                )))
-            }
+        match self.op.kind {
+            DeviceOpKind::BatchMatmul => self.matmul()?,
+            DeviceOpKind::Reduce(r) => self.reduction(r)?,
+            DeviceOpKind::Movement(Movement::Gather) => self.gather()?,
+            DeviceOpKind::TopK => self.topk()?,
+            DeviceOpKind::Movement(_) => self.movement()?,
+            DeviceOpKind::Unary(_)
+            | DeviceOpKind::Binary(_)
+            | DeviceOpKind::Compare(_)
+            | DeviceOpKind::ToDtype
+            | DeviceOpKind::Where => self.pointwise()?,
         }
         for _ in 0..self.loops.len() {
             self.depth -= 1;
@@ -523,7 +520,7 @@ impl<'c> KernelEmitter<'c> {
         let _ = writeln!(
             out,
             "  // {} ({}): {division}{time}",
-            self.op.name, self.op.op
+            self.op.name, self.op.kind
         );
         let _ = writeln!(
             out,
@@ -540,7 +537,7 @@ impl<'c> KernelEmitter<'c> {
     /// Whether operand `i`'s tile is built inside the matmul's K loop (it reads one K block).
     fn tiled_inside(&self, i: usize) -> bool {
         self.k_steps > 1
-            && self.op.op == "batchmatmul"
+            && self.op.kind.is_matmul()
             && i < 2
             && self.operands[i]
                 .dims
@@ -743,7 +740,7 @@ impl<'c> KernelEmitter<'c> {
         let elem = out.elem;
         let ty = shape_str(&out_shape, elem);
         // Ops whose operands and result may differ in element type.
-        let typed = TYPED_POINTWISE.contains(&self.op.op.as_str());
+        let typed = self.op.kind.is_typed_pointwise();
         let mut args = Vec::new();
         let mut elems = Vec::new();
         for i in 0..self.op.inputs.len() {
@@ -751,7 +748,7 @@ impl<'c> KernelEmitter<'c> {
             if in_elem != elem && !typed {
                 return Err(self.fail(format!(
                     "operand '{}' is {in_elem} but the result is {elem}; '{}' keeps the element type",
-                    self.operands[i].tensor, self.op.op
+                    self.operands[i].tensor, self.op.kind
                 )));
             }
             let v = self.load(i);
@@ -787,7 +784,7 @@ impl<'c> KernelEmitter<'c> {
         let result = if typed {
             self.typed_pointwise(&args, &elems, &out_shape, elem)?
         } else {
-            self.elementwise(&self.op.op.clone(), &args, &ty)?
+            self.elementwise(self.op.kind, &args, &ty)?
         };
         let name = self.operands[out_index].ssa.clone();
         self.line(&format!(
@@ -832,7 +829,7 @@ impl<'c> KernelEmitter<'c> {
 
     /// `sum`, `mean`, `max`, `min` over the last host axis: reduce the tile's stick and
     /// lane dims in f32, then write one element per row into the (sparse) result tile.
-    fn reduction(&mut self) -> Result<(), CompileError> {
+    fn reduction(&mut self, kind: Reduction) -> Result<(), CompileError> {
         if self.op.inputs.len() != 1 || self.operands.len() != 2 {
             return Err(self.fail("a reduction takes one input and one output"));
         }
@@ -885,10 +882,11 @@ impl<'c> KernelEmitter<'c> {
             ));
             v
         };
-        let (combiner, identity) = match self.op.op.as_str() {
-            "sum" | "mean" => ("arith.addf", "0.0"),
-            "max" => ("arith.maximumf", "-3.0e38"),
-            _ => ("arith.minimumf", "3.0e38"),
+        let combiner = kind.combiner().ktir_elementwise();
+        let identity = match kind {
+            Reduction::Sum | Reduction::Mean => "0.0",
+            Reduction::Max => "-3.0e38",
+            Reduction::Min => "3.0e38",
         };
         let id = self.fresh("identity");
         let empty = self.fresh("empty");
@@ -956,7 +954,7 @@ impl<'c> KernelEmitter<'c> {
             acc = r;
         }
         let mut v = acc;
-        if self.op.op == "mean" {
+        if kind == Reduction::Mean {
             let n = self.op.iteration[red].extent.max(1);
             let k = self.constant(1.0 / n as f64, &acc_ty);
             v = self.bin("arith.mulf", &v, &k, &acc_ty);
@@ -1073,7 +1071,13 @@ impl<'c> KernelEmitter<'c> {
     }
 
     /// Emits one SDSC elementwise op on whole tiles of type `ty`.
-    fn elementwise(&mut self, op: &str, args: &[String], ty: &str) -> Result<String, CompileError> {
+    fn elementwise(
+        &mut self,
+        kind: DeviceOpKind,
+        args: &[String],
+        ty: &str,
+    ) -> Result<String, CompileError> {
+        let op = kind.name();
         let arity = |n: usize, s: &Self| -> Result<(), CompileError> {
             if args.len() != n {
                 return Err(s.fail(format!(
@@ -1083,55 +1087,39 @@ impl<'c> KernelEmitter<'c> {
             }
             Ok(())
         };
-        let binary = match op {
-            "add" => Some("arith.addf"),
-            "sub" => Some("arith.subf"),
-            "mul" => Some("arith.mulf"),
-            "realdiv" => Some("arith.divf"),
-            "maximum" => Some("arith.maximumf"),
-            "minimum" => Some("arith.minimumf"),
-            _ => None,
-        };
-        if let Some(b) = binary {
+        if let DeviceOpKind::Binary(b) = kind {
             arity(2, self)?;
-            return Ok(self.bin(b, &args[0], &args[1], ty));
+            return Ok(self.bin(b.ktir_elementwise(), &args[0], &args[1], ty));
         }
         arity(1, self)?;
         let x = args[0].clone();
-        let unary = match op {
-            "neg" => Some("arith.negf"),
-            "exp" => Some("math.exp"),
-            "log" => Some("math.log"),
-            "sqrt" => Some("math.sqrt"),
-            "rsqrt" => Some("math.rsqrt"),
-            "tanh" => Some("math.tanh"),
-            "abs" => Some("math.absf"),
-            _ => None,
+        let DeviceOpKind::Unary(unary) = kind else {
+            return Err(self.fail(format!("elementwise op '{op}' has no KTIR lowering yet")));
         };
-        if let Some(u) = unary {
+        if let Some(u) = unary.ktir_elementwise() {
             return Ok(self.un(u, &x, ty));
         }
-        Ok(match op {
-            "reciprocal" => {
+        Ok(match unary {
+            Unary::Reciprocal => {
                 let one = self.constant(1.0, ty);
                 self.bin("arith.divf", &one, &x, ty)
             }
-            "relu" => {
+            Unary::Relu => {
                 let zero = self.constant(0.0, ty);
                 self.bin("arith.maximumf", &x, &zero, ty)
             }
-            "sigmoid" => self.sigmoid(&x, ty),
-            "silu" => {
+            Unary::Sigmoid => self.sigmoid(&x, ty),
+            Unary::Silu => {
                 let s = self.sigmoid(&x, ty);
                 self.bin("arith.mulf", &x, &s, ty)
             }
-            "softplus" => {
+            Unary::Softplus => {
                 let e = self.un("math.exp", &x, ty);
                 let one = self.constant(1.0, ty);
                 let s = self.bin("arith.addf", &one, &e, ty);
                 self.un("math.log", &s, ty)
             }
-            "gelu" if self.op.attrs.get("approximate").is_some_and(|a| a == &[1]) => {
+            Unary::Gelu if self.op.attrs.get("approximate").is_some_and(|a| a == &[1]) => {
                 // 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3)))
                 let x2 = self.bin("arith.mulf", &x, &x, ty);
                 let x3 = self.bin("arith.mulf", &x2, &x, ty);
@@ -1147,7 +1135,7 @@ impl<'c> KernelEmitter<'c> {
                 let h = self.bin("arith.mulf", &x, &half, ty);
                 self.bin("arith.mulf", &h, &s, ty)
             }
-            "gelu" => {
+            Unary::Gelu => {
                 // 0.5 * x * (1 + erf(x / sqrt(2)))
                 let r = self.constant(std::f64::consts::FRAC_1_SQRT_2, ty);
                 let xs = self.bin("arith.mulf", &x, &r, ty);
@@ -1158,8 +1146,15 @@ impl<'c> KernelEmitter<'c> {
                 let h = self.bin("arith.mulf", &x, &half, ty);
                 self.bin("arith.mulf", &h, &s, ty)
             }
-            other => {
-                return Err(self.fail(format!("elementwise op '{other}' has no KTIR lowering yet")))
+            Unary::Abs
+            | Unary::Neg
+            | Unary::Exp
+            | Unary::Log
+            | Unary::Sqrt
+            | Unary::Rsqrt
+            | Unary::Tanh
+            | Unary::Floor => {
+                return Err(self.fail(format!("elementwise op '{op}' has no KTIR lowering yet")))
             }
         })
     }

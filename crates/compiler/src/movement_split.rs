@@ -8,7 +8,7 @@
 //! is padded beyond the host size. Gather reads an indirect set of rows and stays on one
 //! core.
 
-use crate::ops::DeviceOp;
+use crate::ops::{DeviceOp, DeviceOpKind, Movement};
 use crate::{Compilation, CompileError};
 
 /// Normalises a possibly negative axis for a tensor of rank `r`.
@@ -22,10 +22,13 @@ pub fn input_access(op: &DeviceOp, shape: &[usize]) -> Vec<Option<usize>> {
     let out: Vec<usize> = op.iteration.iter().map(|d| d.extent).collect();
     let r = shape.len();
     let none = vec![None; r];
+    let DeviceOpKind::Movement(kind) = op.kind else {
+        return none;
+    };
     let same_rank = |v: Vec<Option<usize>>| if out.len() == r { v } else { none.clone() };
-    match op.op.as_str() {
-        "restickify" => same_rank((0..r).map(Some).collect()),
-        "transpose" => {
+    match kind {
+        Movement::Restickify => same_rank((0..r).map(Some).collect()),
+        Movement::Transpose => {
             let perm: Vec<usize> = match op.attrs.get("perm") {
                 Some(p) => p.iter().map(|&x| axis(x, r)).collect(),
                 None => (0..r).rev().collect(),
@@ -36,7 +39,7 @@ pub fn input_access(op: &DeviceOp, shape: &[usize]) -> Vec<Option<usize>> {
             // y[d] = x[perm[d]]: input dim i is read at the output dim d with perm[d] = i.
             same_rank((0..r).map(|i| perm.iter().position(|&p| p == i)).collect())
         }
-        "slice" => {
+        Movement::Slice => {
             let starts = op.attrs.get("starts").map(Vec::len).unwrap_or(0);
             let sliced: Vec<usize> = match op.attrs.get("axes") {
                 Some(a) => a.iter().map(|&x| axis(x, r)).collect(),
@@ -48,14 +51,14 @@ pub fn input_access(op: &DeviceOp, shape: &[usize]) -> Vec<Option<usize>> {
                     .collect(),
             )
         }
-        "concat" => {
+        Movement::Concat => {
             let a = match op.attrs.get("axis").map(Vec::as_slice) {
                 Some([a]) => axis(*a, r),
                 _ => 0,
             };
             same_rank((0..r).map(|i| (i != a).then_some(i)).collect())
         }
-        "expand" => {
+        Movement::Expand => {
             // numpy broadcasting: input dims align right with the output's.
             let Some(lead) = out.len().checked_sub(r) else {
                 return none;
@@ -64,7 +67,7 @@ pub fn input_access(op: &DeviceOp, shape: &[usize]) -> Vec<Option<usize>> {
                 .map(|i| (shape[i] == out[lead + i] && shape[i] > 1).then_some(lead + i))
                 .collect()
         }
-        "reshape" => {
+        Movement::Reshape => {
             // Input dim i and output dim j index the same elements when the dims before
             // them hold the same number of elements and they have the same size: both are
             // then the same digit of the flat index.
@@ -83,14 +86,15 @@ pub fn input_access(op: &DeviceOp, shape: &[usize]) -> Vec<Option<usize>> {
             }
             v
         }
-        _ => none,
+        // Gather reads an indirect set of rows.
+        Movement::Gather => none,
     }
 }
 
 /// Per iteration dim of a movement op: why it must not be split (`None` when it may be).
 pub fn fixed_dims(c: &Compilation, op: &DeviceOp) -> Result<Vec<Option<String>>, CompileError> {
     let n = op.iteration.len();
-    if op.op == "gather" {
+    if op.kind == DeviceOpKind::Movement(Movement::Gather) {
         return Ok(vec![
             Some("gather reads rows by index on one core".into());
             n
@@ -126,7 +130,8 @@ pub fn fixed_dims(c: &Compilation, op: &DeviceOp) -> Result<Vec<Option<String>>,
                 }
                 Some(_) => {}
                 // An expand input broadcasts along dims it lacks or holds once.
-                None if op.op == "expand" && (d < lead || shape[d - lead] == 1) => {}
+                None if op.kind == DeviceOpKind::Movement(Movement::Expand)
+                    && (d < lead || shape[d - lead] == 1) => {}
                 None => *f = Some(format!("'{input}' is not read as a box along it")),
             }
         }

@@ -38,14 +38,18 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 mod attention;
+mod kind;
+
+pub use kind::{Binary, Category, Comparison, DeviceOpKind, Movement, Reduction, Unary};
 
 /// One device op: the unit the rest of the compiler plans.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DeviceOp {
     /// From the graph node; `node/step` when a node decomposes into several ops.
     pub name: String,
-    /// SDSC op name ("batchmatmul", "add", "restickify", ...).
-    pub op: String,
+    /// The SDSC op ("batchmatmul", "add", "restickify", ...); serialized as its name.
+    #[serde(rename = "op")]
+    pub kind: DeviceOpKind,
     pub inputs: Vec<String>,
     pub outputs: Vec<String>,
     pub iteration: Vec<IterDim>,
@@ -66,138 +70,103 @@ pub struct IterDim {
     pub reduction: bool,
 }
 
-/// Device ops applied elementwise.
-pub const POINTWISE: &[&str] = &[
-    "abs",
-    "add",
-    "sub",
-    "mul",
-    "realdiv",
-    "neg",
-    "exp",
-    "log",
-    "sqrt",
-    "rsqrt",
-    "reciprocal",
-    "tanh",
-    "sigmoid",
-    "relu",
-    "gelu",
-    "silu",
-    "softplus",
-    "floor",
-    "maximum",
-    "minimum",
-    "to_dtype",
-    "equal",
-    "greater",
-    "lesser",
-    "where",
-];
-
-/// Device ops that move data between layouts: each lowers to a kernel that reads boxes of
-/// its inputs, rearranges them in host order and writes its slice of the result (see
-/// `movement_split` for which dims are split over cores).
-pub const MOVEMENT: &[&str] = &[
-    "reshape",
-    "transpose",
-    "expand",
-    "slice",
-    "concat",
-    "restickify",
-    "gather",
-];
-
-/// Device reductions over the last axis (kept with size 1).
-pub const REDUCTIONS: &[&str] = &["max", "sum", "mean", "min"];
-
-/// Device ops that read whole rows (the last axis) and write a few elements per row:
-/// `topk` (values and indices of the `k` largest or smallest). Rows are split over cores;
-/// the row itself never is.
-pub const ROW_OPS: &[&str] = &["topk"];
-
-/// Graph ops `decompose` accepts.
-pub const SUPPORTED_GRAPH_OPS: &[&str] = &[
-    "Abs",
-    "Add",
-    "Attention",
-    "Cast",
-    "Concat",
-    "Conv",
-    "CumSum",
-    "Equal",
-    "Expand",
-    "Flatten",
-    "Reshape",
-    "Slice",
-    "Squeeze",
-    "Transpose",
-    "Unsqueeze",
-    "Div",
-    "Exp",
-    "Floor",
-    "Gather",
-    "Gelu",
-    "Gemm",
-    "Greater",
-    "LayerNormalization",
-    "Less",
-    "Log",
-    "MatMul",
-    "Max",
-    "Min",
-    "Mul",
-    "Neg",
-    "RMSNormalization",
-    "Reciprocal",
-    "ReduceMax",
-    "ReduceMean",
-    "ReduceSum",
-    "Relu",
-    "Sigmoid",
-    "Silu",
-    "SimplifiedLayerNormalization",
-    "Softmax",
-    "Softplus",
-    "Split",
-    "Sqrt",
-    "Sub",
-    "Tanh",
-    "TopK",
-    "Trilu",
-    "Where",
-];
-
-fn unary_device_op(op: &str) -> Option<&'static str> {
-    Some(match op {
-        "Abs" => "abs",
-        "Neg" => "neg",
-        "Exp" => "exp",
-        "Log" => "log",
-        "Sqrt" => "sqrt",
-        "Reciprocal" => "reciprocal",
-        "Tanh" => "tanh",
-        "Sigmoid" => "sigmoid",
-        "Relu" => "relu",
-        "Gelu" => "gelu",
-        "Silu" => "silu",
-        "Softplus" => "softplus",
-        "Floor" => "floor",
-        "Cast" => "to_dtype",
-        _ => return None,
-    })
+/// How `decompose` turns one graph op into device ops. [`GRAPH_OPS`] names the rule of
+/// every graph op it accepts, and `Builder::decompose` matches on the rule exhaustively, so
+/// the list of accepted ops is the dispatch itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decomposition {
+    /// One movement op on the node's inputs, with its integer attributes.
+    Movement(Movement),
+    /// One elementwise op of one operand.
+    Unary(Unary),
+    /// `to_dtype`.
+    Cast,
+    /// A chain of binary ops (variadic Max and Min chain left to right).
+    Binary(Binary),
+    /// One comparison.
+    Compare(Comparison),
+    /// One `where`.
+    Where,
+    MatMul,
+    Gemm,
+    Attention,
+    Softmax,
+    /// A reduction over any axes (moved last and merged when they are not the last).
+    Reduce(Reduction),
+    Split,
+    Trilu,
+    CumSum,
+    Conv,
+    TopK,
+    LayerNormalization,
+    /// SimplifiedLayerNormalization and RMSNormalization.
+    RmsNormalization,
 }
 
-fn binary_device_op(op: &str) -> Option<&'static str> {
-    Some(match op {
-        "Add" => "add",
-        "Sub" => "sub",
-        "Mul" => "mul",
-        "Div" => "realdiv",
-        "Max" => "maximum",
-        "Min" => "minimum",
-        _ => return None,
-    })
+/// Graph ops `decompose` accepts and the rule for each, in the order error messages list
+/// them.
+pub const GRAPH_OPS: &[(&str, Decomposition)] = {
+    use Decomposition as D;
+    &[
+        ("Abs", D::Unary(Unary::Abs)),
+        ("Add", D::Binary(Binary::Add)),
+        ("Attention", D::Attention),
+        ("Cast", D::Cast),
+        ("Concat", D::Movement(Movement::Concat)),
+        ("Conv", D::Conv),
+        ("CumSum", D::CumSum),
+        ("Equal", D::Compare(Comparison::Equal)),
+        ("Expand", D::Movement(Movement::Expand)),
+        ("Flatten", D::Movement(Movement::Reshape)),
+        ("Reshape", D::Movement(Movement::Reshape)),
+        ("Slice", D::Movement(Movement::Slice)),
+        ("Squeeze", D::Movement(Movement::Reshape)),
+        ("Transpose", D::Movement(Movement::Transpose)),
+        ("Unsqueeze", D::Movement(Movement::Reshape)),
+        ("Div", D::Binary(Binary::RealDiv)),
+        ("Exp", D::Unary(Unary::Exp)),
+        ("Floor", D::Unary(Unary::Floor)),
+        ("Gather", D::Movement(Movement::Gather)),
+        ("Gelu", D::Unary(Unary::Gelu)),
+        ("Gemm", D::Gemm),
+        ("Greater", D::Compare(Comparison::Greater)),
+        ("LayerNormalization", D::LayerNormalization),
+        ("Less", D::Compare(Comparison::Lesser)),
+        ("Log", D::Unary(Unary::Log)),
+        ("MatMul", D::MatMul),
+        ("Max", D::Binary(Binary::Maximum)),
+        ("Min", D::Binary(Binary::Minimum)),
+        ("Mul", D::Binary(Binary::Mul)),
+        ("Neg", D::Unary(Unary::Neg)),
+        ("RMSNormalization", D::RmsNormalization),
+        ("Reciprocal", D::Unary(Unary::Reciprocal)),
+        ("ReduceMax", D::Reduce(Reduction::Max)),
+        ("ReduceMean", D::Reduce(Reduction::Mean)),
+        ("ReduceSum", D::Reduce(Reduction::Sum)),
+        ("Relu", D::Unary(Unary::Relu)),
+        ("Sigmoid", D::Unary(Unary::Sigmoid)),
+        ("Silu", D::Unary(Unary::Silu)),
+        ("SimplifiedLayerNormalization", D::RmsNormalization),
+        ("Softmax", D::Softmax),
+        ("Softplus", D::Unary(Unary::Softplus)),
+        ("Split", D::Split),
+        ("Sqrt", D::Unary(Unary::Sqrt)),
+        ("Sub", D::Binary(Binary::Sub)),
+        ("Tanh", D::Unary(Unary::Tanh)),
+        ("TopK", D::TopK),
+        ("Trilu", D::Trilu),
+        ("Where", D::Where),
+    ]
+};
+
+/// The rule `decompose` applies to graph op `op`, if it accepts it.
+pub fn decomposition(op: &str) -> Option<Decomposition> {
+    GRAPH_OPS.iter().find(|(n, _)| *n == op).map(|&(_, d)| d)
+}
+
+/// Names of the graph ops `decompose` accepts.
+pub fn supported_graph_ops() -> impl Iterator<Item = &'static str> {
+    GRAPH_OPS.iter().map(|&(n, _)| n)
 }
 
 /// Which iteration dim indexes each dim of an operand (`None`: broadcast or reduced away).
@@ -205,7 +174,7 @@ fn binary_device_op(op: &str) -> Option<&'static str> {
 pub fn access_map(op: &DeviceOp, operand: usize, shape: &[usize]) -> Vec<Option<usize>> {
     let it = &op.iteration;
     let r = shape.len();
-    if MOVEMENT.contains(&op.op.as_str()) && operand < op.inputs.len() {
+    if op.kind.is_movement() && operand < op.inputs.len() {
         return crate::movement_split::input_access(op, shape);
     }
     let aligned = |i: usize, offset_from_right: usize, iter_end: usize| -> Option<usize> {
@@ -220,7 +189,7 @@ pub fn access_map(op: &DeviceOp, operand: usize, shape: &[usize]) -> Vec<Option<
             Some(pos)
         }
     };
-    if op.op == "batchmatmul" && it.len() >= 3 && r >= 2 {
+    if op.kind == DeviceOpKind::BatchMatmul && it.len() >= 3 && r >= 2 {
         let nb = it.len() - 3;
         let (mb, out, k) = (nb, nb + 1, nb + 2);
         let (second_last, last) = match operand {
@@ -241,7 +210,7 @@ pub fn access_map(op: &DeviceOp, operand: usize, shape: &[usize]) -> Vec<Option<
             .collect();
     }
     let mut map: Vec<Option<usize>> = (0..r).map(|i| aligned(i, 0, it.len())).collect();
-    if ROW_OPS.contains(&op.op.as_str()) && operand >= op.inputs.len() {
+    if op.kind.is_row_op() && operand >= op.inputs.len() {
         // A row op's outputs hold k elements per row, not the row's extent: no iteration
         // dim indexes their last dim, and every core writes its rows whole.
         if let Some(last) = map.last_mut() {
@@ -324,7 +293,7 @@ impl Builder<'_> {
     fn push(
         &mut self,
         step: Option<&str>,
-        op: &str,
+        kind: impl Into<DeviceOpKind>,
         inputs: Vec<String>,
         out: String,
         it: Vec<IterDim>,
@@ -349,7 +318,7 @@ impl Builder<'_> {
         };
         self.ops.push(DeviceOp {
             name,
-            op: op.to_string(),
+            kind: kind.into(),
             inputs,
             outputs: vec![out],
             iteration: it,
@@ -379,13 +348,13 @@ impl Builder<'_> {
         let sum = self.temp("add_eps", ty.clone());
         self.push(
             Some("add_eps"),
-            "add",
+            Binary::Add,
             vec![x, eps_name],
             sum.clone(),
             it.clone(),
         );
         let r = self.temp("rsqrt", ty);
-        self.push(Some("rsqrt"), "rsqrt", vec![sum], r.clone(), it);
+        self.push(Some("rsqrt"), Unary::Rsqrt, vec![sum], r.clone(), it);
         Ok(r)
     }
 
@@ -393,13 +362,13 @@ impl Builder<'_> {
     fn push_movement(
         &mut self,
         step: &str,
-        op: &str,
+        kind: Movement,
         input: String,
         out: String,
         attrs: &[(&str, Vec<i64>)],
     ) -> Result<(), CompileError> {
         let it = pointwise_iteration(&self.ty(&out)?.shape);
-        self.push(Some(step), op, vec![input], out, it);
+        self.push(Some(step), kind, vec![input], out, it);
         if let Some(last) = self.ops.last_mut() {
             last.attrs = attrs
                 .iter()
@@ -517,105 +486,119 @@ impl Builder<'_> {
             in_sticks: true,
             reduction: true,
         });
-        self.push(step, "batchmatmul", vec![a, b], out, it);
+        self.push(step, DeviceOpKind::BatchMatmul, vec![a, b], out, it);
+        Ok(())
+    }
+
+    /// One movement op on the node's inputs (its integer attributes travel with it).
+    fn movement(&mut self, kind: Movement) -> Result<(), CompileError> {
+        let inputs: Vec<String> = self
+            .node
+            .inputs
+            .iter()
+            .filter(|s| !s.is_empty())
+            .cloned()
+            .collect();
+        let y = self.output()?;
+        let it = pointwise_iteration(&self.ty(&y)?.shape);
+        self.push(None, kind, inputs, y, it);
+        Ok(())
+    }
+
+    /// One elementwise op of one operand (`to_dtype` included).
+    fn unary(&mut self, kind: DeviceOpKind) -> Result<(), CompileError> {
+        let (x, y) = (self.input(0)?, self.output()?);
+        let it = pointwise_iteration(&self.ty(&y)?.shape);
+        self.push(None, kind, vec![x], y, it);
+        // Gelu's tanh approximation travels as `approximate = [1]`.
+        let approximate = match self.node.attrs.get("approximate") {
+            None => false,
+            Some(AttrValue::String(s)) if s == "none" => false,
+            Some(AttrValue::String(s)) if s == "tanh" => true,
+            Some(other) => {
+                return Err(self.err(format!(
+                    "{}: approximate must be \"none\" or \"tanh\", not {other:?}",
+                    self.node.op
+                )))
+            }
+        };
+        if let (true, Some(last)) = (
+            approximate && kind == DeviceOpKind::Unary(Unary::Gelu),
+            self.ops.last_mut(),
+        ) {
+            last.attrs.insert("approximate".into(), vec![1]);
+        }
+        Ok(())
+    }
+
+    /// A binary op; variadic Max and Min become a chain.
+    fn binary(&mut self, kind: Binary) -> Result<(), CompileError> {
+        let op = self.node.op.clone();
+        let dop = kind.name();
+        let inputs: Vec<String> = self
+            .node
+            .inputs
+            .iter()
+            .filter(|s| !s.is_empty())
+            .cloned()
+            .collect();
+        let y = self.output()?;
+        let yt = self.ty(&y)?;
+        if inputs.len() < 2 {
+            return Err(self.err(format!(
+                "{op} needs at least 2 inputs, got {}",
+                inputs.len()
+            )));
+        }
+        if inputs.len() > 2 && !matches!(kind, Binary::Maximum | Binary::Minimum) {
+            return Err(self.err(format!("{op} takes 2 inputs, got {}", inputs.len())));
+        }
+        // Variadic Max/Min chain left to right; the chain's partial results have the
+        // output's type (broadcasting widens monotonically).
+        let mut acc = inputs[0].clone();
+        for (i, rhs) in inputs.iter().enumerate().skip(1) {
+            let last = i + 1 == inputs.len();
+            let out = if last {
+                y.clone()
+            } else {
+                self.temp(&format!("{dop}_{i}"), yt.clone())
+            };
+            let step = if inputs.len() > 2 {
+                Some(format!("{dop}_{i}"))
+            } else {
+                None
+            };
+            self.push(
+                step.as_deref(),
+                kind,
+                vec![acc, rhs.clone()],
+                out.clone(),
+                pointwise_iteration(&yt.shape),
+            );
+            acc = out;
+        }
         Ok(())
     }
 
     fn decompose(&mut self) -> Result<(), CompileError> {
-        let op = self.node.op.clone();
-        let movement = match op.as_str() {
-            "Reshape" | "Unsqueeze" | "Squeeze" | "Flatten" => Some("reshape"),
-            "Transpose" => Some("transpose"),
-            "Expand" => Some("expand"),
-            "Slice" => Some("slice"),
-            "Concat" => Some("concat"),
-            "Gather" => Some("gather"),
-            _ => None,
+        let Some(rule) = decomposition(&self.node.op) else {
+            return Err(self.err(format!(
+                "no lowering for op {} at node {}; supported: {}",
+                self.node.op,
+                self.node.name,
+                supported_graph_ops().collect::<Vec<_>>().join(", ")
+            )));
         };
-        if let Some(dop) = movement {
-            let inputs: Vec<String> = self
-                .node
-                .inputs
-                .iter()
-                .filter(|s| !s.is_empty())
-                .cloned()
-                .collect();
-            let y = self.output()?;
-            let it = pointwise_iteration(&self.ty(&y)?.shape);
-            self.push(None, dop, inputs, y, it);
-            return Ok(());
-        }
-        if let Some(dop) = unary_device_op(&op) {
-            let (x, y) = (self.input(0)?, self.output()?);
-            let it = pointwise_iteration(&self.ty(&y)?.shape);
-            self.push(None, dop, vec![x], y, it);
-            // Gelu's tanh approximation travels as `approximate = [1]`.
-            let approximate = match self.node.attrs.get("approximate") {
-                None => false,
-                Some(AttrValue::String(s)) if s == "none" => false,
-                Some(AttrValue::String(s)) if s == "tanh" => true,
-                Some(other) => {
-                    return Err(self.err(format!(
-                        "{op}: approximate must be \"none\" or \"tanh\", not {other:?}"
-                    )))
-                }
-            };
-            if let (true, Some(last)) = (approximate && dop == "gelu", self.ops.last_mut()) {
-                last.attrs.insert("approximate".into(), vec![1]);
-            }
-            return Ok(());
-        }
-        if let Some(dop) = binary_device_op(&op) {
-            let inputs: Vec<String> = self
-                .node
-                .inputs
-                .iter()
-                .filter(|s| !s.is_empty())
-                .cloned()
-                .collect();
-            let y = self.output()?;
-            let yt = self.ty(&y)?;
-            if inputs.len() < 2 {
-                return Err(self.err(format!(
-                    "{op} needs at least 2 inputs, got {}",
-                    inputs.len()
-                )));
-            }
-            if inputs.len() > 2 && !matches!(op.as_str(), "Max" | "Min") {
-                return Err(self.err(format!("{op} takes 2 inputs, got {}", inputs.len())));
-            }
-            // Variadic Max/Min chain left to right; the chain's partial results have the
-            // output's type (broadcasting widens monotonically).
-            let mut acc = inputs[0].clone();
-            for (i, rhs) in inputs.iter().enumerate().skip(1) {
-                let last = i + 1 == inputs.len();
-                let out = if last {
-                    y.clone()
-                } else {
-                    self.temp(&format!("{dop}_{i}"), yt.clone())
-                };
-                let step = if inputs.len() > 2 {
-                    Some(format!("{dop}_{i}"))
-                } else {
-                    None
-                };
-                self.push(
-                    step.as_deref(),
-                    dop,
-                    vec![acc, rhs.clone()],
-                    out.clone(),
-                    pointwise_iteration(&yt.shape),
-                );
-                acc = out;
-            }
-            return Ok(());
-        }
-        match op.as_str() {
-            "MatMul" => {
+        match rule {
+            Decomposition::Movement(m) => self.movement(m),
+            Decomposition::Unary(u) => self.unary(u.into()),
+            Decomposition::Cast => self.unary(DeviceOpKind::ToDtype),
+            Decomposition::Binary(b) => self.binary(b),
+            Decomposition::MatMul => {
                 let (a, b, y) = (self.input(0)?, self.input(1)?, self.output()?);
                 self.matmul(a, b, y, None)
             }
-            "Gemm" => {
+            Decomposition::Gemm => {
                 let (ta, tb) = (self.int_attr("transA", 0)?, self.int_attr("transB", 0)?);
                 let (alpha, beta) = (
                     self.float_attr("alpha", 1.0)?,
@@ -641,7 +624,7 @@ impl Builder<'_> {
                         self.matmul(a, b, ab.clone(), Some("matmul"))?;
                         self.push(
                             Some("add"),
-                            "add",
+                            Binary::Add,
                             vec![ab, c],
                             y,
                             pointwise_iteration(&yt.shape),
@@ -650,7 +633,7 @@ impl Builder<'_> {
                     }
                 }
             }
-            "Attention" => {
+            Decomposition::Attention => {
                 // GQA heads repeated by movement ops, K transposed, Q K^T scaled and masked,
                 // softmax, then the weighted sum of V: all device ops the machine has.
                 let (q, k, v, y) = (
@@ -684,11 +667,29 @@ impl Builder<'_> {
                         return Ok(x);
                     }
                     let u = this.temp(&format!("{name}_heads"), t(vec![b, hkv, 1, skv, last]));
-                    this.push_movement(&format!("{name}_heads"), "reshape", x, u.clone(), &[])?;
+                    this.push_movement(
+                        &format!("{name}_heads"),
+                        Movement::Reshape,
+                        x,
+                        u.clone(),
+                        &[],
+                    )?;
                     let e = this.temp(&format!("{name}_repeat"), t(vec![b, hkv, group, skv, last]));
-                    this.push_movement(&format!("{name}_repeat"), "expand", u, e.clone(), &[])?;
+                    this.push_movement(
+                        &format!("{name}_repeat"),
+                        Movement::Expand,
+                        u,
+                        e.clone(),
+                        &[],
+                    )?;
                     let r = this.temp(&format!("{name}_grouped"), t(vec![b, hq, skv, last]));
-                    this.push_movement(&format!("{name}_grouped"), "reshape", e, r.clone(), &[])?;
+                    this.push_movement(
+                        &format!("{name}_grouped"),
+                        Movement::Reshape,
+                        e,
+                        r.clone(),
+                        &[],
+                    )?;
                     Ok(r)
                 };
                 let k_all = repeat(self, k, "k", d)?;
@@ -696,7 +697,7 @@ impl Builder<'_> {
                 let k_t = self.temp("k_t", t(vec![b, hq, d, skv]));
                 self.push_movement(
                     "k_t",
-                    "transpose",
+                    Movement::Transpose,
                     k_all,
                     k_t.clone(),
                     &[("perm", vec![0, 1, 3, 2])],
@@ -721,7 +722,7 @@ impl Builder<'_> {
                 let scaled = self.temp("scaled", t(vec![b, hq, sq, skv]));
                 self.push(
                     Some("scaled"),
-                    "mul",
+                    Binary::Mul,
                     vec![scores, scale_name],
                     scaled.clone(),
                     full.clone(),
@@ -746,7 +747,7 @@ impl Builder<'_> {
                     let masked = self.temp("masked", t(vec![b, hq, sq, skv]));
                     self.push(
                         Some("masked"),
-                        "add",
+                        Binary::Add,
                         vec![logits, mask_name],
                         masked.clone(),
                         full.clone(),
@@ -758,7 +759,7 @@ impl Builder<'_> {
                 let m = self.temp("max", red.clone());
                 self.push(
                     Some("max"),
-                    "max",
+                    Reduction::Max,
                     vec![logits.clone()],
                     m.clone(),
                     rit.clone(),
@@ -766,21 +767,21 @@ impl Builder<'_> {
                 let sub = self.temp("sub", t(vec![b, hq, sq, skv]));
                 self.push(
                     Some("sub"),
-                    "sub",
+                    Binary::Sub,
                     vec![logits, m],
                     sub.clone(),
                     full.clone(),
                 );
                 let e = self.temp("exp", t(vec![b, hq, sq, skv]));
-                self.push(Some("exp"), "exp", vec![sub], e.clone(), full.clone());
+                self.push(Some("exp"), Unary::Exp, vec![sub], e.clone(), full.clone());
                 let z = self.temp("sum", red);
-                self.push(Some("sum"), "sum", vec![e.clone()], z.clone(), rit);
+                self.push(Some("sum"), Reduction::Sum, vec![e.clone()], z.clone(), rit);
                 let p = self.temp("probs", t(vec![b, hq, sq, skv]));
-                self.push(Some("probs"), "realdiv", vec![e, z], p.clone(), full);
+                self.push(Some("probs"), Binary::RealDiv, vec![e, z], p.clone(), full);
                 self.matmul(p, v_all, y, Some("context"))?;
                 Ok(())
             }
-            "Softmax" => {
+            Decomposition::Softmax => {
                 let (x, y) = (self.input(0)?, self.output()?);
                 let xt = self.ty(&x)?;
                 self.require_last_axis(self.int_attr("axis", -1)?, xt.shape.len())?;
@@ -788,30 +789,37 @@ impl Builder<'_> {
                 let full = pointwise_iteration(&xt.shape);
                 let rit = reduction_iteration(&xt.shape);
                 let m = self.temp("max", red_t.clone());
-                self.push(Some("max"), "max", vec![x.clone()], m.clone(), rit.clone());
+                self.push(
+                    Some("max"),
+                    Reduction::Max,
+                    vec![x.clone()],
+                    m.clone(),
+                    rit.clone(),
+                );
                 let s = self.temp("sub", xt.clone());
-                self.push(Some("sub"), "sub", vec![x, m], s.clone(), full.clone());
+                self.push(
+                    Some("sub"),
+                    Binary::Sub,
+                    vec![x, m],
+                    s.clone(),
+                    full.clone(),
+                );
                 let e = self.temp("exp", xt.clone());
-                self.push(Some("exp"), "exp", vec![s], e.clone(), full.clone());
+                self.push(Some("exp"), Unary::Exp, vec![s], e.clone(), full.clone());
                 let z = self.temp("sum", red_t);
-                self.push(Some("sum"), "sum", vec![e.clone()], z.clone(), rit);
-                self.push(Some("realdiv"), "realdiv", vec![e, z], y, full);
+                self.push(Some("sum"), Reduction::Sum, vec![e.clone()], z.clone(), rit);
+                self.push(Some("realdiv"), Binary::RealDiv, vec![e, z], y, full);
                 Ok(())
             }
-            "ReduceSum" | "ReduceMean" | "ReduceMax" => self.reduce(),
-            "Split" => self.split(),
-            "Equal" | "Greater" | "Less" => {
+            Decomposition::Reduce(r) => self.reduce(r),
+            Decomposition::Split => self.split(),
+            Decomposition::Compare(kind) => {
                 let (a, b, y) = (self.input(0)?, self.input(1)?, self.output()?);
-                let dop = match op.as_str() {
-                    "Equal" => "equal",
-                    "Greater" => "greater",
-                    _ => "lesser",
-                };
                 let it = pointwise_iteration(&self.ty(&y)?.shape);
-                self.push(None, dop, vec![a, b], y, it);
+                self.push(None, kind, vec![a, b], y, it);
                 Ok(())
             }
-            "Where" => {
+            Decomposition::Where => {
                 let (cond, a, b, y) = (
                     self.input(0)?,
                     self.input(1)?,
@@ -819,14 +827,14 @@ impl Builder<'_> {
                     self.output()?,
                 );
                 let it = pointwise_iteration(&self.ty(&y)?.shape);
-                self.push(None, "where", vec![cond, a, b], y, it);
+                self.push(None, DeviceOpKind::Where, vec![cond, a, b], y, it);
                 Ok(())
             }
-            "Trilu" => self.trilu(),
-            "CumSum" => self.cumsum(),
-            "Conv" => self.conv(),
-            "TopK" => self.topk(),
-            "LayerNormalization" => {
+            Decomposition::Trilu => self.trilu(),
+            Decomposition::CumSum => self.cumsum(),
+            Decomposition::Conv => self.conv(),
+            Decomposition::TopK => self.topk(),
+            Decomposition::LayerNormalization => {
                 // mean, subtract, mean of squares, add eps, rsqrt, normalise, scale, shift.
                 // (The device's fused layernormscale/layernormnorm ops are not used: the
                 // generic ops show each step in the snapshots.)
@@ -841,7 +849,7 @@ impl Builder<'_> {
                 let mean = self.temp("mean", red_t.clone());
                 self.push(
                     Some("mean"),
-                    "mean",
+                    Reduction::Mean,
                     vec![x.clone()],
                     mean.clone(),
                     reduce.clone(),
@@ -849,7 +857,7 @@ impl Builder<'_> {
                 let xc = self.temp("center", xt.clone());
                 self.push(
                     Some("center"),
-                    "sub",
+                    Binary::Sub,
                     vec![x, mean],
                     xc.clone(),
                     full.clone(),
@@ -857,18 +865,24 @@ impl Builder<'_> {
                 let sq = self.temp("square", xt.clone());
                 self.push(
                     Some("square"),
-                    "mul",
+                    Binary::Mul,
                     vec![xc.clone(), xc.clone()],
                     sq.clone(),
                     full.clone(),
                 );
                 let var = self.temp("variance", red_t.clone());
-                self.push(Some("variance"), "mean", vec![sq], var.clone(), reduce);
+                self.push(
+                    Some("variance"),
+                    Reduction::Mean,
+                    vec![sq],
+                    var.clone(),
+                    reduce,
+                );
                 let r = self.inverse_root(var, red_t, eps)?;
                 let n = self.temp("normalize", xt.clone());
                 self.push(
                     Some("normalize"),
-                    "mul",
+                    Binary::Mul,
                     vec![xc, r],
                     n.clone(),
                     full.clone(),
@@ -876,14 +890,20 @@ impl Builder<'_> {
                 match bias {
                     Some(b) => {
                         let s = self.temp("scale", xt.clone());
-                        self.push(Some("scale"), "mul", vec![n, w], s.clone(), full.clone());
-                        self.push(Some("shift"), "add", vec![s, b], y, full);
+                        self.push(
+                            Some("scale"),
+                            Binary::Mul,
+                            vec![n, w],
+                            s.clone(),
+                            full.clone(),
+                        );
+                        self.push(Some("shift"), Binary::Add, vec![s, b], y, full);
                     }
-                    None => self.push(Some("scale"), "mul", vec![n, w], y, full),
+                    None => self.push(Some("scale"), Binary::Mul, vec![n, w], y, full),
                 }
                 Ok(())
             }
-            "SimplifiedLayerNormalization" | "RMSNormalization" => {
+            Decomposition::RmsNormalization => {
                 let (x, w, y) = (self.input(0)?, self.input(1)?, self.output()?);
                 let xt = self.ty(&x)?;
                 self.require_last_axis(self.int_attr("axis", -1)?, xt.shape.len())?;
@@ -893,7 +913,7 @@ impl Builder<'_> {
                 let sq = self.temp("square", xt.clone());
                 self.push(
                     Some("square"),
-                    "mul",
+                    Binary::Mul,
                     vec![x.clone(), x.clone()],
                     sq.clone(),
                     full.clone(),
@@ -901,7 +921,7 @@ impl Builder<'_> {
                 let ms = self.temp("mean", red_t.clone());
                 self.push(
                     Some("mean"),
-                    "mean",
+                    Reduction::Mean,
                     vec![sq],
                     ms.clone(),
                     reduction_iteration(&xt.shape),
@@ -910,19 +930,14 @@ impl Builder<'_> {
                 let n = self.temp("normalize", xt.clone());
                 self.push(
                     Some("normalize"),
-                    "mul",
+                    Binary::Mul,
                     vec![x, r],
                     n.clone(),
                     full.clone(),
                 );
-                self.push(Some("scale"), "mul", vec![n, w], y, full);
+                self.push(Some("scale"), Binary::Mul, vec![n, w], y, full);
                 Ok(())
             }
-            _ => Err(self.err(format!(
-                "no lowering for op {op} at node {}; supported: {}",
-                self.node.name,
-                SUPPORTED_GRAPH_OPS.join(", ")
-            ))),
         }
     }
 }
@@ -992,7 +1007,7 @@ impl Builder<'_> {
     fn push_op(
         &mut self,
         step: Option<&str>,
-        op: &str,
+        kind: impl Into<DeviceOpKind>,
         inputs: Vec<String>,
         outputs: Vec<String>,
         iteration: Vec<IterDim>,
@@ -1004,7 +1019,7 @@ impl Builder<'_> {
         };
         self.ops.push(DeviceOp {
             name,
-            op: op.to_string(),
+            kind: kind.into(),
             inputs,
             outputs,
             iteration,
@@ -1044,7 +1059,7 @@ impl Builder<'_> {
             },
             out,
         );
-        self.push_movement(step, "reshape", x, y.clone(), &[])?;
+        self.push_movement(step, Movement::Reshape, x, y.clone(), &[])?;
         Ok(y)
     }
 
@@ -1070,7 +1085,7 @@ impl Builder<'_> {
             out,
         );
         let perm: Vec<i64> = perm.iter().map(|&p| p as i64).collect();
-        self.push_movement(step, "transpose", x, y.clone(), &[("perm", perm)])?;
+        self.push_movement(step, Movement::Transpose, x, y.clone(), &[("perm", perm)])?;
         Ok(y)
     }
 
@@ -1106,7 +1121,7 @@ impl Builder<'_> {
         let end = start + len.saturating_sub(1) * stride + 1;
         self.push_movement(
             step,
-            "slice",
+            Movement::Slice,
             x,
             y.clone(),
             &[
@@ -1202,7 +1217,7 @@ impl Builder<'_> {
             graph::InitSpec::Zeros,
         );
         let it = pointwise_iteration(&xt.shape);
-        self.push(Some("select"), "where", vec![m, x, zero], y, it);
+        self.push(Some("select"), DeviceOpKind::Where, vec![m, x, zero], y, it);
         Ok(())
     }
 
@@ -1281,16 +1296,12 @@ impl Builder<'_> {
 
     /// ReduceSum / ReduceMean / ReduceMax over any axes: the reduced axes moved last and
     /// merged into one, reduced there, and the result shaped as the node asks.
-    fn reduce(&mut self) -> Result<(), CompileError> {
+    fn reduce(&mut self, kind: Reduction) -> Result<(), CompileError> {
         let op = self.node.op.clone();
         let (x, y) = (self.input(0)?, self.output()?);
         let (xt, yt) = (self.ty(&x)?, self.ty(&y)?);
         let r = xt.shape.len();
-        let dop = match op.as_str() {
-            "ReduceSum" => "sum",
-            "ReduceMean" => "mean",
-            _ => "max",
-        };
+        let dop = kind.name();
         if r == 0 {
             return Err(self.err(format!(
                 "{op} of a rank-0 tensor is not supported (there is nothing to reduce)"
@@ -1307,7 +1318,7 @@ impl Builder<'_> {
         axes.dedup();
         let keep = self.int_attr("keepdims", 1)? != 0;
         if axes == [r - 1] && keep {
-            self.push(None, dop, vec![x], y, reduction_iteration(&xt.shape));
+            self.push(None, kind, vec![x], y, reduction_iteration(&xt.shape));
             return Ok(());
         }
         let kept: Vec<usize> = (0..r).filter(|a| !axes.contains(a)).collect();
@@ -1334,7 +1345,7 @@ impl Builder<'_> {
         };
         self.push(
             Some(dop),
-            dop,
+            kind,
             vec![merged],
             reduced.clone(),
             reduction_iteration(&rows),
@@ -1369,7 +1380,7 @@ impl Builder<'_> {
         if axis == r - 1 {
             self.push_op(
                 None,
-                "topk",
+                DeviceOpKind::TopK,
                 vec![x],
                 vec![values.clone(), indices.clone()],
                 it,
@@ -1396,7 +1407,7 @@ impl Builder<'_> {
         let rows = self.ty(&moved)?.shape;
         self.push_op(
             Some("topk"),
-            "topk",
+            DeviceOpKind::TopK,
             vec![moved],
             vec![v.clone(), i.clone()],
             reduction_iteration(&rows),
@@ -1419,7 +1430,7 @@ impl Builder<'_> {
             let s = self.temp(&name, ty.clone());
             self.push(
                 Some(&name),
-                "add",
+                Binary::Add,
                 vec![acc, p],
                 s.clone(),
                 pointwise_iteration(&ty.shape),
@@ -1488,7 +1499,7 @@ impl Builder<'_> {
             let p = self.temp("padded", t(shape.clone()));
             self.push_op(
                 Some("padded"),
-                "concat",
+                Movement::Concat,
                 parts,
                 vec![p.clone()],
                 pointwise_iteration(&shape),
@@ -1516,7 +1527,7 @@ impl Builder<'_> {
                 let p = self.temp(&name, t(out_shape.clone()));
                 self.push(
                     Some(&name),
-                    "mul",
+                    Binary::Mul,
                     vec![window, weight],
                     p.clone(),
                     pointwise_iteration(&out_shape),
@@ -1565,7 +1576,7 @@ impl Builder<'_> {
                 let p = self.temp("groups", t(out_shape.clone()));
                 self.push_op(
                     Some("groups"),
-                    "concat",
+                    Movement::Concat,
                     groups,
                     vec![p.clone()],
                     pointwise_iteration(&out_shape),
@@ -1579,7 +1590,7 @@ impl Builder<'_> {
                 let column = self.reshaped("bias_column", b, vec![m, 1], None)?;
                 self.push(
                     Some("bias"),
-                    "add",
+                    Binary::Add,
                     vec![sum, column],
                     y,
                     pointwise_iteration(&out_shape),
@@ -1641,31 +1652,33 @@ fn check_dtypes(c: &Compilation, op: &DeviceOp) -> Result<(), CompileError> {
             &op.name,
             format!(
                 "{} on {} tensor '{t}' is not supported; {why}",
-                op.op,
+                op.kind,
                 dt.name()
             ),
         ))
     };
-    let name = op.op.as_str();
-    if MOVEMENT.contains(&name) || matches!(name, "to_dtype" | "equal" | "greater" | "lesser") {
+    match op.kind {
         // Moved or converted as data; a comparison's result is bool by type inference.
-        return Ok(());
+        DeviceOpKind::Movement(_) | DeviceOpKind::ToDtype | DeviceOpKind::Compare(_) => {
+            return Ok(())
+        }
+        DeviceOpKind::BatchMatmul
+        | DeviceOpKind::Unary(_)
+        | DeviceOpKind::Binary(_)
+        | DeviceOpKind::Where
+        | DeviceOpKind::Reduce(_)
+        | DeviceOpKind::TopK => {}
     }
     for (i, t) in op.inputs.iter().chain(&op.outputs).enumerate() {
         let dt = dtype(t)?;
-        let ok = match name {
-            "where" if i == 0 => dt == DType::Bool,
+        let (ok, why) = match (op.kind, i) {
+            (DeviceOpKind::Where, 0) => (dt == DType::Bool, "the condition must be bool"),
             // The values chosen between may be of any type.
-            "where" => true,
-            "topk" if i == 2 => dt.is_int(),
-            _ => dt.is_float(),
+            (DeviceOpKind::Where, _) => (true, ""),
+            (DeviceOpKind::TopK, 2) => (dt.is_int(), "TopK indices are integers"),
+            _ => (dt.is_float(), "device ops compute on float types"),
         };
         if !ok {
-            let why = match name {
-                "where" if i == 0 => "the condition must be bool",
-                "topk" if i == 2 => "TopK indices are integers",
-                _ => "device ops compute on float types",
-            };
             return refuse(t, dt, why);
         }
     }
@@ -1696,7 +1709,7 @@ pub fn describe_op(op: &DeviceOp) -> String {
     format!(
         "{}: {}({}) -> {}  iter [{}]",
         op.name,
-        op.op,
+        op.kind,
         op.inputs.join(", "),
         op.outputs.join(", "),
         it.join(", ")
@@ -1727,7 +1740,7 @@ mod tests {
     fn ops(c: &Compilation) -> Vec<(String, String)> {
         c.ops
             .iter()
-            .map(|o| (o.name.clone(), o.op.clone()))
+            .map(|o| (o.name.clone(), o.kind.name().to_string()))
             .collect()
     }
 
@@ -1745,6 +1758,135 @@ mod tests {
         }
     }
 
+    /// The graph ops `decompose` accepted, in order, before its rules were a table.
+    const OLD_SUPPORTED_GRAPH_OPS: &[&str] = &[
+        "Abs",
+        "Add",
+        "Attention",
+        "Cast",
+        "Concat",
+        "Conv",
+        "CumSum",
+        "Equal",
+        "Expand",
+        "Flatten",
+        "Reshape",
+        "Slice",
+        "Squeeze",
+        "Transpose",
+        "Unsqueeze",
+        "Div",
+        "Exp",
+        "Floor",
+        "Gather",
+        "Gelu",
+        "Gemm",
+        "Greater",
+        "LayerNormalization",
+        "Less",
+        "Log",
+        "MatMul",
+        "Max",
+        "Min",
+        "Mul",
+        "Neg",
+        "RMSNormalization",
+        "Reciprocal",
+        "ReduceMax",
+        "ReduceMean",
+        "ReduceSum",
+        "Relu",
+        "Sigmoid",
+        "Silu",
+        "SimplifiedLayerNormalization",
+        "Softmax",
+        "Softplus",
+        "Split",
+        "Sqrt",
+        "Sub",
+        "Tanh",
+        "TopK",
+        "Trilu",
+        "Where",
+    ];
+
+    /// Graph op to the single device op it became, as the old mapping functions wrote it.
+    const OLD_SINGLE_OP: &[(&str, &str)] = &[
+        ("Abs", "abs"),
+        ("Neg", "neg"),
+        ("Exp", "exp"),
+        ("Log", "log"),
+        ("Sqrt", "sqrt"),
+        ("Reciprocal", "reciprocal"),
+        ("Tanh", "tanh"),
+        ("Sigmoid", "sigmoid"),
+        ("Relu", "relu"),
+        ("Gelu", "gelu"),
+        ("Silu", "silu"),
+        ("Softplus", "softplus"),
+        ("Floor", "floor"),
+        ("Cast", "to_dtype"),
+        ("Add", "add"),
+        ("Sub", "sub"),
+        ("Mul", "mul"),
+        ("Div", "realdiv"),
+        ("Max", "maximum"),
+        ("Min", "minimum"),
+        ("Reshape", "reshape"),
+        ("Unsqueeze", "reshape"),
+        ("Squeeze", "reshape"),
+        ("Flatten", "reshape"),
+        ("Transpose", "transpose"),
+        ("Expand", "expand"),
+        ("Slice", "slice"),
+        ("Concat", "concat"),
+        ("Gather", "gather"),
+        ("Equal", "equal"),
+        ("Greater", "greater"),
+        ("Less", "lesser"),
+        ("Where", "where"),
+        ("ReduceSum", "sum"),
+        ("ReduceMean", "mean"),
+        ("ReduceMax", "max"),
+    ];
+
+    #[test]
+    fn the_decomposition_table_keeps_the_old_op_set_and_mapping() {
+        use super::{decomposition, supported_graph_ops, Decomposition as D, DeviceOpKind};
+        // Every old op is still accepted, listed in the same order (error messages show it).
+        let names: Vec<&str> = supported_graph_ops().collect();
+        let old: Vec<&str> = names
+            .iter()
+            .copied()
+            .filter(|n| OLD_SUPPORTED_GRAPH_OPS.contains(n))
+            .collect();
+        assert_eq!(old, OLD_SUPPORTED_GRAPH_OPS);
+        let unique: std::collections::BTreeSet<&str> = names.iter().copied().collect();
+        assert_eq!(unique.len(), names.len(), "a graph op has two rules");
+        let single: Vec<(&str, &str)> = OLD_SUPPORTED_GRAPH_OPS
+            .iter()
+            .filter_map(|&n| {
+                let kind: DeviceOpKind = match decomposition(n)? {
+                    D::Movement(m) => m.into(),
+                    D::Unary(u) => u.into(),
+                    D::Cast => DeviceOpKind::ToDtype,
+                    D::Binary(b) => b.into(),
+                    D::Compare(c) => c.into(),
+                    D::Where => DeviceOpKind::Where,
+                    D::Reduce(r) => r.into(),
+                    _ => return None,
+                };
+                Some((n, kind.name()))
+            })
+            .collect();
+        let sorted = |mut v: Vec<(&'static str, &'static str)>| {
+            v.sort_unstable();
+            v
+        };
+        assert_eq!(sorted(single), sorted(OLD_SINGLE_OP.to_vec()));
+        assert_eq!(decomposition("Sin"), None);
+    }
+
     #[test]
     fn split_is_one_slice_per_output() {
         let c = decompose(
@@ -1755,7 +1897,7 @@ mod tests {
         );
         assert_eq!(c.ops.len(), 2);
         for (op, (out, start, end)) in c.ops.iter().zip([("a", 0, 4), ("b", 4, 9)]) {
-            assert_eq!(op.op, "slice");
+            assert_eq!(op.kind.name(), "slice");
             assert_eq!(op.inputs, ["x"]);
             assert_eq!(op.outputs, [out]);
             assert_eq!(op.attrs["starts"], [start]);
@@ -1790,7 +1932,7 @@ mod tests {
             r#"{"name": "cs", "op": "CumSum", "inputs": ["x"], "outputs": ["y"], "attrs": {"axis": 1, "reverse": 1}}"#,
             r#""y""#,
         );
-        let kinds: Vec<String> = c.ops.iter().map(|o| o.op.clone()).collect();
+        let kinds: Vec<String> = c.ops.iter().map(|o| o.kind.name().to_string()).collect();
         assert_eq!(kinds, ["reshape", "batchmatmul", "reshape"]);
         assert_eq!(c.types["cs/columns"].shape, vec![2, 3, 10]);
         assert_eq!(c.ops[1].inputs, ["cs/triangle", "cs/columns"]);
@@ -1820,7 +1962,7 @@ mod tests {
             r#"{"name": "conv", "op": "Conv", "inputs": ["x", "w", "b"], "outputs": ["y"], "attrs": {"group": 6, "pads": [2, 0]}}"#,
             r#""y""#,
         );
-        let kinds: Vec<String> = c.ops.iter().map(|o| o.op.clone()).collect();
+        let kinds: Vec<String> = c.ops.iter().map(|o| o.kind.name().to_string()).collect();
         #[rustfmt::skip]
         assert_eq!(kinds, [
             "concat", "reshape",
@@ -1849,7 +1991,7 @@ mod tests {
             r#"{"name": "conv", "op": "Conv", "inputs": ["x", "w"], "outputs": ["y"], "attrs": {"group": 2, "strides": [2], "dilations": [2]}}"#,
             r#""y""#,
         );
-        let count = |k: &str| c.ops.iter().filter(|o| o.op == k).count();
+        let count = |k: &str| c.ops.iter().filter(|o| o.kind.name() == k).count();
         assert_eq!(count("batchmatmul"), 6);
         assert_eq!(count("concat"), 1, "the two groups joined, no padding");
         // Stride 2, dilation 2: tap 1 starts at 2 and steps by 2 over 4 outputs.
@@ -1876,7 +2018,7 @@ mod tests {
             r#"{"name": "t", "op": "TopK", "inputs": ["x"], "outputs": ["v", "i"], "attrs": {"k": 2, "axis": 0, "largest": 0}}"#,
             r#""v", "i""#,
         );
-        let kinds: Vec<String> = c.ops.iter().map(|o| o.op.clone()).collect();
+        let kinds: Vec<String> = c.ops.iter().map(|o| o.kind.name().to_string()).collect();
         assert_eq!(kinds, ["transpose", "topk", "transpose", "transpose"]);
         let topk = &c.ops[1];
         assert_eq!(topk.outputs, ["t/values", "t/indices"]);
@@ -1904,7 +2046,7 @@ mod tests {
             r#"{"name": "r", "op": "ReduceMax", "inputs": ["x"], "outputs": ["y"], "attrs": {"axes": [0, 2], "keepdims": 1}}"#,
             r#""y""#,
         );
-        let kinds: Vec<String> = c.ops.iter().map(|o| o.op.clone()).collect();
+        let kinds: Vec<String> = c.ops.iter().map(|o| o.kind.name().to_string()).collect();
         assert_eq!(kinds, ["transpose", "reshape", "max", "reshape"]);
         assert_eq!(c.ops[0].attrs["perm"], [1, 3, 0, 2]);
         assert_eq!(c.types["r/merged"].shape, vec![3, 5, 8]);
@@ -1917,7 +2059,7 @@ mod tests {
             r#"{"name": "r", "op": "ReduceSum", "inputs": ["x"], "outputs": ["y"], "attrs": {"axes": [-1], "keepdims": 0}}"#,
             r#""y""#,
         );
-        let kinds: Vec<String> = c.ops.iter().map(|o| o.op.clone()).collect();
+        let kinds: Vec<String> = c.ops.iter().map(|o| o.kind.name().to_string()).collect();
         assert_eq!(kinds, ["sum", "reshape"]);
     }
 
@@ -1946,7 +2088,7 @@ mod tests {
                {"name": "cast", "op": "Cast", "inputs": ["e"], "outputs": ["y"], "attrs": {"to": "i32"}}"#,
             r#""y""#,
         );
-        let kinds: Vec<String> = c.ops.iter().map(|o| o.op.clone()).collect();
+        let kinds: Vec<String> = c.ops.iter().map(|o| o.kind.name().to_string()).collect();
         assert_eq!(kinds, ["lesser", "where", "equal", "to_dtype"]);
         assert_eq!(c.types["c"].dtype, graph::DType::Bool);
     }

@@ -606,7 +606,7 @@ pub(crate) mod tests {
         let ops: Vec<(&str, &str)> = c
             .ops
             .iter()
-            .map(|o| (o.name.as_str(), o.op.as_str()))
+            .map(|o| (o.name.as_str(), o.kind.name()))
             .collect();
         assert_eq!(ops, [("matmul", "batchmatmul"), ("add_bias", "add")]);
         // Expected divisions: the cost model keeps the matmul on 6 cores (rows in 2, N's three
@@ -856,7 +856,7 @@ pub(crate) mod tests {
         let ops: Vec<(&str, &str)> = c
             .ops
             .iter()
-            .map(|o| (o.name.as_str(), o.op.as_str()))
+            .map(|o| (o.name.as_str(), o.kind.name()))
             .collect();
         assert_eq!(ops, [("g/matmul", "batchmatmul"), ("g/add", "add")]);
         assert_eq!(c.ops[0].outputs, vec!["g/matmul"]);
@@ -928,7 +928,7 @@ pub(crate) mod tests {
             &upto("scratchpad"),
         )
         .unwrap();
-        let ops: Vec<&str> = c.ops.iter().map(|o| o.op.as_str()).collect();
+        let ops: Vec<&str> = c.ops.iter().map(|o| o.kind.name()).collect();
         assert_eq!(ops, ["max", "sub", "exp", "sum", "realdiv"]);
         assert_eq!(c.types["sm/max"].shape, vec![64, 1]);
         assert!(c.ops[0].iteration[1].reduction);
@@ -970,7 +970,7 @@ pub(crate) mod tests {
         let ops: Vec<(&str, &str)> = c
             .ops
             .iter()
-            .map(|o| (o.name.as_str(), o.op.as_str()))
+            .map(|o| (o.name.as_str(), o.kind.name()))
             .collect();
         assert_eq!(
             ops,
@@ -1007,7 +1007,7 @@ pub(crate) mod tests {
         let ops: Vec<(&str, &str)> = c
             .ops
             .iter()
-            .map(|o| (o.name.as_str(), o.op.as_str()))
+            .map(|o| (o.name.as_str(), o.kind.name()))
             .collect();
         assert_eq!(
             ops,
@@ -1068,7 +1068,7 @@ pub(crate) mod tests {
             );
             let c = compile(&g, &Target::spyre32(), &upto("sdsc"))
                 .unwrap_or_else(|e| panic!("{op}: {e}"));
-            assert_eq!(c.ops[0].op, dop);
+            assert_eq!(c.ops[0].kind.name(), dop);
         }
         // Batched matmul with a broadcast kernel.
         let g = graph_of(

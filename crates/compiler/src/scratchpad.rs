@@ -17,7 +17,7 @@
 //!   DRAM intermediates from a first-fit free list that reuses space by live range.
 
 use crate::layout::Layout;
-use crate::ops::{access_map, DeviceOp, POINTWISE, REDUCTIONS, ROW_OPS};
+use crate::ops::{access_map, Binary, Category, DeviceOp, DeviceOpKind, Unary};
 use crate::workdiv::WorkDivision;
 use crate::{Allocator, Compilation, CompileError};
 use serde::{Deserialize, Serialize};
@@ -116,7 +116,12 @@ pub fn slice_bytes(
     align(sticks.saturating_mul(stick_bytes as u64))
 }
 
-const IN_PLACE: &[&str] = &["exp", "sub", "add", "rsqrt"];
+const IN_PLACE: &[DeviceOpKind] = &[
+    DeviceOpKind::Unary(Unary::Exp),
+    DeviceOpKind::Binary(Binary::Sub),
+    DeviceOpKind::Binary(Binary::Add),
+    DeviceOpKind::Unary(Unary::Rsqrt),
+];
 
 /// Plans placements without changing the compilation.
 pub fn plan(c: &Compilation, allocator: Allocator) -> Result<ScratchpadPlan, CompileError> {
@@ -148,12 +153,14 @@ pub fn plan(c: &Compilation, allocator: Allocator) -> Result<ScratchpadPlan, Com
             let bytes = slice_bytes(l, &acc, &div.splits, c.target.stick_bytes);
             let end = last_use.get(o.as_str()).map(|&u| u + 1).unwrap_or(i + 1);
             let mut reason = None;
-            let is_compute = POINTWISE.contains(&op.op.as_str())
-                || REDUCTIONS.contains(&op.op.as_str())
-                || ROW_OPS.contains(&op.op.as_str())
-                || op.op == "batchmatmul";
+            let is_compute = match op.kind.category() {
+                Category::Matmul | Category::Pointwise | Category::Reduction | Category::RowOp => {
+                    true
+                }
+                Category::Movement => false,
+            };
             if !is_compute {
-                reason = Some(format!("{} output", op.op));
+                reason = Some(format!("{} output", op.kind));
             } else {
                 let pv = view(op, div, oi, &l.host_shape);
                 if pv.is_none() {
@@ -201,7 +208,7 @@ pub fn plan(c: &Compilation, allocator: Allocator) -> Result<ScratchpadPlan, Com
         let start = bufs[b].start;
         let need = bufs[b].bytes_per_core;
         // In-place: the op producing b, if in-place capable, may take a dying input's slot.
-        if allocator == Allocator::Greedy && IN_PLACE.contains(&c.ops[start].op.as_str()) {
+        if allocator == Allocator::Greedy && IN_PLACE.contains(&c.ops[start].kind) {
             let parent = live.iter().position(|&p| {
                 bufs[p].end == start + 1
                     && bufs[p].bytes_per_core == need

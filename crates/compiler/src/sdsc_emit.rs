@@ -73,7 +73,7 @@ fn placement_of<'a>(c: &'a Compilation, t: &str, at: &str) -> Result<&'a Placeme
 fn tensor_role(op: &DeviceOp, i: usize) -> &'static str {
     if i >= op.inputs.len() {
         "OUTPUT"
-    } else if op.op == "batchmatmul" && i == 1 {
+    } else if op.kind.is_matmul() && i == 1 {
         "KERNEL"
     } else {
         "INPUT"
@@ -268,12 +268,12 @@ fn emit_op(c: &Compilation, op: &DeviceOp, div: &WorkDivision) -> Result<SuperDs
         schedule_tree: tree,
         labeled_ds: lds,
         compute_op: vec![ComputeOp {
-            ex_unit: if op.op == "batchmatmul" {
+            ex_unit: if op.kind.is_matmul() {
                 "pt".into()
             } else {
                 "sfp".into()
             },
-            op_func_name: op.op.clone(),
+            op_func_name: op.kind.name().to_string(),
             attributes: ComputeAttributes {
                 data_format: data_format(out_dt).into(),
                 fidelity: "regular".into(),
@@ -304,7 +304,7 @@ fn emit_op(c: &Compilation, op: &DeviceOp, div: &WorkDivision) -> Result<SuperDs
             .collect(),
         core_id_to_wk_slice: slices,
         dscs: vec![Named {
-            name: op.op.clone(),
+            name: op.kind.name().to_string(),
             value: dsc,
         }],
     })

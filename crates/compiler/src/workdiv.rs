@@ -88,7 +88,7 @@ pub fn unsplittable(c: &Compilation, op: &DeviceOp) -> Vec<Option<&'static str>>
         .iter()
         .enumerate()
         .map(|(d, dim)| {
-            if dim.reduction && op.op != "batchmatmul" {
+            if dim.reduction && !op.kind.is_matmul() {
                 Some("its kernel does not combine partial results across cores")
             } else if dim.in_sticks && mixed(d) {
                 Some("its operands' sticks hold different numbers of elements")
@@ -308,7 +308,7 @@ fn divide_one(
     hint: Option<&Vec<usize>>,
 ) -> Result<WorkDivision, CompileError> {
     // Dims this op must keep whole, with the reason.
-    let fixed: Vec<Option<String>> = if crate::ops::MOVEMENT.contains(&op.op.as_str()) {
+    let fixed: Vec<Option<String>> = if op.kind.is_movement() {
         crate::movement_split::fixed_dims(c, op)?
     } else {
         vec![None; op.iteration.len()]
@@ -372,7 +372,7 @@ fn divide_one(
             return Err(err(format!(
                 "hint has {} splits but {} has {} iteration dims ({})",
                 h.len(),
-                op.op,
+                op.kind,
                 u.len(),
                 op.iteration
                     .iter()
@@ -413,7 +413,7 @@ fn divide_one(
             )));
         }
         (h.clone(), format!("{span_note}hint: {}", fmt_splits(op, h)))
-    } else if op.op == "batchmatmul" && u.len() >= 3 {
+    } else if op.kind.is_matmul() && u.len() >= 3 {
         // 3. Matmul cost model.
         let mut scored = Vec::new();
         for s in all.iter().filter(|s| is_multiple(s)) {
@@ -541,7 +541,7 @@ pub fn snapshot_text(c: &Compilation) -> String {
         s.push_str(&format!(
             "{} ({}): {} -> {} cores\n  rule: {}\n",
             op.name,
-            op.op,
+            op.kind,
             fmt_splits(op, &d.splits),
             d.cores_used,
             d.rule
@@ -745,7 +745,7 @@ mod tests {
             r#""y""#,
         );
         let c = compile(&g, &Target::spyre32(), &upto("work-division")).unwrap();
-        assert_eq!(c.ops[0].op, "max");
+        assert_eq!(c.ops[0].kind.name(), "max");
         assert_eq!(c.divisions[0].splits, vec![4, 1]);
         // The pointwise steps split the sticks, the larger dim, first.
         assert_eq!(c.divisions[1].splits, vec![2, 16]);

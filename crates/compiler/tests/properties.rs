@@ -210,13 +210,13 @@ fn check_case(g: &Graph, t: &Target, stats: &mut Stats) -> Result<(), TestCaseEr
                 .ops
                 .iter()
                 .find(|o| Some(&o.name) == e.node.as_ref())
-                .map_or("?", |o| o.op.as_str());
+                .map_or("?", |o| o.kind.name());
             let key = format!("{kind}: {}", common::short(&e.message));
             *stats.ktir_rejected.entry(key).or_default() += 1;
         }
     }
     for op in &c.ops {
-        *stats.ops.entry(op.op.clone()).or_default() += 1;
+        *stats.ops.entry(op.kind.name().to_string()).or_default() += 1;
     }
     check_layouts(&c, stats).map_err(|m| fail("layout", g, t, m))?;
     check_divisions(&c, stats).map_err(|m| fail("work division", g, t, m))?;
@@ -528,7 +528,7 @@ fn check_divisions(c: &Compilation, stats: &mut Stats) -> Result<(), String> {
                 }
             }
         }
-        if !compiler::ops::MOVEMENT.contains(&op.op.as_str()) {
+        if !op.kind.is_movement() {
             // Each output element is computed once: the output spans every iteration dim
             // that is not reduced.
             for (k, it) in op.iteration.iter().enumerate() {
@@ -590,7 +590,7 @@ fn check_divisions(c: &Compilation, stats: &mut Stats) -> Result<(), String> {
         // What the cases reached.
         if cores > 1 {
             stats.multi_core_ops += 1;
-            if compiler::ops::MOVEMENT.contains(&op.op.as_str()) {
+            if op.kind.is_movement() {
                 stats.movement_splits += 1;
             }
         }
@@ -598,10 +598,10 @@ fn check_divisions(c: &Compilation, stats: &mut Stats) -> Result<(), String> {
             if d.splits[k] > 1 {
                 // Only a matmul's kernel combines partial results across cores.
                 ensure!(
-                    !it.reduction || op.op == "batchmatmul",
+                    !it.reduction || op.kind.is_matmul(),
                     "'{at}': reduction dim {} of a {} split {} ways",
                     it.label,
-                    op.op,
+                    op.kind,
                     d.splits[k]
                 );
                 match () {
@@ -840,7 +840,7 @@ fn check_plan(
                     && q.in_place_of.as_deref() == Some(p.tensor.as_str())
                     && p.end == q.start + 1
                     && (p.offset, p.bytes_per_core) == (q.offset, q.bytes_per_core)
-                    && ["exp", "sub", "add", "rsqrt"].contains(&op.op.as_str())
+                    && ["exp", "sub", "add", "rsqrt"].contains(&op.kind.name())
                     && op.inputs.contains(&p.tensor)
             };
             ensure!(

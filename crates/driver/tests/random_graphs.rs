@@ -166,9 +166,7 @@ fn overflow_in_a_cut_kernel(c: &driver::compiler::Compilation, message: &str) ->
         message.contains(&format!("@{}:", k.func))
             && c.ops.iter().any(|o| {
                 o.name == k.op
-                    && (o.op == "batchmatmul"
-                        || driver::compiler::ops::REDUCTIONS.contains(&o.op.as_str())
-                        || driver::compiler::ops::POINTWISE.contains(&o.op.as_str()))
+                    && (o.kind.is_matmul() || o.kind.is_reduction() || o.kind.is_pointwise())
             })
     })
 }

@@ -8,9 +8,7 @@
 //! every core, so a tile always holds whole rows of every operand.
 
 use super::*;
-
-/// Device ops lowered here.
-pub(super) const TYPED_POINTWISE: &[&str] = &["to_dtype", "equal", "greater", "lesser", "where"];
+use crate::ops::Comparison;
 
 fn is_float(elem: &str) -> bool {
     matches!(elem, "f16" | "bf16" | "f32" | "f8E4M3FN" | "f8E5M2")
@@ -183,13 +181,12 @@ impl KernelEmitter<'_> {
         shape: &[usize],
         out_elem: &'static str,
     ) -> Result<String, CompileError> {
-        let op = self.op.op.clone();
-        let want = if op == "to_dtype" {
-            1
-        } else if op == "where" {
-            3
-        } else {
-            2
+        let kind = self.op.kind;
+        let op = kind.name();
+        let want = match kind {
+            DeviceOpKind::ToDtype => 1,
+            DeviceOpKind::Where => 3,
+            _ => 2,
         };
         if args.len() != want || elems.len() != want {
             return Err(self.fail(format!(
@@ -197,9 +194,9 @@ impl KernelEmitter<'_> {
                 args.len()
             )));
         }
-        match op.as_str() {
-            "to_dtype" => self.convert(&args[0], shape, elems[0], out_elem),
-            "where" => {
+        match kind {
+            DeviceOpKind::ToDtype => self.convert(&args[0], shape, elems[0], out_elem),
+            DeviceOpKind::Where => {
                 if elems[0] != "i1" || elems[1] != out_elem || elems[2] != out_elem {
                     return Err(self.fail(format!(
                         "'where' needs an i1 condition and {out_elem} values, found {}, {} and {}",
@@ -217,15 +214,23 @@ impl KernelEmitter<'_> {
                 ));
                 Ok(v)
             }
-            _ => {
+            DeviceOpKind::Compare(c) => {
                 if elems[0] != elems[1] || out_elem != "i1" {
                     return Err(self.fail(format!(
                         "'{op}' compares two operands of one type into i1, found {} and {} into {out_elem}",
                         elems[0], elems[1]
                     )));
                 }
-                Ok(self.compare(&op, &args[0], &args[1], shape, elems[0]))
+                Ok(self.compare(c, &args[0], &args[1], shape, elems[0]))
             }
+            DeviceOpKind::BatchMatmul
+            | DeviceOpKind::Unary(_)
+            | DeviceOpKind::Binary(_)
+            | DeviceOpKind::Reduce(_)
+            | DeviceOpKind::TopK
+            | DeviceOpKind::Movement(_) => Err(self.fail(format!(
+                "'{op}' is not an elementwise op whose operand types differ"
+            ))),
         }
     }
 
@@ -233,7 +238,7 @@ impl KernelEmitter<'_> {
     /// is NaN, as the reference compares) or signed integer ones.
     pub(super) fn compare(
         &mut self,
-        op: &str,
+        op: Comparison,
         a: &str,
         b: &str,
         shape: &[usize],
@@ -241,12 +246,12 @@ impl KernelEmitter<'_> {
     ) -> String {
         let float = is_float(elem);
         let predicate = match (op, float) {
-            ("equal", true) => "oeq",
-            ("greater", true) => "ogt",
-            ("lesser", true) => "olt",
-            ("equal", false) => "eq",
-            ("greater", false) => "sgt",
-            _ => "slt",
+            (Comparison::Equal, true) => "oeq",
+            (Comparison::Greater, true) => "ogt",
+            (Comparison::Lesser, true) => "olt",
+            (Comparison::Equal, false) => "eq",
+            (Comparison::Greater, false) => "sgt",
+            (Comparison::Lesser, false) => "slt",
         };
         let v = self.fresh("cmp");
         self.line(&format!(

@@ -327,8 +327,11 @@ impl KernelEmitter<'_> {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        let result = match self.op.op.as_str() {
-            "reshape" => {
+        let DeviceOpKind::Movement(kind) = self.op.kind else {
+            return Err(self.fail(format!("'{}' is not a movement op", self.op.kind)));
+        };
+        let result = match kind {
+            Movement::Reshape => {
                 let x = hosts[0].clone();
                 let numel: usize = in_host.iter().product();
                 let mut v = x;
@@ -365,7 +368,7 @@ impl KernelEmitter<'_> {
                 }
                 v
             }
-            "transpose" => {
+            Movement::Transpose => {
                 let r = in_host.len();
                 let perm: Vec<usize> = match self.ints("perm") {
                     Some(p) => p
@@ -389,7 +392,7 @@ impl KernelEmitter<'_> {
                 ));
                 t
             }
-            "expand" => {
+            Movement::Expand => {
                 // numpy broadcasting: input dims align right; size-1 or missing dims repeat.
                 let lead = out_host.len() - in_host.len().min(out_host.len());
                 let kept: Vec<usize> = (0..in_full.len())
@@ -429,7 +432,7 @@ impl KernelEmitter<'_> {
                     b
                 }
             }
-            "slice" => {
+            Movement::Slice => {
                 let r = in_host.len();
                 let starts = self.ints("starts").unwrap_or_default();
                 let ends = self.ints("ends").unwrap_or_default();
@@ -474,8 +477,8 @@ impl KernelEmitter<'_> {
                 ));
                 sl
             }
-            "restickify" => hosts[0].clone(),
-            "concat" => {
+            Movement::Restickify => hosts[0].clone(),
+            Movement::Concat => {
                 let r = out_host.len();
                 let axis = match self.ints("axis").as_deref() {
                     Some([a]) => a.rem_euclid(r.max(1) as i64) as usize,
@@ -502,7 +505,10 @@ impl KernelEmitter<'_> {
                 }
                 acc
             }
-            other => return Err(self.fail(format!("movement op '{other}' has no lowering"))),
+            // Gather has its own kernel (`gather`).
+            Movement::Gather => {
+                return Err(self.fail(format!("movement op '{}' has no lowering", kind.name())))
+            }
         };
         let (v, dev) = self.device_order_of(result, out)?;
         let name = self.operands[out].ssa.clone();

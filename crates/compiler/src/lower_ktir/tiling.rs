@@ -19,6 +19,7 @@
 
 use super::budget::peak_live_bytes;
 use super::*;
+use crate::ops::Category;
 
 /// One way to cut a kernel in time.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -174,8 +175,10 @@ pub(super) fn emit_kernel(
 
 /// Kernels this pass cuts in time: matmuls, elementwise ops and reductions.
 fn is_cut_kind(op: &DeviceOp) -> bool {
-    let k = op.op.as_str();
-    k == "batchmatmul" || crate::ops::REDUCTIONS.contains(&k) || crate::ops::POINTWISE.contains(&k)
+    match op.kind.category() {
+        Category::Matmul | Category::Reduction | Category::Pointwise => true,
+        Category::RowOp | Category::Movement => false,
+    }
 }
 
 /// Step counts that cut iteration dim `d` of every operand's tile into equal whole blocks
@@ -215,9 +218,8 @@ fn valid_steps(em: &KernelEmitter<'_>, d: usize) -> Vec<usize> {
 fn candidate_plans(em: &KernelEmitter<'_>) -> Vec<Plan> {
     let op = em.op;
     let it = &op.iteration;
-    let kind = op.op.as_str();
     // (dim, is K) in order of preference: a cut on an earlier dim is cheaper.
-    let dims: Vec<(usize, bool)> = if kind == "batchmatmul" && it.len() >= 3 {
+    let dims: Vec<(usize, bool)> = if op.kind.is_matmul() && it.len() >= 3 {
         let nb = it.len() - 3;
         let mut v = vec![(nb + 2, true), (nb + 1, false), (nb, false)];
         v.extend((0..nb).rev().map(|b| (b, false)));

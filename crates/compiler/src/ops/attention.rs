@@ -60,7 +60,7 @@ impl Builder<'_> {
             let k_j = self.temp(&format!("k{j}"), t(vec![b, h, d, w]));
             self.push_movement(
                 &format!("k{j}"),
-                "slice",
+                Movement::Slice,
                 k_t.clone(),
                 k_j.clone(),
                 &[
@@ -72,7 +72,7 @@ impl Builder<'_> {
             let v_j = self.temp(&format!("v{j}"), t(vec![b, h, w, dv]));
             self.push_movement(
                 &format!("v{j}"),
-                "slice",
+                Movement::Slice,
                 v.clone(),
                 v_j.clone(),
                 &[("starts", span), ("ends", end), ("axes", vec![2])],
@@ -87,7 +87,7 @@ impl Builder<'_> {
             let mut logits = self.temp(&format!("scaled{j}"), scores_ty.clone());
             self.push(
                 Some(&format!("scaled{j}")),
-                "mul",
+                Binary::Mul,
                 vec![s, scale.clone()],
                 logits.clone(),
                 full.clone(),
@@ -112,7 +112,7 @@ impl Builder<'_> {
                 let masked = self.temp(&format!("masked{j}"), scores_ty.clone());
                 self.push(
                     Some(&format!("masked{j}")),
-                    "add",
+                    Binary::Add,
                     vec![logits, mask_name],
                     masked.clone(),
                     full.clone(),
@@ -122,7 +122,7 @@ impl Builder<'_> {
             let block_max = self.temp(&format!("block_max{j}"), stat.clone());
             self.push(
                 Some(&format!("block_max{j}")),
-                "max",
+                Reduction::Max,
                 vec![logits.clone()],
                 block_max.clone(),
                 rows.clone(),
@@ -135,7 +135,7 @@ impl Builder<'_> {
                     let max = self.temp(&format!("max{j}"), stat.clone());
                     self.push(
                         Some(&format!("max{j}")),
-                        "maximum",
+                        Binary::Maximum,
                         vec![prev.max.clone(), block_max],
                         max.clone(),
                         stat_it.clone(),
@@ -143,7 +143,7 @@ impl Builder<'_> {
                     let diff = self.temp(&format!("max_change{j}"), stat.clone());
                     self.push(
                         Some(&format!("max_change{j}")),
-                        "sub",
+                        Binary::Sub,
                         vec![prev.max.clone(), max.clone()],
                         diff.clone(),
                         stat_it.clone(),
@@ -151,7 +151,7 @@ impl Builder<'_> {
                     let alpha = self.temp(&format!("rescale{j}"), stat.clone());
                     self.push(
                         Some(&format!("rescale{j}")),
-                        "exp",
+                        Unary::Exp,
                         vec![diff],
                         alpha.clone(),
                         stat_it.clone(),
@@ -162,7 +162,7 @@ impl Builder<'_> {
             let centred = self.temp(&format!("centred{j}"), scores_ty.clone());
             self.push(
                 Some(&format!("centred{j}")),
-                "sub",
+                Binary::Sub,
                 vec![logits, max.clone()],
                 centred.clone(),
                 full.clone(),
@@ -170,7 +170,7 @@ impl Builder<'_> {
             let p = self.temp(&format!("weights{j}"), scores_ty.clone());
             self.push(
                 Some(&format!("weights{j}")),
-                "exp",
+                Unary::Exp,
                 vec![centred],
                 p.clone(),
                 full,
@@ -178,7 +178,7 @@ impl Builder<'_> {
             let block_sum = self.temp(&format!("block_sum{j}"), stat.clone());
             self.push(
                 Some(&format!("block_sum{j}")),
-                "sum",
+                Reduction::Sum,
                 vec![p.clone()],
                 block_sum.clone(),
                 rows,
@@ -211,7 +211,7 @@ impl Builder<'_> {
         let it = pointwise_iteration(&[b, h, sq, dv]);
         self.push(
             Some("normalised"),
-            "realdiv",
+            Binary::RealDiv,
             vec![last.out, last.sum],
             y,
             it,
@@ -232,13 +232,13 @@ impl Builder<'_> {
         let scaled = self.temp(&format!("{step}_rescaled"), ty.clone());
         self.push(
             Some(&format!("{step}_rescaled")),
-            "mul",
+            Binary::Mul,
             vec![acc, alpha.to_string()],
             scaled.clone(),
             it.clone(),
         );
         let next = self.temp(step, ty);
-        self.push(Some(step), "add", vec![scaled, add], next.clone(), it);
+        self.push(Some(step), Binary::Add, vec![scaled, add], next.clone(), it);
         Ok(next)
     }
 }
