@@ -222,4 +222,13 @@ describe("custom element", () => {
       embedUrl("https://docs.example/a/", { src: "/play/index.html", example: "x y", t: "10" }),
     ).toBe("https://docs.example/play/index.html#v=1&example=x+y&t=10&embed=1");
   });
+
+  it("refuses a src that is not http(s) or relative", () => {
+    const base = "https://docs.example/a/";
+    for (const src of ["javascript:alert(1)", "JavaScript:alert(1)", "data:text/html,hi"]) {
+      expect(() => embedUrl(base, { src })).toThrow(/http\(s\) or relative/);
+    }
+    expect(embedUrl(base, { src: "play/" })).toBe("https://docs.example/a/play/#v=1&embed=1");
+    expect(embedUrl(base, { src: "http://other.example/p" })).toMatch(/^http:/);
+  });
 });

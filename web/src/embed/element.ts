@@ -51,9 +51,23 @@ export class SpyrePlaygroundElement extends HTMLElement {
     if (h) this.style.setProperty("--spyre-height", h);
     const attrs: EmbedAttrs = {};
     for (const k of ATTRS) attrs[k] = this.getAttribute(k);
-    const url = embedUrl(document.baseURI, attrs);
+    let url: string;
+    try {
+      url = embedUrl(document.baseURI, attrs);
+    } catch (e) {
+      this.frame.removeAttribute("src");
+      this.frame.srcdoc = `<p style="font:14px sans-serif;padding:1em">spyre-playground: ${escapeHtml(
+        e instanceof Error ? e.message : String(e),
+      )}</p>`;
+      return;
+    }
+    this.frame.removeAttribute("srcdoc");
     if (this.frame.src !== url) this.frame.src = url;
   }
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
 if (typeof customElements !== "undefined" && !customElements.get("spyre-playground")) {
