@@ -121,6 +121,7 @@ pub struct EventView {
     /// End, in cycles.
     pub end: f64,
     /// Bytes moved (transfers).
+    #[cfg_attr(test, ts(type = "number"))]
     pub bytes: u64,
     /// Ring stop the data left (transfers).
     pub src_stop: Option<usize>,
@@ -791,3 +792,6 @@ mod tests {
         assert!(r.ktir.contains("scf.for"), "{}", r.ktir);
     }
 }
+
+#[cfg(test)]
+mod ts_types;
