@@ -1,15 +1,7 @@
 // Worker-side request handling, kept free of the worker global and of the wasm
 // import so it can be unit-tested with any SpyreModule.
 
-import type {
-  Diagnostic,
-  KtirRunRaw,
-  OutputCheck,
-  PipelineResult,
-  RunSummary,
-  SpyreModule,
-  TraceEvent,
-} from "./api";
+import type { Diagnostic, PipelineResult, RunOptions, SpyreModule, SpyreSession } from "./api";
 import { layoutGraph, tensorTypes } from "./graph/layout";
 import {
   errorMessage,
@@ -40,91 +32,21 @@ function need(cond: unknown, what: string): asserts cond {
   if (!cond) throw new Error(`unexpected result from the wasm module: ${what}`);
 }
 
-function stopOrNull(v: unknown): number | null {
-  return typeof v === "number" && Number.isFinite(v) ? v : null;
-}
-
-function normalizeEvents(events: unknown[]): TraceEvent[] {
-  return (events as Partial<TraceEvent>[]).map((e) => ({
-    unit: e.unit === "pt" || e.unit === "sfp" ? e.unit : "dma",
-    core: Number(e.core),
-    start: Number(e.start),
-    end: Number(e.end),
-    bytes: Number(e.bytes ?? 0),
-    srcStop: stopOrNull(e.srcStop),
-    dstStop: stopOrNull(e.dstStop),
-    op: String(e.op ?? ""),
-    line: Number(e.line ?? 0),
-  }));
-}
-
-function normalizeSummary(s: unknown): RunSummary | null {
-  if (!s || typeof s !== "object") return null;
-  const r = s as Partial<RunSummary>;
-  if (!Array.isArray(r.cores) || !Array.isArray(r.links)) return null;
-  return r as RunSummary;
-}
-
 /**
- * Checks the shape of a pipeline result and fills optional fields (serde may send
- * `undefined` instead of `null` for a missing stop), so views can trust the types.
+ * The session's run, typed by the generated declarations. Only the outline is checked: the
+ * shape comes from the Rust types, and a drift between the two fails the driver's tests.
  */
-export function normalizeResult(raw: unknown): PipelineResult {
-  const r = toPlain(raw) as Partial<PipelineResult> | null;
+export function checkRun(raw: unknown): PipelineResult {
+  const r = toPlain(raw) as PipelineResult | null;
   need(r && typeof r === "object", "not an object");
-  need(Array.isArray(r.passes), "passes is not a list");
   need(r.graph && typeof r.graph === "object", "graph is missing");
+  need(Array.isArray(r.passes), "passes is not a list");
+  need(typeof r.ktir === "string", "ktir is not text");
   need(r.run && typeof r.run === "object", "run is missing");
-  const run = r.run;
-  need(run.machine && Array.isArray(run.machine.stops), "run.machine.stops is missing");
-  need(Array.isArray(run.events), "run.events is not a list");
-  need(Array.isArray(run.outputs), "run.outputs is not a list");
-  return {
-    graph: r.graph,
-    passes: r.passes.map((p) => ({ ...p, data: p.data ?? null })),
-    ktir: typeof r.ktir === "string" ? r.ktir : "",
-    run: {
-      machine: run.machine,
-      totalCycles: Number(run.totalCycles),
-      passed: typeof run.passed === "boolean" ? run.passed : null,
-      outputs: run.outputs as OutputCheck[],
-      events: normalizeEvents(run.events),
-      summary: normalizeSummary(run.summary),
-      timingOnly: run.timingOnly === true,
-      assumptions: Array.isArray(run.assumptions)
-        ? run.assumptions.filter((a): a is string => typeof a === "string")
-        : [],
-    },
-  };
-}
-
-/** A standalone KTIR run as a pipeline result with no graph and no passes. */
-export function ktirResult(raw: unknown, text: string, fileName: string): PipelineResult {
-  const r = toPlain(raw) as Partial<KtirRunRaw> | null;
-  need(r && typeof r === "object", "not an object");
-  need(r.machine && Array.isArray(r.machine.stops), "machine.stops is missing");
-  need(Array.isArray(r.events), "events is not a list");
-  const name = fileName.replace(/\.[^.]*$/, "") || fileName;
-  const buffers = Array.isArray(r.buffers) ? r.buffers : [];
-  return {
-    graph: {
-      name,
-      description: `KTIR module: ${(r.functions ?? []).map((f) => `@${f}`).join(", ")}`,
-      inputs: [],
-      outputs: buffers.map(([spec]) => ({ name: spec.name, dtype: spec.elem, shape: spec.shape })),
-      nodes: [],
-    },
-    passes: [],
-    ktir: text,
-    run: {
-      machine: r.machine,
-      totalCycles: Number(r.totalCycles),
-      passed: null,
-      outputs: [],
-      events: normalizeEvents(r.events),
-      summary: normalizeSummary(r.summary),
-    },
-  };
+  need(r.run.machine && Array.isArray(r.run.machine.stops), "run.machine.stops is missing");
+  need(Array.isArray(r.run.events), "run.events is not a list");
+  need(r.run.summary && typeof r.run.summary === "object", "run.summary is missing");
+  return r;
 }
 
 export function normalizeDiagnostics(raw: unknown): Diagnostic[] {
@@ -152,10 +74,6 @@ export function describeFailure(err: unknown): string {
     : message;
 }
 
-export function isKtirFile(fileName: string): boolean {
-  return /\.mlir$/i.test(fileName);
-}
-
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: false });
 
@@ -174,12 +92,29 @@ export function createHandler(load: () => Promise<SpyreModule>): Handler {
     return module;
   };
 
+  // The last opened session, kept so a trace of what just ran reads its stored schedule.
+  let last: { key: string; bytes: Uint8Array; session: SpyreSession } | null = null;
+  const runSession = (
+    m: SpyreModule,
+    bytes: Uint8Array,
+    fileName: string,
+    options: RunOptions,
+  ): { session: SpyreSession; raw: unknown } => {
+    const session = m.open(bytes, fileName);
+    const raw = session.run(options);
+    last = { key: JSON.stringify([fileName, options]), bytes, session };
+    return { session, raw };
+  };
+  const sameBytes = (a: Uint8Array, b: Uint8Array): boolean =>
+    a === b || (a.length === b.length && a.every((x, i) => x === b[i]));
+
   const resolveTarget = (
     m: SpyreModule,
     target: SourceRef,
   ): { bytes: Uint8Array; fileName: string; source: string } => {
     if (target.kind === "example") {
       const source = m.exampleSource(target.name);
+      // The kind comes from the content; the name labels the run.
       const fileName = /\.(mlir|json|onnx)$/i.test(target.name)
         ? target.name
         : `${target.name}.json`;
@@ -217,19 +152,9 @@ export function createHandler(load: () => Promise<SpyreModule>): Handler {
           };
         case "run": {
           const { bytes, fileName, source } = resolveTarget(m, req.params.target);
-          const options = req.params.options;
-          let result: PipelineResult;
-          let kind: RunResult["kind"];
-          if (isKtirFile(fileName)) {
-            const text = options.ktir ?? source;
-            const { ktir: _ignored, ...rest } = options;
-            void _ignored;
-            result = ktirResult(m.runKtir(text, rest), text, fileName);
-            kind = "ktir";
-          } else {
-            result = normalizeResult(m.runPipelineWith(bytes, fileName, options));
-            kind = "graph";
-          }
+          const { raw } = runSession(m, bytes, fileName, req.params.options);
+          const result = checkRun(raw);
+          const kind: RunResult["kind"] = result.kind === "ktir" ? "ktir" : "graph";
           const canon = result.passes.find((p) => p.name === "canonicalize")?.data ?? null;
           const layout = layoutGraph(result.graph, tensorTypes(result.graph, canon));
           const res: RunResult = { kind, fileName, source, result, layout };
@@ -242,16 +167,14 @@ export function createHandler(load: () => Promise<SpyreModule>): Handler {
             result: normalizeDiagnostics(m.verifyKtir(req.params.text)),
           };
         case "trace": {
-          const { bytes, fileName, source } = resolveTarget(m, req.params.target);
+          const { bytes, fileName } = resolveTarget(m, req.params.target);
           const options = req.params.options;
-          let json: string;
-          if (isKtirFile(fileName)) {
-            const { ktir, ...rest } = options;
-            json = m.ktirTrace(ktir ?? source, rest);
-          } else {
-            json = m.pipelineTrace(bytes, fileName, options);
-          }
-          return { id: req.id, ok: true, result: { json } };
+          const key = JSON.stringify([fileName, options]);
+          const session =
+            last && last.key === key && sameBytes(last.bytes, bytes)
+              ? last.session
+              : runSession(m, bytes, fileName, options).session;
+          return { id: req.id, ok: true, result: { json: session.traceJson() } };
         }
       }
     } catch (err) {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import type { PipelineResult, SpyreModule } from "./api";
+import type { PipelineResult, RunOptions, SpyreModule, SpyreSession } from "./api";
 import { CancelledError, WorkerClient, WorkerHost, type Port } from "./client";
-import { createHandler, normalizeResult, toPlain } from "./handler";
+import { checkRun, createHandler, toPlain } from "./handler";
 import {
   errorMessage,
   parseRequest,
@@ -10,11 +10,26 @@ import {
   type WorkerRequest,
 } from "./protocol";
 
+const summary: PipelineResult["run"]["summary"] = {
+  machine: "m",
+  totalCycles: 10,
+  clockGhz: 1,
+  timeUs: 0.01,
+  cores: [],
+  links: [],
+  dramReadBytes: 0,
+  dramWriteBytes: 0,
+  dramUtilisation: 0,
+  bottleneck: "memory",
+  bottleneckReason: "",
+};
+
 /** A minimal well-formed result, only to exercise the message plumbing. */
 function minimalResult(): PipelineResult {
   return {
+    kind: "graph",
     graph: { name: "g", description: "", inputs: [], outputs: [], nodes: [] },
-    passes: [{ name: "ktir", title: "KTIR", text: "func.func @k() {}" }],
+    passes: [{ name: "ktir", title: "KTIR", text: "func.func @k() {}", data: null }],
     ktir: "func.func @k() {}",
     run: {
       machine: {
@@ -22,17 +37,72 @@ function minimalResult(): PipelineResult {
         cores: 1,
         clockGhz: 1,
         stops: [{ kind: "core", index: 0, label: "0" }],
+        assumptions: [],
       },
       totalCycles: 10,
+      timingOnly: false,
+      outputsChecked: true,
       passed: true,
       outputs: [],
+      assumptions: [],
       events: [],
-      summary: null,
+      summary,
+      steps: 1,
+      functions: [],
+      buffers: [],
+      warnings: [],
     },
   };
 }
 
-function stubModule(overrides: Partial<SpyreModule> = {}): SpyreModule {
+/** What the Rust session returns for a KTIR module: its buffers as the graph's outputs. */
+function ktirRun(): PipelineResult {
+  const r = minimalResult();
+  const spec = { name: "x", elem: "f32", elements: 4, shape: [4] };
+  return {
+    ...r,
+    kind: "ktir",
+    graph: { ...r.graph, outputs: [{ name: "x", dtype: "f32", shape: [4] }] },
+    passes: [],
+    run: {
+      ...r.run,
+      totalCycles: 7,
+      outputsChecked: false,
+      passed: false,
+      functions: ["k"],
+      buffers: [[spec, [0, 0, 0, 0]]],
+    },
+  };
+}
+
+/** A stub session: KTIR when the bytes read as MLIR, like the Rust session's detection. */
+function stubSession(
+  bytes: Uint8Array,
+  fileName: string,
+  run: (bytes: Uint8Array, fileName: string, options: RunOptions) => unknown,
+  counts: { runs: number },
+): SpyreSession {
+  const ktir = /^\s*(module|func\.func)/.test(new TextDecoder().decode(bytes));
+  let ran: unknown = null;
+  return {
+    kind: ktir ? "ktir" : "graph",
+    run: (options) => {
+      counts.runs++;
+      ran = ktir ? ktirRun() : run(bytes, fileName, options);
+      return ran;
+    },
+    traceJson: () => {
+      if (ran === null) throw new Error("nothing has run yet");
+      return ktir ? '{"traceEvents":[1]}' : '{"traceEvents":[]}';
+    },
+  };
+}
+
+function stubModule(
+  run: (bytes: Uint8Array, fileName: string, options: RunOptions) => unknown = () =>
+    minimalResult(),
+  counts = { runs: 0 },
+): SpyreModule {
   return {
     version: () => "0.0.0-test",
     listExamples: () => [{ name: "one", description: "first" }],
@@ -41,23 +111,11 @@ function stubModule(overrides: Partial<SpyreModule> = {}): SpyreModule {
       return "{}";
     },
     machinePresets: () => ["spyre32", "tiny4"],
-    runPipelineWith: () => minimalResult(),
     verifyKtir: (text: string) =>
       text.includes("bad")
         ? [{ severity: "error", message: "bad op", line: 2, column: 3, start: 5, end: 8 }]
         : [],
-    runKtir: () => ({
-      machine: minimalResult().run.machine,
-      functions: ["k"],
-      buffers: [[{ name: "x", elem: "f32", elements: 4, shape: [4] }, [0, 0, 0, 0]]],
-      totalCycles: 7,
-      events: [],
-      summary: { cores: [], links: [] },
-      warnings: [],
-    }),
-    pipelineTrace: () => '{"traceEvents":[]}',
-    ktirTrace: () => '{"traceEvents":[1]}',
-    ...overrides,
+    open: (bytes, fileName) => stubSession(bytes, fileName, run, counts),
   };
 }
 
@@ -141,22 +199,21 @@ describe("result normalisation", () => {
     });
   });
 
-  it("fills missing stops with null and checks the shape", () => {
-    const raw = minimalResult() as unknown as { run: { events: unknown[] } };
-    raw.run.events = [
-      { unit: "pt", core: 0, start: 0, end: 3, bytes: 0, op: "linalg.matmul", line: 4 },
-    ];
-    const r = normalizeResult(raw);
-    expect(r.run.events[0]!.srcStop).toBeNull();
-    expect(r.run.events[0]!.dstStop).toBeNull();
-    expect(() => normalizeResult({ passes: [] })).toThrow(/unexpected result/);
-    expect(() => normalizeResult(null)).toThrow(/unexpected result/);
+  it("trusts the typed run and checks only its outline", () => {
+    const r = checkRun(minimalResult());
+    expect(r.run.summary.totalCycles).toBe(10);
+    expect(() => checkRun({ passes: [] })).toThrow(/unexpected result/);
+    expect(() => checkRun(null)).toThrow(/unexpected result/);
+    const noSummary = minimalResult() as unknown as { run: { summary: unknown } };
+    noSummary.run.summary = null;
+    expect(() => checkRun(noSummary)).toThrow(/run.summary is missing/);
   });
 });
 
 describe("worker handler", () => {
   it("answers init, run (example, graph file, KTIR file), verifyKtir and trace", async () => {
-    const handle = createHandler(async () => stubModule());
+    const counts = { runs: 0 };
+    const handle = createHandler(async () => stubModule(undefined, counts));
     const init = await handle({ id: 1, method: "init", params: {} });
     expect(init).toEqual({
       id: 1,
@@ -196,9 +253,21 @@ describe("worker handler", () => {
     const kr = mlir.ok ? (mlir.result as RunResult) : null;
     expect(kr?.kind).toBe("ktir");
     expect(kr?.result.passes).toEqual([]);
-    expect(kr?.result.run.passed).toBeNull();
+    expect(kr?.result.run.outputsChecked).toBe(false);
     expect(kr?.result.run.totalCycles).toBe(7);
     expect(kr?.result.graph.outputs[0]?.name).toBe("x");
+    // A trace of what just ran reads the session's stored schedule: nothing runs again.
+    const runs = counts.runs;
+    const ktirTrace = await handle({
+      id: 9,
+      method: "trace",
+      params: {
+        target: { kind: "file", bytes: new TextEncoder().encode("module {}"), fileName: "k.mlir" },
+        options: {},
+      },
+    });
+    expect(ktirTrace).toEqual({ id: 9, ok: true, result: { json: '{"traceEvents":[1]}' } });
+    expect(counts.runs).toBe(runs);
     const diags = await handle({ id: 5, method: "verifyKtir", params: { text: "a\nbad" } });
     expect(diags).toMatchObject({ ok: true, result: [{ line: 2, column: 3, severity: "error" }] });
     const trace = await handle({
@@ -207,20 +276,20 @@ describe("worker handler", () => {
       params: { target: { kind: "example", name: "one" }, options: {} },
     });
     expect(trace).toEqual({ id: 6, ok: true, result: { json: '{"traceEvents":[]}' } });
+    // Another source than the last run's is opened and run first.
+    expect(counts.runs).toBe(runs + 1);
   });
 
   it("passes timingOnly to the module and a timing-only run's flag and assumptions back", async () => {
     let seen: unknown = null;
     const handle = createHandler(async () =>
-      stubModule({
-        runPipelineWith: (_b, _f, options) => {
-          seen = options;
-          const r = minimalResult();
-          return {
-            ...r,
-            run: { ...r.run, passed: false, timingOnly: true, assumptions: ["ids: identity"] },
-          };
-        },
+      stubModule((_b, _f, options) => {
+        seen = options;
+        const r = minimalResult();
+        return {
+          ...r,
+          run: { ...r.run, passed: false, timingOnly: true, assumptions: ["ids: identity"] },
+        };
       }),
     );
     const res = await handle({
@@ -243,10 +312,8 @@ describe("worker handler", () => {
 
   it("returns thrown errors as error responses with the same id", async () => {
     const handle = createHandler(async () =>
-      stubModule({
-        runPipelineWith: (_b: Uint8Array, fileName: string) => {
-          throw new Error(`${fileName}:1:2: expected '{'`);
-        },
+      stubModule((_b: Uint8Array, fileName: string) => {
+        throw new Error(`${fileName}:1:2: expected '{'`);
       }),
     );
     expect(
@@ -279,10 +346,8 @@ describe("worker handler", () => {
 
   it("says plainly when the wasm module traps", async () => {
     const handle = createHandler(async () =>
-      stubModule({
-        runPipelineWith: () => {
-          throw new WebAssembly.RuntimeError("unreachable");
-        },
+      stubModule(() => {
+        throw new WebAssembly.RuntimeError("unreachable");
       }),
     );
     const res = await handle({

@@ -19,12 +19,8 @@ const handle = createHandler(async () => {
     listExamples: () => spyre.listExamples() as ExampleInfo[],
     exampleSource: (name) => spyre.exampleSource(name),
     machinePresets: () => spyre.machinePresets() as string[],
-    runPipelineWith: (bytes, fileName, options) =>
-      spyre.runPipelineWith(bytes, fileName, options) as unknown,
     verifyKtir: (text) => spyre.verifyKtir(text) as unknown,
-    runKtir: (text, options) => spyre.runKtir(text, options) as unknown,
-    pipelineTrace: (bytes, fileName, options) => spyre.pipelineTrace(bytes, fileName, options),
-    ktirTrace: (text, options) => spyre.ktirTrace(text, options),
+    open: (bytes, fileName) => new spyre.Session(bytes, fileName),
   };
   return m;
 });

@@ -4,7 +4,7 @@
 //! the pipeline returns. No algorithm lives here.
 
 use clap::{Parser, Subcommand, ValueEnum};
-use driver::{compiler, ktir, sim, DriverError, PipelineOptions};
+use driver::{compiler, ktir, sim, DriverError, PipelineOptions, RunOptions, Session};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -260,18 +260,24 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             timing_only,
             flags,
         } => {
-            if file.extension().is_some_and(|e| e == "mlir") {
-                return run_ktir_file(RunKtir {
-                    file,
-                    inputs,
-                    args,
-                    save_outputs,
-                    machine,
-                    seed,
-                    trace,
-                    json,
-                    timing_only,
-                });
+            let source = read_model(&file)?;
+            let name = file_name(&file);
+            let mut session = Session::open(&source, &name).map_err(derr)?;
+            if !session.kind().is_graph() {
+                return run_ktir_file(
+                    session,
+                    RunKtir {
+                        file,
+                        inputs,
+                        args,
+                        save_outputs,
+                        machine,
+                        seed,
+                        trace,
+                        json,
+                        timing_only,
+                    },
+                );
             }
             if inputs.is_some() || !args.is_empty() || save_outputs.is_some() {
                 return Err(
@@ -279,28 +285,26 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                         .into(),
                 );
             }
-            let options = PipelineOptions {
+            let options = RunOptions {
                 machine: load_machine(&machine)?,
                 seed,
                 timing_only,
                 compile: flags.options()?,
-                ..PipelineOptions::default()
+                ..RunOptions::default()
             };
-            let source = read_model(&file)?;
-            let graph = driver::load_graph(&source, &file_name(&file)).map_err(derr)?;
-            let c = driver::compile(&graph, &options.machine, &options.compile).map_err(derr)?;
             let mut bar = RunProgress::on_stderr(!json);
-            let run = driver::simulate_with_progress(&c, &options, &mut |p| bar.update(p));
+            let run = session.run(&options, &mut |p| bar.update(p)).map(|_| ());
             bar.finish();
-            let (result, schedule) = run.map_err(derr)?;
+            run.map_err(derr)?;
             if let Some(path) = &trace {
-                let text = sim::trace::chrome_trace_json(&options.machine, &schedule);
+                let text = session.trace_json().map_err(derr)?;
                 std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
             }
+            let result = &session.last_run().ok_or("the run left no result")?.run;
             if json {
                 println!(
                     "{}",
-                    serde_json::to_string_pretty(&result).map_err(|e| e.to_string())?
+                    serde_json::to_string_pretty(result).map_err(|e| e.to_string())?
                 );
             } else {
                 let s = &result.summary;
@@ -576,7 +580,7 @@ fn bench(
 /// What a timing-only run prints in place of the numbers it did not compute.
 const TIMING_ONLY_NOTE: &str = "numbers        not computed (timing-only run): tensors carry shapes only, outputs are not checked";
 
-/// Arguments of `spyre run FILE.mlir`.
+/// Arguments of `spyre run` on a KTIR module.
 struct RunKtir {
     file: PathBuf,
     inputs: Option<PathBuf>,
@@ -589,14 +593,13 @@ struct RunKtir {
     timing_only: bool,
 }
 
-fn run_ktir_file(r: RunKtir) -> Result<ExitCode, String> {
+fn run_ktir_file(mut session: Session, r: RunKtir) -> Result<ExitCode, String> {
     if r.timing_only && r.save_outputs.is_some() {
         return Err(
             "--save-outputs needs buffer contents, which a --timing-only run does not compute"
                 .into(),
         );
     }
-    let text = read(&r.file)?;
     let mut args = std::collections::BTreeMap::new();
     for a in &r.args {
         let (name, value) = a
@@ -622,35 +625,36 @@ fn run_ktir_file(r: RunKtir) -> Result<ExitCode, String> {
             }
         }
     }
-    let options = driver::KtirRunOptions {
+    let options = RunOptions {
         machine: load_machine(&r.machine)?,
         args,
-        inputs,
+        buffers: inputs,
         seed: r.seed,
-        limits: sim::ExecLimits::default(),
         timing_only: r.timing_only,
+        ..RunOptions::default()
     };
     let name = r.file.display().to_string();
     let mut bar = RunProgress::on_stderr(!r.json);
-    let run = driver::run_ktir_with_progress(&text, &options, &mut |p| bar.update(p));
+    let run = session.run(&options, &mut |p| bar.update(p)).map(|_| ());
     bar.finish();
-    let (result, schedule) = run.map_err(|e| {
-        // KTIR diagnostics start with line:column; prefix the file name.
-        if e.stage == "ktir" && e.message.starts_with(|c: char| c.is_ascii_digit()) {
+    run.map_err(|e| {
+        // Verifier diagnostics, each with the file name in front of its line and column.
+        if e.diagnostics.is_empty() {
+            format!("{name}: {e}")
+        } else {
             e.message
                 .lines()
                 .map(|l| format!("{name}:{l}"))
                 .collect::<Vec<_>>()
                 .join("\n")
-        } else {
-            format!("{name}: {e}")
         }
     })?;
+    let result = &session.last_run().ok_or("the run left no result")?.run;
     for w in &result.warnings {
         eprintln!("{name}:{w}");
     }
     if let Some(path) = &r.trace {
-        let text = sim::trace::chrome_trace_json(&options.machine, &schedule);
+        let text = session.trace_json().map_err(derr)?;
         std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
     }
     if let Some(dir) = &r.save_outputs {
@@ -662,7 +666,7 @@ fn run_ktir_file(r: RunKtir) -> Result<ExitCode, String> {
     if r.json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&result).map_err(|e| e.to_string())?
+            serde_json::to_string_pretty(result).map_err(|e| e.to_string())?
         );
     } else {
         let s = &result.summary;

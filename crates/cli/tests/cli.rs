@@ -389,3 +389,52 @@ fn attention_can_be_compiled_as_an_online_softmax_over_key_blocks() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("PASS"), "{}", stdout(&o));
 }
+
+/// Every key of `v` (objects at any depth) that is not camelCase.
+fn snake_keys(v: &serde_json::Value, path: &str, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::Object(map) => {
+            for (k, x) in map {
+                if k.contains('_') || k.starts_with(|c: char| c.is_ascii_uppercase()) {
+                    out.push(format!("{path}/{k}"));
+                }
+                snake_keys(x, &format!("{path}/{k}"), out);
+            }
+        }
+        serde_json::Value::Array(xs) => {
+            for (i, x) in xs.iter().enumerate() {
+                snake_keys(x, &format!("{path}/{i}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn run_json_is_camel_case_throughout() {
+    for file in [EXAMPLE, "tests/ktir/valid/add_rows.mlir"] {
+        let o = spyre(&["run", file, "--json"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert!(v["summary"]["totalCycles"].as_f64().unwrap() > 0.0);
+        let mut bad = Vec::new();
+        snake_keys(&v, "", &mut bad);
+        assert!(bad.is_empty(), "{file}: snake_case keys {bad:?}");
+    }
+}
+
+#[test]
+fn the_kind_of_a_file_comes_from_its_content() {
+    // A KTIR module under a name that says nothing still runs as KTIR.
+    let dir = std::env::temp_dir().join(format!("spyre-cli-kind-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("program.txt");
+    std::fs::copy(root().join("tests/ktir/valid/add_rows.mlir"), &path).unwrap();
+    let o = spyre(&["run", path.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("functions      add_rows"),
+        "{}",
+        stdout(&o)
+    );
+}

@@ -2,16 +2,18 @@
 //! the kernels build over their `index` arguments, filled from given data or seeded random
 //! numbers, and every function runs in module order sharing buffers by argument name.
 
-use crate::{DriverError, MachineView};
+use crate::session::{execute, Arg, Init, Launch, Placement, Program};
+use crate::{DriverError, Progress, RunOptions, RunResult, Stage};
 use ktir::ast::{Module, OpKind, ScalarType, SizeOperand, Type};
 use serde::Serialize;
-use sim::timing::{schedule_with_progress, Limits, Schedule};
-use sim::{ExecLimits, KernelValue, LineLookup, Machine, Simulator};
+use sim::timing::Schedule;
+use sim::{ExecLimits, KernelValue, Machine};
 use std::collections::BTreeMap;
 
 /// A buffer argument the kernels read or write through memory views.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct BufferSpec {
     /// The argument name (without `%`).
     pub name: String,
@@ -23,7 +25,7 @@ pub struct BufferSpec {
     pub shape: Vec<usize>,
 }
 
-/// Settings of a KTIR run.
+/// Settings of a KTIR run (the fields of [`RunOptions`] that apply to KTIR modules).
 #[derive(Clone, Debug)]
 pub struct KtirRunOptions {
     /// The machine.
@@ -54,28 +56,21 @@ impl Default for KtirRunOptions {
     }
 }
 
-/// What a KTIR run produced.
-#[derive(Clone, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct KtirRunResult {
-    /// The machine.
-    pub machine: MachineView,
-    /// Functions run, in order.
-    pub functions: Vec<String>,
-    /// The buffers and their final contents (empty contents in timing-only mode).
-    pub buffers: Vec<(BufferSpec, Vec<f32>)>,
-    /// Modelled cycles.
-    pub total_cycles: f64,
-    /// Whether the run computed timing only (no buffer contents).
-    pub timing_only: bool,
-    /// What a timing-only run assumed in place of values it did not compute.
-    pub assumptions: Vec<String>,
-    /// Timed events.
-    pub events: Vec<crate::EventView>,
-    /// Utilisation and bottleneck.
-    pub summary: sim::trace::Summary,
-    /// Warnings the verifier gave (spec gaps the program touches).
-    pub warnings: Vec<String>,
+/// What a KTIR run produced: the one run result.
+pub type KtirRunResult = RunResult;
+
+impl From<&KtirRunOptions> for RunOptions {
+    fn from(o: &KtirRunOptions) -> RunOptions {
+        RunOptions {
+            machine: o.machine.clone(),
+            seed: o.seed,
+            limits: o.limits.clone(),
+            timing_only: o.timing_only,
+            args: o.args.clone(),
+            buffers: o.inputs.clone(),
+            ..RunOptions::default()
+        }
+    }
 }
 
 fn elem_name(e: ScalarType) -> String {
@@ -115,7 +110,7 @@ pub fn buffer_specs(
                         SizeOperand::Static(v) => Ok(*v),
                         SizeOperand::Dynamic(v) => args.get(&v.name).copied().ok_or_else(|| {
                             DriverError::new(
-                                "ktir",
+                                Stage::Ktir,
                                 format!(
                                     "@{}: the size of the view over '%{}' depends on '%{}'; give it with --arg {}=VALUE",
                                     f.name, base.name, v.name, v.name
@@ -153,7 +148,7 @@ pub fn buffer_specs(
                     });
                 if entry.elem != elem_name(elem) {
                     return Err(DriverError::new(
-                        "ktir",
+                        Stage::Ktir,
                         format!(
                             "'%{}' is viewed as both {} and {}",
                             base.name,
@@ -177,49 +172,37 @@ pub fn run_ktir(
     text: &str,
     options: &KtirRunOptions,
 ) -> Result<(KtirRunResult, Schedule), DriverError> {
-    run_ktir_with_progress(text, options, &mut |_| {})
+    run_module(text, &options.into(), &mut |_| {})
 }
 
-/// [`run_ktir`], reporting progress to `progress` as it goes.
-pub fn run_ktir_with_progress(
+/// Seeded random values in [-1, 1).
+fn random(rng: &mut graph::SplitMix64, n: usize) -> Vec<f32> {
+    (0..n)
+        .map(|_| (rng.next_f64() * 2.0 - 1.0) as f32)
+        .collect()
+}
+
+/// Verifies a KTIR module, finds its buffers and arguments, and runs every function in
+/// order through the session's run loop.
+pub(crate) fn run_module(
     text: &str,
-    options: &KtirRunOptions,
-    progress: &mut dyn FnMut(crate::Progress),
-) -> Result<(KtirRunResult, Schedule), DriverError> {
+    options: &RunOptions,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<(RunResult, Schedule), DriverError> {
     let (module, warnings) = ktir::check(text).map_err(|d| {
         let lines: Vec<String> = d.iter().map(|d| d.to_string()).collect();
-        DriverError::new("ktir", lines.join("\n"))
+        DriverError::from_ktir(lines.join("\n"), None, &d)
     })?;
     let specs = buffer_specs(&module, &options.args)?;
-    let machine = &options.machine;
-    // Shared by the simulator's hook and the scheduler's, which never run at once.
-    let progress = std::cell::RefCell::new(progress);
-    let mut sim = if options.timing_only {
-        Simulator::new_timing_only(machine, options.limits.clone())
-    } else {
-        Simulator::new(machine, options.limits.clone())
-    };
-    let total: u64 = module
-        .funcs
-        .iter()
-        .filter_map(|f| sim::estimate_steps(&module, &f.name))
-        .sum();
-    sim.set_progress_total(total.max(1));
-    sim.set_progress(
-        Box::new(|steps, total| {
-            (*progress.borrow_mut())(crate::Progress::Execute { steps, total })
-        }),
-        crate::PROGRESS_EVERY_STEPS,
-    );
-    let mut bases = BTreeMap::new();
     let mut rng = graph::SplitMix64::new(options.seed);
+    let mut placements = Vec::new();
     for spec in &specs {
         let elem = ScalarType::parse(&spec.elem).unwrap_or(ScalarType::F32);
-        let data = match options.inputs.get(&spec.name) {
+        let data = match options.buffers.get(&spec.name) {
             Some(d) if d.len() == spec.elements => d.clone(),
             Some(d) => {
                 return Err(DriverError::new(
-                    "ktir",
+                    Stage::Ktir,
                     format!(
                         "input for '%{}' has {} elements; its views need {}",
                         spec.name,
@@ -229,41 +212,40 @@ pub fn run_ktir_with_progress(
                 ))
             }
             None if options.timing_only => Vec::new(),
-            None => (0..spec.elements)
-                .map(|_| (rng.next_f64() * 2.0 - 1.0) as f32)
-                .collect(),
+            None => random(&mut rng, spec.elements),
         };
-        let base = if options.timing_only {
-            sim.reserve(&spec.name, elem, spec.elements)
-        } else {
-            sim.alloc(&spec.name, elem, data)
-        }
-        .map_err(|e| DriverError::new("simulate", e.to_string()))?;
-        bases.insert(spec.name.clone(), base);
+        placements.push(Placement {
+            name: spec.name.clone(),
+            elem,
+            init: if options.timing_only {
+                Init::Reserve(spec.elements)
+            } else {
+                Init::Data(data)
+            },
+        });
     }
-    let lines = LineLookup::new(text);
-    let mut functions = Vec::new();
+    let mut launches = Vec::new();
     for f in &module.funcs {
         let mut args = Vec::new();
         for (name, ty) in &f.args {
-            if let Some(b) = bases.get(name) {
-                args.push(KernelValue::Int(*b));
+            if specs.iter().any(|s| &s.name == name) {
+                args.push(Arg::Buffer(name.clone()));
             } else if let Some(v) = options.args.get(name) {
-                args.push(KernelValue::Int(*v));
+                args.push(Arg::Value(KernelValue::Int(*v)));
             } else if let Type::Tensor { .. } = ty {
                 // Tensor arguments: given contents or seeded random values.
                 let shape = ty.static_shape().ok_or_else(|| {
                     DriverError::new(
-                        "ktir",
+                        Stage::Ktir,
                         format!("@{}: tensor argument '%{name}' has a dynamic shape", f.name),
                     )
                 })?;
                 let n: usize = shape.iter().product();
-                let data = match options.inputs.get(name) {
+                let data = match options.buffers.get(name) {
                     Some(d) if d.len() == n => d.clone(),
                     Some(d) => {
                         return Err(DriverError::new(
-                            "ktir",
+                            Stage::Ktir,
                             format!(
                                 "input for '%{name}' has {} elements; its type needs {n}",
                                 d.len()
@@ -271,14 +253,12 @@ pub fn run_ktir_with_progress(
                         ))
                     }
                     None if options.timing_only => Vec::new(),
-                    None => (0..n)
-                        .map(|_| (rng.next_f64() * 2.0 - 1.0) as f32)
-                        .collect(),
+                    None => random(&mut rng, n),
                 };
-                args.push(KernelValue::Tensor { shape, data });
+                args.push(Arg::Value(KernelValue::Tensor { shape, data }));
             } else {
                 return Err(DriverError::new(
-                    "ktir",
+                    Stage::Ktir,
                     format!(
                         "@{}: argument '%{name}' is neither a buffer (no memory view uses it) nor given with --arg {name}=VALUE",
                         f.name
@@ -286,40 +266,34 @@ pub fn run_ktir_with_progress(
                 ));
             }
         }
-        sim.launch_values(&module, &lines, &f.name, &args)
-            .map_err(|e| DriverError::new("simulate", format!("@{}: {e}", f.name)))?;
-        functions.push(f.name.clone());
+        launches.push(Launch {
+            func: f.name.clone(),
+            args,
+        });
     }
-    let sched = schedule_with_progress(machine, sim.tasks(), &Limits::default(), &mut |d, t| {
-        (*progress.borrow_mut())(crate::Progress::Schedule {
-            done: d as u64,
-            total: t as u64,
-        })
-    })
-    .map_err(|e| DriverError::new("simulate", format!("timing: {e}")))?;
-    let summary = sim::trace::summarize(machine, &sched);
-    let buffers = specs
-        .into_iter()
-        .map(|s| {
-            let data = sim
-                .buffer(&s.name)
-                .map(|b| b.data.clone())
-                .unwrap_or_default();
-            (s, data)
-        })
-        .collect();
-    let result = KtirRunResult {
-        machine: MachineView::of(machine),
-        functions,
-        buffers,
-        total_cycles: sched.total_cycles,
-        timing_only: options.timing_only,
-        assumptions: sim.assumptions().to_vec(),
-        events: crate::event_views(&sched),
-        summary,
-        warnings: warnings.iter().map(|w| w.to_string()).collect(),
+    let functions = launches.iter().map(|l| l.func.clone()).collect();
+    let program = Program {
+        text,
+        module: &module,
+        placements,
+        launches,
     };
-    Ok((result, sched))
+    execute(program, options, progress, |sim, sched| {
+        let mut result = crate::session::result(sim, sched, options, None);
+        result.functions = functions;
+        result.buffers = specs
+            .into_iter()
+            .map(|s| {
+                let data = sim
+                    .buffer(&s.name)
+                    .map(|b| b.data.clone())
+                    .unwrap_or_default();
+                (s, data)
+            })
+            .collect();
+        result.warnings = warnings.iter().map(|w| w.to_string()).collect();
+        Ok(result)
+    })
 }
 
 #[cfg(test)]

@@ -9,70 +9,40 @@
 use compiler::{Compilation, Options, Target};
 use graph::{DType, Graph, Tensor};
 use serde::Serialize;
-use sim::timing::{schedule_with_progress, Limits, Unit};
-use sim::{ExecLimits, LineLookup, Machine, Simulator};
-use std::cell::RefCell;
+use sim::timing::Unit;
+use sim::{ExecLimits, Machine};
 use std::collections::BTreeMap;
-use std::fmt;
 
+mod error;
 mod examples;
 mod ktir_run;
+mod session;
+mod views;
+pub use error::{DriverError, Stage};
 pub use examples::{examples, Example};
-pub use ktir_run::{
-    buffer_specs, run_ktir, run_ktir_with_progress, BufferSpec, KtirRunOptions, KtirRunResult,
-};
+pub use ktir_run::{buffer_specs, run_ktir, BufferSpec, KtirRunOptions, KtirRunResult};
+pub use session::{detect_kind, Run, Session, SourceKind};
+pub use views::{CoreView, LinkView, SummaryView, UnitUsageView};
 
 pub use compiler::PASS_NAMES;
 // Re-exported so the front ends name types through the driver alone.
 pub use {compiler, graph, ktir, sim};
 
-/// A failure anywhere in the pipeline, with the stage it came from.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct DriverError {
-    /// "load", "compile", "ktir", "simulate" or "machine".
-    pub stage: String,
-    /// The message, including its location (line and column, node, core or op).
-    pub message: String,
-}
-
-impl DriverError {
-    fn new(stage: &str, message: impl Into<String>) -> DriverError {
-        DriverError {
-            stage: stage.to_string(),
-            message: message.into(),
-        }
-    }
-}
-
-impl fmt::Display for DriverError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.stage, self.message)
-    }
-}
-
-impl std::error::Error for DriverError {}
-
-/// Loads a model graph from a file's contents; the file name picks the format: `.onnx`
-/// is read as ONNX protobuf bytes ([`graph::load_onnx`]), anything else as the JSON graph
-/// format ([`graph::load_json`]). Takes text (`&str`, `&String`) or bytes (`&[u8]`,
-/// `&Vec<u8>`); binary ONNX files need the bytes, as reading them into a `String` fails.
+/// Loads a model graph from a file's contents; the kind comes from the content (see
+/// [`detect_kind`]): ONNX protobuf bytes ([`graph::load_onnx`]) or the JSON graph format
+/// ([`graph::load_json`]). Takes text (`&str`, `&String`) or bytes (`&[u8]`, `&Vec<u8>`).
 pub fn load_graph<S: AsRef<[u8]> + ?Sized>(
     source: &S,
     file_name: &str,
 ) -> Result<Graph, DriverError> {
-    let bytes = source.as_ref();
-    let lower = file_name.to_ascii_lowercase();
-    if lower.ends_with(".onnx") {
-        return graph::load_onnx(bytes)
-            .map_err(|e| DriverError::new("load", format!("{file_name}: {e}")));
-    }
-    let text = std::str::from_utf8(bytes).map_err(|e| {
+    let session = Session::open(source.as_ref(), file_name)?;
+    session.into_graph().ok_or_else(|| {
         DriverError::new(
-            "load",
-            format!("{file_name}: not UTF-8 text ({e}); graph files are JSON or .onnx"),
+            Stage::Load,
+            format!("{file_name}: a KTIR module, not a model graph"),
         )
-    })?;
-    graph::load_json(text).map_err(|e| DriverError::new("load", format!("{file_name}:{e}")))
+        .in_file(file_name)
+    })
 }
 
 /// The compiler's view of a machine description.
@@ -98,8 +68,7 @@ pub fn compile(
     machine: &Machine,
     options: &Options,
 ) -> Result<Compilation, DriverError> {
-    compiler::compile(graph, &target_for(machine), options)
-        .map_err(|e| DriverError::new("compile", e.to_string()))
+    compiler::compile(graph, &target_for(machine), options).map_err(DriverError::from_compile)
 }
 
 /// Accuracy demanded of a simulated output, by dtype: pass when every element satisfies
@@ -117,6 +86,7 @@ pub fn tolerance(dtype: DType) -> (f64, f64) {
 /// How one simulated output compares with the reference.
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct OutputCheck {
     /// The graph output.
     pub name: String,
@@ -139,8 +109,10 @@ pub struct OutputCheck {
 /// One timed event, as the page and trace views want it.
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct EventView {
     /// "dma", "pt" or "sfp".
+    #[cfg_attr(test, ts(as = "views::UnitName"))]
     pub unit: Unit,
     /// The core whose unit ran it.
     pub core: usize,
@@ -149,6 +121,7 @@ pub struct EventView {
     /// End, in cycles.
     pub end: f64,
     /// Bytes moved (transfers).
+    #[cfg_attr(test, ts(type = "number"))]
     pub bytes: u64,
     /// Ring stop the data left (transfers).
     pub src_stop: Option<usize>,
@@ -162,8 +135,11 @@ pub struct EventView {
 
 /// A ring stop for the page.
 #[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct StopView {
     /// "core" or "memory".
+    #[cfg_attr(test, ts(type = "\"core\" | \"memory\""))]
     pub kind: &'static str,
     /// Core id for cores, position for memory stops.
     pub index: usize,
@@ -174,6 +150,7 @@ pub struct StopView {
 /// The machine as the page draws it.
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct MachineView {
     /// Preset or file name.
     pub name: String,
@@ -216,9 +193,10 @@ impl MachineView {
     }
 }
 
-/// What a simulation produced.
+/// What a simulation produced, for graphs and KTIR modules alike.
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct RunResult {
     /// The machine it ran on.
     pub machine: MachineView,
@@ -237,13 +215,23 @@ pub struct RunResult {
     /// Timed events, in task order.
     pub events: Vec<EventView>,
     /// Utilisation and bottleneck.
-    pub summary: sim::trace::Summary,
+    pub summary: SummaryView,
     /// KTIR operations executed over all cores.
+    #[cfg_attr(test, ts(type = "number"))]
     pub steps: u64,
+    /// Functions run, in order (KTIR modules; empty for graphs).
+    pub functions: Vec<String>,
+    /// The buffers of a KTIR module and their final contents (empty contents in
+    /// timing-only mode; no buffers for graphs).
+    pub buffers: Vec<(BufferSpec, Vec<f32>)>,
+    /// Warnings the verifier gave (spec gaps the program touches).
+    pub warnings: Vec<String>,
 }
 
 /// A pass snapshot for the page.
 #[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct PassView {
     /// The pass name (see [`PASS_NAMES`]).
     pub name: String,
@@ -252,11 +240,14 @@ pub struct PassView {
     /// The snapshot text.
     pub text: String,
     /// The snapshot's structured data (layouts, core splits, scratchpad allocations).
+    #[cfg_attr(test, ts(type = "unknown"))]
     pub data: serde_json::Value,
 }
 
 /// A tensor in the graph summary.
 #[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct TensorView {
     /// Name.
     pub name: String,
@@ -268,6 +259,8 @@ pub struct TensorView {
 
 /// A node in the graph summary.
 #[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct NodeView {
     /// Name.
     pub name: String,
@@ -281,6 +274,8 @@ pub struct NodeView {
 
 /// The loaded graph, summarised.
 #[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct GraphView {
     /// Graph name.
     pub name: String,
@@ -294,22 +289,12 @@ pub struct GraphView {
     pub nodes: Vec<NodeView>,
 }
 
-/// Everything one run of the pipeline produces.
-#[derive(Clone, Debug, Serialize)]
-pub struct PipelineResult {
-    /// The graph.
-    pub graph: GraphView,
-    /// Snapshots, in pass order.
-    pub passes: Vec<PassView>,
-    /// The KTIR module.
-    pub ktir: String,
-    /// The simulation.
-    pub run: RunResult,
-}
+/// Everything one run of the pipeline produces (the session's run).
+pub type PipelineResult = Run;
 
-/// Settings of one pipeline run.
+/// Settings of one run, of a graph or a KTIR module.
 #[derive(Clone, Debug)]
-pub struct PipelineOptions {
+pub struct RunOptions {
     /// The machine to compile for and simulate.
     pub machine: Machine,
     /// Compiler settings.
@@ -324,11 +309,21 @@ pub struct PipelineOptions {
     /// computed, the reference is not run and the outputs are not checked (see
     /// [`sim::Simulator::new_timing_only`]). For models too large to run with numbers.
     pub timing_only: bool,
+    /// A KTIR module to simulate in place of the lowered one (graphs: an edited module
+    /// whose kernels keep the lowered names and arguments) or of the source (KTIR).
+    pub ktir: Option<String>,
+    /// KTIR modules: values of scalar `index` arguments, by name.
+    pub args: BTreeMap<String, i64>,
+    /// KTIR modules: contents of buffers, by name (others get seeded random values).
+    pub buffers: BTreeMap<String, Vec<f32>>,
 }
 
-impl Default for PipelineOptions {
+/// The settings of a pipeline run (the name the tests and benchmarks know).
+pub type PipelineOptions = RunOptions;
+
+impl Default for RunOptions {
     fn default() -> Self {
-        PipelineOptions {
+        RunOptions {
             // The preset is compiled in and its loading is tested in the sim crate.
             machine: Machine::preset("spyre32").expect("the built-in spyre32 preset loads"),
             compile: Options::default(),
@@ -336,6 +331,9 @@ impl Default for PipelineOptions {
             limits: ExecLimits::default(),
             inputs: BTreeMap::new(),
             timing_only: false,
+            ktir: None,
+            args: BTreeMap::new(),
+            buffers: BTreeMap::new(),
         }
     }
 }
@@ -361,7 +359,7 @@ pub enum Progress {
 }
 
 /// Operations between two [`Progress::Execute`] reports.
-const PROGRESS_EVERY_STEPS: u64 = 256;
+pub(crate) const PROGRESS_EVERY_STEPS: u64 = 256;
 
 /// Loads a machine: a preset name, or the text of a machine description.
 pub fn machine(name_or_json: &str) -> Result<Machine, DriverError> {
@@ -370,7 +368,7 @@ pub fn machine(name_or_json: &str) -> Result<Machine, DriverError> {
     }
     if name_or_json.trim_start().starts_with('{') {
         return Machine::from_json(name_or_json)
-            .map_err(|e| DriverError::new("machine", e.to_string()));
+            .map_err(|e| DriverError::new(Stage::Machine, e.to_string()));
     }
     // A long argument is a file's contents, not a name: quote only its start.
     let shown: String = name_or_json.chars().take(40).collect();
@@ -383,12 +381,12 @@ pub fn machine(name_or_json: &str) -> Result<Machine, DriverError> {
         format!("unknown machine '{shown}'")
     };
     Err(DriverError::new(
-        "machine",
+        Stage::Machine,
         format!("{what}; presets: {}", Machine::preset_names().join(", ")),
     ))
 }
 
-fn ktir_elem(dtype: DType) -> ktir::ScalarType {
+pub(crate) fn ktir_elem(dtype: DType) -> ktir::ScalarType {
     match dtype {
         DType::F16 => ktir::ScalarType::F16,
         DType::BF16 => ktir::ScalarType::BF16,
@@ -405,195 +403,16 @@ fn ktir_elem(dtype: DType) -> ktir::ScalarType {
 /// Simulates a compiled graph: host tensors are packed into their device layouts in DRAM,
 /// the kernels run in order, and every graph output is unpacked and compared with the
 /// reference evaluator.
-pub fn simulate(c: &Compilation, options: &PipelineOptions) -> Result<RunResult, DriverError> {
+pub fn simulate(c: &Compilation, options: &RunOptions) -> Result<RunResult, DriverError> {
     simulate_with_schedule(c, options).map(|(r, _)| r)
 }
 
-/// [`simulate`], also returning the full schedule (for trace exports).
+/// [`simulate`], also returning the full schedule.
 pub fn simulate_with_schedule(
     c: &Compilation,
-    options: &PipelineOptions,
+    options: &RunOptions,
 ) -> Result<(RunResult, sim::timing::Schedule), DriverError> {
-    simulate_with_progress(c, options, &mut |_| {})
-}
-
-/// Checks given input values against the graph's inputs.
-fn check_given_inputs(graph: &Graph, given: &BTreeMap<String, Tensor>) -> Result<(), DriverError> {
-    for (name, t) in given {
-        match graph.inputs.iter().find(|v| &v.name == name) {
-            Some(v) if v.ty.shape == t.shape && v.ty.dtype == t.dtype => {}
-            Some(v) => {
-                return Err(DriverError::new(
-                    "simulate",
-                    format!(
-                        "input '{name}' is {} {:?}; the value given is {} {:?}",
-                        v.ty.dtype.name(),
-                        v.ty.shape,
-                        t.dtype.name(),
-                        t.shape
-                    ),
-                ))
-            }
-            None => {
-                return Err(DriverError::new(
-                    "simulate",
-                    format!("the graph has no input named '{name}'"),
-                ))
-            }
-        }
-    }
-    Ok(())
-}
-
-/// [`simulate_with_schedule`], reporting progress to `progress` as it goes.
-pub fn simulate_with_progress(
-    c: &Compilation,
-    options: &PipelineOptions,
-    progress: &mut dyn FnMut(Progress),
-) -> Result<(RunResult, sim::timing::Schedule), DriverError> {
-    let text = c.ktir.as_deref().ok_or_else(|| {
-        DriverError::new("simulate", "the compilation stopped before the ktir pass")
-    })?;
-    let module = match ktir::check(text) {
-        Ok((m, _)) => m,
-        Err(diags) => {
-            return Err(DriverError::new(
-                "ktir",
-                format!(
-                    "the lowered KTIR does not verify:\n{}",
-                    ktir::render_diagnostics("ktir", &diags)
-                ),
-            ))
-        }
-    };
-    let machine = &options.machine;
-    check_given_inputs(&c.graph, &options.inputs)?;
-    // Host values of the inputs and weights, and the reference outputs; a timing-only run
-    // materialises none of them.
-    let (values, reference) = if options.timing_only {
-        (BTreeMap::new(), None)
-    } else {
-        // Weights too many to materialise: the graph's own check fails before generating
-        // anything, and says why.
-        if c.graph.parameter_count() > graph::MAX_MATERIALISED_ELEMENTS {
-            if let Err(e) = c.graph.initializer_tensors() {
-                return Err(DriverError::new(
-                    "simulate",
-                    format!("{e}; run it timing-only"),
-                ));
-            }
-        }
-        let mut inputs = graph::random_inputs(&c.graph, options.seed)
-            .map_err(|e| DriverError::new("simulate", e.to_string()))?;
-        inputs.extend(options.inputs.clone());
-        let reference = graph::evaluate(&c.graph, &inputs)
-            .map_err(|e| DriverError::new("simulate", format!("reference evaluator: {e}")))?;
-        // The evaluator returns the initializers it materialised: take them from there
-        // rather than generating every weight a second time. Only weights and inputs are
-        // placed in DRAM; intermediate tensors start zeroed.
-        let mut values: BTreeMap<String, Tensor> = BTreeMap::new();
-        for init in &c.graph.initializers {
-            let t = reference.get(&init.name).ok_or_else(|| {
-                DriverError::new(
-                    "simulate",
-                    format!("the reference has no value for initializer '{}'", init.name),
-                )
-            })?;
-            values.insert(init.name.clone(), t.clone());
-        }
-        values.extend(inputs);
-        (values, Some(reference))
-    };
-
-    // Shared by the simulator's hook and the scheduler's, which never run at once.
-    let progress = RefCell::new(progress);
-    let mut sim = if options.timing_only {
-        Simulator::new_timing_only(machine, options.limits.clone())
-    } else {
-        Simulator::new(machine, options.limits.clone())
-    };
-    let kernels = compiler::lower_ktir::kernels(c);
-    let total: u64 = kernels
-        .iter()
-        .filter_map(|k| sim::estimate_steps(&module, &k.func))
-        .sum();
-    sim.set_progress_total(total.max(1));
-    sim.set_progress(
-        Box::new(|steps, total| (*progress.borrow_mut())(Progress::Execute { steps, total })),
-        PROGRESS_EVERY_STEPS,
-    );
-    let mut bases: BTreeMap<String, i64> = BTreeMap::new();
-    for k in &kernels {
-        for t in &k.args {
-            if bases.contains_key(t) {
-                continue;
-            }
-            let layout = c.layouts.get(t).ok_or_else(|| {
-                DriverError::new("simulate", format!("tensor '{t}' has no layout"))
-            })?;
-            let elem = ktir_elem(layout.dtype);
-            let base = match values.get(t) {
-                Some(host) => sim.alloc(t, elem, layout.pack(&host.data)),
-                None => sim.reserve(t, elem, layout.device_elems()),
-            }
-            .map_err(|e| DriverError::new("simulate", e.to_string()))?;
-            bases.insert(t.clone(), base);
-        }
-    }
-    let lines = LineLookup::new(text);
-    for k in &kernels {
-        let args: Vec<i64> = k
-            .args
-            .iter()
-            .map(|t| bases.get(t).copied().unwrap_or(0))
-            .collect();
-        sim.launch(&module, &lines, &k.func, &args)
-            .map_err(|e| DriverError::new("simulate", format!("@{}: {e}", k.func)))?;
-    }
-
-    let mut outputs = Vec::new();
-    for name in &c.graph.outputs {
-        let (Some(buf), Some(layout)) = (sim.buffer(name), c.layouts.get(name)) else {
-            return Err(DriverError::new(
-                "simulate",
-                format!("output '{name}' was not produced by any kernel"),
-            ));
-        };
-        if let Some(reference) = &reference {
-            let want = reference.get(name).ok_or_else(|| {
-                DriverError::new(
-                    "simulate",
-                    format!("output '{name}' was not produced by any kernel"),
-                )
-            })?;
-            let got = layout.unpack(&buf.data);
-            outputs.push(compare(name, want, &got));
-        }
-    }
-
-    let sched = schedule_with_progress(machine, sim.tasks(), &Limits::default(), &mut |d, t| {
-        (*progress.borrow_mut())(Progress::Schedule {
-            done: d as u64,
-            total: t as u64,
-        })
-    })
-    .map_err(|e| DriverError::new("simulate", format!("timing: {e}")))?;
-    let summary = sim::trace::summarize(machine, &sched);
-    let events = event_views(&sched);
-    let checked = reference.is_some();
-    let result = RunResult {
-        machine: MachineView::of(machine),
-        total_cycles: sched.total_cycles,
-        timing_only: options.timing_only,
-        outputs_checked: checked,
-        passed: checked && outputs.iter().all(|o| o.passed),
-        outputs,
-        assumptions: sim.assumptions().to_vec(),
-        events,
-        summary,
-        steps: sim.steps(),
-    };
-    Ok((result, sched))
+    session::simulate_compilation(c, options, &mut |_| {})
 }
 
 /// The events of a schedule as the page wants them (zero-length bookkeeping events, such as
@@ -618,9 +437,12 @@ pub fn event_views(sched: &sim::timing::Schedule) -> Vec<EventView> {
 }
 
 /// A verifier diagnostic for an editor.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct DiagnosticView {
     /// "error" or "warning".
+    #[cfg_attr(test, ts(type = "\"error\" | \"warning\""))]
     pub severity: &'static str,
     /// What is wrong.
     pub message: String,
@@ -640,17 +462,21 @@ pub fn verify_ktir(text: &str) -> Vec<DiagnosticView> {
         Ok((_, warnings)) => warnings,
         Err(d) => d,
     };
-    diags
-        .into_iter()
-        .map(|d| DiagnosticView {
+    diags.iter().map(DiagnosticView::of).collect()
+}
+
+impl DiagnosticView {
+    /// The view of a KTIR diagnostic.
+    pub fn of(d: &ktir::Diagnostic) -> DiagnosticView {
+        DiagnosticView {
             severity: if d.is_error() { "error" } else { "warning" },
-            message: d.message,
+            message: d.message.clone(),
             line: d.line,
             column: d.column,
             start: d.span.start,
             end: d.span.end,
-        })
-        .collect()
+        }
+    }
 }
 
 /// A text summary of a graph: inputs, outputs, op counts and parameter count.
@@ -658,7 +484,7 @@ pub fn inspect(graph: &Graph) -> Result<String, DriverError> {
     use std::fmt::Write;
     let types = graph
         .infer_types()
-        .map_err(|e| DriverError::new("load", e.to_string()))?;
+        .map_err(|e| DriverError::from_graph("", e, Stage::Load))?;
     let mut out = String::new();
     let _ = writeln!(out, "graph       {}", graph.name);
     if !graph.description.is_empty() {
@@ -727,29 +553,9 @@ pub fn compare(name: &str, want: &Tensor, got: &[f32]) -> OutputCheck {
 pub fn run_pipeline<S: AsRef<[u8]> + ?Sized>(
     source: &S,
     file_name: &str,
-    options: &PipelineOptions,
+    options: &RunOptions,
 ) -> Result<PipelineResult, DriverError> {
     run_pipeline_with_ktir(source, file_name, None, options)
-}
-
-/// Loads, compiles (with `ktir` in place of the lowered module, when given) and
-/// simulates a model file, returning the run as Chrome trace JSON (for Perfetto and
-/// chrome://tracing).
-pub fn trace_pipeline<S: AsRef<[u8]> + ?Sized>(
-    source: &S,
-    file_name: &str,
-    ktir: Option<&str>,
-    options: &PipelineOptions,
-) -> Result<String, DriverError> {
-    let graph = load_graph(source, file_name)?;
-    let mut compile_options = options.compile.clone();
-    compile_options.stop_after = None;
-    let mut c = compile(&graph, &options.machine, &compile_options)?;
-    if let Some(text) = ktir {
-        c.ktir = Some(text.to_string());
-    }
-    let (_, schedule) = simulate_with_schedule(&c, options)?;
-    Ok(sim::trace::chrome_trace_json(&options.machine, &schedule))
 }
 
 /// [`run_pipeline`], but simulating `ktir` (an edited module for the same graph) in place
@@ -758,58 +564,24 @@ pub fn run_pipeline_with_ktir<S: AsRef<[u8]> + ?Sized>(
     source: &S,
     file_name: &str,
     ktir: Option<&str>,
-    options: &PipelineOptions,
+    options: &RunOptions,
 ) -> Result<PipelineResult, DriverError> {
-    let graph = load_graph(source, file_name)?;
-    let types = graph
-        .infer_types()
-        .map_err(|e| DriverError::new("load", e.to_string()))?;
-    let mut compile_options = options.compile.clone();
-    compile_options.stop_after = None;
-    let mut c = compile(&graph, &options.machine, &compile_options)?;
-    if let Some(text) = ktir {
-        c.ktir = Some(text.to_string());
-    }
-    let run = simulate(&c, options)?;
-    let view = |name: &String| TensorView {
-        name: name.clone(),
-        dtype: types
-            .get(name)
-            .map(|t| t.dtype.name().to_string())
-            .unwrap_or_default(),
-        shape: types.get(name).map(|t| t.shape.clone()).unwrap_or_default(),
+    let mut session = Session::open(source.as_ref(), file_name)?;
+    let owned;
+    let options = match ktir {
+        Some(text) => {
+            owned = RunOptions {
+                ktir: Some(text.to_string()),
+                ..options.clone()
+            };
+            &owned
+        }
+        None => options,
     };
-    Ok(PipelineResult {
-        graph: GraphView {
-            name: graph.name.clone(),
-            description: graph.description.clone(),
-            inputs: graph.inputs.iter().map(|i| view(&i.name)).collect(),
-            outputs: graph.outputs.iter().map(view).collect(),
-            nodes: graph
-                .nodes
-                .iter()
-                .map(|n| NodeView {
-                    name: n.name.clone(),
-                    op: n.op.clone(),
-                    inputs: n.inputs.clone(),
-                    outputs: n.outputs.clone(),
-                })
-                .collect(),
-        },
-        // The compilation is done with: move its snapshots rather than copy them.
-        passes: c
-            .snapshots
-            .into_iter()
-            .map(|s| PassView {
-                name: s.pass,
-                title: s.title,
-                text: s.text,
-                data: s.data,
-            })
-            .collect(),
-        ktir: c.ktir.unwrap_or_default(),
-        run,
-    })
+    session.run(options, &mut |_| {})?;
+    session
+        .into_run()
+        .ok_or_else(|| DriverError::new(Stage::Simulate, "the run left no result"))
 }
 
 #[cfg(test)]
@@ -965,10 +737,10 @@ mod tests {
     fn progress_counts_operations_then_scheduled_tasks() {
         let ex = examples();
         let opts = PipelineOptions::default();
-        let graph = load_graph(ex[0].source, "matmul_add.json").unwrap();
-        let c = compile(&graph, &opts.machine, &opts.compile).unwrap();
+        let mut session = Session::open(ex[0].source.as_bytes(), "matmul_add.json").unwrap();
         let mut reports = Vec::new();
-        let (r, sched) = simulate_with_progress(&c, &opts, &mut |p| reports.push(p)).unwrap();
+        let run = session.run(&opts, &mut |p| reports.push(p)).unwrap();
+        let (r, sched) = (&run.run, &run.schedule);
         let executes: Vec<(u64, u64)> = reports
             .iter()
             .filter_map(|p| match p {
@@ -1042,3 +814,6 @@ mod tests {
         assert!(r.ktir.contains("scf.for"), "{}", r.ktir);
     }
 }
+
+#[cfg(test)]
+mod ts_types;

@@ -401,3 +401,38 @@ fn timing_only_schedules_every_valid_program_like_a_run_with_numbers() {
     }
     assert!(assumed >= 3, "only {assumed} programs assumed indices");
 }
+
+/// Pins every corpus program's full schedule: total cycles (as bits), event count and a
+/// hash of every event. Regenerate with `UPDATE_EXPECT=1` only for an intended change to
+/// the timing model.
+#[test]
+fn corpus_schedules_are_pinned() {
+    use std::fmt::Write;
+    let mut names: Vec<String> = std::fs::read_dir(dir())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".mlir"))
+        .collect();
+    names.sort();
+    let mut out = String::new();
+    for name in &names {
+        let text = read(name);
+        let (r, s) = run_ktir(&text, &options(name, &text)).unwrap();
+        // FNV-1a over the debug form of every event (f64 debug output round-trips).
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for e in &s.events {
+            for b in format!("{e:?}").bytes() {
+                h ^= u64::from(b);
+                h = h.wrapping_mul(0x0100_0000_01b3);
+            }
+        }
+        let _ = writeln!(
+            out,
+            "{name:<36} cycles {:#018x} events {:>6} views {:>6} hash {h:#018x}",
+            r.total_cycles.to_bits(),
+            s.events.len(),
+            r.events.len()
+        );
+    }
+    expect_test::expect_file!["pinned/corpus.txt"].assert_eq(&out);
+}

@@ -1,8 +1,10 @@
-//! The WebAssembly facade: the pipeline as JavaScript functions returning plain data.
+//! The WebAssembly facade: the driver's session as a JavaScript class, and a few functions
+//! returning plain data.
 //!
 //! This is the only crate that knows about JavaScript. It holds no algorithm: each export
-//! calls the `driver` crate and converts the result with `serde-wasm-bindgen`. Errors become
-//! JavaScript `Error`s whose message names the stage and the location.
+//! calls the `driver` crate and converts the result with `serde-wasm-bindgen` (its shapes
+//! are the TypeScript types generated from the driver's). Errors become JavaScript `Error`s
+//! whose message names the stage and the location.
 
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
@@ -26,7 +28,7 @@ struct RunOptions {
     machine: Option<String>,
     /// Seed of the random inputs.
     seed: Option<u64>,
-    /// An edited KTIR module to simulate in place of the lowered one.
+    /// A KTIR module to simulate in place of the lowered one or of the source.
     ktir: Option<String>,
     /// Compute timing only: no numbers, weights never materialised, outputs not checked.
     timing_only: Option<bool>,
@@ -79,30 +81,6 @@ pub fn machine_presets() -> Result<JsValue, JsError> {
     to_js(&driver::sim::Machine::preset_names())
 }
 
-/// Loads, compiles, lowers and simulates a model file on the spyre32 machine.
-#[wasm_bindgen(js_name = runPipeline)]
-pub fn run_pipeline(source: &str, file_name: &str) -> Result<JsValue, JsError> {
-    let result = driver::run_pipeline(source, file_name, &driver::PipelineOptions::default())
-        .map_err(driver_error)?;
-    to_js(&result)
-}
-
-/// [`run_pipeline`] on a file's bytes with options `{ machine?, seed?, ktir?, timingOnly? }`;
-/// with `ktir`, the edited module is simulated in place of the lowered one; with
-/// `timingOnly`, no numbers are computed (the result's `outputsChecked` is false).
-#[wasm_bindgen(js_name = runPipelineWith)]
-pub fn run_pipeline_with(
-    bytes: &[u8],
-    file_name: &str,
-    options: JsValue,
-) -> Result<JsValue, JsError> {
-    let o = run_options(options)?;
-    let opts = pipeline_options(&o)?;
-    let result = driver::run_pipeline_with_ktir(bytes, file_name, o.ktir.as_deref(), &opts)
-        .map_err(driver_error)?;
-    to_js(&result)
-}
-
 /// Every verifier diagnostic of a KTIR text:
 /// `[{ severity, message, line, column, start, end }]` (byte offsets).
 #[wasm_bindgen(js_name = verifyKtir)]
@@ -110,43 +88,51 @@ pub fn verify_ktir(text: &str) -> Result<JsValue, JsError> {
     to_js(&driver::verify_ktir(text))
 }
 
-fn ktir_options(o: &RunOptions) -> Result<driver::KtirRunOptions, JsError> {
-    let p = pipeline_options(o)?;
-    Ok(driver::KtirRunOptions {
-        machine: p.machine,
-        args: Default::default(),
-        inputs: Default::default(),
-        seed: p.seed,
-        limits: p.limits,
-        timing_only: p.timing_only,
-    })
+/// One opened source (a model graph as JSON or ONNX bytes, or a KTIR module), run with
+/// options and kept with its last run, as the driver's session: JavaScript holds it across
+/// runs and trace exports.
+#[wasm_bindgen]
+pub struct Session {
+    inner: driver::Session,
 }
 
-/// Runs a standalone KTIR module (buffers found from its memory views, random inputs)
-/// with options `{ machine?, seed?, timingOnly? }`.
-#[wasm_bindgen(js_name = runKtir)]
-pub fn run_ktir(text: &str, options: JsValue) -> Result<JsValue, JsError> {
-    let opts = ktir_options(&run_options(options)?)?;
-    let (result, _) = driver::run_ktir(text, &opts).map_err(driver_error)?;
-    to_js(&result)
-}
+#[wasm_bindgen]
+impl Session {
+    /// Opens a file's bytes; the kind comes from the content, the name only breaking ties.
+    #[wasm_bindgen(constructor)]
+    pub fn new(bytes: &[u8], file_name: &str) -> Result<Session, JsError> {
+        driver::Session::open(bytes, file_name)
+            .map(|inner| Session { inner })
+            .map_err(driver_error)
+    }
 
-/// The Chrome trace JSON (opens in Perfetto and chrome://tracing) of a model file's run,
-/// with the same options as [`run_pipeline_with`].
-#[wasm_bindgen(js_name = pipelineTrace)]
-pub fn pipeline_trace(bytes: &[u8], file_name: &str, options: JsValue) -> Result<String, JsError> {
-    let o = run_options(options)?;
-    let opts = pipeline_options(&o)?;
-    driver::trace_pipeline(bytes, file_name, o.ktir.as_deref(), &opts).map_err(driver_error)
-}
+    /// What the source is: "graph", "onnx" or "ktir".
+    #[wasm_bindgen(getter)]
+    pub fn kind(&self) -> String {
+        match self.inner.kind() {
+            driver::SourceKind::Graph => "graph",
+            driver::SourceKind::Onnx => "onnx",
+            driver::SourceKind::Ktir => "ktir",
+        }
+        .to_string()
+    }
 
-/// The Chrome trace JSON of a standalone KTIR module's run.
-#[wasm_bindgen(js_name = ktirTrace)]
-pub fn ktir_trace(text: &str, options: JsValue) -> Result<String, JsError> {
-    let opts = ktir_options(&run_options(options)?)?;
-    let (_, schedule) = driver::run_ktir(text, &opts).map_err(driver_error)?;
-    Ok(driver::sim::trace::chrome_trace_json(
-        &opts.machine,
-        &schedule,
-    ))
+    /// Runs the source with options `{ machine?, seed?, ktir?, timingOnly? }` and returns the
+    /// run (`Run` in the generated types): with `ktir`, that module runs in place of the
+    /// lowered one (graphs) or of the source (KTIR); with `timingOnly`, no numbers are
+    /// computed (`run.outputsChecked` is false).
+    pub fn run(&mut self, options: JsValue) -> Result<JsValue, JsError> {
+        let o = run_options(options)?;
+        let mut opts = pipeline_options(&o)?;
+        opts.ktir = o.ktir;
+        let run = self.inner.run(&opts, &mut |_| {}).map_err(driver_error)?;
+        to_js(run)
+    }
+
+    /// The last run as Chrome trace JSON (opens in Perfetto and chrome://tracing), from its
+    /// stored schedule: nothing runs again.
+    #[wasm_bindgen(js_name = traceJson)]
+    pub fn trace_json(&self) -> Result<String, JsError> {
+        self.inner.trace_json().map_err(driver_error)
+    }
 }

@@ -79,7 +79,7 @@ export class CoreDetails {
       parts.push(el("h3", { text: "Over the run" }));
       parts.push(
         table([
-          ["DMA", `${pct(s.dma.utilisation)} · ${s.dma.tasks} tasks · ${formatInt(s.dma_bytes)} B`],
+          ["DMA", `${pct(s.dma.utilisation)} · ${s.dma.tasks} tasks · ${formatInt(s.dmaBytes)} B`],
           ["PT", `${pct(s.pt.utilisation)} · ${s.pt.tasks} tasks`],
           ["SFP", `${pct(s.sfp.utilisation)} · ${s.sfp.tasks} tasks`],
         ]),

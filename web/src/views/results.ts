@@ -21,7 +21,7 @@ export class ResultsView {
   }
 
   show(run: RunInfo, note = ""): void {
-    if (run.passed === null) this.root.removeAttribute("data-passed");
+    if (!run.outputsChecked) this.root.removeAttribute("data-passed");
     else this.root.dataset.passed = String(run.passed);
     if (run.timingOnly) this.root.removeAttribute("data-passed");
     const parts: Node[] = [
@@ -32,7 +32,7 @@ export class ResultsView {
             text: "TIMED",
             title: "timing only: tensors carry shapes, no numbers were computed or checked",
           })
-        : run.passed === null
+        : !run.outputsChecked
           ? el("span", {
               className: "verdict",
               "data-testid": "run-verdict",
@@ -73,7 +73,7 @@ export class ResultsView {
           className: "muted",
           text: run.timingOnly
             ? "timing only: weights not materialised, numbers not computed"
-            : run.passed === null
+            : !run.outputsChecked
               ? "no reference: random inputs"
               : "no outputs checked",
         }),

@@ -329,9 +329,9 @@ export class TimelineView {
         el("span", { className: `bar ${k}`, style: `width:${Math.round(x * 100)}%` }),
       );
     const rows: [string, string | Node][] = [
-      ["cycles", `${formatInt(s.total_cycles)} (${s.time_us.toFixed(2)} µs)`],
-      ["DRAM", `${pct(s.dram_utilisation)} busy`],
-      ["read / written", `${formatInt(s.dram_read_bytes)} / ${formatInt(s.dram_write_bytes)} B`],
+      ["cycles", `${formatInt(s.totalCycles)} (${s.timeUs.toFixed(2)} µs)`],
+      ["DRAM", `${pct(s.dramUtilisation)} busy`],
+      ["read / written", `${formatInt(s.dramReadBytes)} / ${formatInt(s.dramWriteBytes)} B`],
     ];
     const busiest = [...s.links].sort((a, b) => b.utilisation - a.utilisation).slice(0, 4);
     this.summary.replaceChildren(
@@ -341,7 +341,7 @@ export class TimelineView {
         {},
         el("span", { className: "bottleneck", "data-testid": "bottleneck", text: s.bottleneck }),
       ),
-      el("p", { className: "muted", text: s.bottleneck_reason }),
+      el("p", { className: "muted", text: s.bottleneckReason }),
       el("h3", { text: "Run" }),
       table(rows),
       el("h3", { text: "Unit utilisation (mean / max over cores)" }),

@@ -1,11 +1,20 @@
 //! Tests shared by the Node and browser runs of the facade.
 
 use js_sys::Reflect;
-use wasm_bindgen::JsValue;
+use wasm_bindgen::{JsError, JsValue};
 use wasm_bindgen_test::*;
 
 fn get(v: &JsValue, key: &str) -> JsValue {
     Reflect::get(v, &JsValue::from_str(key)).expect("property")
+}
+
+/// Opens `bytes` and runs it once with `options`.
+fn run_with(bytes: &[u8], file_name: &str, options: JsValue) -> Result<JsValue, JsError> {
+    wasm::Session::new(bytes, file_name)?.run(options)
+}
+
+fn run_pipeline(source: &str, file_name: &str) -> Result<JsValue, JsError> {
+    run_with(source.as_bytes(), file_name, JsValue::UNDEFINED)
 }
 
 #[wasm_bindgen_test]
@@ -23,7 +32,7 @@ fn the_thin_path_runs_and_matches_the_reference() {
     let src = wasm::example_source("matmul_add")
         .map_err(JsValue::from)
         .unwrap();
-    let result = wasm::run_pipeline(&src, "matmul_add.json")
+    let result = run_pipeline(&src, "matmul_add.json")
         .map_err(JsValue::from)
         .unwrap();
     let passes = js_sys::Array::from(&get(&result, "passes"));
@@ -59,7 +68,7 @@ fn the_thin_path_runs_and_matches_the_reference() {
 
 #[wasm_bindgen_test]
 fn bad_input_throws_an_error_with_a_location() {
-    let err = wasm::run_pipeline("{\n  \"format\": 3", "bad.json")
+    let err = run_pipeline("{\n  \"format\": 3", "bad.json")
         .err()
         .map(JsValue::from)
         .unwrap();
@@ -97,7 +106,7 @@ fn verify_ktir_reports_diagnostics_with_lines() {
         .map_err(JsValue::from)
         .unwrap();
     let ktir = get(
-        &wasm::run_pipeline(&src, "matmul_add.json")
+        &run_pipeline(&src, "matmul_add.json")
             .map_err(JsValue::from)
             .unwrap(),
         "ktir",
@@ -133,7 +142,7 @@ fn run_pipeline_with_takes_bytes_options_and_an_edited_kernel() {
     let src = wasm::example_source("matmul_add")
         .map_err(JsValue::from)
         .unwrap();
-    let base = wasm::run_pipeline_with(src.as_bytes(), "matmul_add.json", JsValue::UNDEFINED)
+    let base = run_with(src.as_bytes(), "matmul_add.json", JsValue::UNDEFINED)
         .map_err(JsValue::from)
         .unwrap();
     let ktir = get(&base, "ktir").as_string().unwrap();
@@ -150,7 +159,7 @@ fn run_pipeline_with_takes_bytes_options_and_an_edited_kernel() {
     assert!(get(&get(&base, "run"), "summary").is_object());
     // A wrong edit runs and fails the comparison.
     let wrong = ktir.replacen("arith.addf %AB_data", "arith.subf %AB_data", 1);
-    let r = wasm::run_pipeline_with(
+    let r = run_with(
         src.as_bytes(),
         "matmul_add.json",
         options(&[("ktir", &wrong), ("machine", "spyre32")]),
@@ -159,7 +168,7 @@ fn run_pipeline_with_takes_bytes_options_and_an_edited_kernel() {
     .unwrap();
     assert_eq!(get(&get(&r, "run"), "passed").as_bool(), Some(false));
     // Bad options and bad bytes are errors with a reason.
-    let e = wasm::run_pipeline_with(
+    let e = run_with(
         src.as_bytes(),
         "matmul_add.json",
         options(&[("machine", "nonesuch")]),
@@ -167,11 +176,11 @@ fn run_pipeline_with_takes_bytes_options_and_an_edited_kernel() {
     .err()
     .unwrap();
     assert!(message(e).contains("spyre32"));
-    let e = wasm::run_pipeline_with(&[0xff, 0xfe, 0x00], "x.json", JsValue::NULL)
+    let e = run_with(&[0xff, 0xfe, 0x00], "x.json", JsValue::NULL)
         .err()
         .unwrap();
     assert!(message(e).contains("UTF-8"));
-    let e = wasm::run_pipeline_with(&[0x08, 0xff, 0x01], "model.onnx", JsValue::NULL)
+    let e = run_with(&[0x08, 0xff, 0x01], "model.onnx", JsValue::NULL)
         .err()
         .unwrap();
     assert!(message(e).to_lowercase().contains("onnx"));
@@ -181,24 +190,35 @@ const ADD_ROWS: &str = include_str!("../../../../tests/ktir/valid/add_rows.mlir"
 
 #[wasm_bindgen_test]
 fn a_standalone_ktir_module_runs_and_exports_a_trace() {
-    let r = wasm::run_ktir(ADD_ROWS, JsValue::UNDEFINED)
+    let mut session = wasm::Session::new(ADD_ROWS.as_bytes(), "add_rows.mlir")
         .map_err(JsValue::from)
         .unwrap();
+    assert_eq!(session.kind(), "ktir");
+    let r = get(
+        &session
+            .run(JsValue::UNDEFINED)
+            .map_err(JsValue::from)
+            .unwrap(),
+        "run",
+    );
     assert!(get(&r, "totalCycles").as_f64().unwrap() > 0.0);
     assert!(js_sys::Array::from(&get(&r, "events")).length() > 0);
     let functions = js_sys::Array::from(&get(&r, "functions"));
     assert_eq!(functions.get(0).as_string().as_deref(), Some("add_rows"));
-    let trace = wasm::ktir_trace(ADD_ROWS, JsValue::UNDEFINED)
-        .map_err(JsValue::from)
-        .unwrap();
+    // The trace comes from the stored schedule.
+    let trace = session.trace_json().map_err(JsValue::from).unwrap();
     assert!(
         trace.contains("traceEvents"),
         "{}",
         &trace[..trace.len().min(200)]
     );
-    let e = wasm::run_ktir("module {\n  func.func @k( {\n}\n", JsValue::UNDEFINED)
-        .err()
-        .unwrap();
+    let e = run_with(
+        b"module {\n  func.func @k( {\n}\n",
+        "k.mlir",
+        JsValue::UNDEFINED,
+    )
+    .err()
+    .unwrap();
     assert!(message(e).starts_with("ktir:"));
 }
 
@@ -207,9 +227,15 @@ fn a_pipeline_trace_is_chrome_trace_json() {
     let src = wasm::example_source("matmul_add")
         .map_err(JsValue::from)
         .unwrap();
-    let trace = wasm::pipeline_trace(src.as_bytes(), "matmul_add.json", JsValue::UNDEFINED)
+    let mut session = wasm::Session::new(src.as_bytes(), "matmul_add.json")
         .map_err(JsValue::from)
         .unwrap();
+    assert!(session.trace_json().is_err(), "nothing has run yet");
+    session
+        .run(JsValue::UNDEFINED)
+        .map_err(JsValue::from)
+        .unwrap();
+    let trace = session.trace_json().map_err(JsValue::from).unwrap();
     let parsed = js_sys::JSON::parse(&trace).unwrap();
     let events = js_sys::Array::from(&get(&parsed, "traceEvents"));
     assert!(events.length() > 32);
@@ -227,13 +253,13 @@ fn timing_only_runs_schedule_the_same_without_numbers() {
         .map_err(JsValue::from)
         .unwrap();
     let full = get(
-        &wasm::run_pipeline_with(src.as_bytes(), "matmul_add.json", JsValue::UNDEFINED)
+        &run_with(src.as_bytes(), "matmul_add.json", JsValue::UNDEFINED)
             .map_err(JsValue::from)
             .unwrap(),
         "run",
     );
     let timed = get(
-        &wasm::run_pipeline_with(src.as_bytes(), "matmul_add.json", timing_only())
+        &run_with(src.as_bytes(), "matmul_add.json", timing_only())
             .map_err(JsValue::from)
             .unwrap(),
         "run",
@@ -250,12 +276,18 @@ fn timing_only_runs_schedule_the_same_without_numbers() {
         js_sys::Array::from(&get(&full, "events")).length(),
         js_sys::Array::from(&get(&timed, "events")).length()
     );
-    let k = wasm::run_ktir(ADD_ROWS, timing_only())
-        .map_err(JsValue::from)
-        .unwrap();
-    let f = wasm::run_ktir(ADD_ROWS, JsValue::UNDEFINED)
-        .map_err(JsValue::from)
-        .unwrap();
+    let k = get(
+        &run_with(ADD_ROWS.as_bytes(), "add_rows.mlir", timing_only())
+            .map_err(JsValue::from)
+            .unwrap(),
+        "run",
+    );
+    let f = get(
+        &run_with(ADD_ROWS.as_bytes(), "add_rows.mlir", JsValue::UNDEFINED)
+            .map_err(JsValue::from)
+            .unwrap(),
+        "run",
+    );
     assert_eq!(
         get(&k, "totalCycles").as_f64(),
         get(&f, "totalCycles").as_f64()

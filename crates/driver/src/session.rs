@@ -1,0 +1,666 @@
+//! One session over one source: open a model graph (JSON or ONNX) or a KTIR module, run it
+//! with options and a progress callback, and keep the last run (its schedule included) for
+//! trace export. Graphs and KTIR share one run loop and one result type.
+
+use crate::{
+    compare, compile, event_views, ktir_elem, DriverError, GraphView, MachineView, NodeView,
+    OutputCheck, PassView, Progress, RunOptions, RunResult, Stage, TensorView,
+    PROGRESS_EVERY_STEPS,
+};
+use graph::{Graph, Tensor};
+use ktir::ast::{Module, ScalarType};
+use serde::Serialize;
+use sim::timing::{schedule_with_progress, Limits, Schedule};
+use sim::{KernelValue, LineLookup, Machine, Simulator};
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+
+/// What a source is; detected from its content, the file name only breaking ties.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub enum SourceKind {
+    /// A model graph in the JSON graph format.
+    Graph,
+    /// A model graph as ONNX protobuf bytes.
+    Onnx,
+    /// A KTIR (MLIR text) module.
+    Ktir,
+}
+
+impl SourceKind {
+    /// Whether the source is a model graph (JSON or ONNX) rather than a KTIR module.
+    pub fn is_graph(self) -> bool {
+        !matches!(self, SourceKind::Ktir)
+    }
+}
+
+/// The kind of `bytes`: bytes that start like an ONNX `ModelProto` (field 1, a varint) are
+/// ONNX, a JSON object is a graph, MLIR text (a comment, `func.func`, `module`, an attribute
+/// or type alias) is KTIR. When the content does not say, the extension of `file_name` does
+/// (`.onnx`, `.mlir`, `.json`); otherwise bytes that are not text are taken for ONNX and
+/// text for JSON, whose loaders then say what is wrong.
+pub fn detect_kind(bytes: &[u8], file_name: &str) -> SourceKind {
+    let lower = file_name.to_ascii_lowercase();
+    let by_name = if lower.ends_with(".onnx") {
+        Some(SourceKind::Onnx)
+    } else if lower.ends_with(".mlir") {
+        Some(SourceKind::Ktir)
+    } else if lower.ends_with(".json") {
+        Some(SourceKind::Graph)
+    } else {
+        None
+    };
+    if bytes.first() == Some(&0x08) {
+        return SourceKind::Onnx;
+    }
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return by_name.unwrap_or(SourceKind::Onnx);
+    };
+    let t = text.trim_start();
+    if t.starts_with('{') || t.starts_with('[') {
+        return SourceKind::Graph;
+    }
+    let mlir = ["//", "func.func", "module", "#", "!"];
+    if mlir.iter().any(|p| t.starts_with(p)) {
+        return SourceKind::Ktir;
+    }
+    by_name.unwrap_or(SourceKind::Graph)
+}
+
+/// The loaded source.
+#[derive(Clone, Debug)]
+enum Source {
+    Graph(Box<Graph>),
+    Ktir(String),
+}
+
+/// One run, for graphs and KTIR alike: what the page shows and `spyre run` prints.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct Run {
+    /// What was run.
+    pub kind: SourceKind,
+    /// The graph (for a KTIR module: its name, functions and buffers, and no nodes).
+    pub graph: GraphView,
+    /// Pass snapshots, in pass order (none for a KTIR module).
+    pub passes: Vec<PassView>,
+    /// The KTIR module that ran.
+    pub ktir: String,
+    /// The simulation.
+    pub run: RunResult,
+    /// The full schedule, for trace export without running again.
+    #[serde(skip)]
+    #[cfg_attr(test, ts(skip))]
+    pub schedule: Schedule,
+}
+
+/// A source opened for running: a graph or a KTIR module, and its last run.
+#[derive(Clone, Debug)]
+pub struct Session {
+    file_name: String,
+    kind: SourceKind,
+    source: Source,
+    last: Option<(Machine, Run)>,
+}
+
+impl Session {
+    /// Opens a file's contents; the kind comes from the content ([`detect_kind`]).
+    pub fn open(bytes: &[u8], file_name: &str) -> Result<Session, DriverError> {
+        let kind = detect_kind(bytes, file_name);
+        let source = match kind {
+            SourceKind::Onnx => Source::Graph(Box::new(
+                graph::load_onnx(bytes)
+                    .map_err(|e| DriverError::from_graph(file_name, e, Stage::Load))?,
+            )),
+            SourceKind::Graph => {
+                let text = std::str::from_utf8(bytes).map_err(|e| {
+                    DriverError::new(
+                        Stage::Load,
+                        format!("{file_name}: not UTF-8 text ({e}); graph files are JSON or .onnx"),
+                    )
+                    .in_file(file_name)
+                })?;
+                Source::Graph(Box::new(
+                    graph::load_json(text)
+                        .map_err(|e| DriverError::from_graph(file_name, e, Stage::Load))?,
+                ))
+            }
+            SourceKind::Ktir => {
+                let text = std::str::from_utf8(bytes).map_err(|e| {
+                    DriverError::new(Stage::Load, format!("{file_name}: not UTF-8 text ({e})"))
+                        .in_file(file_name)
+                })?;
+                Source::Ktir(text.to_string())
+            }
+        };
+        Ok(Session {
+            file_name: file_name.to_string(),
+            kind,
+            source,
+            last: None,
+        })
+    }
+
+    /// What the source is.
+    pub fn kind(&self) -> SourceKind {
+        self.kind
+    }
+
+    /// The file name it was opened with.
+    pub fn file_name(&self) -> &str {
+        &self.file_name
+    }
+
+    /// The model graph, for graph sources.
+    pub fn graph(&self) -> Option<&Graph> {
+        match &self.source {
+            Source::Graph(g) => Some(g),
+            Source::Ktir(_) => None,
+        }
+    }
+
+    /// The source text of a KTIR module.
+    pub fn ktir_source(&self) -> Option<&str> {
+        match &self.source {
+            Source::Ktir(t) => Some(t),
+            Source::Graph(_) => None,
+        }
+    }
+
+    /// Runs the source: a graph is compiled through every pass (with `options.ktir` in place
+    /// of the lowered module, when given) and simulated with its outputs compared with the
+    /// reference; a KTIR module (or `options.ktir`) runs every function in order.
+    pub fn run(
+        &mut self,
+        options: &RunOptions,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<&Run, DriverError> {
+        let run = match &self.source {
+            Source::Graph(g) => run_graph(g, options, progress)?,
+            Source::Ktir(text) => {
+                let text = options.ktir.as_deref().unwrap_or(text);
+                run_ktir_module(text, &self.file_name, options, progress)?
+            }
+        };
+        let (_, run) = self.last.insert((options.machine.clone(), run));
+        Ok(run)
+    }
+
+    /// The model graph, taken out of the session.
+    pub fn into_graph(self) -> Option<Graph> {
+        match self.source {
+            Source::Graph(g) => Some(*g),
+            Source::Ktir(_) => None,
+        }
+    }
+
+    /// The last run, taken out of the session.
+    pub fn into_run(self) -> Option<Run> {
+        self.last.map(|(_, r)| r)
+    }
+
+    /// The last run, if any.
+    pub fn last_run(&self) -> Option<&Run> {
+        self.last.as_ref().map(|(_, r)| r)
+    }
+
+    /// The last run as Chrome trace JSON (for Perfetto and chrome://tracing), from its
+    /// stored schedule.
+    pub fn trace_json(&self) -> Result<String, DriverError> {
+        let (machine, run) = self.last.as_ref().ok_or_else(|| {
+            DriverError::new(Stage::Simulate, "nothing has run yet: run before tracing")
+        })?;
+        Ok(sim::trace::chrome_trace_json(machine, &run.schedule))
+    }
+}
+
+/// How a buffer starts in device memory.
+pub(crate) enum Init {
+    /// These values.
+    Data(Vec<f32>),
+    /// This many elements, no values (timing-only runs, intermediates).
+    Reserve(usize),
+}
+
+/// A buffer to place in DRAM before the kernels run.
+pub(crate) struct Placement {
+    pub name: String,
+    pub elem: ScalarType,
+    pub init: Init,
+}
+
+/// A kernel argument.
+pub(crate) enum Arg {
+    /// The base address of a placed buffer (0 for one not placed).
+    Buffer(String),
+    /// A value.
+    Value(KernelValue),
+}
+
+/// A kernel launch.
+pub(crate) struct Launch {
+    pub func: String,
+    pub args: Vec<Arg>,
+}
+
+/// What the one run loop executes.
+pub(crate) struct Program<'a> {
+    pub text: &'a str,
+    pub module: &'a Module,
+    pub placements: Vec<Placement>,
+    pub launches: Vec<Launch>,
+}
+
+/// The run loop: builds the simulator, wires progress, places the buffers, launches the
+/// kernels in order, schedules the recorded tasks and hands the finished simulation to
+/// `finish` (which reads the buffers it wants).
+pub(crate) fn execute<R>(
+    program: Program<'_>,
+    options: &RunOptions,
+    progress: &mut dyn FnMut(Progress),
+    finish: impl FnOnce(&Simulator<'_>, &Schedule) -> Result<R, DriverError>,
+) -> Result<(R, Schedule), DriverError> {
+    let machine = &options.machine;
+    // Shared by the simulator's hook and the scheduler's, which never run at once.
+    let progress = RefCell::new(progress);
+    let mut sim = if options.timing_only {
+        Simulator::new_timing_only(machine, options.limits.clone())
+    } else {
+        Simulator::new(machine, options.limits.clone())
+    };
+    let total: u64 = program
+        .launches
+        .iter()
+        .filter_map(|l| sim::estimate_steps(program.module, &l.func))
+        .sum();
+    sim.set_progress_total(total.max(1));
+    sim.set_progress(
+        Box::new(|steps, total| (*progress.borrow_mut())(Progress::Execute { steps, total })),
+        PROGRESS_EVERY_STEPS,
+    );
+    let mut bases: BTreeMap<String, i64> = BTreeMap::new();
+    for p in program.placements {
+        let base = match p.init {
+            Init::Data(data) => sim.alloc(&p.name, p.elem, data),
+            Init::Reserve(n) => sim.reserve(&p.name, p.elem, n),
+        }
+        .map_err(|e| DriverError::new(Stage::Simulate, e.to_string()))?;
+        bases.insert(p.name, base);
+    }
+    let lines = LineLookup::new(program.text);
+    for l in &program.launches {
+        let args: Vec<KernelValue> = l
+            .args
+            .iter()
+            .map(|a| match a {
+                Arg::Buffer(name) => KernelValue::Int(bases.get(name).copied().unwrap_or(0)),
+                Arg::Value(v) => v.clone(),
+            })
+            .collect();
+        sim.launch_values(program.module, &lines, &l.func, &args)
+            .map_err(|e| DriverError::from_sim(&l.func, e))?;
+    }
+    let sched = schedule_with_progress(machine, sim.tasks(), &Limits::default(), &mut |d, t| {
+        (*progress.borrow_mut())(Progress::Schedule {
+            done: d as u64,
+            total: t as u64,
+        })
+    })
+    .map_err(|e| DriverError::new(Stage::Simulate, format!("timing: {e}")))?;
+    let r = finish(&sim, &sched)?;
+    Ok((r, sched))
+}
+
+/// Fills a run result from a finished simulation.
+pub(crate) fn result(
+    sim: &Simulator<'_>,
+    sched: &Schedule,
+    options: &RunOptions,
+    outputs: Option<Vec<OutputCheck>>,
+) -> RunResult {
+    let machine = &options.machine;
+    let checked = outputs.is_some();
+    let outputs = outputs.unwrap_or_default();
+    RunResult {
+        machine: MachineView::of(machine),
+        total_cycles: sched.total_cycles,
+        timing_only: options.timing_only,
+        outputs_checked: checked,
+        passed: checked && outputs.iter().all(|o| o.passed),
+        outputs,
+        assumptions: sim.assumptions().to_vec(),
+        events: event_views(sched),
+        summary: sim::trace::summarize(machine, sched).into(),
+        steps: sim.steps(),
+        functions: Vec::new(),
+        buffers: Vec::new(),
+        warnings: Vec::new(),
+    }
+}
+
+/// Checks given input values against the graph's inputs.
+fn check_given_inputs(graph: &Graph, given: &BTreeMap<String, Tensor>) -> Result<(), DriverError> {
+    for (name, t) in given {
+        match graph.inputs.iter().find(|v| &v.name == name) {
+            Some(v) if v.ty.shape == t.shape && v.ty.dtype == t.dtype => {}
+            Some(v) => {
+                return Err(DriverError::new(
+                    Stage::Simulate,
+                    format!(
+                        "input '{name}' is {} {:?}; the value given is {} {:?}",
+                        v.ty.dtype.name(),
+                        v.ty.shape,
+                        t.dtype.name(),
+                        t.shape
+                    ),
+                ))
+            }
+            None => {
+                return Err(DriverError::new(
+                    Stage::Simulate,
+                    format!("the graph has no input named '{name}'"),
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Simulates a compiled graph: host tensors are packed into their device layouts in DRAM,
+/// the kernels run in order, and every graph output is unpacked and compared with the
+/// reference evaluator.
+pub(crate) fn simulate_compilation(
+    c: &compiler::Compilation,
+    options: &RunOptions,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<(RunResult, Schedule), DriverError> {
+    let text = c.ktir.as_deref().ok_or_else(|| {
+        DriverError::new(
+            Stage::Simulate,
+            "the compilation stopped before the ktir pass",
+        )
+    })?;
+    let module = match ktir::check(text) {
+        Ok((m, _)) => m,
+        Err(diags) => {
+            return Err(DriverError::from_ktir(
+                format!(
+                    "the lowered KTIR does not verify:\n{}",
+                    ktir::render_diagnostics("ktir", &diags)
+                ),
+                None,
+                &diags,
+            ))
+        }
+    };
+    check_given_inputs(&c.graph, &options.inputs)?;
+    // Host values of the inputs and weights, and the reference outputs; a timing-only run
+    // materialises none of them.
+    let (values, reference) = if options.timing_only {
+        (BTreeMap::new(), None)
+    } else {
+        // Weights too many to materialise: the graph's own check fails before generating
+        // anything, and says why.
+        if c.graph.parameter_count() > graph::MAX_MATERIALISED_ELEMENTS {
+            if let Err(e) = c.graph.initializer_tensors() {
+                return Err(DriverError::new(
+                    Stage::Simulate,
+                    format!("{e}; run it timing-only"),
+                ));
+            }
+        }
+        let mut inputs = graph::random_inputs(&c.graph, options.seed)
+            .map_err(|e| DriverError::from_graph("", e, Stage::Simulate))?;
+        inputs.extend(options.inputs.clone());
+        let reference = graph::evaluate(&c.graph, &inputs).map_err(|e| {
+            let mut err = DriverError::from_graph("", e, Stage::Simulate);
+            err.message = format!("reference evaluator: {}", err.message);
+            err
+        })?;
+        // The evaluator returns the initializers it materialised: take them from there
+        // rather than generating every weight a second time. Only weights and inputs are
+        // placed in DRAM; intermediate tensors start zeroed.
+        let mut values: BTreeMap<String, Tensor> = BTreeMap::new();
+        for init in &c.graph.initializers {
+            let t = reference.get(&init.name).ok_or_else(|| {
+                DriverError::new(
+                    Stage::Simulate,
+                    format!("the reference has no value for initializer '{}'", init.name),
+                )
+            })?;
+            values.insert(init.name.clone(), t.clone());
+        }
+        values.extend(inputs);
+        (values, Some(reference))
+    };
+
+    let kernels = compiler::lower_ktir::kernels(c);
+    let mut placements = Vec::new();
+    let mut placed = std::collections::BTreeSet::new();
+    for k in &kernels {
+        for t in &k.args {
+            if !placed.insert(t.clone()) {
+                continue;
+            }
+            let layout = c.layouts.get(t).ok_or_else(|| {
+                DriverError::new(Stage::Simulate, format!("tensor '{t}' has no layout"))
+            })?;
+            placements.push(Placement {
+                name: t.clone(),
+                elem: ktir_elem(layout.dtype),
+                init: match values.get(t) {
+                    Some(host) => Init::Data(layout.pack(&host.data)),
+                    None => Init::Reserve(layout.device_elems()),
+                },
+            });
+        }
+    }
+    let launches = kernels
+        .iter()
+        .map(|k| Launch {
+            func: k.func.clone(),
+            args: k.args.iter().map(|t| Arg::Buffer(t.clone())).collect(),
+        })
+        .collect();
+    let program = Program {
+        text,
+        module: &module,
+        placements,
+        launches,
+    };
+    execute(program, options, progress, |sim, sched| {
+        let mut outputs = Vec::new();
+        for name in &c.graph.outputs {
+            let (Some(buf), Some(layout)) = (sim.buffer(name), c.layouts.get(name)) else {
+                return Err(DriverError::new(
+                    Stage::Simulate,
+                    format!("output '{name}' was not produced by any kernel"),
+                ));
+            };
+            if let Some(reference) = &reference {
+                let want = reference.get(name).ok_or_else(|| {
+                    DriverError::new(
+                        Stage::Simulate,
+                        format!("output '{name}' was not produced by any kernel"),
+                    )
+                })?;
+                let got = layout.unpack(&buf.data);
+                outputs.push(compare(name, want, &got));
+            }
+        }
+        Ok(result(sim, sched, options, reference.map(|_| outputs)))
+    })
+}
+
+/// Compiles a graph through every pass and simulates it.
+fn run_graph(
+    graph: &Graph,
+    options: &RunOptions,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Run, DriverError> {
+    let types = graph
+        .infer_types()
+        .map_err(|e| DriverError::from_graph("", e, Stage::Load))?;
+    let mut compile_options = options.compile.clone();
+    compile_options.stop_after = None;
+    let mut c = compile(graph, &options.machine, &compile_options)?;
+    if let Some(text) = &options.ktir {
+        c.ktir = Some(text.clone());
+    }
+    let (run, schedule) = simulate_compilation(&c, options, progress)?;
+    let view = |name: &String| TensorView {
+        name: name.clone(),
+        dtype: types
+            .get(name)
+            .map(|t| t.dtype.name().to_string())
+            .unwrap_or_default(),
+        shape: types.get(name).map(|t| t.shape.clone()).unwrap_or_default(),
+    };
+    Ok(Run {
+        kind: SourceKind::Graph,
+        graph: GraphView {
+            name: graph.name.clone(),
+            description: graph.description.clone(),
+            inputs: graph.inputs.iter().map(|i| view(&i.name)).collect(),
+            outputs: graph.outputs.iter().map(view).collect(),
+            nodes: graph
+                .nodes
+                .iter()
+                .map(|n| NodeView {
+                    name: n.name.clone(),
+                    op: n.op.clone(),
+                    inputs: n.inputs.clone(),
+                    outputs: n.outputs.clone(),
+                })
+                .collect(),
+        },
+        // The compilation is done with: move its snapshots rather than copy them.
+        passes: c
+            .snapshots
+            .into_iter()
+            .map(|s| PassView {
+                name: s.pass,
+                title: s.title,
+                text: s.text,
+                data: s.data,
+            })
+            .collect(),
+        ktir: c.ktir.unwrap_or_default(),
+        run,
+        schedule,
+    })
+}
+
+/// Runs every function of a KTIR module in order.
+fn run_ktir_module(
+    text: &str,
+    file_name: &str,
+    options: &RunOptions,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Run, DriverError> {
+    let (run, schedule) = crate::ktir_run::run_module(text, options, progress).map_err(|e| {
+        if file_name.is_empty() {
+            e
+        } else {
+            e.in_file(file_name)
+        }
+    })?;
+    let stem = file_name
+        .rsplit_once('.')
+        .map(|(s, _)| s)
+        .filter(|s| !s.is_empty())
+        .unwrap_or(file_name);
+    let functions: Vec<String> = run.functions.iter().map(|f| format!("@{f}")).collect();
+    Ok(Run {
+        kind: SourceKind::Ktir,
+        graph: GraphView {
+            name: stem.to_string(),
+            description: format!("KTIR module: {}", functions.join(", ")),
+            inputs: Vec::new(),
+            outputs: run
+                .buffers
+                .iter()
+                .map(|(b, _)| TensorView {
+                    name: b.name.clone(),
+                    dtype: b.elem.clone(),
+                    shape: b.shape.clone(),
+                })
+                .collect(),
+            nodes: Vec::new(),
+        },
+        passes: Vec::new(),
+        ktir: text.to_string(),
+        run,
+        schedule,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_kind_comes_from_the_content() {
+        assert_eq!(
+            detect_kind(b"  {\"format\": 1}", "x.mlir"),
+            SourceKind::Graph
+        );
+        assert_eq!(
+            detect_kind(b"func.func @f() {\n return\n}", "x.json"),
+            SourceKind::Ktir
+        );
+        assert_eq!(detect_kind(b"// comment\nmodule {}", "x"), SourceKind::Ktir);
+        assert_eq!(detect_kind(&[0x08, 0x07, 0x12], "x.json"), SourceKind::Onnx);
+        assert_eq!(detect_kind(&[0xff, 0xfe], "x"), SourceKind::Onnx);
+        assert_eq!(detect_kind(&[0xff, 0xfe], "x.json"), SourceKind::Graph);
+        // Content that says nothing: the name decides.
+        assert_eq!(detect_kind(b"", "x.onnx"), SourceKind::Onnx);
+        assert_eq!(detect_kind(b"", "x.mlir"), SourceKind::Ktir);
+        assert_eq!(detect_kind(b"nonsense", "x"), SourceKind::Graph);
+    }
+
+    #[test]
+    fn a_session_runs_graphs_and_ktir_and_traces_without_running_again() {
+        let ex = crate::examples();
+        let graph = ex.iter().find(|e| e.name == "matmul_add").unwrap();
+        let mut s = Session::open(graph.source.as_bytes(), "model").unwrap();
+        assert_eq!(s.kind(), SourceKind::Graph);
+        assert!(s.trace_json().is_err());
+        let mut reports = 0;
+        let r = s
+            .run(&RunOptions::default(), &mut |_| reports += 1)
+            .unwrap();
+        assert!(r.run.passed && r.run.outputs_checked);
+        assert!(reports > 0);
+        let events = r.schedule.events.len();
+        let trace = s.trace_json().unwrap();
+        assert!(trace.contains("traceEvents"));
+        assert!(events > 0);
+
+        let prog = ex.iter().find(|e| e.kind == "ktir").unwrap();
+        let mut s = Session::open(prog.source.as_bytes(), prog.name).unwrap();
+        assert_eq!(s.kind(), SourceKind::Ktir);
+        let r = s.run(&RunOptions::default(), &mut |_| {}).unwrap();
+        assert!(!r.run.outputs_checked && !r.run.buffers.is_empty());
+        assert!(r.graph.description.starts_with("KTIR module: @"));
+        assert_eq!(r.graph.outputs.len(), r.run.buffers.len());
+    }
+
+    #[test]
+    fn errors_carry_their_location() {
+        let e = Session::open(b"{ \"format\": ", "broken.json").unwrap_err();
+        assert_eq!(e.stage, Stage::Load);
+        assert_eq!(e.file.as_deref(), Some("broken.json"));
+        assert!(e.line.is_some() && e.column.is_some(), "{e:?}");
+
+        let bad = "func.func @f() {\n  %x = arith.bogus\n}\n";
+        let mut s = Session::open(bad.as_bytes(), "bad.mlir").unwrap();
+        let e = s.run(&RunOptions::default(), &mut |_| {}).unwrap_err();
+        assert_eq!(e.stage, Stage::Ktir);
+        assert_eq!((e.line, e.column), (Some(2), Some(8)));
+        assert_eq!(e.file.as_deref(), Some("bad.mlir"));
+        assert!(!e.diagnostics.is_empty());
+    }
+}

@@ -1,0 +1,57 @@
+//! Pins the full schedule of every gallery model and gallery KTIR program: total cycles (as
+//! bits), event count and a hash of every event, so a change to the driver that is meant to
+//! move nothing provably moves nothing. Regenerate with `UPDATE_EXPECT=1` only when a change
+//! to the compiler or the timing model is intended.
+
+use driver::{examples, KtirRunOptions, PipelineOptions};
+
+/// FNV-1a over the debug form of every event (f64 debug output round-trips exactly).
+fn fingerprint(events: &[driver::sim::timing::Event]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for e in events {
+        for b in format!("{e:?}").bytes() {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
+}
+
+fn line(name: &str, cycles: f64, events: &[driver::sim::timing::Event]) -> String {
+    format!(
+        "{name:<28} cycles {:#018x} ({cycles}) events {:>7} hash {:#018x}\n",
+        cycles.to_bits(),
+        events.len(),
+        fingerprint(events)
+    )
+}
+
+#[test]
+fn gallery_schedules_are_pinned() {
+    let mut out = String::new();
+    for ex in examples() {
+        let schedule = if ex.kind == "ktir" {
+            let options = KtirRunOptions {
+                seed: 1,
+                ..Default::default()
+            };
+            let (_, s) = driver::run_ktir(ex.source, &options).unwrap();
+            s
+        } else {
+            let mut options = PipelineOptions {
+                timing_only: ex.timing_only,
+                ..PipelineOptions::default()
+            };
+            if ex.timing_only {
+                options.machine.scratchpad_bytes.value = 64 << 20;
+            }
+            let graph = driver::load_graph(ex.source, ex.name).unwrap();
+            let c = driver::compile(&graph, &options.machine, &options.compile).unwrap();
+            let (_, s) = driver::simulate_with_schedule(&c, &options)
+                .unwrap_or_else(|e| panic!("{}: {e}", ex.name));
+            s
+        };
+        out.push_str(&line(ex.name, schedule.total_cycles, &schedule.events));
+    }
+    expect_test::expect_file!["pinned/gallery.txt"].assert_eq(&out);
+}

@@ -1,0 +1,447 @@
+// Generated from the Rust types of crates/driver by ts-rs; do not edit.
+// Regenerate with: UPDATE_EXPECT=1 cargo test -p driver --lib ts_types
+
+export type UnitName = "dma" | "pt" | "sfp";
+
+export type SourceKind = "graph" | "onnx" | "ktir";
+
+export type Stage = "load" | "compile" | "ktir" | "simulate" | "machine";
+
+export type DiagnosticView = { 
+/**
+ * "error" or "warning".
+ */
+severity: "error" | "warning", 
+/**
+ * What is wrong.
+ */
+message: string, 
+/**
+ * 1-based line.
+ */
+line: number, 
+/**
+ * 1-based column.
+ */
+column: number, 
+/**
+ * Byte offsets of the span.
+ */
+start: number, 
+/**
+ * End byte offset.
+ */
+end: number, };
+
+export type DriverError = { 
+/**
+ * The stage.
+ */
+stage: Stage, 
+/**
+ * The message, including its location in words (line and column, node, core or op).
+ */
+message: string, 
+/**
+ * The file, when the source came from one.
+ */
+file: string | null, 
+/**
+ * 1-based line in the file (graph JSON or KTIR text).
+ */
+line: number | null, 
+/**
+ * 1-based column.
+ */
+column: number | null, 
+/**
+ * The graph node.
+ */
+node: string | null, 
+/**
+ * Every KTIR diagnostic, when a module did not verify.
+ */
+diagnostics: Array<DiagnosticView>, };
+
+export type TensorView = { 
+/**
+ * Name.
+ */
+name: string, 
+/**
+ * Dtype name.
+ */
+dtype: string, 
+/**
+ * Host shape.
+ */
+shape: Array<number>, };
+
+export type NodeView = { 
+/**
+ * Name.
+ */
+name: string, 
+/**
+ * ONNX op.
+ */
+op: string, 
+/**
+ * Input tensors.
+ */
+inputs: Array<string>, 
+/**
+ * Output tensors.
+ */
+outputs: Array<string>, };
+
+export type GraphView = { 
+/**
+ * Graph name.
+ */
+name: string, 
+/**
+ * One-line description.
+ */
+description: string, 
+/**
+ * Graph inputs.
+ */
+inputs: Array<TensorView>, 
+/**
+ * Graph outputs.
+ */
+outputs: Array<TensorView>, 
+/**
+ * Nodes in order.
+ */
+nodes: Array<NodeView>, };
+
+export type PassView = { 
+/**
+ * The pass name (see [`PASS_NAMES`]).
+ */
+name: string, 
+/**
+ * A title for the list.
+ */
+title: string, 
+/**
+ * The snapshot text.
+ */
+text: string, 
+/**
+ * The snapshot's structured data (layouts, core splits, scratchpad allocations).
+ */
+data: unknown, };
+
+export type StopView = { 
+/**
+ * "core" or "memory".
+ */
+kind: "core" | "memory", 
+/**
+ * Core id for cores, position for memory stops.
+ */
+index: number, 
+/**
+ * A short label.
+ */
+label: string, };
+
+export type MachineView = { 
+/**
+ * Preset or file name.
+ */
+name: string, 
+/**
+ * Core count.
+ */
+cores: number, 
+/**
+ * Clock, to turn cycles into time.
+ */
+clockGhz: number, 
+/**
+ * Stops in ring order.
+ */
+stops: Array<StopView>, 
+/**
+ * Every assumed number: (field, note).
+ */
+assumptions: Array<[string, string]>, };
+
+export type OutputCheck = { 
+/**
+ * The graph output.
+ */
+name: string, 
+/**
+ * Its dtype.
+ */
+dtype: string, 
+/**
+ * Its host shape.
+ */
+shape: Array<number>, 
+/**
+ * Largest `|sim - ref|`.
+ */
+maxAbsError: number, 
+/**
+ * Largest `|sim - ref| / |ref|` over elements whose reference is not tiny.
+ */
+maxRelError: number, 
+/**
+ * Absolute tolerance.
+ */
+atol: number, 
+/**
+ * Relative tolerance.
+ */
+rtol: number, 
+/**
+ * Whether every element is within tolerance.
+ */
+passed: boolean, };
+
+export type EventView = { 
+/**
+ * "dma", "pt" or "sfp".
+ */
+unit: UnitName, 
+/**
+ * The core whose unit ran it.
+ */
+core: number, 
+/**
+ * Start, in cycles.
+ */
+start: number, 
+/**
+ * End, in cycles.
+ */
+end: number, 
+/**
+ * Bytes moved (transfers).
+ */
+bytes: number, 
+/**
+ * Ring stop the data left (transfers).
+ */
+srcStop: number | null, 
+/**
+ * Ring stop the data reached (transfers).
+ */
+dstStop: number | null, 
+/**
+ * The KTIR op.
+ */
+op: string, 
+/**
+ * Its line in the KTIR text.
+ */
+line: number, };
+
+export type UnitUsageView = { 
+/**
+ * Cycles the unit was busy.
+ */
+busyCycles: number, 
+/**
+ * `busy_cycles / total_cycles` (0 for an empty schedule).
+ */
+utilisation: number, 
+/**
+ * Tasks it ran.
+ */
+tasks: number, };
+
+export type CoreView = { 
+/**
+ * Core id.
+ */
+core: number, 
+/**
+ * The DMA engine.
+ */
+dma: UnitUsageView, 
+/**
+ * The PT (matrix) array.
+ */
+pt: UnitUsageView, 
+/**
+ * The SFP (vector) unit.
+ */
+sfp: UnitUsageView, 
+/**
+ * Bytes moved by this core's DMA engine.
+ */
+dmaBytes: number, };
+
+export type LinkView = { 
+/**
+ * Dense link index (`2 * fromStop`, +1 counter-clockwise).
+ */
+index: number, 
+/**
+ * `s<from>-cw` / `s<from>-ccw`.
+ */
+name: string, 
+/**
+ * The stop the link leaves.
+ */
+fromStop: number, 
+/**
+ * The stop it reaches.
+ */
+toStop: number, 
+/**
+ * Bytes carried.
+ */
+bytes: number, 
+/**
+ * `bytes / (link bandwidth * total_cycles)`.
+ */
+utilisation: number, };
+
+export type SummaryView = { 
+/**
+ * Machine name.
+ */
+machine: string, 
+/**
+ * Modelled cycles.
+ */
+totalCycles: number, 
+/**
+ * The assumed clock.
+ */
+clockGhz: number, 
+/**
+ * `totalCycles` converted with the clock.
+ */
+timeUs: number, 
+/**
+ * Per core.
+ */
+cores: Array<CoreView>, 
+/**
+ * Every link, in index order.
+ */
+links: Array<LinkView>, 
+/**
+ * Bytes read from DRAM.
+ */
+dramReadBytes: number, 
+/**
+ * Bytes written to DRAM.
+ */
+dramWriteBytes: number, 
+/**
+ * Fraction of the run during which DRAM delivered its effective bandwidth.
+ */
+dramUtilisation: number, 
+/**
+ * What limits the run.
+ */
+bottleneck: "memory" | "compute" | "communication", 
+/**
+ * One line explaining the choice.
+ */
+bottleneckReason: string, };
+
+export type BufferSpec = { 
+/**
+ * The argument name (without `%`).
+ */
+name: string, 
+/**
+ * Element type of the views over it.
+ */
+elem: string, 
+/**
+ * Elements needed to hold every view over it.
+ */
+elements: number, 
+/**
+ * The shape of the largest view over it (for `.npy` files).
+ */
+shape: Array<number>, };
+
+export type RunResult = { 
+/**
+ * The machine it ran on.
+ */
+machine: MachineView, 
+/**
+ * Modelled cycles from the first task to the last.
+ */
+totalCycles: number, 
+/**
+ * Whether the run computed timing only: no numbers, no reference, no comparison.
+ */
+timingOnly: boolean, 
+/**
+ * Whether the outputs were compared with the reference (false in timing-only mode).
+ */
+outputsChecked: boolean, 
+/**
+ * Whether every output is within tolerance (false when they were not checked).
+ */
+passed: boolean, 
+/**
+ * Per-output accuracy (empty when the outputs were not checked).
+ */
+outputs: Array<OutputCheck>, 
+/**
+ * What a timing-only run assumed in place of values it did not compute.
+ */
+assumptions: Array<string>, 
+/**
+ * Timed events, in task order.
+ */
+events: Array<EventView>, 
+/**
+ * Utilisation and bottleneck.
+ */
+summary: SummaryView, 
+/**
+ * KTIR operations executed over all cores.
+ */
+steps: number, 
+/**
+ * Functions run, in order (KTIR modules; empty for graphs).
+ */
+functions: Array<string>, 
+/**
+ * The buffers of a KTIR module and their final contents (empty contents in
+ * timing-only mode; no buffers for graphs).
+ */
+buffers: Array<[BufferSpec, Array<number>]>, 
+/**
+ * Warnings the verifier gave (spec gaps the program touches).
+ */
+warnings: Array<string>, };
+
+export type Run = { 
+/**
+ * What was run.
+ */
+kind: SourceKind, 
+/**
+ * The graph (for a KTIR module: its name, functions and buffers, and no nodes).
+ */
+graph: GraphView, 
+/**
+ * Pass snapshots, in pass order (none for a KTIR module).
+ */
+passes: Array<PassView>, 
+/**
+ * The KTIR module that ran.
+ */
+ktir: string, 
+/**
+ * The simulation.
+ */
+run: RunResult, };
