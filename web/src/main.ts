@@ -99,7 +99,6 @@ class App {
     this.header.onThemeChange(() => this.broadcast(["theme"]));
     this.clock.onTime(() => this.broadcast(["time"]));
     this.clock.onPause(() => this.scheduleSave());
-    this.broadcast(["core"]);
     this.cancelButton.addEventListener("click", () => this.cancel());
     byId("share").addEventListener("click", () => void this.share());
     byId("export-trace").addEventListener("click", () => void this.exportTrace());

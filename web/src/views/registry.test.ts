@@ -34,8 +34,9 @@ describe("view registry", () => {
   });
 
   it("keeps the tabs old links name, in order, on keys 1 to 6", () => {
-    expect(TABS.map((t) => t.id)).toEqual(["graph", "passes", "ir", "ring", "timeline", "cores"]);
-    expect(TABS.map((t) => t.key)).toEqual(["1", "2", "3", "4", "5", "6"]);
+    const old = ["graph", "passes", "ir", "ring", "timeline", "cores"];
+    expect(TABS.slice(0, old.length).map((t) => t.id)).toEqual(old);
+    expect(TABS.slice(0, old.length).map((t) => t.key)).toEqual(["1", "2", "3", "4", "5", "6"]);
     expect(isView("timeline")).toBe(true);
     expect(isView("results")).toBe(false); // a fixed pane, not a tab
     expect(isView("bogus")).toBe(false);
@@ -50,7 +51,8 @@ describe("view registry", () => {
 
   it("lists every labelled shortcut in the help panel", () => {
     const rows = helpRows(TABS, allShortcuts());
-    expect(rows[0]).toEqual(["1 – 6", "Graph, Passes, IR, Ring, Timeline, Cores"]);
+    expect(rows[0]?.[0]).toBe(`1 – ${TABS[TABS.length - 1]?.key}`);
+    expect(rows[0]?.[1]).toMatch(/^Graph, Passes, IR, Ring, Timeline, Cores\b/);
     const labels = rows.map(([k]) => k);
     for (const k of ["↑ / ↓", "Space", ", / .", "[ / ]", "+ / − / 0", "← / →", "e", "/", "?"])
       expect(labels).toContain(k);
