@@ -13,7 +13,7 @@
 //        plays while it is shown) and `url` (its own fields in the URL state: decode, encode,
 //        read, apply, and a `sample` the registry test round-trips).
 //      The constructor must not touch the DOM: this list is unit-tested without one.
-//   2. Add one line below.
+//   2. Add it to `createViews` below (its import and one line).
 //   3. Optionally, its styles in web/src/styles.css.
 // registry.test.ts then checks that ids, keys and URL fields stay unique and that the view's
 // URL part round-trips through the versioned URL format.
