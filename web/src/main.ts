@@ -1,35 +1,39 @@
-// Page entry: wires the views to the worker. The page never calls wasm itself.
+// Page entry: owns the page state and the worker, and drives the views listed in
+// views/registry.ts. The page never calls wasm itself, and never calls a view directly:
+// views render the state in `update` and report clicks through their context.
 
 import type { Diagnostic, ExampleInfo, RunOptions, TraceEvent } from "./api";
 import { CancelledError, WorkerHost } from "./client";
-import { byId, isEditableTarget } from "./dom";
+import { byId, el, isEditableTarget } from "./dom";
 import { errorMessage, type RunResult, type SourceRef } from "./protocol";
 import type { LineRange } from "./ring/draw";
-import { functionAt, kernelOp, kernelSpans, ktirFunctions, type Span } from "./session";
+import { sceneCores, sceneCycles } from "./ring/model";
+import { functionAt, kernelOp, kernelSpans, ktirFunctions } from "./session";
+import { clockShortcuts, Transport } from "./transport";
 import {
   EMPTY_STATE,
   formatUrlState,
   MAX_URL_FILE_CHARS,
   parseUrlState,
-  VIEWS,
   type UrlState,
-  type ViewName,
 } from "./urlState";
-import { CoresView } from "./views/cores";
-import { CoreDetails } from "./views/coreDetails";
 import { ErrorBanner } from "./views/errorBanner";
-import { GraphView, opsOfNode } from "./views/graph";
+import { opsOfNode } from "./views/graph";
 import { Header } from "./views/header";
-import { Help } from "./views/help";
-import { IrView, type IrKind } from "./views/ir";
-import { PassView } from "./views/passes";
-import { ResultsView } from "./views/results";
-import { RingView } from "./views/ring";
-import { TimelineView } from "./views/timeline";
+import { Help, helpRows, pageShortcuts } from "./views/help";
+import { createViews } from "./views/registry";
+import type {
+  Change,
+  IrKind,
+  Loaded,
+  PageState,
+  Reveal,
+  Shortcut,
+  View,
+  ViewContext,
+} from "./views/view";
 
-/** The pass shown when nothing else was asked for. */
-const DEFAULT_PASS = "ktir";
-const DEFAULT_VIEW: ViewName = "ring";
+const DEFAULT_VIEW = "ring";
 /** A run taking longer than this shows the Cancel button. */
 const CANCEL_AFTER_MS = 300;
 
@@ -42,46 +46,35 @@ window.addEventListener("unhandledrejection", (ev) => {
   banner.show("Unexpected error", errorMessage(ev.reason));
 });
 
-interface Current {
-  target: SourceRef;
-  /** Example name, or null for an opened file. */
-  example: string | null;
-  res: RunResult;
-  /** The KTIR as compiled (or the .mlir file as opened). */
-  originalKtir: string;
-  spans: Span[];
-}
-
 class App {
   private readonly host = new WorkerHost(
     () =>
       new Worker(new URL("./worker.ts", import.meta.url), { type: "module", name: "spyre-wasm" }),
   );
   private readonly header: Header;
-  private readonly passes = new PassView();
-  private readonly results = new ResultsView();
-  private readonly ring = new RingView();
-  private readonly timeline: TimelineView;
-  private readonly ir: IrView;
-  private readonly graph: GraphView;
-  private readonly cores: CoresView;
-  private readonly coreDetails: CoreDetails;
-  private readonly help = new Help();
+  private readonly clock = new Transport();
+  private readonly views: View[] = createViews();
+  private readonly tabs: View[] = this.views.filter((v) => v.key !== undefined);
+  private readonly tabButtons = new Map<string, HTMLButtonElement>();
+  private readonly panels = new Map<string, HTMLElement>();
+  private readonly keys = new Map<string, Shortcut>();
+  private readonly help: Help;
   private readonly mainPane = document.querySelector<HTMLElement>(".main-pane")!;
-  private readonly tabs = [
-    ...document.querySelectorAll<HTMLButtonElement>("#view-tabs [data-view]"),
-  ];
   private readonly viewMeta = byId<HTMLSpanElement>("view-meta");
   private readonly cancelButton = byId<HTMLButtonElement>("cancel-run");
   private examples: ExampleInfo[] = [];
-  private current: Current | null = null;
-  private view: ViewName = DEFAULT_VIEW;
+  private loaded: Loaded | null = null;
+  private view = DEFAULT_VIEW;
   private lines: LineRange | null = null;
+  private reveal: Reveal | null = null;
+  private op: string | null = null;
+  private core: number | null = null;
+  /** The KTIR text in the editor. */
+  private ktir = "";
   private runSeq = 0;
   private running = 0;
   private embed = false;
   private saveTimer: ReturnType<typeof setTimeout> | null = null;
-  private lastCoreUpdate = 0;
 
   constructor() {
     this.header = new Header({
@@ -90,56 +83,118 @@ class App {
       onFileError: (message) => banner.show("Could not open file", message),
       onMachine: () => void this.rerun(),
     });
-    this.timeline = new TimelineView({
-      time: (t) => {
-        this.ring.setPlaying(false);
-        this.ring.setTime(t);
-      },
-      event: (e) => this.selectEvent(e),
-    });
-    this.ir = new IrView({
-      verify: (text) => this.verify(text),
-      run: (text) => void this.runKtir(text),
-      line: (kind, line) => this.onIrLine(kind, line),
-      changed: () => this.scheduleSave(),
-    });
-    this.graph = new GraphView({
-      select: (id) => this.onGraphSelect(id),
-      ktir: (op) => this.showOpIn("ktir", op),
-      sdsc: (op) => this.showOpIn("sdsc", op),
-    });
-    this.cores = new CoresView((core) => this.ring.selectCore(core));
-    this.coreDetails = new CoreDetails((e) => this.selectEvent(e, true));
-    this.header.onThemeChange(() => {
-      this.ring.refreshPalette();
-      this.timeline.refreshPalette();
-    });
-    this.ring.refreshPalette(); // the header has applied the saved theme by now
-    this.timeline.refreshPalette();
-    this.passes.onSelect(() => this.scheduleSave());
-    this.ring.onTime((t) => {
-      this.timeline.setTime(t);
-      const now = performance.now();
-      if (now - this.lastCoreUpdate > 120 || !this.ring.isPlaying) {
-        this.lastCoreUpdate = now;
-        this.coreDetails.update(t);
-      }
-    });
-    this.ring.onPause(() => this.scheduleSave());
-    this.ring.onCore((core) => {
-      this.coreDetails.select(core, this.ring.time);
-      this.cores.selectCore(core);
-      this.scheduleSave();
-    });
-    this.coreDetails.select(null, 0);
-    for (const tab of this.tabs) {
-      tab.addEventListener("click", () => this.setView(tab.dataset.view as ViewName));
-    }
+    // The header has applied the saved theme by now, so views read the right palette.
+    this.mountViews();
+    const shortcuts = [
+      ...clockShortcuts(this.clock, () => this.activeTab()?.usesClock === true),
+      ...this.views.flatMap((v) => v.shortcuts ?? []),
+      ...pageShortcuts({
+        share: () => void this.share(),
+        toggleTheme: () => this.header.setTheme(this.header.theme === "dark" ? "light" : "dark"),
+        toggleHelp: () => this.help.toggle(),
+      }),
+    ];
+    for (const sc of shortcuts) for (const k of sc.keys) this.keys.set(k, sc);
+    this.help = new Help(helpRows(this.tabs, shortcuts));
+    this.header.onThemeChange(() => this.broadcast(["theme"]));
+    this.clock.onTime(() => this.broadcast(["time"]));
+    this.clock.onPause(() => this.scheduleSave());
     this.cancelButton.addEventListener("click", () => this.cancel());
     byId("share").addEventListener("click", () => void this.share());
     byId("export-trace").addEventListener("click", () => void this.exportTrace());
     document.addEventListener("keydown", (ev) => this.onKey(ev));
     window.addEventListener("hashchange", () => void this.onHashChange());
+  }
+
+  /** Builds a tab and a panel for every tab view, and mounts every view. */
+  private mountViews(): void {
+    const bar = byId("view-tabs");
+    const spacer = bar.querySelector(".spacer");
+    const transport = byId("transport");
+    const ctx = this.context();
+    for (const v of this.views) {
+      let container: HTMLElement | null;
+      if (v.key !== undefined) {
+        const tab = el(
+          "button",
+          { className: "tab", role: "tab", "data-view": v.id, type: "button" },
+          `${v.title} `,
+          el("kbd", { text: v.key }),
+        );
+        tab.addEventListener("click", () => this.setView(v.id));
+        bar.insertBefore(tab, spacer);
+        this.tabButtons.set(v.id, tab);
+        // The existing views' markup ships in index.html (painted before the script runs);
+        // a view without any gets an empty panel to build in.
+        container = document.getElementById(`view-${v.id}`);
+        if (!container) {
+          container = el("section", {
+            className: "view",
+            id: `view-${v.id}`,
+            "data-testid": `view-${v.id}`,
+            hidden: true,
+          });
+          this.mainPane.insertBefore(container, transport);
+        }
+        this.panels.set(v.id, container);
+      } else {
+        container = document.getElementById(v.id);
+        if (!container) {
+          container = el("section", { id: v.id, "data-testid": v.id });
+          byId("app").append(container);
+        }
+      }
+      v.mount(container, ctx);
+    }
+  }
+
+  private context(): ViewContext {
+    return {
+      clock: this.clock,
+      setView: (id) => this.setView(id),
+      selectCore: (core) => this.selectCore(core),
+      selectEvent: (e, showIr) => this.selectEvent(e, showIr),
+      selectLine: (kind, line) => this.onIrLine(kind, line),
+      selectNode: (id) => this.onGraphSelect(id),
+      openOp: (kind, op) => this.showOpIn(kind, op),
+      ktirChanged: (text) => {
+        this.ktir = text;
+        this.scheduleSave();
+      },
+      runKtir: (text) => void this.runKtir(text),
+      verify: (text) => this.verify(text),
+      save: () => this.scheduleSave(),
+    };
+  }
+
+  private state(): PageState {
+    return {
+      loaded: this.loaded,
+      view: this.view,
+      lines: this.lines,
+      reveal: this.reveal,
+      op: this.op,
+      core: this.core,
+      time: this.clock.time,
+      playing: this.clock.isPlaying,
+      ktir: this.ktir,
+      busy: this.running > 0,
+    };
+  }
+
+  private broadcast(changes: Change[]): void {
+    const s = this.state();
+    const changed = new Set(changes);
+    for (const v of this.views) v.update(s, changed);
+  }
+
+  private activeTab(): View | undefined {
+    return this.tabs.find((t) => t.id === this.view);
+  }
+
+  /** Whether the editor's KTIR differs from the run's source. */
+  private get edited(): boolean {
+    return this.loaded !== null && this.ktir !== this.loaded.originalKtir;
   }
 
   async start(): Promise<void> {
@@ -187,25 +242,27 @@ class App {
       document.body.dataset.state = "ready";
       return;
     }
+    for (const v of this.views) v.url?.apply(v.url.decode(wanted));
     const ok = await this.load(target, wanted.file ? null : example, {
-      pass: wanted.pass ?? DEFAULT_PASS,
       ktir: wanted.ktir,
       t: wanted.t,
     });
     if (!ok && wanted.ktir !== null) {
       // The edited KTIR does not run: load the source as compiled and show the edit.
       const base = await this.load(target, wanted.file ? null : example, {
-        pass: wanted.pass ?? DEFAULT_PASS,
         ktir: null,
         t: wanted.t,
       });
-      if (base) this.ir.setKtir(wanted.ktir, this.current?.originalKtir ?? "");
+      if (base) {
+        this.ktir = wanted.ktir;
+        this.broadcast(["ktir"]);
+      }
     }
-    if (wanted.core !== null) this.ring.selectCore(wanted.core);
+    if (wanted.core !== null) this.selectCore(wanted.core);
     if (wanted.line !== null) this.onIrLine("ktir", wanted.line);
     if (wanted.t !== null) {
-      this.ring.setPlaying(false);
-      this.ring.setTime(wanted.t);
+      this.clock.setPlaying(false);
+      this.clock.setTime(wanted.t);
     }
     this.setView(wanted.view ?? this.view);
   }
@@ -235,7 +292,7 @@ class App {
   private async load(
     target: SourceRef,
     example: string | null,
-    keep: { pass?: string; ktir?: string | null; t?: number | null } = {},
+    keep: { ktir?: string | null; t?: number | null } = {},
   ): Promise<boolean> {
     const seq = ++this.runSeq;
     const started = performance.now();
@@ -269,23 +326,24 @@ class App {
       res.kind === "ktir" ? res.source : (r.passes.find((p) => p.name === "ktir")?.text ?? r.ktir);
     const funcs = ktirFunctions(r.ktir);
     const spans = kernelSpans(r.run.events, funcs);
-    this.current = { target, example, res, originalKtir, spans };
+    this.loaded = {
+      target,
+      example,
+      res,
+      originalKtir,
+      spans,
+      sdsc: this.sdscText(res),
+      note: ktir !== null && ktir !== originalKtir ? "edited KTIR" : "",
+    };
     this.header.setSource(example ? "" : res.fileName, example);
-    const pass = keep.pass ?? this.passes.selectedName ?? DEFAULT_PASS;
-    this.passes.setPasses(r.passes, pass);
-    this.ir.setKtir(ktir ?? r.ktir, originalKtir);
-    this.ir.setSdsc(this.sdscText(res));
-    this.graph.set(r, res.layout);
-    this.ring.setRun(r.run, keep.t ?? 0);
-    this.timeline.setRun(r.run);
-    this.timeline.setTime(this.ring.time);
-    this.cores.set(r.passes, r.run.machine.cores, spans);
-    this.coreDetails.set(r.run, r.passes, spans);
-    this.coreDetails.select(this.ring.selectedCore, this.ring.time);
-    this.setLines(null);
+    this.ktir = ktir ?? r.ktir;
+    this.lines = null;
+    this.reveal = null;
+    if (this.core !== null && this.core >= sceneCores(r.run)) this.core = null;
+    this.clock.setRun(sceneCycles(r.run), keep.t ?? 0);
+    this.broadcast(["run", "ktir", "lines", "core"]);
+    this.showLinesMeta();
     const ms = Math.round(performance.now() - started);
-    const note = ktir !== null && ktir !== originalKtir ? "edited KTIR" : "";
-    this.results.show(r.run, note);
     this.header.setStatus(
       `${r.graph.name} · ${res.kind === "ktir" ? "verified and simulated" : "compiled and simulated"} in ${ms} ms`,
     );
@@ -310,13 +368,14 @@ class App {
 
   /** Keeps the header showing what is actually displayed. */
   private restoreHeader(): void {
-    const c = this.current;
+    const c = this.loaded;
     this.header.setSource(c && !c.example ? c.res.fileName : "", c?.example ?? null);
   }
 
   private setRunning(delta: number): void {
+    const wasBusy = this.running > 0;
     this.running = Math.max(0, this.running + delta);
-    this.ir.setBusy(this.running > 0);
+    if (this.running > 0 !== wasBusy) this.broadcast(["busy"]);
     if (this.running > 0) {
       document.body.dataset.state = "running";
       setTimeout(() => {
@@ -333,24 +392,26 @@ class App {
   }
 
   private async rerun(): Promise<void> {
-    const c = this.current;
+    const c = this.loaded;
     if (!c) return;
-    const text = this.ir.text;
     await this.load(c.target, c.example, {
-      ktir: this.ir.edited ? text : null,
+      ktir: this.edited ? this.ktir : null,
       t: null,
     });
   }
 
   private async runKtir(text: string): Promise<void> {
-    const c = this.current;
+    const c = this.loaded;
     if (!c) return;
     const edited = text !== c.originalKtir;
     const ok = await this.load(c.target, c.example, {
       ktir: edited ? text : null,
-      t: this.ring.time,
+      t: this.clock.time,
     });
-    if (!ok && edited) this.ir.setKtir(text, c.originalKtir);
+    if (!ok && edited) {
+      this.ktir = text;
+      this.broadcast(["ktir"]);
+    }
   }
 
   private async verify(text: string): Promise<Diagnostic[]> {
@@ -359,11 +420,28 @@ class App {
 
   // ---- links between IR lines, graph nodes, tiles and events ----
 
-  private setLines(lines: LineRange | null): void {
-    this.lines = lines;
-    this.ring.setLines(lines);
-    this.timeline.setLines(lines);
-    const c = this.current;
+  /** Sets the linked lines, and what else goes with them, in one update. */
+  private link(p: { lines?: LineRange | null; reveal?: Reveal; op?: string | null }): void {
+    const changes: Change[] = [];
+    if (p.lines !== undefined) {
+      this.lines = p.lines;
+      changes.push("lines");
+    }
+    if (p.reveal) {
+      this.reveal = p.reveal;
+      changes.push("reveal");
+    }
+    if (p.op) {
+      this.op = p.op;
+      changes.push("op");
+    }
+    this.broadcast(changes);
+    if (p.lines !== undefined) this.showLinesMeta();
+  }
+
+  private showLinesMeta(): void {
+    const lines = this.lines;
+    const c = this.loaded;
     if (!lines || !c) {
       this.viewMeta.textContent = "";
       return;
@@ -372,147 +450,157 @@ class App {
       (e) => e.line >= lines.from && e.line <= lines.to,
     ).length;
     const what = lines.from === lines.to ? `line ${lines.from}` : `lines ${lines.from}–${lines.to}`;
-    const text = this.ir.lineText("ktir", lines.from).trim();
+    const text = (this.ktir.split("\n")[lines.from - 1] ?? "").trim();
     this.viewMeta.textContent = `KTIR ${what}: ${n} event${n === 1 ? "" : "s"} · ${text.slice(0, 60)}`;
     this.viewMeta.title = text;
   }
 
   private onIrLine(kind: IrKind, line: number): void {
-    const c = this.current;
+    const c = this.loaded;
     if (!c) return;
     if (kind === "ktir") {
-      const funcs = ktirFunctions(this.ir.text);
+      const funcs = ktirFunctions(this.ktir);
       const f = functionAt(funcs, line);
       const isHeader = f !== null && f.line === line;
-      this.setLines(isHeader && f ? { from: f.line, to: f.endLine } : { from: line, to: line });
-      this.ir.reveal("ktir", line, false);
-      if (f) this.graph.selectOp(kernelOp(f.name));
+      this.link({
+        lines: isHeader && f ? { from: f.line, to: f.endLine } : { from: line, to: line },
+        reveal: { kind: "ktir", line, scroll: false, show: false },
+        op: f ? kernelOp(f.name) : null,
+      });
     } else {
       const ops = this.sdscOps();
-      const lines = this.ir.lines("sdsc");
+      const lines = c.sdsc.split("\n");
+      let op: string | null = null;
+      let kl: LineRange | null = null;
       for (let i = Math.min(line, lines.length) - 1; i >= 0; i--) {
         const m = /^\s*"([^"]+)": \{/.exec(lines[i] ?? "");
         if (m?.[1] && ops.includes(m[1])) {
-          this.graph.selectOp(m[1]);
-          const kl = this.kernelLines(m[1]);
-          if (kl) this.setLines(kl);
+          op = m[1];
+          kl = this.kernelLines(m[1]);
           break;
         }
       }
-      this.ir.reveal("sdsc", line, false);
+      this.link({
+        ...(kl ? { lines: kl } : {}),
+        reveal: { kind: "sdsc", line, scroll: false, show: false },
+        op,
+      });
     }
     this.scheduleSave();
   }
 
   private sdscOps(): string[] {
-    const data = this.current?.res.result.passes.find((p) => p.name === "sdsc")?.data as
+    const data = this.loaded?.res.result.passes.find((p) => p.name === "sdsc")?.data as
       { ops?: unknown } | null | undefined;
     return Array.isArray(data?.ops) ? data.ops.map(String) : [];
   }
 
   private kernelLines(op: string): LineRange | null {
-    const f = ktirFunctions(this.ir.text).find((x) => kernelOp(x.name) === op);
+    const f = ktirFunctions(this.ktir).find((x) => kernelOp(x.name) === op);
     return f ? { from: f.line, to: f.endLine } : null;
   }
 
   private onGraphSelect(id: string | null): void {
     if (!id?.startsWith("op:")) {
-      this.setLines(null);
+      this.link({ lines: null });
       return;
     }
     const name = id.slice(3);
-    const funcs = ktirFunctions(this.ir.text);
+    const funcs = ktirFunctions(this.ktir);
     const ops = opsOfNode(
       name,
       funcs.map((f) => kernelOp(f.name)),
     );
     const f = funcs.find((x) => ops.includes(kernelOp(x.name)));
     if (f) {
-      this.setLines({ from: f.line, to: f.endLine });
-      this.ir.reveal("ktir", f.line, true);
+      this.link({
+        lines: { from: f.line, to: f.endLine },
+        reveal: { kind: "ktir", line: f.line, scroll: true, show: false },
+      });
     }
   }
 
   private showOpIn(kind: IrKind, op: string): void {
     this.setView("ir");
-    this.ir.show(kind);
     if (kind === "ktir") {
       const r = this.kernelLines(op);
-      if (r) {
-        this.setLines(r);
-        this.ir.reveal("ktir", r.from);
-      }
+      if (r) this.link({ lines: r, reveal: { kind, line: r.from, scroll: true, show: true } });
+      else this.link({ reveal: { kind, scroll: true, show: true } });
     } else {
       const esc = op.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-      const line = this.ir.findLine("sdsc", new RegExp(`^\\s*"${esc}": \\{`));
-      if (line !== null) this.ir.reveal("sdsc", line);
+      const pattern = new RegExp(`^\\s*"${esc}": \\{`);
+      const i = (this.loaded?.sdsc ?? "").split("\n").findIndex((l) => pattern.test(l));
+      this.link({ reveal: { kind, ...(i < 0 ? {} : { line: i + 1 }), scroll: true, show: true } });
     }
   }
 
   private selectEvent(e: TraceEvent, showIr = false): void {
-    this.setLines({ from: e.line, to: e.line });
-    this.ir.reveal("ktir", e.line, true);
-    this.ring.selectCore(e.core);
-    this.ring.setPlaying(false);
-    this.ring.setTime(e.start + (e.end - e.start) / 2);
-    const f = functionAt(ktirFunctions(this.ir.text), e.line);
-    if (f) this.graph.selectOp(kernelOp(f.name));
+    const f = functionAt(ktirFunctions(this.ktir), e.line);
+    this.link({
+      lines: { from: e.line, to: e.line },
+      reveal: { kind: "ktir", line: e.line, scroll: true, show: false },
+      op: f ? kernelOp(f.name) : null,
+    });
+    this.selectCore(e.core);
+    this.clock.setPlaying(false);
+    this.clock.setTime(e.start + (e.end - e.start) / 2);
     if (showIr) {
       this.setView("ir");
-      this.ir.show("ktir");
+      this.link({ reveal: { kind: "ktir", scroll: false, show: true } });
     }
+  }
+
+  private selectCore(core: number | null): void {
+    this.core = core;
+    this.broadcast(["core"]);
+    this.scheduleSave();
   }
 
   // ---- views, URL state, share, export ----
 
-  setView(view: ViewName): void {
+  setView(view: string): void {
     this.view = view;
     this.mainPane.dataset.view = view;
-    for (const tab of this.tabs)
-      tab.setAttribute("aria-selected", String(tab.dataset.view === view));
-    for (const v of VIEWS) byId(`view-${v}`).hidden = v !== view;
-    this.ring.setActive(view === "ring", view === "ring" || view === "timeline");
-    this.timeline.setVisible(view === "timeline");
-    if (view === "timeline") this.timeline.setTime(this.ring.time);
-    if (view === "ir") {
-      this.ir.show(this.ir.view);
-      if (this.lines) this.ir.reveal("ktir", this.lines.from, true);
-    }
+    for (const [id, tab] of this.tabButtons) tab.setAttribute("aria-selected", String(id === view));
+    for (const [id, panel] of this.panels) panel.hidden = id !== view;
+    this.clock.setRunning(this.activeTab()?.usesClock === true);
+    this.broadcast(["view"]);
     this.scheduleSave();
   }
 
   private lastHash = "";
 
-  private state(): UrlState {
-    const c = this.current;
+  private urlState(): UrlState {
+    const c = this.loaded;
     const fileText = c && c.target.kind === "file" && c.res.kind !== undefined ? c.res.source : "";
-    return {
+    const state: UrlState = {
       ...EMPTY_STATE,
       example: c?.example ?? null,
       file:
         c && c.target.kind === "file" && fileText.length <= MAX_URL_FILE_CHARS && fileText !== ""
           ? { name: c.target.fileName, text: fileText }
           : null,
-      pass: this.passes.selectedName,
       view: this.view,
-      t: c ? Math.round(this.ring.time) : null,
+      t: c ? Math.round(this.clock.time) : null,
       machine: this.header.machine === "spyre32" ? null : this.header.machine,
-      ktir: c && this.ir.edited ? this.ir.text : null,
+      ktir: c && this.edited ? this.ktir : null,
       line: this.lines && this.lines.from === this.lines.to ? this.lines.from : null,
-      core: this.ring.selectedCore,
+      core: this.core,
       embed: this.embed,
     };
+    for (const v of this.views) if (v.url) Object.assign(state, v.url.read());
+    return state;
   }
 
   private scheduleSave(): void {
-    if (!this.current) return;
+    if (!this.loaded) return;
     if (this.saveTimer !== null) clearTimeout(this.saveTimer);
     this.saveTimer = setTimeout(() => void this.save(), 250);
   }
 
   private async save(): Promise<string> {
     this.saveTimer = null;
-    const hash = await formatUrlState(this.state());
+    const hash = await formatUrlState(this.urlState());
     if (location.hash !== hash) {
       this.lastHash = hash;
       history.replaceState(null, "", hash);
@@ -533,14 +621,14 @@ class App {
   }
 
   private async exportTrace(): Promise<void> {
-    const c = this.current;
+    const c = this.loaded;
     if (!c) return;
     this.header.setStatus("writing the trace…");
     this.setRunning(+1);
     try {
       const { json } = await this.host.call("trace", {
         target: c.target,
-        options: this.options(c.target, this.ir.edited ? this.ir.text : null),
+        options: this.options(c.target, this.edited ? this.ktir : null),
       });
       const blob = new Blob([json], { type: "application/json" });
       const a = document.createElement("a");
@@ -569,66 +657,13 @@ class App {
     }
     if (ev.altKey || ev.ctrlKey || ev.metaKey) return;
     if (isEditableTarget(ev.target)) return;
-    const k = ev.key;
-    const total = this.ring.totalCycles;
-    const handled = ((): boolean => {
-      if (k >= "1" && k <= "6") {
-        this.setView(VIEWS[Number(k) - 1] ?? DEFAULT_VIEW);
-        return true;
-      }
-      switch (k) {
-        case "?":
-          this.help.toggle();
-          return true;
-        case " ":
-          if (this.view !== "ring" && this.view !== "timeline") return false;
-          this.ring.setPlaying(!this.ring.isPlaying);
-          return true;
-        case ",":
-        case ".":
-          this.ring.setPlaying(false);
-          this.ring.setTime(this.ring.time + (k === "." ? 1 : -1) * Math.max(1, total / 100));
-          return true;
-        case "[":
-          this.ring.stepSpeed(-1);
-          return true;
-        case "]":
-          this.ring.stepSpeed(1);
-          return true;
-        case "+":
-        case "=":
-          this.timeline.zoom(0.5);
-          return true;
-        case "-":
-          this.timeline.zoom(2);
-          return true;
-        case "0":
-          this.timeline.fit();
-          return true;
-        case "ArrowLeft":
-        case "ArrowRight":
-          if (this.view !== "timeline") return false;
-          this.timeline.pan(k === "ArrowLeft" ? -0.2 : 0.2);
-          return true;
-        case "e":
-          this.setView("ir");
-          this.ir.show("ktir");
-          this.ir.focus();
-          return true;
-        case "/":
-          this.setView("graph");
-          this.graph.focusFilter();
-          return true;
-        case "s":
-          void this.share();
-          return true;
-        case "t":
-          this.header.setTheme(this.header.theme === "dark" ? "light" : "dark");
-          return true;
-      }
-      return false;
-    })();
-    if (handled) ev.preventDefault();
+    const tab = this.tabs.find((t) => t.key === ev.key);
+    if (tab) {
+      this.setView(tab.id);
+      ev.preventDefault();
+      return;
+    }
+    if (this.keys.get(ev.key)?.run(ev)) ev.preventDefault();
   }
 }
 

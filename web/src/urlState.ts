@@ -5,20 +5,19 @@
 //
 // Plain `embed=1`, `view=` and `t=` parameters are also read with any version, so a
 // hand-written link (or the <spyre-playground> element) stays short and readable.
+//
+// The state is one flat object: the page's fields below, plus each view's own fields (its
+// `url` part in views/registry.ts, e.g. the Passes view's `pass`).
+
+import { isView, VIEWS } from "./views/registry";
 
 export const URL_STATE_VERSION = 2;
 
-export const VIEWS = ["graph", "passes", "ir", "ring", "timeline", "cores"] as const;
-export type ViewName = (typeof VIEWS)[number];
-
-export function isView(v: unknown): v is ViewName {
-  return typeof v === "string" && (VIEWS as readonly string[]).includes(v);
-}
-
-export interface UrlState {
+/** The fields the page itself keeps in the URL. */
+export interface PageUrlState {
   example: string | null;
-  pass: string | null;
-  view: ViewName | null;
+  /** Id of the tab shown. */
+  view: string | null;
   /** Simulated time shown, in cycles. */
   t: number | null;
   machine: string | null;
@@ -34,9 +33,11 @@ export interface UrlState {
   embed: boolean;
 }
 
-export const EMPTY_STATE: UrlState = {
+/** The page's fields and every view's fields. */
+export type UrlState = PageUrlState & Record<string, unknown>;
+
+const EMPTY_PAGE: PageUrlState = {
   example: null,
-  pass: null,
   view: null,
   t: null,
   machine: null,
@@ -46,6 +47,15 @@ export const EMPTY_STATE: UrlState = {
   core: null,
   embed: false,
 };
+
+/** Names of the page's own fields (view fields must not reuse them). */
+export const PAGE_FIELDS: readonly string[] = Object.keys(EMPTY_PAGE);
+
+export const EMPTY_STATE: UrlState = Object.assign(
+  {},
+  EMPTY_PAGE,
+  ...VIEWS.map((v) => v.url?.empty ?? {}),
+) as UrlState;
 
 /** Files up to this many characters travel in the URL. */
 export const MAX_URL_FILE_CHARS = 64 * 1024;
@@ -93,9 +103,8 @@ function str(v: unknown): string | null {
 /** Reads a state object (from JSON), keeping only well-typed fields. */
 export function sanitize(o: Record<string, unknown>): UrlState {
   const f = o.file as { name?: unknown; text?: unknown } | null | undefined;
-  return {
+  const page: PageUrlState = {
     example: str(o.example),
-    pass: str(o.pass),
     view: isView(o.view) ? o.view : null,
     t: num(o.t),
     machine: str(o.machine),
@@ -108,6 +117,7 @@ export function sanitize(o: Record<string, unknown>): UrlState {
     core: num(o.core),
     embed: o.embed === true || o.embed === "1",
   };
+  return Object.assign({}, page, ...VIEWS.map((v) => v.url?.decode(o) ?? {})) as UrlState;
 }
 
 export async function parseUrlState(hash: string): Promise<UrlState> {
@@ -143,10 +153,12 @@ export async function parseUrlState(hash: string): Promise<UrlState> {
 }
 
 export async function formatUrlState(state: UrlState): Promise<string> {
+  const fields: Record<string, unknown> = {};
+  for (const k of PAGE_FIELDS) if (k !== "embed") fields[k] = state[k];
+  for (const v of VIEWS) if (v.url) Object.assign(fields, v.url.encode(v.url.decode(state)));
   const obj: Record<string, unknown> = {};
-  for (const [k, val] of Object.entries(state)) {
-    if (val === null || val === false) continue;
-    if (k === "embed") continue;
+  for (const [k, val] of Object.entries(fields)) {
+    if (val === null || val === false || val === undefined) continue;
     obj[k] = val;
   }
   const params = new URLSearchParams();

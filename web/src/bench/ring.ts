@@ -4,6 +4,7 @@
 
 import type { RunInfo, TraceEvent } from "../api";
 import { WorkerHost } from "../client";
+import { Transport } from "../transport";
 import { RingView } from "../views/ring";
 
 export interface BenchResult {
@@ -99,10 +100,15 @@ async function main(): Promise<void> {
     target: { kind: "example", name: first },
     options: { machine: "spyre32" },
   });
-  const ring = new RingView();
-  ring.setRun(syntheticRun(res.result.run.machine, tiles), 1000);
-  ring.setActive(true, true);
-  ring.setPlaying(true);
+  const clock = new Transport();
+  const ring = new RingView(() => {});
+  clock.onTime((t) => ring.setTime(t));
+  const run = syntheticRun(res.result.run.machine, tiles);
+  ring.setRun(run);
+  ring.setVisible(true);
+  clock.setRun(run.totalCycles, 1000);
+  clock.setRunning(true);
+  clock.setPlaying(true);
   // Warm up, then time frames.
   await new Promise((r) => setTimeout(r, 500));
   const times: number[] = [];

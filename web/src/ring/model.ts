@@ -222,6 +222,22 @@ export interface RingScene {
   totalCycles: number;
 }
 
+/** Cores drawn for a run: the machine's, or more if a stop names a higher core. */
+export function sceneCores(run: { machine: { cores: number; stops: RingStop[] } }): number {
+  return Math.max(
+    run.machine.cores,
+    ...run.machine.stops.filter((s) => s.kind === "core").map((s) => s.index + 1),
+  );
+}
+
+/** Length of a run in cycles: its total, or the last event's end when that is missing. */
+export function sceneCycles(run: { totalCycles: number; events: TraceEvent[] }): number {
+  if (run.totalCycles > 0) return run.totalCycles;
+  let lastEnd = 0;
+  for (const e of run.events) lastEnd = Math.max(lastEnd, e.end);
+  return lastEnd;
+}
+
 export function buildScene(run: {
   machine: { name: string; cores: number; stops: RingStop[] };
   totalCycles: number;
@@ -230,12 +246,7 @@ export function buildScene(run: {
   const stops = run.machine.stops;
   const count = stops.length;
   const valid = (s: number | null): s is number => s !== null && s >= 0 && s < count;
-  const coreCount = Math.max(
-    run.machine.cores,
-    ...stops.filter((s) => s.kind === "core").map((s) => s.index + 1),
-  );
-  let lastEnd = 0;
-  for (const e of run.events) lastEnd = Math.max(lastEnd, e.end);
+  const coreCount = sceneCores(run);
   return {
     machineName: run.machine.name,
     stops,
@@ -245,6 +256,6 @@ export function buildScene(run: {
       run.events.filter((e) => e.unit === "dma" && valid(e.srcStop) && valid(e.dstStop)),
     ),
     compute: new EventIndex(run.events.filter((e) => e.unit === "pt" || e.unit === "sfp")),
-    totalCycles: run.totalCycles > 0 ? run.totalCycles : lastEnd,
+    totalCycles: sceneCycles(run),
   };
 }

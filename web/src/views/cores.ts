@@ -12,6 +12,7 @@ import {
   sliceColour,
   type Span,
 } from "../session";
+import type { Change, PageState, View, ViewContext } from "./view";
 
 const SVG = "http://www.w3.org/2000/svg";
 
@@ -198,5 +199,27 @@ export class CoresView {
         ),
       );
     this.sp.replaceChildren(...rows);
+  }
+}
+
+/** The Cores tab: work division and the scratchpad plan. */
+export class CoresTab implements View {
+  readonly id = "cores";
+  readonly title = "Cores";
+  readonly key = "6";
+  private view: CoresView | null = null;
+
+  mount(_container: HTMLElement, ctx: ViewContext): void {
+    this.view = new CoresView((core) => ctx.selectCore(core));
+  }
+
+  update(s: PageState, changed: ReadonlySet<Change>): void {
+    const v = this.view;
+    if (!v) return;
+    if (changed.has("run") && s.loaded) {
+      const r = s.loaded.res.result;
+      v.set(r.passes, r.run.machine.cores, s.loaded.spans);
+    }
+    if (changed.has("core")) v.selectCore(s.core);
   }
 }

@@ -7,6 +7,7 @@ import { byId, el, formatInt } from "../dom";
 import type { GraphLayout, LayoutNode } from "../graph/layout";
 import { divisions, layouts, opLabels, passData, placements } from "../session";
 import { table } from "./timeline";
+import type { Change, PageState, Shortcut, View, ViewContext } from "./view";
 
 const SVG = "http://www.w3.org/2000/svg";
 const PAD = 16;
@@ -268,5 +269,43 @@ export class GraphView {
       parts.push(links);
     }
     this.details.replaceChildren(...parts);
+  }
+}
+
+/** The Graph tab: the model graph and the selected node's details. */
+export class GraphTab implements View {
+  readonly id = "graph";
+  readonly title = "Graph";
+  readonly key = "1";
+  private view: GraphView | null = null;
+  private ctx: ViewContext | null = null;
+
+  readonly shortcuts: readonly Shortcut[] = [
+    {
+      keys: ["/"],
+      label: "/",
+      does: "filter graph nodes",
+      run: () => {
+        if (!this.view || !this.ctx) return false;
+        this.ctx.setView(this.id);
+        this.view.focusFilter();
+        return true;
+      },
+    },
+  ];
+
+  mount(_container: HTMLElement, ctx: ViewContext): void {
+    this.ctx = ctx;
+    this.view = new GraphView({
+      select: (id) => ctx.selectNode(id),
+      ktir: (op) => ctx.openOp("ktir", op),
+      sdsc: (op) => ctx.openOp("sdsc", op),
+    });
+  }
+
+  update(s: PageState, changed: ReadonlySet<Change>): void {
+    if (!this.view) return;
+    if (changed.has("run") && s.loaded) this.view.set(s.loaded.res.result, s.loaded.res.layout);
+    if (changed.has("op") && s.op !== null) this.view.selectOp(s.op);
   }
 }

@@ -30,8 +30,9 @@ import {
 import type { Diagnostic } from "../api";
 import { byId, el } from "../dom";
 import { mlirHighlight, mlirLanguage } from "../editor/mlir";
+import type { Change, IrKind, PageState, Shortcut, View, ViewContext } from "./view";
 
-export type IrKind = "ktir" | "sdsc";
+export type { IrKind } from "./view";
 
 export interface IrEvents {
   verify(text: string): Promise<Diagnostic[]>;
@@ -343,5 +344,59 @@ export class IrView {
     );
     this.diagList.dataset.count = String(diags.length);
     this.updateState();
+  }
+}
+
+/** The IR tab: the KTIR editor (edit, verify, run) and the SDSC bundle. */
+export class IrTab implements View {
+  readonly id = "ir";
+  readonly title = "IR";
+  readonly key = "3";
+  private view: IrView | null = null;
+  private ctx: ViewContext | null = null;
+
+  readonly shortcuts: readonly Shortcut[] = [
+    {
+      keys: ["e"],
+      label: "e",
+      does: "edit KTIR",
+      run: () => {
+        if (!this.view || !this.ctx) return false;
+        this.ctx.setView(this.id);
+        this.view.show("ktir");
+        this.view.focus();
+        return true;
+      },
+    },
+    // Handled inside the editor (its keymap); listed for the help panel.
+    { keys: [], label: "Ctrl+Enter", does: "run the edited KTIR", run: () => false },
+  ];
+
+  mount(_container: HTMLElement, ctx: ViewContext): void {
+    this.ctx = ctx;
+    const view: IrView = new IrView({
+      verify: (text) => ctx.verify(text),
+      run: (text) => ctx.runKtir(text),
+      line: (kind, line) => ctx.selectLine(kind, line),
+      changed: () => ctx.ktirChanged(view.text),
+    });
+    this.view = view;
+  }
+
+  update(s: PageState, changed: ReadonlySet<Change>): void {
+    const v = this.view;
+    if (!v) return;
+    if ((changed.has("run") || changed.has("ktir")) && s.loaded)
+      v.setKtir(s.ktir, s.loaded.originalKtir);
+    if (changed.has("run") && s.loaded) v.setSdsc(s.loaded.sdsc);
+    if (changed.has("busy")) v.setBusy(s.busy);
+    if (changed.has("view") && s.view === this.id) {
+      v.show(v.view);
+      if (s.lines) v.reveal("ktir", s.lines.from, true);
+    }
+    if (changed.has("reveal") && s.reveal) {
+      if (s.reveal.show) v.show(s.reveal.kind);
+      if (s.reveal.line !== undefined) v.reveal(s.reveal.kind, s.reveal.line, s.reveal.scroll);
+    }
   }
 }

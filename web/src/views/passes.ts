@@ -3,6 +3,10 @@
 import type { PassSnapshot } from "../api";
 import { byId, el, isEditableTarget } from "../dom";
 import { lineDiff } from "./diff";
+import type { Change, PageState, Shortcut, UrlPart, View, ViewContext } from "./view";
+
+/** The pass shown when nothing else was asked for. */
+export const DEFAULT_PASS = "ktir";
 
 /** Longest text diffed line by line (larger snapshots are summarised instead). */
 const MAX_DIFF_CHARS = 400_000;
@@ -54,10 +58,6 @@ export class PassView {
   private buttons: HTMLButtonElement[] = [];
   private selected = -1;
   private listeners: ((pass: PassSnapshot) => void)[] = [];
-
-  constructor() {
-    document.addEventListener("keydown", (ev) => this.onKey(ev));
-  }
 
   get selectedName(): string | null {
     return this.passes[this.selected]?.name ?? null;
@@ -174,23 +174,71 @@ export class PassView {
     this.diff.replaceChildren(...rows);
   }
 
-  private onKey(ev: KeyboardEvent): void {
-    if (ev.altKey || ev.ctrlKey || ev.metaKey) return;
+  /** Arrow keys step passes anywhere; Home / End jump within the list. True when handled. */
+  onKey(ev: KeyboardEvent): boolean {
+    if (ev.altKey || ev.ctrlKey || ev.metaKey) return false;
     const inList = ev.target instanceof Node && this.list.contains(ev.target);
     if (!inList) {
-      if (isEditableTarget(ev.target)) return;
+      if (isEditableTarget(ev.target)) return false;
       // Arrow keys scroll the snapshot when it has focus.
-      if (ev.target instanceof Node && this.scroll.contains(ev.target)) return;
-      if (ev.target instanceof Node && this.diff.contains(ev.target)) return;
+      if (ev.target instanceof Node && this.scroll.contains(ev.target)) return false;
+      if (ev.target instanceof Node && this.diff.contains(ev.target)) return false;
     }
     let delta = 0;
     if (ev.key === "ArrowDown") delta = 1;
     else if (ev.key === "ArrowUp") delta = -1;
     else if (inList && ev.key === "Home") delta = -Infinity;
     else if (inList && ev.key === "End") delta = Infinity;
-    else return;
-    ev.preventDefault();
+    else return false;
     if (Number.isFinite(delta)) this.step(delta, inList);
     else this.select(delta < 0 ? 0 : this.passes.length - 1, inList);
+    return true;
+  }
+}
+
+/** The pass list (left) and the Passes tab (snapshot and diff); keeps `pass` in the URL. */
+export class PassesTab implements View {
+  readonly id = "passes";
+  readonly title = "Passes";
+  readonly key = "2";
+  private view: PassView | null = null;
+  /** The pass to select when the next run arrives (from a restored link). */
+  private wanted: string | null = null;
+
+  readonly shortcuts: readonly Shortcut[] = [
+    {
+      keys: ["ArrowUp", "ArrowDown"],
+      label: "↑ / ↓",
+      does: "previous / next pass",
+      run: (ev) => this.view?.onKey(ev) ?? false,
+    },
+    {
+      keys: ["Home", "End"],
+      does: "first / last pass",
+      run: (ev) => this.view?.onKey(ev) ?? false,
+    },
+  ];
+
+  readonly url: UrlPart<{ pass: string | null }> = {
+    empty: { pass: null },
+    sample: { pass: "layout" },
+    decode: (o) => ({ pass: typeof o.pass === "string" && o.pass !== "" ? o.pass : null }),
+    encode: (v) => ({ pass: v.pass }),
+    read: () => ({ pass: this.view?.selectedName ?? null }),
+    apply: (v) => {
+      this.wanted = v.pass ?? DEFAULT_PASS;
+    },
+  };
+
+  mount(_container: HTMLElement, ctx: ViewContext): void {
+    this.view = new PassView();
+    this.view.onSelect(() => ctx.save());
+  }
+
+  update(s: PageState, changed: ReadonlySet<Change>): void {
+    if (!this.view || !changed.has("run") || !s.loaded) return;
+    const pass = this.wanted ?? this.view.selectedName ?? DEFAULT_PASS;
+    this.wanted = null;
+    this.view.setPasses(s.loaded.res.result.passes, pass);
   }
 }

@@ -2,6 +2,7 @@
 
 import type { RunInfo } from "../api";
 import { byId, el, formatInt, formatSci } from "../dom";
+import type { Change, PageState, View } from "./view";
 
 /** Simulated wall time for a cycle count, as text (clock in GHz = cycles per ns). */
 export function formatDuration(cycles: number, clockGhz: number): string {
@@ -84,5 +85,21 @@ export class ResultsView {
       parts.push(el("span", { className: "muted", text: `bottleneck: ${run.summary.bottleneck}` }));
     if (note) parts.push(el("span", { className: "muted", "data-testid": "run-note", text: note }));
     this.root.replaceChildren(...parts);
+  }
+}
+
+/** The results line under the views (a fixed pane: no tab). */
+export class ResultsPane implements View {
+  readonly id = "results";
+  readonly title = "Results";
+  private view: ResultsView | null = null;
+
+  mount(): void {
+    this.view = new ResultsView();
+  }
+
+  update(s: PageState, changed: ReadonlySet<Change>): void {
+    if (this.view && changed.has("run") && s.loaded)
+      this.view.show(s.loaded.res.result.run, s.loaded.note);
   }
 }

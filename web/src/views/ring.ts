@@ -1,9 +1,9 @@
-// The ring view and the transport shared with the timeline: canvas sizing
-// (devicePixelRatio), the animation loop, play/pause, speed and the time scrubber.
-// Geometry lives in ring/model.ts, pixels in ring/draw.ts.
+// The ring view: 32 cores and the memory stops on a canvas (devicePixelRatio-aware), tiles
+// moving as the shared clock advances, and the selected core's details beside it.
+// Geometry lives in ring/model.ts, pixels in ring/draw.ts, the clock in transport.ts.
 
 import type { RunInfo } from "../api";
-import { byId, formatInt } from "../dom";
+import { byId } from "../dom";
 import {
   coreAt,
   drawRing,
@@ -12,58 +12,37 @@ import {
   type Palette,
   type RingMarks,
 } from "../ring/draw";
-import { advanceTime, buildScene, type RingScene } from "../ring/model";
+import { buildScene, type RingScene } from "../ring/model";
+import { CoreDetails } from "./coreDetails";
+import type { Change, PageState, View, ViewContext } from "./view";
 
-/** Wall time for one pass over the whole run at 1x speed. */
-export const RUN_PERIOD_MS = 6000;
-/** Longest wall-clock step taken in one frame (after a background tab, for example). */
-const MAX_FRAME_MS = 100;
+/** Shortest interval between core-detail refreshes while playing. */
+const CORE_DETAILS_MS = 120;
 
-export const SPEEDS = [0.1, 0.25, 0.5, 1, 2, 4];
-
+/** The ring canvas; draws whenever the clock moves or the marks change. */
 export class RingView {
   private readonly stage = byId<HTMLDivElement>("ring-stage");
   private readonly canvas = byId<HTMLCanvasElement>("ring-canvas");
-  private readonly playButton = byId<HTMLButtonElement>("play-toggle");
-  private readonly scrubber = byId<HTMLInputElement>("time-scrubber");
-  private readonly readout = byId<HTMLOutputElement>("time-readout");
-  private readonly speedPicker = byId<HTMLSelectElement>("speed-picker");
   private readonly machineMeta = byId<HTMLSpanElement>("machine-meta");
   private readonly ctx: CanvasRenderingContext2D;
   private palette: Palette;
   private scene: RingScene | null = null;
   private t = 0;
-  private playing = true;
-  private speed = 1;
   private frame = 0;
-  private lastFrameAt: number | null = null;
   private cssWidth = 0;
   private cssHeight = 0;
   /** Whether the ring canvas is on screen (hidden canvases are not drawn). */
   private visible = false;
-  /** Whether anything is watching the time (ring or timeline on screen). */
-  private running = false;
   private marks: RingMarks = { core: null, lines: null };
-  private timeListeners: ((t: number) => void)[] = [];
-  private coreListeners: ((core: number | null) => void)[] = [];
-  private pauseListeners: ((t: number) => void)[] = [];
   /** Frames drawn (for the benchmark and tests). */
   framesDrawn = 0;
 
-  constructor() {
+  /** `onCore`: a core was clicked (null: the selected core was clicked again). */
+  constructor(onCore: (core: number | null) => void) {
     const ctx = this.canvas.getContext("2d", { alpha: false });
     if (!ctx) throw new Error("this browser cannot draw on a 2D canvas");
     this.ctx = ctx;
     this.palette = readPalette(document.documentElement);
-    this.playButton.addEventListener("click", () => this.setPlaying(!this.playing));
-    this.scrubber.addEventListener("input", () => {
-      this.setPlaying(false);
-      this.setTime(Number(this.scrubber.value));
-    });
-    this.speedPicker.addEventListener("change", () => {
-      const s = Number(this.speedPicker.value);
-      this.speed = s > 0 ? s : 1;
-    });
     this.canvas.addEventListener("click", (ev) => {
       const r = this.canvas.getBoundingClientRect();
       const core = coreAt(
@@ -73,49 +52,22 @@ export class RingView {
         ev.clientX - r.left,
         ev.clientY - r.top,
       );
-      this.selectCore(core === this.marks.core ? null : core);
+      onCore(core === this.marks.core ? null : core);
     });
     new ResizeObserver(() => this.resize()).observe(this.stage);
     this.resize();
   }
 
-  get time(): number {
-    return this.t;
-  }
-
-  get isPlaying(): boolean {
-    return this.playing;
-  }
-
-  get totalCycles(): number {
-    return this.scene?.totalCycles ?? 0;
-  }
-
-  get selectedCore(): number | null {
-    return this.marks.core;
-  }
-
-  onTime(fn: (t: number) => void): void {
-    this.timeListeners.push(fn);
-  }
-
-  onCore(fn: (core: number | null) => void): void {
-    this.coreListeners.push(fn);
-  }
-
-  /** Called when playback stops (pause or scrub), to save the time in the URL. */
-  onPause(fn: (t: number) => void): void {
-    this.pauseListeners.push(fn);
-  }
-
-  setRun(run: RunInfo, t = 0): void {
+  setRun(run: RunInfo): void {
     this.scene = buildScene(run);
-    this.scrubber.max = String(Math.max(0, Math.ceil(this.scene.totalCycles)));
     const m = run.machine;
     this.machineMeta.textContent = `${m.name} · ${m.cores} cores · ${m.stops.length} stops · ${m.clockGhz} GHz`;
-    if (this.marks.core !== null && this.marks.core >= this.scene.coreCount) this.selectCore(null);
-    this.setTime(t);
-    this.lastFrameAt = null;
+    this.requestDraw();
+  }
+
+  /** The simulated time drawn. */
+  setTime(t: number): void {
+    this.t = t;
     this.requestDraw();
   }
 
@@ -125,19 +77,8 @@ export class RingView {
     this.requestDraw();
   }
 
-  selectCore(core: number | null): void {
+  setCore(core: number | null): void {
     this.marks = { ...this.marks, core };
-    for (const fn of this.coreListeners) fn(core);
-    this.requestDraw();
-  }
-
-  setTime(t: number): void {
-    const total = this.scene?.totalCycles ?? 0;
-    this.t = Math.min(Math.max(0, Number.isFinite(t) ? t : 0), total);
-    this.scrubber.value = String(Math.floor(this.t));
-    this.updateReadout();
-    for (const fn of this.timeListeners) fn(this.t);
-    if (!this.playing) for (const fn of this.pauseListeners) fn(this.t);
     this.requestDraw();
   }
 
@@ -147,35 +88,10 @@ export class RingView {
     this.requestDraw();
   }
 
-  setPlaying(playing: boolean): void {
-    const was = this.playing;
-    this.playing = playing;
-    this.playButton.textContent = playing ? "Pause" : "Play";
-    this.playButton.setAttribute("aria-pressed", String(playing));
-    this.lastFrameAt = null;
-    if (was && !playing) for (const fn of this.pauseListeners) fn(this.t);
+  setVisible(visible: boolean): void {
+    this.visible = visible;
+    if (visible) this.resize();
     this.requestDraw();
-  }
-
-  stepSpeed(delta: number): void {
-    const i = SPEEDS.indexOf(this.speed);
-    const next = SPEEDS[Math.min(SPEEDS.length - 1, Math.max(0, (i < 0 ? 3 : i) + delta))] ?? 1;
-    this.speed = next;
-    this.speedPicker.value = String(next);
-  }
-
-  /** Which views watch the clock: the ring draws only when visible; time runs when either is. */
-  setActive(ringVisible: boolean, running: boolean): void {
-    this.visible = ringVisible;
-    this.running = running;
-    this.lastFrameAt = null;
-    if (ringVisible) this.resize();
-    this.requestDraw();
-  }
-
-  private updateReadout(): void {
-    const total = this.scene?.totalCycles ?? 0;
-    this.readout.value = `${formatInt(Math.floor(this.t))} / ${formatInt(total)} cycles`;
   }
 
   private resize(): void {
@@ -202,27 +118,57 @@ export class RingView {
   }
 
   private requestDraw(): void {
-    if (this.frame === 0) this.frame = requestAnimationFrame((now) => this.onFrame(now));
+    if (this.frame === 0) this.frame = requestAnimationFrame(() => this.draw());
   }
 
-  private onFrame(now: number): void {
+  private draw(): void {
     this.frame = 0;
-    const scene = this.scene;
-    const animate = this.running && this.playing && scene !== null && scene.totalCycles > 0;
-    if (animate) {
-      const dt = this.lastFrameAt === null ? 0 : Math.min(MAX_FRAME_MS, now - this.lastFrameAt);
-      this.lastFrameAt = now;
-      this.t = advanceTime(this.t, dt, scene.totalCycles, RUN_PERIOD_MS / this.speed);
-      this.scrubber.value = String(Math.floor(this.t));
-      this.updateReadout();
-      for (const fn of this.timeListeners) fn(this.t);
-    } else {
-      this.lastFrameAt = null;
+    if (!this.visible || this.cssWidth <= 0) return;
+    drawRing(this.ctx, this.cssWidth, this.cssHeight, this.scene, this.t, this.palette, this.marks);
+    this.framesDrawn++;
+  }
+}
+
+/** The Ring tab: the ring canvas and the selected core's details. */
+export class RingTab implements View {
+  readonly id = "ring";
+  readonly title = "Ring";
+  readonly key = "4";
+  readonly usesClock = true;
+  private ring: RingView | null = null;
+  private details: CoreDetails | null = null;
+  private lastCoreUpdate = 0;
+
+  mount(_container: HTMLElement, ctx: ViewContext): void {
+    this.ring = new RingView((core) => ctx.selectCore(core));
+    this.details = new CoreDetails((e) => ctx.selectEvent(e, true));
+    this.details.select(null, 0);
+  }
+
+  update(s: PageState, changed: ReadonlySet<Change>): void {
+    const ring = this.ring;
+    const details = this.details;
+    if (!ring || !details) return;
+    if (changed.has("theme")) ring.refreshPalette();
+    if (changed.has("view")) ring.setVisible(s.view === this.id);
+    if (changed.has("lines")) ring.setLines(s.lines);
+    if (changed.has("time")) ring.setTime(s.time);
+    if (changed.has("run") && s.loaded) {
+      const r = s.loaded.res.result;
+      ring.setRun(r.run);
+      details.set(r.run, r.passes, s.loaded.spans);
     }
-    if (this.visible && this.cssWidth > 0) {
-      drawRing(this.ctx, this.cssWidth, this.cssHeight, scene, this.t, this.palette, this.marks);
-      this.framesDrawn++;
+    if (changed.has("core")) ring.setCore(s.core);
+    if (changed.has("run") || changed.has("core")) {
+      details.select(s.core, s.time);
+      return;
     }
-    if (animate) this.requestDraw();
+    if (changed.has("time")) {
+      const now = performance.now();
+      if (now - this.lastCoreUpdate > CORE_DETAILS_MS || !s.playing) {
+        this.lastCoreUpdate = now;
+        details.update(s.time);
+      }
+    }
   }
 }

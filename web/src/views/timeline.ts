@@ -16,6 +16,7 @@ import {
   zoomAt,
   type Window,
 } from "../timeline/model";
+import type { Change, PageState, Shortcut, View, ViewContext } from "./view";
 
 const LABEL_W = 58;
 const AXIS_H = 20;
@@ -382,4 +383,63 @@ export function table(rows: [string, string | Node][]): HTMLTableElement {
     {},
     ...rows.map(([k, v]) => el("tr", {}, el("th", { text: k }), el("td", {}, v))),
   );
+}
+
+/** The Timeline tab: one lane per core and unit, and the utilisation summary. */
+export class TimelineTab implements View {
+  readonly id = "timeline";
+  readonly title = "Timeline";
+  readonly key = "5";
+  readonly usesClock = true;
+  private view: TimelineView | null = null;
+  private shown = false;
+
+  readonly shortcuts: readonly Shortcut[] = [
+    {
+      keys: ["+", "=", "-", "0"],
+      label: "+ / − / 0",
+      does: "timeline zoom in / out / fit",
+      run: (ev) => {
+        const v = this.view;
+        if (!v) return false;
+        if (ev.key === "0") v.fit();
+        else v.zoom(ev.key === "-" ? 2 : 0.5);
+        return true;
+      },
+    },
+    {
+      keys: ["ArrowLeft", "ArrowRight"],
+      label: "← / →",
+      does: "timeline pan (Timeline view)",
+      run: (ev) => {
+        if (!this.view || !this.shown) return false;
+        this.view.pan(ev.key === "ArrowLeft" ? -0.2 : 0.2);
+        return true;
+      },
+    },
+  ];
+
+  mount(_container: HTMLElement, ctx: ViewContext): void {
+    this.view = new TimelineView({
+      time: (t) => {
+        ctx.clock.setPlaying(false);
+        ctx.clock.setTime(t);
+      },
+      event: (e) => ctx.selectEvent(e),
+    });
+  }
+
+  update(s: PageState, changed: ReadonlySet<Change>): void {
+    const v = this.view;
+    if (!v) return;
+    if (changed.has("theme")) v.refreshPalette();
+    if (changed.has("run") && s.loaded) v.setRun(s.loaded.res.result.run);
+    if (changed.has("lines")) v.setLines(s.lines);
+    if (changed.has("view")) {
+      this.shown = s.view === this.id;
+      v.setVisible(this.shown);
+    }
+    if (changed.has("time") || changed.has("run") || (changed.has("view") && this.shown))
+      v.setTime(s.time);
+  }
 }
