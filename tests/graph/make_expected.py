@@ -4,7 +4,9 @@
 Reads the `<case>.onnx` and `<case>.inputs.json` files that the Rust side writes
 (`cargo test -p graph --test reference -- --ignored export_for_onnxruntime`), runs each
 model on onnxruntime's CPU provider with graph optimisations off and one thread, and
-writes `tests/graph/expected/<case>.json`. Usually run through make_expected.sh.
+writes the outputs: for a per-op case `op.<name>`, into the `expected` member of its case
+file `tests/graph/ops/<name>.json` (case_file.py); for a gallery case, into
+`tests/graph/expected/<case>.json`. Usually run through make_expected.sh.
 
 Needs: pip install onnx onnxruntime numpy (dev-time tools only).
 """
@@ -15,8 +17,11 @@ import sys
 import numpy as np
 import onnxruntime as ort
 
+import case_file
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "expected")
+OPS = os.path.join(HERE, "ops")
 
 NP = {"f32": np.float32, "f16": np.float16, "i64": np.int64, "i32": np.int32,
       "i8": np.int8, "bool": np.bool_}
@@ -72,6 +77,17 @@ def run(src, name):
     return {"case": name, "producer": f"onnxruntime {ort.__version__}", "outputs": outs}
 
 
+def write_op_case(name, r):
+    """Puts onnxruntime's outputs into the case file of per-op case `op.<stem>`."""
+    path = os.path.join(OPS, name[len("op."):] + ".json")
+    case = case_file.read(path)
+    if case is None:
+        raise SystemExit(f"{name}: no case file {path}")
+    expected = {k: v for k, v in r.items() if k != "case"}
+    seed = case.get("test_inputs", {}).get("seed", case_file.SEED)
+    case_file.write(path, case["graph"], expected, seed)
+
+
 def main():
     src = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
         os.environ.get("TMPDIR", "/tmp"), "spyre-ort-cases")
@@ -86,10 +102,13 @@ def main():
         if "skipped" in r:
             skipped += 1
             print(f"{name}: SKIPPED: {r['skipped']}")
+        if name.startswith("op."):
+            write_op_case(name, r)
+            continue
         with open(os.path.join(OUT, name + ".json"), "w") as f:
             json.dump(r, f, separators=(",", ":"))
             f.write("\n")
-    print(f"wrote {len(names)} expected-output files to {OUT} ({skipped} skipped)")
+    print(f"wrote the expected outputs of {len(names)} cases to {OPS} and {OUT} ({skipped} skipped)")
 
 
 if __name__ == "__main__":

@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
-"""Writes the per-op test set: one small spyre-graph JSON file per case in tests/graph/ops/.
+"""Writes the per-op test set: one self-contained file per case in tests/graph/ops/.
 
-Every supported op has at least one case. Each case is an ordinary graph file (see
-docs/graph-format.md); inputs are drawn by the tests (uniform in [-1, 1), see
-crates/graph/tests/common/mod.rs), operands that need other ranges are seeded
-initializers. Rerun after editing: `python3 tests/graph/op_cases.py`, then regenerate the
-expected outputs (tests/graph/README.md).
+Every supported op has at least one case. A case file (case_file.py) holds an ordinary
+graph (see docs/graph-format.md), the seed its inputs are drawn from (uniform in
+[-1, 1), see crates/graph/tests/common/mod.rs) and onnxruntime's outputs; operands that
+need other ranges are seeded initializers. Rerun after editing:
+`python3 tests/graph/op_cases.py`. It keeps the expected outputs of every case whose graph
+is unchanged; then run make_expected.sh for the new or changed ones (tests/graph/README.md).
+A case can also be written by hand: the graph and `test_inputs`, then make_expected.sh.
 """
-import json
 import os
+
+import case_file
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "ops")
@@ -226,24 +229,24 @@ case("attention_scaled", "Attention op: not causal, explicit scale, Skv != Sq, D
 
 def main():
     os.makedirs(OUT, exist_ok=True)
-    for f in os.listdir(OUT):
-        if f.endswith(".json"):
-            os.remove(os.path.join(OUT, f))
+    stale = []
     for name, g in CASES:
-        lines = ["{"]
-        keys = list(g.keys())
-        for i, k in enumerate(keys):
-            v = g[k]
-            comma = "," if i + 1 < len(keys) else ""
-            if isinstance(v, list) and v and k != "outputs":
-                rows = ",\n    ".join(json.dumps(x) for x in v)
-                lines.append(f'  "{k}": [\n    {rows}\n  ]{comma}')
-            else:
-                lines.append(f'  "{k}": {json.dumps(v)}{comma}')
-        lines.append("}")
-        with open(os.path.join(OUT, name + ".json"), "w") as fh:
-            fh.write("\n".join(lines) + "\n")
+        path = os.path.join(OUT, name + ".json")
+        old = case_file.read(path) or {}
+        # onnxruntime's outputs stay valid while the graph and its inputs are unchanged.
+        keep = old.get("graph") == g and old.get("test_inputs", {}).get("seed") == case_file.SEED
+        expected = old.get("expected") if keep else None
+        if expected is None:
+            stale.append(name)
+        case_file.write(path, g, expected)
     print(f"wrote {len(CASES)} cases to {OUT}")
+    # Case files written by hand (or left from a removed case) are not touched.
+    names = {name + ".json" for name, _ in CASES}
+    others = sorted(f for f in os.listdir(OUT) if f.endswith(".json") and f not in names)
+    if others:
+        print(f"not written here (delete by hand if unwanted): {', '.join(others)}")
+    if stale:
+        print(f"without expected outputs (run make_expected.sh): {', '.join(stale)}")
 
 
 if __name__ == "__main__":

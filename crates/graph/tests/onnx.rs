@@ -35,7 +35,7 @@ fn every_corpus_graph_round_trips_through_onnx() {
         let bytes = to_onnx(g).unwrap_or_else(|e| panic!("{}: {e}", case.name));
         let back = load_onnx(&bytes).unwrap_or_else(|e| panic!("{}: {e}", case.name));
         assert_eq!(back, floats_as_floats(&materialised(g)), "{}", case.name);
-        let ins = test_inputs(g);
+        let ins = test_inputs(g, case.seed);
         let a = evaluate(g, &ins).unwrap();
         let b = evaluate(&back, &ins).unwrap();
         for o in &g.outputs {
@@ -82,13 +82,7 @@ fn opset_is_the_lowest_that_has_every_op() {
         assert_eq!(&back.nodes.len(), &g.nodes.len());
         *b.last().unwrap() as i64
     };
-    let json = |name: &str| {
-        graph::load_json(
-            &std::fs::read_to_string(repo_root().join(format!("tests/graph/ops/{name}.json")))
-                .unwrap(),
-        )
-        .unwrap()
-    };
+    let json = |name: &str| op_case(name).graph;
     assert_eq!(opset(&json("matmul_2d")), 17);
     assert_eq!(opset(&json("gelu_erf")), 20);
     assert_eq!(opset(&json("attention_gqa_causal")), 23);

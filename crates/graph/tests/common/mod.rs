@@ -115,6 +115,8 @@ pub fn string(v: &str) -> AttrValue {
 
 use std::path::{Path, PathBuf};
 
+use serde_json::Value;
+
 /// The repository's root directory.
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -182,13 +184,16 @@ pub fn low_precision(g: &Graph) -> Option<DType> {
         })
 }
 
-/// The inputs every reference comparison uses: [`graph::random_inputs`] with seed 42,
-/// except that an integer input used as Gather indices is drawn uniformly from the
-/// valid range `[0, n)` of the gathered axis (a second SplitMix64 stream, seed 43).
-pub fn test_inputs(g: &Graph) -> BTreeMap<String, Tensor> {
-    let mut ins = graph::random_inputs(g, 42).unwrap();
+/// The seed of the inputs of every gallery case (a per-op case names its own).
+pub const GALLERY_SEED: u64 = 42;
+
+/// The inputs of a reference comparison: [`graph::random_inputs`] with `seed`, except
+/// that an integer input used as Gather indices is drawn uniformly from the valid range
+/// `[0, n)` of the gathered axis (a second SplitMix64 stream, seed + 1).
+pub fn test_inputs(g: &Graph, seed: u64) -> BTreeMap<String, Tensor> {
+    let mut ins = graph::random_inputs(g, seed).unwrap();
     let types = g.infer_types().unwrap();
-    let mut rng = graph::SplitMix64::new(43);
+    let mut rng = graph::SplitMix64::new(seed.wrapping_add(1));
     for vi in &g.inputs {
         if !vi.ty.dtype.is_int() {
             continue;
@@ -218,38 +223,110 @@ pub fn test_inputs(g: &Graph) -> BTreeMap<String, Tensor> {
 
 /// One comparison with onnxruntime.
 pub struct RefCase {
-    /// File name stem of the expected outputs in tests/graph/expected/.
+    /// `gallery.<model>.<dtype>` or `op.<file stem>`.
     pub name: String,
     pub graph: Graph,
     /// Element type whose tolerance applies (F32 unless the graph computes in 16 bits).
     pub precision: DType,
+    /// Seed of the graph's inputs (see [`test_inputs`]).
+    pub seed: u64,
+    /// onnxruntime's outputs (`{"producer", "outputs"}` or `{"skipped"}`), or where they
+    /// were looked for.
+    pub expected: Result<Value, String>,
+}
+
+/// A per-op case file of tests/graph/ops/: the graph, the seed of its inputs and
+/// onnxruntime's outputs in one file (tests/graph/case_file.py writes them).
+pub struct OpCaseFile {
+    pub graph: Graph,
+    pub seed: u64,
+    /// The `expected` member, absent until tests/graph/make_expected.sh has run.
+    pub expected: Option<Value>,
+}
+
+/// The members a per-op case file may have; anything else is a typo.
+const OP_CASE_MEMBERS: &[&str] = &["graph", "test_inputs", "expected"];
+
+/// Parses a per-op case file. `test_inputs` may be left out of a hand-written case until
+/// make_expected.sh fills it in; its seed is then [`GALLERY_SEED`].
+pub fn parse_op_case(stem: &str, text: &str) -> OpCaseFile {
+    let v: Value = serde_json::from_str(text).unwrap_or_else(|e| panic!("ops/{stem}.json: {e}"));
+    let m = v
+        .as_object()
+        .unwrap_or_else(|| panic!("ops/{stem}.json: not an object"));
+    for k in m.keys() {
+        assert!(
+            OP_CASE_MEMBERS.contains(&k.as_str()),
+            "ops/{stem}.json: unknown member '{k}' (expected one of {OP_CASE_MEMBERS:?})"
+        );
+    }
+    let g = m
+        .get("graph")
+        .unwrap_or_else(|| panic!("ops/{stem}.json: no 'graph'"));
+    let graph = graph::load_json(&serde_json::to_string_pretty(g).unwrap())
+        .unwrap_or_else(|e| panic!("ops/{stem}.json, in 'graph': {e}"));
+    let seed = match m.get("test_inputs") {
+        None => GALLERY_SEED,
+        Some(t) => t["seed"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("ops/{stem}.json: test_inputs.seed must be an integer")),
+    };
+    OpCaseFile {
+        graph,
+        seed,
+        expected: m.get("expected").cloned(),
+    }
+}
+
+/// The per-op case `tests/graph/ops/<stem>.json`.
+pub fn op_case(stem: &str) -> OpCaseFile {
+    let path = repo_root().join(format!("tests/graph/ops/{stem}.json"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    parse_op_case(stem, &text)
 }
 
 /// Gallery models (an f32 variant of each, plus the model as written when it is not all
-/// f32) and the per-op cases of tests/graph/ops/ (as written).
+/// f32) and the per-op cases of tests/graph/ops/ (as written). A gallery case's expected
+/// outputs are `tests/graph/expected/<case>.json`; a per-op case carries its own.
 pub fn ref_cases() -> Vec<RefCase> {
     let root = repo_root();
+    let gallery_expected =
+        |name: &str| {
+            let path = root.join(format!("tests/graph/expected/{name}.json"));
+            match std::fs::read_to_string(&path) {
+                Ok(text) => Ok(serde_json::from_str(&text)
+                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()))),
+                Err(_) => Err(format!("no expected outputs ({})", path.display())),
+            }
+        };
     let mut out = Vec::new();
     for (stem, text) in json_files(&root.join("examples/graphs")) {
         if PLANNING_ONLY.contains(&stem.as_str()) {
             continue;
         }
         let g = graph::load_json(&text).unwrap_or_else(|e| panic!("{stem}: {e}"));
+        let name = format!("gallery.{stem}.f32");
         out.push(RefCase {
-            name: format!("gallery.{stem}.f32"),
+            expected: gallery_expected(&name),
+            name,
             graph: float_variant(&g),
             precision: DType::F32,
+            seed: GALLERY_SEED,
         });
         if let Some(p) = low_precision(&g) {
+            let name = format!("gallery.{stem}.{}", p.name());
             out.push(RefCase {
-                name: format!("gallery.{stem}.{}", p.name()),
+                expected: gallery_expected(&name),
+                name,
                 graph: g,
                 precision: p,
+                seed: GALLERY_SEED,
             });
         }
     }
     for (stem, text) in json_files(&root.join("tests/graph/ops")) {
-        let g = graph::load_json(&text).unwrap_or_else(|e| panic!("{stem}: {e}"));
+        let case = parse_op_case(&stem, &text);
+        let g = case.graph;
         let precision = match low_precision(&g) {
             // Casts only round: the output is exact in f32.
             Some(_) if g.nodes.iter().all(|n| n.op == "Cast") => DType::F32,
@@ -260,6 +337,13 @@ pub fn ref_cases() -> Vec<RefCase> {
             name: format!("op.{stem}"),
             graph: g,
             precision,
+            seed: case.seed,
+            expected: case.expected.ok_or_else(|| {
+                format!(
+                    "no 'expected' member in tests/graph/ops/{stem}.json \
+                     (run tests/graph/make_expected.sh)"
+                )
+            }),
         });
     }
     out
