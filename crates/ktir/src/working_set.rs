@@ -1,0 +1,178 @@
+//! The working set of a kernel: the peak bytes of tensor values live at once on the core
+//! that runs it, counted the way the simulator charges its scratchpad.
+//!
+//! Every op that yields a tensor (loads, `tensor.empty`, fills, transposed and padded
+//! copies, reshapes, constants of tensor type, accumulators) adds its bytes when it runs; a
+//! value defined in a block is freed after its last use in that block, where a use inside a
+//! nested region counts as a use by the op that holds the region (a loop body runs again,
+//! so values from outside stay alive until the loop ends). A loop's iteration arguments
+//! count once more inside the body: from the second step on, the carried value and the
+//! initial one are both held. A combiner region runs in the collective, not on the core,
+//! and is not counted; nor are the scalar bodies of `linalg.generic` and `linalg.reduce`.
+//!
+//! The analysis is hardware-agnostic: it counts bytes and liveness; a compiler compares
+//! the peak with a machine's capacity.
+
+use crate::ast::{Block, Func, Module, OpKind, Type};
+use std::collections::HashMap;
+
+/// Bytes of a tensor type (0 for anything else, and for tensors of unknown shape).
+pub fn tensor_bytes(t: &Type) -> u64 {
+    match t {
+        Type::Tensor { elem, .. } => t
+            .static_shape()
+            .map(|s| s.iter().product::<usize>() as u64 * elem.size_bytes() as u64)
+            .unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// Peak bytes of tensor values live at once while one core runs `func`.
+pub fn peak_live_bytes(func: &Func) -> u64 {
+    Walker.block(&func.body, 0, &[]).0
+}
+
+/// [`peak_live_bytes`] of every function of `module`, by name, in order.
+pub fn per_func(module: &Module) -> Vec<(String, u64)> {
+    module
+        .funcs
+        .iter()
+        .map(|f| (f.name.clone(), peak_live_bytes(f)))
+        .collect()
+}
+
+/// Walks a kernel's blocks, counting live tensor bytes.
+struct Walker;
+
+impl Walker {
+    /// The peak of `block` run with `base` bytes already live and `args` (block argument
+    /// bytes, by name) charged on entry, and the bytes it leaves charged when it ends.
+    ///
+    /// A value handed to `ktdp.yield_partial` stays charged after its last use: the
+    /// future that carries it holds it until the reduce consuming the future is done. It is
+    /// counted until the end of its block (at most one loop step: the kernels reduce each
+    /// step's partials within the step), which may be later than the simulator frees it.
+    fn block(&mut self, block: &Block, base: u64, args: &[(String, u64)]) -> (u64, u64) {
+        fn uses(kind: &OpKind, out: &mut Vec<String>) {
+            out.extend(kind.operands().into_iter().map(|v| v.name.clone()));
+            for r in kind.regions() {
+                for op in &r.ops {
+                    uses(&op.kind, out);
+                }
+            }
+        }
+        fn partials(kind: &OpKind, out: &mut Vec<String>) {
+            if let OpKind::YieldPartial { values, .. } = kind {
+                out.extend(values.iter().map(|v| v.name.clone()));
+            }
+            for r in kind.regions() {
+                for op in &r.ops {
+                    partials(&op.kind, out);
+                }
+            }
+        }
+        let mut last: HashMap<String, usize> = HashMap::new();
+        let mut kept: Vec<String> = Vec::new();
+        for (i, op) in block.ops.iter().enumerate() {
+            let mut u = Vec::new();
+            uses(&op.kind, &mut u);
+            for name in u {
+                last.insert(name, i);
+            }
+            partials(&op.kind, &mut kept);
+        }
+        let mut sizes: HashMap<&str, u64> = HashMap::new();
+        let mut live = base;
+        let mut leaked = 0;
+        for (name, bytes) in args {
+            live += bytes;
+            sizes.insert(name, *bytes);
+        }
+        let mut peak = live;
+        for (i, op) in block.ops.iter().enumerate() {
+            match &op.kind {
+                OpKind::For {
+                    iter_args, body, ..
+                } => {
+                    let carried: Vec<(String, u64)> = iter_args
+                        .iter()
+                        .zip(&op.result_types)
+                        .map(|((name, _), t)| (name.clone(), tensor_bytes(t)))
+                        .collect();
+                    // Each step's partials are gone by the end of the step.
+                    let (p, _) = self.block(body, live, &carried);
+                    peak = peak.max(p);
+                }
+                OpKind::If {
+                    then_block,
+                    else_block,
+                    ..
+                } => {
+                    let mut most = 0;
+                    for b in std::iter::once(then_block).chain(else_block) {
+                        let (p, leak) = self.block(b, live, &[]);
+                        peak = peak.max(p);
+                        most = most.max(leak);
+                    }
+                    live += most;
+                    leaked += most;
+                }
+                OpKind::InterTileProduce { body, .. } => {
+                    let (p, leak) = self.block(body, live, &[]);
+                    peak = peak.max(p);
+                    live += leak;
+                    leaked += leak;
+                }
+                _ => {}
+            }
+            for (name, t) in op.results.iter().zip(&op.result_types) {
+                let b = tensor_bytes(t);
+                live += b;
+                sizes.insert(name, b);
+            }
+            peak = peak.max(live);
+            for (name, &at) in &last {
+                if at == i {
+                    if let Some(b) = sizes.remove(name.as_str()) {
+                        if kept.contains(name) {
+                            leaked += b;
+                        } else {
+                            live = live.saturating_sub(b);
+                        }
+                    }
+                }
+            }
+        }
+        (peak, leaked)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_values_until_their_last_use_and_loop_carried_values() {
+        let k = r#"module {
+  func.func @k() attributes {grid = [1]} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %z = arith.constant 0.0 : f32
+    %a = tensor.empty() : tensor<16x16xf32>
+    %b = linalg.fill ins(%z : f32) outs(%a : tensor<16x16xf32>) -> tensor<16x16xf32>
+    %r = scf.for %i = %c0 to %c4 step %c1 iter_args(%acc = %b) -> (tensor<16x16xf32>) {
+      %n = arith.addf %acc, %acc : tensor<16x16xf32>
+      scf.yield %n : tensor<16x16xf32>
+    }
+    return
+  }
+}
+"#;
+        let (m, diags) = crate::parse(k);
+        assert!(diags.is_empty(), "{diags:?}");
+        // %a dies at the fill; then %b, the carried value and the new sum (1 KiB each);
+        // after the loop %b and %r.
+        assert_eq!(per_func(&m), vec![("k".to_string(), 3 * 1024)]);
+    }
+}
