@@ -110,7 +110,7 @@ fn verified(op: &DeviceOp, func: ktir::Func) -> Result<ktir::Func, CompileError>
         .funcs
         .into_iter()
         .next()
-        .unwrap_or_else(|| unreachable_func()))
+        .unwrap_or_else(unreachable_func))
 }
 
 /// Never reached: a module built with one function has it.
