@@ -188,7 +188,11 @@ pub struct Compilation {
     pub divisions: Vec<WorkDivision>,
     pub placements: BTreeMap<String, Placement>,
     pub sdsc: Option<sdsc::Bundle>,
+    /// The lowered module as text, printed from [`Compilation::ktir_module`] (or an edited
+    /// module put in its place by a caller).
     pub ktir: Option<String>,
+    /// The lowered module as a tree, verified; `None` before the `ktir` pass.
+    pub ktir_module: Option<ktir::Module>,
     pub snapshots: Vec<Snapshot>,
     pub target: Target,
 }

@@ -23,10 +23,10 @@ use crate::ops::{access_map, DeviceOp, DeviceOpKind, Movement, Reduction, Unary}
 use crate::workdiv::{chunk_elems, op_eps};
 use crate::{Compilation, CompileError, Layout, Placement};
 use graph::DType;
+use ktir::build::{self, access_tile_type, box_set, identity_map, tensor, Builder, Subscript};
+use ktir::{ElementwiseOp, Literal, MemorySpace, ScalarType, Type, Value};
 use std::collections::BTreeMap;
-use std::fmt::Write;
 
-mod budget;
 mod convert;
 mod matmul;
 mod movement;
@@ -76,24 +76,46 @@ fn scratchpad_offset(c: &Compilation, tensor: &str) -> Option<u64> {
     }
 }
 
-/// Lowers every device op of `c` to a KTIR module (text).
-pub fn lower(c: &Compilation) -> Result<String, CompileError> {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "// KTIR for '{}': one kernel per device op, launched in order.",
-        c.graph.name
-    );
-    out.push_str("module {\n");
+/// Lowers every device op of `c` to a KTIR module, each kernel verified as it is built.
+pub fn lower(c: &Compilation) -> Result<ktir::Module, CompileError> {
+    let mut module = ktir::Module {
+        comments: vec![format!(
+            "KTIR for '{}': one kernel per device op, launched in order.",
+            c.graph.name
+        )],
+        ..ktir::Module::default()
+    };
     for (i, (op, kernel)) in c.ops.iter().zip(kernels(c)).enumerate() {
-        if i > 0 {
-            out.push('\n');
-        }
-        let text = tiling::emit_kernel(c, op, i, &kernel)?;
-        out.push_str(&text);
+        let func = tiling::emit_kernel(c, op, i, &kernel)?;
+        module.funcs.push(verified(op, func)?);
     }
-    out.push_str("}\n");
-    Ok(out)
+    Ok(module)
+}
+
+/// `func` when the verifier accepts it on its own; otherwise an error naming the device
+/// op and the KTIR op the verifier rejects.
+fn verified(op: &DeviceOp, func: ktir::Func) -> Result<ktir::Func, CompileError> {
+    let one = ktir::Module {
+        funcs: vec![func],
+        ..ktir::Module::default()
+    };
+    let diags = ktir::verify(&one, "");
+    if let Some(d) = diags.iter().find(|d| d.is_error()) {
+        return Err(CompileError::at(
+            &op.name,
+            format!("its KTIR kernel does not verify: {}", d.message),
+        ));
+    }
+    Ok(one
+        .funcs
+        .into_iter()
+        .next()
+        .unwrap_or_else(unreachable_func))
+}
+
+/// Never reached: a module built with one function has it.
+fn unreachable_func() -> ktir::Func {
+    build::func("", Vec::new(), Vec::new(), ktir::Block::default(), None)
 }
 
 /// An SSA-safe identifier made from a tensor or node name.
@@ -145,28 +167,37 @@ fn ident(name: &str) -> String {
     s
 }
 
-fn elem_type(dt: DType) -> Result<&'static str, String> {
-    Ok(match dt {
-        DType::F16 => "f16",
-        DType::BF16 => "bf16",
-        DType::F32 => "f32",
-        DType::I32 => "i32",
-        DType::I8 => "i8",
-        DType::Bool => "i1",
-        DType::F8E4M3 => "f8E4M3FN",
-        DType::F8E5M2 => "f8E5M2",
-        DType::I64 => "i64",
-    })
+fn elem_type(dt: DType) -> ScalarType {
+    match dt {
+        DType::F16 => ScalarType::F16,
+        DType::BF16 => ScalarType::BF16,
+        DType::F32 => ScalarType::F32,
+        DType::I32 => ScalarType::I32,
+        DType::I8 => ScalarType::I8,
+        DType::Bool => ScalarType::I1,
+        DType::F8E4M3 => ScalarType::F8E4M3,
+        DType::F8E5M2 => ScalarType::F8E5M2,
+        DType::I64 => ScalarType::I64,
+    }
 }
 
-/// A zero of a KTIR element type as a constant's value (integer types take no decimal
-/// point).
-fn zero_literal(elem: &str) -> &'static str {
-    if matches!(elem, "f16" | "bf16" | "f32" | "f8E4M3FN" | "f8E5M2") {
-        "0.0"
+/// A zero of element type `elem` as a scalar constant's value.
+fn zero_literal(elem: ScalarType) -> Literal {
+    if elem.is_float() {
+        Literal::Float(0.0)
     } else {
-        "0"
+        Literal::Int(0)
     }
+}
+
+/// A use of the value an emitter name (`%name`) stands for.
+fn val(name: &str) -> Value {
+    build::value(name.trim_start_matches('%'))
+}
+
+/// The SSA name without its `%`.
+fn ssa(name: &str) -> &str {
+    name.trim_start_matches('%')
 }
 
 /// What a device dim indexes.
@@ -195,15 +226,15 @@ struct Operand {
     /// Base of the SSA names of its address argument, view, tile and data.
     ssa: String,
     layout: Layout,
-    elem: &'static str,
+    elem: ScalarType,
     dims: Vec<DimRef>,
-    /// Per device dim: subscript text and tile extent.
-    origin: Vec<String>,
+    /// Per device dim: subscript and tile extent.
+    origin: Vec<Subscript>,
     extent: Vec<usize>,
     /// Element offset in the executing core's scratchpad, when the plan put it there.
     local: Option<u64>,
-    /// Per device dim: the offset a time loop adds to the origin ("" outside loops).
-    step_offset: Vec<String>,
+    /// Per device dim: the terms time loops add to the origin (none outside loops).
+    step_offset: Vec<Vec<Subscript>>,
     /// The per-core slice's extent (`extent` before time loops cut it into blocks).
     full_extent: Vec<usize>,
 }
@@ -219,62 +250,36 @@ struct KernelEmitter<'c> {
     c: &'c Compilation,
     op: &'c DeviceOp,
     kernel: Kernel,
-    body: String,
-    next: usize,
+    /// The kernel body being built.
+    b: Builder,
     operands: Vec<Operand>,
     eps: usize,
     grid: usize,
-    /// Nesting depth of the region being emitted (for indentation).
-    depth: usize,
+    /// Open time loops, outermost first: (block index, step count, step constant).
+    open: Vec<(String, String, String)>,
     /// Time loops around the kernel body: (iteration dim, steps), outermost first.
     loops: Vec<(usize, usize)>,
     /// Steps of a matmul's loop over K blocks (1: no loop).
     k_steps: usize,
 }
 
-fn shape_str(shape: &[usize], elem: &str) -> String {
-    let mut s = String::from("tensor<");
-    for d in shape {
-        let _ = write!(s, "{d}x");
+/// `tensor<shape x elem>`.
+fn shape_str(shape: &[usize], elem: ScalarType) -> Type {
+    tensor(shape, elem)
+}
+
+/// `!ktdp.access_tile<shape x index>`.
+fn tile_str(shape: &[usize]) -> Type {
+    access_tile_type(shape)
+}
+
+/// Row-major strides of a shape.
+fn strides_of(size: &[usize]) -> Vec<usize> {
+    let mut strides = vec![1usize; size.len()];
+    for j in (0..size.len().saturating_sub(1)).rev() {
+        strides[j] = strides[j + 1] * size[j + 1];
     }
-    s.push_str(elem);
-    s.push('>');
-    s
-}
-
-fn memref_str(shape: &[usize], elem: &str) -> String {
-    let mut s = String::from("memref<");
-    for d in shape {
-        let _ = write!(s, "{d}x");
-    }
-    s.push_str(elem);
-    s.push('>');
-    s
-}
-
-fn tile_str(shape: &[usize]) -> String {
-    let mut s = String::from("!ktdp.access_tile<");
-    for d in shape {
-        let _ = write!(s, "{d}x");
-    }
-    s.push_str("index>");
-    s
-}
-
-/// `affine_set` of the box `[0, extent)` in every dim.
-fn box_set(extent: &[usize]) -> String {
-    let dims: Vec<String> = (0..extent.len()).map(|i| format!("d{i}")).collect();
-    let cons: Vec<String> = extent
-        .iter()
-        .enumerate()
-        .map(|(i, e)| format!("d{i} >= 0, -d{i} + {} >= 0", e.saturating_sub(1)))
-        .collect();
-    format!("affine_set<({}) : ({})>", dims.join(", "), cons.join(", "))
-}
-
-fn identity_map(rank: usize) -> String {
-    let dims: Vec<String> = (0..rank).map(|i| format!("d{i}")).collect();
-    format!("affine_map<({0}) -> ({0})>", dims.join(", "))
+    strides
 }
 
 impl<'c> KernelEmitter<'c> {
@@ -311,7 +316,7 @@ impl<'c> KernelEmitter<'c> {
             let layout = c.layout(tensor, &op.name)?.clone();
             let ty = c.ty(tensor, &op.name)?;
             let access = access_map(op, n, &ty.shape);
-            let elem = elem_type(layout.dtype).map_err(fail)?;
+            let elem = elem_type(layout.dtype);
             let last = layout.device_size.len().saturating_sub(1);
             let mut dims = Vec::new();
             let mut origin = Vec::new();
@@ -331,13 +336,14 @@ impl<'c> KernelEmitter<'c> {
                     || (kind == Kind::Lane && host.is_some_and(|h| ty.shape[h] == 1));
                 // Movement kernels read every dim they do not split whole.
                 let whole = op.kind.is_movement() && iter.is_none_or(|d| div.splits[d] <= 1);
+                let zero = Subscript::Const(0);
                 let (o, e) = match (kind, iter) {
-                    _ if single => ("0".to_string(), 1),
-                    _ if whole => ("0".to_string(), size),
-                    (Kind::Lane, _) | (Kind::Synthetic, _) | (_, None) => ("0".to_string(), size),
+                    _ if single => (zero, 1),
+                    _ if whole => (zero, size),
+                    (Kind::Lane, _) | (Kind::Synthetic, _) | (_, None) => (zero, size),
                     // A stick dim no core splits is whole, in this operand's own sticks
                     // (operands of other element sizes have other stick counts).
-                    (Kind::Sticks, Some(d)) if div.splits[d] <= 1 => ("0".to_string(), size),
+                    (Kind::Sticks, Some(d)) if div.splits[d] <= 1 => (zero, size),
                     (Kind::Sticks, Some(d)) | (Kind::Elem, Some(d)) => {
                         let unit = if kind == Kind::Sticks {
                             (chunks[d] / eps).max(1)
@@ -345,19 +351,19 @@ impl<'c> KernelEmitter<'c> {
                             chunks[d]
                         };
                         let expr = if div.splits[d] > 1 {
-                            let mut s = "%id".to_string();
+                            let mut s = Subscript::value("id");
                             if place[d] > 1 {
-                                let _ = write!(s, " floordiv {}", place[d]);
+                                s = s.floordiv(place[d] as i64);
                             }
                             if place[d] * div.splits[d] < div.cores_used {
-                                let _ = write!(s, " mod {}", div.splits[d]);
+                                s = s.modulo(div.splits[d] as i64);
                             }
                             if unit != 1 {
-                                let _ = write!(s, " * {unit}");
+                                s = s.times(unit as i64);
                             }
                             s
                         } else {
-                            "0".to_string()
+                            zero
                         };
                         let last_end = (div.splits[d].max(1)) * unit;
                         if last_end > size {
@@ -395,7 +401,7 @@ impl<'c> KernelEmitter<'c> {
                 }
             };
             operands.push(Operand {
-                step_offset: vec![String::new(); extent.len()],
+                step_offset: vec![Vec::new(); extent.len()],
                 full_extent: extent.clone(),
                 ssa: ssa.get(tensor).cloned().unwrap_or_else(|| ident(tensor)),
                 tensor: tensor.clone(),
@@ -411,12 +417,11 @@ impl<'c> KernelEmitter<'c> {
             c,
             op,
             kernel: kernel.clone(),
-            body: String::new(),
-            next: 0,
+            b: Builder::new(),
             operands,
             eps,
             grid: div.cores_used.max(1),
-            depth: 0,
+            open: Vec::new(),
             loops: Vec::new(),
             k_steps: 1,
         })
@@ -426,23 +431,14 @@ impl<'c> KernelEmitter<'c> {
         CompileError::at(&self.op.name, m)
     }
 
+    /// A fresh SSA name, `%` included.
     fn fresh(&mut self, base: &str) -> String {
-        self.next += 1;
-        format!("%{base}{}", self.next)
+        format!("%{}", self.b.fresh(base))
     }
 
-    fn line(&mut self, text: &str) {
-        self.body.push_str("    ");
-        for _ in 0..self.depth {
-            self.body.push_str("  ");
-        }
-        self.body.push_str(text);
-        self.body.push('\n');
-    }
-
-    fn emit(mut self) -> Result<String, CompileError> {
-        self.line("%id = ktdp.get_compute_tile_id : index");
-        self.line("%c0 = arith.constant 0 : index");
+    fn emit(mut self) -> Result<ktir::Func, CompileError> {
+        self.b.compute_tile_id("id");
+        self.b.index("c0", 0);
         // An op may read one tensor twice (x * x): one view, one tile, one load.
         let first: Vec<usize> = (0..self.operands.len())
             .filter(|&i| {
@@ -485,11 +481,10 @@ impl<'c> KernelEmitter<'c> {
             | DeviceOpKind::Where => self.pointwise()?,
         }
         for _ in 0..self.loops.len() {
-            self.depth -= 1;
-            self.line("}");
+            self.close_loop();
         }
-        self.line("return");
-        let args: Vec<String> = self
+        self.b.ret();
+        let args: Vec<(String, Type)> = self
             .kernel
             .args
             .iter()
@@ -500,10 +495,9 @@ impl<'c> KernelEmitter<'c> {
                     .find(|o| &o.tensor == t)
                     .map(|o| o.ssa.clone())
                     .unwrap_or_else(|| ident(t));
-                format!("%{name}: index")
+                (name, Type::index())
             })
             .collect();
-        let mut out = String::new();
         let division = self
             .c
             .divisions
@@ -517,21 +511,14 @@ impl<'c> KernelEmitter<'c> {
         } else {
             String::new()
         };
-        let _ = writeln!(
-            out,
-            "  // {} ({}): {division}{time}",
-            self.op.name, self.op.kind
-        );
-        let _ = writeln!(
-            out,
-            "  func.func @{}({}) attributes {{grid = [{}]}} {{",
-            self.kernel.func,
-            args.join(", "),
-            self.grid
-        );
-        out.push_str(&self.body);
-        out.push_str("  }\n");
-        Ok(out)
+        let comment = format!("{} ({}): {division}{time}", self.op.name, self.op.kind);
+        Ok(build::func(
+            &self.kernel.func,
+            args,
+            vec![self.grid],
+            self.b.finish(),
+            Some(comment),
+        ))
     }
 
     /// Whether operand `i`'s tile is built inside the matmul's K loop (it reads one K block).
@@ -547,12 +534,30 @@ impl<'c> KernelEmitter<'c> {
 
     /// Opens `scf.for` over `steps` blocks; returns the block index.
     fn open_loop(&mut self, steps: usize) -> String {
-        let (n, one, iv) = (self.fresh("steps"), self.fresh("one"), self.fresh("blk"));
-        self.line(&format!("{n} = arith.constant {steps} : index"));
-        self.line(&format!("{one} = arith.constant 1 : index"));
-        self.line(&format!("scf.for {iv} = %c0 to {n} step {one} {{"));
-        self.depth += 1;
+        let (count, one, iv) = (self.fresh("steps"), self.fresh("one"), self.fresh("blk"));
+        self.b.index(ssa(&count), steps as i64);
+        self.b.index(ssa(&one), 1);
+        self.b
+            .begin_block(vec![(ssa(&iv).to_string(), Type::index())]);
+        self.open.push((iv.clone(), count, one));
         iv
+    }
+
+    /// Closes the innermost loop [`Self::open_loop`] opened.
+    fn close_loop(&mut self) {
+        let body = self.b.end_block();
+        if let Some((iv, count, one)) = self.open.pop() {
+            self.b.for_loop(
+                Vec::new(),
+                ssa(&iv),
+                &val("c0"),
+                &val(&count),
+                &val(&one),
+                Vec::new(),
+                Vec::new(),
+                body,
+            );
+        }
     }
 
     /// Shrinks every operand's tile to one of `steps` blocks of iteration dim `d`, the block
@@ -573,17 +578,13 @@ impl<'c> KernelEmitter<'c> {
                 }
                 let block = o.extent[j] / steps;
                 let term = if block == 1 {
-                    iv.to_string()
+                    Subscript::value(ssa(iv))
                 } else {
-                    format!("{iv} * {block}")
+                    Subscript::value(ssa(iv)).times(block as i64)
                 };
                 let o = &mut self.operands[i];
                 o.extent[j] = block;
-                o.step_offset[j] = if o.step_offset[j].is_empty() {
-                    term
-                } else {
-                    format!("{} + {term}", o.step_offset[j])
-                };
+                o.step_offset[j].push(term);
             }
         }
         Ok(())
@@ -594,49 +595,36 @@ impl<'c> KernelEmitter<'c> {
     fn view(&mut self, i: usize) {
         let o = &self.operands[i];
         let name = o.ssa.clone();
-        let join = |v: &[usize]| {
-            v.iter()
-                .map(|x| x.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        let strides_of = |size: &[usize]| {
-            let mut strides = vec![1usize; size.len()];
-            for j in (0..size.len().saturating_sub(1)).rev() {
-                strides[j] = strides[j + 1] * size[j + 1];
-            }
-            strides
-        };
+        let view = format!("{name}_view");
         if let Some(local) = o.local {
             // Each core holds exactly its slice at the planned offset, so the view is the
             // slice in `ct_local` memory.
             let size = o.slice_extent();
-            let lines = [
-                format!(
-                    "%{name} = arith.constant {local} : index  // scratchpad offset (elements)"
-                ),
-                format!(
-                    "%{name}_view = ktdp.construct_memory_view %{name}, sizes: [{}], strides: [{}] {{\n      coordinate_set = {},\n      memory_space = #ktdp.memory_space<ct_local>\n    }} : {}",
-                    join(&size),
-                    join(&strides_of(&size)),
-                    box_set(&size),
-                    memref_str(&size, o.elem)
-                ),
-            ];
-            for l in &lines {
-                self.line(l);
-            }
+            let elem = o.elem;
+            let base = self.b.index(&name, local as i64);
+            self.b.comment_last("scratchpad offset (elements)");
+            self.b.memory_view(
+                &view,
+                &base,
+                &size,
+                &strides_of(&size),
+                Some(box_set(&size)),
+                Some(MemorySpace::Local { core: None }),
+                build::memref(&size, elem),
+            );
             return;
         }
-        let size = &o.layout.device_size;
-        let view = format!(
-            "%{name}_view = ktdp.construct_memory_view %{name}, sizes: [{}], strides: [{}] {{\n      coordinate_set = {},\n      memory_space = #ktdp.memory_space<global>\n    }} : {}",
-            join(size),
-            join(&strides_of(size)),
-            box_set(size),
-            memref_str(size, o.elem)
+        let size = o.layout.device_size.clone();
+        let elem = o.elem;
+        self.b.memory_view(
+            &view,
+            &build::value(&name),
+            &size,
+            &strides_of(&size),
+            Some(box_set(&size)),
+            Some(MemorySpace::Global),
+            build::memref(&size, elem),
         );
-        self.line(&view);
     }
 
     /// This core's access tile of operand `i` (the current block inside time loops).
@@ -648,30 +636,30 @@ impl<'c> KernelEmitter<'c> {
         } else {
             o.layout.device_size.clone()
         };
-        let subs: Vec<String> = (0..o.extent.len())
+        let subs: Vec<Subscript> = (0..o.extent.len())
             .map(|j| {
-                let base = if o.local.is_some() {
-                    "0"
-                } else {
-                    o.origin[j].as_str()
+                let base = match &o.origin[j] {
+                    _ if o.local.is_some() => None,
+                    Subscript::Const(0) => None,
+                    b => Some(b.clone()),
                 };
-                match (base, o.step_offset[j].as_str()) {
-                    ("0", "") => "%c0".to_string(),
-                    ("0", off) => off.to_string(),
-                    (b, "") => b.to_string(),
-                    (b, off) => format!("{b} + {off}"),
+                let mut terms = base.into_iter().chain(o.step_offset[j].iter().cloned());
+                match terms.next() {
+                    None => Subscript::value("c0"),
+                    Some(first) => terms.fold(first, Subscript::plus),
                 }
             })
             .collect();
-        let tile = format!(
-            "%{name}_tile = ktdp.construct_access_tile %{name}_view[{}] {{\n      access_tile_set = {},\n      access_tile_order = {}\n    }} : {} -> {}",
-            subs.join(", "),
-            box_set(&o.extent),
-            identity_map(o.extent.len()),
-            memref_str(&size, o.elem),
-            tile_str(&o.extent)
+        let (extent, elem) = (o.extent.clone(), o.elem);
+        self.b.access_tile(
+            &format!("{name}_tile"),
+            &build::value(&format!("{name}_view")),
+            &subs,
+            Some(box_set(&extent)),
+            Some(identity_map(extent.len())),
+            build::memref(&size, elem),
+            tile_str(&extent),
         );
-        self.line(&tile);
     }
 
     fn load(&mut self, i: usize) -> String {
@@ -680,12 +668,13 @@ impl<'c> KernelEmitter<'c> {
         if self.operands[..i].iter().any(|p| p.tensor == o.tensor) {
             return format!("%{name}_data");
         }
-        let text = format!(
-            "%{name}_data = ktdp.load %{name}_tile : {} -> {}",
-            tile_str(&o.extent),
-            shape_str(&o.extent, o.elem)
+        let (tt, ty) = (tile_str(&o.extent), shape_str(&o.extent, o.elem));
+        self.b.load(
+            &format!("{name}_data"),
+            &build::value(&format!("{name}_tile")),
+            tt,
+            ty,
         );
-        self.line(&text);
         format!("%{name}_data")
     }
 
@@ -698,7 +687,7 @@ impl<'c> KernelEmitter<'c> {
         from: &[DimRef],
         shape: &[usize],
         to: &[DimRef],
-        elem: &str,
+        elem: ScalarType,
     ) -> Result<(String, Vec<DimRef>, Vec<usize>), CompileError> {
         let mut order: Vec<(usize, usize)> = Vec::new();
         for (j, d) in from.iter().enumerate() {
@@ -716,17 +705,15 @@ impl<'c> KernelEmitter<'c> {
         }
         let empty = self.fresh("empty");
         let t = self.fresh("t");
-        let perm_text: Vec<String> = perm.iter().map(|p| p.to_string()).collect();
-        self.line(&format!(
-            "{empty} = tensor.empty() : {}",
-            shape_str(&new_shape, elem)
-        ));
-        self.line(&format!(
-            "{t} = linalg.transpose ins({value} : {}) outs({empty} : {}) permutation = [{}]",
+        let e = self.b.empty(ssa(&empty), shape_str(&new_shape, elem));
+        self.b.transpose(
+            ssa(&t),
+            &val(&value),
             shape_str(shape, elem),
+            &e,
             shape_str(&new_shape, elem),
-            perm_text.join(", ")
-        ));
+            perm,
+        );
         Ok((t, dims, new_shape))
     }
 
@@ -747,8 +734,11 @@ impl<'c> KernelEmitter<'c> {
             let in_elem = self.operands[i].elem;
             if in_elem != elem && !typed {
                 return Err(self.fail(format!(
-                    "operand '{}' is {in_elem} but the result is {elem}; '{}' keeps the element type",
-                    self.operands[i].tensor, self.op.kind
+                    "operand '{}' is {} but the result is {}; '{}' keeps the element type",
+                    self.operands[i].tensor,
+                    in_elem.name(),
+                    elem.name(),
+                    self.op.kind
                 )));
             }
             let v = self.load(i);
@@ -759,23 +749,26 @@ impl<'c> KernelEmitter<'c> {
             let (v, dims, shape) =
                 self.drop_broadcast_dims(v, &dims, &shape, &out_dims, in_elem)?;
             let (v, dims, shape) = self.reorder(v, &dims, &shape, &out_dims, in_elem)?;
-            let (v, shape) = self.match_lanes(v, &dims, shape, &out_dims, &out_shape, in_elem)?;
+            let (value, shape) =
+                self.match_lanes(v, &dims, shape, &out_dims, &out_shape, in_elem)?;
             let full = shape_str(&out_shape, in_elem);
             let missing: Vec<usize> = (0..out_dims.len())
                 .filter(|j| !dims.contains(&out_dims[*j]))
                 .collect();
             let v = if missing.is_empty() {
-                v
+                value
             } else {
                 let empty = self.fresh("empty");
                 let b = self.fresh("b");
-                let m: Vec<String> = missing.iter().map(|x| x.to_string()).collect();
-                self.line(&format!("{empty} = tensor.empty() : {full}"));
-                self.line(&format!(
-                    "{b} = linalg.broadcast ins({v} : {}) outs({empty} : {full}) dimensions = [{}]",
+                let e = self.b.empty(ssa(&empty), full.clone());
+                self.b.broadcast(
+                    ssa(&b),
+                    &val(&value),
                     shape_str(&shape, in_elem),
-                    m.join(", ")
-                ));
+                    &e,
+                    full,
+                    missing,
+                );
                 b
             };
             args.push(v);
@@ -787,10 +780,12 @@ impl<'c> KernelEmitter<'c> {
             self.elementwise(self.op.kind, &args, &ty)?
         };
         let name = self.operands[out_index].ssa.clone();
-        self.line(&format!(
-            "ktdp.store {result}, %{name}_tile : {ty}, {}",
-            tile_str(&out_shape)
-        ));
+        self.b.store(
+            &val(&result),
+            &build::value(&format!("{name}_tile")),
+            ty,
+            tile_str(&out_shape),
+        );
         Ok(())
     }
 
@@ -803,7 +798,7 @@ impl<'c> KernelEmitter<'c> {
         dims: &[DimRef],
         shape: &[usize],
         keep: &[DimRef],
-        elem: &str,
+        elem: ScalarType,
     ) -> Result<(String, Vec<DimRef>, Vec<usize>), CompileError> {
         let drop: Vec<bool> = dims
             .iter()
@@ -817,14 +812,15 @@ impl<'c> KernelEmitter<'c> {
         let new_dims: Vec<DimRef> = kept.iter().map(|&j| dims[j]).collect();
         let new_shape: Vec<usize> = kept.iter().map(|&j| shape[j]).collect();
         let groups = unit_groups(dims.len(), &kept);
-        let v = self.fresh("squeezed");
-        self.line(&format!(
-            "{v} = tensor.collapse_shape {value} {} : {} into {}",
-            groups_text(&groups),
+        let sq = self.fresh("squeezed");
+        self.b.collapse_shape(
+            ssa(&sq),
+            &val(&value),
+            groups,
             shape_str(shape, elem),
-            shape_str(&new_shape, elem)
-        ));
-        Ok((v, new_dims, new_shape))
+            shape_str(&new_shape, elem),
+        );
+        Ok((sq, new_dims, new_shape))
     }
 
     /// `sum`, `mean`, `max`, `min` over the last host axis: reduce the tile's stick and
@@ -841,9 +837,12 @@ impl<'c> KernelEmitter<'c> {
             .ok_or_else(|| self.fail("reduction without a reduction dimension"))?;
         let elem = self.operands[0].elem;
         let out_elem = self.operands[1].elem;
-        if !matches!(elem, "f16" | "bf16" | "f32") || elem != out_elem {
+        if !matches!(elem, ScalarType::F16 | ScalarType::BF16 | ScalarType::F32) || elem != out_elem
+        {
             return Err(self.fail(format!(
-                "reductions of {elem} into {out_elem} are not lowered to KTIR yet"
+                "reductions of {} into {} are not lowered to KTIR yet",
+                elem.name(),
+                out_elem.name()
             )));
         }
         let split = self
@@ -870,33 +869,35 @@ impl<'c> KernelEmitter<'c> {
         let kept_dims: Vec<DimRef> = kept.iter().map(|&j| dims[j]).collect();
         let kept_shape: Vec<usize> = kept.iter().map(|&j| shape[j]).collect();
         // Accumulate in f32 whatever the storage type.
-        let acc_ty = shape_str(&kept_shape, "f32");
-        let xf = if elem == "f32" {
+        let acc_ty = shape_str(&kept_shape, ScalarType::F32);
+        let xf = if elem == ScalarType::F32 {
             x
         } else {
-            let v = self.fresh("wide");
-            self.line(&format!(
-                "{v} = arith.extf {x} : {} to {}",
+            let w = self.fresh("wide");
+            self.b.cast(
+                ssa(&w),
+                "arith.extf",
+                &val(&x),
                 shape_str(&shape, elem),
-                shape_str(&shape, "f32")
-            ));
-            v
+                shape_str(&shape, ScalarType::F32),
+            );
+            w
         };
         let combiner = kind.combiner().ktir_elementwise();
         let identity = match kind {
-            Reduction::Sum | Reduction::Mean => "0.0",
-            Reduction::Max => "-3.0e38",
-            Reduction::Min => "3.0e38",
+            Reduction::Sum | Reduction::Mean => 0.0,
+            Reduction::Max => -3.0e38,
+            Reduction::Min => 3.0e38,
         };
         let id = self.fresh("identity");
         let empty = self.fresh("empty");
         let init = self.fresh("init");
-        let red_text: Vec<String> = reduce_dims.iter().map(|d| d.to_string()).collect();
-        self.line(&format!("{id} = arith.constant {identity} : f32"));
-        self.line(&format!("{empty} = tensor.empty() : {acc_ty}"));
-        self.line(&format!(
-            "{init} = linalg.fill ins({id} : f32) outs({empty} : {acc_ty}) -> {acc_ty}"
-        ));
+        let f32 = build::scalar(ScalarType::F32);
+        self.b
+            .constant(ssa(&id), Literal::Float(identity), f32.clone());
+        self.b.empty(ssa(&empty), acc_ty.clone());
+        self.b
+            .fill(ssa(&init), &val(&id), f32, &val(&empty), acc_ty.clone());
         // Only real elements may take part: the lanes past the end of the last stick are
         // padding. Reduce the whole sticks, then the used lanes of the last one.
         let sticks =
@@ -929,42 +930,42 @@ impl<'c> KernelEmitter<'c> {
                 xf.clone()
             } else {
                 let sl = self.fresh("part");
-                let join = |v: &[usize]| {
-                    v.iter()
-                        .map(|x| x.to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                };
-                self.line(&format!(
-                    "{sl} = tensor.extract_slice {xf}[{}] [{}] [{}] : {} to {}",
-                    join(&offsets),
-                    join(&sizes),
-                    join(&vec![1; sizes.len()]),
-                    shape_str(&shape, "f32"),
-                    shape_str(&sizes, "f32")
-                ));
+                self.b.extract_slice(
+                    ssa(&sl),
+                    &val(&xf),
+                    build::static_sizes(&offsets),
+                    build::static_sizes(&sizes),
+                    build::static_sizes(&vec![1; sizes.len()]),
+                    shape_str(&shape, ScalarType::F32),
+                    shape_str(&sizes, ScalarType::F32),
+                );
                 sl
             };
             let r = self.fresh("reduced");
-            self.line(&format!(
-                "{r} = linalg.reduce {{ {combiner} }} ins({input} : {}) outs({acc} : {acc_ty}) dimensions = [{}]",
-                shape_str(&sizes, "f32"),
-                red_text.join(", ")
-            ));
+            self.b.reduce(
+                ssa(&r),
+                combiner,
+                (&val(&input), shape_str(&sizes, ScalarType::F32)),
+                (&val(&acc), acc_ty.clone()),
+                reduce_dims.clone(),
+            );
             acc = r;
         }
         let mut v = acc;
         if kind == Reduction::Mean {
             let n = self.op.iteration[red].extent.max(1);
             let k = self.constant(1.0 / n as f64, &acc_ty);
-            v = self.bin("arith.mulf", &v, &k, &acc_ty);
+            v = self.bin(ElementwiseOp::MulF, &v, &k, &acc_ty);
         }
-        if out_elem != "f32" {
+        if out_elem != ScalarType::F32 {
             let t = self.fresh("narrow");
-            self.line(&format!(
-                "{t} = arith.truncf {v} : {acc_ty} to {}",
-                shape_str(&kept_shape, out_elem)
-            ));
+            self.b.cast(
+                ssa(&t),
+                "arith.truncf",
+                &val(&v),
+                acc_ty.clone(),
+                shape_str(&kept_shape, out_elem),
+            );
             v = t;
         }
         // Into the result tile: its dims are the kept dims plus unit stick and lane dims.
@@ -987,24 +988,24 @@ impl<'c> KernelEmitter<'c> {
             if !units_only || (kept_out.is_empty() && !shape.is_empty()) {
                 return Err(self.fail("cannot place the reduced rows in the result layout"));
             }
-            let sizes: Vec<String> = out_shape.iter().map(|x| x.to_string()).collect();
             let e = self.fresh("rows");
             // A reduction to a single element expands a rank-0 value (no groups).
-            self.line(&format!(
-                "{e} = tensor.expand_shape {v} {} output_shape [{}] : {} into {}",
-                groups_text(&unit_groups(out_dims.len(), &kept_out)),
-                sizes.join(", "),
+            self.b.expand_shape(
+                ssa(&e),
+                &val(&v),
+                unit_groups(out_dims.len(), &kept_out),
                 shape_str(&shape, out_elem),
-                shape_str(&out_shape, out_elem)
-            ));
+                shape_str(&out_shape, out_elem),
+            );
             e
         };
         let name = self.operands[1].ssa.clone();
-        self.line(&format!(
-            "ktdp.store {v}, %{name}_tile : {}, {}",
+        self.b.store(
+            &val(&v),
+            &build::value(&format!("{name}_tile")),
             shape_str(&out_shape, out_elem),
-            tile_str(&out_shape)
-        ));
+            tile_str(&out_shape),
+        );
         Ok(())
     }
 
@@ -1019,7 +1020,7 @@ impl<'c> KernelEmitter<'c> {
         value: &str,
         shape: &[usize],
         padded: &[usize],
-        elem: &str,
+        elem: ScalarType,
     ) -> String {
         let ty = shape_str(padded, elem);
         let (zero, e, z, ins) = (
@@ -1028,46 +1029,126 @@ impl<'c> KernelEmitter<'c> {
             self.fresh("zeros"),
             self.fresh("padded"),
         );
-        let join = |v: &[usize]| {
-            v.iter()
-                .map(|x| x.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        self.line(&format!(
-            "{zero} = arith.constant {} : {elem}",
-            zero_literal(elem)
-        ));
-        self.line(&format!("{e} = tensor.empty() : {ty}"));
-        self.line(&format!(
-            "{z} = linalg.fill ins({zero} : {elem}) outs({e} : {ty}) -> {ty}"
-        ));
-        self.line(&format!(
-            "{ins} = tensor.insert_slice {value} into {z}[{}] [{}] [{}] : {} into {ty}",
-            join(&vec![0; shape.len()]),
-            join(shape),
-            join(&vec![1; shape.len()]),
-            shape_str(shape, elem)
-        ));
+        self.b
+            .constant(ssa(&zero), zero_literal(elem), build::scalar(elem));
+        self.b.empty(ssa(&e), ty.clone());
+        self.b.fill(
+            ssa(&z),
+            &val(&zero),
+            build::scalar(elem),
+            &val(&e),
+            ty.clone(),
+        );
+        self.b.insert_slice(
+            ssa(&ins),
+            &val(value),
+            &val(&z),
+            build::static_sizes(&vec![0; shape.len()]),
+            build::static_sizes(shape),
+            build::static_sizes(&vec![1; shape.len()]),
+            shape_str(shape, elem),
+            ty,
+        );
         ins
     }
 
-    fn constant(&mut self, value: f64, ty: &str) -> String {
-        let v = self.fresh("cst");
-        self.line(&format!("{v} = arith.constant dense<{value:?}> : {ty}"));
-        v
+    /// `tensor.collapse_shape` of `value` (shape `from`) into `to`, named `name`.
+    fn collapse(
+        &mut self,
+        name: &str,
+        value: &str,
+        groups: Vec<Vec<usize>>,
+        (from, to): (&[usize], &[usize]),
+        elem: ScalarType,
+    ) {
+        self.b.collapse_shape(
+            ssa(name),
+            &val(value),
+            groups,
+            shape_str(from, elem),
+            shape_str(to, elem),
+        );
     }
 
-    fn bin(&mut self, op: &str, a: &str, b: &str, ty: &str) -> String {
-        let v = self.fresh("v");
-        self.line(&format!("{v} = {op} {a}, {b} : {ty}"));
-        v
+    /// `tensor.expand_shape` of `value` (shape `from`) into `to`, named `name`.
+    fn expand(
+        &mut self,
+        name: &str,
+        value: &str,
+        groups: Vec<Vec<usize>>,
+        (from, to): (&[usize], &[usize]),
+        elem: ScalarType,
+    ) {
+        self.b.expand_shape(
+            ssa(name),
+            &val(value),
+            groups,
+            shape_str(from, elem),
+            shape_str(to, elem),
+        );
     }
 
-    fn un(&mut self, op: &str, a: &str, ty: &str) -> String {
-        let v = self.fresh("v");
-        self.line(&format!("{v} = {op} {a} : {ty}"));
-        v
+    /// `tensor.extract_slice` of `value` (shape `from`): `sizes` at `offsets` with
+    /// `strides`, named `name`.
+    fn slice(
+        &mut self,
+        name: &str,
+        value: &str,
+        (offsets, sizes, strides): (&[usize], &[usize], &[usize]),
+        from: &[usize],
+        elem: ScalarType,
+    ) {
+        self.b.extract_slice(
+            ssa(name),
+            &val(value),
+            build::static_sizes(offsets),
+            build::static_sizes(sizes),
+            build::static_sizes(strides),
+            shape_str(from, elem),
+            shape_str(sizes, elem),
+        );
+    }
+
+    /// `value` (shape `shape`) transposed by `perm` into a new `tensor.empty` `empty` of
+    /// shape `to`, named `name`.
+    fn transpose_into(
+        &mut self,
+        (empty, name): (&str, &str),
+        value: &str,
+        (shape, to): (&[usize], &[usize]),
+        perm: Vec<usize>,
+        elem: ScalarType,
+    ) {
+        let e = self.b.empty(ssa(empty), shape_str(to, elem));
+        self.b.transpose(
+            ssa(name),
+            &val(value),
+            shape_str(shape, elem),
+            &e,
+            shape_str(to, elem),
+            perm,
+        );
+    }
+
+    /// `value` splatted over a tensor of type `ty`.
+    fn constant(&mut self, value: f64, ty: &Type) -> String {
+        let c = self.fresh("cst");
+        self.b
+            .constant(ssa(&c), Literal::DenseSplat(value), ty.clone());
+        c
+    }
+
+    fn bin(&mut self, op: ElementwiseOp, a: &str, b: &str, ty: &Type) -> String {
+        let r = self.fresh("v");
+        self.b
+            .elementwise(ssa(&r), op, &[&val(a), &val(b)], ty.clone());
+        r
+    }
+
+    fn un(&mut self, op: ElementwiseOp, a: &str, ty: &Type) -> String {
+        let r = self.fresh("v");
+        self.b.elementwise(ssa(&r), op, &[&val(a)], ty.clone());
+        r
     }
 
     /// Emits one SDSC elementwise op on whole tiles of type `ty`.
@@ -1075,8 +1156,9 @@ impl<'c> KernelEmitter<'c> {
         &mut self,
         kind: DeviceOpKind,
         args: &[String],
-        ty: &str,
+        ty: &Type,
     ) -> Result<String, CompileError> {
+        use ElementwiseOp as E;
         let op = kind.name();
         let arity = |n: usize, s: &Self| -> Result<(), CompileError> {
             if args.len() != n {
@@ -1102,49 +1184,49 @@ impl<'c> KernelEmitter<'c> {
         Ok(match unary {
             Unary::Reciprocal => {
                 let one = self.constant(1.0, ty);
-                self.bin("arith.divf", &one, &x, ty)
+                self.bin(E::DivF, &one, &x, ty)
             }
             Unary::Relu => {
                 let zero = self.constant(0.0, ty);
-                self.bin("arith.maximumf", &x, &zero, ty)
+                self.bin(E::MaximumF, &x, &zero, ty)
             }
             Unary::Sigmoid => self.sigmoid(&x, ty),
             Unary::Silu => {
                 let s = self.sigmoid(&x, ty);
-                self.bin("arith.mulf", &x, &s, ty)
+                self.bin(E::MulF, &x, &s, ty)
             }
             Unary::Softplus => {
-                let e = self.un("math.exp", &x, ty);
+                let e = self.un(E::Exp, &x, ty);
                 let one = self.constant(1.0, ty);
-                let s = self.bin("arith.addf", &one, &e, ty);
-                self.un("math.log", &s, ty)
+                let s = self.bin(E::AddF, &one, &e, ty);
+                self.un(E::Log, &s, ty)
             }
             Unary::Gelu if self.op.attrs.get("approximate").is_some_and(|a| a == &[1]) => {
                 // 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3)))
-                let x2 = self.bin("arith.mulf", &x, &x, ty);
-                let x3 = self.bin("arith.mulf", &x2, &x, ty);
+                let x2 = self.bin(E::MulF, &x, &x, ty);
+                let x3 = self.bin(E::MulF, &x2, &x, ty);
                 let c = self.constant(0.044715, ty);
-                let cx3 = self.bin("arith.mulf", &x3, &c, ty);
-                let inner = self.bin("arith.addf", &x, &cx3, ty);
+                let cx3 = self.bin(E::MulF, &x3, &c, ty);
+                let inner = self.bin(E::AddF, &x, &cx3, ty);
                 let k = self.constant((2.0 / std::f64::consts::PI).sqrt(), ty);
-                let scaled = self.bin("arith.mulf", &inner, &k, ty);
-                let t = self.un("math.tanh", &scaled, ty);
+                let scaled = self.bin(E::MulF, &inner, &k, ty);
+                let t = self.un(E::Tanh, &scaled, ty);
                 let one = self.constant(1.0, ty);
-                let s = self.bin("arith.addf", &one, &t, ty);
+                let s = self.bin(E::AddF, &one, &t, ty);
                 let half = self.constant(0.5, ty);
-                let h = self.bin("arith.mulf", &x, &half, ty);
-                self.bin("arith.mulf", &h, &s, ty)
+                let h = self.bin(E::MulF, &x, &half, ty);
+                self.bin(E::MulF, &h, &s, ty)
             }
             Unary::Gelu => {
                 // 0.5 * x * (1 + erf(x / sqrt(2)))
                 let r = self.constant(std::f64::consts::FRAC_1_SQRT_2, ty);
-                let xs = self.bin("arith.mulf", &x, &r, ty);
-                let e = self.un("math.erf", &xs, ty);
+                let xs = self.bin(E::MulF, &x, &r, ty);
+                let e = self.un(E::Erf, &xs, ty);
                 let one = self.constant(1.0, ty);
-                let s = self.bin("arith.addf", &one, &e, ty);
+                let s = self.bin(E::AddF, &one, &e, ty);
                 let half = self.constant(0.5, ty);
-                let h = self.bin("arith.mulf", &x, &half, ty);
-                self.bin("arith.mulf", &h, &s, ty)
+                let h = self.bin(E::MulF, &x, &half, ty);
+                self.bin(E::MulF, &h, &s, ty)
             }
             Unary::Abs
             | Unary::Neg
@@ -1159,12 +1241,13 @@ impl<'c> KernelEmitter<'c> {
         })
     }
 
-    fn sigmoid(&mut self, x: &str, ty: &str) -> String {
-        let n = self.un("arith.negf", x, ty);
-        let e = self.un("math.exp", &n, ty);
+    fn sigmoid(&mut self, x: &str, ty: &Type) -> String {
+        use ElementwiseOp as E;
+        let n = self.un(E::NegF, x, ty);
+        let e = self.un(E::Exp, &n, ty);
         let one = self.constant(1.0, ty);
-        let d = self.bin("arith.addf", &one, &e, ty);
-        self.bin("arith.divf", &one, &d, ty)
+        let d = self.bin(E::AddF, &one, &e, ty);
+        self.bin(E::DivF, &one, &d, ty)
     }
 }
 
@@ -1189,17 +1272,6 @@ fn unit_groups(rank: usize, kept: &[usize]) -> Vec<Vec<usize>> {
         None => groups.push(pending),
     }
     groups
-}
-
-fn groups_text(groups: &[Vec<usize>]) -> String {
-    let items: Vec<String> = groups
-        .iter()
-        .map(|g| {
-            let d: Vec<String> = g.iter().map(|x| x.to_string()).collect();
-            format!("[{}]", d.join(", "))
-        })
-        .collect();
-    format!("[{}]", items.join(", "))
 }
 
 #[cfg(test)]

@@ -317,6 +317,7 @@ pub fn compile(
         placements: BTreeMap::new(),
         sdsc: None,
         ktir: None,
+        ktir_module: None,
         snapshots: Vec::new(),
         target: target.clone(),
     };
@@ -400,8 +401,11 @@ pub fn compile(
                 )
             }
             "ktir" => {
-                let text = crate::lower_ktir::lower(&c)?;
+                let module = crate::lower_ktir::lower(&c)?;
+                // Text only at the edge: for the snapshot, output and the page.
+                let text = ktir::print(&module);
                 c.ktir = Some(text.clone());
+                c.ktir_module = Some(module);
                 (
                     "KTIR module".to_string(),
                     text.clone(),

@@ -38,6 +38,10 @@ pub struct Module {
     pub type_aliases: Vec<(String, Type)>,
     /// Kernel functions, in source order.
     pub funcs: Vec<Func>,
+    /// Comment lines (without `// `) printed before everything else. The parser skips
+    /// comments, so this is empty for parsed modules; built modules use it to explain
+    /// themselves.
+    pub comments: Vec<String>,
 }
 
 impl Module {
@@ -73,6 +77,8 @@ pub struct Func {
     pub body: Block,
     /// Where the function header is.
     pub span: Span,
+    /// A comment line (without `// `) printed before the header; `None` when parsed.
+    pub comment: Option<String>,
 }
 
 impl Func {
@@ -111,6 +117,8 @@ pub struct Op {
     pub result_types: Vec<Type>,
     /// Where the op is written.
     pub span: Span,
+    /// A comment (without `// `) printed after the op on its line; `None` when parsed.
+    pub comment: Option<String>,
 }
 
 /// A size or stride: a literal or an SSA value.

@@ -6,10 +6,12 @@
 //! parser recovers and returns every problem it finds.
 
 pub mod ast;
+pub mod build;
 pub mod diag;
 pub mod parser;
 pub mod printer;
 pub mod verify;
+pub mod working_set;
 
 pub use ast::*;
 pub use diag::{Diagnostic, Severity};

@@ -584,6 +584,7 @@ impl<'a> Parser<'a> {
             grid,
             body,
             span: Span::new(start, header_end),
+            comment: None,
         })
     }
 
@@ -786,6 +787,7 @@ impl<'a> Parser<'a> {
             kind,
             result_types,
             span,
+            comment: None,
         })
     }
 

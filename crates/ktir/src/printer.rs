@@ -7,6 +7,9 @@ use std::fmt::Write;
 /// Prints a module in canonical form.
 pub fn print(module: &Module) -> String {
     let mut out = String::new();
+    for c in &module.comments {
+        let _ = writeln!(out, "// {c}");
+    }
     for (n, t) in &module.type_aliases {
         let _ = writeln!(out, "!{n} = {}", ty(t));
     }
@@ -28,6 +31,9 @@ pub fn print(module: &Module) -> String {
 }
 
 fn func(out: &mut String, f: &Func) {
+    if let Some(c) = &f.comment {
+        let _ = writeln!(out, "  // {c}");
+    }
     let args: Vec<String> = f
         .args
         .iter()
@@ -58,6 +64,9 @@ fn block(out: &mut String, b: &Block, indent: usize) {
             out.push_str("  ");
         }
         self::op(out, op, indent);
+        if let Some(c) = &op.comment {
+            let _ = write!(out, "  // {c}");
+        }
         out.push('\n');
     }
 }

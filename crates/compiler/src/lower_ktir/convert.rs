@@ -9,19 +9,11 @@
 
 use super::*;
 use crate::ops::Comparison;
+use ktir::{CmpFPredicate, CmpIPredicate, Predicate};
 
-fn is_float(elem: &str) -> bool {
-    matches!(elem, "f16" | "bf16" | "f32" | "f8E4M3FN" | "f8E5M2")
-}
-
-/// Bytes of an element type as KTIR spells it (i1 counts as 1, as it is stored).
-fn elem_bytes(elem: &str) -> usize {
-    match elem {
-        "f32" | "i32" => 4,
-        "f16" | "bf16" => 2,
-        "i64" => 8,
-        _ => 1,
-    }
+/// Bytes of an element type (i1 counts as 1, as it is stored).
+fn elem_bytes(elem: ScalarType) -> usize {
+    elem.size_bytes()
 }
 
 impl KernelEmitter<'_> {
@@ -37,7 +29,7 @@ impl KernelEmitter<'_> {
         shape: Vec<usize>,
         out_dims: &[DimRef],
         out_shape: &[usize],
-        elem: &str,
+        elem: ScalarType,
     ) -> Result<(String, Vec<usize>), CompileError> {
         let find = |ds: &[DimRef], kind: Kind| ds.iter().position(|d| d.kind == kind);
         let (Some(ol), Some(l)) = (find(out_dims, Kind::Lane), find(dims, Kind::Lane)) else {
@@ -75,12 +67,13 @@ impl KernelEmitter<'_> {
         run_shape[s] = joined[s] * joined[s + 1];
         run_shape.remove(s + 1);
         let merged = self.fresh("run");
-        self.line(&format!(
-            "{merged} = tensor.collapse_shape {v} {} : {} into {}",
-            groups_text(&groups),
+        self.b.collapse_shape(
+            ssa(&merged),
+            &val(&v),
+            groups.clone(),
             shape_str(&joined, elem),
-            shape_str(&run_shape, elem)
-        ));
+            shape_str(&run_shape, elem),
+        );
         // Cut or pad the run to the result's length.
         let want = out_shape[os] * out_shape[ol];
         let have = run_shape[s];
@@ -88,15 +81,15 @@ impl KernelEmitter<'_> {
         fitted_shape[s] = want;
         let fitted = if have > want {
             let sl = self.fresh("cut");
-            let offsets = vec!["0"; run_shape.len()].join(", ");
-            let sizes: Vec<String> = fitted_shape.iter().map(|x| x.to_string()).collect();
-            self.line(&format!(
-                "{sl} = tensor.extract_slice {merged}[{offsets}] [{}] [{}] : {} to {}",
-                sizes.join(", "),
-                vec!["1"; run_shape.len()].join(", "),
+            self.b.extract_slice(
+                ssa(&sl),
+                &val(&merged),
+                build::static_sizes(&vec![0; run_shape.len()]),
+                build::static_sizes(&fitted_shape),
+                build::static_sizes(&vec![1; run_shape.len()]),
                 shape_str(&run_shape, elem),
-                shape_str(&fitted_shape, elem)
-            ));
+                shape_str(&fitted_shape, elem),
+            );
             sl
         } else {
             self.zeros_around(&merged, &run_shape, &fitted_shape, elem)
@@ -105,15 +98,14 @@ impl KernelEmitter<'_> {
         let mut split_shape = fitted_shape.clone();
         split_shape[s] = out_shape[os];
         split_shape.insert(s + 1, out_shape[ol]);
-        let sizes: Vec<String> = split_shape.iter().map(|x| x.to_string()).collect();
         let split = self.fresh("relaned");
-        self.line(&format!(
-            "{split} = tensor.expand_shape {fitted} {} output_shape [{}] : {} into {}",
-            groups_text(&groups),
-            sizes.join(", "),
+        self.b.expand_shape(
+            ssa(&split),
+            &val(&fitted),
+            groups,
             shape_str(&fitted_shape, elem),
-            shape_str(&split_shape, elem)
-        ));
+            shape_str(&split_shape, elem),
+        );
         // order[i] is the original dim at position i; invert it.
         let back: Vec<usize> = (0..n)
             .map(|j| order.iter().position(|&o| o == j).unwrap_or(j))
@@ -124,20 +116,27 @@ impl KernelEmitter<'_> {
     }
 
     /// `value` with its dims in the order `order` (result dim `i` is dim `order[i]`).
-    fn permute(&mut self, value: &str, shape: &[usize], order: &[usize], elem: &str) -> String {
+    fn permute(
+        &mut self,
+        value: &str,
+        shape: &[usize],
+        order: &[usize],
+        elem: ScalarType,
+    ) -> String {
         if order.iter().enumerate().all(|(i, &o)| i == o) {
             return value.to_string();
         }
         let to: Vec<usize> = order.iter().map(|&o| shape[o]).collect();
         let (e, t) = (self.fresh("empty"), self.fresh("t"));
-        let perm: Vec<String> = order.iter().map(|o| o.to_string()).collect();
-        self.line(&format!("{e} = tensor.empty() : {}", shape_str(&to, elem)));
-        self.line(&format!(
-            "{t} = linalg.transpose ins({value} : {}) outs({e} : {}) permutation = [{}]",
+        let empty = self.b.empty(ssa(&e), shape_str(&to, elem));
+        self.b.transpose(
+            ssa(&t),
+            &val(value),
             shape_str(shape, elem),
+            &empty,
             shape_str(&to, elem),
-            perm.join(", ")
-        ));
+            order.to_vec(),
+        );
         t
     }
 
@@ -148,27 +147,22 @@ impl KernelEmitter<'_> {
         value: &str,
         shape: &[usize],
         padded: &[usize],
-        elem: &str,
+        elem: ScalarType,
     ) -> String {
         let ty = shape_str(padded, elem);
         let (z, ins) = (self.fresh("zeros"), self.fresh("padded"));
-        self.line(&format!(
-            "{z} = arith.constant dense<{}> : {ty}",
-            zero_literal(elem)
-        ));
-        let join = |v: &[usize]| {
-            v.iter()
-                .map(|x| x.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        self.line(&format!(
-            "{ins} = tensor.insert_slice {value} into {z}[{}] [{}] [{}] : {} into {ty}",
-            vec!["0"; shape.len()].join(", "),
-            join(shape),
-            vec!["1"; shape.len()].join(", "),
-            shape_str(shape, elem)
-        ));
+        self.b
+            .constant(ssa(&z), Literal::DenseSplat(0.0), ty.clone());
+        self.b.insert_slice(
+            ssa(&ins),
+            &val(value),
+            &val(&z),
+            build::static_sizes(&vec![0; shape.len()]),
+            build::static_sizes(shape),
+            build::static_sizes(&vec![1; shape.len()]),
+            shape_str(shape, elem),
+            ty,
+        );
         ins
     }
 
@@ -177,9 +171,9 @@ impl KernelEmitter<'_> {
     pub(super) fn typed_pointwise(
         &mut self,
         args: &[String],
-        elems: &[&'static str],
+        elems: &[ScalarType],
         shape: &[usize],
-        out_elem: &'static str,
+        out_elem: ScalarType,
     ) -> Result<String, CompileError> {
         let kind = self.op.kind;
         let op = kind.name();
@@ -197,28 +191,33 @@ impl KernelEmitter<'_> {
         match kind {
             DeviceOpKind::ToDtype => self.convert(&args[0], shape, elems[0], out_elem),
             DeviceOpKind::Where => {
-                if elems[0] != "i1" || elems[1] != out_elem || elems[2] != out_elem {
+                if elems[0] != ScalarType::I1 || elems[1] != out_elem || elems[2] != out_elem {
                     return Err(self.fail(format!(
-                        "'where' needs an i1 condition and {out_elem} values, found {}, {} and {}",
-                        elems[0], elems[1], elems[2]
+                        "'where' needs an i1 condition and {} values, found {}, {} and {}",
+                        out_elem.name(),
+                        elems[0].name(),
+                        elems[1].name(),
+                        elems[2].name()
                     )));
                 }
-                let v = self.fresh("chosen");
-                self.line(&format!(
-                    "{v} = arith.select {}, {}, {} : {}, {}",
-                    args[0],
-                    args[1],
-                    args[2],
-                    shape_str(shape, "i1"),
-                    shape_str(shape, out_elem)
-                ));
-                Ok(v)
+                let r = self.fresh("chosen");
+                self.b.select(
+                    ssa(&r),
+                    &val(&args[0]),
+                    &val(&args[1]),
+                    &val(&args[2]),
+                    Some(shape_str(shape, ScalarType::I1)),
+                    shape_str(shape, out_elem),
+                );
+                Ok(r)
             }
             DeviceOpKind::Compare(c) => {
-                if elems[0] != elems[1] || out_elem != "i1" {
+                if elems[0] != elems[1] || out_elem != ScalarType::I1 {
                     return Err(self.fail(format!(
-                        "'{op}' compares two operands of one type into i1, found {} and {} into {out_elem}",
-                        elems[0], elems[1]
+                        "'{op}' compares two operands of one type into i1, found {} and {} into {}",
+                        elems[0].name(),
+                        elems[1].name(),
+                        out_elem.name()
                     )));
                 }
                 Ok(self.compare(c, &args[0], &args[1], shape, elems[0]))
@@ -242,24 +241,20 @@ impl KernelEmitter<'_> {
         a: &str,
         b: &str,
         shape: &[usize],
-        elem: &str,
+        elem: ScalarType,
     ) -> String {
-        let float = is_float(elem);
-        let predicate = match (op, float) {
-            (Comparison::Equal, true) => "oeq",
-            (Comparison::Greater, true) => "ogt",
-            (Comparison::Lesser, true) => "olt",
-            (Comparison::Equal, false) => "eq",
-            (Comparison::Greater, false) => "sgt",
-            (Comparison::Lesser, false) => "slt",
+        let predicate = match (op, elem.is_float()) {
+            (Comparison::Equal, true) => Predicate::Float(CmpFPredicate::Oeq),
+            (Comparison::Greater, true) => Predicate::Float(CmpFPredicate::Ogt),
+            (Comparison::Lesser, true) => Predicate::Float(CmpFPredicate::Olt),
+            (Comparison::Equal, false) => Predicate::Int(CmpIPredicate::Eq),
+            (Comparison::Greater, false) => Predicate::Int(CmpIPredicate::Sgt),
+            (Comparison::Lesser, false) => Predicate::Int(CmpIPredicate::Slt),
         };
-        let v = self.fresh("cmp");
-        self.line(&format!(
-            "{v} = arith.{} {predicate}, {a}, {b} : {}",
-            if float { "cmpf" } else { "cmpi" },
-            shape_str(shape, elem)
-        ));
-        v
+        let r = self.fresh("cmp");
+        self.b
+            .compare(ssa(&r), predicate, &val(a), &val(b), shape_str(shape, elem));
+        r
     }
 
     /// `x` (a tile of `from`) converted to `to`, as Cast converts: floats round to the
@@ -269,19 +264,19 @@ impl KernelEmitter<'_> {
         &mut self,
         x: &str,
         shape: &[usize],
-        from: &str,
-        to: &str,
+        from: ScalarType,
+        to: ScalarType,
     ) -> Result<String, CompileError> {
         if from == to {
             return Ok(x.to_string());
         }
         let (src, dst) = (shape_str(shape, from), shape_str(shape, to));
-        let cast = |this: &mut Self, name: &str, v: &str, a: &str, b: &str| {
+        let cast = |this: &mut Self, name: &str, v: &str, a: &Type, b: &Type| {
             let r = this.fresh("cast");
-            this.line(&format!("{r} = {name} {v} : {a} to {b}"));
+            this.b.cast(ssa(&r), name, &val(v), a.clone(), b.clone());
             r
         };
-        Ok(match (is_float(from), is_float(to)) {
+        Ok(match (from.is_float(), to.is_float()) {
             (true, true) => {
                 let (fb, tb) = (elem_bytes(from), elem_bytes(to));
                 if tb > fb {
@@ -290,38 +285,46 @@ impl KernelEmitter<'_> {
                     cast(self, "arith.truncf", x, &src, &dst)
                 } else {
                     // Same width, another format (f16 and bf16): through f32, exactly.
-                    let wide = shape_str(shape, "f32");
+                    let wide = shape_str(shape, ScalarType::F32);
                     let w = cast(self, "arith.extf", x, &src, &wide);
                     cast(self, "arith.truncf", &w, &wide, &dst)
                 }
             }
-            (true, false) if to == "i1" => {
+            (true, false) if to == ScalarType::I1 => {
                 let z = self.fresh("zero");
-                self.line(&format!("{z} = arith.constant dense<0.0> : {src}"));
+                self.b
+                    .constant(ssa(&z), Literal::DenseSplat(0.0), src.clone());
                 let r = self.fresh("nonzero");
-                self.line(&format!("{r} = arith.cmpf une, {x}, {z} : {src}"));
+                let p = Predicate::Float(CmpFPredicate::Une);
+                self.b.compare(ssa(&r), p, &val(x), &val(&z), src);
                 r
             }
             (true, false) => cast(self, "arith.fptosi", x, &src, &dst),
-            (false, true) if from == "i1" => cast(self, "arith.uitofp", x, &src, &dst),
+            (false, true) if from == ScalarType::I1 => cast(self, "arith.uitofp", x, &src, &dst),
             (false, true) => cast(self, "arith.sitofp", x, &src, &dst),
-            (false, false) if to == "i1" => {
+            (false, false) if to == ScalarType::I1 => {
                 let z = self.fresh("zero");
-                self.line(&format!("{z} = arith.constant dense<0> : {src}"));
+                self.b
+                    .constant(ssa(&z), Literal::DenseSplat(0.0), src.clone());
                 let r = self.fresh("nonzero");
-                self.line(&format!("{r} = arith.cmpi ne, {x}, {z} : {src}"));
+                let p = Predicate::Int(CmpIPredicate::Ne);
+                self.b.compare(ssa(&r), p, &val(x), &val(&z), src);
                 r
             }
             (false, false) => {
                 let (fb, tb) = (elem_bytes(from), elem_bytes(to));
-                if from == "i1" {
+                if from == ScalarType::I1 {
                     cast(self, "arith.extui", x, &src, &dst)
                 } else if tb > fb {
                     cast(self, "arith.extsi", x, &src, &dst)
                 } else if tb < fb {
                     cast(self, "arith.trunci", x, &src, &dst)
                 } else {
-                    return Err(self.fail(format!("no conversion from {from} to {to}")));
+                    return Err(self.fail(format!(
+                        "no conversion from {} to {}",
+                        from.name(),
+                        to.name()
+                    )));
                 }
             }
         })

@@ -3,6 +3,22 @@
 //! sums combined over the ring with `ktdp.inter_tile_reduce`.
 
 use super::*;
+use ktir::{AffineExpr, AffineSet, Constraint};
+
+/// `a + b` as an affine expression.
+fn add(a: AffineExpr, b: AffineExpr) -> AffineExpr {
+    AffineExpr::Add(Box::new(a), Box::new(b))
+}
+
+/// `a * b` as an affine expression.
+fn mul(a: AffineExpr, b: AffineExpr) -> AffineExpr {
+    AffineExpr::Mul(Box::new(a), Box::new(b))
+}
+
+/// `-a` as an affine expression (`-1 * a`).
+fn neg(a: AffineExpr) -> AffineExpr {
+    mul(AffineExpr::Const(-1), a)
+}
 
 impl KernelEmitter<'_> {
     pub(super) fn matmul(&mut self) -> Result<(), CompileError> {
@@ -52,13 +68,13 @@ impl KernelEmitter<'_> {
         // the body is emitted aside and wrapped once its types are known.
         let k_loop = if self.k_steps > 1 {
             let (iv, acc) = (self.fresh("kblk"), self.fresh("acc"));
-            let outer = std::mem::take(&mut self.body);
-            self.depth += 1;
+            // The body's arguments are set when it closes, once the sum's type is known.
+            self.b.begin_block(Vec::new());
             self.step_dim(k, self.k_steps, &iv)?;
             for i in 0..2 {
                 self.tile(i);
             }
-            Some((iv, acc, outer))
+            Some((iv, acc))
         } else {
             None
         };
@@ -93,22 +109,20 @@ impl KernelEmitter<'_> {
                         None => o.iter.map(|b| self.batch_chunk(b)).unwrap_or(1),
                     })
                     .collect();
-                let missing: Vec<String> = (0..order.len())
+                let missing: Vec<usize> = (0..order.len())
                     .filter(|j| !dims.contains(&order[*j]))
-                    .map(|j| j.to_string())
                     .collect();
                 let empty = self.fresh("empty");
                 let b = self.fresh("shared");
-                self.line(&format!(
-                    "{empty} = tensor.empty() : {}",
-                    shape_str(&full, elem)
-                ));
-                self.line(&format!(
-                    "{b} = linalg.broadcast ins({v} : {}) outs({empty} : {}) dimensions = [{}]",
+                let e = self.b.empty(ssa(&empty), shape_str(&full, elem));
+                self.b.broadcast(
+                    ssa(&b),
+                    &val(&v),
                     shape_str(&shape, elem),
+                    &e,
                     shape_str(&full, elem),
-                    missing.join(", ")
-                ));
+                    missing,
+                );
                 v = b;
                 shape = full;
             }
@@ -120,23 +134,18 @@ impl KernelEmitter<'_> {
                 vec![bsize, shape[nbt], shape[nbt + 1] * shape[nbt + 2]]
             };
             let groups = if nbt == 0 {
-                "[[0], [1, 2]]".to_string()
+                vec![vec![0], vec![1, 2]]
             } else {
-                let b: Vec<String> = (0..nbt).map(|x| x.to_string()).collect();
-                format!(
-                    "[[{}], [{}], [{}, {}]]",
-                    b.join(", "),
-                    nbt,
-                    nbt + 1,
-                    nbt + 2
-                )
+                vec![(0..nbt).collect(), vec![nbt], vec![nbt + 1, nbt + 2]]
             };
             let r = self.fresh("rows");
-            self.line(&format!(
-                "{r} = tensor.collapse_shape {v} {groups} : {} into {}",
+            self.b.collapse_shape(
+                ssa(&r),
+                &val(&v),
+                groups,
                 shape_str(&shape, elem),
-                shape_str(&flat, elem)
-            ));
+                shape_str(&flat, elem),
+            );
             // The host writes inputs and initializers with zero padding; computed tensors
             // may hold anything there.
             let computed = self.c.role_of(&self.operands[i].tensor) == "intermediate";
@@ -160,28 +169,25 @@ impl KernelEmitter<'_> {
         c_shape[last] = b_shape[b_shape.len() - 1];
         // Partial sums of a K split, and sums over K blocks, stay in f32 until complete.
         let acc_elem = if k_split > 1 || k_loop.is_some() {
-            "f32"
+            ScalarType::F32
         } else {
             c_elem
         };
         let c_ty = shape_str(&c_shape, acc_elem);
-        let named = if nbt == 0 {
-            "linalg.matmul"
-        } else {
-            "linalg.batch_matmul"
-        };
-        let mut result = if let Some((iv, acc, outer)) = k_loop {
+        let (a_ty, b_ty) = (shape_str(&a_shape, a_elem), shape_str(&b_shape, b_elem));
+        // The condition of the leader core's branch, when there is one.
+        let mut leader: Option<String> = None;
+        let mut result = if let Some((iv, acc)) = k_loop {
             // The product accumulates into the carried sum.
             let prod = self.fresh("mm");
-            self.line(&format!(
-                "{prod} = {named} ins({a}, {b} : {}, {}) outs({acc} : {c_ty}) -> {c_ty}",
-                shape_str(&a_shape, a_elem),
-                shape_str(&b_shape, b_elem)
-            ));
-            self.line(&format!("scf.yield {prod} : {c_ty}"));
-            self.depth -= 1;
-            let inner = std::mem::replace(&mut self.body, outer);
-            let (zero, empty, init, n, one, sum) = (
+            self.product(nbt, &prod, (&a, a_ty), (&b, b_ty), &acc, &c_ty);
+            self.b.yield_(&[&val(&prod)], vec![c_ty.clone()]);
+            let mut inner = self.b.end_block();
+            inner.args = vec![
+                (ssa(&iv).to_string(), Type::index()),
+                (ssa(&acc).to_string(), c_ty.clone()),
+            ];
+            let (zero, empty, init, count, one, sum) = (
                 self.fresh("zero"),
                 self.fresh("empty"),
                 self.fresh("init"),
@@ -189,24 +195,33 @@ impl KernelEmitter<'_> {
                 self.fresh("one"),
                 self.fresh("ksum"),
             );
-            self.line(&format!("{zero} = arith.constant 0.0 : f32"));
-            self.line(&format!("{empty} = tensor.empty() : {c_ty}"));
-            self.line(&format!(
-                "{init} = linalg.fill ins({zero} : f32) outs({empty} : {c_ty}) -> {c_ty}"
-            ));
-            self.line(&format!("{n} = arith.constant {} : index", self.k_steps));
-            self.line(&format!("{one} = arith.constant 1 : index"));
-            self.line(&format!(
-                "{sum} = scf.for {iv} = %c0 to {n} step {one} iter_args({acc} = {init}) -> ({c_ty}) {{"
-            ));
-            self.body.push_str(&inner);
-            self.line("}");
-            if k_split <= 1 && c_elem != "f32" {
+            let f32 = build::scalar(ScalarType::F32);
+            self.b
+                .constant(ssa(&zero), Literal::Float(0.0), f32.clone());
+            self.b.empty(ssa(&empty), c_ty.clone());
+            self.b
+                .fill(ssa(&init), &val(&zero), f32, &val(&empty), c_ty.clone());
+            self.b.index(ssa(&count), self.k_steps as i64);
+            self.b.index(ssa(&one), 1);
+            self.b.for_loop(
+                vec![ssa(&sum).to_string()],
+                ssa(&iv),
+                &val("c0"),
+                &val(&count),
+                &val(&one),
+                vec![(ssa(&acc).to_string(), val(&init))],
+                vec![c_ty.clone()],
+                inner,
+            );
+            if k_split <= 1 && c_elem != ScalarType::F32 {
                 let t = self.fresh("narrow");
-                self.line(&format!(
-                    "{t} = arith.truncf {sum} : {c_ty} to {}",
-                    shape_str(&c_shape, c_elem)
-                ));
+                self.b.cast(
+                    ssa(&t),
+                    "arith.truncf",
+                    &val(&sum),
+                    c_ty.clone(),
+                    shape_str(&c_shape, c_elem),
+                );
                 t
             } else {
                 sum
@@ -216,16 +231,13 @@ impl KernelEmitter<'_> {
             let empty = self.fresh("empty");
             let init = self.fresh("init");
             let prod = self.fresh("mm");
-            self.line(&format!("{zero} = arith.constant 0.0 : {acc_elem}"));
-            self.line(&format!("{empty} = tensor.empty() : {c_ty}"));
-            self.line(&format!(
-                "{init} = linalg.fill ins({zero} : {acc_elem}) outs({empty} : {c_ty}) -> {c_ty}"
-            ));
-            self.line(&format!(
-                "{prod} = {named} ins({a}, {b} : {}, {}) outs({init} : {c_ty}) -> {c_ty}",
-                shape_str(&a_shape, a_elem),
-                shape_str(&b_shape, b_elem)
-            ));
+            let acc_ty = build::scalar(acc_elem);
+            self.b
+                .constant(ssa(&zero), Literal::Float(0.0), acc_ty.clone());
+            self.b.empty(ssa(&empty), c_ty.clone());
+            self.b
+                .fill(ssa(&init), &val(&zero), acc_ty, &val(&empty), c_ty.clone());
+            self.product(nbt, &prod, (&a, a_ty), (&b, b_ty), &init, &c_ty);
             prod
         };
         if k_split > 1 {
@@ -234,17 +246,31 @@ impl KernelEmitter<'_> {
             let kc = self.fresh("kc");
             let pos = self.fresh("kpos");
             let first = self.fresh("first");
-            self.line(&format!("{kc} = arith.constant {k_split} : index"));
-            self.line(&format!("{pos} = arith.remsi %id, {kc} : index"));
-            self.line(&format!("{first} = arith.cmpi eq, {pos}, %c0 : index"));
-            self.line(&format!("scf.if {first} {{"));
-            self.depth += 1;
+            self.b.index(ssa(&kc), k_split as i64);
+            self.b.elementwise(
+                ssa(&pos),
+                ElementwiseOp::RemSI,
+                &[&val("id"), &val(&kc)],
+                Type::index(),
+            );
+            self.b.compare(
+                ssa(&first),
+                ktir::Predicate::Int(ktir::CmpIPredicate::Eq),
+                &val(&pos),
+                &val("c0"),
+                Type::index(),
+            );
+            self.b.begin_block(Vec::new());
+            leader = Some(first);
             let t = self.fresh("narrow");
-            if c_elem != "f32" {
-                self.line(&format!(
-                    "{t} = arith.truncf {result} : {c_ty} to {}",
-                    shape_str(&c_shape, c_elem)
-                ));
+            if c_elem != ScalarType::F32 {
+                self.b.cast(
+                    ssa(&t),
+                    "arith.truncf",
+                    &val(&result),
+                    c_ty.clone(),
+                    shape_str(&c_shape, c_elem),
+                );
                 result = t;
             }
         }
@@ -256,13 +282,12 @@ impl KernelEmitter<'_> {
         }
         let eps = self.eps.max(1);
         let mut expanded: Vec<usize> = Vec::new();
-        let mut groups: Vec<String> = Vec::new();
+        let mut groups: Vec<Vec<usize>> = Vec::new();
         for &b in &batch {
             expanded.push(self.batch_chunk(b));
         }
         if nbt > 0 {
-            let items: Vec<String> = (0..nbt).map(|x| x.to_string()).collect();
-            groups.push(format!("[{}]", items.join(", ")));
+            groups.push((0..nbt).collect());
         }
         let rows = c_shape[c_shape.len() - 2];
         // C's lanes per stick: one when N is 1 (the sparse layout), else a whole stick.
@@ -273,32 +298,65 @@ impl KernelEmitter<'_> {
             .unwrap_or(eps)
             .max(1);
         expanded.extend([rows, c_shape[last] / lanes, lanes]);
-        groups.push(format!("[{nbt}]"));
-        groups.push(format!("[{}, {}]", nbt + 1, nbt + 2));
-        let sizes: Vec<String> = expanded.iter().map(|x| x.to_string()).collect();
+        groups.push(vec![nbt]);
+        groups.push(vec![nbt + 1, nbt + 2]);
         let e = self.fresh("sticks");
-        self.line(&format!(
-            "{e} = tensor.expand_shape {result} [{}] output_shape [{}] : {c_ty} into {}",
-            groups.join(", "),
-            sizes.join(", "),
-            shape_str(&expanded, c_elem)
-        ));
+        self.b.expand_shape(
+            ssa(&e),
+            &val(&result),
+            groups,
+            c_ty,
+            shape_str(&expanded, c_elem),
+        );
         // An M of 1 takes no part in C's layout.
         let (e, e_dims, e_shape) =
             self.drop_broadcast_dims(e, &c_order, &expanded, &c_dims, c_elem)?;
         let (v, _, shape) = self.reorder(e, &e_dims, &e_shape, &c_dims, c_elem)?;
         let name = self.operands[2].ssa.clone();
-        let store = format!(
-            "ktdp.store {v}, %{name}_tile : {}, {}",
+        self.b.store(
+            &val(&v),
+            &build::value(&format!("{name}_tile")),
             shape_str(&shape, c_elem),
-            tile_str(&shape)
+            tile_str(&shape),
         );
-        self.line(&store);
-        if k_split > 1 {
-            self.depth -= 1;
-            self.line("}");
+        if let Some(first) = leader {
+            let then = self.b.end_block();
+            self.b
+                .if_op(Vec::new(), &val(&first), then, None, Vec::new());
         }
         Ok(())
+    }
+
+    /// `linalg.matmul` (or `linalg.batch_matmul` with `nbt` batch dims) of `a` and `b`
+    /// into `init`, named `name`.
+    fn product(
+        &mut self,
+        nbt: usize,
+        name: &str,
+        (a, a_ty): (&str, Type),
+        (b, b_ty): (&str, Type),
+        init: &str,
+        c_ty: &Type,
+    ) {
+        if nbt == 0 {
+            self.b.matmul(
+                ssa(name),
+                (&val(a), a_ty),
+                (&val(b), b_ty),
+                &val(init),
+                c_ty.clone(),
+            );
+        } else {
+            self.b.op(
+                vec![ssa(name).to_string()],
+                ktir::OpKind::LinalgNamed {
+                    op: ktir::LinalgNamedOp::BatchMatmul,
+                    inputs: vec![(val(a), a_ty), (val(b), b_ty)],
+                    inits: vec![(val(init), c_ty.clone())],
+                },
+                vec![c_ty.clone()],
+            );
+        }
     }
 
     /// A's rows (`[.., M, K tile]`) with the lanes past the real K zeroed. Those lanes
@@ -309,7 +367,7 @@ impl KernelEmitter<'_> {
         &mut self,
         a: String,
         shape: &[usize],
-        elem: &str,
+        elem: ScalarType,
         k: usize,
         k_split: usize,
         k_block: Option<&str>,
@@ -325,23 +383,21 @@ impl KernelEmitter<'_> {
         }
         let mut pad = shape.to_vec();
         pad[n - 1] = tile - real;
-        let mut offsets = vec!["0".to_string(); n];
-        offsets[n - 1] = real.to_string();
-        let sizes: Vec<String> = pad.iter().map(|x| x.to_string()).collect();
+        let mut offsets = vec![0; n];
+        offsets[n - 1] = real;
         let (z, cleared) = (self.fresh("zeros"), self.fresh("cleared"));
-        self.line(&format!(
-            "{z} = arith.constant dense<{}> : {}",
-            zero_literal(elem),
-            shape_str(&pad, elem)
-        ));
-        self.line(&format!(
-            "{cleared} = tensor.insert_slice {z} into {a}[{}] [{}] [{}] : {} into {}",
-            offsets.join(", "),
-            sizes.join(", "),
-            vec!["1"; n].join(", "),
+        self.b
+            .constant(ssa(&z), Literal::DenseSplat(0.0), shape_str(&pad, elem));
+        self.b.insert_slice(
+            ssa(&cleared),
+            &val(&z),
+            &val(&a),
+            build::static_sizes(&offsets),
+            build::static_sizes(&pad),
+            build::static_sizes(&vec![1; n]),
             shape_str(&pad, elem),
-            shape_str(shape, elem)
-        ));
+            shape_str(shape, elem),
+        );
         if let Some(kb) = k_block.filter(|_| blocks > 1) {
             let mut index = kb.to_string();
             if k_split > 1 {
@@ -352,11 +408,27 @@ impl KernelEmitter<'_> {
                     self.fresh("kbase"),
                     self.fresh("kidx"),
                 );
-                self.line(&format!("{kc} = arith.constant {k_split} : index"));
-                self.line(&format!("{pos} = arith.remsi %id, {kc} : index"));
-                self.line(&format!("{ks} = arith.constant {steps} : index"));
-                self.line(&format!("{base} = arith.muli {pos}, {ks} : index"));
-                self.line(&format!("{sum} = arith.addi {base}, {kb} : index"));
+                let idx = Type::index();
+                self.b.index(ssa(&kc), k_split as i64);
+                self.b.elementwise(
+                    ssa(&pos),
+                    ElementwiseOp::RemSI,
+                    &[&val("id"), &val(&kc)],
+                    idx.clone(),
+                );
+                self.b.index(ssa(&ks), steps as i64);
+                self.b.elementwise(
+                    ssa(&base),
+                    ElementwiseOp::MulI,
+                    &[&val(&pos), &val(&ks)],
+                    idx.clone(),
+                );
+                self.b.elementwise(
+                    ssa(&sum),
+                    ElementwiseOp::AddI,
+                    &[&val(&base), &val(&index)],
+                    idx,
+                );
                 index = sum;
             }
             let (end, last, chosen) = (
@@ -364,12 +436,13 @@ impl KernelEmitter<'_> {
                 self.fresh("klast"),
                 self.fresh("a_rows"),
             );
-            self.line(&format!("{end} = arith.constant {} : index", blocks - 1));
-            self.line(&format!("{last} = arith.cmpi eq, {index}, {end} : index"));
-            self.line(&format!(
-                "{chosen} = arith.select {last}, {cleared}, {a} : {}",
-                shape_str(shape, elem)
-            ));
+            self.last_block_select(
+                (&end, blocks - 1),
+                &index,
+                &last,
+                (&chosen, &cleared, &a),
+                shape_str(shape, elem),
+            );
             return chosen;
         }
         if k_split <= 1 {
@@ -381,16 +454,43 @@ impl KernelEmitter<'_> {
             self.fresh("klast"),
             self.fresh("a_rows"),
         );
-        self.line(&format!("{kc} = arith.constant {k_split} : index"));
-        self.line(&format!("{pos} = arith.remsi %id, {kc} : index"));
+        self.b.index(ssa(&kc), k_split as i64);
+        self.b.elementwise(
+            ssa(&pos),
+            ElementwiseOp::RemSI,
+            &[&val("id"), &val(&kc)],
+            Type::index(),
+        );
         let end = self.fresh("kend");
-        self.line(&format!("{end} = arith.constant {} : index", k_split - 1));
-        self.line(&format!("{last} = arith.cmpi eq, {pos}, {end} : index"));
-        self.line(&format!(
-            "{chosen} = arith.select {last}, {cleared}, {a} : {}",
-            shape_str(shape, elem)
-        ));
+        self.last_block_select(
+            (&end, k_split - 1),
+            &pos,
+            &last,
+            (&chosen, &cleared, &a),
+            shape_str(shape, elem),
+        );
         chosen
+    }
+
+    /// `chosen = index == end ? cleared : a`, with `end` a new index constant.
+    fn last_block_select(
+        &mut self,
+        (end, end_value): (&str, usize),
+        index: &str,
+        last: &str,
+        (chosen, cleared, a): (&str, &str, &str),
+        ty: Type,
+    ) {
+        self.b.index(ssa(end), end_value as i64);
+        self.b.compare(
+            ssa(last),
+            ktir::Predicate::Int(ktir::CmpIPredicate::Eq),
+            &val(index),
+            &val(end),
+            Type::index(),
+        );
+        self.b
+            .select(ssa(chosen), &val(last), &val(cleared), &val(a), None, ty);
     }
 
     /// Per-core extent of batch iteration dim `b`.
@@ -424,30 +524,75 @@ impl KernelEmitter<'_> {
         if groups * k_split != cores {
             return Err(self.fail("the K split does not divide the cores used"));
         }
-        let ty = shape_str(shape, "f32");
+        let ty = shape_str(shape, ScalarType::F32);
         let identity = self.constant(0.0, &ty);
         let future = self.fresh("partials");
         let sum = self.fresh("sum");
-        let producers = format!(
-            "affine_set<(d0)[s0] : (d0 - s0 * {k_split} >= 0, -d0 + s0 * {k_split} + {} >= 0)>",
-            k_split - 1
+        let (d0, s0, k) = (
+            AffineExpr::Dim(0),
+            AffineExpr::Sym(0),
+            AffineExpr::Const(k_split as i64),
         );
-        let leader = format!("affine_set<(d0)[s0] : (d0 - s0 * {k_split} == 0)>");
-        let all = format!("affine_set<(d0) : (d0 >= 0, -d0 + {} >= 0)>", groups - 1);
-        let ft = format!("!ktdp.tile_future<({ty}), groups = {all}>");
-        self.line(&format!(
-            "{future} = ktdp.inter_tile_produce producer_tiles_per_group = {producers} -> {ft} {{"
-        ));
-        self.line("^bb0(%group: index):");
-        self.line(&format!("  ktdp.yield_partial {partial} : {ty}"));
-        self.line("}");
-        self.line(&format!(
-            "{sum} = ktdp.inter_tile_reduce({future}) consumer_tiles_per_group = {leader}, identity({identity} : {ty}) : {ft} -> {ty} {{"
-        ));
-        self.line(&format!("^bb0(%lhs: {ty}, %rhs: {ty}):"));
-        self.line(&format!("  %both = arith.addf %lhs, %rhs : {ty}"));
-        self.line(&format!("  ktdp.yield_reduced %both : {ty}"));
-        self.line("}");
+        let group_start = mul(s0, k);
+        // d0 - s0 * k >= 0, -d0 + s0 * k + (k - 1) >= 0.
+        let producers = AffineSet {
+            dims: 1,
+            syms: 1,
+            constraints: vec![
+                Constraint {
+                    expr: add(d0.clone(), neg(group_start.clone())),
+                    equality: false,
+                },
+                Constraint {
+                    expr: add(
+                        add(neg(d0.clone()), group_start.clone()),
+                        AffineExpr::Const(k_split as i64 - 1),
+                    ),
+                    equality: false,
+                },
+            ],
+        };
+        // d0 - s0 * k == 0.
+        let leader = AffineSet {
+            dims: 1,
+            syms: 1,
+            constraints: vec![Constraint {
+                expr: add(d0, neg(group_start)),
+                equality: true,
+            }],
+        };
+        let ft = Type::TileFuture {
+            partials: vec![ty.clone()],
+            groups: ktir::Attr::Set(box_set(&[groups])),
+        };
+        self.b
+            .begin_block(vec![("group".to_string(), Type::index())]);
+        self.b.yield_partial(&[&val(partial)], vec![ty.clone()]);
+        let body = self.b.end_block();
+        self.b
+            .inter_tile_produce(ssa(&future), producers, body, ft.clone());
+        self.b.begin_block(vec![
+            ("lhs".to_string(), ty.clone()),
+            ("rhs".to_string(), ty.clone()),
+        ]);
+        let both = self.b.elementwise(
+            "both",
+            ElementwiseOp::AddF,
+            &[&val("lhs"), &val("rhs")],
+            ty.clone(),
+        );
+        self.b.yield_reduced(&[&both], vec![ty.clone()]);
+        let combiner = self.b.end_block();
+        self.b.inter_tile_reduce(
+            ssa(&sum),
+            &val(&future),
+            leader,
+            None,
+            vec![(val(&identity), ty.clone())],
+            ft,
+            combiner,
+            ty,
+        );
         Ok(sum)
     }
 }

@@ -45,11 +45,7 @@ impl KernelEmitter<'_> {
         let n = layout.device_size.len();
         if host.is_empty() {
             let v = self.fresh("scalar");
-            self.line(&format!(
-                "{v} = tensor.collapse_shape {value} [] : {} into {}",
-                shape_str(&shape, elem),
-                shape_str(&[], elem)
-            ));
+            self.collapse(&v, &value, Vec::new(), (&shape, &[]), elem);
             return Ok(v);
         }
         if !split_only_elems {
@@ -73,18 +69,13 @@ impl KernelEmitter<'_> {
             .collect();
         let (value, shape) = if target != shape && default.device_size.len() == shape.len() {
             let sl = self.fresh("unpadded");
-            self.line(&format!(
-                "{sl} = tensor.extract_slice {value}[{}] [{}] [{}] : {} to {}",
-                vec!["0"; n].join(", "),
-                target
-                    .iter()
-                    .map(|x| x.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                vec!["1"; n].join(", "),
-                shape_str(&shape, elem),
-                shape_str(&target, elem)
-            ));
+            self.slice(
+                &sl,
+                &value,
+                (&vec![0; n], &target, &vec![1; n]),
+                &shape,
+                elem,
+            );
             (sl, target)
         } else {
             (value, shape)
@@ -97,17 +88,7 @@ impl KernelEmitter<'_> {
         if order.iter().enumerate().any(|(i, &j)| i != j) {
             let e = self.fresh("empty");
             let t = self.fresh("host");
-            let perm: Vec<String> = order.iter().map(|x| x.to_string()).collect();
-            self.line(&format!(
-                "{e} = tensor.empty() : {}",
-                shape_str(&perm_shape, elem)
-            ));
-            self.line(&format!(
-                "{t} = linalg.transpose ins({v} : {}) outs({e} : {}) permutation = [{}]",
-                shape_str(&shape, elem),
-                shape_str(&perm_shape, elem),
-                perm.join(", ")
-            ));
+            self.transpose_into((&e, &t), &v, (&shape, &perm_shape), order.clone(), elem);
             v = t;
         }
         // Merge sticks and lanes (the last two dims) into the padded last host dim.
@@ -117,12 +98,7 @@ impl KernelEmitter<'_> {
         let mut groups: Vec<Vec<usize>> = (0..m - 2).map(|i| vec![i]).collect();
         groups.push(vec![m - 2, m - 1]);
         let c = self.fresh("rows");
-        self.line(&format!(
-            "{c} = tensor.collapse_shape {v} {} : {} into {}",
-            groups_text(&groups),
-            shape_str(&perm_shape, elem),
-            shape_str(&merged, elem)
-        ));
+        self.collapse(&c, &v, groups, (&perm_shape, &merged), elem);
         v = c;
         // Drop the padding of the last stick.
         let last = *host.last().unwrap_or(&1);
@@ -132,18 +108,8 @@ impl KernelEmitter<'_> {
         }
         if exact != merged {
             let sl = self.fresh("unpadded");
-            self.line(&format!(
-                "{sl} = tensor.extract_slice {v}[{}] [{}] [{}] : {} to {}",
-                vec!["0"; merged.len()].join(", "),
-                exact
-                    .iter()
-                    .map(|x| x.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                vec!["1"; merged.len()].join(", "),
-                shape_str(&merged, elem),
-                shape_str(&exact, elem)
-            ));
+            let m = merged.len();
+            self.slice(&sl, &v, (&vec![0; m], &exact, &vec![1; m]), &merged, elem);
             v = sl;
         }
         // Unit host dims other than the last are not in the layout: put them back.
@@ -154,16 +120,8 @@ impl KernelEmitter<'_> {
                 k
             };
             let e = self.fresh("shaped");
-            self.line(&format!(
-                "{e} = tensor.expand_shape {v} {} output_shape [{}] : {} into {}",
-                groups_text(&unit_groups(host.len(), &kept)),
-                bx.iter()
-                    .map(|x| x.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                shape_str(&exact, elem),
-                shape_str(&bx, elem)
-            ));
+            let groups = unit_groups(host.len(), &kept);
+            self.expand(&e, &v, groups, (&exact, &bx), elem);
             v = e;
         }
         Ok(v)
@@ -185,15 +143,7 @@ impl KernelEmitter<'_> {
         let n = dev.len();
         if host.is_empty() {
             let v = self.fresh("tile");
-            self.line(&format!(
-                "{v} = tensor.expand_shape {value} [] output_shape [{}] : {} into {}",
-                dev.iter()
-                    .map(|x| x.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                shape_str(&[], elem),
-                shape_str(&dev, elem)
-            ));
+            self.expand(&v, &value, Vec::new(), (&[], &dev), elem);
             return Ok((v, dev));
         }
         let mut v = value;
@@ -206,12 +156,8 @@ impl KernelEmitter<'_> {
         let mut exact: Vec<usize> = kept.iter().map(|&h| bx[h]).collect();
         if kept.len() != host.len() {
             let c = self.fresh("squeezed");
-            self.line(&format!(
-                "{c} = tensor.collapse_shape {v} {} : {} into {}",
-                groups_text(&unit_groups(host.len(), &kept)),
-                shape_str(&bx, elem),
-                shape_str(&exact, elem)
-            ));
+            let groups = unit_groups(host.len(), &kept);
+            self.collapse(&c, &v, groups, (&bx, &exact), elem);
             v = c;
         }
         // Pad the last dim to whole sticks.
@@ -239,17 +185,7 @@ impl KernelEmitter<'_> {
         let mut groups: Vec<Vec<usize>> = (0..k - 1).map(|i| vec![i]).collect();
         groups.push(vec![k - 1, k]);
         let s = self.fresh("sticked");
-        self.line(&format!(
-            "{s} = tensor.expand_shape {v} {} output_shape [{}] : {} into {}",
-            groups_text(&groups),
-            split
-                .iter()
-                .map(|x| x.to_string())
-                .collect::<Vec<_>>()
-                .join(", "),
-            shape_str(&exact, elem),
-            shape_str(&split, elem)
-        ));
+        self.expand(&s, &v, groups, (&exact, &split), elem);
         v = s;
         // Into device order: `order` lists, for each host-ordered dim, its device dim.
         let mut order: Vec<usize> = (0..n).collect();
@@ -262,19 +198,7 @@ impl KernelEmitter<'_> {
             let e = self.fresh("empty");
             let t = self.fresh("device");
             let permuted: Vec<usize> = perm.iter().map(|&p| split[p]).collect();
-            self.line(&format!(
-                "{e} = tensor.empty() : {}",
-                shape_str(&permuted, elem)
-            ));
-            self.line(&format!(
-                "{t} = linalg.transpose ins({v} : {}) outs({e} : {}) permutation = [{}]",
-                shape_str(&split, elem),
-                shape_str(&permuted, elem),
-                perm.iter()
-                    .map(|x| x.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
+            self.transpose_into((&e, &t), &v, (&split, &permuted), perm.clone(), elem);
             v = t;
         }
         // Zero-padded element dims (matmul B's K): place the tensor in a zero tile.
@@ -321,12 +245,6 @@ impl KernelEmitter<'_> {
             hosts.push(self.host_order_of(v, i)?);
         }
         let in_host = self.box_host(0);
-        let join = |v: &[usize]| {
-            v.iter()
-                .map(|x| x.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
         let DeviceOpKind::Movement(kind) = self.op.kind else {
             return Err(self.fail(format!("'{}' is not a movement op", self.op.kind)));
         };
@@ -339,31 +257,22 @@ impl KernelEmitter<'_> {
                 if cur.len() != 1 {
                     let flat = self.fresh("flat");
                     let groups = if cur.is_empty() {
-                        "[]".to_string()
+                        Vec::new()
                     } else {
-                        format!("[[{}]]", join(&(0..cur.len()).collect::<Vec<_>>()))
+                        vec![(0..cur.len()).collect()]
                     };
-                    self.line(&format!(
-                        "{flat} = tensor.collapse_shape {v} {groups} : {} into {}",
-                        shape_str(&cur, elem),
-                        shape_str(&[numel], elem)
-                    ));
+                    self.collapse(&flat, &v, groups, (&cur, &[numel]), elem);
                     v = flat;
                     cur = vec![numel];
                 }
                 if out_host.len() != 1 {
                     let r = self.fresh("reshaped");
                     let groups = if out_host.is_empty() {
-                        "[]".to_string()
+                        Vec::new()
                     } else {
-                        format!("[[{}]]", join(&(0..out_host.len()).collect::<Vec<_>>()))
+                        vec![(0..out_host.len()).collect()]
                     };
-                    self.line(&format!(
-                        "{r} = tensor.expand_shape {v} {groups} output_shape [{}] : {} into {}",
-                        join(&out_host),
-                        shape_str(&cur, elem),
-                        shape_str(&out_host, elem)
-                    ));
+                    self.expand(&r, &v, groups, (&cur, &out_host), elem);
                     v = r;
                 }
                 v
@@ -379,17 +288,8 @@ impl KernelEmitter<'_> {
                 };
                 let e = self.fresh("empty");
                 let t = self.fresh("transposed");
-                self.line(&format!(
-                    "{e} = tensor.empty() : {}",
-                    shape_str(&out_host, elem)
-                ));
-                self.line(&format!(
-                    "{t} = linalg.transpose ins({} : {}) outs({e} : {}) permutation = [{}]",
-                    hosts[0],
-                    shape_str(&in_host, elem),
-                    shape_str(&out_host, elem),
-                    join(&perm)
-                ));
+                let x = hosts[0].clone();
+                self.transpose_into((&e, &t), &x, (&in_host, &out_host), perm, elem);
                 t
             }
             Movement::Expand => {
@@ -402,12 +302,8 @@ impl KernelEmitter<'_> {
                 let kept_shape: Vec<usize> = kept.iter().map(|&i| in_host[i]).collect();
                 if kept.len() != in_host.len() {
                     let c = self.fresh("squeezed");
-                    self.line(&format!(
-                        "{c} = tensor.collapse_shape {v} {} : {} into {}",
-                        groups_text(&unit_groups(in_host.len(), &kept)),
-                        shape_str(&in_host, elem),
-                        shape_str(&kept_shape, elem)
-                    ));
+                    let groups = unit_groups(in_host.len(), &kept);
+                    self.collapse(&c, &v, groups, (&in_host, &kept_shape), elem);
                     v = c;
                 }
                 let kept_out: Vec<usize> = kept.iter().map(|&i| lead + i).collect();
@@ -419,16 +315,15 @@ impl KernelEmitter<'_> {
                 } else {
                     let e = self.fresh("empty");
                     let b = self.fresh("expanded");
-                    self.line(&format!(
-                        "{e} = tensor.empty() : {}",
-                        shape_str(&out_host, elem)
-                    ));
-                    self.line(&format!(
-                        "{b} = linalg.broadcast ins({v} : {}) outs({e} : {}) dimensions = [{}]",
+                    let empty = self.b.empty(ssa(&e), shape_str(&out_host, elem));
+                    self.b.broadcast(
+                        ssa(&b),
+                        &val(&v),
                         shape_str(&kept_shape, elem),
+                        &empty,
                         shape_str(&out_host, elem),
-                        join(&dims)
-                    ));
+                        dims,
+                    );
                     b
                 }
             }
@@ -458,23 +353,16 @@ impl KernelEmitter<'_> {
                     strides[a] = step;
                 }
                 let sl = self.fresh("sliced");
-                self.line(&format!(
-                    "{sl} = tensor.extract_slice {}[{}] [{}] [{}] : {} to {}",
-                    hosts[0],
-                    offsets
-                        .iter()
-                        .map(|x| x.to_string())
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    join(&out_host),
-                    strides
-                        .iter()
-                        .map(|x| x.to_string())
-                        .collect::<Vec<_>>()
-                        .join(", "),
+                let sizes = |v: &[i64]| v.iter().map(|&x| ktir::SizeOperand::Static(x)).collect();
+                self.b.extract_slice(
+                    ssa(&sl),
+                    &val(&hosts[0]),
+                    sizes(&offsets),
+                    build::static_sizes(&out_host),
+                    sizes(&strides),
                     shape_str(&in_host, elem),
-                    shape_str(&out_host, elem)
-                ));
+                    shape_str(&out_host, elem),
+                );
                 sl
             }
             Movement::Restickify => hosts[0].clone(),
@@ -486,20 +374,23 @@ impl KernelEmitter<'_> {
                 };
                 let ty = shape_str(&out_host, elem);
                 let mut acc = self.fresh("empty");
-                self.line(&format!("{acc} = tensor.empty() : {ty}"));
+                self.b.empty(ssa(&acc), ty.clone());
                 let mut offset = 0usize;
                 for (i, h) in hosts.iter().enumerate() {
                     let shape = self.box_host(i);
                     let mut offs = vec![0usize; r];
                     offs[axis] = offset;
                     let next = self.fresh("joined");
-                    self.line(&format!(
-                        "{next} = tensor.insert_slice {h} into {acc}[{}] [{}] [{}] : {} into {ty}",
-                        join(&offs),
-                        join(&shape),
-                        vec!["1"; r].join(", "),
-                        shape_str(&shape, elem)
-                    ));
+                    self.b.insert_slice(
+                        ssa(&next),
+                        &val(h),
+                        &val(&acc),
+                        build::static_sizes(&offs),
+                        build::static_sizes(&shape),
+                        build::static_sizes(&vec![1; r]),
+                        shape_str(&shape, elem),
+                        ty.clone(),
+                    );
                     acc = next;
                     offset += shape.get(axis).copied().unwrap_or(0);
                 }
@@ -512,11 +403,12 @@ impl KernelEmitter<'_> {
         };
         let (v, dev) = self.device_order_of(result, out)?;
         let name = self.operands[out].ssa.clone();
-        self.line(&format!(
-            "ktdp.store {v}, %{name}_tile : {}, {}",
+        self.b.store(
+            &val(&v),
+            &build::value(&format!("{name}_tile")),
             shape_str(&dev, elem),
-            tile_str(&dev)
-        ));
+            tile_str(&dev),
+        );
         Ok(())
     }
 
@@ -552,30 +444,47 @@ impl KernelEmitter<'_> {
         let i_dev = ids.layout.device_size.clone();
         let tile = self.fresh("rows");
         let data = self.fresh("gathered");
-        let dims = |v: &[usize]| {
-            v.iter()
-                .map(|x| x.to_string())
-                .collect::<Vec<_>>()
-                .join("x")
-        };
-        self.line(&format!(
-            "{tile} = ktdp.construct_indirect_access_tile intermediate_variables(%stick, %row, %lane) %{t_name}_view[(%stick), ind(%{i_name}_view[%row floordiv {id_eps}, %row mod {id_eps}]), (%lane)] {{\n      variables_space_set = {},\n      variables_space_order = {}\n    }} : memref<{}x{t_elem}>, memref<{}x{i_elem}> -> {}",
-            box_set(&o_dev),
-            identity_map(3),
-            dims(&t_dev),
-            dims(&i_dev),
-            tile_str(&o_dev)
-        ));
-        self.line(&format!(
-            "{data} = ktdp.load {tile} : {} -> {}",
+        use ktir::{AffineExpr, Attr, IndirectSubscript, OpKind};
+        let eps = AffineExpr::Const(id_eps as i64);
+        let row = || Box::new(AffineExpr::Dim(1));
+        let variables: Vec<String> = ["stick", "row", "lane"].map(String::from).to_vec();
+        self.b.def(
+            ssa(&tile),
+            OpKind::ConstructIndirectAccessTile {
+                dims: variables.iter().map(|v| build::value(v)).collect(),
+                variables,
+                base: build::value(&format!("{t_name}_view")),
+                subscripts: vec![
+                    IndirectSubscript::Direct(AffineExpr::Dim(0)),
+                    IndirectSubscript::Indirect {
+                        view: build::value(&format!("{i_name}_view")),
+                        exprs: vec![
+                            AffineExpr::FloorDiv(row(), Box::new(eps.clone())),
+                            AffineExpr::Mod(row(), Box::new(eps)),
+                        ],
+                    },
+                    IndirectSubscript::Direct(AffineExpr::Dim(2)),
+                ],
+                symbols: Vec::new(),
+                variables_space_set: Some(Attr::Set(box_set(&o_dev))),
+                variables_space_order: Some(Attr::Map(identity_map(3))),
+                base_type: build::memref(&t_dev, t_elem),
+                index_types: vec![build::memref(&i_dev, i_elem)],
+            },
             tile_str(&o_dev),
-            shape_str(&o_dev, o_elem)
-        ));
-        self.line(&format!(
-            "ktdp.store {data}, %{o_name}_tile : {}, {}",
+        );
+        self.b.load(
+            ssa(&data),
+            &val(&tile),
+            tile_str(&o_dev),
             shape_str(&o_dev, o_elem),
-            tile_str(&o_dev)
-        ));
+        );
+        self.b.store(
+            &val(&data),
+            &build::value(&format!("{o_name}_tile")),
+            shape_str(&o_dev, o_elem),
+            tile_str(&o_dev),
+        );
         Ok(())
     }
 }

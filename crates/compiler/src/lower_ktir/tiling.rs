@@ -2,8 +2,8 @@
 //! slice in blocks, with `scf.for` loops whose access tiles move with the loop index.
 //!
 //! The budget of op `i` is the plannable scratchpad minus the bytes the scratchpad plan
-//! holds there while op `i` runs; the need is [`budget::peak_live_bytes`] of the emitted
-//! kernel. A kernel that fits is emitted as it is. Otherwise the loops are chosen among
+//! holds there while op `i` runs; the need is the working set
+//! ([`ktir::working_set::peak_live_bytes`]) of the built kernel. A kernel that fits is emitted as it is. Otherwise the loops are chosen among
 //! whole-stick (or whole-row) divisors of the per-core extents, fewest time steps first:
 //! - matmul: an inner loop over K blocks accumulating in an f32 `iter_args` sum (preferred:
 //!   it reads each operand once), and outer loops over N, M and batch blocks, each storing
@@ -17,9 +17,9 @@
 //! needs and the budget. Other kernels (movement, topk, gather) are not cut yet and are
 //! emitted as they are: the simulator reports their overflow.
 
-use super::budget::peak_live_bytes;
 use super::*;
 use crate::ops::Category;
+use ktir::working_set::peak_live_bytes;
 
 /// One way to cut a kernel in time.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,34 +73,18 @@ pub struct KernelUse {
 
 /// The scratchpad use of every kernel of a lowered compilation, in launch order.
 pub fn scratchpad_use(c: &Compilation) -> Result<Vec<KernelUse>, CompileError> {
-    let text = c
-        .ktir
-        .as_deref()
+    let module = c
+        .ktir_module
+        .as_ref()
         .ok_or_else(|| CompileError::new("the compilation has no KTIR yet", None))?;
-    let (module, diags) = ktir::parse(text);
-    if let Some(d) = diags.iter().find(|d| d.severity == ktir::Severity::Error) {
-        return Err(CompileError::new(
-            format!("KTIR does not parse: {}", d.message),
-            None,
-        ));
-    }
-    let peaks = super::budget::per_func(&module);
     let cap = c.target.scratchpad_capacity_bytes as u64;
     let mut out = Vec::new();
     for (i, k) in kernels(c).iter().enumerate() {
-        let need = peaks
-            .iter()
-            .find(|p| p.0 == k.func)
-            .map(|p| p.1)
+        let func = module
+            .func(&k.func)
             .ok_or_else(|| CompileError::at(&k.op, format!("no function @{}", k.func)))?;
-        // The kernel's comment line says how many time steps it runs.
-        let steps = text
-            .lines()
-            .find(|l| l.starts_with(&format!("  // {} (", k.op)))
-            .and_then(|l| l.split("; ").nth(1))
-            .and_then(|t| t.split(' ').next())
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(1);
+        let need = peak_live_bytes(func);
+        let steps = time_steps(&func.body);
         out.push(KernelUse {
             func: k.func.clone(),
             need,
@@ -111,18 +95,59 @@ pub fn scratchpad_use(c: &Compilation) -> Result<Vec<KernelUse>, CompileError> {
     Ok(out)
 }
 
+/// How many time steps a kernel body runs: the product of the trip counts of its nested
+/// `scf.for` loops (bounds are index constants of the body), the most of any nest.
+fn time_steps(body: &ktir::Block) -> usize {
+    fn consts(b: &ktir::Block, out: &mut BTreeMap<String, i64>) {
+        for op in &b.ops {
+            if let (
+                ktir::OpKind::Constant {
+                    value: Literal::Int(v),
+                },
+                [r],
+            ) = (&op.kind, op.results.as_slice())
+            {
+                out.insert(r.clone(), *v);
+            }
+            for r in op.kind.regions() {
+                consts(r, out);
+            }
+        }
+    }
+    fn steps(b: &ktir::Block, k: &BTreeMap<String, i64>) -> usize {
+        let mut most = 1;
+        for op in &b.ops {
+            let inner = op.kind.regions().into_iter().map(|r| steps(r, k)).max();
+            let mut s = inner.unwrap_or(1);
+            if let ktir::OpKind::For {
+                lower, upper, step, ..
+            } = &op.kind
+            {
+                let (lo, hi, st) = (
+                    k.get(&lower.name).copied().unwrap_or(0),
+                    k.get(&upper.name).copied().unwrap_or(1),
+                    k.get(&step.name).copied().unwrap_or(1).max(1),
+                );
+                s *= ((hi - lo).max(0) / st).max(1) as usize;
+            }
+            most = most.max(s);
+        }
+        most
+    }
+    let mut k = BTreeMap::new();
+    consts(body, &mut k);
+    steps(body, &k)
+}
+
 /// The kernel of op `index`, cut in time when its tiles do not fit.
 pub(super) fn emit_kernel(
     c: &Compilation,
     op: &DeviceOp,
     index: usize,
     kernel: &Kernel,
-) -> Result<String, CompileError> {
+) -> Result<ktir::Func, CompileError> {
     let fail = |m: String| CompileError::at(&op.name, m);
-    let need = |text: &str| {
-        peak_live_bytes(text)
-            .map_err(|m| fail(format!("cannot measure its kernel's scratchpad use: {m}")))
-    };
+    let need = |f: &ktir::Func| -> Result<u64, CompileError> { Ok(peak_live_bytes(f)) };
     let whole = KernelEmitter::new(c, op, index, kernel)?.emit()?;
     let cap = c.target.scratchpad_capacity_bytes as u64;
     let held = planned_live_bytes(c, index);
@@ -132,13 +157,13 @@ pub(super) fn emit_kernel(
         return Ok(whole);
     }
     let plans = candidate_plans(&KernelEmitter::new(c, op, index, kernel)?);
-    let emit = |plan: &Plan| -> Result<String, CompileError> {
+    let emit = |plan: &Plan| -> Result<ktir::Func, CompileError> {
         let mut em = KernelEmitter::new(c, op, index, kernel)?;
         em.loops = plan.loops.clone();
         em.k_steps = plan.k_steps;
         em.emit()
     };
-    let mut best: Option<(u64, String)> = None;
+    let mut best: Option<(u64, ktir::Func)> = None;
     // The most finely cut plan first: when it does not fit, nothing does.
     if let Some(finest) = plans.last() {
         let text = emit(finest)?;

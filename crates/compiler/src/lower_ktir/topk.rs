@@ -22,9 +22,11 @@
 use super::*;
 
 /// Hex bit patterns of f32 -inf, +inf and a quiet NaN (MLIR writes special floats in hex).
-const NEG_INF: &str = "0xFF800000";
-const POS_INF: &str = "0x7F800000";
-const NAN: &str = "0x7FC00000";
+const NEG_INF: f64 = f64::NEG_INFINITY;
+const POS_INF: f64 = f64::INFINITY;
+const NAN: f64 = f64::NAN;
+const F32: ScalarType = ScalarType::F32;
+use ktir::{CmpFPredicate as P, ElementwiseOp as E, OpKind, Predicate, SizeOperand};
 
 impl KernelEmitter<'_> {
     /// See the module doc.
@@ -72,7 +74,7 @@ impl KernelEmitter<'_> {
         order.extend(sticks.map(|j| dims[j]));
         order.push(dims[lanes]);
         let (x, _, ordered) = self.reorder(x, &dims, &shape, &order, x_elem)?;
-        let x = self.convert(&x, &ordered, x_elem, "f32")?;
+        let x = self.convert(&x, &ordered, x_elem, F32)?;
         let nr = rows.len();
         let r_count: usize = ordered[..nr].iter().product();
         let (s_count, e_count) = match sticks {
@@ -82,63 +84,46 @@ impl KernelEmitter<'_> {
         let w = s_count * e_count;
         let flat = [r_count, w];
         let xs = self.row_matrix(&x, &ordered, nr, &flat)?;
-        let f = |s: &[usize]| shape_str(s, "f32");
-        let b = |s: &[usize]| shape_str(s, "i1");
+        let f = |s: &[usize]| shape_str(s, F32);
+        let b = |s: &[usize]| shape_str(s, ScalarType::I1);
+        let cmp = |p: P| Predicate::Float(p);
         let (rw, r1, rk) = (flat.to_vec(), vec![r_count], vec![r_count, k]);
         // Positions 0..W-1 of every row: stick * lanes + lane, from two short ramps.
-        let ramp = |n: usize, scale: usize| -> String {
-            let v: Vec<String> = (0..n)
-                .map(|i| format!("{:.1}", (i * scale) as f64))
-                .collect();
-            format!("dense<[{}]>", v.join(", "))
+        let ramp = |n: usize, scale: usize| -> Literal {
+            Literal::Dense((0..n).map(|i| (i * scale) as f64).collect())
         };
         let (ls, ss) = (self.fresh("lanes"), self.fresh("sticks"));
-        self.line(&format!(
-            "{ls} = arith.constant {} : {}",
-            ramp(e_count, 1),
-            f(&[e_count])
-        ));
-        self.line(&format!(
-            "{ss} = arith.constant {} : {}",
-            ramp(s_count, e_count),
-            f(&[s_count])
-        ));
+        self.b.constant(ssa(&ls), ramp(e_count, 1), f(&[e_count]));
+        self.b
+            .constant(ssa(&ss), ramp(s_count, e_count), f(&[s_count]));
         let se = [s_count, e_count];
-        let lb = self.bcast(&ls, &[e_count], &se, &[0], "f32");
-        let sb = self.bcast(&ss, &[s_count], &se, &[1], "f32");
-        let pos2 = self.bin("arith.addf", &lb, &sb, &f(&se));
+        let lb = self.bcast(&ls, &[e_count], &se, &[0], F32);
+        let sb = self.bcast(&ss, &[s_count], &se, &[1], F32);
+        let pos2 = self.bin(E::AddF, &lb, &sb, &f(&se));
         let pos1 = self.fresh("positions");
-        self.line(&format!(
-            "{pos1} = tensor.collapse_shape {pos2} [[0, 1]] : {} into {}",
-            f(&se),
-            f(&[w])
-        ));
-        let pos = self.bcast(&pos1, &[w], &rw, &[0], "f32");
-        let n_c = self.splat(&format!("{:.1}", row_len as f64), &f(&rw));
+        self.collapse(&pos1, &pos2, vec![vec![0, 1]], (&se, &[w]), F32);
+        let pos = self.bcast(&pos1, &[w], &rw, &[0], F32);
+        let n_c = self.splat(row_len as f64, &f(&rw));
         let valid = self.fresh("valid");
-        self.line(&format!(
-            "{valid} = arith.cmpf olt, {pos}, {n_c} : {}",
-            f(&rw)
-        ));
+        self.b
+            .compare(ssa(&valid), cmp(P::Olt), &val(&pos), &val(&n_c), f(&rw));
         let isnan = self.fresh("isnan");
-        self.line(&format!(
-            "{isnan} = arith.cmpf uno, {xs}, {xs} : {}",
-            f(&rw)
-        ));
-        let no = self.splat("0", &b(&rw));
+        self.b
+            .compare(ssa(&isnan), cmp(P::Uno), &val(&xs), &val(&xs), f(&rw));
+        let no = self.splat(0.0, &b(&rw));
         let (sentinel, combiner) = if largest {
-            (NEG_INF, "arith.maximumf")
+            (NEG_INF, E::MaximumF)
         } else {
-            (POS_INF, "arith.minimumf")
+            (POS_INF, E::MinimumF)
         };
         let masked_fill = self.splat(sentinel, &f(&rw));
-        let never = self.splat(&format!("{:.1}", w as f64), &f(&rw));
-        let never_r = self.splat(&format!("{:.1}", w as f64), &f(&r1));
+        let never = self.splat(w as f64, &f(&rw));
+        let never_r = self.splat(w as f64, &f(&r1));
         let nan_r = self.splat(NAN, &f(&r1));
-        let zeros_k = self.splat("0.0", &f(&rk));
+        let zeros_k = self.splat(0.0, &f(&rk));
         let (ck, c1) = (self.fresh("ck"), self.fresh("c1"));
-        self.line(&format!("{ck} = arith.constant {k} : index"));
-        self.line(&format!("{c1} = arith.constant 1 : index"));
+        self.b.index(ssa(&ck), k as i64);
+        self.b.index(ssa(&c1), 1);
         // The round loop.
         let (avail_out, vals_out, idx_out) =
             (self.fresh("avail"), self.fresh("vals"), self.fresh("idxs"));
@@ -148,119 +133,128 @@ impl KernelEmitter<'_> {
             self.fresh("idxs_in"),
             self.fresh("round"),
         );
-        self.line(&format!(
-            "{avail_out}, {vals_out}, {idx_out} = scf.for {round} = %c0 to {ck} step {c1} iter_args({avail} = {valid}, {vals} = {zeros_k}, {idxs} = {zeros_k}) -> ({}, {}, {}) {{",
-            b(&rw),
-            f(&rk),
-            f(&rk)
-        ));
-        self.depth += 1;
+        let loop_types = vec![b(&rw), f(&rk), f(&rk)];
+        self.b.begin_block(vec![
+            (ssa(&round).to_string(), Type::index()),
+            (ssa(&avail).to_string(), b(&rw)),
+            (ssa(&vals).to_string(), f(&rk)),
+            (ssa(&idxs).to_string(), f(&rk)),
+        ]);
+        let sel = |this: &mut Self, r: &str, c: &str, t: &str, e: &str, ty: Type| {
+            this.b
+                .select(ssa(r), &val(c), &val(t), &val(e), Some(b(&rw)), ty);
+        };
         // Numbers still available, and NaNs still available.
         let num = self.fresh("num");
-        self.line(&format!(
-            "{num} = arith.select {isnan}, {no}, {avail} : {}, {}",
-            b(&rw),
-            b(&rw)
-        ));
+        sel(self, &num, &isnan, &no, &avail, b(&rw));
         let nan_av = self.fresh("nan_av");
-        self.line(&format!(
-            "{nan_av} = arith.andi {isnan}, {avail} : {}",
-            b(&rw)
-        ));
+        self.b
+            .elementwise(ssa(&nan_av), E::AndI, &[&val(&isnan), &val(&avail)], b(&rw));
         let masked = self.fresh("masked");
-        self.line(&format!(
-            "{masked} = arith.select {num}, {xs}, {masked_fill} : {}, {}",
-            b(&rw),
-            f(&rw)
-        ));
+        sel(self, &masked, &num, &xs, &masked_fill, f(&rw));
         let best = self.row_reduce(&masked, combiner, sentinel, r_count, w);
-        let best_b = self.bcast(&best, &r1, &rw, &[1], "f32");
+        let best_b = self.bcast(&best, &r1, &rw, &[1], F32);
         let eq = self.fresh("eq");
-        self.line(&format!(
-            "{eq} = arith.cmpf oeq, {masked}, {best_b} : {}",
-            f(&rw)
-        ));
+        self.b
+            .compare(ssa(&eq), cmp(P::Oeq), &val(&masked), &val(&best_b), f(&rw));
         let hit = self.fresh("hit");
-        self.line(&format!("{hit} = arith.andi {eq}, {num} : {}", b(&rw)));
+        self.b
+            .elementwise(ssa(&hit), E::AndI, &[&val(&eq), &val(&num)], b(&rw));
         let first = |this: &mut Self, which: &str| -> String {
             let c = this.fresh("cand");
-            this.line(&format!(
-                "{c} = arith.select {which}, {pos}, {never} : {}, {}",
-                b(&rw),
-                f(&rw)
-            ));
-            this.row_reduce(&c, "arith.minimumf", POS_INF, r_count, w)
+            sel(this, &c, which, &pos, &never, f(&rw));
+            this.row_reduce(&c, E::MinimumF, POS_INF, r_count, w)
         };
         let at_num = first(self, &hit);
         let at_nan = first(self, &nan_av);
         // Whether this round's winner is a NaN.
         let took_nan = self.fresh("took_nan");
         if largest {
-            self.line(&format!(
-                "{took_nan} = arith.cmpf olt, {at_nan}, {never_r} : {}",
-                f(&r1)
-            ));
+            self.b.compare(
+                ssa(&took_nan),
+                cmp(P::Olt),
+                &val(&at_nan),
+                &val(&never_r),
+                f(&r1),
+            );
         } else {
-            self.line(&format!(
-                "{took_nan} = arith.cmpf oge, {at_num}, {never_r} : {}",
-                f(&r1)
-            ));
+            self.b.compare(
+                ssa(&took_nan),
+                cmp(P::Oge),
+                &val(&at_num),
+                &val(&never_r),
+                f(&r1),
+            );
         }
+        let sel1 = |this: &mut Self, r: &str, t: &str, e: &str| {
+            this.b.select(
+                ssa(r),
+                &val(&took_nan),
+                &val(t),
+                &val(e),
+                Some(b(&r1)),
+                f(&r1),
+            );
+        };
         let at = self.fresh("at");
-        self.line(&format!(
-            "{at} = arith.select {took_nan}, {at_nan}, {at_num} : {}, {}",
-            b(&r1),
-            f(&r1)
-        ));
+        sel1(self, &at, &at_nan, &at_num);
         let value = self.fresh("value");
-        self.line(&format!(
-            "{value} = arith.select {took_nan}, {nan_r}, {best} : {}, {}",
-            b(&r1),
-            f(&r1)
-        ));
+        sel1(self, &value, &nan_r, &best);
         // Into column `round` of the results.
         let put = |this: &mut Self, acc: &str, v: &str| -> String {
             let col = this.fresh("col");
-            this.line(&format!(
-                "{col} = tensor.expand_shape {v} [[0, 1]] output_shape [{r_count}, 1] : {} into {}",
-                f(&r1),
-                f(&[r_count, 1])
-            ));
+            this.expand(&col, v, vec![vec![0, 1]], (&r1, &[r_count, 1]), F32);
             let next = this.fresh("put");
-            this.line(&format!(
-                "{next} = tensor.insert_slice {col} into {acc}[0, {round}] [{r_count}, 1] [1, 1] : {} into {}",
+            this.b.insert_slice(
+                ssa(&next),
+                &val(&col),
+                &val(acc),
+                vec![SizeOperand::Static(0), SizeOperand::Dynamic(val(&round))],
+                build::static_sizes(&[r_count, 1]),
+                build::static_sizes(&[1, 1]),
                 f(&[r_count, 1]),
-                f(&rk)
-            ));
+                f(&rk),
+            );
             next
         };
         let vals2 = put(self, &vals, &value);
         let idxs2 = put(self, &idxs, &at);
         // Take the winner out.
-        let at_b = self.bcast(&at, &r1, &rw, &[1], "f32");
+        let at_b = self.bcast(&at, &r1, &rw, &[1], F32);
         let taken = self.fresh("taken");
-        self.line(&format!(
-            "{taken} = arith.cmpf oeq, {pos}, {at_b} : {}",
-            f(&rw)
-        ));
+        self.b
+            .compare(ssa(&taken), cmp(P::Oeq), &val(&pos), &val(&at_b), f(&rw));
         let avail2 = self.fresh("left");
-        self.line(&format!(
-            "{avail2} = arith.select {taken}, {no}, {avail} : {}, {}",
-            b(&rw),
-            b(&rw)
-        ));
-        self.line(&format!(
-            "scf.yield {avail2}, {vals2}, {idxs2} : {}, {}, {}",
-            b(&rw),
-            f(&rk),
-            f(&rk)
-        ));
-        self.depth -= 1;
-        self.line("}");
+        sel(self, &avail2, &taken, &no, &avail, b(&rw));
+        self.b.yield_(
+            &[&val(&avail2), &val(&vals2), &val(&idxs2)],
+            loop_types.clone(),
+        );
+        let body = self.b.end_block();
+        self.b.op(
+            vec![
+                ssa(&avail_out).to_string(),
+                ssa(&vals_out).to_string(),
+                ssa(&idx_out).to_string(),
+            ],
+            OpKind::For {
+                induction: ssa(&round).to_string(),
+                lower: val("c0"),
+                upper: val(&ck),
+                step: val(&c1),
+                iter_args: vec![
+                    (ssa(&avail).to_string(), val(&valid)),
+                    (ssa(&vals).to_string(), val(&zeros_k)),
+                    (ssa(&idxs).to_string(), val(&zeros_k)),
+                ],
+                body,
+            },
+            loop_types,
+        );
         // Results into their tiles.
         for (operand, acc) in [(1, vals_out), (2, idx_out)] {
             let elem = self.operands[operand].elem;
-            let v = self.convert(&acc, &rk, "f32", elem)?;
+            let v = self.convert(&acc, &rk, F32, elem)?;
             self.store_rows(operand, &v, &rows, r_count, k)?;
         }
         Ok(())
@@ -288,22 +282,12 @@ impl KernelEmitter<'_> {
         } else {
             flat.to_vec()
         };
-        self.line(&format!(
-            "{c} = tensor.collapse_shape {x} {} : {} into {}",
-            groups_text(&groups),
-            shape_str(shape, "f32"),
-            shape_str(&collapsed, "f32")
-        ));
+        self.collapse(&c, x, groups, (shape, &collapsed), F32);
         if nr > 0 {
             return Ok(c);
         }
         let e = self.fresh("row");
-        self.line(&format!(
-            "{e} = tensor.expand_shape {c} [[0, 1]] output_shape [1, {}] : {} into {}",
-            flat[1],
-            shape_str(&collapsed, "f32"),
-            shape_str(flat, "f32")
-        ));
+        self.expand(&e, &c, vec![vec![0, 1]], (&collapsed, flat), F32);
         Ok(e)
     }
 
@@ -367,11 +351,8 @@ impl KernelEmitter<'_> {
             padded
         } else {
             let c = self.fresh("flat");
-            self.line(&format!(
-                "{c} = tensor.collapse_shape {padded} [[0, 1]] : {} into {}",
-                shape_str(&[r_count, width], elem),
-                shape_str(&[width], elem)
-            ));
+            let groups = vec![vec![0, 1]];
+            self.collapse(&c, &padded, groups, (&[r_count, width], &[width]), elem);
             c
         };
         let src_shape: Vec<usize> = if nr > 0 {
@@ -380,14 +361,7 @@ impl KernelEmitter<'_> {
             vec![width]
         };
         let e = self.fresh("tile");
-        let out: Vec<String> = sizes.iter().map(|x| x.to_string()).collect();
-        self.line(&format!(
-            "{e} = tensor.expand_shape {src} {} output_shape [{}] : {} into {}",
-            groups_text(&groups),
-            out.join(", "),
-            shape_str(&src_shape, elem),
-            shape_str(&sizes, elem)
-        ));
+        self.expand(&e, &src, groups, (&src_shape, &sizes), elem);
         let (v, _, shape) = self.reorder(e, &from, &sizes, &dims, elem)?;
         if shape != extent {
             return Err(self.fail(format!(
@@ -395,11 +369,12 @@ impl KernelEmitter<'_> {
             )));
         }
         let name = self.operands[operand].ssa.clone();
-        self.line(&format!(
-            "ktdp.store {v}, %{name}_tile : {}, {}",
+        self.b.store(
+            &val(&v),
+            &build::value(&format!("{name}_tile")),
             shape_str(&shape, elem),
-            tile_str(&shape)
-        ));
+            tile_str(&shape),
+        );
         Ok(())
     }
 
@@ -410,33 +385,35 @@ impl KernelEmitter<'_> {
         from: &[usize],
         to: &[usize],
         dims: &[usize],
-        elem: &str,
+        elem: ScalarType,
     ) -> String {
         let (e, b) = (self.fresh("empty"), self.fresh("b"));
-        let d: Vec<String> = dims.iter().map(|x| x.to_string()).collect();
-        self.line(&format!("{e} = tensor.empty() : {}", shape_str(to, elem)));
-        self.line(&format!(
-            "{b} = linalg.broadcast ins({value} : {}) outs({e} : {}) dimensions = [{}]",
+        let empty = self.b.empty(ssa(&e), shape_str(to, elem));
+        self.b.broadcast(
+            ssa(&b),
+            &val(value),
             shape_str(from, elem),
+            &empty,
             shape_str(to, elem),
-            d.join(", ")
-        ));
+            dims.to_vec(),
+        );
         b
     }
 
     /// A constant tensor of type `ty` with every element `value`.
-    fn splat(&mut self, value: &str, ty: &str) -> String {
-        let v = self.fresh("splat");
-        self.line(&format!("{v} = arith.constant dense<{value}> : {ty}"));
-        v
+    fn splat(&mut self, value: f64, ty: &Type) -> String {
+        let r = self.fresh("splat");
+        self.b
+            .constant(ssa(&r), Literal::DenseSplat(value), ty.clone());
+        r
     }
 
     /// `[R, W]` f32 reduced along the row with `combiner`, starting from `identity`.
     fn row_reduce(
         &mut self,
         x: &str,
-        combiner: &str,
-        identity: &str,
+        combiner: ElementwiseOp,
+        identity: f64,
         r: usize,
         w: usize,
     ) -> String {
@@ -446,16 +423,20 @@ impl KernelEmitter<'_> {
             self.fresh("init"),
             self.fresh("row_best"),
         );
-        let ty = shape_str(&[r], "f32");
-        self.line(&format!("{id} = arith.constant {identity} : f32"));
-        self.line(&format!("{e} = tensor.empty() : {ty}"));
-        self.line(&format!(
-            "{init} = linalg.fill ins({id} : f32) outs({e} : {ty}) -> {ty}"
-        ));
-        self.line(&format!(
-            "{out} = linalg.reduce {{ {combiner} }} ins({x} : {}) outs({init} : {ty}) dimensions = [1]",
-            shape_str(&[r, w], "f32")
-        ));
+        let ty = shape_str(&[r], F32);
+        let f32 = build::scalar(F32);
+        self.b
+            .constant(ssa(&id), Literal::Float(identity), f32.clone());
+        self.b.empty(ssa(&e), ty.clone());
+        self.b
+            .fill(ssa(&init), &val(&id), f32, &val(&e), ty.clone());
+        self.b.reduce(
+            ssa(&out),
+            combiner,
+            (&val(x), shape_str(&[r, w], F32)),
+            (&val(&init), ty),
+            vec![1],
+        );
         out
     }
 }

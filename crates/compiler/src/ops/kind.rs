@@ -3,6 +3,7 @@
 //! as an exhaustive `match`, so adding a kind makes the compiler point at each place that
 //! must say something about it.
 
+use ktir::ElementwiseOp;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 
@@ -105,15 +106,15 @@ named_enum! {
 impl Unary {
     /// The KTIR (`arith`/`math`) op this lowers to when it is one op; `None` when the
     /// lowering composes several.
-    pub fn ktir_elementwise(self) -> Option<&'static str> {
+    pub fn ktir_elementwise(self) -> Option<ElementwiseOp> {
         match self {
-            Unary::Neg => Some("arith.negf"),
-            Unary::Exp => Some("math.exp"),
-            Unary::Log => Some("math.log"),
-            Unary::Sqrt => Some("math.sqrt"),
-            Unary::Rsqrt => Some("math.rsqrt"),
-            Unary::Tanh => Some("math.tanh"),
-            Unary::Abs => Some("math.absf"),
+            Unary::Neg => Some(ElementwiseOp::NegF),
+            Unary::Exp => Some(ElementwiseOp::Exp),
+            Unary::Log => Some(ElementwiseOp::Log),
+            Unary::Sqrt => Some(ElementwiseOp::Sqrt),
+            Unary::Rsqrt => Some(ElementwiseOp::Rsqrt),
+            Unary::Tanh => Some(ElementwiseOp::Tanh),
+            Unary::Abs => Some(ElementwiseOp::AbsF),
             Unary::Reciprocal
             | Unary::Sigmoid
             | Unary::Relu
@@ -127,14 +128,14 @@ impl Unary {
 
 impl Binary {
     /// The KTIR `arith` op this lowers to (float operands).
-    pub fn ktir_elementwise(self) -> &'static str {
+    pub fn ktir_elementwise(self) -> ElementwiseOp {
         match self {
-            Binary::Add => "arith.addf",
-            Binary::Sub => "arith.subf",
-            Binary::Mul => "arith.mulf",
-            Binary::RealDiv => "arith.divf",
-            Binary::Maximum => "arith.maximumf",
-            Binary::Minimum => "arith.minimumf",
+            Binary::Add => ElementwiseOp::AddF,
+            Binary::Sub => ElementwiseOp::SubF,
+            Binary::Mul => ElementwiseOp::MulF,
+            Binary::RealDiv => ElementwiseOp::DivF,
+            Binary::Maximum => ElementwiseOp::MaximumF,
+            Binary::Minimum => ElementwiseOp::MinimumF,
         }
     }
 }
@@ -276,7 +277,7 @@ impl DeviceOpKind {
     }
 
     /// The single KTIR elementwise op this kind lowers to, where there is one.
-    pub fn ktir_elementwise(self) -> Option<&'static str> {
+    pub fn ktir_elementwise(self) -> Option<ElementwiseOp> {
         match self {
             DeviceOpKind::Unary(u) => u.ktir_elementwise(),
             DeviceOpKind::Binary(b) => Some(b.ktir_elementwise()),
@@ -459,7 +460,11 @@ mod tests {
         ];
         for (name, ktir) in old {
             let kind = DeviceOpKind::from_name(name).unwrap();
-            assert_eq!(kind.ktir_elementwise(), Some(*ktir), "{name}");
+            assert_eq!(
+                kind.ktir_elementwise().map(|o| o.name()),
+                Some(*ktir),
+                "{name}"
+            );
         }
         // Composed in the lowering from several ops, or not lowered.
         for name in [
@@ -476,7 +481,7 @@ mod tests {
         }
         let combiners: Vec<(&str, &str)> = Reduction::ALL
             .iter()
-            .map(|r| (r.name(), r.combiner().ktir_elementwise()))
+            .map(|r| (r.name(), r.combiner().ktir_elementwise().name()))
             .collect();
         assert_eq!(
             combiners,

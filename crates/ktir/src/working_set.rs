@@ -1,20 +1,23 @@
-//! How much scratchpad a kernel's tensor values take, and how much it may take.
+//! The working set of a kernel: the peak bytes of tensor values live at once on the core
+//! that runs it, counted the way the simulator charges its scratchpad.
 //!
-//! The estimate walks the kernel the way the simulator charges it: every op that yields a
-//! tensor (loads, `tensor.empty`, fills, transposed and padded copies, reshapes, constants
-//! of tensor type, f32 accumulators) adds its bytes when it runs; a value defined in a block
-//! is freed after its last use in that block, where a use inside a nested region counts as
-//! a use by the op that holds the region (a loop body runs again, so values from outside
-//! stay alive until the loop ends). A loop's iteration arguments count once more inside
-//! the body: from the second step on, the carried value and the initial one are both held.
-//! A combiner region runs in the collective, not on the core, and is not counted; nor are
-//! the scalar bodies of `linalg.generic` and `linalg.reduce`.
+//! Every op that yields a tensor (loads, `tensor.empty`, fills, transposed and padded
+//! copies, reshapes, constants of tensor type, accumulators) adds its bytes when it runs; a
+//! value defined in a block is freed after its last use in that block, where a use inside a
+//! nested region counts as a use by the op that holds the region (a loop body runs again,
+//! so values from outside stay alive until the loop ends). A loop's iteration arguments
+//! count once more inside the body: from the second step on, the carried value and the
+//! initial one are both held. A combiner region runs in the collective, not on the core,
+//! and is not counted; nor are the scalar bodies of `linalg.generic` and `linalg.reduce`.
+//!
+//! The analysis is hardware-agnostic: it counts bytes and liveness; a compiler compares
+//! the peak with a machine's capacity.
 
-use ktir::{Block, OpKind, Type};
+use crate::ast::{Block, Func, Module, OpKind, Type};
 use std::collections::HashMap;
 
-/// Bytes of a tensor type (0 for anything else).
-fn tensor_bytes(t: &Type) -> u64 {
+/// Bytes of a tensor type (0 for anything else, and for tensors of unknown shape).
+pub fn tensor_bytes(t: &Type) -> u64 {
     match t {
         Type::Tensor { elem, .. } => t
             .static_shape()
@@ -24,28 +27,17 @@ fn tensor_bytes(t: &Type) -> u64 {
     }
 }
 
-/// Peak bytes of live tensor values of one kernel (`func.func` text), or the parser's
-/// first complaint.
-pub(super) fn peak_live_bytes(kernel: &str) -> Result<u64, String> {
-    let text = format!("module {{\n{kernel}}}\n");
-    let (module, diags) = ktir::parse(&text);
-    if let Some(d) = diags.iter().find(|d| d.severity == ktir::Severity::Error) {
-        return Err(d.message.clone());
-    }
-    Ok(per_func(&module)
-        .into_iter()
-        .map(|f| f.1)
-        .max()
-        .unwrap_or(0))
+/// Peak bytes of tensor values live at once while one core runs `func`.
+pub fn peak_live_bytes(func: &Func) -> u64 {
+    Walker.block(&func.body, 0, &[]).0
 }
 
-/// Peak live tensor bytes of every function of a parsed module, by name.
-pub(super) fn per_func(module: &ktir::Module) -> Vec<(String, u64)> {
-    let mut w = Walker;
+/// [`peak_live_bytes`] of every function of `module`, by name, in order.
+pub fn per_func(module: &Module) -> Vec<(String, u64)> {
     module
         .funcs
         .iter()
-        .map(|f| (f.name.clone(), w.block(&f.body, 0, &[]).0))
+        .map(|f| (f.name.clone(), peak_live_bytes(f)))
         .collect()
 }
 
@@ -161,7 +153,8 @@ mod tests {
 
     #[test]
     fn counts_values_until_their_last_use_and_loop_carried_values() {
-        let k = r#"  func.func @k() attributes {grid = [1]} {
+        let k = r#"module {
+  func.func @k() attributes {grid = [1]} {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %c4 = arith.constant 4 : index
@@ -174,9 +167,12 @@ mod tests {
     }
     return
   }
+}
 "#;
+        let (m, diags) = crate::parse(k);
+        assert!(diags.is_empty(), "{diags:?}");
         // %a dies at the fill; then %b, the carried value and the new sum (1 KiB each);
         // after the loop %b and %r.
-        assert_eq!(peak_live_bytes(k), Ok(3 * 1024));
+        assert_eq!(per_func(&m), vec![("k".to_string(), 3 * 1024)]);
     }
 }
