@@ -76,6 +76,9 @@ case("matmul_f16", "MatMul in fp16, [16, 64] @ [64, 32]", [inp("a", [16, 64], "f
 case("gemm_transb", "Gemm with transB, alpha 0.5, beta 2 and a [5] bias",
      [inp("a", [3, 4])], [node("Gemm", ["a", "b", "c"], ["y"], transB=1, alpha=0.5, beta=2.0)],
      ["y"], [uni("b", [5, 4], -1, 1, 2), uni("c", [5], -1, 1, 3)])
+case("gemm_bias", "Gemm [3, 4] @ [4, 5] plus a [5] bias, no transposes",
+     [inp("a", [3, 4])], [node("Gemm", ["a", "b", "c"], ["y"])],
+     ["y"], [uni("b", [4, 5], -1, 1, 5), uni("c", [5], -1, 1, 6)])
 case("gemm_transa", "Gemm with transA and a [1, 5] bias", [inp("a", [4, 3]), inp("b", [4, 5])],
      [node("Gemm", ["a", "b", "c"], ["y"], transA=1)], ["y"], [uni("c", [1, 5], -1, 1, 4)])
 
@@ -195,6 +198,9 @@ case("slice_simple", "Slice rows 1..3 and columns 0..4", [inp("x", [4, 6])],
 case("gather_embedding", "Gather rows of a [10, 8] table (embedding lookup) with negative indices", [],
      [node("Gather", ["table", "ids"], ["y"])], ["y"],
      [uni("table", [10, 8], -1, 1, 41), data("ids", [2, 3], [0, 9, -1, 4, 4, -10], "i64")])
+case("gather_rows", "Gather rows of a [10, 8] table with a vector of ids",
+     [], [node("Gather", ["table", "ids"], ["y"])], ["y"],
+     [uni("table", [10, 8], -1, 1, 42), data("ids", [4], [3, 0, 9, 3], "i64")])
 case("gather_axis1", "Gather along axis 1", [inp("x", [3, 5])],
      [node("Gather", ["x", "ids"], ["y"], axis=1)], ["y"], [data("ids", [2], [4, 1], "i64")])
 case("expand", "Expand [3, 1] to [2, 3, 4]", [inp("x", [3, 1])],

@@ -5,7 +5,7 @@
 //! | MatMul (rank >= 2, batch dims broadcast) | batchmatmul |
 //! | Gemm (alpha = beta = 1, no transposes) | batchmatmul, add (when C is given) |
 //! | Add, Sub, Mul, Div, Max, Min (2+ inputs chain) | add, sub, mul, realdiv, maximum, minimum |
-//! | Neg, Abs, Exp, Log, Sqrt, Reciprocal, Tanh, Sigmoid, Relu, Gelu, Silu, Softplus, Floor | same name, lowercase (Gelu's `approximate = "tanh"` as the attribute `approximate = [1]`) |
+//! | unary elementwise ops ([`Unary`] lists them with their graph op names) | same name, lowercase (Gelu's `approximate = "tanh"` as the attribute `approximate = [1]`) |
 //! | Cast (any dtype to any) | to_dtype |
 //! | Equal, Greater, Less | equal, greater, lesser (bool result) |
 //! | Where | where |
@@ -103,12 +103,11 @@ pub enum Decomposition {
     RmsNormalization,
 }
 
-/// Graph ops `decompose` accepts and the rule for each, in the order error messages list
-/// them.
+/// Graph ops `decompose` accepts and the rule for each, besides the unary elementwise ops,
+/// which [`Unary`] defines with their graph op names.
 pub const GRAPH_OPS: &[(&str, Decomposition)] = {
     use Decomposition as D;
     &[
-        ("Abs", D::Unary(Unary::Abs)),
         ("Add", D::Binary(Binary::Add)),
         ("Attention", D::Attention),
         ("Cast", D::Cast),
@@ -124,35 +123,23 @@ pub const GRAPH_OPS: &[(&str, Decomposition)] = {
         ("Transpose", D::Movement(Movement::Transpose)),
         ("Unsqueeze", D::Movement(Movement::Reshape)),
         ("Div", D::Binary(Binary::RealDiv)),
-        ("Exp", D::Unary(Unary::Exp)),
-        ("Floor", D::Unary(Unary::Floor)),
         ("Gather", D::Movement(Movement::Gather)),
-        ("Gelu", D::Unary(Unary::Gelu)),
         ("Gemm", D::Gemm),
         ("Greater", D::Compare(Comparison::Greater)),
         ("LayerNormalization", D::LayerNormalization),
         ("Less", D::Compare(Comparison::Lesser)),
-        ("Log", D::Unary(Unary::Log)),
         ("MatMul", D::MatMul),
         ("Max", D::Binary(Binary::Maximum)),
         ("Min", D::Binary(Binary::Minimum)),
         ("Mul", D::Binary(Binary::Mul)),
-        ("Neg", D::Unary(Unary::Neg)),
         ("RMSNormalization", D::RmsNormalization),
-        ("Reciprocal", D::Unary(Unary::Reciprocal)),
         ("ReduceMax", D::Reduce(Reduction::Max)),
         ("ReduceMean", D::Reduce(Reduction::Mean)),
         ("ReduceSum", D::Reduce(Reduction::Sum)),
-        ("Relu", D::Unary(Unary::Relu)),
-        ("Sigmoid", D::Unary(Unary::Sigmoid)),
-        ("Silu", D::Unary(Unary::Silu)),
         ("SimplifiedLayerNormalization", D::RmsNormalization),
         ("Softmax", D::Softmax),
-        ("Softplus", D::Unary(Unary::Softplus)),
         ("Split", D::Split),
-        ("Sqrt", D::Unary(Unary::Sqrt)),
         ("Sub", D::Binary(Binary::Sub)),
-        ("Tanh", D::Unary(Unary::Tanh)),
         ("TopK", D::TopK),
         ("Trilu", D::Trilu),
         ("Where", D::Where),
@@ -161,12 +148,22 @@ pub const GRAPH_OPS: &[(&str, Decomposition)] = {
 
 /// The rule `decompose` applies to graph op `op`, if it accepts it.
 pub fn decomposition(op: &str) -> Option<Decomposition> {
-    GRAPH_OPS.iter().find(|(n, _)| *n == op).map(|&(_, d)| d)
+    GRAPH_OPS
+        .iter()
+        .find(|(n, _)| *n == op)
+        .map(|&(_, d)| d)
+        .or_else(|| Unary::from_graph_op(op).map(Decomposition::Unary))
 }
 
-/// Names of the graph ops `decompose` accepts.
+/// Names of the graph ops `decompose` accepts, sorted.
 pub fn supported_graph_ops() -> impl Iterator<Item = &'static str> {
-    GRAPH_OPS.iter().map(|&(n, _)| n)
+    let mut names: Vec<&'static str> = GRAPH_OPS
+        .iter()
+        .map(|&(n, _)| n)
+        .chain(Unary::ALL.iter().filter_map(|u| u.graph_op()))
+        .collect();
+    names.sort_unstable();
+    names.into_iter()
 }
 
 /// Which iteration dim indexes each dim of an operand (`None`: broadcast or reduced away).
@@ -1853,14 +1850,18 @@ mod tests {
     #[test]
     fn the_decomposition_table_keeps_the_old_op_set_and_mapping() {
         use super::{decomposition, supported_graph_ops, Decomposition as D, DeviceOpKind};
-        // Every old op is still accepted, listed in the same order (error messages show it).
+        // Every old op is still accepted; error messages list them sorted by name.
         let names: Vec<&str> = supported_graph_ops().collect();
-        let old: Vec<&str> = names
+        let mut old: Vec<&str> = names
             .iter()
             .copied()
             .filter(|n| OLD_SUPPORTED_GRAPH_OPS.contains(n))
             .collect();
-        assert_eq!(old, OLD_SUPPORTED_GRAPH_OPS);
+        assert!(names.windows(2).all(|w| w[0] < w[1]), "{names:?}");
+        old.sort_unstable();
+        let mut want = OLD_SUPPORTED_GRAPH_OPS.to_vec();
+        want.sort_unstable();
+        assert_eq!(old, want);
         let unique: std::collections::BTreeSet<&str> = names.iter().copied().collect();
         assert_eq!(unique.len(), names.len(), "a graph op has two rules");
         let single: Vec<(&str, &str)> = OLD_SUPPORTED_GRAPH_OPS

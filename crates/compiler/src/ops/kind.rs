@@ -36,24 +36,63 @@ macro_rules! named_enum {
     };
 }
 
-named_enum! {
+/// Defines the unary elementwise device ops from one line each: the variant, its SDSC name,
+/// the graph op it comes from (if any) and the one KTIR op it lowers to (`None`: the
+/// lowering composes several, in `lower_ktir`). Adding a unary op is one line here.
+macro_rules! unary_ops {
+    ($(#[$meta:meta])* pub enum $ty:ident {
+        $($(#[$vmeta:meta])* $variant:ident = $name:literal, graph $graph:expr, ktir $ktir:expr;)+
+    }) => {
+        named_enum! {
+            $(#[$meta])*
+            pub enum $ty {
+                $($(#[$vmeta])* $variant = $name,)+
+            }
+        }
+
+        impl $ty {
+            /// The graph op (ONNX name) that decomposes to this op, if one does.
+            pub fn graph_op(self) -> Option<&'static str> {
+                match self {
+                    $($ty::$variant => $graph,)+
+                }
+            }
+
+            /// The KTIR (`arith`/`math`) op this lowers to when it is one op; `None` when the
+            /// lowering composes several.
+            pub fn ktir_elementwise(self) -> Option<ElementwiseOp> {
+                use ElementwiseOp::*;
+                match self {
+                    $($ty::$variant => $ktir,)+
+                }
+            }
+
+            /// The op the graph op `name` decomposes to, if it is a unary one.
+            pub fn from_graph_op(name: &str) -> Option<Self> {
+                Self::ALL.iter().copied().find(|u| u.graph_op() == Some(name))
+            }
+        }
+    };
+}
+
+unary_ops! {
     /// Elementwise ops of one float operand.
     pub enum Unary {
-        Abs = "abs",
-        Neg = "neg",
-        Exp = "exp",
-        Log = "log",
-        Sqrt = "sqrt",
-        Rsqrt = "rsqrt",
-        Reciprocal = "reciprocal",
-        Tanh = "tanh",
-        Sigmoid = "sigmoid",
-        Relu = "relu",
+        Abs = "abs", graph Some("Abs"), ktir Some(AbsF);
+        Neg = "neg", graph Some("Neg"), ktir Some(NegF);
+        Exp = "exp", graph Some("Exp"), ktir Some(Exp);
+        Log = "log", graph Some("Log"), ktir Some(Log);
+        Sqrt = "sqrt", graph Some("Sqrt"), ktir Some(Sqrt);
+        Rsqrt = "rsqrt", graph None, ktir Some(Rsqrt);
+        Reciprocal = "reciprocal", graph Some("Reciprocal"), ktir None;
+        Tanh = "tanh", graph Some("Tanh"), ktir Some(Tanh);
+        Sigmoid = "sigmoid", graph Some("Sigmoid"), ktir None;
+        Relu = "relu", graph Some("Relu"), ktir None;
         /// Exact (erf) form, or the tanh approximation when the op has `approximate = [1]`.
-        Gelu = "gelu",
-        Silu = "silu",
-        Softplus = "softplus",
-        Floor = "floor",
+        Gelu = "gelu", graph Some("Gelu"), ktir None;
+        Silu = "silu", graph Some("Silu"), ktir None;
+        Softplus = "softplus", graph Some("Softplus"), ktir None;
+        Floor = "floor", graph Some("Floor"), ktir None;
     }
 }
 
@@ -100,29 +139,6 @@ named_enum! {
         Concat = "concat",
         Restickify = "restickify",
         Gather = "gather",
-    }
-}
-
-impl Unary {
-    /// The KTIR (`arith`/`math`) op this lowers to when it is one op; `None` when the
-    /// lowering composes several.
-    pub fn ktir_elementwise(self) -> Option<ElementwiseOp> {
-        match self {
-            Unary::Neg => Some(ElementwiseOp::NegF),
-            Unary::Exp => Some(ElementwiseOp::Exp),
-            Unary::Log => Some(ElementwiseOp::Log),
-            Unary::Sqrt => Some(ElementwiseOp::Sqrt),
-            Unary::Rsqrt => Some(ElementwiseOp::Rsqrt),
-            Unary::Tanh => Some(ElementwiseOp::Tanh),
-            Unary::Abs => Some(ElementwiseOp::AbsF),
-            Unary::Reciprocal
-            | Unary::Sigmoid
-            | Unary::Relu
-            | Unary::Gelu
-            | Unary::Silu
-            | Unary::Softplus
-            | Unary::Floor => None,
-        }
     }
 }
 
