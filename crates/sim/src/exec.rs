@@ -40,8 +40,11 @@
 //! - Runtime arguments (`!ktdp.runtime_arg<..>` function arguments) are passed as scalar
 //!   integers ([`KernelValue::Int`]); `granularity` and `upperbound` come from the type.
 
+use crate::domain::{Domain, Numbers, ShapesOnly};
 use crate::exec_ew;
 use crate::machine::Machine;
+pub use crate::store::DramBuffer;
+use crate::store::Memory;
 use crate::timing::{Task, TaskId, Unit, Work};
 use half::{bf16, f16};
 use ktir::ast::*;
@@ -105,21 +108,6 @@ pub(crate) fn err<T>(message: impl Into<String>) -> Result<T, SimError> {
         core: None,
         op: None,
     })
-}
-
-/// A named region of DRAM.
-#[derive(Clone, Debug)]
-pub struct DramBuffer {
-    /// The buffer's name (a function argument or graph tensor).
-    pub name: String,
-    /// First element address.
-    pub base: i64,
-    /// Element type.
-    pub elem: ScalarType,
-    /// Size in elements.
-    pub len: usize,
-    /// Contents, as f32 values already rounded to `elem`; empty in timing-only mode.
-    pub data: Vec<f32>,
 }
 
 /// A value passed to or returned from a kernel.
@@ -639,10 +627,9 @@ pub type ProgressFn<'a> = Box<dyn FnMut(u64, u64) + 'a>;
 pub struct Simulator<'m> {
     pub(crate) machine: &'m Machine,
     pub(crate) limits: ExecLimits,
-    pub(crate) dram: Vec<DramBuffer>,
+    /// DRAM buffers and scratchpad contents.
+    pub(crate) mem: Memory,
     next_base: i64,
-    /// Byte-addressed scratchpad contents per core (grown on demand).
-    pub(crate) scratchpads: Vec<Vec<u8>>,
     pub(crate) tasks: Vec<Task>,
     /// Tasks every task of the next launch must wait for.
     barrier: Option<TaskId>,
@@ -653,8 +640,8 @@ pub struct Simulator<'m> {
     progress: Option<(ProgressFn<'m>, u64)>,
     /// Estimate of the steps of the whole run, for progress reports (0 when unknown).
     progress_total: u64,
-    /// Whether tensor data is computed (see [`Simulator::new_timing_only`]).
-    pub(crate) timing_only: bool,
+    /// What tensors and buffers hold, and how their contents are computed.
+    pub(crate) domain: &'static dyn Domain,
     /// What timing-only mode assumed in place of values it did not compute.
     assumptions: Vec<String>,
 }
@@ -725,13 +712,19 @@ pub(crate) struct CoreRun<'r, 'a> {
 impl<'m> Simulator<'m> {
     /// A simulator for `machine` with empty DRAM.
     pub fn new(machine: &'m Machine, limits: ExecLimits) -> Self {
+        Simulator::in_domain(machine, limits, &Numbers)
+    }
+
+    fn in_domain(machine: &'m Machine, limits: ExecLimits, domain: &'static dyn Domain) -> Self {
         let cores = machine.cores.value;
         Simulator {
             machine,
             limits,
-            dram: Vec::new(),
+            mem: Memory {
+                dram: Vec::new(),
+                scratchpads: vec![Vec::new(); cores],
+            },
             next_base: 0,
-            scratchpads: vec![Vec::new(); cores],
             tasks: Vec::new(),
             barrier: None,
             steps: 0,
@@ -739,7 +732,7 @@ impl<'m> Simulator<'m> {
             returned: Vec::new(),
             progress: None,
             progress_total: 0,
-            timing_only: false,
+            domain,
             assumptions: Vec::new(),
         }
     }
@@ -754,14 +747,12 @@ impl<'m> Simulator<'m> {
     /// result becomes a loop bound, a condition, an address or a size). The DRAM element
     /// limit does not apply, as nothing is stored.
     pub fn new_timing_only(machine: &'m Machine, limits: ExecLimits) -> Self {
-        let mut sim = Simulator::new(machine, limits);
-        sim.timing_only = true;
-        sim
+        Simulator::in_domain(machine, limits, &ShapesOnly)
     }
 
     /// Whether this simulator computes no numbers (see [`Simulator::new_timing_only`]).
     pub fn is_timing_only(&self) -> bool {
-        self.timing_only
+        !self.domain.computes_numbers()
     }
 
     /// What timing-only mode assumed in place of values it did not compute, one line each
@@ -793,22 +784,14 @@ impl<'m> Simulator<'m> {
     /// timing-only mode only its length is kept.
     pub fn alloc(&mut self, name: &str, elem: ScalarType, data: Vec<f32>) -> Result<i64, SimError> {
         let len = data.len();
-        let data = if self.timing_only {
-            Vec::new()
-        } else {
-            data.into_iter().map(|x| round_to(elem, x)).collect()
-        };
+        let data = self.domain.buffer(elem, data);
         self.place(name, elem, len, data)
     }
 
     /// Places a zero-filled buffer of `len` elements in DRAM (no contents at all in
     /// timing-only mode) and returns its base address.
     pub fn reserve(&mut self, name: &str, elem: ScalarType, len: usize) -> Result<i64, SimError> {
-        let data = if self.timing_only {
-            Vec::new()
-        } else {
-            vec![0.0; len]
-        };
+        let data = self.domain.filled(len, 0.0);
         self.place(name, elem, len, data)
     }
 
@@ -819,14 +802,14 @@ impl<'m> Simulator<'m> {
         len: usize,
         data: Vec<f32>,
     ) -> Result<i64, SimError> {
-        let total: usize = self.dram.iter().map(|b| b.data.len()).sum::<usize>() + data.len();
+        let total: usize = self.mem.dram.iter().map(|b| b.data.len()).sum::<usize>() + data.len();
         if total > self.limits.max_dram_elements {
             return err(format!(
                 "DRAM buffers would hold {total} elements, more than the limit of {}",
                 self.limits.max_dram_elements
             ));
         }
-        if self.dram.iter().any(|b| b.name == name) {
+        if self.mem.dram.iter().any(|b| b.name == name) {
             return err(format!("DRAM buffer '{name}' is allocated twice"));
         }
         // Bases are element addresses on 128-byte boundaries; buffers never overlap.
@@ -844,7 +827,7 @@ impl<'m> Simulator<'m> {
                 core: None,
                 op: None,
             })?;
-        self.dram.push(DramBuffer {
+        self.mem.dram.push(DramBuffer {
             name: name.to_string(),
             base,
             elem,
@@ -856,12 +839,12 @@ impl<'m> Simulator<'m> {
 
     /// A DRAM buffer by name.
     pub fn buffer(&self, name: &str) -> Option<&DramBuffer> {
-        self.dram.iter().find(|b| b.name == name)
+        self.mem.dram.iter().find(|b| b.name == name)
     }
 
     /// All DRAM buffers.
     pub fn buffers(&self) -> &[DramBuffer] {
-        &self.dram
+        &self.mem.dram
     }
 
     /// The timing tasks recorded so far.
@@ -1035,23 +1018,18 @@ impl<'m> Simulator<'m> {
                         Dim::Static(x) => x == s,
                         Dim::Dynamic => true,
                     });
-                // Timing-only runs take tensors without data (and drop any given).
-                let held = if self.timing_only { n } else { data.len() };
-                if n != held || !fits || n > self.limits.max_tensor_elements {
+                let held = self.domain.tensor_arg(*elem, data, n);
+                let (Some(held), true) = (held, fits && n <= self.limits.max_tensor_elements)
+                else {
                     return err(format!(
                         "argument '%{name}' is a tensor of shape {shape:?} with {} elements, which does not fit its type",
                         data.len()
                     ));
-                }
-                let data = if self.timing_only {
-                    Vec::new()
-                } else {
-                    data.iter().map(|x| round_to(*elem, *x)).collect()
                 };
                 RtValue::Tensor(Rc::new(TensorVal {
                     shape: shape.clone(),
                     elem: *elem,
-                    data,
+                    data: held,
                     ready: None,
                 }))
             }
@@ -1540,13 +1518,9 @@ impl<'m> Simulator<'m> {
         Ok(RtValue::Tensor(Rc::new(t)))
     }
 
-    /// `numel(shape)` copies of `x`, or nothing in timing-only mode.
+    /// `numel(shape)` copies of `x`, as the domain holds them.
     pub(crate) fn filled(&self, shape: &[usize], x: f32) -> Vec<f32> {
-        if self.timing_only {
-            Vec::new()
-        } else {
-            vec![x; shape.iter().product()]
-        }
+        self.domain.filled(shape.iter().product(), x)
     }
 
     pub(crate) fn check_size(&self, rop: &ROp<'_>, shape: &[usize]) -> Result<usize, SimError> {
@@ -1681,11 +1655,7 @@ impl<'m> Simulator<'m> {
                                 ),
                             ));
                         }
-                        let data = if self.timing_only {
-                            Vec::new()
-                        } else {
-                            v.iter().map(|x| round_to(elem, *x as f32)).collect()
-                        };
+                        let data = self.domain.dense(elem, v);
                         self.new_tensor(ctx, rop, shape, elem, data, None)?
                     }
                 };

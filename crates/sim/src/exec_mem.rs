@@ -5,74 +5,10 @@
 use crate::exec::{
     CoreCtx, ROp, RtValue, SimError, Simulator, TensorVal, TilePoints, TileVal, ViewVal, NO_TASK,
 };
+use crate::store::{Loc, Place, Span};
 use crate::timing::{DramAccess, TaskId, Unit, Work};
-use half::{bf16, f16};
 use ktir::ast::*;
 use std::rc::Rc;
-
-/// What timing-only mode assumes for the indices of an indirect access tile.
-pub(crate) const ASSUMED_INDICES: &str = "index values are not computed in a timing-only run; assumed to be the identity (the index at row-major position p of its index view reads as p, wrapped into the size of the dimension it subscripts), so the elements gathered or scattered, and for a distributed view the memory stops they use, may differ from a run with numbers";
-
-/// The index timing-only mode assumes at point `at` of index view `iv`, for a dimension
-/// of `size` elements (see [`ASSUMED_INDICES`]).
-fn assumed_index(iv: &ViewVal, at: &[i64], size: i64) -> f32 {
-    let mut flat: i64 = 0;
-    for (c, n) in at.iter().zip(&iv.sizes) {
-        flat = flat.wrapping_mul(*n).wrapping_add(*c);
-    }
-    flat.rem_euclid(size.max(1)) as f32
-}
-
-/// Where one element lives.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Loc {
-    /// Element `idx` of DRAM buffer `buf`.
-    Dram { buf: usize, idx: usize },
-    /// Byte `byte` of core `core`'s scratchpad.
-    Local { core: usize, byte: usize },
-}
-
-/// Stores `x` as `elem` in little-endian bytes.
-pub(crate) fn encode(elem: ScalarType, x: f32, out: &mut [u8]) {
-    fn put<const N: usize>(out: &mut [u8], bytes: [u8; N]) {
-        for (o, b) in out.iter_mut().zip(bytes) {
-            *o = b;
-        }
-    }
-    match elem {
-        ScalarType::F16 => put(out, f16::from_f32(x).to_le_bytes()),
-        ScalarType::BF16 => put(out, bf16::from_f32(x).to_le_bytes()),
-        ScalarType::F32 => put(out, x.to_le_bytes()),
-        ScalarType::F64 => put(out, (x as f64).to_le_bytes()),
-        // fp8: the high byte of the fp16 pattern (exact for e5m2; an approximation for e4m3).
-        ScalarType::F8E4M3 | ScalarType::F8E5M2 => put(out, [f16::from_f32(x).to_le_bytes()[1]]),
-        ScalarType::I1 | ScalarType::I8 => put(out, [(x as i64) as u8]),
-        ScalarType::I16 => put(out, ((x as i64) as i16).to_le_bytes()),
-        ScalarType::I32 => put(out, ((x as i64) as i32).to_le_bytes()),
-        ScalarType::I64 | ScalarType::Index => put(out, (x as i64).to_le_bytes()),
-    }
-}
-
-/// Reads an `elem` from little-endian bytes (missing bytes read as zero).
-pub(crate) fn decode(elem: ScalarType, b: &[u8]) -> f32 {
-    let g = |i: usize| b.get(i).copied().unwrap_or(0);
-    match elem {
-        ScalarType::F16 => f16::from_le_bytes([g(0), g(1)]).to_f32(),
-        ScalarType::BF16 => bf16::from_le_bytes([g(0), g(1)]).to_f32(),
-        ScalarType::F32 => f32::from_le_bytes([g(0), g(1), g(2), g(3)]),
-        ScalarType::F64 => {
-            f64::from_le_bytes([g(0), g(1), g(2), g(3), g(4), g(5), g(6), g(7)]) as f32
-        }
-        ScalarType::F8E4M3 | ScalarType::F8E5M2 => f16::from_le_bytes([0, g(0)]).to_f32(),
-        ScalarType::I1 => (g(0) & 1) as f32,
-        ScalarType::I8 => g(0) as i8 as f32,
-        ScalarType::I16 => i16::from_le_bytes([g(0), g(1)]) as f32,
-        ScalarType::I32 => i32::from_le_bytes([g(0), g(1), g(2), g(3)]) as f32,
-        ScalarType::I64 | ScalarType::Index => {
-            i64::from_le_bytes([g(0), g(1), g(2), g(3), g(4), g(5), g(6), g(7)]) as f32
-        }
-    }
-}
 
 /// Points of the box `lo + [0, extents)` enumerated in the order an order map gives (its
 /// last result is innermost), flat (`extents.len()` values per point).
@@ -463,6 +399,7 @@ impl Simulator<'_> {
         let mut valid = Vec::with_capacity(n);
         let mut reads = vec![0u64; index_views.len()];
         let mut dims = vec![0i64; rop.ints.len()];
+        let mut assumed = false;
         for v in points.chunks(vars.max(1)).take(n) {
             let ok = set.contains(v, &syms);
             valid.push(ok);
@@ -495,11 +432,9 @@ impl Simulator<'_> {
                         let (loc, _) = self.locate(rop, iv, &at, ctx.core)?;
                         reads[k] += 1;
                         k += 1;
-                        let x = if self.timing_only {
-                            assumed_index(iv, &at, view.sizes.get(dim).copied().unwrap_or(1))
-                        } else {
-                            self.read_loc(loc, iv.elem)
-                        };
+                        let size = view.sizes.get(dim).copied().unwrap_or(1);
+                        let (x, guessed) = self.domain.index_value(&self.mem, loc, iv, &at, size);
+                        assumed |= guessed;
                         if !x.is_finite() {
                             return Err(self.at(rop, format!("index value {x} is not an integer")));
                         }
@@ -509,8 +444,8 @@ impl Simulator<'_> {
                 coords.push(c);
             }
         }
-        if self.timing_only && reads.iter().any(|r| *r > 0) {
-            self.assume(rop, ASSUMED_INDICES);
+        if assumed {
+            self.assume(rop, crate::domain::ASSUMED_INDICES);
         }
         // Reading the indices is a transfer into the core.
         let mut ready = Vec::new();
@@ -641,7 +576,7 @@ impl Simulator<'_> {
                     Some(c) => usize::try_from(c).unwrap_or(usize::MAX),
                     None => core,
                 };
-                if c >= self.scratchpads.len() {
+                if c >= self.mem.scratchpads.len() {
                     return Err(self.at(
                         rop,
                         format!(
@@ -680,7 +615,7 @@ impl Simulator<'_> {
         view: &ViewVal,
         addr: i64,
     ) -> Result<(usize, usize), SimError> {
-        for (bi, b) in self.dram.iter().enumerate() {
+        for (bi, b) in self.mem.dram.iter().enumerate() {
             if addr >= b.base && addr < b.base + b.len as i64 {
                 if b.elem != view.elem {
                     return Err(self.at(
@@ -704,38 +639,6 @@ impl Simulator<'_> {
                 view.name
             ),
         ))
-    }
-
-    pub(crate) fn read_loc(&self, loc: Loc, elem: ScalarType) -> f32 {
-        match loc {
-            Loc::Dram { buf, idx } => self.dram[buf].data.get(idx).copied().unwrap_or(0.0),
-            Loc::Local { core, byte } => {
-                let pad = &self.scratchpads[core];
-                let n = elem.size_bytes();
-                decode(
-                    elem,
-                    pad.get(byte..(byte + n).min(pad.len())).unwrap_or(&[]),
-                )
-            }
-        }
-    }
-
-    fn write_loc(&mut self, loc: Loc, elem: ScalarType, x: f32) {
-        match loc {
-            Loc::Dram { buf, idx } => {
-                if let Some(v) = self.dram[buf].data.get_mut(idx) {
-                    *v = crate::exec::round_to(elem, x);
-                }
-            }
-            Loc::Local { core, byte } => {
-                let n = elem.size_bytes();
-                let pad = &mut self.scratchpads[core];
-                if pad.len() < byte + n {
-                    pad.resize(byte + n, 0);
-                }
-                encode(elem, x, &mut pad[byte..byte + n]);
-            }
-        }
     }
 
     fn tile_operand(
@@ -850,10 +753,11 @@ impl Simulator<'_> {
         let place = match view.space {
             MemorySpace::Global => {
                 let bi = self
+                    .mem
                     .dram
                     .iter()
                     .position(|b| min >= b.base && min < b.base + b.len as i64)?;
-                let b = &self.dram[bi];
+                let b = &self.mem.dram[bi];
                 if max >= b.base + b.len as i64 || b.elem != view.elem {
                     return None;
                 }
@@ -866,7 +770,7 @@ impl Simulator<'_> {
                 };
                 let size = view.elem.size_bytes() as u64;
                 let end = (max as u64).checked_add(1)?.checked_mul(size)?;
-                if c >= self.scratchpads.len()
+                if c >= self.mem.scratchpads.len()
                     || min < 0
                     || end > self.machine.scratchpad_bytes.value
                 {
@@ -885,59 +789,6 @@ impl Simulator<'_> {
             end: max,
             stop: self.view_stop(view, core),
         })
-    }
-
-    /// Reads a span's elements in enumeration order.
-    fn read_span(&self, span: &Span, elem: ScalarType, n: usize) -> Vec<f32> {
-        let mut data = Vec::with_capacity(n);
-        match span.place {
-            Place::Dram(bi) => {
-                let b = &self.dram[bi];
-                walk_span(span, |_, addr| {
-                    data.push(b.data.get((addr - b.base) as usize).copied().unwrap_or(0.0))
-                });
-            }
-            Place::Local(core) => {
-                let size = elem.size_bytes();
-                walk_span(span, |_, addr| {
-                    let byte = addr as usize * size;
-                    data.push(self.read_loc(Loc::Local { core, byte }, elem))
-                });
-            }
-        }
-        data
-    }
-
-    /// Writes `values` (enumeration order) over a span.
-    fn write_span(&mut self, span: &Span, elem: ScalarType, values: &[f32]) {
-        match span.place {
-            Place::Dram(bi) => {
-                let b = &mut self.dram[bi];
-                let base = b.base;
-                let data = &mut b.data;
-                walk_span(span, |k, addr| {
-                    if let (Some(slot), Some(x)) =
-                        (data.get_mut((addr - base) as usize), values.get(k))
-                    {
-                        *slot = crate::exec::round_to(elem, *x);
-                    }
-                });
-            }
-            Place::Local(core) => {
-                let size = elem.size_bytes();
-                let pad = &mut self.scratchpads[core];
-                let need = (span.end as usize + 1) * size;
-                if pad.len() < need {
-                    pad.resize(need, 0);
-                }
-                walk_span(span, |k, addr| {
-                    let byte = addr as usize * size;
-                    if let Some(x) = values.get(k) {
-                        encode(elem, *x, &mut pad[byte..byte + size]);
-                    }
-                });
-            }
-        }
     }
 
     pub(crate) fn load(
@@ -975,23 +826,19 @@ impl Simulator<'_> {
             ));
         }
         let size = elem.size_bytes() as u64;
-        let numbers = !self.timing_only;
         let (data, per_stop) = match self.box_span(&tile, ctx.core) {
             Some(span) => {
-                let data = if numbers {
-                    self.read_span(&span, elem, n)
-                } else {
-                    Vec::new()
-                };
+                let data = self.domain.load_span(&self.mem, &span, elem, n);
                 (data, vec![(span.stop, n as u64 * size)])
             }
             None => {
-                let mut data = if numbers { vec![0.0f32; n] } else { Vec::new() };
+                // Filled in where the domain holds contents.
+                let mut data = self.domain.load_points(n);
                 let mut per_stop: Vec<((usize, DramAccess), u64)> = Vec::new();
                 tile.visit(|k, coord| {
                     let (loc, stop) = self.locate(rop, &tile.view, coord, ctx.core)?;
-                    if numbers {
-                        data[k] = self.read_loc(loc, elem);
+                    if let Some(slot) = data.get_mut(k) {
+                        *slot = self.mem.read_loc(loc, elem);
                     }
                     match per_stop.iter_mut().find(|(s, _)| *s == stop) {
                         Some((_, b)) => *b += size,
@@ -1029,20 +876,19 @@ impl Simulator<'_> {
         }
         let elem = tile.view.elem;
         let size = elem.size_bytes() as u64;
-        let numbers = !self.timing_only;
         let per_stop = match self.box_span(&tile, ctx.core) {
             Some(span) => {
-                if numbers {
-                    self.write_span(&span, elem, &value.data);
-                }
+                self.domain
+                    .store_span(&mut self.mem, &span, elem, &value.data);
                 vec![(span.stop, n as u64 * size)]
             }
             None => {
                 let mut per_stop: Vec<((usize, DramAccess), u64)> = Vec::new();
                 tile.visit(|k, coord| {
                     let (loc, stop) = self.locate(rop, &tile.view, coord, ctx.core)?;
-                    if numbers {
-                        self.write_loc(loc, elem, value.data[k]);
+                    // Written where the value holds contents.
+                    if let Some(x) = value.data.get(k) {
+                        self.mem.write_loc(loc, elem, *x);
                     }
                     match per_stop.iter_mut().find(|(s, _)| *s == stop) {
                         Some((_, b)) => *b += size,
@@ -1068,74 +914,9 @@ impl Simulator<'_> {
     }
 }
 
-/// Where a [`Simulator::box_span`] lands.
-enum Place {
-    /// DRAM buffer index.
-    Dram(usize),
-    /// The scratchpad of this core.
-    Local(usize),
-}
-
-/// A box tile's addresses: `first`, then per enumeration loop (outermost first) its
-/// extent and address step.
-struct Span {
-    place: Place,
-    first: i64,
-    loops: Vec<(usize, i64)>,
-    /// The largest address.
-    end: i64,
-    stop: (usize, DramAccess),
-}
-
-/// Calls `f(k, address)` for the span's points in enumeration order.
-fn walk_span(span: &Span, mut f: impl FnMut(usize, i64)) {
-    let Some((&(inner_n, inner_step), outer)) = span.loops.split_last() else {
-        f(0, span.first);
-        return;
-    };
-    let rows: usize = outer.iter().map(|l| l.0).product();
-    let mut idx = vec![0usize; outer.len()];
-    let mut row_start = span.first;
-    let mut k = 0;
-    for _ in 0..rows {
-        let mut a = row_start;
-        for _ in 0..inner_n {
-            f(k, a);
-            k += 1;
-            a += inner_step;
-        }
-        for d in (0..outer.len()).rev() {
-            idx[d] += 1;
-            row_start += outer[d].1;
-            if idx[d] < outer[d].0 {
-                break;
-            }
-            row_start -= outer[d].1 * outer[d].0 as i64;
-            idx[d] = 0;
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn bytes_round_trip_per_type() {
-        for (t, x) in [
-            (ScalarType::F16, 1.5f32),
-            (ScalarType::BF16, -2.0),
-            (ScalarType::F32, 3.25),
-            (ScalarType::I32, -7.0),
-            (ScalarType::I8, -3.0),
-            (ScalarType::I1, 1.0),
-            (ScalarType::Index, 123456.0),
-        ] {
-            let mut b = vec![0u8; t.size_bytes()];
-            encode(t, x, &mut b);
-            assert_eq!(decode(t, &b), x, "{t:?}");
-        }
-    }
 
     #[test]
     fn order_maps_enumerate_innermost_last() {

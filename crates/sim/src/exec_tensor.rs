@@ -3,6 +3,7 @@
 //! ops, `linalg.generic` (its region interpreted per iteration point) and `linalg.reduce`
 //! (a fast path for single-op combiners, the region interpreted otherwise).
 
+use crate::domain::Arg;
 use crate::exec::{
     for_each_point, strides_of, CoreCtx, ROp, RtValue, SimError, Simulator, TensorVal,
 };
@@ -11,17 +12,6 @@ use crate::timing::{Unit, Work};
 use ktir::ast::*;
 use ktir::ast::{CostClass, ElementwiseOp, LinalgNamedOp, Predicate};
 use std::rc::Rc;
-
-/// A scalar or tensor operand seen elementwise.
-enum Arg {
-    Scalar(f64),
-    /// A scalar timing-only mode did not compute (the line of its `tensor.extract`).
-    Unknown(u32),
-    Tensor(Rc<TensorVal>),
-}
-
-/// Most operands an elementwise op reads (`math.fma`).
-const MAX_EW_OPERANDS: usize = 3;
 
 /// The first operand timing-only mode did not compute, if any.
 fn first_unknown(args: &[Arg]) -> Option<u32> {
@@ -48,7 +38,7 @@ fn scalar_of(v: &RtValue) -> Option<f64> {
     }
 }
 
-fn scalar_value(x: f64, elem: ScalarType) -> RtValue {
+pub(crate) fn scalar_value(x: f64, elem: ScalarType) -> RtValue {
     if elem.is_float() {
         RtValue::Float(x)
     } else {
@@ -104,7 +94,8 @@ impl Simulator<'_> {
         what: &str,
     ) -> Result<f64, SimError> {
         match self.get(slots, rop, i)? {
-            RtValue::Unknown(_) if self.timing_only => Ok(0.0),
+            // Only the shapes-only domain makes unknown scalars, and it reads no data.
+            RtValue::Unknown(_) => Ok(0.0),
             v => scalar_of(v).ok_or_else(|| self.at(rop, what.into())),
         }
     }
@@ -136,23 +127,6 @@ impl Simulator<'_> {
             .or_else(|| rop.op.result_types.first().and_then(Type::elem))
             .unwrap_or(ScalarType::F32);
         let int = exec_ew::computes_on_ints(ew, elem);
-        let apply = |vals: &[f64]| -> Option<f64> {
-            // Ops take at most three operands; more would be ignored anyway.
-            let n = vals.len().min(MAX_EW_OPERANDS);
-            if int {
-                let mut v = [0i64; MAX_EW_OPERANDS];
-                for (o, x) in v.iter_mut().zip(vals) {
-                    *o = *x as i64;
-                }
-                exec_ew::int(ew, &v[..n], elem).map(|r| r as f64)
-            } else {
-                let mut v = [0f32; MAX_EW_OPERANDS];
-                for (o, x) in v.iter_mut().zip(vals) {
-                    *o = *x as f32;
-                }
-                Some(crate::exec::round_to(elem, exec_ew::float(ew, &v[..n])) as f64)
-            }
-        };
         let Some(shape) = self.common_shape(rop, &args)? else {
             if let Some(line) = first_unknown(&args) {
                 return Ok(RtValue::Unknown(line));
@@ -164,28 +138,15 @@ impl Simulator<'_> {
                     _ => 0.0,
                 })
                 .collect();
-            let r = apply(&vals).ok_or_else(|| self.at(rop, "integer division by zero".into()))?;
+            let r = crate::domain::apply(ew, elem, int, &vals)
+                .ok_or_else(|| self.at(rop, "integer division by zero".into()))?;
             return Ok(scalar_value(r, elem));
         };
         let n: usize = shape.iter().product();
-        let mut data = Vec::new();
-        if !self.timing_only {
-            data.reserve(n);
-            let mut vals = vec![0.0f64; args.len()];
-            for i in 0..n {
-                for (v, a) in vals.iter_mut().zip(&args) {
-                    *v = match a {
-                        Arg::Scalar(x) => *x,
-                        Arg::Tensor(t) => t.data.get(i).copied().unwrap_or(0.0) as f64,
-                        Arg::Unknown(_) => 0.0,
-                    };
-                }
-                let r = apply(&vals).ok_or_else(|| {
-                    self.at(rop, format!("integer division by zero at element {i}"))
-                })?;
-                data.push(r as f32);
-            }
-        }
+        let data = self
+            .domain
+            .elementwise(ew, elem, int, &args, n)
+            .map_err(|i| self.at(rop, format!("integer division by zero at element {i}")))?;
         let inputs = tensors(&args);
         let transcendental = ew.cost() == CostClass::Transcendental;
         let task = self.sfp(ctx, rop, n, transcendental, &inputs)?;
@@ -204,7 +165,6 @@ impl Simulator<'_> {
         };
         let elem = operand_type.elem().unwrap_or(ScalarType::F32);
         let args = self.args(slots, rop, 0..2)?;
-        let cmp = |a: f64, b: f64| exec_ew::compare(predicate, a, b, elem);
         let Some(shape) = self.common_shape(rop, &args)? else {
             if let Some(line) = first_unknown(&args) {
                 return Ok(RtValue::Unknown(line));
@@ -212,22 +172,12 @@ impl Simulator<'_> {
             let (Arg::Scalar(a), Arg::Scalar(b)) = (&args[0], &args[1]) else {
                 return Err(self.at(rop, "operands are of different kinds".into()));
             };
-            return Ok(RtValue::Index(i64::from(cmp(*a, *b))));
+            return Ok(RtValue::Index(i64::from(exec_ew::compare(
+                predicate, *a, *b, elem,
+            ))));
         };
         let n: usize = shape.iter().product();
-        let at = |a: &Arg, i: usize| match a {
-            Arg::Scalar(x) => *x,
-            Arg::Tensor(t) => t.data.get(i).copied().unwrap_or(0.0) as f64,
-            Arg::Unknown(_) => 0.0,
-        };
-        let mut data = Vec::new();
-        if !self.timing_only {
-            data.reserve(n);
-            for i in 0..n {
-                let r = cmp(at(&args[0], i), at(&args[1], i));
-                data.push(if r { 1.0 } else { 0.0 });
-            }
-        }
+        let data = self.domain.compare(predicate, elem, &args, n);
         let inputs = tensors(&args);
         let task = self.sfp(ctx, rop, n, false, &inputs)?;
         self.new_tensor(ctx, rop, shape, ScalarType::I1, data, Some(task))
@@ -263,24 +213,7 @@ impl Simulator<'_> {
             .first()
             .and_then(Type::elem)
             .unwrap_or(ScalarType::F32);
-        let at = |a: &Arg, i: usize| match a {
-            Arg::Scalar(x) => *x as f32,
-            Arg::Tensor(t) => t.data.get(i).copied().unwrap_or(0.0),
-            Arg::Unknown(_) => 0.0,
-        };
-        let data: Vec<f32> = if self.timing_only {
-            Vec::new()
-        } else {
-            (0..n)
-                .map(|i| {
-                    if at(&args[0], i) != 0.0 {
-                        at(&args[1], i)
-                    } else {
-                        at(&args[2], i)
-                    }
-                })
-                .collect()
-        };
+        let data = self.domain.select(&args, n);
         let inputs = tensors(&args);
         let task = self.sfp(ctx, rop, n, false, &inputs)?;
         self.new_tensor(ctx, rop, shape, elem, data, Some(task))
@@ -303,11 +236,7 @@ impl Simulator<'_> {
         let from = source_type.elem().unwrap_or(ScalarType::F32);
         match self.get(slots, rop, 0)?.clone() {
             RtValue::Tensor(x) => {
-                let data: Vec<f32> = x
-                    .data
-                    .iter()
-                    .map(|&v| exec_ew::cast(name, v as f64, from, to) as f32)
-                    .collect();
+                let data = self.domain.cast(name, &x, from, to);
                 let task = self.sfp(ctx, rop, x.numel(), false, &[&x])?;
                 self.new_tensor(ctx, rop, x.shape.clone(), to, data, Some(task))
             }
@@ -359,7 +288,7 @@ impl Simulator<'_> {
         match &rop.op.kind {
             OpKind::TensorEmpty { .. } => {
                 let (shape, elem) = self.dynamic_result_shape(slots, rop, 0)?;
-                let data = self.filled(&shape, 0.0);
+                let data = self.domain.filled(shape.iter().product(), 0.0);
                 let v = self.new_tensor(ctx, rop, shape, elem, data, None)?;
                 self.set(slots, rop, 0, v);
             }
@@ -367,7 +296,7 @@ impl Simulator<'_> {
                 let x = self.data_scalar(slots, rop, 0, "splat value must be a scalar")?;
                 let (shape, elem) = self.dynamic_result_shape(slots, rop, 1)?;
                 let n = shape.iter().product::<usize>();
-                let data = self.filled(&shape, crate::exec::round_to(elem, x as f32));
+                let data = self.domain.filled(n, crate::exec::round_to(elem, x as f32));
                 let task = self.record(
                     ctx,
                     Unit::Sfp,
@@ -383,21 +312,17 @@ impl Simulator<'_> {
             OpKind::TensorExtract { indices, .. } => {
                 let t = self.tensor(slots, rop, 0)?;
                 let flat = self.flat_index(slots, rop, &t.shape, 1, indices.len())?;
-                let v = match t.data.get(flat) {
-                    Some(x) => scalar_value(*x as f64, t.elem),
-                    None if self.timing_only => RtValue::Unknown(rop.line),
-                    None => return Err(self.at(rop, "the tensor holds no data".into())),
-                };
+                let v = self
+                    .domain
+                    .extract(&t, flat, rop.line)
+                    .ok_or_else(|| self.at(rop, "the tensor holds no data".into()))?;
                 self.set(slots, rop, 0, v);
             }
             OpKind::TensorInsert { indices, .. } => {
                 let x = self.data_scalar(slots, rop, 0, "inserted value must be a scalar")?;
                 let t = self.tensor(slots, rop, 1)?;
                 let flat = self.flat_index(slots, rop, &t.shape, 2, indices.len())?;
-                let mut data = t.data.clone();
-                if let Some(slot) = data.get_mut(flat) {
-                    *slot = crate::exec::round_to(t.elem, x as f32);
-                }
+                let data = self.domain.insert(&t, flat, x as f32);
                 let task = self.sfp(ctx, rop, 1, false, &[&t])?;
                 let v = self.new_tensor(ctx, rop, t.shape.clone(), t.elem, data, Some(task))?;
                 self.set(slots, rop, 0, v);
@@ -411,14 +336,10 @@ impl Simulator<'_> {
                 let x = self.tensor(slots, rop, 0)?;
                 let (offs, szs, strs) =
                     self.slice_params(slots, rop, 1, [offsets, sizes, strides])?;
-                let data = if self.timing_only {
-                    crate::exec_ops::check_slice(&x.shape, &offs, &szs, &strs)
-                        .map_err(|m| self.at(rop, m))?;
-                    Vec::new()
-                } else {
-                    crate::exec_ops::extract_slice(&x.data, &x.shape, &offs, &szs, &strs)
-                        .map_err(|m| self.at(rop, m))?
-                };
+                let data = self
+                    .domain
+                    .extract_slice(&x, &offs, &szs, &strs)
+                    .map_err(|m| self.at(rop, m))?;
                 let len: usize = szs.iter().product();
                 // Result shape: the result type's, which may drop unit dims of the slice.
                 let shape = match rop.op.result_types.first().and_then(Type::static_shape) {
@@ -444,29 +365,10 @@ impl Simulator<'_> {
                 let dst = self.tensor(slots, rop, 1)?;
                 let (offs, szs, strs) =
                     self.slice_params(slots, rop, 2, [offsets, sizes, strides])?;
-                let data = if self.timing_only {
-                    crate::exec_ops::check_slice(&dst.shape, &offs, &szs, &strs)
-                        .map_err(|m| self.at(rop, m))?;
-                    if src.numel() != szs.iter().product::<usize>() {
-                        return Err(self.at(
-                            rop,
-                            format!(
-                                "inserting {} elements into a slice of {} elements",
-                                src.numel(),
-                                szs.iter().product::<usize>()
-                            ),
-                        ));
-                    }
-                    Vec::new()
-                } else {
-                    crate::exec_ops::insert_slice(
-                        &src.data, &dst.data, &dst.shape, &offs, &szs, &strs,
-                    )
-                    .map_err(|m| self.at(rop, m))?
-                    .into_iter()
-                    .map(|v| crate::exec::round_to(dst.elem, v))
-                    .collect()
-                };
+                let data = self
+                    .domain
+                    .insert_slice(&src, &dst, &offs, &szs, &strs)
+                    .map_err(|m| self.at(rop, m))?;
                 let task = self.sfp(ctx, rop, src.numel(), false, &[&src, &dst])?;
                 let v = self.new_tensor(ctx, rop, dst.shape.clone(), dst.elem, data, Some(task))?;
                 self.set(slots, rop, 0, v);
@@ -474,7 +376,9 @@ impl Simulator<'_> {
             OpKind::Fill { .. } => {
                 let x = self.data_scalar(slots, rop, 0, "fill value must be a scalar")?;
                 let init = self.tensor(slots, rop, 1)?;
-                let data = self.filled(&init.shape, crate::exec::round_to(init.elem, x as f32));
+                let data = self
+                    .domain
+                    .filled(init.numel(), crate::exec::round_to(init.elem, x as f32));
                 let task = self.sfp(ctx, rop, init.numel(), false, &[&init])?;
                 let v =
                     self.new_tensor(ctx, rop, init.shape.clone(), init.elem, data, Some(task))?;
@@ -497,12 +401,9 @@ impl Simulator<'_> {
                     );
                 }
                 let out_shape: Vec<usize> = permutation.iter().map(|&p| x.shape[p]).collect();
-                let mut out = Vec::new();
-                if !self.timing_only {
-                    let in_strides = strides_of(&x.shape);
-                    let from: Vec<usize> = permutation.iter().map(|&p| in_strides[p]).collect();
-                    out = gather(&x.data, &out_shape, &from);
-                }
+                let in_strides = strides_of(&x.shape);
+                let from: Vec<usize> = permutation.iter().map(|&p| in_strides[p]).collect();
+                let out = self.domain.gather(&x, &out_shape, &from);
                 let task = self.sfp(ctx, rop, x.numel(), false, &[&x])?;
                 let v = self.new_tensor(ctx, rop, out_shape, x.elem, out, Some(task))?;
                 self.set(slots, rop, 0, v);
@@ -511,22 +412,19 @@ impl Simulator<'_> {
                 let x = self.tensor(slots, rop, 0)?;
                 let init = self.tensor(slots, rop, 1)?;
                 let in_strides = strides_of(&x.shape);
-                let mut out = Vec::new();
-                if !self.timing_only {
-                    // Broadcast dimensions step nowhere in the source; the others step
-                    // through its dimensions in order.
-                    let mut kept = in_strides.iter().copied();
-                    let from: Vec<usize> = (0..init.shape.len())
-                        .map(|d| {
-                            if dimensions.contains(&d) {
-                                0
-                            } else {
-                                kept.next().unwrap_or(0)
-                            }
-                        })
-                        .collect();
-                    out = gather(&x.data, &init.shape, &from);
-                }
+                // Broadcast dimensions step nowhere in the source; the others step
+                // through its dimensions in order.
+                let mut kept = in_strides.iter().copied();
+                let from: Vec<usize> = (0..init.shape.len())
+                    .map(|d| {
+                        if dimensions.contains(&d) {
+                            0
+                        } else {
+                            kept.next().unwrap_or(0)
+                        }
+                    })
+                    .collect();
+                let out = self.domain.gather(&x, &init.shape, &from);
                 let task = self.sfp(ctx, rop, init.numel(), false, &[&x, &init])?;
                 let v =
                     self.new_tensor(ctx, rop, init.shape.clone(), init.elem, out, Some(task))?;
@@ -727,12 +625,10 @@ impl Simulator<'_> {
                 ))
             }
         };
-        let out = if self.timing_only {
-            Vec::new()
-        } else {
-            matmul_data(a, b, c, (m, k, n), transpose_a, transpose_b)
-                .ok_or_else(|| self.at(rop, "operand data does not match its shape".into()))?
-        };
+        let out = self
+            .domain
+            .matmul(a, b, c, (m, k, n), transpose_a, transpose_b)
+            .ok_or_else(|| self.at(rop, "operand data does not match its shape".into()))?;
         let cycles = self.machine.matmul_cycles(m as u64, n as u64, k as u64);
         let deps = a.ready.into_iter().chain(b.ready).chain(c.ready).collect();
         let task = self.record(ctx, Unit::Pt, Work::Compute { cycles }, deps, rop)?;
@@ -763,15 +659,10 @@ impl Simulator<'_> {
                 ))
             }
         };
-        let out: Vec<f32> = if self.timing_only {
-            Vec::new()
-        } else {
-            crate::exec_ops::batch_matmul(&a.data, &b.data, &c.data, bt, m, k, n)
-                .map_err(|e| self.at(rop, e))?
-                .into_iter()
-                .map(|v| crate::exec::round_to(c.elem, v))
-                .collect()
-        };
+        let out = self
+            .domain
+            .batch_matmul(a, b, c, (bt, m, k, n))
+            .map_err(|e| self.at(rop, e))?;
         let cycles = self
             .machine
             .matmul_cycles(m as u64, n as u64, k as u64)
@@ -866,12 +757,7 @@ impl Simulator<'_> {
             Some(o)
         };
         let mut err = None;
-        // The region computes element values only, so timing-only mode skips it.
-        let points_to_run = if self.timing_only {
-            vec![0]
-        } else {
-            extents.clone()
-        };
+        let points_to_run = self.domain.region_space(&extents);
         for_each_point(&points_to_run, |_, p| {
             let mut args = Vec::with_capacity(n_in + n_out);
             for (j, v) in operands.iter().enumerate() {
@@ -961,17 +847,10 @@ impl Simulator<'_> {
         };
         if let (Some(c), 1, 1) = (combiner, n_in, n_out) {
             let init = &inits[0];
-            let data: Vec<f32> = if self.timing_only {
-                crate::exec_ops::check_reduce(&x.shape, dimensions, init.numel())
-                    .map_err(|m| self.at(rop, m))?;
-                Vec::new()
-            } else {
-                crate::exec_ops::reduce(&x.data, &x.shape, dimensions, &init.data, c)
-                    .map_err(|m| self.at(rop, m))?
-                    .into_iter()
-                    .map(|v| crate::exec::round_to(init.elem, v))
-                    .collect()
-            };
+            let data = self
+                .domain
+                .reduce(&x, dimensions, init, c)
+                .map_err(|m| self.at(rop, m))?;
             let v = self.new_tensor(ctx, rop, init.shape.clone(), init.elem, data, Some(task))?;
             self.set(slots, rop, 0, v);
             return Ok(());
@@ -1004,12 +883,7 @@ impl Simulator<'_> {
             ));
         }
         let mut acc: Vec<Vec<f32>> = inits.iter().map(|t| t.data.clone()).collect();
-        // The region computes element values only, so timing-only mode skips it.
-        let shape = if self.timing_only {
-            vec![0]
-        } else {
-            x.shape.clone()
-        };
+        let shape = self.domain.region_space(&x.shape);
         for_each_point(&shape, |flat, p| {
             let o: usize = kept
                 .iter()
@@ -1036,151 +910,5 @@ impl Simulator<'_> {
             self.set(slots, rop, k, v);
         }
         Ok(())
-    }
-}
-
-/// `round(c + op(a) x op(b))` for `[m, k] x [k, n]`, each element accumulated in f32 in
-/// ascending `p` (the order of a dot product per element), row by row so the innermost
-/// loop runs along contiguous rows of `b` and of the result.
-fn matmul_data(
-    a: &TensorVal,
-    b: &TensorVal,
-    c: &TensorVal,
-    (m, k, n): (usize, usize, usize),
-    transpose_a: bool,
-    transpose_b: bool,
-) -> Option<Vec<f32>> {
-    if a.data.len() != m * k || b.data.len() != k * n || c.data.len() != m * n {
-        return None;
-    }
-    // `b` as k rows of n.
-    let bt;
-    let b_rows: &[f32] = if transpose_b {
-        let mut t = vec![0.0f32; k * n];
-        for j in 0..n {
-            for p in 0..k {
-                t[p * n + j] = b.data[j * k + p];
-            }
-        }
-        bt = t;
-        &bt
-    } else {
-        &b.data
-    };
-    let mut out = c.data.clone();
-    for i in 0..m {
-        let row = &mut out[i * n..(i + 1) * n];
-        for p in 0..k {
-            let x = if transpose_a {
-                a.data[p * m + i]
-            } else {
-                a.data[i * k + p]
-            };
-            // Every term is added, zeros included, so NaN and signed zeros behave as in
-            // a plain dot product.
-            for (acc, y) in row.iter_mut().zip(&b_rows[p * n..(p + 1) * n]) {
-                *acc += x * y;
-            }
-        }
-        for v in row.iter_mut() {
-            *v = crate::exec::round_to(c.elem, *v);
-        }
-    }
-    Some(out)
-}
-
-/// The elements of `src` at `sum(p[d] * from[d])` for every point `p` of `shape` in
-/// row-major order (0 past its end): transposes and broadcasts as one strided walk.
-fn gather(src: &[f32], shape: &[usize], from: &[usize]) -> Vec<f32> {
-    let total: usize = shape.iter().product();
-    let mut out = Vec::with_capacity(total);
-    if total == 0 {
-        return out;
-    }
-    let Some((&inner_n, outer)) = shape.split_last() else {
-        out.push(src.first().copied().unwrap_or(0.0));
-        return out;
-    };
-    let inner_step = from.last().copied().unwrap_or(0);
-    let rows: usize = outer.iter().product();
-    let mut idx = vec![0usize; outer.len()];
-    let mut row_start = 0usize;
-    for _ in 0..rows {
-        let mut at = row_start;
-        for _ in 0..inner_n {
-            out.push(src.get(at).copied().unwrap_or(0.0));
-            at += inner_step;
-        }
-        for d in (0..outer.len()).rev() {
-            idx[d] += 1;
-            row_start += from[d];
-            if idx[d] < outer[d] {
-                break;
-            }
-            row_start -= from[d] * outer[d];
-            idx[d] = 0;
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn t(shape: &[usize], data: Vec<f32>) -> TensorVal {
-        TensorVal {
-            shape: shape.to_vec(),
-            elem: ScalarType::F32,
-            data,
-            ready: None,
-        }
-    }
-
-    #[test]
-    fn strided_gathers_transpose_and_broadcast() {
-        let x: Vec<f32> = (0..6).map(|i| i as f32).collect(); // [2, 3]
-                                                              // Transpose to [3, 2]: output dim 0 steps the input's dim 1.
-        assert_eq!(
-            gather(&x, &[3, 2], &[1, 3]),
-            vec![0.0, 3.0, 1.0, 4.0, 2.0, 5.0]
-        );
-        // Broadcast a row of 3 over 2 rows.
-        assert_eq!(
-            gather(&x[..3], &[2, 3], &[0, 1]),
-            vec![0.0, 1.0, 2.0, 0.0, 1.0, 2.0]
-        );
-        assert_eq!(gather(&x, &[], &[]), vec![0.0]);
-        assert!(gather(&x, &[0, 3], &[3, 1]).is_empty());
-    }
-
-    #[test]
-    fn matmul_rows_add_every_term_in_dot_product_order() {
-        // [2, 3] x [3, 2] onto c, with a NaN and a zero times infinity in row 1.
-        let a = t(&[2, 3], vec![1.0, 2.0, 3.0, 0.0, f32::NAN, 1.0]);
-        let b = t(&[3, 2], vec![1.0, 2.0, 3.0, 4.0, 5.0, f32::INFINITY]);
-        let c = t(&[2, 2], vec![0.5, -0.0, 1.0, 2.0]);
-        let dot = |i: usize, j: usize| {
-            let mut acc = c.data[i * 2 + j];
-            for p in 0..3 {
-                acc += a.data[i * 3 + p] * b.data[p * 2 + j];
-            }
-            acc
-        };
-        let got = matmul_data(&a, &b, &c, (2, 3, 2), false, false).unwrap();
-        for i in 0..2 {
-            for j in 0..2 {
-                assert_eq!(got[i * 2 + j].to_bits(), dot(i, j).to_bits(), "({i}, {j})");
-            }
-        }
-        // The transposed spellings read the same numbers.
-        let at = t(&[3, 2], vec![1.0, 0.0, 2.0, f32::NAN, 3.0, 1.0]);
-        let bt = t(&[2, 3], vec![1.0, 3.0, 5.0, 2.0, 4.0, f32::INFINITY]);
-        let via_t = matmul_data(&at, &bt, &c, (2, 3, 2), true, true).unwrap();
-        assert_eq!(
-            via_t.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
-            got.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
-        );
-        assert!(matmul_data(&a, &b, &c, (2, 2, 2), false, false).is_none());
     }
 }

@@ -7,6 +7,7 @@
 //! on the machine's resources.
 
 mod affine;
+mod domain;
 mod estimate;
 pub mod exec;
 mod exec_coll;
@@ -15,6 +16,7 @@ mod exec_mem;
 pub mod exec_ops;
 mod exec_tensor;
 pub mod machine;
+mod store;
 pub mod timing;
 pub mod trace;
 
