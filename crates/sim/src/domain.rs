@@ -15,10 +15,10 @@
 //! costs. Shape checks that the numeric kernels make are made by both domains, so a
 //! program is refused alike in both.
 
-use crate::exec::{round_to, RtValue, TensorVal, ViewVal};
 use crate::exec_ew;
 use crate::exec_ops::{self, Combiner};
 use crate::store::{Loc, Memory, Span};
+use crate::value::{round_to, RtValue, TensorVal, ViewVal};
 use ktir::ast::{ElementwiseOp, Predicate, ScalarType};
 use std::rc::Rc;
 
@@ -257,7 +257,7 @@ impl Domain for Numbers {
     fn extract(&self, t: &TensorVal, flat: usize, _line: u32) -> Option<RtValue> {
         t.data
             .get(flat)
-            .map(|x| crate::exec_tensor::scalar_value(*x as f64, t.elem))
+            .map(|x| crate::value::scalar_value(*x as f64, t.elem))
     }
 
     fn insert(&self, t: &TensorVal, flat: usize, x: f32) -> Vec<f32> {

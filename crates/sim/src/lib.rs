@@ -7,18 +7,22 @@
 //! on the machine's resources.
 
 mod affine;
+mod collectives;
 mod domain;
+mod elementwise;
 mod estimate;
 pub mod exec;
-mod exec_coll;
 pub mod exec_ew;
-mod exec_mem;
 pub mod exec_ops;
-mod exec_tensor;
 pub mod machine;
+mod memory;
+mod resolve;
+mod state;
 mod store;
+mod tensor;
 pub mod timing;
 pub mod trace;
+mod value;
 
 pub use estimate::estimate_steps;
 pub use exec::{ExecLimits, KernelValue, LineLookup, ProgressFn, SimError, Simulator};

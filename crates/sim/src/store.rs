@@ -2,8 +2,8 @@
 //! over them. Only the numbers domain reads or writes contents; the shapes-only domain
 //! leaves them empty.
 
-use crate::exec::round_to;
 use crate::timing::DramAccess;
+use crate::value::round_to;
 use half::{bf16, f16};
 use ktir::ast::ScalarType;
 
