@@ -1,16 +1,33 @@
 //! The KTIR interpreter: runs a verified kernel SPMD over its grid, computing real numbers,
 //! and records every data movement and compute step as a timing [`Task`].
 //!
-//! **Timing-only mode** ([`Simulator::new_timing_only`]) runs the same interpreter without
-//! tensor data: tensors and DRAM buffers are shapes and element types, every op records
-//! the tasks it records with numbers, and index arithmetic and control flow run for real.
+//! **Value domains.** What tensors and buffers hold is the value domain's business (see
+//! `domain.rs`): [`Simulator::new`] computes numbers, [`Simulator::new_timing_only`] computes
+//! shapes only: tensors and DRAM buffers are shapes and element types, every op records the
+//! tasks it records with numbers, and index arithmetic and control flow run for real.
 //! Values that would come from tensor data are assumed and reported (indirect indices) or
 //! refused where they steer the program (a `tensor.extract` used as a bound, condition or
-//! address). It is what plans models too large to run with numbers.
+//! address). It is what plans models too large to run with numbers. The domain is picked
+//! once, when the simulator is made; no op asks which one it runs in.
 //!
-//! Execution works on a resolved form of each function, built once per launch: values live
-//! in numbered slots, attributes (sets, maps) and elementwise ops are resolved, last uses
-//! are precomputed. Nothing is looked up by name while running.
+//! **Layers.** This module is the driver loop: launches, the per-core frame stacks, control
+//! flow (`scf.for`, `scf.if`, producer regions, terminators) and the dispatch of every other
+//! op to its family. Below it, each module uses only those listed after it:
+//!
+//! - op families: `memory.rs` (views, access tiles, loads, stores), `tensor.rs` (tensor
+//!   construction, slicing, movement, linalg), `elementwise.rs` (`arith`/`math`, compares,
+//!   selects, casts), `collectives.rs` (inter-tile produce, reduce and consume);
+//! - `state.rs`: the simulator's state (memory, tasks, steps, progress), per-core frames,
+//!   slots and contexts, and the helpers every family uses (operands, results, task
+//!   recording, tensor allocation with scratchpad accounting);
+//! - `resolve.rs`: the resolved form of a function;
+//! - `domain.rs`: the value domains, over `store.rs` (DRAM and scratchpad contents) and the
+//!   per-element semantics of [`crate::exec_ew`] and kernels of [`crate::exec_ops`];
+//! - `value.rs`: values, limits and errors.
+//!
+//! Families that interpret a region (`linalg.generic`, a reduction's combiner, a
+//! collective's combiner) call the driver loop through the core context's `run_region`, so
+//! the graph stays acyclic.
 //!
 //! **Suspension.** Each core runs on an explicit frame stack (a program counter per open
 //! block: the function body, loop bodies, `scf.if` branches, producer regions). A core runs
@@ -19,7 +36,7 @@
 //! instance (the same op, the same dynamic occurrence) has arrived, the collective is
 //! performed and its participants resume. Cores that arrive but take no part resume at once.
 //! If no core can run and no collective can fire, the launch stops with a deadlock error
-//! naming the op, the waiting cores and the missing ones. See `exec_coll.rs` for the
+//! naming the op, the waiting cores and the missing ones. See `collectives.rs` for the
 //! collective semantics and timing model.
 //!
 //! Memory model (assumptions, stated so reviewers can disagree):

@@ -1,6 +1,6 @@
 //! Memory for the interpreter: memory views (plain and distributed), access tiles (direct
-//! with order maps, and indirect gather/scatter tiles), loads and stores, DRAM buffers and
-//! byte-addressed scratchpads.
+//! with order maps, and indirect gather/scatter tiles), loads and stores, and the
+//! transfers they time. The contents moved are the value domain's (over `store.rs`).
 
 use crate::resolve::ROp;
 use crate::state::*;

@@ -1,6 +1,5 @@
-//! Tensor and scalar compute ops of the interpreter: elementwise arith/math, compares,
-//! selects and casts on scalars or tensors; tensor construction and slicing; linalg named
-//! ops, `linalg.generic` (its region interpreted per iteration point) and `linalg.reduce`
+//! Tensor compute ops of the interpreter: tensor construction, element access and
+//! slicing, transposes, broadcasts and reshapes; linalg named ops, `linalg.generic` (its region interpreted per iteration point) and `linalg.reduce`
 //! (a fast path for single-op combiners, the region interpreted otherwise).
 
 use crate::elementwise;
