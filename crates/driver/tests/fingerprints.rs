@@ -99,7 +99,12 @@ fn ktir_line(out: &mut String, label: &str, text: &str, options: &KtirRunOptions
             let numbers: Vec<_> = r
                 .buffers
                 .iter()
-                .map(|(b, v)| (b.name.clone(), v.iter().map(|x| x.to_bits()).collect::<Vec<_>>()))
+                .map(|(b, v)| {
+                    (
+                        b.name.clone(),
+                        v.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                    )
+                })
                 .collect();
             let _ = writeln!(
                 out,
