@@ -1,16 +1,33 @@
 //! The KTIR interpreter: runs a verified kernel SPMD over its grid, computing real numbers,
 //! and records every data movement and compute step as a timing [`Task`].
 //!
-//! **Timing-only mode** ([`Simulator::new_timing_only`]) runs the same interpreter without
-//! tensor data: tensors and DRAM buffers are shapes and element types, every op records
-//! the tasks it records with numbers, and index arithmetic and control flow run for real.
+//! **Value domains.** What tensors and buffers hold is the value domain's business (see
+//! `domain.rs`): [`Simulator::new`] computes numbers, [`Simulator::new_timing_only`] computes
+//! shapes only: tensors and DRAM buffers are shapes and element types, every op records the
+//! tasks it records with numbers, and index arithmetic and control flow run for real.
 //! Values that would come from tensor data are assumed and reported (indirect indices) or
 //! refused where they steer the program (a `tensor.extract` used as a bound, condition or
-//! address). It is what plans models too large to run with numbers.
+//! address). It is what plans models too large to run with numbers. The domain is picked
+//! once, when the simulator is made; no op asks which one it runs in.
 //!
-//! Execution works on a resolved form of each function, built once per launch: values live
-//! in numbered slots, attributes (sets, maps) and elementwise ops are resolved, last uses
-//! are precomputed. Nothing is looked up by name while running.
+//! **Layers.** This module is the driver loop: launches, the per-core frame stacks, control
+//! flow (`scf.for`, `scf.if`, producer regions, terminators) and the dispatch of every other
+//! op to its family. Below it, each module uses only those listed after it:
+//!
+//! - op families: `memory.rs` (views, access tiles, loads, stores), `tensor.rs` (tensor
+//!   construction, slicing, movement, linalg), `elementwise.rs` (`arith`/`math`, compares,
+//!   selects, casts), `collectives.rs` (inter-tile produce, reduce and consume);
+//! - `state.rs`: the simulator's state (memory, tasks, steps, progress), per-core frames,
+//!   slots and contexts, and the helpers every family uses (operands, results, task
+//!   recording, tensor allocation with scratchpad accounting);
+//! - `resolve.rs`: the resolved form of a function;
+//! - `domain.rs`: the value domains, over `store.rs` (DRAM and scratchpad contents) and the
+//!   per-element semantics of [`crate::exec_ew`] and kernels of [`crate::exec_ops`];
+//! - `value.rs`: values, limits and errors.
+//!
+//! Families that interpret a region (`linalg.generic`, a reduction's combiner, a
+//! collective's combiner) call the driver loop through the core context's `run_region`, so
+//! the graph stays acyclic.
 //!
 //! **Suspension.** Each core runs on an explicit frame stack (a program counter per open
 //! block: the function body, loop bodies, `scf.if` branches, producer regions). A core runs
@@ -19,7 +36,7 @@
 //! instance (the same op, the same dynamic occurrence) has arrived, the collective is
 //! performed and its participants resume. Cores that arrive but take no part resume at once.
 //! If no core can run and no collective can fire, the launch stops with a deadlock error
-//! naming the op, the waiting cores and the missing ones. See `exec_coll.rs` for the
+//! naming the op, the waiting cores and the missing ones. See `collectives.rs` for the
 //! collective semantics and timing model.
 //!
 //! Memory model (assumptions, stated so reviewers can disagree):
@@ -40,845 +57,21 @@
 //! - Runtime arguments (`!ktdp.runtime_arg<..>` function arguments) are passed as scalar
 //!   integers ([`KernelValue::Int`]); `granularity` and `upperbound` come from the type.
 
-use crate::exec_ew;
-use crate::machine::Machine;
+use crate::resolve::{compute_frees, ROp, Region, Resolver};
+use crate::state::*;
 use crate::timing::{Task, TaskId, Unit, Work};
-use half::{bf16, f16};
+use crate::value::*;
+use crate::{collectives, elementwise, exec_ew, memory, tensor};
 use ktir::ast::*;
-use ktir::ast::{ElementwiseOp, LinalgNamedOp};
 use std::collections::HashMap;
-use std::fmt;
 use std::rc::Rc;
 
-/// Bounds that turn runaway programs into errors, and execution switches.
-#[derive(Clone, Debug)]
-pub struct ExecLimits {
-    /// Operations executed over all cores and launches.
-    pub max_steps: u64,
-    /// Elements in one tensor value.
-    pub max_tensor_elements: usize,
-    /// Elements in all DRAM buffers together.
-    pub max_dram_elements: usize,
-    /// Timing tasks recorded.
-    pub max_tasks: usize,
-}
+pub use crate::resolve::LineLookup;
+pub use crate::state::{ProgressFn, Simulator};
+pub use crate::store::DramBuffer;
+pub use crate::value::{round_f16, round_to, ExecLimits, KernelValue, SimError};
 
-impl Default for ExecLimits {
-    fn default() -> Self {
-        ExecLimits {
-            max_steps: 50_000_000,
-            max_tensor_elements: 1 << 24,
-            max_dram_elements: 1 << 28,
-            max_tasks: 2_000_000,
-        }
-    }
-}
-
-/// A run-time error, naming the core and the KTIR op where it happened.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SimError {
-    /// What went wrong.
-    pub message: String,
-    /// The core executing, if any.
-    pub core: Option<usize>,
-    /// The op's name and source line, if any.
-    pub op: Option<(String, u32)>,
-}
-
-impl fmt::Display for SimError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Some((op, line)) = &self.op {
-            write!(f, "line {line}: '{op}': ")?;
-        }
-        if let Some(c) = self.core {
-            write!(f, "core {c}: ")?;
-        }
-        write!(f, "{}", self.message)
-    }
-}
-
-impl std::error::Error for SimError {}
-
-pub(crate) fn err<T>(message: impl Into<String>) -> Result<T, SimError> {
-    Err(SimError {
-        message: message.into(),
-        core: None,
-        op: None,
-    })
-}
-
-/// A named region of DRAM.
-#[derive(Clone, Debug)]
-pub struct DramBuffer {
-    /// The buffer's name (a function argument or graph tensor).
-    pub name: String,
-    /// First element address.
-    pub base: i64,
-    /// Element type.
-    pub elem: ScalarType,
-    /// Size in elements.
-    pub len: usize,
-    /// Contents, as f32 values already rounded to `elem`; empty in timing-only mode.
-    pub data: Vec<f32>,
-}
-
-/// A value passed to or returned from a kernel.
-#[derive(Clone, Debug, PartialEq)]
-pub enum KernelValue {
-    /// An `index`, integer or runtime argument (also buffer base addresses).
-    Int(i64),
-    /// A float scalar.
-    Float(f64),
-    /// A tensor (row-major data).
-    Tensor {
-        /// Its shape.
-        shape: Vec<usize>,
-        /// Its elements; empty in timing-only mode (given or returned).
-        data: Vec<f32>,
-    },
-    /// A scalar timing-only mode did not compute because it came from tensor data.
-    Unknown,
-}
-
-/// Rounds a value to what a storage type can hold.
-pub fn round_to(elem: ScalarType, x: f32) -> f32 {
-    match elem {
-        ScalarType::F16 => round_f16(x),
-        ScalarType::BF16 => bf16::from_f32(x).to_f32(),
-        ScalarType::F32 | ScalarType::F64 => x,
-        ScalarType::F8E4M3 | ScalarType::F8E5M2 => f16::from_f32(x).to_f32(),
-        ScalarType::I1 => {
-            if x != 0.0 {
-                1.0
-            } else {
-                0.0
-            }
-        }
-        ScalarType::I8 => x.trunc().clamp(-128.0, 127.0),
-        ScalarType::I16 => x.trunc().clamp(-32768.0, 32767.0),
-        ScalarType::I32 | ScalarType::I64 | ScalarType::Index => x.trunc(),
-    }
-}
-
-/// `f16::from_f32(x).to_f32()`, bit for bit, without the round trip for normal values.
-///
-/// An f32 in the f16 normal range (`2^-14 <= |x| < 65520`, the values that round to a
-/// normal f16) becomes an f16 by rounding its mantissa to 10 bits, to nearest with ties to
-/// even; done on the f32's bits, that is one add and one mask. Everything else (zeros,
-/// subnormals, overflow, infinities, NaN) goes through the library. Where f16 conversion is
-/// a hardware instruction this is as fast; in WebAssembly it is several times faster.
-pub fn round_f16(x: f32) -> f32 {
-    let bits = x.to_bits();
-    let abs = bits & 0x7fff_ffff;
-    if (0x3880_0000..0x477f_f000).contains(&abs) {
-        let rounded = bits + 0x0fff + ((bits >> 13) & 1);
-        return f32::from_bits(rounded & !0x1fff);
-    }
-    f16::from_f32(x).to_f32()
-}
-
-/// A sentinel task id for work that is computed but not timed (collective combiners).
-pub(crate) const NO_TASK: TaskId = usize::MAX;
-
-#[derive(Clone, Debug)]
-pub(crate) struct TensorVal {
-    pub shape: Vec<usize>,
-    pub elem: ScalarType,
-    /// Row-major elements; empty in timing-only mode, where a tensor is its shape.
-    pub data: Vec<f32>,
-    /// The task whose completion makes this value available.
-    pub ready: Option<TaskId>,
-}
-
-impl TensorVal {
-    /// Elements of the shape (whether or not the data is held).
-    pub fn numel(&self) -> usize {
-        self.shape.iter().product()
-    }
-}
-
-/// A memory view: plain (one buffer or scratchpad) or distributed over partitions.
-#[derive(Clone, Debug)]
-pub(crate) struct ViewVal {
-    pub name: String,
-    pub base: i64,
-    pub sizes: Vec<i64>,
-    pub strides: Vec<i64>,
-    pub elem: ScalarType,
-    pub space: MemorySpace,
-    pub set: Option<Rc<AffineSet>>,
-    pub syms: Vec<i64>,
-    /// For a distributed view: the partitions with the lower corner of each one's
-    /// coordinate set (global coordinates minus the corner give the partition's own).
-    pub parts: Vec<(Rc<ViewVal>, Vec<i64>)>,
-}
-
-/// An access tile: the view coordinates of its points in enumeration order.
-#[derive(Clone, Debug)]
-pub(crate) struct TileVal {
-    pub view: Rc<ViewVal>,
-    pub shape: Vec<usize>,
-    pub rank: usize,
-    pub points: TilePoints,
-    /// The task that read the indices of an indirect tile.
-    pub ready: Option<TaskId>,
-}
-
-/// The points of an access tile.
-#[derive(Clone, Debug)]
-pub(crate) enum TilePoints {
-    /// Every point of the box `origin + [0, shape)` is in the tile (none is masked),
-    /// enumerated with dimension `order[0]` outermost and `order[rank - 1]` innermost.
-    /// Coordinates are computed when walked, never stored, so a whole-tile load or store
-    /// can be checked and timed from the box's bounds alone.
-    Box { origin: Vec<i64>, order: Vec<usize> },
-    /// Any other tile: `rank` coordinates per point (flat), and whether each point is in
-    /// the tile's set (others are masked).
-    List { coords: Vec<i64>, valid: Vec<bool> },
-}
-
-impl TileVal {
-    /// Points in the tile, masked ones included.
-    pub fn len(&self) -> usize {
-        match &self.points {
-            TilePoints::Box { .. } => self.shape.iter().product(),
-            TilePoints::List { valid, .. } => valid.len(),
-        }
-    }
-
-    /// Calls `f(k, coordinates)` for every point `k` that is not masked, in order.
-    pub fn visit(
-        &self,
-        mut f: impl FnMut(usize, &[i64]) -> Result<(), SimError>,
-    ) -> Result<(), SimError> {
-        match &self.points {
-            TilePoints::List { coords, valid } => {
-                let rank = self.rank;
-                for (k, ok) in valid.iter().enumerate() {
-                    if *ok {
-                        f(k, &coords[k * rank..(k + 1) * rank])?;
-                    }
-                }
-                Ok(())
-            }
-            TilePoints::Box { origin, order } => {
-                let extents: Vec<usize> = order.iter().map(|&d| self.shape[d]).collect();
-                let mut p = origin.clone();
-                for_each_point(&extents, |k, q| {
-                    for (i, &d) in order.iter().enumerate() {
-                        p[d] = origin[d] + q[i];
-                    }
-                    f(k, &p)
-                })
-            }
-        }
-    }
-}
-
-#[derive(Clone, Debug)]
-pub(crate) struct FutureVal {
-    /// The producer group of this tile, `None` when it produces nothing.
-    pub group: Option<i64>,
-    pub values: Vec<RtValue>,
-}
-
-#[derive(Clone, Debug)]
-pub(crate) enum RtValue {
-    Index(i64),
-    Float(f64),
-    /// A scalar that timing-only mode did not compute because it comes from tensor data;
-    /// the line of the `tensor.extract` it comes from. Arithmetic carries it along; a use
-    /// that needs its value (a loop bound, a condition, an address) is an error.
-    Unknown(u32),
-    Tensor(Rc<TensorVal>),
-    View(Rc<ViewVal>),
-    Tile(Rc<TileVal>),
-    Future(Rc<FutureVal>),
-}
-
-/// A region in resolved form: the slots of its block arguments and its ops.
-pub(crate) struct Region<'a> {
-    pub args: Vec<usize>,
-    pub ops: Vec<ROp<'a>>,
-}
-
-/// A resolved integer set, shared by the op and the views built from it.
-pub(crate) type SharedSet = Option<Rc<AffineSet>>;
-
-/// One op in resolved form.
-pub(crate) struct ROp<'a> {
-    pub op: &'a Op,
-    /// Unique within a launch (identifies collective instances).
-    pub id: usize,
-    pub operands: Vec<usize>,
-    pub results: Vec<usize>,
-    /// Slots whose last use is this op (freed after it completes).
-    pub frees: Vec<usize>,
-    pub regions: Vec<Region<'a>>,
-    pub line: u32,
-    /// Resolved integer sets, per op kind (see `Resolver::attrs`); shared, as views hold
-    /// them too.
-    pub sets: Vec<SharedSet>,
-    /// Resolved affine maps, per op kind.
-    pub maps: Vec<Option<AffineMap>>,
-    /// Op-specific precomputed integers.
-    pub ints: Vec<i64>,
-    /// The elementwise operation, for elementwise ops (`arith`/`math` and named linalg).
-    pub ew: Option<ElementwiseOp>,
-}
-
-struct Resolver<'a> {
-    module: &'a Module,
-    scopes: Vec<HashMap<&'a str, usize>>,
-    slots: usize,
-    next_id: usize,
-    line_index: &'a LineLookup,
-    /// Producer and group sets of each future's slot.
-    produced: HashMap<usize, (SharedSet, SharedSet)>,
-}
-
-/// Turns byte offsets into line numbers for task labels.
-pub struct LineLookup {
-    starts: Vec<usize>,
-}
-
-impl LineLookup {
-    /// Indexes `text`'s lines.
-    pub fn new(text: &str) -> LineLookup {
-        let mut starts = vec![0];
-        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
-        LineLookup { starts }
-    }
-
-    fn line(&self, offset: u32) -> u32 {
-        match self.starts.binary_search(&(offset as usize)) {
-            Ok(i) => i as u32 + 1,
-            Err(i) => i as u32,
-        }
-    }
-}
-
-impl<'a> Resolver<'a> {
-    fn new_slot(&mut self, name: &'a str) -> usize {
-        let s = self.slots;
-        self.slots += 1;
-        if let Some(scope) = self.scopes.last_mut() {
-            scope.insert(name, s);
-        }
-        s
-    }
-
-    fn lookup(&self, v: &Value) -> Result<usize, SimError> {
-        self.scopes
-            .iter()
-            .rev()
-            .find_map(|s| s.get(v.name.as_str()).copied())
-            .map_or_else(|| err(format!("use of undefined value '%{}'", v.name)), Ok)
-    }
-
-    fn set(&self, a: &Option<Attr>) -> Option<Rc<AffineSet>> {
-        match a.as_ref().and_then(|a| self.module.resolve(a)) {
-            Some(Attr::Set(s)) => Some(Rc::new(s.clone())),
-            _ => None,
-        }
-    }
-
-    fn map(&self, a: &Option<Attr>) -> Option<AffineMap> {
-        match a.as_ref().and_then(|a| self.module.resolve(a)) {
-            Some(Attr::Map(m)) => Some(m.clone()),
-            _ => None,
-        }
-    }
-
-    fn block(&mut self, ops: &'a [Op]) -> Result<Vec<ROp<'a>>, SimError> {
-        let mut out = Vec::with_capacity(ops.len());
-        for op in ops {
-            let operands = op
-                .kind
-                .operands()
-                .into_iter()
-                .map(|v| self.lookup(v))
-                .collect::<Result<Vec<_>, _>>()?;
-            let mut regions = Vec::new();
-            if let OpKind::For {
-                induction,
-                iter_args,
-                body,
-                ..
-            } = &op.kind
-            {
-                self.scopes.push(HashMap::new());
-                let mut args = vec![self.new_slot(induction)];
-                for (name, _) in iter_args {
-                    args.push(self.new_slot(name));
-                }
-                let inner = self.block(&body.ops)?;
-                self.scopes.pop();
-                regions.push(Region { args, ops: inner });
-            } else {
-                for region in op.kind.regions() {
-                    self.scopes.push(HashMap::new());
-                    let args = region.args.iter().map(|(n, _)| self.new_slot(n)).collect();
-                    let inner = self.block(&region.ops)?;
-                    self.scopes.pop();
-                    regions.push(Region { args, ops: inner });
-                }
-            }
-            let results: Vec<usize> = op.results.iter().map(|r| self.new_slot(r)).collect();
-            let (sets, maps, ints, ew) = self.attrs(op, &operands, &results);
-            let id = self.next_id;
-            self.next_id += 1;
-            out.push(ROp {
-                op,
-                id,
-                operands,
-                results,
-                frees: Vec::new(),
-                regions,
-                line: self.line_index.line(op.span.start),
-                sets,
-                maps,
-                ints,
-                ew,
-            });
-        }
-        Ok(out)
-    }
-
-    /// Precomputes what an op needs at run time from its attributes.
-    #[allow(clippy::type_complexity)]
-    fn attrs(
-        &mut self,
-        op: &'a Op,
-        operands: &[usize],
-        results: &[usize],
-    ) -> (
-        Vec<SharedSet>,
-        Vec<Option<AffineMap>>,
-        Vec<i64>,
-        Option<ElementwiseOp>,
-    ) {
-        let mut sets = Vec::new();
-        let mut maps = Vec::new();
-        let mut ints = Vec::new();
-        let mut ew = None;
-        match &op.kind {
-            OpKind::ConstructMemoryView { coordinate_set, .. } => {
-                sets.push(self.set(coordinate_set))
-            }
-            OpKind::ConstructAccessTile {
-                access_tile_set,
-                access_tile_order,
-                ..
-            } => {
-                sets.push(self.set(access_tile_set));
-                maps.push(self.map(access_tile_order));
-            }
-            OpKind::ConstructIndirectAccessTile {
-                variables,
-                dims,
-                variables_space_set,
-                variables_space_order,
-                ..
-            } => {
-                sets.push(self.set(variables_space_set));
-                maps.push(self.map(variables_space_order));
-                // Where each subscript dimension comes from: a variable (>= 0) or the k-th
-                // captured operand (-(k + 1)).
-                let mut captured = 0;
-                for d in dims {
-                    if let Some(i) = variables.iter().position(|v| *v == d.name) {
-                        ints.push(i as i64);
-                    } else {
-                        captured += 1;
-                        ints.push(-captured);
-                    }
-                }
-            }
-            OpKind::InterTileProduce {
-                producer_tiles_per_group,
-                ..
-            } => {
-                let producers = self.set(&Some(producer_tiles_per_group.clone()));
-                let groups = match op.result_types.first() {
-                    Some(Type::TileFuture { groups, .. }) => self.set(&Some(groups.clone())),
-                    _ => None,
-                };
-                sets.push(producers.clone());
-                sets.push(groups.clone());
-                if let Some(&r) = results.first() {
-                    self.produced.insert(r, (producers, groups));
-                }
-            }
-            OpKind::InterTileReduce {
-                consumer_tiles_per_group,
-                producer_dependency_per_consumer,
-                future_type,
-                ..
-            }
-            | OpKind::InterTileConsume {
-                consumer_tiles_per_group,
-                producer_dependency_per_consumer,
-                future_type,
-                ..
-            } => {
-                let (producers, mut groups) = operands
-                    .first()
-                    .and_then(|s| self.produced.get(s).cloned())
-                    .unwrap_or((None, None));
-                if groups.is_none() {
-                    if let Type::TileFuture { groups: g, .. } = future_type {
-                        groups = self.set(&Some(g.clone()));
-                    }
-                }
-                sets.push(producers);
-                sets.push(groups);
-                sets.push(self.set(&Some(consumer_tiles_per_group.clone())));
-                sets.push(self.set(producer_dependency_per_consumer));
-            }
-            OpKind::LinalgGeneric {
-                indexing_maps,
-                iterator_types,
-                ..
-            } => {
-                for m in indexing_maps {
-                    maps.push(self.map(&Some(m.clone())));
-                }
-                ints.extend(
-                    iterator_types
-                        .iter()
-                        .map(|t| i64::from(t.contains("reduction"))),
-                );
-            }
-            OpKind::Elementwise { op: e, .. }
-            | OpKind::LinalgNamed {
-                op: LinalgNamedOp::Elementwise(e),
-                ..
-            } => ew = Some(*e),
-            OpKind::LinalgReduce {
-                shorthand, body, ..
-            } => {
-                let op = shorthand.or_else(|| {
-                    // A region of exactly one combining op over the two block arguments.
-                    let real: Vec<&Op> = body
-                        .ops
-                        .iter()
-                        .filter(|o| !o.kind.is_terminator())
-                        .collect();
-                    match real.as_slice() {
-                        [one] => match &one.kind {
-                            OpKind::Elementwise { op, .. } => Some(*op),
-                            // The generic form of an arith op still names its combiner.
-                            OpKind::Generic { name, .. } => ElementwiseOp::from_name(name),
-                            _ => None,
-                        },
-                        _ => None,
-                    }
-                });
-                if let Some(op) = op {
-                    ints.push(match crate::exec_ops::Combiner::from_op(op) {
-                        Some(crate::exec_ops::Combiner::Add) => 1,
-                        Some(crate::exec_ops::Combiner::Mul) => 2,
-                        Some(crate::exec_ops::Combiner::Max) => 3,
-                        Some(crate::exec_ops::Combiner::Min) => 4,
-                        None => 0,
-                    });
-                }
-            }
-            _ => {}
-        }
-        (sets, maps, ints, ew)
-    }
-}
-
-/// Records the last op (at this block level) that uses each slot defined in this block
-/// (`block_args` or op results), so values can be freed; values from enclosing blocks stay
-/// alive because a loop body runs again.
-fn compute_frees(ops: &mut [ROp<'_>], block_args: &[usize]) {
-    fn uses(op: &ROp<'_>, out: &mut Vec<usize>) {
-        out.extend(&op.operands);
-        for r in &op.regions {
-            for inner in &r.ops {
-                uses(inner, out);
-            }
-        }
-    }
-    let mut last: HashMap<usize, usize> = HashMap::new();
-    for (i, op) in ops.iter().enumerate() {
-        let mut u = Vec::new();
-        uses(op, &mut u);
-        for s in u {
-            last.insert(s, i);
-        }
-    }
-    let defined: std::collections::HashSet<usize> = block_args
-        .iter()
-        .copied()
-        .chain(ops.iter().flat_map(|o| o.results.iter().copied()))
-        .collect();
-    let mut by_op: Vec<Vec<usize>> = vec![Vec::new(); ops.len()];
-    for (slot, i) in last {
-        if defined.contains(&slot) {
-            by_op[i].push(slot);
-        }
-    }
-    for (op, mut f) in ops.iter_mut().zip(by_op) {
-        f.sort_unstable();
-        op.frees = f;
-        for r in &mut op.regions {
-            let args = r.args.clone();
-            compute_frees(&mut r.ops, &args);
-        }
-    }
-}
-
-/// A progress report: operations executed so far and the total they count towards.
-pub type ProgressFn<'a> = Box<dyn FnMut(u64, u64) + 'a>;
-
-/// The simulator's state across launches: DRAM, scratchpads and the recorded tasks.
-pub struct Simulator<'m> {
-    pub(crate) machine: &'m Machine,
-    pub(crate) limits: ExecLimits,
-    pub(crate) dram: Vec<DramBuffer>,
-    next_base: i64,
-    /// Byte-addressed scratchpad contents per core (grown on demand).
-    pub(crate) scratchpads: Vec<Vec<u8>>,
-    pub(crate) tasks: Vec<Task>,
-    /// Tasks every task of the next launch must wait for.
-    barrier: Option<TaskId>,
-    steps: u64,
-    /// Peak live tensor bytes per core over the run.
-    pub peak_tensor_bytes: Vec<u64>,
-    returned: Vec<Vec<KernelValue>>,
-    progress: Option<(ProgressFn<'m>, u64)>,
-    /// Estimate of the steps of the whole run, for progress reports (0 when unknown).
-    progress_total: u64,
-    /// Whether tensor data is computed (see [`Simulator::new_timing_only`]).
-    pub(crate) timing_only: bool,
-    /// What timing-only mode assumed in place of values it did not compute.
-    assumptions: Vec<String>,
-}
-
-/// Per-core execution context.
-pub(crate) struct CoreCtx {
-    pub core: usize,
-    pub tile_id: Vec<i64>,
-    pub grid_size: usize,
-    pub live_bytes: u64,
-    /// Tasks of this core in this launch without a successor yet (for the barrier).
-    pub last_tasks: Vec<TaskId>,
-    /// The core's most recent store (loads wait for it).
-    pub last_store: Option<TaskId>,
-    /// Whether work is timed (false while running a collective's combiner).
-    pub record: bool,
-}
-
-/// What a run of a frame stack ended with.
-pub(crate) enum Outcome<'r, 'a> {
-    /// The base block finished with these values.
-    Finished(Vec<RtValue>),
-    /// The core reached a collective and waits there.
-    Suspended(&'r ROp<'a>),
-}
-
-#[derive(Clone, Copy)]
-pub(crate) enum FrameKind<'r, 'a> {
-    Root,
-    For {
-        owner: &'r ROp<'a>,
-        iv: i64,
-        upper: i64,
-        step: i64,
-    },
-    If {
-        owner: &'r ROp<'a>,
-    },
-    Produce {
-        owner: &'r ROp<'a>,
-        group: i64,
-    },
-}
-
-pub(crate) struct Frame<'r, 'a> {
-    pub ops: &'r [ROp<'a>],
-    pub pc: usize,
-    pub kind: FrameKind<'r, 'a>,
-}
-
-#[derive(Clone, Copy)]
-pub(crate) enum CoreState<'r, 'a> {
-    Ready,
-    Waiting(&'r ROp<'a>, u64),
-    Done,
-}
-
-/// One core's execution state within a launch.
-pub(crate) struct CoreRun<'r, 'a> {
-    pub frames: Vec<Frame<'r, 'a>>,
-    pub slots: Vec<Option<RtValue>>,
-    pub ctx: CoreCtx,
-    pub state: CoreState<'r, 'a>,
-    /// Dynamic occurrences of each collective op passed so far.
-    pub occurrences: HashMap<usize, u64>,
-}
-
-impl<'m> Simulator<'m> {
-    /// A simulator for `machine` with empty DRAM.
-    pub fn new(machine: &'m Machine, limits: ExecLimits) -> Self {
-        let cores = machine.cores.value;
-        Simulator {
-            machine,
-            limits,
-            dram: Vec::new(),
-            next_base: 0,
-            scratchpads: vec![Vec::new(); cores],
-            tasks: Vec::new(),
-            barrier: None,
-            steps: 0,
-            peak_tensor_bytes: vec![0; cores],
-            returned: Vec::new(),
-            progress: None,
-            progress_total: 0,
-            timing_only: false,
-            assumptions: Vec::new(),
-        }
-    }
-
-    /// A simulator that computes time but no numbers: tensors and DRAM buffers carry their
-    /// shapes and element types only, while index arithmetic, control flow and every
-    /// timing task are exactly those of a full run, so the schedule is the same.
-    ///
-    /// Where a value the program needs would come from tensor data, the run either
-    /// assumes one and says so in [`Simulator::assumptions`] (the indices of an indirect
-    /// access tile), or stops with an error naming both ops (a `tensor.extract` whose
-    /// result becomes a loop bound, a condition, an address or a size). The DRAM element
-    /// limit does not apply, as nothing is stored.
-    pub fn new_timing_only(machine: &'m Machine, limits: ExecLimits) -> Self {
-        let mut sim = Simulator::new(machine, limits);
-        sim.timing_only = true;
-        sim
-    }
-
-    /// Whether this simulator computes no numbers (see [`Simulator::new_timing_only`]).
-    pub fn is_timing_only(&self) -> bool {
-        self.timing_only
-    }
-
-    /// What timing-only mode assumed in place of values it did not compute, one line each
-    /// (naming the op and its line); empty for a full run.
-    pub fn assumptions(&self) -> &[String] {
-        &self.assumptions
-    }
-
-    pub(crate) fn assume(&mut self, rop: &ROp<'_>, what: &str) {
-        let line = format!("line {}: '{}': {what}", rop.line, rop.op.kind.name());
-        if !self.assumptions.contains(&line) {
-            self.assumptions.push(line);
-        }
-    }
-
-    /// Calls `f(steps, total)` every `every` operations, where `total` is the estimate
-    /// given to [`Simulator::set_progress_total`] or else the step limit.
-    pub fn set_progress(&mut self, f: ProgressFn<'m>, every: u64) {
-        self.progress = Some((f, every.max(1)));
-    }
-
-    /// Sets the total that progress reports count towards (for example the sum of
-    /// [`crate::estimate_steps`] over the launches to come).
-    pub fn set_progress_total(&mut self, total: u64) {
-        self.progress_total = total;
-    }
-
-    /// Places a buffer in DRAM and returns its base address (in elements). In
-    /// timing-only mode only its length is kept.
-    pub fn alloc(&mut self, name: &str, elem: ScalarType, data: Vec<f32>) -> Result<i64, SimError> {
-        let len = data.len();
-        let data = if self.timing_only {
-            Vec::new()
-        } else {
-            data.into_iter().map(|x| round_to(elem, x)).collect()
-        };
-        self.place(name, elem, len, data)
-    }
-
-    /// Places a zero-filled buffer of `len` elements in DRAM (no contents at all in
-    /// timing-only mode) and returns its base address.
-    pub fn reserve(&mut self, name: &str, elem: ScalarType, len: usize) -> Result<i64, SimError> {
-        let data = if self.timing_only {
-            Vec::new()
-        } else {
-            vec![0.0; len]
-        };
-        self.place(name, elem, len, data)
-    }
-
-    fn place(
-        &mut self,
-        name: &str,
-        elem: ScalarType,
-        len: usize,
-        data: Vec<f32>,
-    ) -> Result<i64, SimError> {
-        let total: usize = self.dram.iter().map(|b| b.data.len()).sum::<usize>() + data.len();
-        if total > self.limits.max_dram_elements {
-            return err(format!(
-                "DRAM buffers would hold {total} elements, more than the limit of {}",
-                self.limits.max_dram_elements
-            ));
-        }
-        if self.dram.iter().any(|b| b.name == name) {
-            return err(format!("DRAM buffer '{name}' is allocated twice"));
-        }
-        // Bases are element addresses on 128-byte boundaries; buffers never overlap.
-        let per_line = (128 / elem.size_bytes().max(1)) as i64;
-        let base = (self.next_base + per_line - 1) / per_line * per_line;
-        let len_i = i64::try_from(len).map_err(|_| SimError {
-            message: format!("DRAM buffer '{name}' of {len} elements is too large"),
-            core: None,
-            op: None,
-        })?;
-        self.next_base = base
-            .checked_add(len_i.max(1) + per_line)
-            .ok_or_else(|| SimError {
-                message: "DRAM addresses overflow".into(),
-                core: None,
-                op: None,
-            })?;
-        self.dram.push(DramBuffer {
-            name: name.to_string(),
-            base,
-            elem,
-            len,
-            data,
-        });
-        Ok(base)
-    }
-
-    /// A DRAM buffer by name.
-    pub fn buffer(&self, name: &str) -> Option<&DramBuffer> {
-        self.dram.iter().find(|b| b.name == name)
-    }
-
-    /// All DRAM buffers.
-    pub fn buffers(&self) -> &[DramBuffer] {
-        &self.dram
-    }
-
-    /// The timing tasks recorded so far.
-    pub fn tasks(&self) -> &[Task] {
-        &self.tasks
-    }
-
-    /// Operations executed so far.
-    pub fn steps(&self) -> u64 {
-        self.steps
-    }
-
-    /// What each core's `func.return` gave in the last launch (index = core).
-    pub fn returned(&self) -> &[Vec<KernelValue>] {
-        &self.returned
-    }
-
+impl Simulator<'_> {
     /// Runs `func` of `module` on every tile of its grid with the given integer arguments
     /// (buffer base addresses and scalars; a float-typed argument takes the integer's value).
     /// `source` is the module's text, for line numbers in the trace.
@@ -965,6 +158,7 @@ impl<'m> Simulator<'m> {
                     last_tasks: Vec::new(),
                     last_store: None,
                     record: true,
+                    run_region,
                 },
                 state: CoreState::Ready,
                 occurrences: HashMap::new(),
@@ -996,8 +190,8 @@ impl<'m> Simulator<'m> {
             if cores.iter().all(|c| matches!(c.state, CoreState::Done)) {
                 break;
             }
-            if !self.fire_collectives(&mut cores)? {
-                return Err(crate::exec_coll::deadlock(&cores));
+            if !collectives::fire_collectives(self, &mut cores)? {
+                return Err(collectives::deadlock(&cores));
             }
         }
         let launch_tails: Vec<TaskId> = cores
@@ -1016,138 +210,6 @@ impl<'m> Simulator<'m> {
                 line: 0,
             })?;
             self.barrier = Some(id);
-        }
-        Ok(())
-    }
-
-    fn arg_value(&self, a: &KernelValue, t: &Type, name: &str) -> Result<RtValue, SimError> {
-        Ok(match (a, t) {
-            (KernelValue::Int(i), Type::Scalar(s)) if s.is_float() => {
-                RtValue::Float(round_to(*s, *i as f32) as f64)
-            }
-            (KernelValue::Int(i), _) => RtValue::Index(*i),
-            (KernelValue::Float(x), Type::Scalar(s)) if !s.is_float() => RtValue::Index(*x as i64),
-            (KernelValue::Float(x), _) => RtValue::Float(*x),
-            (KernelValue::Tensor { shape, data }, Type::Tensor { elem, shape: ts }) => {
-                let n: usize = shape.iter().product();
-                let fits = ts.len() == shape.len()
-                    && ts.iter().zip(shape).all(|(d, s)| match d {
-                        Dim::Static(x) => x == s,
-                        Dim::Dynamic => true,
-                    });
-                // Timing-only runs take tensors without data (and drop any given).
-                let held = if self.timing_only { n } else { data.len() };
-                if n != held || !fits || n > self.limits.max_tensor_elements {
-                    return err(format!(
-                        "argument '%{name}' is a tensor of shape {shape:?} with {} elements, which does not fit its type",
-                        data.len()
-                    ));
-                }
-                let data = if self.timing_only {
-                    Vec::new()
-                } else {
-                    data.iter().map(|x| round_to(*elem, *x)).collect()
-                };
-                RtValue::Tensor(Rc::new(TensorVal {
-                    shape: shape.clone(),
-                    elem: *elem,
-                    data,
-                    ready: None,
-                }))
-            }
-            (KernelValue::Tensor { .. }, _) => {
-                return err(format!("argument '%{name}' is not a tensor"))
-            }
-            (KernelValue::Unknown, _) => {
-                return err(format!(
-                    "argument '%{name}' has no value (a scalar a timing-only run did not compute)"
-                ))
-            }
-        })
-    }
-
-    pub(crate) fn push_task(&mut self, mut task: Task) -> Result<TaskId, SimError> {
-        if self.tasks.len() >= self.limits.max_tasks {
-            return err(format!(
-                "the run recorded more than {} timing tasks; raise the limit or shrink the problem",
-                self.limits.max_tasks
-            ));
-        }
-        if let Some(b) = self.barrier {
-            if !task.deps.contains(&b) {
-                task.deps.push(b);
-            }
-        }
-        let n = self.tasks.len();
-        task.deps.retain(|d| *d < n);
-        task.deps.sort_unstable();
-        task.deps.dedup();
-        self.tasks.push(task);
-        Ok(n)
-    }
-
-    pub(crate) fn record(
-        &mut self,
-        ctx: &mut CoreCtx,
-        unit: Unit,
-        work: Work,
-        deps: Vec<TaskId>,
-        rop: &ROp<'_>,
-    ) -> Result<TaskId, SimError> {
-        if !ctx.record {
-            return Ok(NO_TASK);
-        }
-        let id = self.push_task(Task {
-            core: ctx.core,
-            unit,
-            work,
-            deps: deps.clone(),
-            op: rop.op.kind.name().to_string(),
-            line: rop.line,
-        })?;
-        ctx.last_tasks.retain(|t| !deps.contains(t));
-        ctx.last_tasks.push(id);
-        Ok(id)
-    }
-
-    /// A zero-cost task joining several; `None` when there is nothing to join.
-    pub(crate) fn join(
-        &mut self,
-        ctx: &mut CoreCtx,
-        deps: Vec<TaskId>,
-        rop: &ROp<'_>,
-    ) -> Result<Option<TaskId>, SimError> {
-        let deps: Vec<TaskId> = deps.into_iter().filter(|d| *d != NO_TASK).collect();
-        match deps.len() {
-            0 => Ok(None),
-            1 => Ok(Some(deps[0])),
-            _ => Ok(Some(self.record(
-                ctx,
-                Unit::Sfp,
-                Work::Compute { cycles: 0 },
-                deps,
-                rop,
-            )?)),
-        }
-    }
-
-    fn count_step(&mut self, rop: &ROp<'_>) -> Result<(), SimError> {
-        self.steps += 1;
-        if self.steps > self.limits.max_steps {
-            return Err(self.at(rop, format!(
-                "the run executed more than {} operations; stopping (raise the step limit if this is expected)",
-                self.limits.max_steps
-            )));
-        }
-        if let Some((f, every)) = &mut self.progress {
-            if self.steps.is_multiple_of(*every) {
-                let total = if self.progress_total > 0 {
-                    self.progress_total
-                } else {
-                    self.limits.max_steps
-                };
-                f(self.steps, total);
-            }
         }
         Ok(())
     }
@@ -1269,7 +331,7 @@ impl<'m> Simulator<'m> {
                 Ok(None)
             }
             OpKind::InterTileProduce { .. } => {
-                match self.producer_group(rop, ctx)? {
+                match collectives::producer_group(self, rop, ctx)? {
                     Some(g) => {
                         let Some(region) = rop.regions.first() else {
                             return Err(self.at(rop, "producer region was not resolved".into()));
@@ -1441,201 +503,6 @@ impl<'m> Simulator<'m> {
         }
     }
 
-    pub(crate) fn at(&self, rop: &ROp<'_>, message: String) -> SimError {
-        SimError {
-            message,
-            core: None,
-            op: Some((rop.op.kind.name().to_string(), rop.line)),
-        }
-    }
-
-    pub(crate) fn get<'s>(
-        &self,
-        slots: &'s [Option<RtValue>],
-        rop: &ROp<'_>,
-        i: usize,
-    ) -> Result<&'s RtValue, SimError> {
-        rop.operands
-            .get(i)
-            .and_then(|s| slots.get(*s))
-            .and_then(|v| v.as_ref())
-            .ok_or_else(|| {
-                self.at(
-                    rop,
-                    format!("operand {i} has no value (used after it was freed?)"),
-                )
-            })
-    }
-
-    pub(crate) fn index(
-        &self,
-        slots: &[Option<RtValue>],
-        rop: &ROp<'_>,
-        i: usize,
-    ) -> Result<i64, SimError> {
-        match self.get(slots, rop, i)? {
-            RtValue::Index(v) => Ok(*v),
-            RtValue::Unknown(line) => Err(self.unknown(rop, i, *line)),
-            _ => Err(self.at(rop, format!("operand {i} is not an integer value"))),
-        }
-    }
-
-    /// The error for a use of a value timing-only mode did not compute.
-    pub(crate) fn unknown(&self, rop: &ROp<'_>, i: usize, from_line: u32) -> SimError {
-        self.at(
-            rop,
-            format!(
-                "operand {i} comes from tensor data (the 'tensor.extract' on line {from_line}), which a timing-only run does not compute, but its value is needed here (a loop bound, condition, address, size or index); run with numbers to simulate this program"
-            ),
-        )
-    }
-
-    pub(crate) fn tensor(
-        &self,
-        slots: &[Option<RtValue>],
-        rop: &ROp<'_>,
-        i: usize,
-    ) -> Result<Rc<TensorVal>, SimError> {
-        match self.get(slots, rop, i)? {
-            RtValue::Tensor(t) => Ok(t.clone()),
-            _ => Err(self.at(rop, format!("operand {i} is not a tensor"))),
-        }
-    }
-
-    pub(crate) fn new_tensor(
-        &mut self,
-        ctx: &mut CoreCtx,
-        rop: &ROp<'_>,
-        shape: Vec<usize>,
-        elem: ScalarType,
-        data: Vec<f32>,
-        ready: Option<TaskId>,
-    ) -> Result<RtValue, SimError> {
-        let t = TensorVal {
-            shape,
-            elem,
-            data,
-            ready: ready.filter(|r| *r != NO_TASK),
-        };
-        if ctx.record {
-            ctx.live_bytes += tensor_bytes(&t);
-            let cap = self.machine.scratchpad_capacity_bytes();
-            if ctx.live_bytes > cap {
-                return Err(self.at(
-                    rop,
-                    format!(
-                        "scratchpad overflow on core {}: live tensors need {} bytes after this {} of {} bytes, but the plannable capacity is {} bytes",
-                        ctx.core,
-                        ctx.live_bytes,
-                        rop.op.kind.name(),
-                        tensor_bytes(&t),
-                        cap
-                    ),
-                ));
-            }
-            if let Some(peak) = self.peak_tensor_bytes.get_mut(ctx.core) {
-                *peak = (*peak).max(ctx.live_bytes);
-            }
-        }
-        Ok(RtValue::Tensor(Rc::new(t)))
-    }
-
-    /// `numel(shape)` copies of `x`, or nothing in timing-only mode.
-    pub(crate) fn filled(&self, shape: &[usize], x: f32) -> Vec<f32> {
-        if self.timing_only {
-            Vec::new()
-        } else {
-            vec![x; shape.iter().product()]
-        }
-    }
-
-    pub(crate) fn check_size(&self, rop: &ROp<'_>, shape: &[usize]) -> Result<usize, SimError> {
-        let n = shape
-            .iter()
-            .try_fold(1usize, |a, &d| a.checked_mul(d))
-            .filter(|n| *n <= self.limits.max_tensor_elements);
-        n.ok_or_else(|| {
-            self.at(
-                rop,
-                format!(
-                    "tensor of shape {shape:?} exceeds the limit of {} elements",
-                    self.limits.max_tensor_elements
-                ),
-            )
-        })
-    }
-
-    /// The static shape and element type of result `i`.
-    pub(crate) fn result_shape_of(
-        &self,
-        rop: &ROp<'_>,
-        i: usize,
-    ) -> Result<(Vec<usize>, ScalarType), SimError> {
-        let t = rop
-            .op
-            .result_types
-            .get(i)
-            .ok_or_else(|| self.at(rop, "has no result type".into()))?;
-        let shape = t
-            .static_shape()
-            .ok_or_else(|| self.at(rop, "the result shape is dynamic here".into()))?;
-        let elem = t.elem().unwrap_or(ScalarType::F32);
-        self.check_size(rop, &shape)?;
-        Ok((shape, elem))
-    }
-
-    pub(crate) fn result_shape(&self, rop: &ROp<'_>) -> Result<(Vec<usize>, ScalarType), SimError> {
-        self.result_shape_of(rop, 0)
-    }
-
-    /// The result shape with `?` dimensions taken, in order, from the index operands
-    /// starting at `first`.
-    pub(crate) fn dynamic_result_shape(
-        &self,
-        slots: &[Option<RtValue>],
-        rop: &ROp<'_>,
-        first: usize,
-    ) -> Result<(Vec<usize>, ScalarType), SimError> {
-        let t = rop
-            .op
-            .result_types
-            .first()
-            .ok_or_else(|| self.at(rop, "has no result type".into()))?;
-        let mut next = first;
-        let mut shape = Vec::new();
-        for d in t.shape() {
-            shape.push(match d {
-                Dim::Static(n) => *n,
-                Dim::Dynamic => {
-                    let v = self.index(slots, rop, next)?;
-                    next += 1;
-                    usize::try_from(v)
-                        .map_err(|_| self.at(rop, format!("negative dynamic size {v}")))?
-                }
-            });
-        }
-        self.check_size(rop, &shape)?;
-        Ok((shape, t.elem().unwrap_or(ScalarType::F32)))
-    }
-
-    pub(crate) fn set(&self, slots: &mut [Option<RtValue>], rop: &ROp<'_>, i: usize, v: RtValue) {
-        set_slot(slots, rop.results.get(i), v);
-    }
-
-    /// Records an SFP task over the ready times of `inputs`.
-    pub(crate) fn sfp(
-        &mut self,
-        ctx: &mut CoreCtx,
-        rop: &ROp<'_>,
-        elements: usize,
-        transcendental: bool,
-        inputs: &[&TensorVal],
-    ) -> Result<TaskId, SimError> {
-        let cycles = self.machine.sfp_cycles(elements as u64, transcendental);
-        let deps = inputs.iter().filter_map(|t| t.ready).collect();
-        self.record(ctx, Unit::Sfp, Work::Compute { cycles }, deps, rop)
-    }
-
     fn exec(
         &mut self,
         rop: &ROp<'_>,
@@ -1681,11 +548,7 @@ impl<'m> Simulator<'m> {
                                 ),
                             ));
                         }
-                        let data = if self.timing_only {
-                            Vec::new()
-                        } else {
-                            v.iter().map(|x| round_to(elem, *x as f32)).collect()
-                        };
+                        let data = self.domain.dense(elem, v);
                         self.new_tensor(ctx, rop, shape, elem, data, None)?
                     }
                 };
@@ -1699,33 +562,33 @@ impl<'m> Simulator<'m> {
             }
             OpKind::Elementwise { op, .. } => {
                 let n = rop.operands.len();
-                let v = self.elementwise(rop, slots, ctx, *op, 0..n)?;
+                let v = elementwise::elementwise(self, rop, slots, ctx, *op, 0..n)?;
                 self.set(slots, rop, 0, v);
             }
             OpKind::Compare { predicate, .. } => {
-                let v = self.compare(rop, slots, ctx, *predicate)?;
+                let v = elementwise::compare(self, rop, slots, ctx, *predicate)?;
                 self.set(slots, rop, 0, v);
             }
             OpKind::Select { .. } => {
-                let v = self.select(rop, slots, ctx)?;
+                let v = elementwise::select(self, rop, slots, ctx)?;
                 self.set(slots, rop, 0, v);
             }
             OpKind::Cast {
                 name, source_type, ..
             } => {
-                let v = self.cast(rop, slots, ctx, name, source_type)?;
+                let v = elementwise::cast(self, rop, slots, ctx, name, source_type)?;
                 self.set(slots, rop, 0, v);
             }
-            OpKind::ConstructMemoryView { .. } => self.construct_view(rop, slots)?,
+            OpKind::ConstructMemoryView { .. } => memory::construct_view(self, rop, slots)?,
             OpKind::ConstructDistributedMemoryView { .. } => {
-                self.construct_distributed_view(rop, slots)?
+                memory::construct_distributed_view(self, rop, slots)?
             }
-            OpKind::ConstructAccessTile { .. } => self.construct_tile(rop, slots)?,
+            OpKind::ConstructAccessTile { .. } => memory::construct_tile(self, rop, slots)?,
             OpKind::ConstructIndirectAccessTile { .. } => {
-                self.construct_indirect_tile(rop, slots, ctx)?
+                memory::construct_indirect_tile(self, rop, slots, ctx)?
             }
-            OpKind::Load { .. } => self.load(rop, slots, ctx)?,
-            OpKind::Store { .. } => self.store(rop, slots, ctx)?,
+            OpKind::Load { .. } => memory::load(self, rop, slots, ctx)?,
+            OpKind::Store { .. } => memory::store(self, rop, slots, ctx)?,
             OpKind::RuntimeArgExtract {
                 field, input_type, ..
             } => {
@@ -1769,58 +632,19 @@ impl<'m> Simulator<'m> {
                 }
                 self.set(slots, rop, 0, RtValue::Index(v));
             }
-            _ => self.exec_tensor(rop, slots, ctx)?,
+            _ => tensor::exec_tensor(self, rop, slots, ctx)?,
         }
         Ok(())
     }
 }
 
-pub(crate) fn set_slot(slots: &mut [Option<RtValue>], s: Option<&usize>, v: RtValue) {
-    if let Some(slot) = s.and_then(|s| slots.get_mut(*s)) {
-        *slot = Some(v);
-    }
-}
-
-pub(crate) fn tensor_bytes(t: &TensorVal) -> u64 {
-    (t.numel() * t.elem.size_bytes()) as u64
-}
-
-fn kernel_value(v: &RtValue) -> KernelValue {
-    match v {
-        RtValue::Index(i) => KernelValue::Int(*i),
-        RtValue::Float(f) => KernelValue::Float(*f),
-        RtValue::Tensor(t) => KernelValue::Tensor {
-            shape: t.shape.clone(),
-            data: t.data.clone(),
-        },
-        RtValue::Unknown(_) => KernelValue::Unknown,
-        _ => KernelValue::Int(0),
-    }
-}
-
-pub(crate) fn strides_of(shape: &[usize]) -> Vec<usize> {
-    crate::exec_ops::strides_of(shape)
-}
-
-/// Calls `f(flat_index, point)` for every point of `shape` in row-major order.
-pub(crate) fn for_each_point(
-    shape: &[usize],
-    mut f: impl FnMut(usize, &[i64]) -> Result<(), SimError>,
-) -> Result<(), SimError> {
-    if shape.contains(&0) {
-        return Ok(());
-    }
-    let total: usize = shape.iter().product();
-    let mut p = vec![0i64; shape.len()];
-    for flat in 0..total {
-        f(flat, &p)?;
-        for d in (0..shape.len()).rev() {
-            p[d] += 1;
-            if (p[d] as usize) < shape[d] {
-                break;
-            }
-            p[d] = 0;
-        }
-    }
-    Ok(())
+/// [`Simulator::run_region`] as the op families call it (see [`RunRegion`]).
+fn run_region(
+    sim: &mut Simulator<'_>,
+    region: &Region<'_>,
+    args: Vec<RtValue>,
+    slots: &mut [Option<RtValue>],
+    ctx: &mut CoreCtx,
+) -> Result<Vec<RtValue>, SimError> {
+    sim.run_region(region, args, slots, ctx)
 }

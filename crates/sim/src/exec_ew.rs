@@ -224,14 +224,14 @@ pub fn cast(name: &str, x: f64, from: ScalarType, to: ScalarType) -> f64 {
         "arith.bitcast" => bitcast(x, from, to),
         "arith.uitofp" => {
             let u = unsigned(x as i64, int_bits(from));
-            crate::exec::round_to(to, u as f32) as f64
+            crate::value::round_to(to, u as f32) as f64
         }
         "arith.extui" | "arith.index_castui" => unsigned(x as i64, int_bits(from)) as f64,
         _ if to.is_float() => {
             if to == ScalarType::F64 {
                 x
             } else {
-                crate::exec::round_to(to, x as f32) as f64
+                crate::value::round_to(to, x as f32) as f64
             }
         }
         "arith.fptoui" => {

@@ -1,0 +1,699 @@
+//! The value domain the interpreter computes in. Index arithmetic, control flow, views,
+//! tiles and every timing task are the interpreter's own; what a tensor or a buffer holds
+//! is the domain's. Two domains implement [`Domain`]:
+//!
+//! - [`Numbers`] computes every element: tensors and DRAM buffers hold row-major `f32`
+//!   values rounded to their element type.
+//! - [`ShapesOnly`] computes none: tensors and buffers are their shapes and element types,
+//!   their contents empty. A scalar that would be read from tensor data becomes
+//!   [`RtValue::Unknown`]; the indices of an indirect access tile are assumed (see
+//!   [`ASSUMED_INDICES`]). It is what plans models too large to run with numbers.
+//!
+//! The simulator picks its domain once, when it is made ([`crate::Simulator::new`] or
+//! [`crate::Simulator::new_timing_only`]); nothing else asks which one it runs. Each method
+//! works on a whole tensor, span or buffer, so one dynamic call per op is all the dispatch
+//! costs. Shape checks that the numeric kernels make are made by both domains, so a
+//! program is refused alike in both.
+
+use crate::exec_ew;
+use crate::exec_ops::{self, Combiner};
+use crate::store::{Loc, Memory, Span};
+use crate::value::{round_to, RtValue, TensorVal, ViewVal};
+use ktir::ast::{ElementwiseOp, Predicate, ScalarType};
+use std::rc::Rc;
+
+/// What a shapes-only run assumes for the indices of an indirect access tile.
+pub(crate) const ASSUMED_INDICES: &str = "index values are not computed in a timing-only run; assumed to be the identity (the index at row-major position p of its index view reads as p, wrapped into the size of the dimension it subscripts), so the elements gathered or scattered, and for a distributed view the memory stops they use, may differ from a run with numbers";
+
+/// A scalar or tensor operand seen elementwise.
+pub(crate) enum Arg {
+    Scalar(f64),
+    /// A scalar timing-only mode did not compute (the line of its `tensor.extract`).
+    Unknown(u32),
+    Tensor(Rc<TensorVal>),
+}
+
+/// Most operands an elementwise op reads (`math.fma`).
+pub(crate) const MAX_EW_OPERANDS: usize = 3;
+
+/// The operations on tensor and buffer contents the interpreter needs. Contents are
+/// row-major `f32` vectors: full in [`Numbers`], empty in [`ShapesOnly`]. Shapes, element
+/// types and sizes are checked by the caller before a method is called.
+pub(crate) trait Domain {
+    /// Whether contents are computed (what [`crate::Simulator::is_timing_only`] reports).
+    fn computes_numbers(&self) -> bool;
+
+    /// The contents of a DRAM buffer given `data`, rounded to `elem`.
+    fn buffer(&self, elem: ScalarType, data: Vec<f32>) -> Vec<f32>;
+
+    /// `n` copies of `x` (already rounded).
+    fn filled(&self, n: usize, x: f32) -> Vec<f32>;
+
+    /// The contents of a tensor argument of `n` elements from `given`; `None` when the
+    /// given data does not fit.
+    fn tensor_arg(&self, elem: ScalarType, given: &[f32], n: usize) -> Option<Vec<f32>>;
+
+    /// A dense constant's values, rounded to `elem`.
+    fn dense(&self, elem: ScalarType, values: &[f64]) -> Vec<f32>;
+
+    /// `ew` over `n` elements of `args` (scalars broadcast), in `elem` (integer semantics
+    /// when `ints`); `Err(i)` when element `i` divides an integer by zero.
+    fn elementwise(
+        &self,
+        ew: ElementwiseOp,
+        elem: ScalarType,
+        ints: bool,
+        args: &[Arg],
+        n: usize,
+    ) -> Result<Vec<f32>, usize>;
+
+    /// `predicate` over `n` elements of two operands, as `i1` values.
+    fn compare(&self, predicate: Predicate, elem: ScalarType, args: &[Arg], n: usize) -> Vec<f32>;
+
+    /// `args[0] ? args[1] : args[2]` over `n` elements.
+    fn select(&self, args: &[Arg], n: usize) -> Vec<f32>;
+
+    /// `arith` cast `name` of every element of `x` from `from` to `to`.
+    fn cast(&self, name: &str, x: &TensorVal, from: ScalarType, to: ScalarType) -> Vec<f32>;
+
+    /// The scalar at `flat` of `t` (`tensor.extract` on line `line`); `None` when `t`
+    /// holds no element there.
+    fn extract(&self, t: &TensorVal, flat: usize, line: u32) -> Option<RtValue>;
+
+    /// `t` with element `flat` set to `x` (rounded).
+    fn insert(&self, t: &TensorVal, flat: usize, x: f32) -> Vec<f32>;
+
+    /// `tensor.extract_slice` of `x`.
+    fn extract_slice(
+        &self,
+        x: &TensorVal,
+        offsets: &[i64],
+        sizes: &[usize],
+        strides: &[i64],
+    ) -> Result<Vec<f32>, String>;
+
+    /// `tensor.insert_slice` of `src` into `dst` (rounded to `dst`'s type).
+    fn insert_slice(
+        &self,
+        src: &TensorVal,
+        dst: &TensorVal,
+        offsets: &[i64],
+        sizes: &[usize],
+        strides: &[i64],
+    ) -> Result<Vec<f32>, String>;
+
+    /// The elements of `x` at `sum(p[d] * from[d])` for every point `p` of `shape`
+    /// (transposes and broadcasts).
+    fn gather(&self, x: &TensorVal, shape: &[usize], from: &[usize]) -> Vec<f32>;
+
+    /// `c + op(a) x op(b)` for `[m, k] x [k, n]`, rounded to `c`'s type; `None` when the
+    /// contents do not match the shapes.
+    fn matmul(
+        &self,
+        a: &TensorVal,
+        b: &TensorVal,
+        c: &TensorVal,
+        mkn: (usize, usize, usize),
+        transpose_a: bool,
+        transpose_b: bool,
+    ) -> Option<Vec<f32>>;
+
+    /// `c + a @ b` per batch, rounded to `c`'s type.
+    fn batch_matmul(
+        &self,
+        a: &TensorVal,
+        b: &TensorVal,
+        c: &TensorVal,
+        bmkn: (usize, usize, usize, usize),
+    ) -> Result<Vec<f32>, String>;
+
+    /// `x` folded over `dims` onto `init` with a single-op combiner, rounded to `init`'s
+    /// type.
+    fn reduce(
+        &self,
+        x: &TensorVal,
+        dims: &[usize],
+        init: &TensorVal,
+        combiner: Combiner,
+    ) -> Result<Vec<f32>, String>;
+
+    /// The iteration space a region computing element values (a `linalg.generic` body or a
+    /// reduction's general combiner) is interpreted over: all of `extents`, or nothing.
+    fn region_space(&self, extents: &[usize]) -> Vec<usize>;
+
+    /// The index an indirect access tile reads at `loc` of index view `iv` (point `at`),
+    /// for a dimension of `size` elements, and whether it was assumed rather than read.
+    fn index_value(
+        &self,
+        mem: &Memory,
+        loc: Loc,
+        iv: &ViewVal,
+        at: &[i64],
+        size: i64,
+    ) -> (f32, bool);
+
+    /// A tile's contents read over a box span.
+    fn load_span(&self, mem: &Memory, span: &Span, elem: ScalarType, n: usize) -> Vec<f32>;
+
+    /// The contents of a tile read point by point (filled in by [`Memory::read_loc`] at
+    /// each index the vector has).
+    fn load_points(&self, n: usize) -> Vec<f32>;
+
+    /// Writes `values` over a box span.
+    fn store_span(&self, mem: &mut Memory, span: &Span, elem: ScalarType, values: &[f32]);
+}
+
+/// Computes every element.
+pub(crate) struct Numbers;
+
+/// Computes shapes and element types only.
+pub(crate) struct ShapesOnly;
+
+fn arg_at(a: &Arg, i: usize) -> f64 {
+    match a {
+        Arg::Scalar(x) => *x,
+        Arg::Tensor(t) => t.data.get(i).copied().unwrap_or(0.0) as f64,
+        Arg::Unknown(_) => 0.0,
+    }
+}
+
+impl Domain for Numbers {
+    fn computes_numbers(&self) -> bool {
+        true
+    }
+
+    fn buffer(&self, elem: ScalarType, data: Vec<f32>) -> Vec<f32> {
+        data.into_iter().map(|x| round_to(elem, x)).collect()
+    }
+
+    fn filled(&self, n: usize, x: f32) -> Vec<f32> {
+        vec![x; n]
+    }
+
+    fn tensor_arg(&self, elem: ScalarType, given: &[f32], n: usize) -> Option<Vec<f32>> {
+        (given.len() == n).then(|| given.iter().map(|x| round_to(elem, *x)).collect())
+    }
+
+    fn dense(&self, elem: ScalarType, values: &[f64]) -> Vec<f32> {
+        values.iter().map(|x| round_to(elem, *x as f32)).collect()
+    }
+
+    fn elementwise(
+        &self,
+        ew: ElementwiseOp,
+        elem: ScalarType,
+        ints: bool,
+        args: &[Arg],
+        n: usize,
+    ) -> Result<Vec<f32>, usize> {
+        let mut data = Vec::with_capacity(n);
+        let mut vals = vec![0.0f64; args.len()];
+        for i in 0..n {
+            for (v, a) in vals.iter_mut().zip(args) {
+                *v = arg_at(a, i);
+            }
+            data.push(apply(ew, elem, ints, &vals).ok_or(i)? as f32);
+        }
+        Ok(data)
+    }
+
+    fn compare(&self, predicate: Predicate, elem: ScalarType, args: &[Arg], n: usize) -> Vec<f32> {
+        (0..n)
+            .map(|i| {
+                let r = exec_ew::compare(predicate, arg_at(&args[0], i), arg_at(&args[1], i), elem);
+                if r {
+                    1.0
+                } else {
+                    0.0
+                }
+            })
+            .collect()
+    }
+
+    fn select(&self, args: &[Arg], n: usize) -> Vec<f32> {
+        let at = |a: &Arg, i: usize| match a {
+            Arg::Scalar(x) => *x as f32,
+            Arg::Tensor(t) => t.data.get(i).copied().unwrap_or(0.0),
+            Arg::Unknown(_) => 0.0,
+        };
+        (0..n)
+            .map(|i| {
+                if at(&args[0], i) != 0.0 {
+                    at(&args[1], i)
+                } else {
+                    at(&args[2], i)
+                }
+            })
+            .collect()
+    }
+
+    fn cast(&self, name: &str, x: &TensorVal, from: ScalarType, to: ScalarType) -> Vec<f32> {
+        x.data
+            .iter()
+            .map(|&v| exec_ew::cast(name, v as f64, from, to) as f32)
+            .collect()
+    }
+
+    fn extract(&self, t: &TensorVal, flat: usize, _line: u32) -> Option<RtValue> {
+        t.data
+            .get(flat)
+            .map(|x| crate::value::scalar_value(*x as f64, t.elem))
+    }
+
+    fn insert(&self, t: &TensorVal, flat: usize, x: f32) -> Vec<f32> {
+        let mut data = t.data.clone();
+        if let Some(slot) = data.get_mut(flat) {
+            *slot = round_to(t.elem, x);
+        }
+        data
+    }
+
+    fn extract_slice(
+        &self,
+        x: &TensorVal,
+        offsets: &[i64],
+        sizes: &[usize],
+        strides: &[i64],
+    ) -> Result<Vec<f32>, String> {
+        exec_ops::extract_slice(&x.data, &x.shape, offsets, sizes, strides)
+    }
+
+    fn insert_slice(
+        &self,
+        src: &TensorVal,
+        dst: &TensorVal,
+        offsets: &[i64],
+        sizes: &[usize],
+        strides: &[i64],
+    ) -> Result<Vec<f32>, String> {
+        Ok(
+            exec_ops::insert_slice(&src.data, &dst.data, &dst.shape, offsets, sizes, strides)?
+                .into_iter()
+                .map(|v| round_to(dst.elem, v))
+                .collect(),
+        )
+    }
+
+    fn gather(&self, x: &TensorVal, shape: &[usize], from: &[usize]) -> Vec<f32> {
+        gather(&x.data, shape, from)
+    }
+
+    fn matmul(
+        &self,
+        a: &TensorVal,
+        b: &TensorVal,
+        c: &TensorVal,
+        mkn: (usize, usize, usize),
+        transpose_a: bool,
+        transpose_b: bool,
+    ) -> Option<Vec<f32>> {
+        matmul_data(a, b, c, mkn, transpose_a, transpose_b)
+    }
+
+    fn batch_matmul(
+        &self,
+        a: &TensorVal,
+        b: &TensorVal,
+        c: &TensorVal,
+        (bt, m, k, n): (usize, usize, usize, usize),
+    ) -> Result<Vec<f32>, String> {
+        Ok(
+            exec_ops::batch_matmul(&a.data, &b.data, &c.data, bt, m, k, n)?
+                .into_iter()
+                .map(|v| round_to(c.elem, v))
+                .collect(),
+        )
+    }
+
+    fn reduce(
+        &self,
+        x: &TensorVal,
+        dims: &[usize],
+        init: &TensorVal,
+        combiner: Combiner,
+    ) -> Result<Vec<f32>, String> {
+        Ok(
+            exec_ops::reduce(&x.data, &x.shape, dims, &init.data, combiner)?
+                .into_iter()
+                .map(|v| round_to(init.elem, v))
+                .collect(),
+        )
+    }
+
+    fn region_space(&self, extents: &[usize]) -> Vec<usize> {
+        extents.to_vec()
+    }
+
+    fn index_value(
+        &self,
+        mem: &Memory,
+        loc: Loc,
+        iv: &ViewVal,
+        _at: &[i64],
+        _size: i64,
+    ) -> (f32, bool) {
+        (mem.read_loc(loc, iv.elem), false)
+    }
+
+    fn load_span(&self, mem: &Memory, span: &Span, elem: ScalarType, n: usize) -> Vec<f32> {
+        mem.read_span(span, elem, n)
+    }
+
+    fn load_points(&self, n: usize) -> Vec<f32> {
+        vec![0.0; n]
+    }
+
+    fn store_span(&self, mem: &mut Memory, span: &Span, elem: ScalarType, values: &[f32]) {
+        mem.write_span(span, elem, values);
+    }
+}
+
+impl Domain for ShapesOnly {
+    fn computes_numbers(&self) -> bool {
+        false
+    }
+
+    fn buffer(&self, _elem: ScalarType, _data: Vec<f32>) -> Vec<f32> {
+        Vec::new()
+    }
+
+    fn filled(&self, _n: usize, _x: f32) -> Vec<f32> {
+        Vec::new()
+    }
+
+    /// Tensors are taken without data (any given is dropped).
+    fn tensor_arg(&self, _elem: ScalarType, _given: &[f32], _n: usize) -> Option<Vec<f32>> {
+        Some(Vec::new())
+    }
+
+    fn dense(&self, _elem: ScalarType, _values: &[f64]) -> Vec<f32> {
+        Vec::new()
+    }
+
+    fn elementwise(
+        &self,
+        _ew: ElementwiseOp,
+        _elem: ScalarType,
+        _ints: bool,
+        _args: &[Arg],
+        _n: usize,
+    ) -> Result<Vec<f32>, usize> {
+        Ok(Vec::new())
+    }
+
+    fn compare(
+        &self,
+        _predicate: Predicate,
+        _elem: ScalarType,
+        _args: &[Arg],
+        _n: usize,
+    ) -> Vec<f32> {
+        Vec::new()
+    }
+
+    fn select(&self, _args: &[Arg], _n: usize) -> Vec<f32> {
+        Vec::new()
+    }
+
+    fn cast(&self, _name: &str, _x: &TensorVal, _from: ScalarType, _to: ScalarType) -> Vec<f32> {
+        Vec::new()
+    }
+
+    /// Tensor data is not computed, so the scalar is unknown: arithmetic carries it along,
+    /// and a use that needs its value refuses it (see [`RtValue::Unknown`]).
+    fn extract(&self, _t: &TensorVal, _flat: usize, line: u32) -> Option<RtValue> {
+        Some(RtValue::Unknown(line))
+    }
+
+    fn insert(&self, _t: &TensorVal, _flat: usize, _x: f32) -> Vec<f32> {
+        Vec::new()
+    }
+
+    fn extract_slice(
+        &self,
+        x: &TensorVal,
+        offsets: &[i64],
+        sizes: &[usize],
+        strides: &[i64],
+    ) -> Result<Vec<f32>, String> {
+        exec_ops::check_slice(&x.shape, offsets, sizes, strides)?;
+        Ok(Vec::new())
+    }
+
+    fn insert_slice(
+        &self,
+        src: &TensorVal,
+        dst: &TensorVal,
+        offsets: &[i64],
+        sizes: &[usize],
+        strides: &[i64],
+    ) -> Result<Vec<f32>, String> {
+        exec_ops::check_slice(&dst.shape, offsets, sizes, strides)?;
+        if src.numel() != sizes.iter().product::<usize>() {
+            return Err(format!(
+                "inserting {} elements into a slice of {} elements",
+                src.numel(),
+                sizes.iter().product::<usize>()
+            ));
+        }
+        Ok(Vec::new())
+    }
+
+    fn gather(&self, _x: &TensorVal, _shape: &[usize], _from: &[usize]) -> Vec<f32> {
+        Vec::new()
+    }
+
+    fn matmul(
+        &self,
+        _a: &TensorVal,
+        _b: &TensorVal,
+        _c: &TensorVal,
+        _mkn: (usize, usize, usize),
+        _transpose_a: bool,
+        _transpose_b: bool,
+    ) -> Option<Vec<f32>> {
+        Some(Vec::new())
+    }
+
+    fn batch_matmul(
+        &self,
+        _a: &TensorVal,
+        _b: &TensorVal,
+        _c: &TensorVal,
+        _bmkn: (usize, usize, usize, usize),
+    ) -> Result<Vec<f32>, String> {
+        Ok(Vec::new())
+    }
+
+    fn reduce(
+        &self,
+        x: &TensorVal,
+        dims: &[usize],
+        init: &TensorVal,
+        _combiner: Combiner,
+    ) -> Result<Vec<f32>, String> {
+        exec_ops::check_reduce(&x.shape, dims, init.numel())?;
+        Ok(Vec::new())
+    }
+
+    /// The region computes element values only, so it is not interpreted.
+    fn region_space(&self, _extents: &[usize]) -> Vec<usize> {
+        vec![0]
+    }
+
+    fn index_value(
+        &self,
+        _mem: &Memory,
+        _loc: Loc,
+        iv: &ViewVal,
+        at: &[i64],
+        size: i64,
+    ) -> (f32, bool) {
+        (assumed_index(iv, at, size), true)
+    }
+
+    fn load_span(&self, _mem: &Memory, _span: &Span, _elem: ScalarType, _n: usize) -> Vec<f32> {
+        Vec::new()
+    }
+
+    fn load_points(&self, _n: usize) -> Vec<f32> {
+        Vec::new()
+    }
+
+    fn store_span(&self, _mem: &mut Memory, _span: &Span, _elem: ScalarType, _values: &[f32]) {}
+}
+
+/// `ew` on one element's operands.
+pub(crate) fn apply(ew: ElementwiseOp, elem: ScalarType, ints: bool, vals: &[f64]) -> Option<f64> {
+    // Ops take at most three operands; more would be ignored anyway.
+    let n = vals.len().min(MAX_EW_OPERANDS);
+    if ints {
+        let mut v = [0i64; MAX_EW_OPERANDS];
+        for (o, x) in v.iter_mut().zip(vals) {
+            *o = *x as i64;
+        }
+        exec_ew::int(ew, &v[..n], elem).map(|r| r as f64)
+    } else {
+        let mut v = [0f32; MAX_EW_OPERANDS];
+        for (o, x) in v.iter_mut().zip(vals) {
+            *o = *x as f32;
+        }
+        Some(round_to(elem, exec_ew::float(ew, &v[..n])) as f64)
+    }
+}
+
+/// The index a shapes-only run assumes at point `at` of index view `iv`, for a dimension
+/// of `size` elements (see [`ASSUMED_INDICES`]).
+fn assumed_index(iv: &ViewVal, at: &[i64], size: i64) -> f32 {
+    let mut flat: i64 = 0;
+    for (c, n) in at.iter().zip(&iv.sizes) {
+        flat = flat.wrapping_mul(*n).wrapping_add(*c);
+    }
+    flat.rem_euclid(size.max(1)) as f32
+}
+
+/// `round(c + op(a) x op(b))` for `[m, k] x [k, n]`, each element accumulated in f32 in
+/// ascending `p` (the order of a dot product per element), row by row so the innermost
+/// loop runs along contiguous rows of `b` and of the result.
+fn matmul_data(
+    a: &TensorVal,
+    b: &TensorVal,
+    c: &TensorVal,
+    (m, k, n): (usize, usize, usize),
+    transpose_a: bool,
+    transpose_b: bool,
+) -> Option<Vec<f32>> {
+    if a.data.len() != m * k || b.data.len() != k * n || c.data.len() != m * n {
+        return None;
+    }
+    // `b` as k rows of n.
+    let bt;
+    let b_rows: &[f32] = if transpose_b {
+        let mut t = vec![0.0f32; k * n];
+        for j in 0..n {
+            for p in 0..k {
+                t[p * n + j] = b.data[j * k + p];
+            }
+        }
+        bt = t;
+        &bt
+    } else {
+        &b.data
+    };
+    let mut out = c.data.clone();
+    for i in 0..m {
+        let row = &mut out[i * n..(i + 1) * n];
+        for p in 0..k {
+            let x = if transpose_a {
+                a.data[p * m + i]
+            } else {
+                a.data[i * k + p]
+            };
+            // Every term is added, zeros included, so NaN and signed zeros behave as in
+            // a plain dot product.
+            for (acc, y) in row.iter_mut().zip(&b_rows[p * n..(p + 1) * n]) {
+                *acc += x * y;
+            }
+        }
+        for v in row.iter_mut() {
+            *v = round_to(c.elem, *v);
+        }
+    }
+    Some(out)
+}
+
+/// The elements of `src` at `sum(p[d] * from[d])` for every point `p` of `shape` in
+/// row-major order (0 past its end): transposes and broadcasts as one strided walk.
+fn gather(src: &[f32], shape: &[usize], from: &[usize]) -> Vec<f32> {
+    let total: usize = shape.iter().product();
+    let mut out = Vec::with_capacity(total);
+    if total == 0 {
+        return out;
+    }
+    let Some((&inner_n, outer)) = shape.split_last() else {
+        out.push(src.first().copied().unwrap_or(0.0));
+        return out;
+    };
+    let inner_step = from.last().copied().unwrap_or(0);
+    let rows: usize = outer.iter().product();
+    let mut idx = vec![0usize; outer.len()];
+    let mut row_start = 0usize;
+    for _ in 0..rows {
+        let mut at = row_start;
+        for _ in 0..inner_n {
+            out.push(src.get(at).copied().unwrap_or(0.0));
+            at += inner_step;
+        }
+        for d in (0..outer.len()).rev() {
+            idx[d] += 1;
+            row_start += from[d];
+            if idx[d] < outer[d] {
+                break;
+            }
+            row_start -= from[d] * outer[d];
+            idx[d] = 0;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(shape: &[usize], data: Vec<f32>) -> TensorVal {
+        TensorVal {
+            shape: shape.to_vec(),
+            elem: ScalarType::F32,
+            data,
+            ready: None,
+        }
+    }
+
+    #[test]
+    fn strided_gathers_transpose_and_broadcast() {
+        let x: Vec<f32> = (0..6).map(|i| i as f32).collect(); // [2, 3]
+                                                              // Transpose to [3, 2]: output dim 0 steps the input's dim 1.
+        assert_eq!(
+            gather(&x, &[3, 2], &[1, 3]),
+            vec![0.0, 3.0, 1.0, 4.0, 2.0, 5.0]
+        );
+        // Broadcast a row of 3 over 2 rows.
+        assert_eq!(
+            gather(&x[..3], &[2, 3], &[0, 1]),
+            vec![0.0, 1.0, 2.0, 0.0, 1.0, 2.0]
+        );
+        assert_eq!(gather(&x, &[], &[]), vec![0.0]);
+        assert!(gather(&x, &[0, 3], &[3, 1]).is_empty());
+    }
+
+    #[test]
+    fn matmul_rows_add_every_term_in_dot_product_order() {
+        // [2, 3] x [3, 2] onto c, with a NaN and a zero times infinity in row 1.
+        let a = t(&[2, 3], vec![1.0, 2.0, 3.0, 0.0, f32::NAN, 1.0]);
+        let b = t(&[3, 2], vec![1.0, 2.0, 3.0, 4.0, 5.0, f32::INFINITY]);
+        let c = t(&[2, 2], vec![0.5, -0.0, 1.0, 2.0]);
+        let dot = |i: usize, j: usize| {
+            let mut acc = c.data[i * 2 + j];
+            for p in 0..3 {
+                acc += a.data[i * 3 + p] * b.data[p * 2 + j];
+            }
+            acc
+        };
+        let got = matmul_data(&a, &b, &c, (2, 3, 2), false, false).unwrap();
+        for i in 0..2 {
+            for j in 0..2 {
+                assert_eq!(got[i * 2 + j].to_bits(), dot(i, j).to_bits(), "({i}, {j})");
+            }
+        }
+        // The transposed spellings read the same numbers.
+        let at = t(&[3, 2], vec![1.0, 0.0, 2.0, f32::NAN, 3.0, 1.0]);
+        let bt = t(&[2, 3], vec![1.0, 3.0, 5.0, 2.0, 4.0, f32::INFINITY]);
+        let via_t = matmul_data(&at, &bt, &c, (2, 3, 2), true, true).unwrap();
+        assert_eq!(
+            via_t.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            got.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+        );
+        assert!(matmul_data(&a, &b, &c, (2, 2, 2), false, false).is_none());
+    }
+}

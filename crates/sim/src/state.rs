@@ -1,0 +1,594 @@
+//! Core state of the simulator: DRAM and scratchpads, the value domain, the recorded
+//! timing tasks and their barrier, step counting and progress; per core, the frame stack,
+//! the value slots and the live scratchpad bytes. The helpers every op family uses (operand
+//! access, results, task recording, tensor allocation with scratchpad accounting) live here.
+
+use crate::domain::{Domain, Numbers, ShapesOnly};
+use crate::machine::Machine;
+use crate::resolve::{ROp, Region};
+use crate::store::{DramBuffer, Memory};
+use crate::timing::{Task, TaskId, Unit, Work};
+use crate::value::*;
+use ktir::ast::*;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+/// A progress report: operations executed so far and the total they count towards.
+pub type ProgressFn<'a> = Box<dyn FnMut(u64, u64) + 'a>;
+
+/// The simulator's state across launches: DRAM, scratchpads and the recorded tasks.
+pub struct Simulator<'m> {
+    pub(crate) machine: &'m Machine,
+    pub(crate) limits: ExecLimits,
+    /// DRAM buffers and scratchpad contents.
+    pub(crate) mem: Memory,
+    next_base: i64,
+    pub(crate) tasks: Vec<Task>,
+    /// Tasks every task of the next launch must wait for.
+    pub(crate) barrier: Option<TaskId>,
+    steps: u64,
+    /// Peak live tensor bytes per core over the run.
+    pub peak_tensor_bytes: Vec<u64>,
+    pub(crate) returned: Vec<Vec<KernelValue>>,
+    progress: Option<(ProgressFn<'m>, u64)>,
+    /// Estimate of the steps of the whole run, for progress reports (0 when unknown).
+    progress_total: u64,
+    /// What tensors and buffers hold, and how their contents are computed.
+    pub(crate) domain: &'static dyn Domain,
+    /// What timing-only mode assumed in place of values it did not compute.
+    assumptions: Vec<String>,
+}
+
+/// Per-core execution context.
+pub(crate) struct CoreCtx {
+    pub core: usize,
+    pub tile_id: Vec<i64>,
+    pub grid_size: usize,
+    pub live_bytes: u64,
+    /// Tasks of this core in this launch without a successor yet (for the barrier).
+    pub last_tasks: Vec<TaskId>,
+    /// The core's most recent store (loads wait for it).
+    pub last_store: Option<TaskId>,
+    /// Whether work is timed (false while running a collective's combiner).
+    pub record: bool,
+    /// How a region runs to completion: the driver loop's, handed to the op families
+    /// that interpret regions (`linalg.generic`, reductions, collective combiners) so they
+    /// need not depend on it.
+    pub run_region: RunRegion,
+}
+
+/// Runs a region to completion with the given block arguments and returns what its
+/// terminator yields.
+pub(crate) type RunRegion = fn(
+    &mut Simulator<'_>,
+    &Region<'_>,
+    Vec<RtValue>,
+    &mut [Option<RtValue>],
+    &mut CoreCtx,
+) -> Result<Vec<RtValue>, SimError>;
+
+/// What a run of a frame stack ended with.
+pub(crate) enum Outcome<'r, 'a> {
+    /// The base block finished with these values.
+    Finished(Vec<RtValue>),
+    /// The core reached a collective and waits there.
+    Suspended(&'r ROp<'a>),
+}
+
+#[derive(Clone, Copy)]
+pub(crate) enum FrameKind<'r, 'a> {
+    Root,
+    For {
+        owner: &'r ROp<'a>,
+        iv: i64,
+        upper: i64,
+        step: i64,
+    },
+    If {
+        owner: &'r ROp<'a>,
+    },
+    Produce {
+        owner: &'r ROp<'a>,
+        group: i64,
+    },
+}
+
+pub(crate) struct Frame<'r, 'a> {
+    pub ops: &'r [ROp<'a>],
+    pub pc: usize,
+    pub kind: FrameKind<'r, 'a>,
+}
+
+#[derive(Clone, Copy)]
+pub(crate) enum CoreState<'r, 'a> {
+    Ready,
+    Waiting(&'r ROp<'a>, u64),
+    Done,
+}
+
+/// One core's execution state within a launch.
+pub(crate) struct CoreRun<'r, 'a> {
+    pub frames: Vec<Frame<'r, 'a>>,
+    pub slots: Vec<Option<RtValue>>,
+    pub ctx: CoreCtx,
+    pub state: CoreState<'r, 'a>,
+    /// Dynamic occurrences of each collective op passed so far.
+    pub occurrences: HashMap<usize, u64>,
+}
+
+impl<'m> Simulator<'m> {
+    /// A simulator for `machine` with empty DRAM.
+    pub fn new(machine: &'m Machine, limits: ExecLimits) -> Self {
+        Simulator::in_domain(machine, limits, &Numbers)
+    }
+
+    fn in_domain(machine: &'m Machine, limits: ExecLimits, domain: &'static dyn Domain) -> Self {
+        let cores = machine.cores.value;
+        Simulator {
+            machine,
+            limits,
+            mem: Memory {
+                dram: Vec::new(),
+                scratchpads: vec![Vec::new(); cores],
+            },
+            next_base: 0,
+            tasks: Vec::new(),
+            barrier: None,
+            steps: 0,
+            peak_tensor_bytes: vec![0; cores],
+            returned: Vec::new(),
+            progress: None,
+            progress_total: 0,
+            domain,
+            assumptions: Vec::new(),
+        }
+    }
+
+    /// A simulator that computes time but no numbers: tensors and DRAM buffers carry their
+    /// shapes and element types only, while index arithmetic, control flow and every
+    /// timing task are exactly those of a full run, so the schedule is the same.
+    ///
+    /// Where a value the program needs would come from tensor data, the run either
+    /// assumes one and says so in [`Simulator::assumptions`] (the indices of an indirect
+    /// access tile), or stops with an error naming both ops (a `tensor.extract` whose
+    /// result becomes a loop bound, a condition, an address or a size). The DRAM element
+    /// limit does not apply, as nothing is stored.
+    pub fn new_timing_only(machine: &'m Machine, limits: ExecLimits) -> Self {
+        Simulator::in_domain(machine, limits, &ShapesOnly)
+    }
+
+    /// Whether this simulator computes no numbers (see [`Simulator::new_timing_only`]).
+    pub fn is_timing_only(&self) -> bool {
+        !self.domain.computes_numbers()
+    }
+
+    /// What timing-only mode assumed in place of values it did not compute, one line each
+    /// (naming the op and its line); empty for a full run.
+    pub fn assumptions(&self) -> &[String] {
+        &self.assumptions
+    }
+
+    pub(crate) fn assume(&mut self, rop: &ROp<'_>, what: &str) {
+        let line = format!("line {}: '{}': {what}", rop.line, rop.op.kind.name());
+        if !self.assumptions.contains(&line) {
+            self.assumptions.push(line);
+        }
+    }
+
+    /// Calls `f(steps, total)` every `every` operations, where `total` is the estimate
+    /// given to [`Simulator::set_progress_total`] or else the step limit.
+    pub fn set_progress(&mut self, f: ProgressFn<'m>, every: u64) {
+        self.progress = Some((f, every.max(1)));
+    }
+
+    /// Sets the total that progress reports count towards (for example the sum of
+    /// [`crate::estimate_steps`] over the launches to come).
+    pub fn set_progress_total(&mut self, total: u64) {
+        self.progress_total = total;
+    }
+
+    /// Places a buffer in DRAM and returns its base address (in elements). In
+    /// timing-only mode only its length is kept.
+    pub fn alloc(&mut self, name: &str, elem: ScalarType, data: Vec<f32>) -> Result<i64, SimError> {
+        let len = data.len();
+        let data = self.domain.buffer(elem, data);
+        self.place(name, elem, len, data)
+    }
+
+    /// Places a zero-filled buffer of `len` elements in DRAM (no contents at all in
+    /// timing-only mode) and returns its base address.
+    pub fn reserve(&mut self, name: &str, elem: ScalarType, len: usize) -> Result<i64, SimError> {
+        let data = self.domain.filled(len, 0.0);
+        self.place(name, elem, len, data)
+    }
+
+    fn place(
+        &mut self,
+        name: &str,
+        elem: ScalarType,
+        len: usize,
+        data: Vec<f32>,
+    ) -> Result<i64, SimError> {
+        let total: usize = self.mem.dram.iter().map(|b| b.data.len()).sum::<usize>() + data.len();
+        if total > self.limits.max_dram_elements {
+            return err(format!(
+                "DRAM buffers would hold {total} elements, more than the limit of {}",
+                self.limits.max_dram_elements
+            ));
+        }
+        if self.mem.dram.iter().any(|b| b.name == name) {
+            return err(format!("DRAM buffer '{name}' is allocated twice"));
+        }
+        // Bases are element addresses on 128-byte boundaries; buffers never overlap.
+        let per_line = (128 / elem.size_bytes().max(1)) as i64;
+        let base = (self.next_base + per_line - 1) / per_line * per_line;
+        let len_i = i64::try_from(len).map_err(|_| SimError {
+            message: format!("DRAM buffer '{name}' of {len} elements is too large"),
+            core: None,
+            op: None,
+        })?;
+        self.next_base = base
+            .checked_add(len_i.max(1) + per_line)
+            .ok_or_else(|| SimError {
+                message: "DRAM addresses overflow".into(),
+                core: None,
+                op: None,
+            })?;
+        self.mem.dram.push(DramBuffer {
+            name: name.to_string(),
+            base,
+            elem,
+            len,
+            data,
+        });
+        Ok(base)
+    }
+
+    /// A DRAM buffer by name.
+    pub fn buffer(&self, name: &str) -> Option<&DramBuffer> {
+        self.mem.dram.iter().find(|b| b.name == name)
+    }
+
+    /// All DRAM buffers.
+    pub fn buffers(&self) -> &[DramBuffer] {
+        &self.mem.dram
+    }
+
+    /// The timing tasks recorded so far.
+    pub fn tasks(&self) -> &[Task] {
+        &self.tasks
+    }
+
+    /// Operations executed so far.
+    pub fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    /// What each core's `func.return` gave in the last launch (index = core).
+    pub fn returned(&self) -> &[Vec<KernelValue>] {
+        &self.returned
+    }
+
+    pub(crate) fn arg_value(
+        &self,
+        a: &KernelValue,
+        t: &Type,
+        name: &str,
+    ) -> Result<RtValue, SimError> {
+        Ok(match (a, t) {
+            (KernelValue::Int(i), Type::Scalar(s)) if s.is_float() => {
+                RtValue::Float(round_to(*s, *i as f32) as f64)
+            }
+            (KernelValue::Int(i), _) => RtValue::Index(*i),
+            (KernelValue::Float(x), Type::Scalar(s)) if !s.is_float() => RtValue::Index(*x as i64),
+            (KernelValue::Float(x), _) => RtValue::Float(*x),
+            (KernelValue::Tensor { shape, data }, Type::Tensor { elem, shape: ts }) => {
+                let n: usize = shape.iter().product();
+                let fits = ts.len() == shape.len()
+                    && ts.iter().zip(shape).all(|(d, s)| match d {
+                        Dim::Static(x) => x == s,
+                        Dim::Dynamic => true,
+                    });
+                let held = self.domain.tensor_arg(*elem, data, n);
+                let (Some(held), true) = (held, fits && n <= self.limits.max_tensor_elements)
+                else {
+                    return err(format!(
+                        "argument '%{name}' is a tensor of shape {shape:?} with {} elements, which does not fit its type",
+                        data.len()
+                    ));
+                };
+                RtValue::Tensor(Rc::new(TensorVal {
+                    shape: shape.clone(),
+                    elem: *elem,
+                    data: held,
+                    ready: None,
+                }))
+            }
+            (KernelValue::Tensor { .. }, _) => {
+                return err(format!("argument '%{name}' is not a tensor"))
+            }
+            (KernelValue::Unknown, _) => {
+                return err(format!(
+                    "argument '%{name}' has no value (a scalar a timing-only run did not compute)"
+                ))
+            }
+        })
+    }
+
+    pub(crate) fn push_task(&mut self, mut task: Task) -> Result<TaskId, SimError> {
+        if self.tasks.len() >= self.limits.max_tasks {
+            return err(format!(
+                "the run recorded more than {} timing tasks; raise the limit or shrink the problem",
+                self.limits.max_tasks
+            ));
+        }
+        if let Some(b) = self.barrier {
+            if !task.deps.contains(&b) {
+                task.deps.push(b);
+            }
+        }
+        let n = self.tasks.len();
+        task.deps.retain(|d| *d < n);
+        task.deps.sort_unstable();
+        task.deps.dedup();
+        self.tasks.push(task);
+        Ok(n)
+    }
+
+    pub(crate) fn record(
+        &mut self,
+        ctx: &mut CoreCtx,
+        unit: Unit,
+        work: Work,
+        deps: Vec<TaskId>,
+        rop: &ROp<'_>,
+    ) -> Result<TaskId, SimError> {
+        if !ctx.record {
+            return Ok(NO_TASK);
+        }
+        let id = self.push_task(Task {
+            core: ctx.core,
+            unit,
+            work,
+            deps: deps.clone(),
+            op: rop.op.kind.name().to_string(),
+            line: rop.line,
+        })?;
+        ctx.last_tasks.retain(|t| !deps.contains(t));
+        ctx.last_tasks.push(id);
+        Ok(id)
+    }
+
+    /// A zero-cost task joining several; `None` when there is nothing to join.
+    pub(crate) fn join(
+        &mut self,
+        ctx: &mut CoreCtx,
+        deps: Vec<TaskId>,
+        rop: &ROp<'_>,
+    ) -> Result<Option<TaskId>, SimError> {
+        let deps: Vec<TaskId> = deps.into_iter().filter(|d| *d != NO_TASK).collect();
+        match deps.len() {
+            0 => Ok(None),
+            1 => Ok(Some(deps[0])),
+            _ => Ok(Some(self.record(
+                ctx,
+                Unit::Sfp,
+                Work::Compute { cycles: 0 },
+                deps,
+                rop,
+            )?)),
+        }
+    }
+
+    pub(crate) fn count_step(&mut self, rop: &ROp<'_>) -> Result<(), SimError> {
+        self.steps += 1;
+        if self.steps > self.limits.max_steps {
+            return Err(self.at(rop, format!(
+                "the run executed more than {} operations; stopping (raise the step limit if this is expected)",
+                self.limits.max_steps
+            )));
+        }
+        if let Some((f, every)) = &mut self.progress {
+            if self.steps.is_multiple_of(*every) {
+                let total = if self.progress_total > 0 {
+                    self.progress_total
+                } else {
+                    self.limits.max_steps
+                };
+                f(self.steps, total);
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn at(&self, rop: &ROp<'_>, message: String) -> SimError {
+        SimError {
+            message,
+            core: None,
+            op: Some((rop.op.kind.name().to_string(), rop.line)),
+        }
+    }
+
+    pub(crate) fn get<'s>(
+        &self,
+        slots: &'s [Option<RtValue>],
+        rop: &ROp<'_>,
+        i: usize,
+    ) -> Result<&'s RtValue, SimError> {
+        rop.operands
+            .get(i)
+            .and_then(|s| slots.get(*s))
+            .and_then(|v| v.as_ref())
+            .ok_or_else(|| {
+                self.at(
+                    rop,
+                    format!("operand {i} has no value (used after it was freed?)"),
+                )
+            })
+    }
+
+    pub(crate) fn index(
+        &self,
+        slots: &[Option<RtValue>],
+        rop: &ROp<'_>,
+        i: usize,
+    ) -> Result<i64, SimError> {
+        match self.get(slots, rop, i)? {
+            RtValue::Index(v) => Ok(*v),
+            RtValue::Unknown(line) => Err(self.unknown(rop, i, *line)),
+            _ => Err(self.at(rop, format!("operand {i} is not an integer value"))),
+        }
+    }
+
+    /// The error for a use of a value timing-only mode did not compute.
+    pub(crate) fn unknown(&self, rop: &ROp<'_>, i: usize, from_line: u32) -> SimError {
+        self.at(
+            rop,
+            format!(
+                "operand {i} comes from tensor data (the 'tensor.extract' on line {from_line}), which a timing-only run does not compute, but its value is needed here (a loop bound, condition, address, size or index); run with numbers to simulate this program"
+            ),
+        )
+    }
+
+    pub(crate) fn tensor(
+        &self,
+        slots: &[Option<RtValue>],
+        rop: &ROp<'_>,
+        i: usize,
+    ) -> Result<Rc<TensorVal>, SimError> {
+        match self.get(slots, rop, i)? {
+            RtValue::Tensor(t) => Ok(t.clone()),
+            _ => Err(self.at(rop, format!("operand {i} is not a tensor"))),
+        }
+    }
+
+    pub(crate) fn new_tensor(
+        &mut self,
+        ctx: &mut CoreCtx,
+        rop: &ROp<'_>,
+        shape: Vec<usize>,
+        elem: ScalarType,
+        data: Vec<f32>,
+        ready: Option<TaskId>,
+    ) -> Result<RtValue, SimError> {
+        let t = TensorVal {
+            shape,
+            elem,
+            data,
+            ready: ready.filter(|r| *r != NO_TASK),
+        };
+        if ctx.record {
+            ctx.live_bytes += tensor_bytes(&t);
+            let cap = self.machine.scratchpad_capacity_bytes();
+            if ctx.live_bytes > cap {
+                return Err(self.at(
+                    rop,
+                    format!(
+                        "scratchpad overflow on core {}: live tensors need {} bytes after this {} of {} bytes, but the plannable capacity is {} bytes",
+                        ctx.core,
+                        ctx.live_bytes,
+                        rop.op.kind.name(),
+                        tensor_bytes(&t),
+                        cap
+                    ),
+                ));
+            }
+            if let Some(peak) = self.peak_tensor_bytes.get_mut(ctx.core) {
+                *peak = (*peak).max(ctx.live_bytes);
+            }
+        }
+        Ok(RtValue::Tensor(Rc::new(t)))
+    }
+
+    /// `numel(shape)` copies of `x`, as the domain holds them.
+    pub(crate) fn filled(&self, shape: &[usize], x: f32) -> Vec<f32> {
+        self.domain.filled(shape.iter().product(), x)
+    }
+
+    pub(crate) fn check_size(&self, rop: &ROp<'_>, shape: &[usize]) -> Result<usize, SimError> {
+        let n = shape
+            .iter()
+            .try_fold(1usize, |a, &d| a.checked_mul(d))
+            .filter(|n| *n <= self.limits.max_tensor_elements);
+        n.ok_or_else(|| {
+            self.at(
+                rop,
+                format!(
+                    "tensor of shape {shape:?} exceeds the limit of {} elements",
+                    self.limits.max_tensor_elements
+                ),
+            )
+        })
+    }
+
+    /// The static shape and element type of result `i`.
+    pub(crate) fn result_shape_of(
+        &self,
+        rop: &ROp<'_>,
+        i: usize,
+    ) -> Result<(Vec<usize>, ScalarType), SimError> {
+        let t = rop
+            .op
+            .result_types
+            .get(i)
+            .ok_or_else(|| self.at(rop, "has no result type".into()))?;
+        let shape = t
+            .static_shape()
+            .ok_or_else(|| self.at(rop, "the result shape is dynamic here".into()))?;
+        let elem = t.elem().unwrap_or(ScalarType::F32);
+        self.check_size(rop, &shape)?;
+        Ok((shape, elem))
+    }
+
+    pub(crate) fn result_shape(&self, rop: &ROp<'_>) -> Result<(Vec<usize>, ScalarType), SimError> {
+        self.result_shape_of(rop, 0)
+    }
+
+    /// The result shape with `?` dimensions taken, in order, from the index operands
+    /// starting at `first`.
+    pub(crate) fn dynamic_result_shape(
+        &self,
+        slots: &[Option<RtValue>],
+        rop: &ROp<'_>,
+        first: usize,
+    ) -> Result<(Vec<usize>, ScalarType), SimError> {
+        let t = rop
+            .op
+            .result_types
+            .first()
+            .ok_or_else(|| self.at(rop, "has no result type".into()))?;
+        let mut next = first;
+        let mut shape = Vec::new();
+        for d in t.shape() {
+            shape.push(match d {
+                Dim::Static(n) => *n,
+                Dim::Dynamic => {
+                    let v = self.index(slots, rop, next)?;
+                    next += 1;
+                    usize::try_from(v)
+                        .map_err(|_| self.at(rop, format!("negative dynamic size {v}")))?
+                }
+            });
+        }
+        self.check_size(rop, &shape)?;
+        Ok((shape, t.elem().unwrap_or(ScalarType::F32)))
+    }
+
+    pub(crate) fn set(&self, slots: &mut [Option<RtValue>], rop: &ROp<'_>, i: usize, v: RtValue) {
+        set_slot(slots, rop.results.get(i), v);
+    }
+
+    /// Records an SFP task over the ready times of `inputs`.
+    pub(crate) fn sfp(
+        &mut self,
+        ctx: &mut CoreCtx,
+        rop: &ROp<'_>,
+        elements: usize,
+        transcendental: bool,
+        inputs: &[&TensorVal],
+    ) -> Result<TaskId, SimError> {
+        let cycles = self.machine.sfp_cycles(elements as u64, transcendental);
+        let deps = inputs.iter().filter_map(|t| t.ready).collect();
+        self.record(ctx, Unit::Sfp, Work::Compute { cycles }, deps, rop)
+    }
+}

@@ -1,0 +1,299 @@
+//! The interpreter's values and limits: what a slot holds (scalars, tensors, views, tiles,
+//! futures), what a kernel is given and returns, run-time errors and the bounds that turn
+//! runaway programs into them. The bottom layer: it depends on no other part of execution.
+
+use crate::timing::TaskId;
+use half::{bf16, f16};
+use ktir::ast::*;
+use std::fmt;
+use std::rc::Rc;
+
+/// Bounds that turn runaway programs into errors, and execution switches.
+#[derive(Clone, Debug)]
+pub struct ExecLimits {
+    /// Operations executed over all cores and launches.
+    pub max_steps: u64,
+    /// Elements in one tensor value.
+    pub max_tensor_elements: usize,
+    /// Elements in all DRAM buffers together.
+    pub max_dram_elements: usize,
+    /// Timing tasks recorded.
+    pub max_tasks: usize,
+}
+
+impl Default for ExecLimits {
+    fn default() -> Self {
+        ExecLimits {
+            max_steps: 50_000_000,
+            max_tensor_elements: 1 << 24,
+            max_dram_elements: 1 << 28,
+            max_tasks: 2_000_000,
+        }
+    }
+}
+
+/// A run-time error, naming the core and the KTIR op where it happened.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SimError {
+    /// What went wrong.
+    pub message: String,
+    /// The core executing, if any.
+    pub core: Option<usize>,
+    /// The op's name and source line, if any.
+    pub op: Option<(String, u32)>,
+}
+
+impl fmt::Display for SimError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some((op, line)) = &self.op {
+            write!(f, "line {line}: '{op}': ")?;
+        }
+        if let Some(c) = self.core {
+            write!(f, "core {c}: ")?;
+        }
+        write!(f, "{}", self.message)
+    }
+}
+
+impl std::error::Error for SimError {}
+
+pub(crate) fn err<T>(message: impl Into<String>) -> Result<T, SimError> {
+    Err(SimError {
+        message: message.into(),
+        core: None,
+        op: None,
+    })
+}
+
+/// A value passed to or returned from a kernel.
+#[derive(Clone, Debug, PartialEq)]
+pub enum KernelValue {
+    /// An `index`, integer or runtime argument (also buffer base addresses).
+    Int(i64),
+    /// A float scalar.
+    Float(f64),
+    /// A tensor (row-major data).
+    Tensor {
+        /// Its shape.
+        shape: Vec<usize>,
+        /// Its elements; empty in timing-only mode (given or returned).
+        data: Vec<f32>,
+    },
+    /// A scalar timing-only mode did not compute because it came from tensor data.
+    Unknown,
+}
+
+/// Rounds a value to what a storage type can hold.
+pub fn round_to(elem: ScalarType, x: f32) -> f32 {
+    match elem {
+        ScalarType::F16 => round_f16(x),
+        ScalarType::BF16 => bf16::from_f32(x).to_f32(),
+        ScalarType::F32 | ScalarType::F64 => x,
+        ScalarType::F8E4M3 | ScalarType::F8E5M2 => f16::from_f32(x).to_f32(),
+        ScalarType::I1 => {
+            if x != 0.0 {
+                1.0
+            } else {
+                0.0
+            }
+        }
+        ScalarType::I8 => x.trunc().clamp(-128.0, 127.0),
+        ScalarType::I16 => x.trunc().clamp(-32768.0, 32767.0),
+        ScalarType::I32 | ScalarType::I64 | ScalarType::Index => x.trunc(),
+    }
+}
+
+/// `f16::from_f32(x).to_f32()`, bit for bit, without the round trip for normal values.
+///
+/// An f32 in the f16 normal range (`2^-14 <= |x| < 65520`, the values that round to a
+/// normal f16) becomes an f16 by rounding its mantissa to 10 bits, to nearest with ties to
+/// even; done on the f32's bits, that is one add and one mask. Everything else (zeros,
+/// subnormals, overflow, infinities, NaN) goes through the library. Where f16 conversion is
+/// a hardware instruction this is as fast; in WebAssembly it is several times faster.
+pub fn round_f16(x: f32) -> f32 {
+    let bits = x.to_bits();
+    let abs = bits & 0x7fff_ffff;
+    if (0x3880_0000..0x477f_f000).contains(&abs) {
+        let rounded = bits + 0x0fff + ((bits >> 13) & 1);
+        return f32::from_bits(rounded & !0x1fff);
+    }
+    f16::from_f32(x).to_f32()
+}
+
+/// A sentinel task id for work that is computed but not timed (collective combiners).
+pub(crate) const NO_TASK: TaskId = usize::MAX;
+
+#[derive(Clone, Debug)]
+pub(crate) struct TensorVal {
+    pub shape: Vec<usize>,
+    pub elem: ScalarType,
+    /// Row-major elements; empty in timing-only mode, where a tensor is its shape.
+    pub data: Vec<f32>,
+    /// The task whose completion makes this value available.
+    pub ready: Option<TaskId>,
+}
+
+impl TensorVal {
+    /// Elements of the shape (whether or not the data is held).
+    pub fn numel(&self) -> usize {
+        self.shape.iter().product()
+    }
+}
+
+/// A memory view: plain (one buffer or scratchpad) or distributed over partitions.
+#[derive(Clone, Debug)]
+pub(crate) struct ViewVal {
+    pub name: String,
+    pub base: i64,
+    pub sizes: Vec<i64>,
+    pub strides: Vec<i64>,
+    pub elem: ScalarType,
+    pub space: MemorySpace,
+    pub set: Option<Rc<AffineSet>>,
+    pub syms: Vec<i64>,
+    /// For a distributed view: the partitions with the lower corner of each one's
+    /// coordinate set (global coordinates minus the corner give the partition's own).
+    pub parts: Vec<(Rc<ViewVal>, Vec<i64>)>,
+}
+
+/// An access tile: the view coordinates of its points in enumeration order.
+#[derive(Clone, Debug)]
+pub(crate) struct TileVal {
+    pub view: Rc<ViewVal>,
+    pub shape: Vec<usize>,
+    pub rank: usize,
+    pub points: TilePoints,
+    /// The task that read the indices of an indirect tile.
+    pub ready: Option<TaskId>,
+}
+
+/// The points of an access tile.
+#[derive(Clone, Debug)]
+pub(crate) enum TilePoints {
+    /// Every point of the box `origin + [0, shape)` is in the tile (none is masked),
+    /// enumerated with dimension `order[0]` outermost and `order[rank - 1]` innermost.
+    /// Coordinates are computed when walked, never stored, so a whole-tile load or store
+    /// can be checked and timed from the box's bounds alone.
+    Box { origin: Vec<i64>, order: Vec<usize> },
+    /// Any other tile: `rank` coordinates per point (flat), and whether each point is in
+    /// the tile's set (others are masked).
+    List { coords: Vec<i64>, valid: Vec<bool> },
+}
+
+impl TileVal {
+    /// Points in the tile, masked ones included.
+    pub fn len(&self) -> usize {
+        match &self.points {
+            TilePoints::Box { .. } => self.shape.iter().product(),
+            TilePoints::List { valid, .. } => valid.len(),
+        }
+    }
+
+    /// Calls `f(k, coordinates)` for every point `k` that is not masked, in order.
+    pub fn visit(
+        &self,
+        mut f: impl FnMut(usize, &[i64]) -> Result<(), SimError>,
+    ) -> Result<(), SimError> {
+        match &self.points {
+            TilePoints::List { coords, valid } => {
+                let rank = self.rank;
+                for (k, ok) in valid.iter().enumerate() {
+                    if *ok {
+                        f(k, &coords[k * rank..(k + 1) * rank])?;
+                    }
+                }
+                Ok(())
+            }
+            TilePoints::Box { origin, order } => {
+                let extents: Vec<usize> = order.iter().map(|&d| self.shape[d]).collect();
+                let mut p = origin.clone();
+                for_each_point(&extents, |k, q| {
+                    for (i, &d) in order.iter().enumerate() {
+                        p[d] = origin[d] + q[i];
+                    }
+                    f(k, &p)
+                })
+            }
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct FutureVal {
+    /// The producer group of this tile, `None` when it produces nothing.
+    pub group: Option<i64>,
+    pub values: Vec<RtValue>,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) enum RtValue {
+    Index(i64),
+    Float(f64),
+    /// A scalar that timing-only mode did not compute because it comes from tensor data;
+    /// the line of the `tensor.extract` it comes from. Arithmetic carries it along; a use
+    /// that needs its value (a loop bound, a condition, an address) is an error.
+    Unknown(u32),
+    Tensor(Rc<TensorVal>),
+    View(Rc<ViewVal>),
+    Tile(Rc<TileVal>),
+    Future(Rc<FutureVal>),
+}
+
+pub(crate) fn set_slot(slots: &mut [Option<RtValue>], s: Option<&usize>, v: RtValue) {
+    if let Some(slot) = s.and_then(|s| slots.get_mut(*s)) {
+        *slot = Some(v);
+    }
+}
+
+pub(crate) fn tensor_bytes(t: &TensorVal) -> u64 {
+    (t.numel() * t.elem.size_bytes()) as u64
+}
+
+pub(crate) fn kernel_value(v: &RtValue) -> KernelValue {
+    match v {
+        RtValue::Index(i) => KernelValue::Int(*i),
+        RtValue::Float(f) => KernelValue::Float(*f),
+        RtValue::Tensor(t) => KernelValue::Tensor {
+            shape: t.shape.clone(),
+            data: t.data.clone(),
+        },
+        RtValue::Unknown(_) => KernelValue::Unknown,
+        _ => KernelValue::Int(0),
+    }
+}
+
+pub(crate) fn strides_of(shape: &[usize]) -> Vec<usize> {
+    crate::exec_ops::strides_of(shape)
+}
+
+/// Calls `f(flat_index, point)` for every point of `shape` in row-major order.
+pub(crate) fn for_each_point(
+    shape: &[usize],
+    mut f: impl FnMut(usize, &[i64]) -> Result<(), SimError>,
+) -> Result<(), SimError> {
+    if shape.contains(&0) {
+        return Ok(());
+    }
+    let total: usize = shape.iter().product();
+    let mut p = vec![0i64; shape.len()];
+    for flat in 0..total {
+        f(flat, &p)?;
+        for d in (0..shape.len()).rev() {
+            p[d] += 1;
+            if (p[d] as usize) < shape[d] {
+                break;
+            }
+            p[d] = 0;
+        }
+    }
+    Ok(())
+}
+
+/// A scalar of element type `elem` as a slot value.
+pub(crate) fn scalar_value(x: f64, elem: ScalarType) -> RtValue {
+    if elem.is_float() {
+        RtValue::Float(x)
+    } else {
+        RtValue::Index(x as i64)
+    }
+}
