@@ -852,6 +852,35 @@ impl Type {
         }
     }
 
+    /// When `result` is this tensor type with some size-1 axes removed (the within-group
+    /// tile axes an `inter_tile_reduce` may collapse), the removed axes of `self`, in
+    /// increasing order; `Some(vec![])` when the types are equal, `None` when `result` is
+    /// not such a collapse (other element type, or a non-unit axis differs).
+    pub fn dropped_unit_axes(&self, result: &Type) -> Option<Vec<usize>> {
+        let (Type::Tensor { shape: p, elem: pe }, Type::Tensor { shape: r, elem: re }) =
+            (self, result)
+        else {
+            return None;
+        };
+        if pe != re || r.len() > p.len() {
+            return None;
+        }
+        // Matching greedily is enough: a unit axis matched early could equally be dropped
+        // later, since only unit axes are ever dropped.
+        let mut dropped = Vec::new();
+        let mut j = 0;
+        for (i, d) in p.iter().enumerate() {
+            if j < r.len() && r[j] == *d {
+                j += 1;
+            } else if *d == Dim::Static(1) {
+                dropped.push(i);
+            } else {
+                return None;
+            }
+        }
+        (j == r.len()).then_some(dropped)
+    }
+
     /// The `index` type.
     pub fn index() -> Type {
         Type::Scalar(ScalarType::Index)
