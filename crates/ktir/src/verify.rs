@@ -20,6 +20,13 @@ pub fn verify(module: &Module, text: &str) -> Vec<Diagnostic> {
         remote_load: false,
         enum_budget: 1 << 22,
     };
+    if module.funcs.is_empty() {
+        // An empty, comment-only or cut-short file must not pass as a program that ran.
+        v.diags.error(
+            Span::new(0, 0),
+            "the module defines no functions: nothing to verify or run (is the file empty or cut short?)",
+        );
+    }
     let mut names = HashMap::new();
     for (i, f) in module.funcs.iter().enumerate() {
         if let Some(prev) = names.insert(f.name.as_str(), i) {
