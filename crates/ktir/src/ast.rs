@@ -382,6 +382,9 @@ pub enum OpKind {
         /// `arith`/`math` op.
         shorthand: Option<ElementwiseOp>,
     },
+    /// `linalg.index N : index`: the current iteration's index along loop dimension `N`
+    /// of the enclosing `linalg.generic`.
+    LinalgIndex { dim: usize },
     /// `linalg.yield`.
     LinalgYield {
         values: Vec<Value>,
@@ -476,6 +479,7 @@ impl OpKind {
             OpKind::LinalgGeneric { .. } => "linalg.generic",
             OpKind::LinalgReduce { .. } => "linalg.reduce",
             OpKind::LinalgYield { .. } => "linalg.yield",
+            OpKind::LinalgIndex { .. } => "linalg.index",
             OpKind::Return { .. } => "func.return",
             OpKind::Constant { .. } => "arith.constant",
             OpKind::GetComputeTileId => "ktdp.get_compute_tile_id",
@@ -627,7 +631,9 @@ impl OpKind {
             | OpKind::LinalgReduce { inputs, inits, .. } => {
                 inputs.iter().chain(inits).map(|(v, _)| v).collect()
             }
-            OpKind::Constant { .. } | OpKind::GetComputeTileId => vec![],
+            OpKind::Constant { .. } | OpKind::GetComputeTileId | OpKind::LinalgIndex { .. } => {
+                vec![]
+            }
             OpKind::ConstructMemoryView {
                 base,
                 sizes,

@@ -385,6 +385,9 @@ fn op(out: &mut String, op: &Op, indent: usize) {
                 let _ = write!(out, " {} : {}", vals(values), types(t));
             }
         }
+        OpKind::LinalgIndex { dim } => {
+            let _ = write!(out, "{name} {dim} : {}", rt(0));
+        }
         OpKind::Elementwise { operands, .. } => {
             let _ = write!(out, "{name} {} : {}", vals(operands), rt(0));
         }

@@ -163,6 +163,19 @@ impl<'m, 't> Verifier<'m, 't> {
                 }
                 self.check_terminator_parent(op, parent);
             }
+            if let OpKind::LinalgIndex { .. } = op.kind {
+                if parent != "linalg.generic" {
+                    self.err(
+                        op,
+                        format!(
+                            "must be directly inside a 'linalg.generic' body, not in '{parent}'"
+                        ),
+                    );
+                }
+                if op.result_types != [Type::index()] {
+                    self.err(op, "must have one result of type 'index'".into());
+                }
+            }
             self.op(op, scope);
         }
     }

@@ -563,6 +563,12 @@ impl<'a> Parser<'a> {
                     ))
                 }
             }
+            "linalg.index" => {
+                let dim = self.usize_lit()?;
+                self.expect(":")?;
+                let t = self.ty()?;
+                Ok((OpKind::LinalgIndex { dim }, vec![t]))
+            }
             "ktdp.yield_partial" | "ktdp.yield_reduced" | "linalg.yield" => {
                 let (values, types) = self.yield_operands()?;
                 let kind = match name {

@@ -673,6 +673,19 @@ impl<'m, 't> Verifier<'m, 't> {
                 body,
             } => {
                 self.typed_operands(inputs, inits, infos);
+                for inner in &body.ops {
+                    if let OpKind::LinalgIndex { dim } = inner.kind {
+                        if dim >= iterator_types.len() {
+                            self.err(
+                                inner,
+                                format!(
+                                    "dimension {dim} is out of range: the enclosing 'linalg.generic' has {} loop(s)",
+                                    iterator_types.len()
+                                ),
+                            );
+                        }
+                    }
+                }
                 let n = inputs.len() + inits.len();
                 if indexing_maps.len() != n {
                     self.err(
