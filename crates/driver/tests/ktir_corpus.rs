@@ -5,6 +5,10 @@
 //! Scalar arguments come from a `// ARGS: name=value ...` header line in the program when
 //! it has one, else from the table in [`args_for`]; buffer arguments are found from memory
 //! views and filled with seeded values, index buffers from [`inputs_for`].
+//!
+//! A program that verifies but that the simulator cannot execute yet says so in a
+//! `// RUN-SKIP: reason` header line; the run tests leave it out (the `ktir` crate's corpus
+//! test still verifies and round-trips it).
 
 use driver::{run_ktir, KtirRunOptions, KtirRunResult};
 use half::{bf16, f16};
@@ -13,6 +17,38 @@ use std::path::{Path, PathBuf};
 
 fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/ktir/valid")
+}
+
+/// The reason a program gives for not being run, from its `// RUN-SKIP:` header line.
+fn skip_reason(text: &str) -> Option<String> {
+    text.lines()
+        .find_map(|l| l.trim().strip_prefix("// RUN-SKIP:"))
+        .map(|r| r.trim().to_string())
+}
+
+/// Every program of the valid corpus the simulator is expected to run, sorted.
+fn runnable_programs() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".mlir"))
+        .filter(|n| skip_reason(&read(n)).is_none())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn skipped_programs_state_a_reason() {
+    for e in std::fs::read_dir(dir()).unwrap() {
+        let name = e.unwrap().file_name().to_string_lossy().into_owned();
+        if !name.ends_with(".mlir") {
+            continue;
+        }
+        if let Some(reason) = skip_reason(&read(&name)) {
+            assert!(reason.len() >= 10, "{name}: RUN-SKIP needs a reason");
+        }
+    }
 }
 
 fn read(name: &str) -> String {
@@ -134,12 +170,7 @@ fn b16(x: f32) -> f32 {
 
 #[test]
 fn every_valid_program_runs_deterministically() {
-    let mut names: Vec<String> = std::fs::read_dir(dir())
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".mlir"))
-        .collect();
-    names.sort();
+    let names = runnable_programs();
     assert!(names.len() >= 40, "corpus has {} programs", names.len());
     let mut failures = Vec::new();
     for name in &names {
@@ -371,12 +402,7 @@ fn rounding_helpers_agree_with_half() {
 
 #[test]
 fn timing_only_schedules_every_valid_program_like_a_run_with_numbers() {
-    let mut names: Vec<String> = std::fs::read_dir(dir())
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".mlir"))
-        .collect();
-    names.sort();
+    let names = runnable_programs();
     let mut assumed = 0;
     for name in &names {
         let text = read(name);
@@ -408,12 +434,7 @@ fn timing_only_schedules_every_valid_program_like_a_run_with_numbers() {
 #[test]
 fn corpus_schedules_are_pinned() {
     use std::fmt::Write;
-    let mut names: Vec<String> = std::fs::read_dir(dir())
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".mlir"))
-        .collect();
-    names.sort();
+    let names = runnable_programs();
     let mut out = String::new();
     for name in &names {
         let text = read(name);
@@ -435,4 +456,27 @@ fn corpus_schedules_are_pinned() {
         );
     }
     expect_test::expect_file!["pinned/corpus.txt"].assert_eq(&out);
+}
+
+#[test]
+fn document_spelling_broadcasts_one_row() {
+    let r = run("inter_tile_document_spelling.mlir");
+    let (x, y) = (buf(&r, "x"), buf(&r, "y"));
+    for t in 0..4 {
+        for j in 0..64 {
+            assert_eq!(y[t * 64 + j], h(x[j] + x[j]), "y[{t}][{j}]");
+        }
+    }
+}
+
+#[test]
+fn reduce_collapsing_the_tile_axis_takes_column_maxima() {
+    let r = run("reduce_collapse_tile_axis.mlir");
+    let (a, m) = (buf(&r, "a"), buf(&r, "m"));
+    for j in 0..32 {
+        let want = (0..32)
+            .map(|i| a[i * 32 + j])
+            .fold(f32::NEG_INFINITY, f32::max);
+        assert_eq!(m[j], want, "m[{j}]");
+    }
 }

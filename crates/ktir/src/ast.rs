@@ -390,6 +390,9 @@ pub enum OpKind {
         /// `arith`/`math` op.
         shorthand: Option<ElementwiseOp>,
     },
+    /// `linalg.index N : index`: the current iteration's index along loop dimension `N`
+    /// of the enclosing `linalg.generic`.
+    LinalgIndex { dim: usize },
     /// `linalg.yield`.
     LinalgYield {
         values: Vec<Value>,
@@ -484,6 +487,7 @@ impl OpKind {
             OpKind::LinalgGeneric { .. } => "linalg.generic",
             OpKind::LinalgReduce { .. } => "linalg.reduce",
             OpKind::LinalgYield { .. } => "linalg.yield",
+            OpKind::LinalgIndex { .. } => "linalg.index",
             OpKind::Return { .. } => "func.return",
             OpKind::Constant { .. } => "arith.constant",
             OpKind::GetComputeTileId => "ktdp.get_compute_tile_id",
@@ -635,7 +639,9 @@ impl OpKind {
             | OpKind::LinalgReduce { inputs, inits, .. } => {
                 inputs.iter().chain(inits).map(|(v, _)| v).collect()
             }
-            OpKind::Constant { .. } | OpKind::GetComputeTileId => vec![],
+            OpKind::Constant { .. } | OpKind::GetComputeTileId | OpKind::LinalgIndex { .. } => {
+                vec![]
+            }
             OpKind::ConstructMemoryView {
                 base,
                 sizes,
@@ -858,6 +864,35 @@ impl Type {
             Type::TileFuture { .. } => None,
             Type::RuntimeArg { underlying, .. } => underlying.elem(),
         }
+    }
+
+    /// When `result` is this tensor type with some size-1 axes removed (the within-group
+    /// tile axes an `inter_tile_reduce` may collapse), the removed axes of `self`, in
+    /// increasing order; `Some(vec![])` when the types are equal, `None` when `result` is
+    /// not such a collapse (other element type, or a non-unit axis differs).
+    pub fn dropped_unit_axes(&self, result: &Type) -> Option<Vec<usize>> {
+        let (Type::Tensor { shape: p, elem: pe }, Type::Tensor { shape: r, elem: re }) =
+            (self, result)
+        else {
+            return None;
+        };
+        if pe != re || r.len() > p.len() {
+            return None;
+        }
+        // Matching greedily is enough: a unit axis matched early could equally be dropped
+        // later, since only unit axes are ever dropped.
+        let mut dropped = Vec::new();
+        let mut j = 0;
+        for (i, d) in p.iter().enumerate() {
+            if j < r.len() && r[j] == *d {
+                j += 1;
+            } else if *d == Dim::Static(1) {
+                dropped.push(i);
+            } else {
+                return None;
+            }
+        }
+        (j == r.len()).then_some(dropped)
     }
 
     /// The `index` type.

@@ -77,7 +77,11 @@ impl LineIndex {
             Ok(i) => i,
             Err(i) => i.saturating_sub(1),
         };
-        let start = self.starts.get(line).copied().unwrap_or(0);
+        let mut start = self.starts.get(line).copied().unwrap_or(0);
+        // A byte order mark is not a column.
+        if line == 0 && text.starts_with('\u{feff}') {
+            start = 3.min(offset);
+        }
         let col = text
             .get(start..offset)
             .map(|s| s.chars().count())

@@ -22,7 +22,8 @@ const REGION_COST: usize = 4;
 pub fn parse(text: &str) -> (Module, Vec<Diagnostic>) {
     let mut p = Parser {
         src: text,
-        pos: 0,
+        // A UTF-8 byte order mark is an encoding detail, not part of the program.
+        pos: if text.starts_with('\u{feff}') { 3 } else { 0 },
         diags: Diagnostics::new(text),
         depth: 0,
         type_aliases: Vec::new(),
@@ -30,7 +31,18 @@ pub fn parse(text: &str) -> (Module, Vec<Diagnostic>) {
     };
     let mut module = p.module();
     module.type_aliases = std::mem::take(&mut p.type_aliases);
-    (module, p.diags.list)
+    (module, in_source_order(p.diags.list))
+}
+
+/// Diagnostics sorted by position (recovery can report an inner problem before an outer
+/// one that starts earlier), keeping only the first error at any one position: a failure
+/// at the end of the input would otherwise be reported once by every construct it leaves
+/// open.
+fn in_source_order(mut list: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    list.sort_by_key(|d| d.span.start);
+    let mut seen = std::collections::HashSet::new();
+    list.retain(|d| !d.is_error() || seen.insert(d.span.start));
+    list
 }
 
 /// A parse failure at a byte offset; turned into a diagnostic by the caller that recovers.
@@ -1632,13 +1644,13 @@ impl<'a> Parser<'a> {
                 let f = self.affine_factor(leaf, dims, syms)?;
                 acc = AffineExpr::Mul(Box::new(acc), Box::new(f));
             } else if self.eat("floordiv") {
-                let f = self.affine_factor(leaf, dims, syms)?;
+                let f = self.divisor(leaf, dims, syms, "floordiv")?;
                 acc = AffineExpr::FloorDiv(Box::new(acc), Box::new(f));
             } else if self.eat("ceildiv") {
-                let f = self.affine_factor(leaf, dims, syms)?;
+                let f = self.divisor(leaf, dims, syms, "ceildiv")?;
                 acc = AffineExpr::CeilDiv(Box::new(acc), Box::new(f));
             } else if self.eat("mod") {
-                let f = self.affine_factor(leaf, dims, syms)?;
+                let f = self.divisor(leaf, dims, syms, "mod")?;
                 acc = AffineExpr::Mod(Box::new(acc), Box::new(f));
             } else if self.eat("/") {
                 self.skip_ws();
@@ -1646,7 +1658,7 @@ impl<'a> Parser<'a> {
                     Span::new(op_start, op_start + 1),
                     "'/' in an affine expression is read as 'floordiv'; MLIR writes 'floordiv' (known gap: spec examples use '/' and '%')",
                 );
-                let f = self.affine_factor(leaf, dims, syms)?;
+                let f = self.divisor(leaf, dims, syms, "floordiv")?;
                 acc = AffineExpr::FloorDiv(Box::new(acc), Box::new(f));
             } else if self.percent_operator() {
                 let at = self.pos;
@@ -1655,13 +1667,34 @@ impl<'a> Parser<'a> {
                     Span::new(at, at + 1),
                     "'%' in an affine expression is read as 'mod'; MLIR writes 'mod' (known gap: spec examples use '/' and '%')",
                 );
-                let f = self.affine_factor(leaf, dims, syms)?;
+                let f = self.divisor(leaf, dims, syms, "mod")?;
                 acc = AffineExpr::Mod(Box::new(acc), Box::new(f));
             } else {
                 break;
             }
         }
         Ok(acc)
+    }
+
+    /// The right operand of `floordiv`, `ceildiv` or `mod`. A constant zero there is
+    /// reported (every point would be undefined) and parsing goes on.
+    fn divisor(
+        &mut self,
+        leaf: &mut dyn FnMut(&mut Parser) -> PResult<Option<AffineExpr>>,
+        dims: &[String],
+        syms: &[String],
+        op: &str,
+    ) -> PResult<AffineExpr> {
+        self.skip_ws();
+        let start = self.pos;
+        let f = self.affine_factor(leaf, dims, syms)?;
+        if f.arity() == (0, 0) && f.eval(&[], &[]) == Some(0) {
+            self.diags.error(
+                Span::new(start, self.pos.max(start + 1)),
+                format!("'{op}' by zero in an affine expression"),
+            );
+        }
+        Ok(f)
     }
 
     fn affine_factor(

@@ -394,6 +394,9 @@ fn op(out: &mut String, op: &Op, indent: usize) {
                 let _ = write!(out, " {} : {}", vals(values), types(t));
             }
         }
+        OpKind::LinalgIndex { dim } => {
+            let _ = write!(out, "{name} {dim} : {}", rt(0));
+        }
         OpKind::Elementwise { operands, .. } => {
             let _ = write!(out, "{name} {} : {}", vals(operands), rt(0));
         }
@@ -518,9 +521,16 @@ fn op(out: &mut String, op: &Op, indent: usize) {
             producer_tiles_per_group,
             body,
         } => {
+            // The inter-tile document's spelling, which names the partial types twice.
+            let partials = match op.result_types.first() {
+                Some(Type::TileFuture { partials, .. }) if !partials.is_empty() => {
+                    format!(" : {}", types(partials))
+                }
+                _ => String::new(),
+            };
             let _ = write!(
                 out,
-                "{name} producer_tiles_per_group = {} -> {}",
+                "{name} producer_tiles_per_group = {}{partials} -> {}",
                 attr(producer_tiles_per_group),
                 rt(0)
             );
@@ -853,8 +863,11 @@ pub fn ty(t: &Type) -> String {
             None => format!("memref<{}{}>", shape(s), elem.name()),
         },
         Type::AccessTile { shape: s } => format!("!ktdp.access_tile<{}index>", shape(s)),
+        Type::TileFuture { partials, groups } if partials.is_empty() => {
+            format!("!ktdp.tile_future<(), groups = {}>", attr(groups))
+        }
         Type::TileFuture { partials, groups } => format!(
-            "!ktdp.tile_future<({}), groups = {}>",
+            "!ktdp.tile_future<{}, groups = {}>",
             types(partials),
             attr(groups)
         ),

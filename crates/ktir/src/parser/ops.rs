@@ -88,20 +88,25 @@ impl<'a> Parser<'a> {
             self.expect(",")?;
             p
         } else {
-            // Older spelling without parentheses.
+            // Spelling without parentheses; the groups set may also come without its
+            // `groups =` key (`<T, #groups>`), as the inter-tile document writes it.
             let mut p = Vec::new();
             loop {
                 p.push(self.ty()?);
                 self.expect(",")?;
                 self.skip_ws();
-                if self.rest().starts_with("groups") {
+                let r = self.rest();
+                if r.starts_with("groups") || r.starts_with('#') || r.starts_with("affine_set") {
                     break;
                 }
             }
             p
         };
-        self.expect("groups")?;
-        self.expect("=")?;
+        self.skip_ws();
+        if !self.rest().starts_with('#') && !self.rest().starts_with("affine_set") {
+            self.expect("groups")?;
+            self.expect("=")?;
+        }
         let groups = self.attr_value()?;
         self.expect(">")?;
         Ok(Type::TileFuture { partials, groups })
@@ -432,15 +437,48 @@ impl<'a> Parser<'a> {
                 ))
             }
             "ktdp.inter_tile_produce" => {
-                self.expect("producer_tiles_per_group")?;
-                self.expect("=")?;
-                let producer_tiles_per_group = self.attr_value()?;
+                // Two spellings circulate: `producer_tiles_per_group = S` (the dialect's
+                // printed form) and the attribute inside a dictionary,
+                // `{producer_tiles_per_group = S}`; either may be followed by the partial
+                // types, `: T_1, .., T_n -> !ktdp.tile_future<..>`.
                 self.skip_ws();
-                if self.rest().starts_with('{') {
-                    self.skip_attr_dict()?;
+                let producer_tiles_per_group = if self.rest().starts_with('{') {
+                    let mut set = None;
+                    self.attr_dict(name, &["producer_tiles_per_group"], |p, _| {
+                        set = Some(p.attr_value()?);
+                        Ok(())
+                    })?;
+                    match set {
+                        Some(s) => s,
+                        None => return self.fail("expected 'producer_tiles_per_group = ...'"),
+                    }
+                } else {
+                    self.expect("producer_tiles_per_group")?;
+                    self.expect("=")?;
+                    let s = self.attr_value()?;
+                    self.skip_ws();
+                    if self.rest().starts_with('{') {
+                        self.skip_attr_dict()?;
+                    }
+                    s
+                };
+                let mut declared = None;
+                if self.eat(":") {
+                    self.skip_ws();
+                    let at = self.pos;
+                    let types = self.type_list()?;
+                    declared = Some((types, at));
                 }
                 self.expect("->")?;
                 let t = self.ty()?;
+                if let (Some((types, at)), Type::TileFuture { partials, .. }) = (&declared, &t) {
+                    if types != partials {
+                        return self.fail_at(
+                            *at,
+                            "the partial types before '->' must be the future's partial types",
+                        );
+                    }
+                }
                 let body = self.region(Vec::new())?;
                 Ok((
                     OpKind::InterTileProduce {
@@ -524,6 +562,12 @@ impl<'a> Parser<'a> {
                         types,
                     ))
                 }
+            }
+            "linalg.index" => {
+                let dim = self.usize_lit()?;
+                self.expect(":")?;
+                let t = self.ty()?;
+                Ok((OpKind::LinalgIndex { dim }, vec![t]))
             }
             "ktdp.yield_partial" | "ktdp.yield_reduced" | "linalg.yield" => {
                 let (values, types) = self.yield_operands()?;

@@ -673,6 +673,19 @@ impl<'m, 't> Verifier<'m, 't> {
                 body,
             } => {
                 self.typed_operands(inputs, inits, infos);
+                for inner in &body.ops {
+                    if let OpKind::LinalgIndex { dim } = inner.kind {
+                        if dim >= iterator_types.len() {
+                            self.err(
+                                inner,
+                                format!(
+                                    "dimension {dim} is out of range: the enclosing 'linalg.generic' has {} loop(s)",
+                                    iterator_types.len()
+                                ),
+                            );
+                        }
+                    }
+                }
                 let n = inputs.len() + inits.len();
                 if indexing_maps.len() != n {
                     self.err(
@@ -1334,6 +1347,53 @@ impl<'m, 't> Verifier<'m, 't> {
         }
     }
 
+    /// An `inter_tile_reduce` result is its partial, or the partial with its within-group
+    /// tile axes collapsed: only size-1 axes dropped, the same ones for every role (the
+    /// earlier inter-tile reduction design; the dialect now keeps the axes, and both
+    /// spellings circulate).
+    fn reduce_results(&mut self, op: &Op, partials: &[Type]) {
+        if op.result_types.len() != partials.len() {
+            self.err(
+                op,
+                format!(
+                    "has {} result(s) but the future carries {} partial(s)",
+                    op.result_types.len(),
+                    partials.len()
+                ),
+            );
+            return;
+        }
+        let mut first: Option<Vec<usize>> = None;
+        for (i, (r, p)) in op.result_types.iter().zip(partials).enumerate() {
+            match p.dropped_unit_axes(r) {
+                None => {
+                    self.err(
+                        op,
+                        format!(
+                            "result #{i} '{}' is neither partial #{i} '{}' nor that partial with size-1 within-group tile axes collapsed",
+                            type_str(r),
+                            type_str(p)
+                        ),
+                    );
+                    return;
+                }
+                Some(axes) => match &first {
+                    None => first = Some(axes),
+                    Some(f) if *f != axes => {
+                        self.err(
+                            op,
+                            format!(
+                                "every result must collapse the same tile axes: result #0 drops {f:?}, result #{i} drops {axes:?}"
+                            ),
+                        );
+                        return;
+                    }
+                    Some(_) => {}
+                },
+            }
+        }
+    }
+
     /// The group indices of a tile_future type, when enumerable.
     fn groups(&mut self, future: &Type) -> Option<Vec<i64>> {
         let Type::TileFuture { groups, .. } = future else {
@@ -1367,11 +1427,14 @@ impl<'m, 't> Verifier<'m, 't> {
             );
             return;
         };
-        if &op.result_types != partials {
+        if !reduce && &op.result_types != partials {
             self.err(
                 op,
                 "result types must match the future's partial types".into(),
             );
+        }
+        if reduce {
+            self.reduce_results(op, partials);
         }
         let consumers = self.set_attr(op, consumer_attr, "consumer_tiles_per_group");
         if let Some(c) = &consumers {
