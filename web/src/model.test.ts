@@ -51,6 +51,7 @@ describe("timeline geometry", () => {
       bytes: 0,
       srcStop: null,
       dstStop: null,
+      route: [],
       op: "x",
       line: 1,
     });
@@ -129,6 +130,7 @@ describe("session helpers", () => {
       bytes: 1,
       srcStop: 0,
       dstStop: 1,
+      route: [0, 1],
       op: "ktdp.load",
       line,
     });

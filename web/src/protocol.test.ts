@@ -52,6 +52,7 @@ function minimalResult(): PipelineResult {
       buffers: [],
       warnings: [],
     },
+    sourceMap: { nodes: [], ops: [], kernels: [] },
   };
 }
 

@@ -2,9 +2,10 @@
 //! with options and a progress callback, and keep the last run (its schedule included) for
 //! trace export. Graphs and KTIR share one run loop and one result type.
 
+use crate::source_map::{kernel_links, node_links, op_links};
 use crate::{
     compare, compile, event_views, ktir_elem, DriverError, GraphView, MachineView, NodeView,
-    OutputCheck, PassView, Progress, RunOptions, RunResult, Stage, TensorView,
+    OutputCheck, PassView, Progress, RunOptions, RunResult, SourceMap, Stage, TensorView,
     PROGRESS_EVERY_STEPS,
 };
 use graph::{Graph, Tensor};
@@ -90,6 +91,8 @@ pub struct Run {
     pub ktir: String,
     /// The simulation.
     pub run: RunResult,
+    /// Graph node <-> device op <-> kernel <-> KTIR lines <-> events.
+    pub source_map: SourceMap,
     /// The full schedule, for trace export without running again.
     #[serde(skip)]
     #[cfg_attr(test, ts(skip))]
@@ -331,7 +334,7 @@ pub(crate) fn result(
         passed: checked && outputs.iter().all(|o| o.passed),
         outputs,
         assumptions: sim.assumptions().to_vec(),
-        events: event_views(sched),
+        events: event_views(machine, sched),
         summary: sim::trace::summarize(machine, sched).into(),
         steps: sim.steps(),
         functions: Vec::new(),
@@ -376,6 +379,16 @@ pub(crate) fn simulate_compilation(
     options: &RunOptions,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<(RunResult, Schedule), DriverError> {
+    simulate_mapped(c, options, progress).map(|((r, _), s)| (r, s))
+}
+
+/// [`simulate_compilation`], also returning the source map of the device ops and kernels
+/// (its nodes left empty).
+fn simulate_mapped(
+    c: &compiler::Compilation,
+    options: &RunOptions,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<((RunResult, SourceMap), Schedule), DriverError> {
     let text = c.ktir.as_deref().ok_or_else(|| {
         DriverError::new(
             Stage::Simulate,
@@ -490,7 +503,15 @@ pub(crate) fn simulate_compilation(
                 outputs.push(compare(name, want, &got));
             }
         }
-        Ok(result(sim, sched, options, reference.map(|_| outputs)))
+        let r = result(sim, sched, options, reference.map(|_| outputs));
+        let mut kernels = kernel_links(&module, text, &r.events);
+        let ops = op_links(c, &mut kernels);
+        let map = SourceMap {
+            nodes: Vec::new(),
+            ops,
+            kernels,
+        };
+        Ok((r, map))
     })
 }
 
@@ -509,7 +530,8 @@ fn run_graph(
     if let Some(text) = &options.ktir {
         c.ktir = Some(text.clone());
     }
-    let (run, schedule) = simulate_compilation(&c, options, progress)?;
+    let ((run, mut source_map), schedule) = simulate_mapped(&c, options, progress)?;
+    source_map.nodes = node_links(&graph.nodes, &mut source_map.ops);
     let view = |name: &String| TensorView {
         name: name.clone(),
         dtype: types
@@ -549,6 +571,7 @@ fn run_graph(
             .collect(),
         ktir: c.ktir.unwrap_or_default(),
         run,
+        source_map,
         schedule,
     })
 }
@@ -560,13 +583,14 @@ fn run_ktir_module(
     options: &RunOptions,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Run, DriverError> {
-    let (run, schedule) = crate::ktir_run::run_module(text, options, progress).map_err(|e| {
-        if file_name.is_empty() {
-            e
-        } else {
-            e.in_file(file_name)
-        }
-    })?;
+    let ((run, kernels), schedule) =
+        crate::ktir_run::run_mapped(text, options, progress).map_err(|e| {
+            if file_name.is_empty() {
+                e
+            } else {
+                e.in_file(file_name)
+            }
+        })?;
     let stem = file_name
         .rsplit_once('.')
         .map(|(s, _)| s)
@@ -593,6 +617,10 @@ fn run_ktir_module(
         passes: Vec::new(),
         ktir: text.to_string(),
         run,
+        source_map: SourceMap {
+            kernels,
+            ..SourceMap::default()
+        },
         schedule,
     })
 }

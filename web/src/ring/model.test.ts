@@ -28,6 +28,7 @@ function ev(partial: Partial<TraceEvent>): TraceEvent {
     bytes: 128,
     srcStop: null,
     dstStop: null,
+    route: [],
     op: "ktdp.load",
     line: 1,
     ...partial,
