@@ -154,8 +154,8 @@ describe("session helpers", () => {
           {
             op: "m",
             splits: [2, 1],
-            cores_used: 2,
-            core_to_slice: [
+            coresUsed: 2,
+            coreToSlice: [
               [0, 0],
               [1, 0],
             ],
@@ -178,9 +178,9 @@ describe("session helpers", () => {
     expect(
       scratchPlan({
         plan: {
-          capacity_bytes: 10,
-          peak_bytes: 4,
-          buffers: [{ tensor: "t", bytes_per_core: 4, offset: 0, start: 0, end: 1 }],
+          capacityBytes: 10,
+          peakBytes: 4,
+          buffers: [{ tensor: "t", bytesPerCore: 4, offset: 0, start: 0, end: 1 }],
         },
       }),
     ).toEqual({
@@ -190,7 +190,7 @@ describe("session helpers", () => {
     });
     expect(scratchPlan("nope")).toBeNull();
     expect(
-      placements({ placements: { A: { Dram: { offset: 64 } }, B: { Scratchpad: { offset: 0 } } } }),
+      placements({ placements: { A: { dram: { offset: 64 } }, B: { scratchpad: { offset: 0 } } } }),
     ).toEqual(
       new Map([
         ["A", "Dram @ 64"],

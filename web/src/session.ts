@@ -97,8 +97,8 @@ export function divisions(data: unknown): Division[] {
   return data.divisions.filter(isObj).map((d) => ({
     op: String(d.op ?? ""),
     splits: numList(d.splits),
-    coresUsed: Number(d.cores_used ?? 0),
-    coreToSlice: Array.isArray(d.core_to_slice) ? d.core_to_slice.map(numList) : [],
+    coresUsed: Number(d.coresUsed ?? 0),
+    coreToSlice: Array.isArray(d.coreToSlice) ? d.coreToSlice.map(numList) : [],
     rule: String(d.rule ?? ""),
   }));
 }
@@ -139,15 +139,15 @@ export function scratchPlan(data: unknown): ScratchPlan | null {
   const p = data.plan;
   const buffers = Array.isArray(p.buffers) ? p.buffers.filter(isObj) : [];
   return {
-    capacity: Number(p.capacity_bytes ?? 0),
-    peak: Number(p.peak_bytes ?? 0),
+    capacity: Number(p.capacityBytes ?? 0),
+    peak: Number(p.peakBytes ?? 0),
     buffers: buffers.map((b) => ({
       tensor: String(b.tensor ?? ""),
-      bytesPerCore: Number(b.bytes_per_core ?? 0),
+      bytesPerCore: Number(b.bytesPerCore ?? 0),
       offset: typeof b.offset === "number" ? b.offset : null,
       start: Number(b.start ?? 0),
       end: Number(b.end ?? 0),
-      dramReason: typeof b.dram_reason === "string" ? b.dram_reason : "",
+      dramReason: typeof b.dramReason === "string" ? b.dramReason : "",
     })),
   };
 }
@@ -191,7 +191,8 @@ export function placements(data: unknown): Map<string, string> {
     const [kind, v] = Object.entries(p)[0] ?? [];
     if (!kind) continue;
     const off = isObj(v) && typeof v.offset === "number" ? ` @ ${v.offset}` : "";
-    out.set(name, `${kind}${off}`);
+    // Variants arrive camelCase ("dram", "scratchpad"); shown capitalised.
+    out.set(name, `${kind.charAt(0).toUpperCase()}${kind.slice(1)}${off}`);
   }
   return out;
 }

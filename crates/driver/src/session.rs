@@ -676,6 +676,62 @@ mod tests {
         assert_eq!(r.graph.outputs.len(), r.run.buffers.len());
     }
 
+    /// Keys of `v` (objects at any depth) that are not camelCase, except the keys of maps
+    /// keyed by names (tensors, attributes) and the SDSC bundle, whose field names are its
+    /// file format's.
+    fn non_camel_keys(v: &serde_json::Value, path: &str, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::Object(map) => {
+                let named = ["/layouts", "/placements", "/types", "/notes", "/attrs"]
+                    .iter()
+                    .any(|m| path.ends_with(m));
+                for (k, x) in map {
+                    let here = format!("{path}/{k}");
+                    if here.starts_with("/passes/sdsc/data") {
+                        continue;
+                    }
+                    if !named && (k.contains('_') || k.starts_with(|c: char| c.is_uppercase())) {
+                        out.push(here.clone());
+                    }
+                    non_camel_keys(x, &here, out);
+                }
+            }
+            serde_json::Value::Array(xs) => {
+                for (i, x) in xs.iter().enumerate() {
+                    // Passes by name, so the SDSC exemption can name its pass.
+                    let seg = x
+                        .get("name")
+                        .and_then(|n| n.as_str())
+                        .filter(|_| path == "/passes")
+                        .map(str::to_string)
+                        .unwrap_or_else(|| i.to_string());
+                    non_camel_keys(x, &format!("{path}/{seg}"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn everything_the_page_receives_is_camel_case() {
+        let ex = crate::examples();
+        let ktir = ex.iter().find(|e| e.kind == "ktir").unwrap();
+        for e in [ex.iter().find(|e| e.name == "matmul_add").unwrap(), ktir] {
+            let mut s = Session::open(e.source.as_bytes(), e.name).unwrap();
+            let r = s.run(&RunOptions::default(), &mut |_| {}).unwrap();
+            let v = serde_json::to_value(r).unwrap();
+            if r.kind.is_graph() {
+                let names: Vec<&str> = r.passes.iter().map(|p| p.name.as_str()).collect();
+                assert_eq!(names, crate::PASS_NAMES);
+                assert!(v["passes"][3]["data"]["divisions"][0]["coresUsed"].is_number());
+                assert!(v["passes"][4]["data"]["plan"]["capacityBytes"].is_number());
+            }
+            let mut bad = Vec::new();
+            non_camel_keys(&v, "", &mut bad);
+            assert!(bad.is_empty(), "{}: not camelCase: {bad:?}", e.name);
+        }
+    }
+
     #[test]
     fn errors_carry_their_location() {
         let e = Session::open(b"{ \"format\": ", "broken.json").unwrap_err();
