@@ -5,7 +5,7 @@
 import type { Diagnostic, ExampleInfo, RunOptions, SourceMap, TraceEvent } from "./api";
 import { CancelledError, WorkerHost } from "./client";
 import { byId, el, isEditableTarget } from "./dom";
-import { errorMessage, type RunResult, type SourceRef } from "./protocol";
+import { describeLocation, errorMessage, type RunResult, type SourceRef } from "./protocol";
 import type { LineRange } from "./ring/draw";
 import { sceneCores, sceneCycles } from "./ring/model";
 import {
@@ -320,7 +320,7 @@ class App {
       this.header.setStatus("failed");
       const what =
         target.kind === "example" ? `Example ${target.name}` : `Could not load ${target.fileName}`;
-      banner.show(what, errorMessage(err));
+      banner.show(what, errorMessage(err), describeLocation(err));
       this.restoreHeader();
       document.body.dataset.state = "error";
       return false;
