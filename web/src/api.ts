@@ -61,12 +61,23 @@ export interface RunOptions {
   timingOnly?: boolean;
 }
 
+/** How far a run has come: KTIR operations executed (against an estimate), then tasks scheduled. */
+export interface RunProgress {
+  phase: "execute" | "schedule";
+  done: number;
+  total: number;
+}
+
 /** An opened source, held by the worker across runs and trace exports (the wasm `Session`). */
 export interface SpyreSession {
   /** "graph", "onnx" or "ktir", from the content. */
   readonly kind: string;
-  /** Throws an Error whose message names a location on bad input. */
-  run(options: RunOptions): unknown;
+  /**
+   * Throws an Error whose message names a location on bad input, carrying `stage`, `file`,
+   * `line`, `column`, `node` and `diagnostics`. `progress` is called as the run goes
+   * (throttled) with `{ phase: "execute" | "schedule", done, total }`.
+   */
+  run(options: RunOptions, progress?: (p: RunProgress) => void): unknown;
   /** The last run's Chrome trace, from its stored schedule. */
   traceJson(): string;
 }

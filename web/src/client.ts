@@ -2,6 +2,7 @@
 
 import {
   errorMessage,
+  LocatedError,
   parseResponse,
   type Method,
   type Params,
@@ -76,7 +77,7 @@ export class WorkerClient {
     const p = this.settle(res.id);
     if (!p) return;
     if (res.ok) p.resolve(res.result);
-    else p.reject(new Error(res.error.message));
+    else p.reject(new LocatedError(res.error));
   }
 
   /** Rejects every pending request (used when the worker is stopped). */

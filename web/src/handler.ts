@@ -4,6 +4,7 @@
 import type { Diagnostic, PipelineResult, RunOptions, SpyreModule, SpyreSession } from "./api";
 import { layoutGraph, tensorTypes } from "./graph/layout";
 import {
+  errorLocation,
   errorMessage,
   parseRequest,
   type RunResult,
@@ -178,7 +179,11 @@ export function createHandler(load: () => Promise<SpyreModule>): Handler {
         }
       }
     } catch (err) {
-      return { id: req.id, ok: false, error: { message: describeFailure(err) } };
+      return {
+        id: req.id,
+        ok: false,
+        error: { message: describeFailure(err), ...errorLocation(err) },
+      };
     }
   };
 }

@@ -2,13 +2,21 @@
 // views/registry.ts. The page never calls wasm itself, and never calls a view directly:
 // views render the state in `update` and report clicks through their context.
 
-import type { Diagnostic, ExampleInfo, RunOptions, TraceEvent } from "./api";
+import type { Diagnostic, ExampleInfo, RunOptions, SourceMap, TraceEvent } from "./api";
 import { CancelledError, WorkerHost } from "./client";
 import { byId, el, isEditableTarget } from "./dom";
-import { errorMessage, type RunResult, type SourceRef } from "./protocol";
+import { describeLocation, errorMessage, type RunResult, type SourceRef } from "./protocol";
 import type { LineRange } from "./ring/draw";
 import { sceneCores, sceneCycles } from "./ring/model";
-import { functionAt, kernelOp, kernelSpans, ktirFunctions } from "./session";
+import {
+  kernelAt,
+  kernelOfOp,
+  kernelSpans,
+  opNamed,
+  opOfKernel,
+  opsOfNode,
+  sdscOpAt,
+} from "./session";
 import { clockShortcuts, Transport } from "./transport";
 import {
   EMPTY_STATE,
@@ -18,7 +26,6 @@ import {
   type UrlState,
 } from "./urlState";
 import { ErrorBanner } from "./views/errorBanner";
-import { opsOfNode } from "./views/graph";
 import { Header } from "./views/header";
 import { Help, helpRows, pageShortcuts } from "./views/help";
 import { createViews } from "./views/registry";
@@ -313,7 +320,7 @@ class App {
       this.header.setStatus("failed");
       const what =
         target.kind === "example" ? `Example ${target.name}` : `Could not load ${target.fileName}`;
-      banner.show(what, errorMessage(err));
+      banner.show(what, errorMessage(err), describeLocation(err));
       this.restoreHeader();
       document.body.dataset.state = "error";
       return false;
@@ -324,15 +331,14 @@ class App {
     const r = res.result;
     const originalKtir =
       res.kind === "ktir" ? res.source : (r.passes.find((p) => p.name === "ktir")?.text ?? r.ktir);
-    const funcs = ktirFunctions(r.ktir);
-    const spans = kernelSpans(r.run.events, funcs);
+    const spans = kernelSpans(r.run.events, r.sourceMap);
     this.loaded = {
       target,
       example,
       res,
       originalKtir,
       spans,
-      sdsc: this.sdscText(res),
+      sdsc: res.result.passes.find((p) => p.name === "sdsc")?.text ?? "",
       note: ktir !== null && ktir !== originalKtir ? "edited KTIR" : "",
     };
     this.header.setSource(example ? "" : res.fileName, example);
@@ -351,19 +357,6 @@ class App {
     document.body.dataset.runs = String(Number(document.body.dataset.runs ?? "0") + 1);
     this.scheduleSave();
     return true;
-  }
-
-  private sdscText(res: RunResult): string {
-    const text = res.result.passes.find((p) => p.name === "sdsc")?.text ?? "";
-    const trimmed = text.trim();
-    if (trimmed.startsWith("{") && !trimmed.includes("\n")) {
-      try {
-        return JSON.stringify(JSON.parse(trimmed), null, 2);
-      } catch {
-        return text;
-      }
-    }
-    return text;
   }
 
   /** Keeps the header showing what is actually displayed. */
@@ -455,49 +448,38 @@ class App {
     this.viewMeta.title = text;
   }
 
+  /** The run's source map (empty before the first run). */
+  private get map(): SourceMap {
+    return this.loaded?.res.result.sourceMap ?? { nodes: [], ops: [], kernels: [] };
+  }
+
   private onIrLine(kind: IrKind, line: number): void {
     const c = this.loaded;
     if (!c) return;
+    const map = this.map;
     if (kind === "ktir") {
-      const funcs = ktirFunctions(this.ktir);
-      const f = functionAt(funcs, line);
-      const isHeader = f !== null && f.line === line;
+      const k = kernelAt(map, line);
+      const isHeader = k !== null && k.lines.from === line;
       this.link({
-        lines: isHeader && f ? { from: f.line, to: f.endLine } : { from: line, to: line },
+        lines: isHeader && k ? { ...k.lines } : { from: line, to: line },
         reveal: { kind: "ktir", line, scroll: false, show: false },
-        op: f ? kernelOp(f.name) : null,
+        op: opOfKernel(map, k)?.name ?? null,
       });
     } else {
-      const ops = this.sdscOps();
-      const lines = c.sdsc.split("\n");
-      let op: string | null = null;
-      let kl: LineRange | null = null;
-      for (let i = Math.min(line, lines.length) - 1; i >= 0; i--) {
-        const m = /^\s*"([^"]+)": \{/.exec(lines[i] ?? "");
-        if (m?.[1] && ops.includes(m[1])) {
-          op = m[1];
-          kl = this.kernelLines(m[1]);
-          break;
-        }
-      }
+      const op = sdscOpAt(map, line);
+      const kl = op ? this.kernelLines(op.name) : null;
       this.link({
         ...(kl ? { lines: kl } : {}),
         reveal: { kind: "sdsc", line, scroll: false, show: false },
-        op,
+        op: op?.name ?? null,
       });
     }
     this.scheduleSave();
   }
 
-  private sdscOps(): string[] {
-    const data = this.loaded?.res.result.passes.find((p) => p.name === "sdsc")?.data as
-      { ops?: unknown } | null | undefined;
-    return Array.isArray(data?.ops) ? data.ops.map(String) : [];
-  }
-
   private kernelLines(op: string): LineRange | null {
-    const f = ktirFunctions(this.ktir).find((x) => kernelOp(x.name) === op);
-    return f ? { from: f.line, to: f.endLine } : null;
+    const k = kernelOfOp(this.map, op);
+    return k ? { ...k.lines } : null;
   }
 
   private onGraphSelect(id: string | null): void {
@@ -505,17 +487,13 @@ class App {
       this.link({ lines: null });
       return;
     }
-    const name = id.slice(3);
-    const funcs = ktirFunctions(this.ktir);
-    const ops = opsOfNode(
-      name,
-      funcs.map((f) => kernelOp(f.name)),
-    );
-    const f = funcs.find((x) => ops.includes(kernelOp(x.name)));
-    if (f) {
+    const map = this.map;
+    const op = opsOfNode(map, id.slice(3)).find((o) => o.kernel !== null);
+    const k = op?.kernel != null ? map.kernels[op.kernel] : undefined;
+    if (k) {
       this.link({
-        lines: { from: f.line, to: f.endLine },
-        reveal: { kind: "ktir", line: f.line, scroll: true, show: false },
+        lines: { ...k.lines },
+        reveal: { kind: "ktir", line: k.lines.from, scroll: true, show: false },
       });
     }
   }
@@ -527,19 +505,16 @@ class App {
       if (r) this.link({ lines: r, reveal: { kind, line: r.from, scroll: true, show: true } });
       else this.link({ reveal: { kind, scroll: true, show: true } });
     } else {
-      const esc = op.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-      const pattern = new RegExp(`^\\s*"${esc}": \\{`);
-      const i = (this.loaded?.sdsc ?? "").split("\n").findIndex((l) => pattern.test(l));
-      this.link({ reveal: { kind, ...(i < 0 ? {} : { line: i + 1 }), scroll: true, show: true } });
+      const at = opNamed(this.map, op)?.sdscLines;
+      this.link({ reveal: { kind, ...(at ? { line: at.from } : {}), scroll: true, show: true } });
     }
   }
 
   private selectEvent(e: TraceEvent, showIr = false): void {
-    const f = functionAt(ktirFunctions(this.ktir), e.line);
     this.link({
       lines: { from: e.line, to: e.line },
       reveal: { kind: "ktir", line: e.line, scroll: true, show: false },
-      op: f ? kernelOp(f.name) : null,
+      op: opOfKernel(this.map, kernelAt(this.map, e.line))?.name ?? null,
     });
     this.selectCore(e.core);
     this.clock.setPlaying(false);

@@ -1,13 +1,15 @@
 import { describe, expect, it } from "vitest";
-import type { GraphInfo, TraceEvent } from "./api";
+import type { GraphInfo, SourceMap, TraceEvent } from "./api";
 import { embedUrl } from "./embed/url";
 import { layoutGraph, tensorTypes } from "./graph/layout";
 import {
   divisions,
-  functionAt,
-  kernelOp,
+  kernelAt,
+  kernelOfOp,
   kernelSpans,
-  ktirFunctions,
+  nodeOfOp,
+  opOfKernel,
+  opsOfNode,
   placements,
   scratchPlan,
 } from "./session";
@@ -51,6 +53,7 @@ describe("timeline geometry", () => {
       bytes: 0,
       srcStop: null,
       dstStop: null,
+      route: [],
       op: "x",
       line: 1,
     });
@@ -101,26 +104,30 @@ describe("graph layout", () => {
 });
 
 describe("session helpers", () => {
-  const ktir = [
-    "module {",
-    "  func.func @k0_matmul(%A: index) {",
-    "    ktdp.load",
-    "  }",
-    "  func.func @k1_add_bias(%A: index) {",
-    "    ktdp.store",
-    "  }",
-    "}",
-  ].join("\n");
+  // As the driver maps a graph whose node "mm" became two device ops, run by two kernels.
+  const map: SourceMap = {
+    nodes: [
+      { name: "mm", ops: [0, 1] },
+      { name: "id", ops: [] },
+    ],
+    ops: [
+      { name: "mm", kind: "batchmatmul", node: 0, kernel: 0, sdscLines: { from: 10, to: 40 } },
+      { name: "mm/bias", kind: "add", node: 0, kernel: 1, sdscLines: { from: 41, to: 60 } },
+    ],
+    kernels: [
+      { func: "k0_mm", lines: { from: 2, to: 4 }, op: 0, events: [0, 1] },
+      { func: "k1_mm_bias", lines: { from: 5, to: 7 }, op: 1, events: [2] },
+    ],
+  };
 
-  it("finds KTIR functions, their ops and time spans", () => {
-    const f = ktirFunctions(ktir);
-    expect(f.map((x) => [x.name, x.line, x.endLine])).toEqual([
-      ["k0_matmul", 2, 4],
-      ["k1_add_bias", 5, 8],
-    ]);
-    expect(functionAt(f, 3)?.name).toBe("k0_matmul");
-    expect(functionAt(f, 1)).toBeNull();
-    expect(kernelOp("k12_add_bias")).toBe("add_bias");
+  it("follows the source map between lines, kernels, ops and nodes, and times kernels", () => {
+    expect(kernelAt(map, 3)?.func).toBe("k0_mm");
+    expect(kernelAt(map, 1)).toBeNull();
+    expect(opOfKernel(map, kernelAt(map, 6))?.name).toBe("mm/bias");
+    expect(kernelOfOp(map, "mm/bias")?.lines).toEqual({ from: 5, to: 7 });
+    expect(nodeOfOp(map, "mm/bias")).toBe("mm");
+    expect(opsOfNode(map, "mm").map((o) => o.name)).toEqual(["mm", "mm/bias"]);
+    expect(opsOfNode(map, "id")).toEqual([]);
     const ev = (line: number, start: number, end: number): TraceEvent => ({
       unit: "dma",
       core: 0,
@@ -129,10 +136,11 @@ describe("session helpers", () => {
       bytes: 1,
       srcStop: 0,
       dstStop: 1,
+      route: [0, 1],
       op: "ktdp.load",
       line,
     });
-    expect(kernelSpans([ev(3, 0, 10), ev(3, 5, 20), ev(6, 20, 30)], f)).toEqual([
+    expect(kernelSpans([ev(3, 0, 10), ev(3, 5, 20), ev(6, 20, 30)], map)).toEqual([
       { start: 0, end: 20 },
       { start: 20, end: 30 },
     ]);
@@ -146,8 +154,8 @@ describe("session helpers", () => {
           {
             op: "m",
             splits: [2, 1],
-            cores_used: 2,
-            core_to_slice: [
+            coresUsed: 2,
+            coreToSlice: [
               [0, 0],
               [1, 0],
             ],
@@ -170,9 +178,9 @@ describe("session helpers", () => {
     expect(
       scratchPlan({
         plan: {
-          capacity_bytes: 10,
-          peak_bytes: 4,
-          buffers: [{ tensor: "t", bytes_per_core: 4, offset: 0, start: 0, end: 1 }],
+          capacityBytes: 10,
+          peakBytes: 4,
+          buffers: [{ tensor: "t", bytesPerCore: 4, offset: 0, start: 0, end: 1 }],
         },
       }),
     ).toEqual({
@@ -182,7 +190,7 @@ describe("session helpers", () => {
     });
     expect(scratchPlan("nope")).toBeNull();
     expect(
-      placements({ placements: { A: { Dram: { offset: 64 } }, B: { Scratchpad: { offset: 0 } } } }),
+      placements({ placements: { A: { dram: { offset: 64 } }, B: { scratchpad: { offset: 0 } } } }),
     ).toEqual(
       new Map([
         ["A", "Dram @ 64"],

@@ -52,6 +52,7 @@ function minimalResult(): PipelineResult {
       buffers: [],
       warnings: [],
     },
+    sourceMap: { nodes: [], ops: [], kernels: [] },
   };
 }
 
@@ -461,5 +462,27 @@ describe("worker host", () => {
     expect(ports[0]!.terminated).toBe(true);
     expect(ports.length).toBe(2);
     await expect(host.call("init", {})).resolves.toMatchObject({ version: "0.0.0-test" });
+  });
+});
+
+describe("located errors", () => {
+  it("carry the driver error's line and column to the page", async () => {
+    const { LocatedError, describeLocation, parseResponse } = await import("./protocol");
+    const res = parseResponse({
+      id: 1,
+      ok: false,
+      error: { message: "ktir: bad", stage: "ktir", file: "k.mlir", line: 2, column: 8 },
+    });
+    expect(res).toEqual({
+      id: 1,
+      ok: false,
+      error: { message: "ktir: bad", stage: "ktir", file: "k.mlir", line: 2, column: 8 },
+    });
+    if (!res || res.ok) throw new Error("expected an error");
+    const err = new LocatedError(res.error);
+    expect(err.message).toBe("ktir: bad");
+    expect(describeLocation(err)).toBe("line 2, column 8");
+    expect(describeLocation(new Error("no location"))).toBe("");
+    expect(describeLocation({ line: 4 })).toBe("line 4");
   });
 });

@@ -43,8 +43,47 @@ export type WorkerRequest = {
   [M in Method]: { id: number; method: M; params: Params<M> };
 }[Method];
 
+/** A failure: its message and, for the driver's errors, where it happened. */
 export interface ErrorInfo {
   message: string;
+  /** Pipeline stage ("load", "compile", "ktir", "simulate", "machine"). */
+  stage?: string;
+  file?: string;
+  /** 1-based line in the source (graph JSON or KTIR text). */
+  line?: number;
+  /** 1-based column. */
+  column?: number;
+  /** The graph node. */
+  node?: string;
+}
+
+/** The location fields of a thrown value (the wasm session's errors carry them). */
+export function errorLocation(err: unknown): Omit<ErrorInfo, "message"> {
+  if (!err || typeof err !== "object") return {};
+  const e = err as Record<string, unknown>;
+  const out: Omit<ErrorInfo, "message"> = {};
+  if (typeof e.stage === "string") out.stage = e.stage;
+  if (typeof e.file === "string") out.file = e.file;
+  if (typeof e.line === "number" && e.line > 0) out.line = e.line;
+  if (typeof e.column === "number" && e.column > 0) out.column = e.column;
+  if (typeof e.node === "string") out.node = e.node;
+  return out;
+}
+
+/** An Error carrying a failure's location fields. */
+export class LocatedError extends Error {
+  readonly location: Omit<ErrorInfo, "message">;
+  constructor(info: ErrorInfo) {
+    super(info.message);
+    this.location = errorLocation(info);
+  }
+}
+
+/** "line 3, column 7" (or just the line) when a failure says where; "" otherwise. */
+export function describeLocation(err: unknown): string {
+  const l = err instanceof LocatedError ? err.location : errorLocation(err);
+  if (l.line === undefined) return "";
+  return l.column === undefined ? `line ${l.line}` : `line ${l.line}, column ${l.column}`;
 }
 
 export type WorkerResponse =
@@ -134,5 +173,5 @@ export function parseResponse(data: unknown): WorkerResponse | null {
   if (d.ok) return { id: d.id, ok: true, result: d.result };
   const e = d.error as Record<string, unknown> | undefined;
   const message = e && typeof e.message === "string" ? e.message : "unknown worker error";
-  return { id: d.id, ok: false, error: { message } };
+  return { id: d.id, ok: false, error: { message, ...errorLocation(e) } };
 }

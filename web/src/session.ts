@@ -1,38 +1,48 @@
-// Pure helpers over one run: KTIR functions and their lines, kernel time spans, and the
-// structured snapshot data (work division, scratchpad plan, layouts) with type guards.
+// Pure helpers over one run: lookups in its source map (kernels, lines, device ops, graph
+// nodes), kernel time spans, and the structured snapshot data (work division, scratchpad plan, layouts) with type guards.
 
-import type { PassSnapshot, TraceEvent } from "./api";
+import type { KernelLink, OpLink, PassSnapshot, SourceMap, TraceEvent } from "./api";
 
-export interface KtirFunction {
-  name: string;
-  /** 1-based line of `func.func`. */
-  line: number;
-  /** Last line that belongs to it. */
-  endLine: number;
+// ---- the run's source map (computed in Rust): lines, kernels, device ops, graph nodes ----
+
+/** The kernel (KTIR function) whose lines hold `line`. */
+export function kernelAt(map: SourceMap, line: number): KernelLink | null {
+  return map.kernels.find((k) => line >= k.lines.from && line <= k.lines.to) ?? null;
 }
 
-export function ktirFunctions(text: string): KtirFunction[] {
-  const out: KtirFunction[] = [];
-  const lines = text.split("\n");
-  lines.forEach((l, i) => {
-    const m = /func\.func\s+@([\w$.-]+)/.exec(l);
-    if (m?.[1]) {
-      const prev = out[out.length - 1];
-      if (prev) prev.endLine = i;
-      out.push({ name: m[1], line: i + 1, endLine: lines.length });
-    }
-  });
-  return out;
+/** The device op a kernel runs (graphs only). */
+export function opOfKernel(map: SourceMap, k: KernelLink | null): OpLink | null {
+  return k && k.op !== null ? (map.ops[k.op] ?? null) : null;
 }
 
-export function functionAt(funcs: readonly KtirFunction[], line: number): KtirFunction | null {
-  for (const f of funcs) if (line >= f.line && line <= f.endLine) return f;
-  return null;
+/** The device op named `name`. */
+export function opNamed(map: SourceMap, name: string): OpLink | null {
+  return map.ops.find((o) => o.name === name) ?? null;
 }
 
-/** The device op a lowered kernel runs: `k3_matmul` -> `matmul`. */
-export function kernelOp(funcName: string): string {
-  return funcName.replace(/^k\d+_/, "");
+/** The kernel that runs device op `name`. */
+export function kernelOfOp(map: SourceMap, name: string): KernelLink | null {
+  const op = opNamed(map, name);
+  return op && op.kernel !== null ? (map.kernels[op.kernel] ?? null) : null;
+}
+
+/** The graph node device op `name` came from. */
+export function nodeOfOp(map: SourceMap, name: string): string | null {
+  const op = opNamed(map, name);
+  return op && op.node !== null ? (map.nodes[op.node]?.name ?? null) : null;
+}
+
+/** The device ops made of graph node `node`, in execution order. */
+export function opsOfNode(map: SourceMap, node: string): OpLink[] {
+  const n = map.nodes.find((x) => x.name === node);
+  return (n?.ops ?? []).flatMap((i) => map.ops[i] ?? []);
+}
+
+/** The device op whose SDSC entry holds line `line` of the SDSC text. */
+export function sdscOpAt(map: SourceMap, line: number): OpLink | null {
+  return (
+    map.ops.find((o) => o.sdscLines && line >= o.sdscLines.from && line <= o.sdscLines.to) ?? null
+  );
 }
 
 export interface Span {
@@ -40,17 +50,25 @@ export interface Span {
   end: number;
 }
 
-/** Time span of each KTIR function, from the events whose lines fall inside it. */
-export function kernelSpans(events: readonly TraceEvent[], funcs: readonly KtirFunction[]): Span[] {
-  const spans: Span[] = funcs.map(() => ({ start: Infinity, end: -Infinity }));
-  for (const e of events) {
-    const i = funcs.findIndex((f) => e.line >= f.line && e.line <= f.endLine);
-    const s = spans[i];
-    if (!s) continue;
-    s.start = Math.min(s.start, e.start);
-    s.end = Math.max(s.end, e.end);
+function spanOf(events: readonly TraceEvent[], k: KernelLink | undefined): Span {
+  let start = Infinity;
+  let end = -Infinity;
+  for (const i of k?.events ?? []) {
+    const e = events[i];
+    if (!e) continue;
+    start = Math.min(start, e.start);
+    end = Math.max(end, e.end);
   }
-  return spans.map((s) => (s.start <= s.end ? s : { start: 0, end: 0 }));
+  return start <= end ? { start, end } : { start: 0, end: 0 };
+}
+
+/**
+ * Time span of each device op's kernel, in op order (for a KTIR module, which has no device
+ * ops: of each function, in module order).
+ */
+export function kernelSpans(events: readonly TraceEvent[], map: SourceMap): Span[] {
+  if (map.ops.length === 0) return map.kernels.map((k) => spanOf(events, k));
+  return map.ops.map((o) => spanOf(events, o.kernel === null ? undefined : map.kernels[o.kernel]));
 }
 
 export interface Division {
@@ -79,8 +97,8 @@ export function divisions(data: unknown): Division[] {
   return data.divisions.filter(isObj).map((d) => ({
     op: String(d.op ?? ""),
     splits: numList(d.splits),
-    coresUsed: Number(d.cores_used ?? 0),
-    coreToSlice: Array.isArray(d.core_to_slice) ? d.core_to_slice.map(numList) : [],
+    coresUsed: Number(d.coresUsed ?? 0),
+    coreToSlice: Array.isArray(d.coreToSlice) ? d.coreToSlice.map(numList) : [],
     rule: String(d.rule ?? ""),
   }));
 }
@@ -121,15 +139,15 @@ export function scratchPlan(data: unknown): ScratchPlan | null {
   const p = data.plan;
   const buffers = Array.isArray(p.buffers) ? p.buffers.filter(isObj) : [];
   return {
-    capacity: Number(p.capacity_bytes ?? 0),
-    peak: Number(p.peak_bytes ?? 0),
+    capacity: Number(p.capacityBytes ?? 0),
+    peak: Number(p.peakBytes ?? 0),
     buffers: buffers.map((b) => ({
       tensor: String(b.tensor ?? ""),
-      bytesPerCore: Number(b.bytes_per_core ?? 0),
+      bytesPerCore: Number(b.bytesPerCore ?? 0),
       offset: typeof b.offset === "number" ? b.offset : null,
       start: Number(b.start ?? 0),
       end: Number(b.end ?? 0),
-      dramReason: typeof b.dram_reason === "string" ? b.dram_reason : "",
+      dramReason: typeof b.dramReason === "string" ? b.dramReason : "",
     })),
   };
 }
@@ -173,7 +191,8 @@ export function placements(data: unknown): Map<string, string> {
     const [kind, v] = Object.entries(p)[0] ?? [];
     if (!kind) continue;
     const off = isObj(v) && typeof v.offset === "number" ? ` @ ${v.offset}` : "";
-    out.set(name, `${kind}${off}`);
+    // Variants arrive camelCase ("dram", "scratchpad"); shown capitalised.
+    out.set(name, `${kind.charAt(0).toUpperCase()}${kind.slice(1)}${off}`);
   }
   return out;
 }

@@ -15,6 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// What canonicalize changed.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct CanonicalizeReport {
     pub folded_identities: Vec<String>,
     /// Nodes whose inputs were all constant, replaced by their (evaluated) outputs.
@@ -261,6 +262,50 @@ fn to_value<T: serde::Serialize>(x: &T) -> serde_json::Value {
     serde_json::to_value(x).unwrap_or(serde_json::Value::Null)
 }
 
+/// `key` in camelCase: `cores_used` -> `coresUsed`, `Dram` -> `dram`.
+fn camel_key(key: &str) -> String {
+    let mut out = String::with_capacity(key.len());
+    let mut upper = false;
+    for (i, ch) in key.chars().enumerate() {
+        if ch == '_' && i > 0 {
+            upper = true;
+        } else if upper {
+            out.extend(ch.to_uppercase());
+            upper = false;
+        } else if i == 0 {
+            out.extend(ch.to_lowercase());
+        } else {
+            out.push(ch);
+        }
+    }
+    out
+}
+
+/// `v` with every object key in camelCase, at any depth.
+fn camel_keys(v: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match v {
+        Value::Object(m) => Value::Object(
+            m.into_iter()
+                .map(|(k, x)| (camel_key(&k), camel_keys(x)))
+                .collect(),
+        ),
+        Value::Array(xs) => Value::Array(xs.into_iter().map(camel_keys).collect()),
+        x => x,
+    }
+}
+
+/// Snapshot data of a compiler struct, in the camelCase of everything the page and `--json`
+/// see: the structs' fields are snake_case (and enum variants capitalised) in Rust.
+fn camel<T: serde::Serialize>(x: &T) -> serde_json::Value {
+    camel_keys(to_value(x))
+}
+
+/// [`camel`] for a map keyed by tensor names: the names stay, their values are renamed.
+fn camel_by_name<T: serde::Serialize>(m: &BTreeMap<String, T>) -> serde_json::Value {
+    serde_json::Value::Object(m.iter().map(|(k, x)| (k.clone(), camel(x))).collect())
+}
+
 fn check_target(t: &Target) -> Result<(), CompileError> {
     let bad = |m: &str| Err(CompileError::new(format!("invalid target: {m}"), None));
     if t.cores == 0 {
@@ -341,7 +386,7 @@ pub fn compile(
                         text.push_str(&format!("  {t}: {}\n", ty_str(&c.types[*t])));
                     }
                 }
-                let data = json!({"ops": to_value(&c.ops), "newTensors": new});
+                let data = json!({"ops": camel(&c.ops), "newTensors": new});
                 (format!("{} device ops", c.ops.len()), text, data)
             }
             "layout" => {
@@ -352,7 +397,7 @@ pub fn compile(
                     .iter()
                     .map(|(k, l)| (k.clone(), l.to_json()))
                     .collect();
-                let data = json!({"layouts": layouts, "notes": notes, "restickify": restick, "ops": to_value(&c.ops)});
+                let data = json!({"layouts": layouts, "notes": notes, "restickify": restick, "ops": camel(&c.ops)});
                 (
                     format!(
                         "{} tensors laid out, {} restickify",
@@ -366,7 +411,7 @@ pub fn compile(
             "work-division" => {
                 workdiv::run(&mut c, options)?;
                 let text = workdiv::snapshot_text(&c);
-                let data = json!({"divisions": to_value(&c.divisions), "ops": to_value(&c.ops), "cores": c.target.cores});
+                let data = json!({"divisions": camel(&c.divisions), "ops": camel(&c.ops), "cores": c.target.cores});
                 let max = c.divisions.iter().map(|d| d.cores_used).max().unwrap_or(0);
                 (
                     format!("{} ops divided, up to {max} cores", c.divisions.len()),
@@ -377,7 +422,8 @@ pub fn compile(
             "scratchpad" => {
                 let plan = scratchpad::run(&mut c, options.allocator)?;
                 let text = scratchpad::snapshot_text(&plan);
-                let data = json!({"plan": to_value(&plan), "placements": to_value(&c.placements)});
+                let data =
+                    json!({"plan": camel(&plan), "placements": camel_by_name(&c.placements)});
                 let lx = plan.buffers.iter().filter(|b| b.offset.is_some()).count();
                 (
                     format!(

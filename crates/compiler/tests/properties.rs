@@ -666,13 +666,39 @@ fn overlaps(a: (u64, u64), b: (u64, u64)) -> bool {
     a.0 < b.0 + b.1 && b.0 < a.0 + a.1 && a.1 > 0 && b.1 > 0
 }
 
+/// `v` with every object key in snake_case (`bytesPerCore` -> `bytes_per_core`).
+fn snake_keys(v: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match v {
+        Value::Object(m) => Value::Object(
+            m.into_iter()
+                .map(|(k, x)| {
+                    let mut s = String::new();
+                    for ch in k.chars() {
+                        if ch.is_ascii_uppercase() {
+                            s.push('_');
+                            s.push(ch.to_ascii_lowercase());
+                        } else {
+                            s.push(ch);
+                        }
+                    }
+                    (s, snake_keys(x))
+                })
+                .collect(),
+        ),
+        Value::Array(xs) => Value::Array(xs.into_iter().map(snake_keys).collect()),
+        x => x,
+    }
+}
+
 fn check_plan_is_the_compiled_one(c: &Compilation, plan: &ScratchpadPlan) -> Result<(), String> {
     let snap = &c
         .snapshot("scratchpad")
         .ok_or("no scratchpad snapshot")?
         .data["plan"];
+    // The snapshot's keys are camelCase (the page's casing); the plan's fields are not.
     let compiled: ScratchpadPlan =
-        serde_json::from_value(snap.clone()).map_err(|e| e.to_string())?;
+        serde_json::from_value(snake_keys(snap.clone())).map_err(|e| e.to_string())?;
     ensure!(
         &compiled == plan,
         "the snapshot's plan differs from a fresh greedy plan"

@@ -3,7 +3,8 @@
 //! numbers, and every function runs in module order sharing buffers by argument name.
 
 use crate::session::{execute, Arg, Init, Launch, Placement, Program};
-use crate::{DriverError, Progress, RunOptions, RunResult, Stage};
+use crate::source_map::kernel_links;
+use crate::{DriverError, KernelLink, Progress, RunOptions, RunResult, Stage};
 use ktir::ast::{Module, OpKind, ScalarType, SizeOperand, Type};
 use serde::Serialize;
 use sim::timing::Schedule;
@@ -189,6 +190,15 @@ pub(crate) fn run_module(
     options: &RunOptions,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<(RunResult, Schedule), DriverError> {
+    run_mapped(text, options, progress).map(|((r, _), s)| (r, s))
+}
+
+/// [`run_module`], also returning each function's lines and events.
+pub(crate) fn run_mapped(
+    text: &str,
+    options: &RunOptions,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<((RunResult, Vec<KernelLink>), Schedule), DriverError> {
     let (module, warnings) = ktir::check(text).map_err(|d| {
         let lines: Vec<String> = d.iter().map(|d| d.to_string()).collect();
         DriverError::from_ktir(lines.join("\n"), None, &d)
@@ -292,7 +302,8 @@ pub(crate) fn run_module(
             })
             .collect();
         result.warnings = warnings.iter().map(|w| w.to_string()).collect();
-        Ok(result)
+        let kernels = kernel_links(&module, text, &result.events);
+        Ok((result, kernels))
     })
 }
 

@@ -17,11 +17,13 @@ mod error;
 mod examples;
 mod ktir_run;
 mod session;
+mod source_map;
 mod views;
 pub use error::{DriverError, Stage};
 pub use examples::{examples, Example};
 pub use ktir_run::{buffer_specs, run_ktir, BufferSpec, KtirRunOptions, KtirRunResult};
 pub use session::{detect_kind, Run, Session, SourceKind};
+pub use source_map::{KernelLink, LineRange, NodeLink, OpLink, SourceMap};
 pub use views::{CoreView, LinkView, SummaryView, UnitUsageView};
 
 pub use compiler::PASS_NAMES;
@@ -127,6 +129,9 @@ pub struct EventView {
     pub src_stop: Option<usize>,
     /// Ring stop the data reached (transfers).
     pub dst_stop: Option<usize>,
+    /// The ring stops a transfer passes, from `srcStop` to `dstStop` inclusive, in order
+    /// (the scheduler's route; empty for compute).
+    pub route: Vec<usize>,
     /// The KTIR op.
     pub op: String,
     /// Its line in the KTIR text.
@@ -416,13 +421,25 @@ pub fn simulate_with_schedule(
 }
 
 /// The events of a schedule as the page wants them (zero-length bookkeeping events, such as
-/// launch barriers, left out).
-pub fn event_views(sched: &sim::timing::Schedule) -> Vec<EventView> {
+/// launch barriers, left out), each transfer with its route on `machine`'s ring.
+pub fn event_views(machine: &Machine, sched: &sim::timing::Schedule) -> Vec<EventView> {
+    let n = machine.stop_count();
     sched
         .events
         .iter()
         .filter(|e| e.end > e.start || e.bytes > 0)
         .map(|e| EventView {
+            route: match (e.unit, e.src_stop, e.dst_stop) {
+                (Unit::Dma, Some(s), Some(d)) => machine
+                    .route(s, d)
+                    .map(|r| {
+                        std::iter::once(s)
+                            .chain(r.links.iter().map(|l| l.to_stop(n)))
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                _ => Vec::new(),
+            },
             unit: e.unit,
             core: e.core,
             start: e.start,

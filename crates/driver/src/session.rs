@@ -2,9 +2,10 @@
 //! with options and a progress callback, and keep the last run (its schedule included) for
 //! trace export. Graphs and KTIR share one run loop and one result type.
 
+use crate::source_map::{kernel_links, node_links, op_links};
 use crate::{
     compare, compile, event_views, ktir_elem, DriverError, GraphView, MachineView, NodeView,
-    OutputCheck, PassView, Progress, RunOptions, RunResult, Stage, TensorView,
+    OutputCheck, PassView, Progress, RunOptions, RunResult, SourceMap, Stage, TensorView,
     PROGRESS_EVERY_STEPS,
 };
 use graph::{Graph, Tensor};
@@ -90,6 +91,8 @@ pub struct Run {
     pub ktir: String,
     /// The simulation.
     pub run: RunResult,
+    /// Graph node <-> device op <-> kernel <-> KTIR lines <-> events.
+    pub source_map: SourceMap,
     /// The full schedule, for trace export without running again.
     #[serde(skip)]
     #[cfg_attr(test, ts(skip))]
@@ -331,7 +334,7 @@ pub(crate) fn result(
         passed: checked && outputs.iter().all(|o| o.passed),
         outputs,
         assumptions: sim.assumptions().to_vec(),
-        events: event_views(sched),
+        events: event_views(machine, sched),
         summary: sim::trace::summarize(machine, sched).into(),
         steps: sim.steps(),
         functions: Vec::new(),
@@ -376,6 +379,16 @@ pub(crate) fn simulate_compilation(
     options: &RunOptions,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<(RunResult, Schedule), DriverError> {
+    simulate_mapped(c, options, progress).map(|((r, _), s)| (r, s))
+}
+
+/// [`simulate_compilation`], also returning the source map of the device ops and kernels
+/// (its nodes left empty).
+fn simulate_mapped(
+    c: &compiler::Compilation,
+    options: &RunOptions,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<((RunResult, SourceMap), Schedule), DriverError> {
     let text = c.ktir.as_deref().ok_or_else(|| {
         DriverError::new(
             Stage::Simulate,
@@ -490,7 +503,15 @@ pub(crate) fn simulate_compilation(
                 outputs.push(compare(name, want, &got));
             }
         }
-        Ok(result(sim, sched, options, reference.map(|_| outputs)))
+        let r = result(sim, sched, options, reference.map(|_| outputs));
+        let mut kernels = kernel_links(&module, text, &r.events);
+        let ops = op_links(c, &mut kernels);
+        let map = SourceMap {
+            nodes: Vec::new(),
+            ops,
+            kernels,
+        };
+        Ok((r, map))
     })
 }
 
@@ -509,7 +530,8 @@ fn run_graph(
     if let Some(text) = &options.ktir {
         c.ktir = Some(text.clone());
     }
-    let (run, schedule) = simulate_compilation(&c, options, progress)?;
+    let ((run, mut source_map), schedule) = simulate_mapped(&c, options, progress)?;
+    source_map.nodes = node_links(&graph.nodes, &mut source_map.ops);
     let view = |name: &String| TensorView {
         name: name.clone(),
         dtype: types
@@ -549,6 +571,7 @@ fn run_graph(
             .collect(),
         ktir: c.ktir.unwrap_or_default(),
         run,
+        source_map,
         schedule,
     })
 }
@@ -560,13 +583,14 @@ fn run_ktir_module(
     options: &RunOptions,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Run, DriverError> {
-    let (run, schedule) = crate::ktir_run::run_module(text, options, progress).map_err(|e| {
-        if file_name.is_empty() {
-            e
-        } else {
-            e.in_file(file_name)
-        }
-    })?;
+    let ((run, kernels), schedule) =
+        crate::ktir_run::run_mapped(text, options, progress).map_err(|e| {
+            if file_name.is_empty() {
+                e
+            } else {
+                e.in_file(file_name)
+            }
+        })?;
     let stem = file_name
         .rsplit_once('.')
         .map(|(s, _)| s)
@@ -593,6 +617,10 @@ fn run_ktir_module(
         passes: Vec::new(),
         ktir: text.to_string(),
         run,
+        source_map: SourceMap {
+            kernels,
+            ..SourceMap::default()
+        },
         schedule,
     })
 }
@@ -646,6 +674,62 @@ mod tests {
         assert!(!r.run.outputs_checked && !r.run.buffers.is_empty());
         assert!(r.graph.description.starts_with("KTIR module: @"));
         assert_eq!(r.graph.outputs.len(), r.run.buffers.len());
+    }
+
+    /// Keys of `v` (objects at any depth) that are not camelCase, except the keys of maps
+    /// keyed by names (tensors, attributes) and the SDSC bundle, whose field names are its
+    /// file format's.
+    fn non_camel_keys(v: &serde_json::Value, path: &str, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::Object(map) => {
+                let named = ["/layouts", "/placements", "/types", "/notes", "/attrs"]
+                    .iter()
+                    .any(|m| path.ends_with(m));
+                for (k, x) in map {
+                    let here = format!("{path}/{k}");
+                    if here.starts_with("/passes/sdsc/data") {
+                        continue;
+                    }
+                    if !named && (k.contains('_') || k.starts_with(|c: char| c.is_uppercase())) {
+                        out.push(here.clone());
+                    }
+                    non_camel_keys(x, &here, out);
+                }
+            }
+            serde_json::Value::Array(xs) => {
+                for (i, x) in xs.iter().enumerate() {
+                    // Passes by name, so the SDSC exemption can name its pass.
+                    let seg = x
+                        .get("name")
+                        .and_then(|n| n.as_str())
+                        .filter(|_| path == "/passes")
+                        .map(str::to_string)
+                        .unwrap_or_else(|| i.to_string());
+                    non_camel_keys(x, &format!("{path}/{seg}"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn everything_the_page_receives_is_camel_case() {
+        let ex = crate::examples();
+        let ktir = ex.iter().find(|e| e.kind == "ktir").unwrap();
+        for e in [ex.iter().find(|e| e.name == "matmul_add").unwrap(), ktir] {
+            let mut s = Session::open(e.source.as_bytes(), e.name).unwrap();
+            let r = s.run(&RunOptions::default(), &mut |_| {}).unwrap();
+            let v = serde_json::to_value(r).unwrap();
+            if r.kind.is_graph() {
+                let names: Vec<&str> = r.passes.iter().map(|p| p.name.as_str()).collect();
+                assert_eq!(names, crate::PASS_NAMES);
+                assert!(v["passes"][3]["data"]["divisions"][0]["coresUsed"].is_number());
+                assert!(v["passes"][4]["data"]["plan"]["capacityBytes"].is_number());
+            }
+            let mut bad = Vec::new();
+            non_camel_keys(&v, "", &mut bad);
+            assert!(bad.is_empty(), "{}: not camelCase: {bad:?}", e.name);
+        }
     }
 
     #[test]

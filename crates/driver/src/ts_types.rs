@@ -29,6 +29,11 @@ fn declarations() -> Vec<String> {
         SummaryView::decl(&cfg),
         BufferSpec::decl(&cfg),
         RunResult::decl(&cfg),
+        LineRange::decl(&cfg),
+        NodeLink::decl(&cfg),
+        OpLink::decl(&cfg),
+        KernelLink::decl(&cfg),
+        SourceMap::decl(&cfg),
         Run::decl(&cfg),
     ]
 }

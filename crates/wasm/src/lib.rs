@@ -3,8 +3,9 @@
 //!
 //! This is the only crate that knows about JavaScript. It holds no algorithm: each export
 //! calls the `driver` crate and converts the result with `serde-wasm-bindgen` (its shapes
-//! are the TypeScript types generated from the driver's). Errors become JavaScript `Error`s
-//! whose message names the stage and the location.
+//! are the TypeScript types generated from the driver's). Session errors become JavaScript
+//! `Error`s whose message names the stage and the location, carrying the driver error's
+//! fields (`stage`, `file`, `line`, `column`, `node`, `diagnostics`) as properties.
 
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
@@ -18,6 +19,57 @@ fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsError> {
 
 fn driver_error(e: driver::DriverError) -> JsError {
     JsError::new(&e.to_string())
+}
+
+/// A driver error as a JavaScript `Error` (message: stage and message) with the error's
+/// structured fields as properties, so the page can point at the line and column.
+fn structured_error(e: driver::DriverError) -> JsValue {
+    let error = js_sys::Error::new(&e.to_string());
+    if let Ok(fields) = to_js(&e) {
+        let message = JsValue::from_str("message");
+        let fields = js_sys::Object::from(fields);
+        // The message property stays the Error's own (stage included).
+        let _ = js_sys::Reflect::delete_property(&fields, &message);
+        js_sys::Object::assign(&error, &fields);
+    }
+    error.into()
+}
+
+/// What the progress callback receives: `{ phase, done, total }`, the phase being
+/// "execute" (KTIR operations run against the static estimate) or "schedule" (tasks timed).
+#[derive(Serialize)]
+struct ProgressReport {
+    phase: &'static str,
+    done: u64,
+    total: u64,
+}
+
+/// Calls `callback` with the driver's progress, at most once per percent of each phase
+/// (and at each phase's start and end), so a long run does not flood JavaScript.
+struct Throttled<'a> {
+    callback: &'a js_sys::Function,
+    last: Option<(&'static str, u64)>,
+}
+
+impl Throttled<'_> {
+    fn report(&mut self, p: driver::Progress) {
+        let (phase, done, total) = match p {
+            driver::Progress::Execute { steps, total } => ("execute", steps, total),
+            driver::Progress::Schedule { done, total } => ("schedule", done, total),
+        };
+        // The estimate can fall short: never report more done than total.
+        let total = total.max(done).max(1);
+        let percent = done.saturating_mul(100) / total;
+        let key = (phase, percent);
+        if self.last == Some(key) && done != total {
+            return;
+        }
+        self.last = Some(key);
+        if let Ok(v) = to_js(&ProgressReport { phase, done, total }) {
+            // A throwing callback must not abort the run.
+            let _ = self.callback.call1(&JsValue::NULL, &v);
+        }
+    }
 }
 
 /// Settings of a run, as the page sends them (every field optional).
@@ -39,18 +91,6 @@ fn run_options(options: JsValue) -> Result<RunOptions, JsError> {
         return Ok(RunOptions::default());
     }
     serde_wasm_bindgen::from_value(options).map_err(|e| JsError::new(&format!("options: {e}")))
-}
-
-fn pipeline_options(o: &RunOptions) -> Result<driver::PipelineOptions, JsError> {
-    let mut opts = driver::PipelineOptions::default();
-    if let Some(m) = &o.machine {
-        opts.machine = driver::machine(m).map_err(driver_error)?;
-    }
-    if let Some(seed) = o.seed {
-        opts.seed = seed;
-    }
-    opts.timing_only = o.timing_only.unwrap_or(false);
-    Ok(opts)
 }
 
 /// The playground's version.
@@ -100,10 +140,10 @@ pub struct Session {
 impl Session {
     /// Opens a file's bytes; the kind comes from the content, the name only breaking ties.
     #[wasm_bindgen(constructor)]
-    pub fn new(bytes: &[u8], file_name: &str) -> Result<Session, JsError> {
+    pub fn new(bytes: &[u8], file_name: &str) -> Result<Session, JsValue> {
         driver::Session::open(bytes, file_name)
             .map(|inner| Session { inner })
-            .map_err(driver_error)
+            .map_err(structured_error)
     }
 
     /// What the source is: "graph", "onnx" or "ktir".
@@ -120,13 +160,34 @@ impl Session {
     /// Runs the source with options `{ machine?, seed?, ktir?, timingOnly? }` and returns the
     /// run (`Run` in the generated types): with `ktir`, that module runs in place of the
     /// lowered one (graphs) or of the source (KTIR); with `timingOnly`, no numbers are
-    /// computed (`run.outputsChecked` is false).
-    pub fn run(&mut self, options: JsValue) -> Result<JsValue, JsError> {
+    /// computed (`run.outputsChecked` is false). `progress`, when given, is called with
+    /// `{ phase, done, total }` as the run goes (throttled). A failure throws an `Error`
+    /// carrying `stage`, `file`, `line`, `column`, `node` and `diagnostics`.
+    pub fn run(
+        &mut self,
+        options: JsValue,
+        progress: Option<js_sys::Function>,
+    ) -> Result<JsValue, JsValue> {
         let o = run_options(options)?;
-        let mut opts = pipeline_options(&o)?;
+        let mut opts = driver::PipelineOptions::default();
+        if let Some(m) = &o.machine {
+            opts.machine = driver::machine(m).map_err(structured_error)?;
+        }
+        opts.seed = o.seed.unwrap_or(opts.seed);
+        opts.timing_only = o.timing_only.unwrap_or(false);
         opts.ktir = o.ktir;
-        let run = self.inner.run(&opts, &mut |_| {}).map_err(driver_error)?;
-        to_js(run)
+        let run = match &progress {
+            Some(callback) => {
+                let mut t = Throttled {
+                    callback,
+                    last: None,
+                };
+                self.inner.run(&opts, &mut |p| t.report(p))
+            }
+            None => self.inner.run(&opts, &mut |_| {}),
+        }
+        .map_err(structured_error)?;
+        Ok(to_js(run)?)
     }
 
     /// The last run as Chrome trace JSON (opens in Perfetto and chrome://tracing), from its

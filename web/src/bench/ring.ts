@@ -20,6 +20,16 @@ export interface BenchResult {
   slowFrames: number;
 }
 
+/** Synthetic route data: the stops from `src` clockwise to `dst`. */
+function clockwise(src: number, dst: number, count: number): number[] {
+  const out = [src];
+  for (let s = src; s !== dst;) {
+    s = (s + 1) % count;
+    out.push(s);
+  }
+  return out;
+}
+
 /** `tiles` transfers all in flight for the middle 98% of the run, plus compute on every core. */
 export function syntheticRun(machine: RunInfo["machine"], tiles: number): RunInfo {
   const total = 100_000;
@@ -37,6 +47,7 @@ export function syntheticRun(machine: RunInfo["machine"], tiles: number): RunInf
       bytes: 128,
       srcStop: src,
       dstStop: dst,
+      route: clockwise(src, dst, stops),
       op: "ktdp.load",
       line: 1 + (i % 40),
     });
@@ -51,6 +62,7 @@ export function syntheticRun(machine: RunInfo["machine"], tiles: number): RunInf
         bytes: 0,
         srcStop: null,
         dstStop: null,
+        route: [],
         op: "linalg.matmul",
         line: 50,
       });

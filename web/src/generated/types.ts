@@ -235,6 +235,11 @@ srcStop: number | null,
  */
 dstStop: number | null, 
 /**
+ * The ring stops a transfer passes, from `srcStop` to `dstStop` inclusive, in order
+ * (the scheduler's route; empty for compute).
+ */
+route: Array<number>, 
+/**
  * The KTIR op.
  */
 op: string, 
@@ -424,6 +429,81 @@ buffers: Array<[BufferSpec, Array<number>]>,
  */
 warnings: Array<string>, };
 
+export type LineRange = { 
+/**
+ * First line.
+ */
+from: number, 
+/**
+ * Last line.
+ */
+to: number, };
+
+export type NodeLink = { 
+/**
+ * The node's name (as in `graph.nodes`, same order).
+ */
+name: string, 
+/**
+ * Indices into [`SourceMap::ops`] (none for nodes canonicalization folded away).
+ */
+ops: Array<number>, };
+
+export type OpLink = { 
+/**
+ * The op's name (`node` or `node/step`), also its SDSC op's name.
+ */
+name: string, 
+/**
+ * The SDSC op kind ("batchmatmul", "add", ...).
+ */
+kind: string, 
+/**
+ * Index into [`SourceMap::nodes`] of the node it came from.
+ */
+node: number | null, 
+/**
+ * Index into [`SourceMap::kernels`] of the kernel that runs it (none when an edited
+ * module dropped it).
+ */
+kernel: number | null, 
+/**
+ * Its SDSC op's lines in the SDSC pass text.
+ */
+sdscLines: LineRange | null, };
+
+export type KernelLink = { 
+/**
+ * The function's name (without `@`).
+ */
+func: string, 
+/**
+ * Its lines in the module text the run carries (`ktir`).
+ */
+lines: LineRange, 
+/**
+ * Index into [`SourceMap::ops`] of the device op it implements (graphs only).
+ */
+op: number | null, 
+/**
+ * Indices into `run.events` of the events its operations caused.
+ */
+events: Array<number>, };
+
+export type SourceMap = { 
+/**
+ * Graph nodes, in graph order.
+ */
+nodes: Array<NodeLink>, 
+/**
+ * Device ops, in execution order.
+ */
+ops: Array<OpLink>, 
+/**
+ * KTIR functions, in module order.
+ */
+kernels: Array<KernelLink>, };
+
 export type Run = { 
 /**
  * What was run.
@@ -444,4 +524,8 @@ ktir: string,
 /**
  * The simulation.
  */
-run: RunResult, };
+run: RunResult, 
+/**
+ * Graph node <-> device op <-> kernel <-> KTIR lines <-> events.
+ */
+sourceMap: SourceMap, };

@@ -6,14 +6,15 @@ import {
   buildScene,
   coreActivityAt,
   coreStopPositions,
-  interpolate,
   pointAt,
   positionAngle,
   progress,
-  shortestPath,
+  routeDirection,
+  routePosition,
   stopPositions,
   tileKind,
   tilesAt,
+  validRoute,
   wrap,
 } from "./model";
 
@@ -28,6 +29,7 @@ function ev(partial: Partial<TraceEvent>): TraceEvent {
     bytes: 128,
     srcStop: null,
     dstStop: null,
+    route: [],
     op: "ktdp.load",
     line: 1,
     ...partial,
@@ -80,24 +82,29 @@ describe("ring geometry", () => {
     expect(positionAngle(0.5, 4)).toBeCloseTo(-Math.PI / 4);
   });
 
-  it("takes the shorter direction round the ring", () => {
-    expect(shortestPath(0, 3, 34)).toEqual({ direction: 1, hops: 3 });
-    expect(shortestPath(0, 30, 34)).toEqual({ direction: -1, hops: 4 });
-    expect(shortestPath(30, 1, 34)).toEqual({ direction: 1, hops: 5 });
-    expect(shortestPath(2, 2, 34)).toEqual({ direction: 0, hops: 0 });
-    // A tie (exactly half-way round) goes clockwise.
-    expect(shortestPath(0, 17, 34)).toEqual({ direction: 1, hops: 17 });
-    expect(shortestPath(17, 0, 34)).toEqual({ direction: 1, hops: 17 });
+  it("follows a route stop by stop, across the wrap point", () => {
+    expect(routePosition([0, 1, 2, 3, 4], 34, 0)).toBe(0);
+    expect(routePosition([0, 1, 2, 3, 4], 34, 0.5)).toBeCloseTo(2);
+    expect(routePosition([0, 1, 2, 3, 4], 34, 1)).toBeCloseTo(4);
+    expect(routePosition([1, 0, 33, 32, 31], 34, 0.5)).toBeCloseTo(33);
+    expect(routePosition([32, 33, 0, 1, 2], 34, 0.75)).toBeCloseTo(1);
+    expect(routePosition([0, 1, 2, 3, 4], 34, 2)).toBeCloseTo(4); // clamped
+    expect(routePosition([0, 1, 2, 3, 4], 34, -1)).toBe(0);
+    // The route decides the way round, even the longer one (the scheduler's choice).
+    expect(routePosition([0, 33, 32], 34, 0.5)).toBeCloseTo(33);
+    expect(routeDirection([0, 33, 32], 34)).toBe(-1);
+    expect(routeDirection([17, 18], 34)).toBe(1);
+    expect(routeDirection([5], 34)).toBe(0);
+    expect(routePosition([5], 34, 0.5)).toBe(5);
   });
 
-  it("interpolates along the shorter path, across the wrap point", () => {
-    expect(interpolate(0, 4, 34, 0)).toBe(0);
-    expect(interpolate(0, 4, 34, 0.5)).toBeCloseTo(2);
-    expect(interpolate(0, 4, 34, 1)).toBeCloseTo(4);
-    expect(interpolate(1, 31, 34, 0.5)).toBeCloseTo(33); // 1 -> 0 -> 33 -> 32 -> 31
-    expect(interpolate(32, 2, 34, 0.75)).toBeCloseTo(1);
-    expect(interpolate(0, 4, 34, 2)).toBeCloseTo(4); // clamped
-    expect(interpolate(0, 4, 34, -1)).toBe(0);
+  it("accepts only walks of neighbouring stops", () => {
+    expect(validRoute([2, 1, 0], 5)).toBe(true);
+    expect(validRoute([4, 0, 1], 5)).toBe(true);
+    expect(validRoute([3], 5)).toBe(true);
+    expect(validRoute([], 5)).toBe(false);
+    expect(validRoute([0, 2], 5)).toBe(false);
+    expect(validRoute([0, 99], 5)).toBe(false);
   });
 });
 
@@ -134,13 +141,14 @@ describe("events in time", () => {
     expect(tileKind(stops, 0, 4)).toBe("move");
   });
 
-  it("places DMA tiles at time t along the shorter way", () => {
+  it("places DMA tiles at time t along their routes", () => {
     const events = [
-      ev({ start: 0, end: 10, srcStop: 2, dstStop: 0 }), // load mem -> core0, 2 hops ccw
-      ev({ start: 5, end: 15, srcStop: 4, dstStop: 2 }), // store core3 -> mem, 2 hops ccw
-      ev({ start: 0, end: 20, srcStop: 4, dstStop: 1 }), // core3 -> core1: 4->0->1, cw
+      ev({ start: 0, end: 10, srcStop: 2, dstStop: 0, route: [2, 1, 0] }), // load mem -> core0, ccw
+      ev({ start: 5, end: 15, srcStop: 4, dstStop: 2, route: [4, 3, 2] }), // store core3 -> mem, ccw
+      ev({ start: 0, end: 20, srcStop: 4, dstStop: 1, route: [4, 0, 1] }), // core3 -> core1, cw
       ev({ unit: "pt", start: 0, end: 20 }), // compute: never a tile
-      ev({ start: 0, end: 20, srcStop: 0, dstStop: 99 }), // bad stop: ignored
+      ev({ start: 0, end: 20, srcStop: 0, dstStop: 99, route: [0, 99] }), // bad stop: ignored
+      ev({ start: 0, end: 20, srcStop: 0, dstStop: 2 }), // no route: ignored
     ];
     const idx = new EventIndex(events);
     const at5 = tilesAt(idx, stops, 5);
@@ -182,7 +190,7 @@ describe("events in time", () => {
       machine: { name: "m", cores: 4, stops },
       totalCycles: 0,
       events: [
-        ev({ start: 0, end: 10, srcStop: 2, dstStop: 0 }),
+        ev({ start: 0, end: 10, srcStop: 2, dstStop: 0, route: [2, 1, 0] }),
         ev({ start: 0, end: 10, srcStop: null, dstStop: 0 }),
         ev({ unit: "sfp", start: 3, end: 42 }),
       ],

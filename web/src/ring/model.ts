@@ -20,11 +20,6 @@ export interface Circle {
 /** +1: increasing stop index (clockwise), -1: decreasing, 0: no movement. */
 export type Direction = 1 | -1 | 0;
 
-export interface RingPath {
-  direction: Direction;
-  hops: number;
-}
-
 /** Wraps any real position into [0, count). */
 export function wrap(pos: number, count: number): number {
   if (count <= 0) return 0;
@@ -52,22 +47,41 @@ export function stopPositions(count: number, circle: Circle): Point[] {
   return out;
 }
 
-/** The shorter way round from `src` to `dst`; ties go clockwise (+1). */
-export function shortestPath(src: number, dst: number, count: number): RingPath {
-  if (count <= 0) return { direction: 0, hops: 0 };
-  const s = wrap(Math.round(src), count);
-  const d = wrap(Math.round(dst), count);
-  if (s === d) return { direction: 0, hops: 0 };
-  const cw = wrap(d - s, count);
-  const ccw = count - cw;
-  return cw <= ccw ? { direction: 1, hops: cw } : { direction: -1, hops: ccw };
+/** +1 when ring stop `b` follows `a` clockwise, -1 when it precedes it, 0 otherwise. */
+function stepDirection(a: number, b: number, count: number): Direction {
+  if (count <= 1 || a === b) return 0;
+  if (wrap(b - a, count) === 1) return 1;
+  if (wrap(a - b, count) === 1) return -1;
+  return 0;
 }
 
-/** Ring position reached after a fraction `frac` (clamped to [0, 1]) of the shortest path. */
-export function interpolate(src: number, dst: number, count: number, frac: number): number {
-  const f = Math.min(1, Math.max(0, frac));
-  const p = shortestPath(src, dst, count);
-  return wrap(src + p.direction * p.hops * f, count);
+/** Whether `route` is a walk of neighbouring stops of a ring of `count` stops. */
+export function validRoute(route: readonly number[], count: number): boolean {
+  if (route.length === 0) return false;
+  if (!route.every((s) => Number.isInteger(s) && s >= 0 && s < count)) return false;
+  for (let i = 1; i < route.length; i++)
+    if (stepDirection(route[i - 1] as number, route[i] as number, count) === 0) return false;
+  return true;
+}
+
+/** The way a route goes round the ring (from its first hop). */
+export function routeDirection(route: readonly number[], count: number): Direction {
+  return route.length < 2 ? 0 : stepDirection(route[0] as number, route[1] as number, count);
+}
+
+/**
+ * Ring position after a fraction `frac` (clamped to [0, 1]) of a route: the stops a
+ * transfer passes, in order, as the Rust scheduler routed it.
+ */
+export function routePosition(route: readonly number[], count: number, frac: number): number {
+  const first = route[0];
+  if (first === undefined) return 0;
+  const hops = route.length - 1;
+  const f = Math.min(1, Math.max(0, frac)) * hops;
+  const i = Math.min(Math.floor(f), Math.max(0, hops - 1));
+  const a = route[i] as number;
+  const b = route[i + 1] ?? a;
+  return wrap(a + stepDirection(a, b, count) * (f - i), count);
 }
 
 /** Fraction of an event done at time t, or null when it is not in flight at t. */
@@ -143,18 +157,18 @@ export class EventIndex {
   }
 }
 
-/** Every DMA transfer in flight at t, placed on the ring along the shorter direction. */
+/** Every DMA transfer in flight at t, placed on the ring along its route. */
 export function tilesAt(dma: EventIndex, stops: readonly RingStop[], t: number): Tile[] {
   const count = stops.length;
   const out: Tile[] = [];
   dma.forEachActive(t, (e, frac) => {
-    if (e.unit !== "dma" || e.srcStop === null || e.dstStop === null) return;
-    if (e.srcStop < 0 || e.srcStop >= count || e.dstStop < 0 || e.dstStop >= count) return;
-    const path = shortestPath(e.srcStop, e.dstStop, count);
+    if (e.unit !== "dma" || !validRoute(e.route, count)) return;
+    const src = e.route[0] as number;
+    const dst = e.route[e.route.length - 1] as number;
     out.push({
-      pos: interpolate(e.srcStop, e.dstStop, count, frac),
-      direction: path.direction,
-      kind: tileKind(stops, e.srcStop, e.dstStop),
+      pos: routePosition(e.route, count, frac),
+      direction: routeDirection(e.route, count),
+      kind: tileKind(stops, src, dst),
       event: e,
     });
   });
@@ -215,7 +229,7 @@ export interface RingScene {
   coreCount: number;
   /** Ring position of each core id. */
   coreStops: number[];
-  /** DMA transfers between two valid stops. */
+  /** DMA transfers with a valid route. */
   transfers: EventIndex;
   /** PT and SFP events. */
   compute: EventIndex;
@@ -245,7 +259,6 @@ export function buildScene(run: {
 }): RingScene {
   const stops = run.machine.stops;
   const count = stops.length;
-  const valid = (s: number | null): s is number => s !== null && s >= 0 && s < count;
   const coreCount = sceneCores(run);
   return {
     machineName: run.machine.name,
@@ -253,7 +266,7 @@ export function buildScene(run: {
     coreCount,
     coreStops: coreStopPositions(stops, coreCount),
     transfers: new EventIndex(
-      run.events.filter((e) => e.unit === "dma" && valid(e.srcStop) && valid(e.dstStop)),
+      run.events.filter((e) => e.unit === "dma" && validRoute(e.route, count)),
     ),
     compute: new EventIndex(run.events.filter((e) => e.unit === "pt" || e.unit === "sfp")),
     totalCycles: sceneCycles(run),

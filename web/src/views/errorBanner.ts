@@ -10,8 +10,10 @@ export class ErrorBanner {
     byId<HTMLButtonElement>("error-dismiss").addEventListener("click", () => this.clear());
   }
 
-  show(context: string, message: string): void {
-    this.message.textContent = context ? `${context}: ${message}` : message;
+  /** Shows a failure; `at` ("line 3, column 7") is shown first when the failure says where. */
+  show(context: string, message: string, at = ""): void {
+    const text = at && !message.includes(at) ? `${at}: ${message}` : message;
+    this.message.textContent = context ? `${context}: ${text}` : text;
     this.root.hidden = false;
   }
 

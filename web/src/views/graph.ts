@@ -5,7 +5,15 @@
 import type { PipelineResult } from "../api";
 import { byId, el, formatInt } from "../dom";
 import type { GraphLayout, LayoutNode } from "../graph/layout";
-import { divisions, layouts, opLabels, passData, placements } from "../session";
+import {
+  divisions,
+  layouts,
+  nodeOfOp,
+  opLabels,
+  opsOfNode,
+  passData,
+  placements,
+} from "../session";
 import { table } from "./timeline";
 import type { Change, PageState, Shortcut, View, ViewContext } from "./view";
 
@@ -31,11 +39,6 @@ export interface GraphEvents {
   select(node: string | null): void;
   ktir(op: string): void;
   sdsc(op: string): void;
-}
-
-/** Device ops that came from a graph node (the same name, or `name.suffix` after decompose). */
-export function opsOfNode(node: string, ops: readonly string[]): string[] {
-  return ops.filter((o) => o === node || o.startsWith(`${node}.`) || o.startsWith(`${node}_`));
 }
 
 export class GraphView {
@@ -182,9 +185,9 @@ export class GraphView {
 
   /** Selects the graph node a device op came from. */
   selectOp(op: string): void {
-    const nodes = this.result?.graph.nodes ?? [];
-    const hit =
-      nodes.find((n) => n.name === op) ?? nodes.find((n) => opsOfNode(n.name, [op]).length > 0);
+    const r = this.result;
+    const name = r ? nodeOfOp(r.sourceMap, op) : null;
+    const hit = r?.graph.nodes.find((n) => n.name === name);
     if (hit) this.select(`op:${hit.name}`, false);
     const g = hit ? this.groups.get(`op:${hit.name}`) : undefined;
     g?.scrollIntoView?.({ block: "nearest", inline: "nearest" });
@@ -232,10 +235,7 @@ export class GraphView {
       parts.push(rows.length ? table(rows) : el("p", { className: "muted", text: "no layout" }));
     }
     if (n.kind === "op") {
-      const ops = opsOfNode(
-        n.name,
-        divs.map((d) => d.op),
-      );
+      const ops = opsOfNode(r.sourceMap, n.name).map((o) => o.name);
       for (const op of ops) {
         const d = divs.find((x) => x.op === op);
         if (!d) continue;

@@ -1,7 +1,8 @@
 //! Tests shared by the Node and browser runs of the facade.
 
 use js_sys::Reflect;
-use wasm_bindgen::{JsError, JsValue};
+use wasm_bindgen::JsCast;
+use wasm_bindgen::JsValue;
 use wasm_bindgen_test::*;
 
 fn get(v: &JsValue, key: &str) -> JsValue {
@@ -9,11 +10,11 @@ fn get(v: &JsValue, key: &str) -> JsValue {
 }
 
 /// Opens `bytes` and runs it once with `options`.
-fn run_with(bytes: &[u8], file_name: &str, options: JsValue) -> Result<JsValue, JsError> {
-    wasm::Session::new(bytes, file_name)?.run(options)
+fn run_with(bytes: &[u8], file_name: &str, options: JsValue) -> Result<JsValue, JsValue> {
+    wasm::Session::new(bytes, file_name)?.run(options, None)
 }
 
-fn run_pipeline(source: &str, file_name: &str) -> Result<JsValue, JsError> {
+fn run_pipeline(source: &str, file_name: &str) -> Result<JsValue, JsValue> {
     run_with(source.as_bytes(), file_name, JsValue::UNDEFINED)
 }
 
@@ -32,9 +33,7 @@ fn the_thin_path_runs_and_matches_the_reference() {
     let src = wasm::example_source("matmul_add")
         .map_err(JsValue::from)
         .unwrap();
-    let result = run_pipeline(&src, "matmul_add.json")
-        .map_err(JsValue::from)
-        .unwrap();
+    let result = run_pipeline(&src, "matmul_add.json").unwrap();
     let passes = js_sys::Array::from(&get(&result, "passes"));
     let names: Vec<String> = passes
         .iter()
@@ -70,7 +69,6 @@ fn the_thin_path_runs_and_matches_the_reference() {
 fn bad_input_throws_an_error_with_a_location() {
     let err = run_pipeline("{\n  \"format\": 3", "bad.json")
         .err()
-        .map(JsValue::from)
         .unwrap();
     let message = get(&err, "message").as_string().unwrap();
     assert!(
@@ -88,8 +86,8 @@ fn options(pairs: &[(&str, &str)]) -> JsValue {
     o.into()
 }
 
-fn message(err: wasm_bindgen::JsError) -> String {
-    get(&JsValue::from(err), "message").as_string().unwrap()
+fn message(err: impl Into<JsValue>) -> String {
+    get(&err.into(), "message").as_string().unwrap()
 }
 
 #[wasm_bindgen_test]
@@ -105,14 +103,9 @@ fn verify_ktir_reports_diagnostics_with_lines() {
     let src = wasm::example_source("matmul_add")
         .map_err(JsValue::from)
         .unwrap();
-    let ktir = get(
-        &run_pipeline(&src, "matmul_add.json")
-            .map_err(JsValue::from)
-            .unwrap(),
-        "ktir",
-    )
-    .as_string()
-    .unwrap();
+    let ktir = get(&run_pipeline(&src, "matmul_add.json").unwrap(), "ktir")
+        .as_string()
+        .unwrap();
     let clean = js_sys::Array::from(&wasm::verify_ktir(&ktir).map_err(JsValue::from).unwrap());
     assert!(clean
         .iter()
@@ -142,9 +135,7 @@ fn run_pipeline_with_takes_bytes_options_and_an_edited_kernel() {
     let src = wasm::example_source("matmul_add")
         .map_err(JsValue::from)
         .unwrap();
-    let base = run_with(src.as_bytes(), "matmul_add.json", JsValue::UNDEFINED)
-        .map_err(JsValue::from)
-        .unwrap();
+    let base = run_with(src.as_bytes(), "matmul_add.json", JsValue::UNDEFINED).unwrap();
     let ktir = get(&base, "ktir").as_string().unwrap();
     // Snapshots carry their structured data.
     let passes = js_sys::Array::from(&get(&base, "passes"));
@@ -164,7 +155,6 @@ fn run_pipeline_with_takes_bytes_options_and_an_edited_kernel() {
         "matmul_add.json",
         options(&[("ktir", &wrong), ("machine", "spyre32")]),
     )
-    .map_err(JsValue::from)
     .unwrap();
     assert_eq!(get(&get(&r, "run"), "passed").as_bool(), Some(false));
     // Bad options and bad bytes are errors with a reason.
@@ -190,17 +180,9 @@ const ADD_ROWS: &str = include_str!("../../../../tests/ktir/valid/add_rows.mlir"
 
 #[wasm_bindgen_test]
 fn a_standalone_ktir_module_runs_and_exports_a_trace() {
-    let mut session = wasm::Session::new(ADD_ROWS.as_bytes(), "add_rows.mlir")
-        .map_err(JsValue::from)
-        .unwrap();
+    let mut session = wasm::Session::new(ADD_ROWS.as_bytes(), "add_rows.mlir").unwrap();
     assert_eq!(session.kind(), "ktir");
-    let r = get(
-        &session
-            .run(JsValue::UNDEFINED)
-            .map_err(JsValue::from)
-            .unwrap(),
-        "run",
-    );
+    let r = get(&session.run(JsValue::UNDEFINED, None).unwrap(), "run");
     assert!(get(&r, "totalCycles").as_f64().unwrap() > 0.0);
     assert!(js_sys::Array::from(&get(&r, "events")).length() > 0);
     let functions = js_sys::Array::from(&get(&r, "functions"));
@@ -223,18 +205,50 @@ fn a_standalone_ktir_module_runs_and_exports_a_trace() {
 }
 
 #[wasm_bindgen_test]
+fn errors_are_structured_and_progress_is_reported() {
+    let bad = "func.func @f() {\n  %x = arith.bogus\n}\n";
+    let e = run_with(bad.as_bytes(), "bad.mlir", JsValue::UNDEFINED)
+        .err()
+        .unwrap();
+    assert!(e.is_instance_of::<js_sys::Error>());
+    assert!(message(e.clone()).starts_with("ktir:"));
+    assert_eq!(get(&e, "stage").as_string().as_deref(), Some("ktir"));
+    assert_eq!(get(&e, "file").as_string().as_deref(), Some("bad.mlir"));
+    assert_eq!(get(&e, "line").as_f64(), Some(2.0));
+    assert_eq!(get(&e, "column").as_f64(), Some(8.0));
+    assert!(get(&e, "node").is_null());
+    assert!(js_sys::Array::from(&get(&e, "diagnostics")).length() > 0);
+
+    let reports = js_sys::Array::new();
+    let sink = reports.clone();
+    let callback = wasm_bindgen::closure::Closure::<dyn FnMut(JsValue)>::new(move |v: JsValue| {
+        sink.push(&v);
+    });
+    let f: js_sys::Function = callback
+        .as_ref()
+        .unchecked_ref::<js_sys::Function>()
+        .clone();
+    let mut session = wasm::Session::new(ADD_ROWS.as_bytes(), "add_rows.mlir").unwrap();
+    let r = session.run(JsValue::UNDEFINED, Some(f)).unwrap();
+    assert!(reports.length() > 0);
+    let last = reports.get(reports.length() - 1);
+    assert_eq!(get(&last, "phase").as_string().as_deref(), Some("schedule"));
+    assert_eq!(get(&last, "done").as_f64(), get(&last, "total").as_f64());
+    // At most one report per percent of each phase, plus the ends.
+    assert!(reports.length() <= 2 * 102, "{}", reports.length());
+    // Every transfer carries its route, and the source map its kernels.
+    let map = get(&r, "sourceMap");
+    assert_eq!(js_sys::Array::from(&get(&map, "kernels")).length(), 1);
+}
+
+#[wasm_bindgen_test]
 fn a_pipeline_trace_is_chrome_trace_json() {
     let src = wasm::example_source("matmul_add")
         .map_err(JsValue::from)
         .unwrap();
-    let mut session = wasm::Session::new(src.as_bytes(), "matmul_add.json")
-        .map_err(JsValue::from)
-        .unwrap();
+    let mut session = wasm::Session::new(src.as_bytes(), "matmul_add.json").unwrap();
     assert!(session.trace_json().is_err(), "nothing has run yet");
-    session
-        .run(JsValue::UNDEFINED)
-        .map_err(JsValue::from)
-        .unwrap();
+    session.run(JsValue::UNDEFINED, None).unwrap();
     let trace = session.trace_json().map_err(JsValue::from).unwrap();
     let parsed = js_sys::JSON::parse(&trace).unwrap();
     let events = js_sys::Array::from(&get(&parsed, "traceEvents"));
@@ -253,15 +267,11 @@ fn timing_only_runs_schedule_the_same_without_numbers() {
         .map_err(JsValue::from)
         .unwrap();
     let full = get(
-        &run_with(src.as_bytes(), "matmul_add.json", JsValue::UNDEFINED)
-            .map_err(JsValue::from)
-            .unwrap(),
+        &run_with(src.as_bytes(), "matmul_add.json", JsValue::UNDEFINED).unwrap(),
         "run",
     );
     let timed = get(
-        &run_with(src.as_bytes(), "matmul_add.json", timing_only())
-            .map_err(JsValue::from)
-            .unwrap(),
+        &run_with(src.as_bytes(), "matmul_add.json", timing_only()).unwrap(),
         "run",
     );
     assert_eq!(get(&full, "timingOnly").as_bool(), Some(false));
@@ -277,15 +287,11 @@ fn timing_only_runs_schedule_the_same_without_numbers() {
         js_sys::Array::from(&get(&timed, "events")).length()
     );
     let k = get(
-        &run_with(ADD_ROWS.as_bytes(), "add_rows.mlir", timing_only())
-            .map_err(JsValue::from)
-            .unwrap(),
+        &run_with(ADD_ROWS.as_bytes(), "add_rows.mlir", timing_only()).unwrap(),
         "run",
     );
     let f = get(
-        &run_with(ADD_ROWS.as_bytes(), "add_rows.mlir", JsValue::UNDEFINED)
-            .map_err(JsValue::from)
-            .unwrap(),
+        &run_with(ADD_ROWS.as_bytes(), "add_rows.mlir", JsValue::UNDEFINED).unwrap(),
         "run",
     );
     assert_eq!(
