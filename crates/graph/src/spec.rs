@@ -486,6 +486,7 @@ op_table! {
         .with_notes("bidirectional broadcast"),
     Sin => float_unary(|c| c.map(f32::sin)),
     Cos => float_unary(|c| c.map(f32::cos)),
+    Erf => float_unary(|c| c.map(|v| eval::erf(f64::from(v)) as f32)),
     CumSum => op(X, infer::cumsum, eval::cumsum)
         .with_attrs(&[
             attr("axis", I, "0"),

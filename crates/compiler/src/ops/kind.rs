@@ -86,6 +86,7 @@ unary_ops! {
         Rsqrt = "rsqrt", graph None, ktir Some(Rsqrt);
         Reciprocal = "reciprocal", graph Some("Reciprocal"), ktir None;
         Tanh = "tanh", graph Some("Tanh"), ktir Some(Tanh);
+        Erf = "erf", graph Some("Erf"), ktir Some(Erf);
         Sigmoid = "sigmoid", graph Some("Sigmoid"), ktir None;
         Relu = "relu", graph Some("Relu"), ktir None;
         /// Exact (erf) form, or the tanh approximation when the op has `approximate = [1]`.
