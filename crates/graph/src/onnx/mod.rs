@@ -7,6 +7,8 @@
 mod load;
 pub(crate) mod proto;
 mod tensor;
+
+pub use tensor::load_tensor_proto;
 mod write;
 
 pub use load::load_onnx;
@@ -19,3 +21,7 @@ pub const MAX_OPSET: i64 = 24;
 
 #[cfg(test)]
 mod tests;
+
+/// ONNX ops the loader reads without making a node of them: they are folded away at load
+/// time (constants, aliases and computations over shapes and constants).
+pub const FOLDED_OPS: &[&str] = &["Constant", "Identity"];
