@@ -390,6 +390,23 @@ impl<'a> EvalCx<'a> {
     }
 }
 
+/// Evaluates one node on the given inputs (`None` for an omitted optional one): its
+/// output types are inferred, and its outputs rounded to them. The ONNX loader folds
+/// constant subgraphs with this.
+pub(crate) fn eval_one(node: &Node, ins: &[Option<&Tensor>]) -> Result<Vec<Tensor>, String> {
+    let kind = node
+        .kind()
+        .ok_or_else(|| crate::spec::unknown_op(&node.op, &node.name))?;
+    let tys: Vec<Option<TensorType>> = ins.iter().map(|t| t.map(Tensor::ty)).collect();
+    let out_types = crate::infer::infer(kind, node, &tys)?;
+    let outs = eval_node(kind, node, ins, &out_types)?;
+    out_types
+        .into_iter()
+        .zip(outs)
+        .map(|(ty, data)| Tensor::new(ty.dtype, ty.shape, data))
+        .collect()
+}
+
 /// Computes a node's outputs (unrounded; the caller rounds to the output dtypes).
 fn eval_node(
     kind: OpKind,

@@ -157,6 +157,15 @@ pub struct OpSpec {
     pub const_inputs: &'static [ConstInput],
     /// Semantics in a line, for the docs.
     pub notes: &'static str,
+    /// The versions of the op's default-domain ONNX definition in force from opset
+    /// [`MIN_OPSET`] to [`crate::onnx::KNOWN_OPSET`], oldest first: the opsets in which
+    /// ONNX changed it (its `since_version`s, from ONNX's operator changelog). The last is
+    /// the opset it was last changed in; the loader reads a model importing a newer opset
+    /// than [`crate::onnx::MAX_OPSET`] only when the version in force there is one it knows.
+    pub onnx_versions: &'static [i64],
+    /// Whether the device compiler lowers the op yet (otherwise only the reference
+    /// evaluator runs it).
+    pub device: bool,
     pub(crate) infer: InferFn,
     pub(crate) eval: EvalFn,
 }
@@ -222,6 +231,25 @@ impl OpSpec {
         self.notes = notes;
         self
     }
+    const fn v(mut self, versions: &'static [i64]) -> OpSpec {
+        self.onnx_versions = versions;
+        self
+    }
+    const fn host_only(mut self) -> OpSpec {
+        self.device = false;
+        self
+    }
+
+    /// The version of the op's ONNX definition in force at `opset` (`None` below the
+    /// first one listed in [`OpSpec::onnx_versions`]).
+    pub fn onnx_version_at(&self, opset: i64) -> Option<i64> {
+        version_at(self.onnx_versions, opset)
+    }
+}
+
+/// The version in force at `opset` among `versions` (ascending since_versions).
+pub(crate) fn version_at(versions: &[i64], opset: i64) -> Option<i64> {
+    versions.iter().copied().take_while(|&v| v <= opset).last()
 }
 
 // ---- building blocks of the table ----
@@ -290,6 +318,8 @@ const fn op(inputs: &'static [Port], infer: InferFn, eval: EvalFn) -> OpSpec {
         onnx: &[],
         const_inputs: &[],
         notes: "",
+        onnx_versions: &[],
+        device: true,
         infer,
         eval,
     }
@@ -386,20 +416,34 @@ macro_rules! op_table {
 
 op_table! {
     MatMul => op(AB, infer::matmul, eval::matmul)
-        .with_notes("numpy matmul: 1-D operands, batch broadcasting"),
-    Add => arith(|c| c.zip(|p, q| p + q)),
-    Sub => arith(|c| c.zip(|p, q| p - q)),
-    Mul => arith(|c| c.zip(|p, q| p * q)),
-    Div => arith(|c| c.zip(|p, q| p / q)).with_notes("integer Div truncates"),
-    Neg => numeric_unary(|c| c.map(|v| -v)),
-    Relu => numeric_unary(|c| c.map(|v| if v > 0.0 { v } else { 0.0 })),
-    Exp => float_unary(|c| c.map(f32::exp)),
-    Log => float_unary(|c| c.map(f32::ln)),
-    Sqrt => float_unary(|c| c.map(f32::sqrt)),
-    Reciprocal => float_unary(|c| c.map(|v| 1.0 / v)),
-    Tanh => float_unary(|c| c.map(f32::tanh)),
-    Sigmoid => float_unary(|c| c.map(eval::sigmoid)),
-    Softmax => op(X, infer::softmax, eval::softmax).with_attrs(&[attr("axis", I, "-1")]),
+        .with_notes("numpy matmul: 1-D operands, batch broadcasting")
+        .v(&[13]),
+    Add => arith(|c| c.zip(|p, q| p + q))
+        .v(&[13, 14]),
+    Sub => arith(|c| c.zip(|p, q| p - q))
+        .v(&[13, 14]),
+    Mul => arith(|c| c.zip(|p, q| p * q))
+        .v(&[13, 14]),
+    Div => arith(|c| c.zip(|p, q| p / q)).with_notes("integer Div truncates")
+        .v(&[13, 14]),
+    Neg => numeric_unary(|c| c.map(|v| -v))
+        .v(&[13]),
+    Relu => numeric_unary(|c| c.map(|v| if v > 0.0 { v } else { 0.0 }))
+        .v(&[13, 14]),
+    Exp => float_unary(|c| c.map(f32::exp))
+        .v(&[13]),
+    Log => float_unary(|c| c.map(f32::ln))
+        .v(&[13]),
+    Sqrt => float_unary(|c| c.map(f32::sqrt))
+        .v(&[13]),
+    Reciprocal => float_unary(|c| c.map(|v| 1.0 / v))
+        .v(&[13]),
+    Tanh => float_unary(|c| c.map(f32::tanh))
+        .v(&[13]),
+    Sigmoid => float_unary(|c| c.map(eval::sigmoid))
+        .v(&[13]),
+    Softmax => op(X, infer::softmax, eval::softmax).with_attrs(&[attr("axis", I, "-1")])
+        .v(&[13]),
     Gemm => op(&[req("A"), req("B"), opt("C")], infer::gemm, eval::gemm)
         .with_attrs(&[
             attr("alpha", F, "1.0"),
@@ -407,62 +451,89 @@ op_table! {
             attr("transA", I, "0"),
             attr("transB", I, "0"),
         ])
-        .with_notes("A, B 2-D; C broadcasts to [M, N]"),
+        .with_notes("A, B 2-D; C broadcasts to [M, N]")
+        .v(&[13]),
     Gelu => op(X, infer::gelu, eval::gelu_op)
         .with_attrs(&[attr("approximate", S, "\"none\"; or \"tanh\"")])
         .with_onnx(&[onnx("", "Gelu", 20), onnx("com.microsoft", "Gelu", 1)])
-        .with_notes("float dtypes; exact (erf) or tanh approximation"),
+        .with_notes("float dtypes; exact (erf) or tanh approximation")
+        .v(&[20]),
     Silu => float_unary(|c| c.map(|v| v * eval::sigmoid(v)))
         .with_onnx(&[onnx_lenient("Swish", 24)])
-        .with_notes("float dtypes; x * sigmoid(x) (ONNX Swish with alpha 1)"),
-    Softplus => float_unary(|c| c.map(|v| v.max(0.0) + (-v.abs()).exp().ln_1p())),
+        .with_notes("float dtypes; x * sigmoid(x) (ONNX Swish with alpha 1)")
+        .v(&[24]),
+    Softplus => float_unary(|c| c.map(|v| v.max(0.0) + (-v.abs()).exp().ln_1p()))
+        .v(&[1, 22]),
     Pow => op(&[req("X"), req("Y")], infer::pow, |c| c.zip(f32::powf))
-        .with_notes("Y may have another dtype; output has X's"),
+        .with_notes("Y may have another dtype; output has X's")
+        .v(&[13, 15])
+        .host_only(),
     Clip => op(&[req("X"), opt("min"), opt("max")], infer::clip, eval::clip)
         .with_attrs(&[attr("min", F, "-inf"), attr("max", F, "inf")])
-        .with_notes("bounds as attributes or single-element inputs"),
+        .with_notes("bounds as attributes or single-element inputs")
+        .v(&[13])
+        .host_only(),
     Max => op(&[many("X")], infer::extremum, |c| eval::extremum(c, true))
-        .with_notes("variadic, broadcasting; NaN propagates"),
+        .with_notes("variadic, broadcasting; NaN propagates")
+        .v(&[13]),
     Min => op(&[many("X")], infer::extremum, |c| eval::extremum(c, false))
-        .with_notes("variadic, broadcasting; NaN propagates"),
-    Where => op(&[req("cond (bool)"), req("X"), req("Y")], infer::where_op, eval::where_op),
-    Equal => compare(|c| c.zip(|p, q| b2f(p == q))),
-    Less => compare(|c| c.zip(|p, q| b2f(p < q))),
-    Greater => compare(|c| c.zip(|p, q| b2f(p > q))),
+        .with_notes("variadic, broadcasting; NaN propagates")
+        .v(&[13]),
+    Where => op(&[req("cond (bool)"), req("X"), req("Y")], infer::where_op, eval::where_op)
+        .v(&[9, 16]),
+    Equal => compare(|c| c.zip(|p, q| b2f(p == q)))
+        .v(&[13, 19]),
+    Less => compare(|c| c.zip(|p, q| b2f(p < q)))
+        .v(&[13]),
+    Greater => compare(|c| c.zip(|p, q| b2f(p > q)))
+        .v(&[13]),
     Cast => op(X, infer::cast, |c| c.map(|v| v))
-        .with_attrs(&[attr("to", S, "required; a dtype name")]),
+        .with_attrs(&[attr("to", S, "required; a dtype name")])
+        .v(&[13, 19, 21, 23, 24, 25, 28]),
     LayerNormalization => op(&[req("X"), req("scale"), opt("bias")], infer::layer_norm, eval::layer_norm)
         .with_attrs(&[attr("axis", I, "-1"), attr("epsilon", F, "1e-5")])
-        .with_notes("normalises over axes axis.."),
+        .with_notes("normalises over axes axis..")
+        .v(&[17]),
     SimplifiedLayerNormalization => op(&[req("X"), req("scale")], infer::layer_norm, eval::layer_norm)
         .with_attrs(&[attr("axis", I, "-1"), attr("epsilon", F, "1e-5")])
         .with_onnx(&[
             onnx_lenient("RMSNormalization", 23),
             onnx("com.microsoft", "SimplifiedLayerNormalization", 1),
         ])
-        .with_notes("RMS norm: x / sqrt(mean(x^2) + eps) * scale"),
-    ReduceSum => reduce(eval::reduce, AXES_13),
-    ReduceMean => reduce(eval::reduce, AXES_18),
-    ReduceMax => reduce(eval::reduce, AXES_18),
+        .with_notes("RMS norm: x / sqrt(mean(x^2) + eps) * scale")
+        .v(&[23]),
+    ReduceSum => reduce(eval::reduce, AXES_13)
+        .v(&[13]),
+    ReduceMean => reduce(eval::reduce, AXES_18)
+        .v(&[13, 18]),
+    ReduceMax => reduce(eval::reduce, AXES_18)
+        .v(&[13, 18, 20]),
     Transpose => op(X, infer::transpose, eval::transpose)
-        .with_attrs(&[attr("perm", IS, "reversed")]),
+        .with_attrs(&[attr("perm", IS, "reversed")])
+        .v(&[13, 21, 23, 24, 25]),
     Reshape => op(X, infer::reshape, eval::same_data)
         .with_attrs(&[attr("shape", IS, "required; 0 copies, one -1 inferred")])
-        .with_const_inputs(&[cin(1, "shape", ConstForm::Ints)]),
-    Flatten => op(X, infer::flatten, eval::same_data).with_attrs(&[attr("axis", I, "1")]),
+        .with_const_inputs(&[cin(1, "shape", ConstForm::Ints)])
+        .v(&[13, 14, 19, 21, 23, 24, 25]),
+    Flatten => op(X, infer::flatten, eval::same_data).with_attrs(&[attr("axis", I, "1")])
+        .v(&[13, 21, 23, 24, 25]),
     Squeeze => op(X, infer::squeeze, eval::same_data)
         .with_attrs(&[attr("axes", IS, "all size-1 axes")])
-        .with_const_inputs(&[cin(1, "axes", ConstForm::Ints)]),
+        .with_const_inputs(&[cin(1, "axes", ConstForm::Ints)])
+        .v(&[13, 21, 23, 24, 25]),
     Unsqueeze => op(X, infer::unsqueeze, eval::same_data)
         .with_attrs(&[attr("axes", IS, "required")])
-        .with_const_inputs(&[cin(1, "axes", ConstForm::Ints)]),
+        .with_const_inputs(&[cin(1, "axes", ConstForm::Ints)])
+        .v(&[13, 21, 23, 24, 25]),
     Concat => op(&[many("X")], infer::concat, eval::concat)
-        .with_attrs(&[attr("axis", I, "required")]),
+        .with_attrs(&[attr("axis", I, "required")])
+        .v(&[13]),
     Split => op(X, infer::split, eval::split)
         .with_outputs(&[many("Y")])
         .with_attrs(&[attr("axis", I, "0"), attr("split", IS, "equal parts")])
         .with_const_inputs(&[cin(1, "split", ConstForm::Ints)])
-        .with_notes("one output per part"),
+        .with_notes("one output per part")
+        .v(&[13, 18]),
     Slice => op(X, infer::slice, eval::slice)
         .with_attrs(&[
             attr("starts", IS, "required"),
@@ -476,27 +547,36 @@ op_table! {
             cin(3, "axes", ConstForm::Ints),
             cin(4, "steps", ConstForm::Ints),
         ])
-        .with_notes("ONNX clamping rules, negative steps"),
+        .with_notes("ONNX clamping rules, negative steps")
+        .v(&[13]),
     Gather => op(&[req("data"), req("indices (integer)")], infer::gather, eval::gather)
         .with_attrs(&[attr("axis", I, "0")])
-        .with_notes("negative indices count from the end"),
+        .with_notes("negative indices count from the end")
+        .v(&[13]),
     Expand => op(X, infer::expand, eval::expand)
         .with_attrs(&[attr("shape", IS, "required")])
         .with_const_inputs(&[cin(1, "shape", ConstForm::Ints)])
-        .with_notes("bidirectional broadcast"),
-    Sin => float_unary(|c| c.map(f32::sin)),
-    Cos => float_unary(|c| c.map(f32::cos)),
+        .with_notes("bidirectional broadcast")
+        .v(&[13]),
+    Sin => float_unary(|c| c.map(f32::sin))
+        .v(&[7, 22])
+        .host_only(),
+    Cos => float_unary(|c| c.map(f32::cos))
+        .v(&[7, 22])
+        .host_only(),
     CumSum => op(X, infer::cumsum, eval::cumsum)
         .with_attrs(&[
             attr("axis", I, "0"),
             attr("exclusive", I, "0"),
             attr("reverse", I, "0"),
         ])
-        .with_const_inputs(&[cin(1, "axis", ConstForm::Scalar)]),
+        .with_const_inputs(&[cin(1, "axis", ConstForm::Scalar)])
+        .v(&[11, 14]),
     Trilu => op(X, infer::trilu, eval::trilu)
         .with_attrs(&[attr("upper", I, "1"), attr("k", I, "0")])
         .with_const_inputs(&[cin(1, "k", ConstForm::Scalar)])
-        .with_notes("rank >= 2"),
+        .with_notes("rank >= 2")
+        .v(&[14]),
     Conv => op(&[req("X [N, C, L]"), req("W [M, C/group, K]"), opt("B [M]")], infer::conv, eval::conv)
         .with_attrs(&[
             attr("group", I, "1"),
@@ -505,7 +585,8 @@ op_table! {
             attr("dilations", IS, "[1]"),
             attr("kernel_shape", IS, "from W"),
         ])
-        .with_notes("1-D only; group = C is the depthwise conv of Mamba (pads [K-1, 0] makes it causal)"),
+        .with_notes("1-D only; group = C is the depthwise conv of Mamba (pads [K-1, 0] makes it causal)")
+        .v(&[11, 22]),
     TopK => op(X, infer::topk, eval::topk)
         .with_outputs(&[req("Values"), req("Indices")])
         .with_attrs(&[
@@ -515,7 +596,8 @@ op_table! {
             attr("sorted", I, "1"),
         ])
         .with_const_inputs(&[cin(1, "k", ConstForm::OneElement)])
-        .with_notes("values (X's dtype) and indices (i64); ties keep the lower index first, NaN ranks above every number; results are always sorted"),
+        .with_notes("values (X's dtype) and indices (i64); ties keep the lower index first, NaN ranks above every number; results are always sorted")
+        .v(&[11, 24]),
     Attention => op(
         &[req("Q [B, Hq, Sq, D]"), req("K [B, Hkv, Skv, D]"), req("V [B, Hkv, Skv, Dv]")],
         infer::attention,
@@ -523,7 +605,8 @@ op_table! {
     )
         .with_attrs(&[attr("is_causal", I, "0"), attr("scale", F, "1/sqrt(D)")])
         .with_onnx(&[onnx("", "Attention", 23)])
-        .with_notes("grouped-query scaled dot-product attention; see docs/graph-format.md"),
+        .with_notes("grouped-query scaled dot-product attention; see docs/graph-format.md")
+        .v(&[23, 24, 25]),
 }
 
 // ---- lookups the loaders use ----
@@ -701,9 +784,12 @@ pub fn ops_markdown() -> String {
          Attributes give their kind and default. The ONNX column lists the names the ONNX\n\
          loader reads (from opset 13 unless an opset is given; the first is what the writer\n\
          emits); `docs/graph-format.md` says how inputs and attributes are written and\n\
-         `docs/onnx.md` how ONNX maps onto them.\n\n\
-         | op | inputs | outputs | attributes | ONNX | notes |\n\
-         |---|---|---|---|---|---|\n",
+         `docs/onnx.md` how ONNX maps onto them. \"ONNX versions\" lists the opsets in which\n\
+         ONNX's definition changed, from the one in force at opset 13 to the newest known\n\
+         (ONNX's operator changelog up to opset 28). \"device\" says whether the device\n\
+         compiler lowers the op yet; ops marked \"no\" run in the reference evaluator only.\n\n\
+         | op | inputs | outputs | attributes | ONNX | ONNX versions | device | notes |\n\
+         |---|---|---|---|---|---|---|---|\n",
     );
     for &kind in OpKind::ALL {
         let spec = kind.spec();
@@ -719,6 +805,12 @@ pub fn ops_markdown() -> String {
             ports_text(spec.outputs),
             attrs,
             onnx_text(kind),
+            spec.onnx_versions
+                .iter()
+                .map(|v| v.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            if spec.device { "yes" } else { "no" }.to_string(),
             spec.notes.to_string(),
         ]
         .map(|c| c.replace('|', "\\|"));
@@ -739,6 +831,20 @@ mod tests {
         }
         let names: Vec<&str> = OpKind::ALL.iter().map(|k| k.name()).collect();
         assert_eq!(names, SUPPORTED_OPS);
+    }
+
+    #[test]
+    fn every_op_knows_its_onnx_versions() {
+        for &k in OpKind::ALL {
+            let v = k.spec().onnx_versions;
+            assert!(!v.is_empty(), "{}", k.name());
+            assert!(v.windows(2).all(|w| w[0] < w[1]), "{}", k.name());
+            assert!(
+                v.iter().all(|&x| x <= crate::onnx::KNOWN_OPSET),
+                "{}",
+                k.name()
+            );
+        }
     }
 
     #[test]
