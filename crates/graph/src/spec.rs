@@ -163,6 +163,9 @@ pub struct OpSpec {
     /// the opset it was last changed in; the loader reads a model importing a newer opset
     /// than [`crate::onnx::MAX_OPSET`] only when the version in force there is one it knows.
     pub onnx_versions: &'static [i64],
+    /// Whether every version in [`OpSpec::onnx_versions`] is read, including those after
+    /// [`crate::onnx::MAX_OPSET`] (their changes do not touch what this crate reads).
+    pub onnx_reads_all: bool,
     /// Whether the device compiler lowers the op yet (otherwise only the reference
     /// evaluator runs it).
     pub device: bool,
@@ -233,6 +236,10 @@ impl OpSpec {
     }
     const fn v(mut self, versions: &'static [i64]) -> OpSpec {
         self.onnx_versions = versions;
+        self
+    }
+    const fn reads_all(mut self) -> OpSpec {
+        self.onnx_reads_all = true;
         self
     }
     const fn host_only(mut self) -> OpSpec {
@@ -319,6 +326,7 @@ const fn op(inputs: &'static [Port], infer: InferFn, eval: EvalFn) -> OpSpec {
         const_inputs: &[],
         notes: "",
         onnx_versions: &[],
+        onnx_reads_all: false,
         device: true,
         infer,
         eval,
@@ -355,6 +363,11 @@ const fn reduce(eval: EvalFn, axes: &'static [ConstInput]) -> OpSpec {
         .with_const_inputs(axes)
 }
 const REDUCE_ATTRS: &[AttrSpec] = &[attr("axes", IS, "all"), attr("keepdims", I, "1")];
+const ARG_ATTRS: &[AttrSpec] = &[
+    attr("axis", I, "0"),
+    attr("keepdims", I, "1"),
+    attr("select_last_index", I, "0"),
+];
 
 fn b2f(b: bool) -> f32 {
     if b {
@@ -489,8 +502,10 @@ op_table! {
         .v(&[13]),
     Cast => op(X, infer::cast, |c| c.map(|v| v))
         .with_attrs(&[attr("to", S, "required; a dtype name")])
-        .v(&[13, 19, 21, 23, 24, 25, 28]),
+        .v(&[13, 19, 21, 23, 24, 25, 28])
+        .reads_all(),
     LayerNormalization => op(&[req("X"), req("scale"), opt("bias")], infer::layer_norm, eval::layer_norm)
+        .with_outputs(&[req("Y"), opt("Mean (f32)"), opt("InvStdDev (f32)")])
         .with_attrs(&[attr("axis", I, "-1"), attr("epsilon", F, "1e-5")])
         .with_notes("normalises over axes axis..")
         .v(&[17]),
@@ -607,6 +622,113 @@ op_table! {
         .with_onnx(&[onnx("", "Attention", 23)])
         .with_notes("grouped-query scaled dot-product attention; see docs/graph-format.md")
         .v(&[23, 24, 25]),
+    CastLike => op(&[req("X"), req("target_type")], infer::cast_like, |c| c.map(|v| v))
+        .with_notes("X converted to target_type's dtype (only its dtype is read)")
+        .v(&[15, 19, 21, 23, 24, 25])
+        .host_only(),
+    LogSoftmax => op(X, infer::softmax, eval::log_softmax)
+        .with_attrs(&[attr("axis", I, "-1")])
+        .v(&[13])
+        .host_only(),
+    ReduceMin => reduce(eval::reduce, AXES_18).v(&[13, 18, 20]).host_only(),
+    ReduceProd => reduce(eval::reduce, AXES_18).v(&[13, 18]).host_only(),
+    ReduceL2 => reduce(eval::reduce, AXES_18)
+        .with_notes("sqrt of the sum of squares")
+        .v(&[13, 18])
+        .host_only(),
+    ReduceLogSumExp => reduce(eval::reduce, AXES_18)
+        .with_notes("log(sum(exp(x))), computed stably")
+        .v(&[13, 18, 28])
+        .reads_all()
+        .host_only(),
+    ArgMax => op(X, infer::arg_reduce, eval::arg_reduce)
+        .with_attrs(ARG_ATTRS)
+        .with_notes("i64 indices; ties give the first index (the last with select_last_index)")
+        .v(&[13])
+        .host_only(),
+    ArgMin => op(X, infer::arg_reduce, eval::arg_reduce)
+        .with_attrs(ARG_ATTRS)
+        .with_notes("i64 indices; ties give the first index (the last with select_last_index)")
+        .v(&[13])
+        .host_only(),
+    Mod => op(AB, infer::modulo, eval::modulo)
+        .with_attrs(&[attr("fmod", I, "0")])
+        .with_notes("fmod 0: a - floor(a / b) * b (the divisor's sign); fmod 1: C fmod")
+        .v(&[13, 28])
+        .reads_all()
+        .host_only(),
+    And => op(AB, infer::logical, |c| c.zip(|p, q| b2f(p != 0.0 && q != 0.0)))
+        .with_notes("bool")
+        .v(&[7])
+        .host_only(),
+    Or => op(AB, infer::logical, |c| c.zip(|p, q| b2f(p != 0.0 || q != 0.0)))
+        .with_notes("bool")
+        .v(&[7])
+        .host_only(),
+    Xor => op(AB, infer::logical, |c| c.zip(|p, q| b2f((p != 0.0) != (q != 0.0))))
+        .with_notes("bool")
+        .v(&[7])
+        .host_only(),
+    Not => op(X, infer::not, |c| c.map(|v| b2f(v == 0.0)))
+        .with_notes("bool")
+        .v(&[1])
+        .host_only(),
+    LessOrEqual => compare(|c| c.zip(|p, q| b2f(p <= q))).v(&[12, 16]).host_only(),
+    GreaterOrEqual => compare(|c| c.zip(|p, q| b2f(p >= q))).v(&[12, 16]).host_only(),
+    IsNaN => op(X, infer::float_test, |c| c.map(|v| b2f(v.is_nan())))
+        .with_notes("output bool")
+        .v(&[13, 20])
+        .host_only(),
+    IsInf => op(X, infer::float_test, eval::is_inf)
+        .with_attrs(&[attr("detect_negative", I, "1"), attr("detect_positive", I, "1")])
+        .with_notes("output bool")
+        .v(&[10, 20])
+        .host_only(),
+    Abs => numeric_unary(|c| c.map(f32::abs)).v(&[13]),
+    Sign => numeric_unary(|c| c.map(|v| if v > 0.0 { 1.0 } else if v < 0.0 { -1.0 } else { v }))
+        .v(&[13])
+        .host_only(),
+    Floor => float_unary(|c| c.map(f32::floor)).v(&[13]),
+    Ceil => float_unary(|c| c.map(f32::ceil)).v(&[13]).host_only(),
+    Round => float_unary(|c| c.map(f32::round_ties_even))
+        .with_notes("float dtypes; halves round to even")
+        .v(&[11, 22])
+        .host_only(),
+    Sum => op(&[many("X")], infer::extremum, eval::sum_mean)
+        .with_notes("variadic, broadcasting")
+        .v(&[13])
+        .host_only(),
+    Mean => op(&[many("X")], infer::extremum, eval::sum_mean)
+        .with_notes("variadic, broadcasting")
+        .v(&[13])
+        .host_only(),
+    HardSigmoid => float_unary(eval::hard_sigmoid)
+        .with_attrs(&[attr("alpha", F, "0.2"), attr("beta", F, "0.5")])
+        .with_notes("float dtypes; max(0, min(1, alpha x + beta))")
+        .v(&[6, 22])
+        .host_only(),
+    HardSwish => float_unary(|c| c.map(|v| v * (v / 6.0 + 0.5).clamp(0.0, 1.0)))
+        .with_notes("float dtypes; x * max(0, min(1, x / 6 + 1/2))")
+        .v(&[14, 22])
+        .host_only(),
+    LeakyRelu => float_unary(eval::leaky_relu)
+        .with_attrs(&[attr("alpha", F, "0.01")])
+        .v(&[6, 16])
+        .host_only(),
+    Elu => float_unary(eval::elu)
+        .with_attrs(&[attr("alpha", F, "1.0")])
+        .v(&[6, 22])
+        .host_only(),
+    Selu => float_unary(eval::selu)
+        .with_attrs(&[
+            attr("alpha", F, "1.67326319217681884765625"),
+            attr("gamma", F, "1.05070102214813232421875"),
+        ])
+        .v(&[6, 22])
+        .host_only(),
+    Softsign => float_unary(|c| c.map(|v| v / (1.0 + v.abs())))
+        .v(&[1, 22])
+        .host_only(),
 }
 
 // ---- lookups the loaders use ----

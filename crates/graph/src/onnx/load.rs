@@ -286,7 +286,29 @@ fn convert(model: &ModelProto) -> Result<Graph, GraphError> {
         let Some(kind) = node.kind() else {
             continue;
         };
-        let max_out = kind.spec().output_arity().1;
+        let spec = kind.spec();
+        let max_out = spec.output_arity().1;
+        // Optional outputs nothing uses are dropped (e.g. LayerNormalization's Mean).
+        while node.outputs.len() > 1
+            && node.outputs.len() <= max_out
+            && spec
+                .outputs
+                .get(node.outputs.len() - 1)
+                .is_some_and(|p| p.arity == crate::spec::PortArity::Optional)
+            && node
+                .outputs
+                .last()
+                .is_some_and(|o| o.is_empty() || !consumed.contains(o))
+        {
+            node.outputs.pop();
+        }
+        // An omitted output before a used one gets a name of its own.
+        let node_name = node.name.clone();
+        for (k, o) in node.outputs.iter_mut().enumerate() {
+            if o.is_empty() {
+                *o = format!("{node_name}.unused_output_{k}");
+            }
+        }
         while node.outputs.len() > max_out {
             let last = node.outputs.last().cloned().unwrap_or_default();
             if !last.is_empty() && consumed.contains(&last) {
@@ -542,15 +564,22 @@ fn drop_default(kind: OpKind, key: &str, v: &AttrValue) -> Option<Result<(), Str
         (K::LayerNormalization | K::SimplifiedLayerNormalization, "stash_type") => {
             ok(is_int(1), "normalisation always computes in f32")
         }
-        (K::Cast, "saturate") => ok(is_int(1), "casts to fp8 saturate"),
+        (K::Cast | K::CastLike, "saturate") => ok(is_int(1), "casts to fp8 saturate"),
         (K::Conv, "auto_pad") => ok(
             matches!(v, AttrValue::String(s) if s == "NOTSET"),
             "give explicit pads",
         ),
         (K::Reshape, "allowzero") => ok(is_int(0), "0 in 'shape' copies the input dimension"),
-        (K::ReduceSum | K::ReduceMean | K::ReduceMax, "noop_with_empty_axes") => {
-            ok(is_int(0), "empty axes reduce over all axes")
-        }
+        (
+            K::ReduceSum
+            | K::ReduceMean
+            | K::ReduceMax
+            | K::ReduceMin
+            | K::ReduceProd
+            | K::ReduceL2
+            | K::ReduceLogSumExp,
+            "noop_with_empty_axes",
+        ) => ok(is_int(0), "empty axes reduce over all axes"),
         (K::Split, "num_outputs") => Some(Ok(())),
         (K::Attention, "q_num_heads" | "kv_num_heads" | "softmax_precision") => Some(Ok(())),
         (K::Attention, "qk_matmul_output_mode") => {
@@ -703,17 +732,17 @@ fn is_default(domain: &str) -> bool {
 }
 
 /// The versions of a default-domain ONNX op's definition the loader knows, if it reads
-/// the op.
-fn known_versions(np: &NodeProto, opset: i64) -> Option<&'static [i64]> {
+/// the op, and whether it reads every one of them.
+fn known_versions(np: &NodeProto, opset: i64) -> Option<(&'static [i64], bool)> {
     if !is_default(&np.domain) {
         return None;
     }
     if let Some((_, v)) = FOLDED_VERSIONS.iter().find(|(n, _)| *n == np.op_type) {
-        return Some(v);
+        return Some((v, false));
     }
     crate::spec::from_onnx(&np.domain, &np.op_type, opset, &np.name)
         .ok()
-        .map(|k| k.spec().onnx_versions)
+        .map(|k| (k.spec().onnx_versions, k.spec().onnx_reads_all))
 }
 
 /// The policy for opsets newer than [`MAX_OPSET`]: an op is read when the version of its
@@ -722,11 +751,11 @@ fn check_version(np: &NodeProto, opset: i64) -> Result<(), String> {
     if opset <= MAX_OPSET {
         return Ok(());
     }
-    let Some(versions) = known_versions(np, opset) else {
+    let Some((versions, reads_all)) = known_versions(np, opset) else {
         return Ok(()); // an op the loader does not read: map_node says so
     };
     match crate::spec::version_at(versions, opset) {
-        Some(v) if v > MAX_OPSET => Err(format!(
+        Some(v) if v > MAX_OPSET && !reads_all => Err(format!(
             "ONNX changed {} in opset {v}; the model imports opset {opset}, and this loader reads {} only as defined up to opset {MAX_OPSET}",
             np.op_type, np.op_type
         )),

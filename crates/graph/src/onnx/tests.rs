@@ -317,8 +317,8 @@ fn errors_say_what_and_where() {
         ),
     ));
     assert!(e.contains("declared with shape"), "{e}");
-    // a used output this crate does not produce
-    let e = err(&model(
+    // LayerNormalization's Mean is produced (f32, the normalised axes kept as 1s)
+    let g = load_onnx(&model(
         17,
         graph(
             vec![node(
@@ -334,8 +334,29 @@ fn errors_say_what_and_where() {
                 vi("mean", data_type::FLOAT, &[2, 1]),
             ],
         ),
+    ))
+    .unwrap();
+    assert_eq!(g.infer_types().unwrap()["mean"].shape, [2, 1]);
+    // a used output this crate does not produce (Attention's present key)
+    let q = || vi("q", data_type::FLOAT, &[1, 1, 2, 3]);
+    let e = err(&model(
+        23,
+        graph(
+            vec![node(
+                "Attention",
+                &["q", "q", "q"],
+                &["y", "present_key"],
+                vec![],
+            )],
+            vec![],
+            vec![q()],
+            vec![
+                vi("y", data_type::FLOAT, &[1, 1, 2, 3]),
+                vi("present_key", data_type::FLOAT, &[1, 1, 2, 3]),
+            ],
+        ),
     ));
-    assert!(e.contains("'mean'") && e.contains("is used"), "{e}");
+    assert!(e.contains("'present_key'") && e.contains("is used"), "{e}");
 }
 
 #[test]
