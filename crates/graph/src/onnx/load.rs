@@ -12,14 +12,18 @@ use crate::onnx::{FOLDED_VERSIONS, KNOWN_OPSET, MAX_OPSET, MIN_OPSET};
 use crate::spec::{ConstForm, OpKind};
 use crate::tensor::{Tensor, TensorType};
 
-/// Reads an ONNX model (opset 13 to 24 of the default domain). Initializers may hold their
+/// Reads an ONNX model (opset 13 to 25 of the default domain, and 26 to 28 where every
+/// op used is unchanged since a version the op table knows). Initializers may hold their
 /// data in `raw_data` or in the typed fields; `Constant` nodes become initializers;
-/// `Identity` nodes are removed (their output is another name for their input); inputs
-/// that ONNX passes as constant tensors (Reshape's shape, Slice's starts/ends/axes/steps,
-/// Squeeze/Unsqueeze/Reduce axes, Split's sizes, Expand's shape, CumSum's axis, Trilu's k,
-/// TopK's k) become the attributes of the same names. The result is type-checked
-/// ([`Graph::infer_types`]). Malformed bytes, external data, dynamic shapes and unknown
-/// ops are errors that say what and where; nothing here panics.
+/// `Identity` nodes are removed (their output is another name for their input); Shape,
+/// Size, ConstantOfShape and Range, and nodes over constants whose result was computed at
+/// load time or is needed as an attribute, are folded with the reference evaluator;
+/// inputs that ONNX passes as constant tensors (Reshape's shape, Slice's
+/// starts/ends/axes/steps, Squeeze/Unsqueeze/Reduce axes, Split's sizes, Expand's shape,
+/// CumSum's axis, Trilu's k, TopK's k) become the attributes of the same names. The
+/// result is type-checked ([`Graph::infer_types`]). Malformed bytes, external data,
+/// dynamic shapes, data-dependent shapes and unknown ops are errors that say what and
+/// where; nothing here panics. See `docs/onnx.md`.
 pub fn load_onnx(bytes: &[u8]) -> Result<Graph, GraphError> {
     let model = ModelProto::decode(bytes).map_err(|e| {
         GraphError::graph(format!(
