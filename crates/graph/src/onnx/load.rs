@@ -951,7 +951,9 @@ fn fold_special(
             let n = n as usize;
             if dtype.is_int() {
                 let (s, d) = (s as i64, d as i64);
-                let v: Vec<i64> = (0..n as i64).map(|k| s + k * d).collect();
+                let v: Vec<i64> = (0..n as i64)
+                    .map(|k| s.saturating_add(k.saturating_mul(d)))
+                    .collect();
                 let mut t = int_tensor(v, vec![n]);
                 t.ty.dtype = dtype;
                 Ok(t)
