@@ -198,6 +198,13 @@ fn run_case(dir: &Path, entry: &Value) -> Outcome {
     Outcome::Pass
 }
 
+/// Writes a line to stderr past the test harness's capture, so `cargo test` shows the
+/// figures (and a skip) without `--nocapture`.
+fn say(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
 #[test]
 fn onnx_node_tests_on_the_reference() {
     let required = std::env::var(REQUIRE_ENV).is_ok_and(|v| v == "1");
@@ -208,7 +215,7 @@ fn onnx_node_tests_on_the_reference() {
             python.display()
         );
         assert!(!required, "{msg}; {REQUIRE_ENV}=1 requires it");
-        eprintln!("{msg}");
+        say(&msg);
         return;
     }
     let dir = match cases_dir(&python) {
@@ -309,15 +316,15 @@ fn onnx_node_tests_on_the_reference() {
         }
     }
     let ops_passing = passing_ops.len();
-    println!(
+    say(&format!(
         "ONNX conformance ({}): fp16/fp32 cases: {n_float}, {float_load} load, {float_pass} pass; \
          ops with a passing case: {ops_passing} of {} ops in those cases",
         dir.display(),
         float_ops.len()
-    );
-    println!(
+    ));
+    say(&format!(
         "ONNX conformance: cases with integer or bool tensors: {n_other}, {other_load} load, {other_pass} pass"
-    );
+    ));
     if std::env::var("SPYRE_SHOW_UNCLAIMED").is_ok() {
         let mut v: Vec<_> = unclaimed_float_load_fail.into_iter().collect();
         v.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
