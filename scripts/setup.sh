@@ -75,3 +75,22 @@ if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$LOCK_HASH" ]; then
   npm ci --no-audit --no-fund
   echo "$LOCK_HASH" >"$STAMP"
 fi
+
+# 6. ONNX's conformance suite: a local Python environment (.venv/, git-ignored) with a
+# pinned onnx, whose package ships the backend node test cases that
+# crates/graph/tests/onnx_conformance.rs runs. Made only when missing or out of date.
+ONNX_VERSION=1.23.2
+NUMPY_VERSION=2.3.5
+VENV=.venv
+VENV_STAMP="$VENV/.spyre-onnx-$ONNX_VERSION-numpy-$NUMPY_VERSION"
+if [ ! -f "$VENV_STAMP" ]; then
+  need_cmd python3 "install Python 3.11 or later (with its venv module) first"
+  if [ ! -x "$VENV/bin/python" ]; then
+    say "creating the Python environment $VENV for ONNX's conformance tests"
+    python3 -m venv "$VENV"
+  fi
+  say "installing onnx $ONNX_VERSION and numpy $NUMPY_VERSION into $VENV"
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
+    "onnx==$ONNX_VERSION" "numpy==$NUMPY_VERSION"
+  touch "$VENV_STAMP"
+fi

@@ -232,6 +232,59 @@ case("attention_scaled", "Attention op: not causal, explicit scale, Skv != Sq, D
      [inp("q", [2, 2, 3, 4]), inp("k", [2, 1, 5, 4]), inp("v", [2, 1, 5, 6])],
      [node("Attention", ["q", "k", "v"], ["y"], scale=0.7)], ["y"])
 
+# --- ops read from exporters' graphs (reference only until the compiler lowers them)
+case("castlike", "CastLike of f32 to the dtype of an f16 tensor", [inp("x", [3, 4]), inp("t", [1], "f16")],
+     [node("CastLike", ["x", "t"], ["y"])], ["y"])
+case("logsoftmax_axis0", "LogSoftmax over axis 0", [inp("x", [3, 4])],
+     [node("LogSoftmax", ["x"], ["y"], axis=0)], ["y"])
+case("softmax_axis0_3d", "Softmax over the first of three axes", [inp("x", [3, 2, 4])],
+     [node("Softmax", ["x"], ["y"], axis=0)], ["y"])
+case("layernorm_stats", "LayerNormalization with its Mean and InvStdDev outputs",
+     [inp("x", [2, 3, 4])], [node("LayerNormalization", ["x", "s", "b"], ["y", "mean", "inv"], axis=1)],
+     ["y", "mean", "inv"], [uni("s", [3, 4], 0.5, 1.5, 6), uni("b", [3, 4], -1, 1, 7)])
+case("gemm_all_attrs", "Gemm with transA, transB, alpha, beta and a [3, 1] bias",
+     [inp("a", [4, 3]), inp("b", [5, 4])],
+     [node("Gemm", ["a", "b", "c"], ["y"], transA=1, transB=1, alpha=0.25, beta=-1.5)], ["y"],
+     [uni("c", [3, 1], -1, 1, 8)])
+case("matmul_vector_right", "MatMul of [2, 3, 4] by a 1-D [4]", [inp("a", [2, 3, 4]), inp("b", [4])],
+     [node("MatMul", ["a", "b"], ["y"])], ["y"])
+for op in ("ReduceMin", "ReduceProd", "ReduceL2", "ReduceLogSumExp"):
+    case(op.lower(), f"{op} over axis 1, keepdims", [inp("x", [2, 3, 4])],
+         [node(op, ["x"], ["y"], axes=[1])], ["y"])
+case("argmax", "ArgMax over axis 1", [inp("x", [3, 5])], [node("ArgMax", ["x"], ["y"], axis=1)], ["y"])
+case("argmin_last", "ArgMin over axis 0 without keepdims, ties to the last index",
+     [], [node("ArgMin", ["x"], ["y"], axis=0, keepdims=0, select_last_index=1)], ["y"],
+     [data("x", [3, 2], [1, 2, 0, 2, 0, 5])])
+case("mod_int", "Mod of integers (the divisor's sign)", [],
+     [node("Mod", ["a", "b"], ["y"])], ["y"],
+     [data("a", [6], [7, -7, 7, -7, 5, 0], "i64"), data("b", [6], [3, 3, -3, -3, 5, 2], "i64")])
+case("mod_fmod", "Mod of floats with fmod 1", [inp("a", [3, 4])],
+     [node("Mod", ["a", "b"], ["y"], fmod=1)], ["y"], [uni("b", [3, 4], 0.3, 1, 9)])
+for op in ("And", "Or", "Xor"):
+    case(op.lower(), f"{op} of bools with broadcasting", [inp("a", [2, 3], "bool"), inp("b", [3], "bool")],
+         [node(op, ["a", "b"], ["y"])], ["y"])
+case("not", "Not of bools", [inp("a", [2, 3], "bool")], [node("Not", ["a"], ["y"])], ["y"])
+for op in ("LessOrEqual", "GreaterOrEqual"):
+    case(op.lower(), f"{op} on values with repeats", [],
+         [node(op, ["a", "b"], ["y"])], ["y"],
+         [data("a", [6], [1, 2, 3, 4, 5, 6]), data("b", [6], [1, 3, 2, 4, 6, 5])])
+case("isnan_isinf", "IsNaN of Sqrt's NaNs and IsInf (positive only) of infinities", [],
+     [node("Sqrt", ["x"], ["s"]), node("IsNaN", ["s"], ["n"]),
+      node("IsInf", ["x"], ["i"], detect_negative=0)], ["n", "i"],
+     [data("x", [5], [1.0, -1.0, "inf", "-inf", 0.0])])
+for op in ("Abs", "Sign", "Floor", "Ceil", "Softsign", "HardSwish"):
+    unary(op, -3, 3)
+case("round", "Round of halves and others (ties to even)", [],
+     [node("Round", ["x"], ["y"])], ["y"],
+     [data("x", [8], [0.5, 1.5, 2.5, -0.5, -1.5, 0.4, 0.6, -2.7])])
+unary("HardSigmoid", -4, 4, alpha=0.3, beta=0.4)
+unary("LeakyRelu", -2, 2, alpha=0.1)
+unary("Elu", -3, 3, alpha=0.5)
+unary("Selu", -3, 3)
+for op in ("Sum", "Mean"):
+    case(op.lower() + "_variadic", f"{op} of three broadcasting inputs",
+         [inp("a", [2, 3]), inp("b", [3]), inp("c", [2, 1])], [node(op, ["a", "b", "c"], ["y"])], ["y"])
+
 
 def main():
     os.makedirs(OUT, exist_ok=True)

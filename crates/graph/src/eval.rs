@@ -390,6 +390,23 @@ impl<'a> EvalCx<'a> {
     }
 }
 
+/// Evaluates one node on the given inputs (`None` for an omitted optional one): its
+/// output types are inferred, and its outputs rounded to them. The ONNX loader folds
+/// constant subgraphs with this.
+pub(crate) fn eval_one(node: &Node, ins: &[Option<&Tensor>]) -> Result<Vec<Tensor>, String> {
+    let kind = node
+        .kind()
+        .ok_or_else(|| crate::spec::unknown_op(&node.op, &node.name))?;
+    let tys: Vec<Option<TensorType>> = ins.iter().map(|t| t.map(Tensor::ty)).collect();
+    let out_types = crate::infer::infer(kind, node, &tys)?;
+    let outs = eval_node(kind, node, ins, &out_types)?;
+    out_types
+        .into_iter()
+        .zip(outs)
+        .map(|(ty, data)| Tensor::new(ty.dtype, ty.shape, data))
+        .collect()
+}
+
 /// Computes a node's outputs (unrounded; the caller rounds to the output dtypes).
 fn eval_node(
     kind: OpKind,
@@ -574,6 +591,7 @@ pub(crate) fn layer_norm(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
     };
     let rms = cx.kind == OpKind::SimplifiedLayerNormalization;
     let mut res = Vec::with_capacity(x.data.len());
+    let (mut means, mut invs) = (Vec::new(), Vec::new());
     if inner > 0 {
         for row in x.data.chunks_exact(inner) {
             let nf = inner as f32;
@@ -584,13 +602,17 @@ pub(crate) fn layer_norm(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
             };
             let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / nf;
             let inv = 1.0 / (var + eps).sqrt();
+            means.push(mean);
+            invs.push(inv);
             for (j, (&v, &s)) in row.iter().zip(&scale).enumerate() {
                 let b = bias.as_ref().and_then(|b| b.get(j)).copied().unwrap_or(0.0);
                 res.push((v - mean) * inv * s + b);
             }
         }
     }
-    Ok(vec![res])
+    let mut outs = vec![res, means, invs];
+    outs.truncate(cx.out.len().max(1));
+    Ok(outs)
 }
 
 /// ReduceSum, ReduceMean, ReduceMax.
@@ -610,29 +632,182 @@ pub(crate) fn reduce(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
         .map(|(&s, &m)| if m { 0 } else { s as i64 })
         .collect();
     let n_out = numel(&kshape);
-    let init = if cx.kind == OpKind::ReduceMax {
-        f32::NEG_INFINITY
-    } else {
-        0.0
+    let slots = || Offsets::new(&x.shape, st.clone(), 0);
+    let fold = |init: f32, f: &dyn Fn(&mut f32, f32)| -> Result<Vec<f32>, String> {
+        let mut acc = vec![init; n_out];
+        for (&v, o) in x.data.iter().zip(slots()) {
+            f(acc.get_mut(o as usize).ok_or_else(internal)?, v);
+        }
+        Ok(acc)
     };
-    let mut acc = vec![init; n_out];
-    for (&v, o) in x.data.iter().zip(Offsets::new(&x.shape, st, 0)) {
-        let slot = acc.get_mut(o as usize).ok_or_else(internal)?;
-        if cx.kind == OpKind::ReduceMax {
-            if v.is_nan() || v > *slot {
+    let max = |slot: &mut f32, v: f32| {
+        if v.is_nan() || v > *slot {
+            *slot = v;
+        }
+    };
+    let acc = match cx.kind {
+        OpKind::ReduceMax => fold(f32::NEG_INFINITY, &max)?,
+        OpKind::ReduceMin => fold(f32::INFINITY, &|slot, v| {
+            if v.is_nan() || v < *slot {
                 *slot = v;
             }
-        } else {
-            *slot += v;
+        })?,
+        OpKind::ReduceProd => fold(1.0, &|slot, v| *slot *= v)?,
+        OpKind::ReduceL2 => fold(0.0, &|slot, v| *slot += v * v)?
+            .into_iter()
+            .map(f32::sqrt)
+            .collect(),
+        OpKind::ReduceLogSumExp => {
+            // Stabilised by each slot's maximum: m + ln(sum(exp(v - m))).
+            let m = fold(f32::NEG_INFINITY, &max)?;
+            let mut acc = vec![0.0f32; n_out];
+            for (&v, o) in x.data.iter().zip(slots()) {
+                let mo = *m.get(o as usize).ok_or_else(internal)?;
+                let slot = acc.get_mut(o as usize).ok_or_else(internal)?;
+                *slot += if mo.is_infinite() {
+                    v.exp()
+                } else {
+                    (v - mo).exp()
+                };
+            }
+            acc.iter()
+                .zip(&m)
+                .map(|(&s, &mo)| {
+                    if mo.is_infinite() {
+                        s.ln()
+                    } else {
+                        mo + s.ln()
+                    }
+                })
+                .collect()
+        }
+        _ => {
+            let mut acc = fold(0.0, &|slot, v| *slot += v)?;
+            if cx.kind == OpKind::ReduceMean && n_out > 0 {
+                let count = (x.data.len() / n_out) as f32;
+                for v in acc.iter_mut() {
+                    *v /= count;
+                }
+            }
+            acc
+        }
+    };
+    Ok(vec![acc])
+}
+
+/// ArgMax, ArgMin.
+pub(crate) fn arg_reduce(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
+    let (x, a) = (cx.x, &cx.a);
+    let axis = norm_axis(a.int("axis", 0)?, x.shape.len())?;
+    let last = a.flag("select_last_index", false)?;
+    let is_max = cx.kind == OpKind::ArgMax;
+    let (outer, dim, inner) = lanes(&x.shape, axis);
+    let mut res = Vec::with_capacity(outer * inner);
+    for o in 0..outer {
+        for i in 0..inner {
+            let mut best: Option<(usize, f32)> = None;
+            for j in 0..dim {
+                let v = *x.data.get((o * dim + j) * inner + i).ok_or_else(internal)?;
+                let better = match best {
+                    None => true,
+                    // NaN wins, as in numpy; the first NaN stays.
+                    Some((_, b)) if b.is_nan() => false,
+                    Some(_) if v.is_nan() => true,
+                    Some((_, b)) => {
+                        let strictly = if is_max { v > b } else { v < b };
+                        strictly || (last && v == b)
+                    }
+                };
+                if better {
+                    best = Some((j, v));
+                }
+            }
+            res.push(best.map_or(0.0, |(j, _)| j as f32));
         }
     }
-    if cx.kind == OpKind::ReduceMean && n_out > 0 {
-        let count = (x.data.len() / n_out) as f32;
-        for v in acc.iter_mut() {
-            *v /= count;
+    Ok(vec![res])
+}
+
+/// Sum, Mean (variadic, broadcasting).
+pub(crate) fn sum_mean(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
+    let mut acc = bcast_to(cx.x, cx.oshape)?;
+    for i in 1..cx.ins.len() {
+        for (p, q) in acc.iter_mut().zip(bcast_to(cx.get(i)?, cx.oshape)?) {
+            *p += q;
         }
+    }
+    if cx.kind == OpKind::Mean {
+        let n = cx.ins.len() as f32;
+        acc.iter_mut().for_each(|v| *v /= n);
     }
     Ok(vec![acc])
+}
+
+/// Mod: the remainder with the divisor's sign (integers), or C's fmod (`fmod = 1`).
+pub(crate) fn modulo(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
+    let fmod = cx.a.flag("fmod", false)?;
+    cx.zip(|p, q| {
+        let r = p % q;
+        if !fmod && r != 0.0 && (r < 0.0) != (q < 0.0) {
+            r + q
+        } else {
+            r
+        }
+    })
+}
+
+/// IsInf.
+pub(crate) fn is_inf(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
+    let neg = cx.a.flag("detect_negative", true)?;
+    let pos = cx.a.flag("detect_positive", true)?;
+    cx.map(|v| {
+        let hit = (v == f32::INFINITY && pos) || (v == f32::NEG_INFINITY && neg);
+        if hit {
+            1.0
+        } else {
+            0.0
+        }
+    })
+}
+
+/// HardSigmoid.
+pub(crate) fn hard_sigmoid(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
+    let alpha = cx.a.float("alpha", 0.2)?;
+    let beta = cx.a.float("beta", 0.5)?;
+    cx.map(|v| (alpha * v + beta).clamp(0.0, 1.0))
+}
+
+/// LeakyRelu.
+pub(crate) fn leaky_relu(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
+    let alpha = cx.a.float("alpha", 0.01)?;
+    cx.map(|v| if v < 0.0 { alpha * v } else { v })
+}
+
+/// Elu.
+pub(crate) fn elu(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
+    let alpha = cx.a.float("alpha", 1.0)?;
+    cx.map(|v| if v < 0.0 { alpha * v.exp_m1() } else { v })
+}
+
+/// Selu.
+pub(crate) fn selu(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
+    let alpha = cx.a.float("alpha", 1.673_263_2)?;
+    let gamma = cx.a.float("gamma", 1.050_701)?;
+    cx.map(|v| gamma * if v <= 0.0 { alpha * v.exp_m1() } else { v })
+}
+
+/// LogSoftmax.
+pub(crate) fn log_softmax(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
+    let (x, a) = (cx.x, &cx.a);
+    let axis = norm_axis(a.int("axis", -1)?, x.shape.len())?;
+    Ok(vec![map_lanes(&x.data, &x.shape, axis, |lane| {
+        let m = lane.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v));
+        let s: f32 = lane.iter().map(|&v| (v - m).exp()).sum();
+        let ls = s.ln();
+        for v in lane.iter_mut() {
+            *v = *v - m - ls;
+        }
+    })?])
 }
 
 /// Transpose.

@@ -242,7 +242,81 @@ pub(crate) fn layer_norm(cx: &InferCx) -> Result<Vec<TensorType>, String> {
             }
         }
     }
+    if cx.node.outputs.len() > 1 && cx.kind == OpKind::LayerNormalization {
+        // Mean and InvStdDev: the normalised axes kept as 1s, in f32 (ONNX's stash type).
+        let stats: Vec<usize> = x
+            .shape
+            .iter()
+            .enumerate()
+            .map(|(i, &d)| if i < axis { d } else { 1 })
+            .collect();
+        let mut outs = vec![TensorType::new(x.dtype, x.shape.clone())];
+        for _ in 1..cx.node.outputs.len() {
+            outs.push(TensorType::new(DType::F32, stats.clone()));
+        }
+        return Ok(outs);
+    }
     one(x.dtype, x.shape.clone())
+}
+
+/// CastLike: X converted to the dtype of `target_type`.
+pub(crate) fn cast_like(cx: &InferCx) -> Result<Vec<TensorType>, String> {
+    let (x, t) = (cx.x, cx.get(1)?);
+    one(t.dtype, x.shape.clone())
+}
+
+/// And, Or, Xor: broadcasting over bools.
+pub(crate) fn logical(cx: &InferCx) -> Result<Vec<TensorType>, String> {
+    let (op, x) = (cx.op, cx.x);
+    let y = cx.get(1)?;
+    for t in [x, y] {
+        if t.dtype != DType::Bool {
+            return Err(format!("{op} needs bool inputs, got {}", t.dtype));
+        }
+    }
+    one(DType::Bool, broadcast(&x.shape, &y.shape)?)
+}
+
+/// Not.
+pub(crate) fn not(cx: &InferCx) -> Result<Vec<TensorType>, String> {
+    let x = cx.x;
+    if x.dtype != DType::Bool {
+        return Err(format!("Not needs a bool input, got {}", x.dtype));
+    }
+    one(DType::Bool, x.shape.clone())
+}
+
+/// IsNaN, IsInf: a float input, a bool output.
+pub(crate) fn float_test(cx: &InferCx) -> Result<Vec<TensorType>, String> {
+    let (op, x) = (cx.op, cx.x);
+    need_float(op, x)?;
+    one(DType::Bool, x.shape.clone())
+}
+
+/// Mod: like the arithmetic ops (floats with `fmod = 0` as from ONNX opset 28).
+pub(crate) fn modulo(cx: &InferCx) -> Result<Vec<TensorType>, String> {
+    cx.a.flag("fmod", false)?;
+    arith(cx)
+}
+
+/// ArgMax, ArgMin: i64 indices along `axis`.
+pub(crate) fn arg_reduce(cx: &InferCx) -> Result<Vec<TensorType>, String> {
+    let (op, x, a) = (cx.op, cx.x, &cx.a);
+    need_numeric(op, x)?;
+    let axis = norm_axis(a.int("axis", 0)?, x.shape.len())?;
+    if x.shape.get(axis) == Some(&0) {
+        return Err(format!("{op} over an empty axis"));
+    }
+    let keep = a.flag("keepdims", true)?;
+    let mut shape = Vec::new();
+    for (i, &d) in x.shape.iter().enumerate() {
+        if i != axis {
+            shape.push(d);
+        } else if keep {
+            shape.push(1);
+        }
+    }
+    one(DType::I64, shape)
 }
 
 /// ReduceSum, ReduceMean, ReduceMax.
@@ -257,8 +331,8 @@ pub(crate) fn reduce(cx: &InferCx) -> Result<Vec<TensorType>, String> {
             shape.push(*d);
         } else if keep {
             shape.push(1);
-        } else if *d == 0 && cx.kind == OpKind::ReduceMax {
-            return Err("ReduceMax over an empty axis".into());
+        } else if *d == 0 && matches!(cx.kind, OpKind::ReduceMax | OpKind::ReduceMin) {
+            return Err(format!("{op} over an empty axis"));
         }
     }
     one(x.dtype, shape)

@@ -157,6 +157,18 @@ pub struct OpSpec {
     pub const_inputs: &'static [ConstInput],
     /// Semantics in a line, for the docs.
     pub notes: &'static str,
+    /// The versions of the op's default-domain ONNX definition in force from opset
+    /// [`MIN_OPSET`] to [`crate::onnx::KNOWN_OPSET`], oldest first: the opsets in which
+    /// ONNX changed it (its `since_version`s, from ONNX's operator changelog). The last is
+    /// the opset it was last changed in; the loader reads a model importing a newer opset
+    /// than [`crate::onnx::MAX_OPSET`] only when the version in force there is one it knows.
+    pub onnx_versions: &'static [i64],
+    /// Whether every version in [`OpSpec::onnx_versions`] is read, including those after
+    /// [`crate::onnx::MAX_OPSET`] (their changes do not touch what this crate reads).
+    pub onnx_reads_all: bool,
+    /// Whether the device compiler lowers the op yet (otherwise only the reference
+    /// evaluator runs it).
+    pub device: bool,
     pub(crate) infer: InferFn,
     pub(crate) eval: EvalFn,
 }
@@ -222,6 +234,29 @@ impl OpSpec {
         self.notes = notes;
         self
     }
+    const fn v(mut self, versions: &'static [i64]) -> OpSpec {
+        self.onnx_versions = versions;
+        self
+    }
+    const fn reads_all(mut self) -> OpSpec {
+        self.onnx_reads_all = true;
+        self
+    }
+    const fn host_only(mut self) -> OpSpec {
+        self.device = false;
+        self
+    }
+
+    /// The version of the op's ONNX definition in force at `opset` (`None` below the
+    /// first one listed in [`OpSpec::onnx_versions`]).
+    pub fn onnx_version_at(&self, opset: i64) -> Option<i64> {
+        version_at(self.onnx_versions, opset)
+    }
+}
+
+/// The version in force at `opset` among `versions` (ascending since_versions).
+pub(crate) fn version_at(versions: &[i64], opset: i64) -> Option<i64> {
+    versions.iter().copied().take_while(|&v| v <= opset).last()
 }
 
 // ---- building blocks of the table ----
@@ -290,6 +325,9 @@ const fn op(inputs: &'static [Port], infer: InferFn, eval: EvalFn) -> OpSpec {
         onnx: &[],
         const_inputs: &[],
         notes: "",
+        onnx_versions: &[],
+        onnx_reads_all: false,
+        device: true,
         infer,
         eval,
     }
@@ -325,6 +363,11 @@ const fn reduce(eval: EvalFn, axes: &'static [ConstInput]) -> OpSpec {
         .with_const_inputs(axes)
 }
 const REDUCE_ATTRS: &[AttrSpec] = &[attr("axes", IS, "all"), attr("keepdims", I, "1")];
+const ARG_ATTRS: &[AttrSpec] = &[
+    attr("axis", I, "0"),
+    attr("keepdims", I, "1"),
+    attr("select_last_index", I, "0"),
+];
 
 fn b2f(b: bool) -> f32 {
     if b {
@@ -386,20 +429,34 @@ macro_rules! op_table {
 
 op_table! {
     MatMul => op(AB, infer::matmul, eval::matmul)
-        .with_notes("numpy matmul: 1-D operands, batch broadcasting"),
-    Add => arith(|c| c.zip(|p, q| p + q)),
-    Sub => arith(|c| c.zip(|p, q| p - q)),
-    Mul => arith(|c| c.zip(|p, q| p * q)),
-    Div => arith(|c| c.zip(|p, q| p / q)).with_notes("integer Div truncates"),
-    Neg => numeric_unary(|c| c.map(|v| -v)),
-    Relu => numeric_unary(|c| c.map(|v| if v > 0.0 { v } else { 0.0 })),
-    Exp => float_unary(|c| c.map(f32::exp)),
-    Log => float_unary(|c| c.map(f32::ln)),
-    Sqrt => float_unary(|c| c.map(f32::sqrt)),
-    Reciprocal => float_unary(|c| c.map(|v| 1.0 / v)),
-    Tanh => float_unary(|c| c.map(f32::tanh)),
-    Sigmoid => float_unary(|c| c.map(eval::sigmoid)),
-    Softmax => op(X, infer::softmax, eval::softmax).with_attrs(&[attr("axis", I, "-1")]),
+        .with_notes("numpy matmul: 1-D operands, batch broadcasting")
+        .v(&[13]),
+    Add => arith(|c| c.zip(|p, q| p + q))
+        .v(&[13, 14]),
+    Sub => arith(|c| c.zip(|p, q| p - q))
+        .v(&[13, 14]),
+    Mul => arith(|c| c.zip(|p, q| p * q))
+        .v(&[13, 14]),
+    Div => arith(|c| c.zip(|p, q| p / q)).with_notes("integer Div truncates")
+        .v(&[13, 14]),
+    Neg => numeric_unary(|c| c.map(|v| -v))
+        .v(&[13]),
+    Relu => numeric_unary(|c| c.map(|v| if v > 0.0 { v } else { 0.0 }))
+        .v(&[13, 14]),
+    Exp => float_unary(|c| c.map(f32::exp))
+        .v(&[13]),
+    Log => float_unary(|c| c.map(f32::ln))
+        .v(&[13]),
+    Sqrt => float_unary(|c| c.map(f32::sqrt))
+        .v(&[13]),
+    Reciprocal => float_unary(|c| c.map(|v| 1.0 / v))
+        .v(&[13]),
+    Tanh => float_unary(|c| c.map(f32::tanh))
+        .v(&[13]),
+    Sigmoid => float_unary(|c| c.map(eval::sigmoid))
+        .v(&[13]),
+    Softmax => op(X, infer::softmax, eval::softmax).with_attrs(&[attr("axis", I, "-1")])
+        .v(&[13]),
     Gemm => op(&[req("A"), req("B"), opt("C")], infer::gemm, eval::gemm)
         .with_attrs(&[
             attr("alpha", F, "1.0"),
@@ -407,62 +464,91 @@ op_table! {
             attr("transA", I, "0"),
             attr("transB", I, "0"),
         ])
-        .with_notes("A, B 2-D; C broadcasts to [M, N]"),
+        .with_notes("A, B 2-D; C broadcasts to [M, N]")
+        .v(&[13]),
     Gelu => op(X, infer::gelu, eval::gelu_op)
         .with_attrs(&[attr("approximate", S, "\"none\"; or \"tanh\"")])
         .with_onnx(&[onnx("", "Gelu", 20), onnx("com.microsoft", "Gelu", 1)])
-        .with_notes("float dtypes; exact (erf) or tanh approximation"),
+        .with_notes("float dtypes; exact (erf) or tanh approximation")
+        .v(&[20]),
     Silu => float_unary(|c| c.map(|v| v * eval::sigmoid(v)))
         .with_onnx(&[onnx_lenient("Swish", 24)])
-        .with_notes("float dtypes; x * sigmoid(x) (ONNX Swish with alpha 1)"),
-    Softplus => float_unary(|c| c.map(|v| v.max(0.0) + (-v.abs()).exp().ln_1p())),
+        .with_notes("float dtypes; x * sigmoid(x) (ONNX Swish with alpha 1)")
+        .v(&[24]),
+    Softplus => float_unary(|c| c.map(|v| v.max(0.0) + (-v.abs()).exp().ln_1p()))
+        .v(&[1, 22]),
     Pow => op(&[req("X"), req("Y")], infer::pow, |c| c.zip(f32::powf))
-        .with_notes("Y may have another dtype; output has X's"),
+        .with_notes("Y may have another dtype; output has X's")
+        .v(&[13, 15])
+        .host_only(),
     Clip => op(&[req("X"), opt("min"), opt("max")], infer::clip, eval::clip)
         .with_attrs(&[attr("min", F, "-inf"), attr("max", F, "inf")])
-        .with_notes("bounds as attributes or single-element inputs"),
+        .with_notes("bounds as attributes or single-element inputs")
+        .v(&[13])
+        .host_only(),
     Max => op(&[many("X")], infer::extremum, |c| eval::extremum(c, true))
-        .with_notes("variadic, broadcasting; NaN propagates"),
+        .with_notes("variadic, broadcasting; NaN propagates")
+        .v(&[13]),
     Min => op(&[many("X")], infer::extremum, |c| eval::extremum(c, false))
-        .with_notes("variadic, broadcasting; NaN propagates"),
-    Where => op(&[req("cond (bool)"), req("X"), req("Y")], infer::where_op, eval::where_op),
-    Equal => compare(|c| c.zip(|p, q| b2f(p == q))),
-    Less => compare(|c| c.zip(|p, q| b2f(p < q))),
-    Greater => compare(|c| c.zip(|p, q| b2f(p > q))),
+        .with_notes("variadic, broadcasting; NaN propagates")
+        .v(&[13]),
+    Where => op(&[req("cond (bool)"), req("X"), req("Y")], infer::where_op, eval::where_op)
+        .v(&[9, 16]),
+    Equal => compare(|c| c.zip(|p, q| b2f(p == q)))
+        .v(&[13, 19]),
+    Less => compare(|c| c.zip(|p, q| b2f(p < q)))
+        .v(&[13]),
+    Greater => compare(|c| c.zip(|p, q| b2f(p > q)))
+        .v(&[13]),
     Cast => op(X, infer::cast, |c| c.map(|v| v))
-        .with_attrs(&[attr("to", S, "required; a dtype name")]),
+        .with_attrs(&[attr("to", S, "required; a dtype name")])
+        .v(&[13, 19, 21, 23, 24, 25, 28])
+        .reads_all(),
     LayerNormalization => op(&[req("X"), req("scale"), opt("bias")], infer::layer_norm, eval::layer_norm)
+        .with_outputs(&[req("Y"), opt("Mean (f32)"), opt("InvStdDev (f32)")])
         .with_attrs(&[attr("axis", I, "-1"), attr("epsilon", F, "1e-5")])
-        .with_notes("normalises over axes axis.."),
+        .with_notes("normalises over axes axis..")
+        .v(&[17]),
     SimplifiedLayerNormalization => op(&[req("X"), req("scale")], infer::layer_norm, eval::layer_norm)
         .with_attrs(&[attr("axis", I, "-1"), attr("epsilon", F, "1e-5")])
         .with_onnx(&[
             onnx_lenient("RMSNormalization", 23),
             onnx("com.microsoft", "SimplifiedLayerNormalization", 1),
         ])
-        .with_notes("RMS norm: x / sqrt(mean(x^2) + eps) * scale"),
-    ReduceSum => reduce(eval::reduce, AXES_13),
-    ReduceMean => reduce(eval::reduce, AXES_18),
-    ReduceMax => reduce(eval::reduce, AXES_18),
+        .with_notes("RMS norm: x / sqrt(mean(x^2) + eps) * scale")
+        .v(&[23]),
+    ReduceSum => reduce(eval::reduce, AXES_13)
+        .v(&[13]),
+    ReduceMean => reduce(eval::reduce, AXES_18)
+        .v(&[13, 18]),
+    ReduceMax => reduce(eval::reduce, AXES_18)
+        .v(&[13, 18, 20]),
     Transpose => op(X, infer::transpose, eval::transpose)
-        .with_attrs(&[attr("perm", IS, "reversed")]),
+        .with_attrs(&[attr("perm", IS, "reversed")])
+        .v(&[13, 21, 23, 24, 25]),
     Reshape => op(X, infer::reshape, eval::same_data)
         .with_attrs(&[attr("shape", IS, "required; 0 copies, one -1 inferred")])
-        .with_const_inputs(&[cin(1, "shape", ConstForm::Ints)]),
-    Flatten => op(X, infer::flatten, eval::same_data).with_attrs(&[attr("axis", I, "1")]),
+        .with_const_inputs(&[cin(1, "shape", ConstForm::Ints)])
+        .v(&[13, 14, 19, 21, 23, 24, 25]),
+    Flatten => op(X, infer::flatten, eval::same_data).with_attrs(&[attr("axis", I, "1")])
+        .v(&[13, 21, 23, 24, 25]),
     Squeeze => op(X, infer::squeeze, eval::same_data)
         .with_attrs(&[attr("axes", IS, "all size-1 axes")])
-        .with_const_inputs(&[cin(1, "axes", ConstForm::Ints)]),
+        .with_const_inputs(&[cin(1, "axes", ConstForm::Ints)])
+        .v(&[13, 21, 23, 24, 25]),
     Unsqueeze => op(X, infer::unsqueeze, eval::same_data)
         .with_attrs(&[attr("axes", IS, "required")])
-        .with_const_inputs(&[cin(1, "axes", ConstForm::Ints)]),
+        .with_const_inputs(&[cin(1, "axes", ConstForm::Ints)])
+        .v(&[13, 21, 23, 24, 25]),
     Concat => op(&[many("X")], infer::concat, eval::concat)
-        .with_attrs(&[attr("axis", I, "required")]),
+        .with_attrs(&[attr("axis", I, "required")])
+        .v(&[13]),
     Split => op(X, infer::split, eval::split)
         .with_outputs(&[many("Y")])
         .with_attrs(&[attr("axis", I, "0"), attr("split", IS, "equal parts")])
         .with_const_inputs(&[cin(1, "split", ConstForm::Ints)])
-        .with_notes("one output per part"),
+        .with_notes("one output per part")
+        .v(&[13, 18]),
     Slice => op(X, infer::slice, eval::slice)
         .with_attrs(&[
             attr("starts", IS, "required"),
@@ -476,28 +562,38 @@ op_table! {
             cin(3, "axes", ConstForm::Ints),
             cin(4, "steps", ConstForm::Ints),
         ])
-        .with_notes("ONNX clamping rules, negative steps"),
+        .with_notes("ONNX clamping rules, negative steps")
+        .v(&[13]),
     Gather => op(&[req("data"), req("indices (integer)")], infer::gather, eval::gather)
         .with_attrs(&[attr("axis", I, "0")])
-        .with_notes("negative indices count from the end"),
+        .with_notes("negative indices count from the end")
+        .v(&[13]),
     Expand => op(X, infer::expand, eval::expand)
         .with_attrs(&[attr("shape", IS, "required")])
         .with_const_inputs(&[cin(1, "shape", ConstForm::Ints)])
-        .with_notes("bidirectional broadcast"),
-    Sin => float_unary(|c| c.map(f32::sin)),
-    Cos => float_unary(|c| c.map(f32::cos)),
-    Erf => float_unary(|c| c.map(|v| eval::erf(f64::from(v)) as f32)),
+        .with_notes("bidirectional broadcast")
+        .v(&[13]),
+    Sin => float_unary(|c| c.map(f32::sin))
+        .v(&[7, 22])
+        .host_only(),
+    Cos => float_unary(|c| c.map(f32::cos))
+        .v(&[7, 22])
+        .host_only(),
+    Erf => float_unary(|c| c.map(|v| eval::erf(f64::from(v)) as f32))
+        .v(&[9, 13]),
     CumSum => op(X, infer::cumsum, eval::cumsum)
         .with_attrs(&[
             attr("axis", I, "0"),
             attr("exclusive", I, "0"),
             attr("reverse", I, "0"),
         ])
-        .with_const_inputs(&[cin(1, "axis", ConstForm::Scalar)]),
+        .with_const_inputs(&[cin(1, "axis", ConstForm::Scalar)])
+        .v(&[11, 14]),
     Trilu => op(X, infer::trilu, eval::trilu)
         .with_attrs(&[attr("upper", I, "1"), attr("k", I, "0")])
         .with_const_inputs(&[cin(1, "k", ConstForm::Scalar)])
-        .with_notes("rank >= 2"),
+        .with_notes("rank >= 2")
+        .v(&[14]),
     Conv => op(&[req("X [N, C, L]"), req("W [M, C/group, K]"), opt("B [M]")], infer::conv, eval::conv)
         .with_attrs(&[
             attr("group", I, "1"),
@@ -506,7 +602,8 @@ op_table! {
             attr("dilations", IS, "[1]"),
             attr("kernel_shape", IS, "from W"),
         ])
-        .with_notes("1-D only; group = C is the depthwise conv of Mamba (pads [K-1, 0] makes it causal)"),
+        .with_notes("1-D only; group = C is the depthwise conv of Mamba (pads [K-1, 0] makes it causal)")
+        .v(&[11, 22]),
     TopK => op(X, infer::topk, eval::topk)
         .with_outputs(&[req("Values"), req("Indices")])
         .with_attrs(&[
@@ -516,7 +613,8 @@ op_table! {
             attr("sorted", I, "1"),
         ])
         .with_const_inputs(&[cin(1, "k", ConstForm::OneElement)])
-        .with_notes("values (X's dtype) and indices (i64); ties keep the lower index first, NaN ranks above every number; results are always sorted"),
+        .with_notes("values (X's dtype) and indices (i64); ties keep the lower index first, NaN ranks above every number; results are always sorted")
+        .v(&[11, 24]),
     Attention => op(
         &[req("Q [B, Hq, Sq, D]"), req("K [B, Hkv, Skv, D]"), req("V [B, Hkv, Skv, Dv]")],
         infer::attention,
@@ -524,7 +622,115 @@ op_table! {
     )
         .with_attrs(&[attr("is_causal", I, "0"), attr("scale", F, "1/sqrt(D)")])
         .with_onnx(&[onnx("", "Attention", 23)])
-        .with_notes("grouped-query scaled dot-product attention; see docs/graph-format.md"),
+        .with_notes("grouped-query scaled dot-product attention; see docs/graph-format.md")
+        .v(&[23, 24, 25]),
+    CastLike => op(&[req("X"), req("target_type")], infer::cast_like, |c| c.map(|v| v))
+        .with_notes("X converted to target_type's dtype (only its dtype is read)")
+        .v(&[15, 19, 21, 23, 24, 25])
+        .host_only(),
+    LogSoftmax => op(X, infer::softmax, eval::log_softmax)
+        .with_attrs(&[attr("axis", I, "-1")])
+        .v(&[13])
+        .host_only(),
+    ReduceMin => reduce(eval::reduce, AXES_18).v(&[13, 18, 20]).host_only(),
+    ReduceProd => reduce(eval::reduce, AXES_18).v(&[13, 18]).host_only(),
+    ReduceL2 => reduce(eval::reduce, AXES_18)
+        .with_notes("sqrt of the sum of squares")
+        .v(&[13, 18])
+        .host_only(),
+    ReduceLogSumExp => reduce(eval::reduce, AXES_18)
+        .with_notes("log(sum(exp(x))), computed stably")
+        .v(&[13, 18, 28])
+        .reads_all()
+        .host_only(),
+    ArgMax => op(X, infer::arg_reduce, eval::arg_reduce)
+        .with_attrs(ARG_ATTRS)
+        .with_notes("i64 indices; ties give the first index (the last with select_last_index)")
+        .v(&[13])
+        .host_only(),
+    ArgMin => op(X, infer::arg_reduce, eval::arg_reduce)
+        .with_attrs(ARG_ATTRS)
+        .with_notes("i64 indices; ties give the first index (the last with select_last_index)")
+        .v(&[13])
+        .host_only(),
+    Mod => op(AB, infer::modulo, eval::modulo)
+        .with_attrs(&[attr("fmod", I, "0")])
+        .with_notes("fmod 0: a - floor(a / b) * b (the divisor's sign); fmod 1: C fmod")
+        .v(&[13, 28])
+        .reads_all()
+        .host_only(),
+    And => op(AB, infer::logical, |c| c.zip(|p, q| b2f(p != 0.0 && q != 0.0)))
+        .with_notes("bool")
+        .v(&[7])
+        .host_only(),
+    Or => op(AB, infer::logical, |c| c.zip(|p, q| b2f(p != 0.0 || q != 0.0)))
+        .with_notes("bool")
+        .v(&[7])
+        .host_only(),
+    Xor => op(AB, infer::logical, |c| c.zip(|p, q| b2f((p != 0.0) != (q != 0.0))))
+        .with_notes("bool")
+        .v(&[7])
+        .host_only(),
+    Not => op(X, infer::not, |c| c.map(|v| b2f(v == 0.0)))
+        .with_notes("bool")
+        .v(&[1])
+        .host_only(),
+    LessOrEqual => compare(|c| c.zip(|p, q| b2f(p <= q))).v(&[12, 16]).host_only(),
+    GreaterOrEqual => compare(|c| c.zip(|p, q| b2f(p >= q))).v(&[12, 16]).host_only(),
+    IsNaN => op(X, infer::float_test, |c| c.map(|v| b2f(v.is_nan())))
+        .with_notes("output bool")
+        .v(&[13, 20])
+        .host_only(),
+    IsInf => op(X, infer::float_test, eval::is_inf)
+        .with_attrs(&[attr("detect_negative", I, "1"), attr("detect_positive", I, "1")])
+        .with_notes("output bool")
+        .v(&[10, 20])
+        .host_only(),
+    Abs => numeric_unary(|c| c.map(f32::abs)).v(&[13]),
+    Sign => numeric_unary(|c| c.map(|v| if v > 0.0 { 1.0 } else if v < 0.0 { -1.0 } else { v }))
+        .v(&[13])
+        .host_only(),
+    Floor => float_unary(|c| c.map(f32::floor)).v(&[13]),
+    Ceil => float_unary(|c| c.map(f32::ceil)).v(&[13]).host_only(),
+    Round => float_unary(|c| c.map(f32::round_ties_even))
+        .with_notes("float dtypes; halves round to even")
+        .v(&[11, 22])
+        .host_only(),
+    Sum => op(&[many("X")], infer::extremum, eval::sum_mean)
+        .with_notes("variadic, broadcasting")
+        .v(&[13])
+        .host_only(),
+    Mean => op(&[many("X")], infer::extremum, eval::sum_mean)
+        .with_notes("variadic, broadcasting")
+        .v(&[13])
+        .host_only(),
+    HardSigmoid => float_unary(eval::hard_sigmoid)
+        .with_attrs(&[attr("alpha", F, "0.2"), attr("beta", F, "0.5")])
+        .with_notes("float dtypes; max(0, min(1, alpha x + beta))")
+        .v(&[6, 22])
+        .host_only(),
+    HardSwish => float_unary(|c| c.map(|v| v * (v / 6.0 + 0.5).clamp(0.0, 1.0)))
+        .with_notes("float dtypes; x * max(0, min(1, x / 6 + 1/2))")
+        .v(&[14, 22])
+        .host_only(),
+    LeakyRelu => float_unary(eval::leaky_relu)
+        .with_attrs(&[attr("alpha", F, "0.01")])
+        .v(&[6, 16])
+        .host_only(),
+    Elu => float_unary(eval::elu)
+        .with_attrs(&[attr("alpha", F, "1.0")])
+        .v(&[6, 22])
+        .host_only(),
+    Selu => float_unary(eval::selu)
+        .with_attrs(&[
+            attr("alpha", F, "1.67326319217681884765625"),
+            attr("gamma", F, "1.05070102214813232421875"),
+        ])
+        .v(&[6, 22])
+        .host_only(),
+    Softsign => float_unary(|c| c.map(|v| v / (1.0 + v.abs())))
+        .v(&[1, 22])
+        .host_only(),
 }
 
 // ---- lookups the loaders use ----
@@ -702,9 +908,12 @@ pub fn ops_markdown() -> String {
          Attributes give their kind and default. The ONNX column lists the names the ONNX\n\
          loader reads (from opset 13 unless an opset is given; the first is what the writer\n\
          emits); `docs/graph-format.md` says how inputs and attributes are written and\n\
-         `docs/onnx.md` how ONNX maps onto them.\n\n\
-         | op | inputs | outputs | attributes | ONNX | notes |\n\
-         |---|---|---|---|---|---|\n",
+         `docs/onnx.md` how ONNX maps onto them. \"ONNX versions\" lists the opsets in which\n\
+         ONNX's definition changed, from the one in force at opset 13 to the newest known\n\
+         (ONNX's operator changelog up to opset 28). \"device\" says whether the device\n\
+         compiler lowers the op yet; ops marked \"no\" run in the reference evaluator only.\n\n\
+         | op | inputs | outputs | attributes | ONNX | ONNX versions | device | notes |\n\
+         |---|---|---|---|---|---|---|---|\n",
     );
     for &kind in OpKind::ALL {
         let spec = kind.spec();
@@ -720,6 +929,12 @@ pub fn ops_markdown() -> String {
             ports_text(spec.outputs),
             attrs,
             onnx_text(kind),
+            spec.onnx_versions
+                .iter()
+                .map(|v| v.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            if spec.device { "yes" } else { "no" }.to_string(),
             spec.notes.to_string(),
         ]
         .map(|c| c.replace('|', "\\|"));
@@ -740,6 +955,20 @@ mod tests {
         }
         let names: Vec<&str> = OpKind::ALL.iter().map(|k| k.name()).collect();
         assert_eq!(names, SUPPORTED_OPS);
+    }
+
+    #[test]
+    fn every_op_knows_its_onnx_versions() {
+        for &k in OpKind::ALL {
+            let v = k.spec().onnx_versions;
+            assert!(!v.is_empty(), "{}", k.name());
+            assert!(v.windows(2).all(|w| w[0] < w[1]), "{}", k.name());
+            assert!(
+                v.iter().all(|&x| x <= crate::onnx::KNOWN_OPSET),
+                "{}",
+                k.name()
+            );
+        }
     }
 
     #[test]

@@ -8,18 +8,22 @@ use crate::error::GraphError;
 use crate::ir::{AttrValue, Graph, InitSpec, Initializer, Node, ValueInfo};
 use crate::onnx::proto::{attr_type as at, AttributeProto, ModelProto, NodeProto, TensorProto};
 use crate::onnx::tensor::{decode, dtype_of, shape_of, Decoded};
-use crate::onnx::{MAX_OPSET, MIN_OPSET};
+use crate::onnx::{FOLDED_VERSIONS, KNOWN_OPSET, MAX_OPSET, MIN_OPSET};
 use crate::spec::{ConstForm, OpKind};
-use crate::tensor::TensorType;
+use crate::tensor::{Tensor, TensorType};
 
-/// Reads an ONNX model (opset 13 to 24 of the default domain). Initializers may hold their
+/// Reads an ONNX model (opset 13 to 25 of the default domain, and 26 to 28 where every
+/// op used is unchanged since a version the op table knows). Initializers may hold their
 /// data in `raw_data` or in the typed fields; `Constant` nodes become initializers;
-/// `Identity` nodes are removed (their output is another name for their input); inputs
-/// that ONNX passes as constant tensors (Reshape's shape, Slice's starts/ends/axes/steps,
-/// Squeeze/Unsqueeze/Reduce axes, Split's sizes, Expand's shape, CumSum's axis, Trilu's k,
-/// TopK's k) become the attributes of the same names. The result is type-checked
-/// ([`Graph::infer_types`]). Malformed bytes, external data, dynamic shapes and unknown
-/// ops are errors that say what and where; nothing here panics.
+/// `Identity` nodes are removed (their output is another name for their input); Shape,
+/// Size, ConstantOfShape and Range, and nodes over constants whose result was computed at
+/// load time or is needed as an attribute, are folded with the reference evaluator;
+/// inputs that ONNX passes as constant tensors (Reshape's shape, Slice's
+/// starts/ends/axes/steps, Squeeze/Unsqueeze/Reduce axes, Split's sizes, Expand's shape,
+/// CumSum's axis, Trilu's k, TopK's k) become the attributes of the same names. The
+/// result is type-checked ([`Graph::infer_types`]). Malformed bytes, external data,
+/// dynamic shapes, data-dependent shapes and unknown ops are errors that say what and
+/// where; nothing here panics. See `docs/onnx.md`.
 pub fn load_onnx(bytes: &[u8]) -> Result<Graph, GraphError> {
     let model = ModelProto::decode(bytes).map_err(|e| {
         GraphError::graph(format!(
@@ -63,9 +67,9 @@ fn convert(model: &ModelProto) -> Result<Graph, GraphError> {
             "the model uses ONNX opset {opset}; this loader reads opset {MIN_OPSET} to {MAX_OPSET} (convert it with onnx.version_converter)"
         )));
     }
-    if opset > MAX_OPSET {
+    if opset > KNOWN_OPSET {
         return Err(gerr(format!(
-            "the model uses ONNX opset {opset}; this loader reads opset {MIN_OPSET} to {MAX_OPSET}"
+            "the model uses ONNX opset {opset}; this loader reads opset {MIN_OPSET} to {MAX_OPSET}, and opsets up to {KNOWN_OPSET} when every op the model uses is unchanged since {MAX_OPSET} (ONNX's operator changelog as this loader knows it ends at opset {KNOWN_OPSET})"
         )));
     }
     let g = model
@@ -110,8 +114,16 @@ fn convert(model: &ModelProto) -> Result<Graph, GraphError> {
     // outputs may be dropped and which constants are still needed.
     let graph_outputs: Vec<String> = g.output.iter().map(|o| o.name.clone()).collect();
 
+    // Identity nodes: their output is another name for their input.
     let mut alias: BTreeMap<String, String> = BTreeMap::new();
-    let resolve = |alias: &BTreeMap<String, String>, n: &str| -> String {
+    for np in &g.node {
+        if is_default(&np.domain) && np.op_type == "Identity" {
+            if let (Some(i), Some(o)) = (np.input.first(), np.output.first()) {
+                alias.insert(o.clone(), i.clone());
+            }
+        }
+    }
+    let resolve = |n: &str| -> String {
         let mut cur = n.to_string();
         for _ in 0..alias.len() + 1 {
             match alias.get(&cur) {
@@ -122,11 +134,31 @@ fn convert(model: &ModelProto) -> Result<Graph, GraphError> {
         cur
     };
 
+    let fold = fold_plan(g, opset, &consts, &resolve);
+    let mut producer: BTreeMap<String, String> = BTreeMap::new();
+    for (idx, np) in g.node.iter().enumerate() {
+        let who = if np.name.is_empty() {
+            format!("{}_{idx}", np.op_type)
+        } else {
+            np.name.clone()
+        };
+        for o in &np.output {
+            producer.insert(o.clone(), format!("node '{who}' ({})", np.op_type));
+        }
+    }
+
+    // Types of every value known so far, for Shape and Size.
+    let mut types: BTreeMap<String, TensorType> = inputs
+        .iter()
+        .map(|v| (v.name.clone(), v.ty.clone()))
+        .collect();
     let mut nodes: Vec<Node> = Vec::new();
     let mut names: BTreeSet<String> = BTreeSet::new();
     // constants folded into attributes, and constants used as ordinary inputs
     let mut folded: BTreeSet<String> = BTreeSet::new();
     let mut used: BTreeSet<String> = BTreeSet::new();
+    // values computed at load time (kept as initializers only where a node uses them)
+    let mut computed: BTreeSet<String> = BTreeSet::new();
     for (idx, np) in g.node.iter().enumerate() {
         let base = if np.name.is_empty() {
             format!("{}_{idx}", np.op_type)
@@ -140,36 +172,111 @@ fn convert(model: &ModelProto) -> Result<Graph, GraphError> {
             k += 1;
         }
         let nerr = |m: String| GraphError::node(&name, &np.op_type, m);
-        let ins: Vec<String> = np.input.iter().map(|n| resolve(&alias, n)).collect();
+        let ins: Vec<String> = np.input.iter().map(|n| resolve(n)).collect();
+        check_version(np, opset).map_err(nerr)?;
 
-        match (np.domain.as_str(), np.op_type.as_str()) {
-            ("" | "ai.onnx", "Constant") => {
+        let folded_op = if is_default(&np.domain) {
+            FOLDED_VERSIONS
+                .iter()
+                .find(|(n, _)| *n == np.op_type)
+                .map(|(n, _)| *n)
+        } else {
+            None
+        };
+        match folded_op {
+            Some("Identity") => {
+                if ins.len() != 1 || np.output.len() != 1 {
+                    return Err(nerr("Identity needs one input and one output".into()));
+                }
+                continue;
+            }
+            Some(op) => {
+                let decoded = match op {
+                    "Constant" => constant_value(np),
+                    _ => fold_special(op, np, &ins, &consts, &types),
+                }
+                .map_err(nerr)?;
                 let out = np
                     .output
                     .first()
-                    .ok_or_else(|| nerr("Constant has no output".into()))?;
-                let decoded = constant_value(np).map_err(nerr)?;
+                    .ok_or_else(|| nerr(format!("{op} has no output")))?;
                 if consts.contains_key(out) {
                     return Err(nerr(format!("'{out}' is defined twice")));
+                }
+                types.insert(out.clone(), decoded.ty.clone());
+                if op != "Constant" {
+                    folded.extend(ins.iter().cloned());
+                    computed.insert(out.clone());
                 }
                 consts.insert(out.clone(), Const { decoded });
                 init_order.push(out.clone());
                 continue;
             }
-            ("" | "ai.onnx", "Identity") => {
-                let (Some(i), Some(o)) = (ins.first(), np.output.first()) else {
-                    return Err(nerr("Identity needs one input and one output".into()));
-                };
-                alias.insert(o.clone(), i.clone());
-                continue;
-            }
-            _ => {}
+            None => {}
         }
         names.insert(name.clone());
-        let node = map_node(np, &name, &ins, opset, &consts, &mut folded).map_err(nerr)?;
+        let mut node =
+            map_node(np, &name, &ins, opset, &consts, &producer, &mut folded).map_err(nerr)?;
+        if fold.get(idx).copied().unwrap_or(false) {
+            // Every input is a constant: evaluate the node now (the reference evaluator)
+            // and keep its outputs as constants.
+            let outs = fold_node(&node, &consts).map_err(nerr)?;
+            folded.extend(node.inputs.iter().cloned());
+            computed.extend(node.outputs.iter().cloned());
+            for (o, t) in node.outputs.iter().zip(outs) {
+                if o.is_empty() {
+                    continue;
+                }
+                let ints = t
+                    .dtype
+                    .is_int()
+                    .then(|| t.data.iter().map(|&v| v as i64).collect());
+                types.insert(o.clone(), t.ty());
+                consts.insert(
+                    o.clone(),
+                    Const {
+                        decoded: Decoded {
+                            ty: t.ty(),
+                            values: t.data,
+                            ints,
+                        },
+                    },
+                );
+                init_order.push(o.clone());
+            }
+            names.remove(&name);
+            continue;
+        }
+        let in_types: Vec<Option<TensorType>> = node
+            .inputs
+            .iter()
+            .map(|i| {
+                if i.is_empty() {
+                    None
+                } else {
+                    types.get(i).cloned()
+                }
+            })
+            .collect();
+        if let Some(kind) = node.kind() {
+            if in_types
+                .iter()
+                .zip(&node.inputs)
+                .all(|(t, n)| t.is_some() || n.is_empty())
+            {
+                // Types for later Shape/Size nodes; a failure here is reported, with its
+                // place, by the type check of the whole graph.
+                if let Ok(outs) = crate::infer::infer(kind, &node, &in_types) {
+                    for (o, t) in node.outputs.iter().zip(outs) {
+                        types.insert(o.clone(), t);
+                    }
+                }
+            }
+        }
         for i in &node.inputs {
             used.insert(i.clone());
         }
+        node.name = name;
         nodes.push(node);
     }
 
@@ -177,13 +284,35 @@ fn convert(model: &ModelProto) -> Result<Graph, GraphError> {
     // them.
     let mut consumed: BTreeSet<String> = used.clone();
     for o in &graph_outputs {
-        consumed.insert(resolve(&alias, o));
+        consumed.insert(resolve(o));
     }
     for node in &mut nodes {
         let Some(kind) = node.kind() else {
             continue;
         };
-        let max_out = kind.spec().output_arity().1;
+        let spec = kind.spec();
+        let max_out = spec.output_arity().1;
+        // Optional outputs nothing uses are dropped (e.g. LayerNormalization's Mean).
+        while node.outputs.len() > 1
+            && node.outputs.len() <= max_out
+            && spec
+                .outputs
+                .get(node.outputs.len() - 1)
+                .is_some_and(|p| p.arity == crate::spec::PortArity::Optional)
+            && node
+                .outputs
+                .last()
+                .is_some_and(|o| o.is_empty() || !consumed.contains(o))
+        {
+            node.outputs.pop();
+        }
+        // An omitted output before a used one gets a name of its own.
+        let node_name = node.name.clone();
+        for (k, o) in node.outputs.iter_mut().enumerate() {
+            if o.is_empty() {
+                *o = format!("{node_name}.unused_output_{k}");
+            }
+        }
         while node.outputs.len() > max_out {
             let last = node.outputs.last().cloned().unwrap_or_default();
             if !last.is_empty() && consumed.contains(&last) {
@@ -201,7 +330,7 @@ fn convert(model: &ModelProto) -> Result<Graph, GraphError> {
         }
     }
 
-    let outputs: Vec<String> = graph_outputs.iter().map(|o| resolve(&alias, o)).collect();
+    let outputs: Vec<String> = graph_outputs.iter().map(|o| resolve(o)).collect();
     for o in &outputs {
         used.insert(o.clone());
     }
@@ -209,7 +338,7 @@ fn convert(model: &ModelProto) -> Result<Graph, GraphError> {
     // Initializers: every constant except those only folded into attributes.
     let mut initializers = Vec::new();
     for name in &init_order {
-        if folded.contains(name) && !used.contains(name) {
+        if (folded.contains(name) || computed.contains(name)) && !used.contains(name) {
             continue;
         }
         let Some(c) = consts.remove(name) else {
@@ -246,7 +375,7 @@ fn convert(model: &ModelProto) -> Result<Graph, GraphError> {
         let Some(tt) = vo.r#type.as_ref().and_then(|t| t.tensor_type.as_ref()) else {
             continue;
         };
-        let name = resolve(&alias, &vo.name);
+        let name = resolve(&vo.name);
         let Some(inferred) = types.get(&name) else {
             continue;
         };
@@ -439,15 +568,22 @@ fn drop_default(kind: OpKind, key: &str, v: &AttrValue) -> Option<Result<(), Str
         (K::LayerNormalization | K::SimplifiedLayerNormalization, "stash_type") => {
             ok(is_int(1), "normalisation always computes in f32")
         }
-        (K::Cast, "saturate") => ok(is_int(1), "casts to fp8 saturate"),
+        (K::Cast | K::CastLike, "saturate") => ok(is_int(1), "casts to fp8 saturate"),
         (K::Conv, "auto_pad") => ok(
             matches!(v, AttrValue::String(s) if s == "NOTSET"),
             "give explicit pads",
         ),
         (K::Reshape, "allowzero") => ok(is_int(0), "0 in 'shape' copies the input dimension"),
-        (K::ReduceSum | K::ReduceMean | K::ReduceMax, "noop_with_empty_axes") => {
-            ok(is_int(0), "empty axes reduce over all axes")
-        }
+        (
+            K::ReduceSum
+            | K::ReduceMean
+            | K::ReduceMax
+            | K::ReduceMin
+            | K::ReduceProd
+            | K::ReduceL2
+            | K::ReduceLogSumExp,
+            "noop_with_empty_axes",
+        ) => ok(is_int(0), "empty axes reduce over all axes"),
         (K::Split, "num_outputs") => Some(Ok(())),
         (K::Attention, "q_num_heads" | "kv_num_heads" | "softmax_precision") => Some(Ok(())),
         (K::Attention, "qk_matmul_output_mode") => {
@@ -481,6 +617,7 @@ fn map_node(
     ins: &[String],
     opset: i64,
     consts: &BTreeMap<String, Const>,
+    producer: &BTreeMap<String, String>,
     folded: &mut BTreeSet<String>,
 ) -> Result<Node, String> {
     let kind = crate::spec::from_onnx(&np.domain, &np.op_type, opset, name)?;
@@ -520,8 +657,12 @@ fn map_node(
                 continue;
             }
             let c = consts.get(src).ok_or_else(|| {
+                let from = match producer.get(src) {
+                    Some(p) => format!("it is computed by {p} from the graph's input data"),
+                    None => "it is a graph input".to_string(),
+                };
                 format!(
-                    "input {i} of {op} ('{src}', the '{key}') must be a constant (an initializer or a Constant node); computed shapes are not folded by this loader"
+                    "input {i} of {op} ('{src}', the '{key}') must be known when the model is loaded, but {from}; this crate takes '{key}' as an attribute"
                 )
             })?;
             let values = c.ints();
@@ -588,4 +729,279 @@ fn map_node(
         outputs: np.output.clone(),
         attrs,
     })
+}
+
+fn is_default(domain: &str) -> bool {
+    domain.is_empty() || domain == "ai.onnx"
+}
+
+/// The versions of a default-domain ONNX op's definition the loader knows, if it reads
+/// the op, and whether it reads every one of them.
+fn known_versions(np: &NodeProto, opset: i64) -> Option<(&'static [i64], bool)> {
+    if !is_default(&np.domain) {
+        return None;
+    }
+    if let Some((_, v)) = FOLDED_VERSIONS.iter().find(|(n, _)| *n == np.op_type) {
+        return Some((v, false));
+    }
+    crate::spec::from_onnx(&np.domain, &np.op_type, opset, &np.name)
+        .ok()
+        .map(|k| (k.spec().onnx_versions, k.spec().onnx_reads_all))
+}
+
+/// The policy for opsets newer than [`MAX_OPSET`]: an op is read when the version of its
+/// definition in force at the model's opset is one from [`MAX_OPSET`] or before.
+fn check_version(np: &NodeProto, opset: i64) -> Result<(), String> {
+    if opset <= MAX_OPSET {
+        return Ok(());
+    }
+    let Some((versions, reads_all)) = known_versions(np, opset) else {
+        return Ok(()); // an op the loader does not read: map_node says so
+    };
+    match crate::spec::version_at(versions, opset) {
+        Some(v) if v > MAX_OPSET && !reads_all => Err(format!(
+            "ONNX changed {} in opset {v}; the model imports opset {opset}, and this loader reads {} only as defined up to opset {MAX_OPSET}",
+            np.op_type, np.op_type
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Most elements one folded value may have (folding is for shapes and small constants).
+const FOLD_LIMIT: usize = 1 << 22;
+
+/// Which nodes to evaluate at load time: Shape and Size (always; their value is the
+/// static shape), ConstantOfShape and Range, and any node whose inputs are all constants
+/// when one of them was itself computed at load time, or when its result is needed where
+/// this crate takes an attribute (Reshape's shape, Slice's starts, ...). A node over
+/// stored constants alone whose result is ordinary data stays a node.
+fn fold_plan(
+    g: &crate::onnx::proto::GraphProto,
+    opset: i64,
+    consts: &BTreeMap<String, Const>,
+    resolve: &dyn Fn(&str) -> String,
+) -> Vec<bool> {
+    let n = g.node.len();
+    let mut constant: BTreeSet<String> = consts.keys().cloned().collect();
+    let mut candidate = vec![false; n];
+    let mut fold = vec![false; n];
+    // inputs that must be constants: attribute-like inputs, and the inputs of folded nodes
+    let mut need: BTreeSet<String> = BTreeSet::new();
+    let ins: Vec<Vec<String>> = g
+        .node
+        .iter()
+        .map(|np| np.input.iter().map(|i| resolve(i)).collect())
+        .collect();
+    for (i, np) in g.node.iter().enumerate() {
+        let default = is_default(&np.domain);
+        let op = np.op_type.as_str();
+        if default && op == "Constant" {
+            constant.extend(np.output.iter().cloned());
+            continue;
+        }
+        if default && op == "Identity" {
+            continue;
+        }
+        let shape_of = default && matches!(op, "Shape" | "Size");
+        let all_const = ins[i].iter().all(|x| x.is_empty() || constant.contains(x));
+        if shape_of || all_const {
+            candidate[i] = true;
+            constant.extend(np.output.iter().cloned());
+        }
+        fold[i] = default && matches!(op, "Shape" | "Size" | "ConstantOfShape" | "Range");
+        if let Ok(kind) = crate::spec::from_onnx(&np.domain, op, opset, &np.name) {
+            for c in kind.spec().const_inputs {
+                if let Some(x) = ins[i].get(c.index).filter(|x| !x.is_empty()) {
+                    need.insert(x.clone());
+                }
+            }
+        }
+    }
+    loop {
+        let mut produced: BTreeSet<&str> = BTreeSet::new();
+        for (i, np) in g.node.iter().enumerate() {
+            if fold[i] {
+                produced.extend(np.output.iter().map(String::as_str));
+                if !matches!(np.op_type.as_str(), "Shape" | "Size") {
+                    need.extend(ins[i].iter().cloned());
+                }
+            }
+        }
+        let mut changed = false;
+        for (i, np) in g.node.iter().enumerate() {
+            if candidate[i]
+                && !fold[i]
+                && (ins[i].iter().any(|x| produced.contains(x.as_str()))
+                    || np.output.iter().any(|o| need.contains(o)))
+            {
+                fold[i] = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            return fold;
+        }
+    }
+}
+
+/// Constant input `i` of a folded ONNX op, or an error saying it depends on data.
+fn const_input<'a>(
+    consts: &'a BTreeMap<String, Const>,
+    ins: &[String],
+    i: usize,
+    op: &str,
+) -> Result<&'a Const, String> {
+    let name = ins
+        .get(i)
+        .filter(|n| !n.is_empty())
+        .ok_or_else(|| format!("{op} needs input {i}"))?;
+    consts.get(name).ok_or_else(|| {
+        format!(
+            "input {i} of {op} ('{name}') depends on the graph's input data, so it cannot be computed when the model is loaded; this playground needs shapes and sizes known at load time"
+        )
+    })
+}
+
+fn int_attr(np: &NodeProto, name: &str) -> Option<i64> {
+    np.attribute.iter().find(|a| a.name == name).map(|a| a.i)
+}
+
+fn int_tensor(values: Vec<i64>, shape: Vec<usize>) -> Decoded {
+    Decoded {
+        ty: TensorType::new(crate::dtype::DType::I64, shape),
+        values: values.iter().map(|&v| v as f32).collect(),
+        ints: Some(values),
+    }
+}
+
+/// The value of a Shape, Size, ConstantOfShape or Range node, computed at load time.
+fn fold_special(
+    op: &str,
+    np: &NodeProto,
+    ins: &[String],
+    consts: &BTreeMap<String, Const>,
+    types: &BTreeMap<String, TensorType>,
+) -> Result<Decoded, String> {
+    let type_of = |i: usize| -> Result<&TensorType, String> {
+        let name = ins.get(i).ok_or_else(|| format!("{op} needs input {i}"))?;
+        types
+            .get(name)
+            .ok_or_else(|| format!("the type of input '{name}' is not known at this node"))
+    };
+    match op {
+        "Shape" => {
+            let dims: Vec<i64> = type_of(0)?.shape.iter().map(|&d| d as i64).collect();
+            let rank = dims.len() as i64;
+            let clamp = |v: i64| (if v < 0 { v + rank } else { v }).clamp(0, rank) as usize;
+            let start = clamp(int_attr(np, "start").unwrap_or(0));
+            let end = clamp(int_attr(np, "end").unwrap_or(rank));
+            let dims = dims.get(start..end.max(start)).unwrap_or(&[]).to_vec();
+            let n = dims.len();
+            Ok(int_tensor(dims, vec![n]))
+        }
+        "Size" => Ok(int_tensor(vec![type_of(0)?.numel() as i64], vec![])),
+        "ConstantOfShape" => {
+            let dims = const_input(consts, ins, 0, op)?.ints();
+            let shape = shape_of(&dims)?;
+            let n = crate::tensor::numel(&shape);
+            if n > FOLD_LIMIT {
+                return Err(format!(
+                    "ConstantOfShape would make {n} elements, more than the {FOLD_LIMIT} this loader computes at load time"
+                ));
+            }
+            let (dtype, v, iv) = match np.attribute.iter().find(|a| a.name == "value") {
+                Some(a) => {
+                    let t =
+                        a.t.as_ref()
+                            .ok_or("ConstantOfShape 'value' holds no tensor")?;
+                    let d = decode(t)?;
+                    let v = *d.values.first().ok_or("ConstantOfShape 'value' is empty")?;
+                    let iv = d.ints.as_ref().and_then(|i| i.first().copied());
+                    (d.ty.dtype, v, iv)
+                }
+                None => (crate::dtype::DType::F32, 0.0, None),
+            };
+            Ok(Decoded {
+                ty: TensorType::new(dtype, shape),
+                values: vec![v; n],
+                ints: dtype.is_int().then(|| vec![iv.unwrap_or(v as i64); n]),
+            })
+        }
+        "Range" => {
+            let [start, limit, delta] = [0, 1, 2].map(|i| const_input(consts, ins, i, op));
+            let (start, limit, delta) = (start?, limit?, delta?);
+            let dtype = start.decoded.ty.dtype;
+            let one = |c: &Const| -> Result<f64, String> {
+                match (&c.decoded.ints, c.decoded.values.as_slice()) {
+                    (Some(i), _) if i.len() == 1 => Ok(i[0] as f64),
+                    (None, [v]) => Ok(f64::from(*v)),
+                    _ => Err("Range's start, limit and delta must be scalars".into()),
+                }
+            };
+            let (s, l, d) = (one(start)?, one(limit)?, one(delta)?);
+            if d == 0.0 {
+                return Err("Range's delta is 0".into());
+            }
+            let n = ((l - s) / d).ceil().max(0.0);
+            if n.is_nan() || n > FOLD_LIMIT as f64 {
+                return Err(format!(
+                    "Range would make {n} elements, more than the {FOLD_LIMIT} this loader computes at load time"
+                ));
+            }
+            let n = n as usize;
+            if dtype.is_int() {
+                let (s, d) = (s as i64, d as i64);
+                let v: Vec<i64> = (0..n as i64)
+                    .map(|k| s.saturating_add(k.saturating_mul(d)))
+                    .collect();
+                let mut t = int_tensor(v, vec![n]);
+                t.ty.dtype = dtype;
+                Ok(t)
+            } else {
+                // ONNX computes each element as start + k * delta, in the input type.
+                let (s, d) = (s as f32, d as f32);
+                let values = (0..n).map(|k| dtype.round(s + k as f32 * d)).collect();
+                Ok(Decoded {
+                    ty: TensorType::new(dtype, vec![n]),
+                    values,
+                    ints: None,
+                })
+            }
+        }
+        _ => Err(format!("internal error: {op} is not folded")),
+    }
+}
+
+/// Evaluates a node whose inputs are all constants with the reference evaluator.
+fn fold_node(node: &Node, consts: &BTreeMap<String, Const>) -> Result<Vec<Tensor>, String> {
+    let mut ts: Vec<Option<Tensor>> = Vec::with_capacity(node.inputs.len());
+    let mut total = 0usize;
+    for i in &node.inputs {
+        if i.is_empty() {
+            ts.push(None);
+            continue;
+        }
+        let c = consts
+            .get(i)
+            .ok_or_else(|| format!("internal error: '{i}' is not a constant"))?;
+        total = total.saturating_add(c.decoded.values.len());
+        ts.push(Some(Tensor {
+            dtype: c.decoded.ty.dtype,
+            shape: c.decoded.ty.shape.clone(),
+            data: c.decoded.values.clone(),
+        }));
+    }
+    if total > FOLD_LIMIT {
+        return Err(format!(
+            "its constant inputs have {total} elements, more than the {FOLD_LIMIT} this loader computes at load time"
+        ));
+    }
+    let refs: Vec<Option<&Tensor>> = ts.iter().map(|t| t.as_ref()).collect();
+    let outs = crate::eval::eval_one(node, &refs)?;
+    if outs.iter().any(|t| t.data.len() > FOLD_LIMIT) {
+        return Err(format!(
+            "its result has more than the {FOLD_LIMIT} elements this loader computes at load time"
+        ));
+    }
+    Ok(outs)
 }

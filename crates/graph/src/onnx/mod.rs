@@ -7,6 +7,8 @@
 mod load;
 pub(crate) mod proto;
 mod tensor;
+
+pub use tensor::load_tensor_proto;
 mod write;
 
 pub use load::load_onnx;
@@ -14,8 +16,34 @@ pub use write::to_onnx;
 
 /// Lowest `ai.onnx` opset the loader reads.
 pub const MIN_OPSET: i64 = 13;
-/// Highest `ai.onnx` opset the loader reads.
-pub const MAX_OPSET: i64 = 24;
+/// Highest `ai.onnx` opset the loader reads in full.
+pub const MAX_OPSET: i64 = 25;
+/// Newest `ai.onnx` opset whose operator changelog the op table records
+/// ([`crate::OpSpec::onnx_versions`]). A model importing an opset above [`MAX_OPSET`] and
+/// up to this one is read when every op it uses is unchanged since [`MAX_OPSET`].
+pub const KNOWN_OPSET: i64 = 28;
 
 #[cfg(test)]
 mod tests;
+
+/// ONNX ops the loader reads without making a node of them: they are folded away at load
+/// time (constants, aliases and computations over shapes and constants).
+pub const FOLDED_OPS: &[&str] = &[
+    "Constant",
+    "Identity",
+    "Shape",
+    "Size",
+    "ConstantOfShape",
+    "Range",
+];
+
+/// [`FOLDED_OPS`] with the versions of their ONNX definitions in force from opset
+/// [`MIN_OPSET`] to [`KNOWN_OPSET`] (as [`crate::OpSpec::onnx_versions`]).
+pub(crate) const FOLDED_VERSIONS: &[(&str, &[i64])] = &[
+    ("Constant", &[13, 19, 21, 23, 24, 25]),
+    ("Identity", &[13, 14, 16, 19, 21, 23, 24, 25]),
+    ("Shape", &[13, 15, 19, 21, 23, 24, 25]),
+    ("Size", &[13, 19, 21, 23, 24, 25]),
+    ("ConstantOfShape", &[9, 20, 21, 23, 24, 25]),
+    ("Range", &[11, 27]),
+];

@@ -285,6 +285,23 @@ fn f32_to_fp8(v: f32, mant: u32, bias: i32) -> u8 {
     sign | (bits as u8 & 0x7f)
 }
 
+/// Reads one serialized ONNX `TensorProto` (a `.pb` file of an ONNX test data set):
+/// its name (empty when it has none) and its value. Element types and limits are the
+/// loader's; integers are carried as `f32` like every value of this crate.
+pub fn load_tensor_proto(bytes: &[u8]) -> Result<(String, crate::Tensor), crate::GraphError> {
+    use prost::Message;
+    let t = TensorProto::decode(bytes).map_err(|e| {
+        crate::GraphError::graph(format!(
+            "not a readable ONNX TensorProto (protobuf decoding failed: {e})"
+        ))
+    })?;
+    let d =
+        decode(&t).map_err(|m| crate::GraphError::graph(format!("tensor '{}': {m}", t.name)))?;
+    let tensor = crate::Tensor::new(d.ty.dtype, d.ty.shape, d.values)
+        .map_err(|m| crate::GraphError::graph(format!("tensor '{}': {m}", t.name)))?;
+    Ok((t.name, tensor))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -291,7 +291,10 @@ fn errors_say_what_and_where() {
             y(),
         ),
     ));
-    assert!(e.contains("must be a constant"), "{e}");
+    assert!(
+        e.contains("must be known when the model is loaded") && e.contains("graph input"),
+        "{e}"
+    );
     // an unsupported dtype
     let e = err(&model(
         17,
@@ -314,8 +317,8 @@ fn errors_say_what_and_where() {
         ),
     ));
     assert!(e.contains("declared with shape"), "{e}");
-    // a used output this crate does not produce
-    let e = err(&model(
+    // LayerNormalization's Mean is produced (f32, the normalised axes kept as 1s)
+    let g = load_onnx(&model(
         17,
         graph(
             vec![node(
@@ -331,8 +334,29 @@ fn errors_say_what_and_where() {
                 vi("mean", data_type::FLOAT, &[2, 1]),
             ],
         ),
+    ))
+    .unwrap();
+    assert_eq!(g.infer_types().unwrap()["mean"].shape, [2, 1]);
+    // a used output this crate does not produce (Attention's present key)
+    let q = || vi("q", data_type::FLOAT, &[1, 1, 2, 3]);
+    let e = err(&model(
+        23,
+        graph(
+            vec![node(
+                "Attention",
+                &["q", "q", "q"],
+                &["y", "present_key"],
+                vec![],
+            )],
+            vec![],
+            vec![q()],
+            vec![
+                vi("y", data_type::FLOAT, &[1, 1, 2, 3]),
+                vi("present_key", data_type::FLOAT, &[1, 1, 2, 3]),
+            ],
+        ),
     ));
-    assert!(e.contains("'mean'") && e.contains("is used"), "{e}");
+    assert!(e.contains("'present_key'") && e.contains("is used"), "{e}");
 }
 
 #[test]
@@ -351,4 +375,157 @@ fn truncated_and_mutated_models_never_panic() {
         }
         let _ = load_onnx(&b);
     }
+}
+
+fn int_attr(name: &str, v: i64) -> AttributeProto {
+    AttributeProto {
+        name: name.into(),
+        r#type: attr_type::INT,
+        i: v,
+        ..Default::default()
+    }
+}
+
+/// The reshape of a TorchScript export: Shape -> Gather -> Unsqueeze -> Concat -> Reshape.
+fn torchscript_reshape() -> GraphProto {
+    graph(
+        vec![
+            node("Shape", &["x"], &["s"], vec![]),
+            node("Gather", &["s", "zero"], &["b"], vec![int_attr("axis", 0)]),
+            node("Unsqueeze", &["b", "axes0"], &["b1"], vec![]),
+            node(
+                "Concat",
+                &["b1", "minus1"],
+                &["shape"],
+                vec![int_attr("axis", 0)],
+            ),
+            node("Reshape", &["x", "shape"], &["y"], vec![]),
+        ],
+        vec![
+            i64_tensor("zero", &[], &[0]),
+            i64_tensor("axes0", &[1], &[0]),
+            i64_tensor("minus1", &[1], &[-1]),
+        ],
+        vec![vi("x", data_type::FLOAT, &[2, 3, 4])],
+        vec![vi("y", data_type::FLOAT, &[2, 12])],
+    )
+}
+
+#[test]
+fn shape_computations_fold_into_attributes() {
+    let g = load_onnx(&model(17, torchscript_reshape())).unwrap();
+    assert_eq!(g.nodes.len(), 1, "{:?}", g.nodes);
+    assert_eq!(g.nodes[0].op, "Reshape");
+    assert_eq!(g.nodes[0].attrs["shape"], AttrValue::Ints(vec![2, -1]));
+    assert!(g.initializers.is_empty(), "{:?}", g.initializers);
+
+    // ConstantOfShape and Range over constants, and an op over their results.
+    let g = load_onnx(&model(
+        17,
+        graph(
+            vec![
+                node("Size", &["x"], &["n"], vec![]),
+                node("Range", &["zero", "n", "one"], &["r"], vec![]),
+                node(
+                    "Cast",
+                    &["r"],
+                    &["rf"],
+                    vec![int_attr("to", i64::from(data_type::FLOAT))],
+                ),
+                node("Shape", &["x"], &["s"], vec![]),
+                node("ConstantOfShape", &["s"], &["ones"], vec![]),
+                node("Add", &["ones", "x"], &["t"], vec![]),
+                node("Reshape", &["rf", "s"], &["rr"], vec![]),
+                node("Add", &["t", "rr"], &["y"], vec![]),
+            ],
+            vec![i64_tensor("zero", &[], &[0]), i64_tensor("one", &[], &[1])],
+            vec![vi("x", data_type::FLOAT, &[2, 3])],
+            vec![vi("y", data_type::FLOAT, &[2, 3])],
+        ),
+    ))
+    .unwrap();
+    let ops: Vec<&str> = g.nodes.iter().map(|n| n.op.as_str()).collect();
+    // Cast over a folded Range folds; Reshape of a folded value folds too.
+    assert_eq!(ops, ["Add", "Add"], "{:?}", g.nodes);
+    let rr = g.initializers.iter().find(|i| i.name == "rr").unwrap();
+    assert_eq!(rr.init, InitSpec::Data(vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0]));
+    let ones = g.initializers.iter().find(|i| i.name == "ones").unwrap();
+    assert_eq!(ones.init, InitSpec::Data(vec![0.0; 6]));
+
+    // A node over stored constants alone whose result is data stays a node.
+    let g = load_onnx(&model(
+        17,
+        graph(
+            vec![node("Add", &["w", "w"], &["y"], vec![])],
+            vec![f32_tensor("w", &[2], &[1.0, 2.0])],
+            vec![],
+            vec![vi("y", data_type::FLOAT, &[2])],
+        ),
+    ))
+    .unwrap();
+    assert_eq!(g.nodes.len(), 1);
+}
+
+#[test]
+fn a_shape_that_depends_on_data_names_the_node() {
+    let mut g = torchscript_reshape();
+    // The Gather index now comes from the data.
+    g.node.insert(
+        0,
+        NodeProto {
+            name: "idx".into(),
+            ..node(
+                "Cast",
+                &["x"],
+                &["xi"],
+                vec![int_attr("to", i64::from(data_type::INT64))],
+            )
+        },
+    );
+    g.node.insert(
+        1,
+        NodeProto {
+            name: "pick".into(),
+            ..node(
+                "ReduceMax",
+                &["xi"],
+                &["zero2"],
+                vec![int_attr("keepdims", 0)],
+            )
+        },
+    );
+    g.node[3].input[1] = "zero2".into();
+    let e = load_onnx(&model(17, g)).unwrap_err().to_string();
+    assert!(
+        e.contains("Reshape") && e.contains("'shape'") && e.contains("Concat"),
+        "{e}"
+    );
+}
+
+#[test]
+fn newer_opsets_read_ops_unchanged_since_the_newest_known() {
+    // opset 28: Shape, Gather, Unsqueeze, Concat and Reshape last changed by 25.
+    assert!(load_onnx(&model(28, torchscript_reshape())).is_ok());
+    // Range changed in opset 27.
+    let g = graph(
+        vec![node("Range", &["a", "b", "c"], &["y"], vec![])],
+        vec![
+            i64_tensor("a", &[], &[0]),
+            i64_tensor("b", &[], &[3]),
+            i64_tensor("c", &[], &[1]),
+        ],
+        vec![],
+        vec![vi("y", data_type::INT64, &[3])],
+    );
+    assert!(load_onnx(&model(26, g.clone())).is_ok());
+    let e = load_onnx(&model(27, g)).unwrap_err().to_string();
+    assert!(
+        e.contains("Range") && e.contains("opset 27") && e.contains("25"),
+        "{e}"
+    );
+    // Beyond the changelog this loader knows.
+    let e = load_onnx(&model(29, torchscript_reshape()))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("opset 29") && e.contains("28"), "{e}");
 }
