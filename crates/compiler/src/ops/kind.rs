@@ -93,7 +93,7 @@ unary_ops! {
         Gelu = "gelu", graph Some("Gelu"), ktir None;
         Silu = "silu", graph Some("Silu"), ktir None;
         Softplus = "softplus", graph Some("Softplus"), ktir None;
-        Floor = "floor", graph Some("Floor"), ktir None;
+        Floor = "floor", graph Some("Floor"), ktir Some(Floor);
     }
 }
 
@@ -484,15 +484,7 @@ mod tests {
             );
         }
         // Composed in the lowering from several ops, or not lowered.
-        for name in [
-            "reciprocal",
-            "sigmoid",
-            "relu",
-            "gelu",
-            "silu",
-            "softplus",
-            "floor",
-        ] {
+        for name in ["reciprocal", "sigmoid", "relu", "gelu", "silu", "softplus"] {
             let kind = DeviceOpKind::from_name(name).unwrap();
             assert_eq!(kind.ktir_elementwise(), None, "{name}");
         }
