@@ -11,7 +11,8 @@
 // handing it on. Prints median wall times and events per second, and wasm/native against
 // the pipeline alone and against pipeline + JSON.
 // Builds what is missing first (or everything with --build): the wasm facade for Node with
-// wasm-pack into target/wasm-node, and the release `spyre` binary.
+// wasm-pack (the wasm-release profile) and wasm-opt into target/wasm-node, and the release
+// `spyre` binary.
 // A benchmark, not a test: it prints figures and never fails on them.
 //
 //   node bench/sim.mjs [--runs 5] [--build]
@@ -36,15 +37,19 @@ const rebuild = process.argv.includes("--build");
 const run = (cmd, args) => execFileSync(cmd, args, { cwd: ROOT, stdio: "inherit" });
 if (rebuild || !existsSync(join(PKG, "wasm.js"))) {
   console.error("building the wasm facade for Node (release)...");
+  // The page's build (scripts/build-web.sh), for Node: same profile, same wasm-opt pass.
   run("wasm-pack", [
     "build",
     "crates/wasm",
-    "--release",
+    "--profile",
+    "wasm-release",
+    "--no-opt",
     "--target",
     "nodejs",
     "--out-dir",
     "../../target/wasm-node",
   ]);
+  run("bash", ["scripts/wasm-opt.sh", join(PKG, "wasm_bg.wasm")]);
 }
 if (rebuild || !existsSync(SPYRE)) {
   console.error("building the release spyre binary...");

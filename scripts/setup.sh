@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building and testing the playground needs, only where it is missing:
 # the wasm32 target, wasm-bindgen-cli at the version Cargo.lock pins, wasm-pack, Debian's
-# Chromium and ChromeDriver, and the npm packages of package-lock.json. Safe to run again.
+# Chromium and ChromeDriver, and the npm packages of package-lock.json (wasm-opt among them,
+# from npm's binaryen). Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -76,7 +77,16 @@ if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$LOCK_HASH" ]; then
   echo "$LOCK_HASH" >"$STAMP"
 fi
 
-# 6. ONNX's conformance suite: a local Python environment (.venv/, git-ignored) with a
+# 6. wasm-opt comes with npm's binaryen at the version package.json pins (step 5); a
+# node_modules that lost it is reinstalled.
+BINARYEN_VERSION=$(node -p 'require("./package.json").devDependencies.binaryen')
+if ! node_modules/.bin/wasm-opt --version 2>/dev/null | grep -q "version ${BINARYEN_VERSION%%.*} "; then
+  say "installing npm packages (npm ci) for wasm-opt from binaryen $BINARYEN_VERSION"
+  npm ci --no-audit --no-fund
+  echo "$LOCK_HASH" >"$STAMP"
+fi
+
+# 7. ONNX's conformance suite: a local Python environment (.venv/, git-ignored) with a
 # pinned onnx, whose package ships the backend node test cases that
 # crates/graph/tests/onnx_conformance.rs runs. Made only when missing or out of date.
 ONNX_VERSION=1.23.2
