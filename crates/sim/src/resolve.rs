@@ -62,7 +62,8 @@ impl LineLookup {
         LineLookup { starts }
     }
 
-    fn line(&self, offset: u32) -> u32 {
+    /// The 1-based line of byte `offset`.
+    pub fn line(&self, offset: u32) -> u32 {
         match self.starts.binary_search(&(offset as usize)) {
             Ok(i) => i as u32 + 1,
             Err(i) => i as u32,
