@@ -231,6 +231,11 @@ pub struct RunResult {
     pub buffers: Vec<(BufferSpec, Vec<f32>)>,
     /// Warnings the verifier gave (spec gaps the program touches).
     pub warnings: Vec<String>,
+    /// Peak bytes of live tensor values on any one core, per launch in launch order (what
+    /// `ktir::working_set` predicts for each kernel).
+    #[serde(skip)]
+    #[cfg_attr(test, ts(skip))]
+    pub launch_peak_bytes: Vec<u64>,
 }
 
 /// A pass snapshot for the page.

@@ -340,6 +340,7 @@ pub(crate) fn result(
         functions: Vec::new(),
         buffers: Vec::new(),
         warnings: Vec::new(),
+        launch_peak_bytes: sim.launch_peak_bytes().to_vec(),
     }
 }
 
@@ -379,35 +380,57 @@ pub(crate) fn simulate_compilation(
     options: &RunOptions,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<(RunResult, Schedule), DriverError> {
-    simulate_mapped(c, options, progress).map(|((r, _), s)| (r, s))
+    let (module, text) = ktir_to_run(c, c.ktir_module.clone(), None)?;
+    simulate_mapped(c, &module, &text, options, progress).map(|((r, _), s)| (r, s))
 }
 
-/// [`simulate_compilation`], also returning the source map of the device ops and kernels
-/// (its nodes left empty).
+/// The KTIR a compiled graph runs, and its text. An edited module is an input: it is
+/// parsed and verified. Otherwise the compiler's tree runs as it is, its spans set to the
+/// lines of the text printed from it, so events name the lines the page shows; text a
+/// caller put in place of the printed module is parsed like an edited one.
+fn ktir_to_run(
+    c: &compiler::Compilation,
+    tree: Option<Module>,
+    edited: Option<&str>,
+) -> Result<(Module, String), DriverError> {
+    let text = match (edited, tree) {
+        (Some(text), _) => text,
+        (None, Some(mut module)) => {
+            let text = ktir::print_assigning_spans(&mut module);
+            match c.ktir.as_deref() {
+                Some(given) if given != text => given,
+                _ => return Ok((module, text)),
+            }
+        }
+        (None, None) => c.ktir.as_deref().ok_or_else(|| {
+            DriverError::new(
+                Stage::Simulate,
+                "the compilation stopped before the ktir pass",
+            )
+        })?,
+    };
+    match ktir::check(text) {
+        Ok((m, _)) => Ok((m, text.to_string())),
+        Err(diags) => Err(DriverError::from_ktir(
+            format!(
+                "the lowered KTIR does not verify:\n{}",
+                ktir::render_diagnostics("ktir", &diags)
+            ),
+            None,
+            &diags,
+        )),
+    }
+}
+
+/// [`simulate_compilation`] of `module` (printed as `text`), also returning the source map
+/// of the device ops and kernels (its nodes left empty).
 fn simulate_mapped(
     c: &compiler::Compilation,
+    module: &Module,
+    text: &str,
     options: &RunOptions,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<((RunResult, SourceMap), Schedule), DriverError> {
-    let text = c.ktir.as_deref().ok_or_else(|| {
-        DriverError::new(
-            Stage::Simulate,
-            "the compilation stopped before the ktir pass",
-        )
-    })?;
-    let module = match ktir::check(text) {
-        Ok((m, _)) => m,
-        Err(diags) => {
-            return Err(DriverError::from_ktir(
-                format!(
-                    "the lowered KTIR does not verify:\n{}",
-                    ktir::render_diagnostics("ktir", &diags)
-                ),
-                None,
-                &diags,
-            ))
-        }
-    };
     check_given_inputs(&c.graph, &options.inputs)?;
     // Host values of the inputs and weights, and the reference outputs; a timing-only run
     // materialises none of them.
@@ -479,7 +502,7 @@ fn simulate_mapped(
         .collect();
     let program = Program {
         text,
-        module: &module,
+        module,
         placements,
         launches,
     };
@@ -504,7 +527,7 @@ fn simulate_mapped(
             }
         }
         let r = result(sim, sched, options, reference.map(|_| outputs));
-        let mut kernels = kernel_links(&module, text, &r.events);
+        let mut kernels = kernel_links(module, text, &r.events);
         let ops = op_links(c, &mut kernels);
         let map = SourceMap {
             nodes: Vec::new(),
@@ -527,10 +550,9 @@ fn run_graph(
     let mut compile_options = options.compile.clone();
     compile_options.stop_after = None;
     let mut c = compile(graph, &options.machine, &compile_options)?;
-    if let Some(text) = &options.ktir {
-        c.ktir = Some(text.clone());
-    }
-    let ((run, mut source_map), schedule) = simulate_mapped(&c, options, progress)?;
+    let tree = c.ktir_module.take();
+    let (module, ktir) = ktir_to_run(&c, tree, options.ktir.as_deref())?;
+    let ((run, mut source_map), schedule) = simulate_mapped(&c, &module, &ktir, options, progress)?;
     source_map.nodes = node_links(&graph.nodes, &mut source_map.ops);
     let view = |name: &String| TensorView {
         name: name.clone(),
@@ -569,7 +591,7 @@ fn run_graph(
                 data: s.data,
             })
             .collect(),
-        ktir: c.ktir.unwrap_or_default(),
+        ktir,
         run,
         source_map,
         schedule,

@@ -86,15 +86,6 @@ pub struct SourceMap {
     pub kernels: Vec<KernelLink>,
 }
 
-/// The 1-based line of byte `offset` in a text whose line starts are `starts`.
-fn line_of(starts: &[usize], offset: usize) -> u32 {
-    let i = match starts.binary_search(&offset) {
-        Ok(i) => i + 1,
-        Err(i) => i,
-    };
-    u32::try_from(i).unwrap_or(u32::MAX)
-}
-
 /// The end of the last operation written in `ops`, nested regions included.
 fn last_op_end(ops: &[Op]) -> u32 {
     ops.iter()
@@ -117,19 +108,18 @@ fn last_op_end(ops: &[Op]) -> u32 {
 /// left out, never before its last operation), and the events whose KTIR line falls in
 /// them.
 pub(crate) fn kernel_links(module: &Module, text: &str, events: &[EventView]) -> Vec<KernelLink> {
-    let mut starts = vec![0];
-    starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+    let index = sim::LineLookup::new(text);
     let lines: Vec<&str> = text.split('\n').collect();
     let last_line = u32::try_from(lines.len()).unwrap_or(u32::MAX);
     let mut out: Vec<KernelLink> = Vec::with_capacity(module.funcs.len());
     for (i, f) in module.funcs.iter().enumerate() {
-        let from = line_of(&starts, f.span.start as usize);
+        let from = index.line(f.span.start);
         let next = module
             .funcs
             .get(i + 1)
-            .map(|g| line_of(&starts, g.span.start as usize).saturating_sub(1))
+            .map(|g| index.line(g.span.start).saturating_sub(1))
             .unwrap_or(last_line);
-        let body_end = line_of(&starts, last_op_end(&f.body.ops) as usize);
+        let body_end = index.line(last_op_end(&f.body.ops));
         let mut to = next.max(from);
         while to > from.max(body_end)
             && lines.get(to as usize - 1).is_none_or(|l| {

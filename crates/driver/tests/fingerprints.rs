@@ -9,88 +9,18 @@
 //!
 //! Ignored by default: it runs the real-size 8B layer, which wants a release build.
 
+mod common;
+
+use common::{args_for, dir, inputs_for};
 use driver::{examples, run_ktir, run_pipeline, KtirRunOptions, PipelineOptions};
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::hash::{DefaultHasher, Hash, Hasher};
-use std::path::{Path, PathBuf};
-
-fn dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/ktir/valid")
-}
 
 /// A stable hash of a value's `Debug` text (floats print exactly, shortest round trip).
 fn hash_debug<T: std::fmt::Debug>(v: &T) -> u64 {
     let mut h = DefaultHasher::new();
     format!("{v:?}").hash(&mut h);
     h.finish()
-}
-
-/// Scalar arguments a corpus program needs (`// ARGS:` header first, then the table the
-/// corpus test uses).
-fn args_for(name: &str, text: &str) -> BTreeMap<String, i64> {
-    let mut args = BTreeMap::new();
-    for line in text.lines() {
-        if let Some(rest) = line.trim().strip_prefix("// ARGS:") {
-            for kv in rest.split_whitespace() {
-                if let Some((k, v)) = kv.split_once('=') {
-                    args.insert(k.to_string(), v.parse().expect("ARGS value"));
-                }
-            }
-        }
-    }
-    let table: &[(&str, &[(&str, i64)])] = &[
-        ("add_runtime_arg.mlir", &[("m", 96), ("n", 96)]),
-        ("affine_structures.mlir", &[("n", 16)]),
-        ("distributed_view_copy.mlir", &[("lx", 0)]),
-        ("dynamic_access_tile.mlir", &[("rows", 5)]),
-        ("indirect_two_dims.mlir", &[("len", 64)]),
-        ("memory_space_spellings.mlir", &[("lx", 0)]),
-        ("scratchpad_staging.mlir", &[("lx", 0)]),
-        ("arith_ops.mlir", &[("a", 12), ("b", 3), ("x", 5), ("y", 2)]),
-        ("scf_results.mlir", &[("n", 6)]),
-        ("tensor_reshape.mlir", &[("n", 3), ("v", 2)]),
-        ("runtime_arg_types.mlir", &[("a", 10), ("b", 20), ("c", 30)]),
-    ];
-    for (f, kv) in table {
-        if *f == name {
-            for (k, v) in kv.iter() {
-                args.entry(k.to_string()).or_insert(*v);
-            }
-        }
-    }
-    args
-}
-
-/// Index buffers with valid contents, as the corpus test gives them.
-fn inputs_for(name: &str) -> BTreeMap<String, Vec<f32>> {
-    let mut m = BTreeMap::new();
-    match name {
-        "indirect_gather.mlir" => {
-            m.insert(
-                "idx".into(),
-                (0..256).map(|i| ((i * 37 + 5) % 1000) as f32).collect(),
-            );
-        }
-        "indirect_scatter.mlir" => {
-            m.insert(
-                "idx".into(),
-                (0..64).map(|i| ((i * 7 + 3) % 512) as f32).collect(),
-            );
-        }
-        "indirect_two_dims.mlir" => {
-            m.insert(
-                "i1a".into(),
-                (0..192).map(|i| ((i * 5) % 64) as f32).collect(),
-            );
-            m.insert(
-                "i2a".into(),
-                (0..192).map(|i| ((i * 11 + 1) % 64) as f32).collect(),
-            );
-        }
-        _ => {}
-    }
-    m
 }
 
 fn ktir_line(out: &mut String, label: &str, text: &str, options: &KtirRunOptions) {

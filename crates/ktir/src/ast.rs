@@ -525,6 +525,24 @@ impl OpKind {
         }
     }
 
+    /// The regions (blocks) the op carries, in order, to change in place.
+    pub fn regions_mut(&mut self) -> Vec<&mut Block> {
+        match self {
+            OpKind::For { body, .. }
+            | OpKind::InterTileProduce { body, .. }
+            | OpKind::LinalgGeneric { body, .. }
+            | OpKind::LinalgReduce { body, .. } => vec![body],
+            OpKind::InterTileReduce { combiner, .. } => vec![combiner],
+            OpKind::If {
+                then_block,
+                else_block,
+                ..
+            } => std::iter::once(then_block).chain(else_block).collect(),
+            OpKind::Generic { regions, .. } => regions.iter_mut().collect(),
+            _ => vec![],
+        }
+    }
+
     /// Whether the op ends a block (`func.return` and the yields).
     pub fn is_terminator(&self) -> bool {
         matches!(

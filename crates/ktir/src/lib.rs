@@ -16,7 +16,7 @@ pub mod working_set;
 pub use ast::*;
 pub use diag::{Diagnostic, Severity};
 pub use parser::parse;
-pub use printer::print;
+pub use printer::{print, print_assigning_spans};
 pub use verify::verify;
 
 /// Parses and verifies `text`. Returns the module when there is no error, together with

@@ -6,7 +6,68 @@ use std::fmt::Write;
 
 /// Prints a module in canonical form.
 pub fn print(module: &Module) -> String {
+    print_marked(module).0
+}
+
+/// Prints a module in canonical form and sets the spans of its functions and operations to
+/// where they landed in the returned text, as parsing that text would set them. A tree that
+/// was built rather than parsed then runs with the line numbers of the text shown for it,
+/// without parsing the text back.
+pub fn print_assigning_spans(module: &mut Module) -> String {
+    let (text, marks) = print_marked(module);
+    let mut ops = marks.ops.into_iter();
+    for (f, s) in module.funcs.iter_mut().zip(marks.funcs) {
+        // The parser's header ends after its argument list's trailing blanks, or right
+        // after the result types.
+        let end = if f.results.is_empty() {
+            skip_blank(&text, s.end as usize)
+        } else {
+            s.end as usize
+        };
+        f.span = Span::new(s.start as usize, end);
+        assign(&mut f.body, &mut ops, &text);
+    }
+    text
+}
+
+/// Where each function header and each op landed in the printed text, in print order
+/// (regions in [`OpKind::regions`] order, so [`assign`] can walk the tree the same way).
+#[derive(Default)]
+struct Marks {
+    funcs: Vec<Span>,
+    ops: Vec<Span>,
+}
+
+/// Sets the spans of `b`'s ops (nested ones included) from `spans`, in print order. An op
+/// ends where the parser's does: after the whitespace and comments that follow it.
+fn assign(b: &mut Block, spans: &mut impl Iterator<Item = Span>, text: &str) {
+    for op in &mut b.ops {
+        if let Some(s) = spans.next() {
+            op.span = Span::new(s.start as usize, skip_blank(text, s.end as usize));
+        }
+        for r in op.kind.regions_mut() {
+            assign(r, spans, text);
+        }
+    }
+}
+
+/// The first offset at or after `at` that is neither whitespace nor in a `//` comment.
+fn skip_blank(text: &str, mut at: usize) -> usize {
+    loop {
+        let rest = text.get(at..).unwrap_or("");
+        let trimmed = rest.trim_start();
+        at += rest.len() - trimmed.len();
+        if trimmed.starts_with("//") {
+            at += trimmed.find('\n').unwrap_or(trimmed.len());
+        } else {
+            return at;
+        }
+    }
+}
+
+fn print_marked(module: &Module) -> (String, Marks) {
     let mut out = String::new();
+    let mut marks = Marks::default();
     for c in &module.comments {
         let _ = writeln!(out, "// {c}");
     }
@@ -24,13 +85,13 @@ pub fn print(module: &Module) -> String {
         if i > 0 {
             out.push('\n');
         }
-        func(&mut out, f);
+        func(&mut out, &mut marks, f);
     }
     out.push_str("}\n");
-    out
+    (out, marks)
 }
 
-fn func(out: &mut String, f: &Func) {
+fn func(out: &mut String, m: &mut Marks, f: &Func) {
     if let Some(c) = &f.comment {
         let _ = writeln!(out, "  // {c}");
     }
@@ -39,7 +100,9 @@ fn func(out: &mut String, f: &Func) {
         .iter()
         .map(|(n, t)| format!("%{n}: {}", ty(t)))
         .collect();
-    let _ = write!(out, "  func.func @{}({})", f.name, args.join(", "));
+    out.push_str("  ");
+    let start = out.len();
+    let _ = write!(out, "func.func @{}({})", f.name, args.join(", "));
     match f.results.len() {
         0 => {}
         1 => {
@@ -50,20 +113,28 @@ fn func(out: &mut String, f: &Func) {
             let _ = write!(out, " -> ({})", r.join(", "));
         }
     }
+    m.funcs.push(Span::new(start, out.len()));
     if let Some(g) = &f.grid {
         let _ = write!(out, " attributes {{grid = [{}]}}", join(g));
     }
     out.push_str(" {\n");
-    block(out, &f.body, 2);
+    block(out, m, &f.body, 2);
     out.push_str("  }\n");
 }
 
-fn block(out: &mut String, b: &Block, indent: usize) {
+fn block(out: &mut String, m: &mut Marks, b: &Block, indent: usize) {
     for op in &b.ops {
         for _ in 0..indent {
             out.push_str("  ");
         }
-        self::op(out, op, indent);
+        // Reserved before the op prints, so nested ops come after it: print order.
+        let i = m.ops.len();
+        let start = out.len();
+        m.ops.push(Span::new(start, start));
+        self::op(out, m, op, indent);
+        if let Some(s) = m.ops.get_mut(i) {
+            *s = Span::new(start, out.len());
+        }
         if let Some(c) = &op.comment {
             let _ = write!(out, "  // {c}");
         }
@@ -125,7 +196,7 @@ fn pad(out: &mut String, indent: usize) {
 }
 
 /// ` {\n ^bb0(args):\n ops }` for regions whose arguments are written in a label.
-fn labelled_region(out: &mut String, b: &Block, indent: usize) {
+fn labelled_region(out: &mut String, m: &mut Marks, b: &Block, indent: usize) {
     out.push_str(" {\n");
     if !b.args.is_empty() {
         pad(out, indent);
@@ -136,15 +207,15 @@ fn labelled_region(out: &mut String, b: &Block, indent: usize) {
             .collect();
         let _ = writeln!(out, "^bb0({}):", args.join(", "));
     }
-    block(out, b, indent + 1);
+    block(out, m, b, indent + 1);
     pad(out, indent);
     out.push('}');
 }
 
 /// ` {\n ops }` for regions whose arguments are implicit.
-fn plain_region(out: &mut String, b: &Block, indent: usize) {
+fn plain_region(out: &mut String, m: &mut Marks, b: &Block, indent: usize) {
     out.push_str(" {\n");
-    block(out, b, indent + 1);
+    block(out, m, b, indent + 1);
     pad(out, indent);
     out.push('}');
 }
@@ -163,7 +234,7 @@ fn arrow_types(t: &[Type]) -> String {
     }
 }
 
-fn op(out: &mut String, op: &Op, indent: usize) {
+fn op(out: &mut String, m: &mut Marks, op: &Op, indent: usize) {
     if !op.results.is_empty() {
         let _ = write!(out, "{} = ", result_names(&op.results));
     }
@@ -379,7 +450,7 @@ fn op(out: &mut String, op: &Op, indent: usize) {
                 );
             }
             out.push_str(" {\n");
-            self::block(out, body, indent + 1);
+            self::block(out, m, body, indent + 1);
             for _ in 0..indent {
                 out.push_str("  ");
             }
@@ -534,7 +605,7 @@ fn op(out: &mut String, op: &Op, indent: usize) {
                 attr(producer_tiles_per_group),
                 rt(0)
             );
-            labelled_region(out, body, indent);
+            labelled_region(out, m, body, indent);
         }
         OpKind::InterTileConsume {
             future,
@@ -582,7 +653,7 @@ fn op(out: &mut String, op: &Op, indent: usize) {
                 );
             }
             let _ = write!(out, " : {} -> {}", ty(future_type), types(&op.result_types));
-            labelled_region(out, combiner, indent);
+            labelled_region(out, m, combiner, indent);
         }
         OpKind::If {
             cond,
@@ -593,10 +664,10 @@ fn op(out: &mut String, op: &Op, indent: usize) {
             if !op.result_types.is_empty() {
                 let _ = write!(out, " -> ({})", types(&op.result_types));
             }
-            plain_region(out, then_block, indent);
+            plain_region(out, m, then_block, indent);
             if let Some(e) = else_block {
                 out.push_str(" else");
-                plain_region(out, e, indent);
+                plain_region(out, m, e, indent);
             }
         }
         OpKind::TensorSplat {
@@ -702,7 +773,7 @@ fn op(out: &mut String, op: &Op, indent: usize) {
                 typed_group("ins", inputs),
                 typed_group("outs", inits)
             );
-            labelled_region(out, body, indent);
+            labelled_region(out, m, body, indent);
             out.push_str(&arrow_types(&op.result_types));
         }
         OpKind::LinalgReduce {
@@ -730,7 +801,7 @@ fn op(out: &mut String, op: &Op, indent: usize) {
                     .map(|(n, t)| format!("%{n}: {}", ty(t)))
                     .collect();
                 let _ = write!(out, " ({})", args.join(", "));
-                plain_region(out, body, indent);
+                plain_region(out, m, body, indent);
             }
         }
         OpKind::Generic {
@@ -747,7 +818,7 @@ fn op(out: &mut String, op: &Op, indent: usize) {
                     if i > 0 {
                         out.push(',');
                     }
-                    labelled_region(out, r, indent);
+                    labelled_region(out, m, r, indent);
                     if i + 1 == regions.len() {
                         out.push(' ');
                     }

@@ -7,24 +7,66 @@
 //! nested region counts as a use by the op that holds the region (a loop body runs again,
 //! so values from outside stay alive until the loop ends). A loop's iteration arguments
 //! count once more inside the body: from the second step on, the carried value and the
-//! initial one are both held. A combiner region runs in the collective, not on the core,
-//! and is not counted; nor are the scalar bodies of `linalg.generic` and `linalg.reduce`.
+//! initial one are both held. A value handed to `ktdp.yield_partial` is held by the future
+//! that carries it, and freed with that future. A combiner region runs in the collective,
+//! not on the core, and is not counted; nor are the scalar bodies of `linalg.generic` and
+//! `linalg.reduce`.
+//!
+//! The simulator frees values by the same rule, [`frees_after_last_use`], and charges the
+//! same [`bytes`] per tensor, so the two cannot drift apart. Tensors of a dynamic shape are
+//! the one thing the analysis cannot size: it counts them as 0 bytes.
 //!
 //! The analysis is hardware-agnostic: it counts bytes and liveness; a compiler compares
 //! the peak with a machine's capacity.
 
-use crate::ast::{Block, Func, Module, OpKind, Type};
-use std::collections::HashMap;
+use crate::ast::{Block, Func, Module, OpKind, ScalarType, Type};
+use std::collections::{HashMap, HashSet};
+use std::hash::Hash;
+
+/// Bytes a tensor of `numel` elements of type `elem` takes in scratchpad.
+pub fn bytes(numel: usize, elem: ScalarType) -> u64 {
+    (numel as u64).saturating_mul(elem.size_bytes() as u64)
+}
 
 /// Bytes of a tensor type (0 for anything else, and for tensors of unknown shape).
 pub fn tensor_bytes(t: &Type) -> u64 {
     match t {
         Type::Tensor { elem, .. } => t
             .static_shape()
-            .map(|s| s.iter().product::<usize>() as u64 * elem.size_bytes() as u64)
+            .map(|s| bytes(s.iter().product(), *elem))
             .unwrap_or(0),
         _ => 0,
     }
+}
+
+/// When values are freed: a value defined in a block (a block argument or an op's result,
+/// as `defined` says) is freed after the op of that block that uses it last, a use inside
+/// an op's regions counting as a use by the op (a loop body runs again, so values from
+/// outside stay alive until the loop ends). `uses[i]` is what op `i` of the block uses,
+/// its regions included; the result is, per op, the values it frees, sorted. Values are
+/// whatever identifies them to the caller: names here, slots in the simulator.
+pub fn frees_after_last_use<K: Copy + Ord + Hash>(
+    uses: &[Vec<K>],
+    defined: impl Fn(&K) -> bool,
+) -> Vec<Vec<K>> {
+    let mut last: HashMap<K, usize> = HashMap::new();
+    for (i, u) in uses.iter().enumerate() {
+        for &k in u {
+            last.insert(k, i);
+        }
+    }
+    let mut by_op: Vec<Vec<K>> = vec![Vec::new(); uses.len()];
+    for (k, i) in last {
+        if defined(&k) {
+            if let Some(f) = by_op.get_mut(i) {
+                f.push(k);
+            }
+        }
+    }
+    for f in &mut by_op {
+        f.sort_unstable();
+    }
+    by_op
 }
 
 /// Peak bytes of tensor values live at once while one core runs `func`.
@@ -49,21 +91,19 @@ impl Walker {
     /// bytes, by name) charged on entry, and the bytes it leaves charged when it ends.
     ///
     /// A value handed to `ktdp.yield_partial` stays charged after its last use: the
-    /// future that carries it holds it until the reduce consuming the future is done. It is
-    /// counted until the end of its block (at most one loop step: the kernels reduce each
-    /// step's partials within the step), which may be later than the simulator frees it.
+    /// future that carries it holds it until the future itself is freed.
     fn block(&mut self, block: &Block, base: u64, args: &[(String, u64)]) -> (u64, u64) {
-        fn uses(kind: &OpKind, out: &mut Vec<String>) {
-            out.extend(kind.operands().into_iter().map(|v| v.name.clone()));
+        fn uses<'a>(kind: &'a OpKind, out: &mut Vec<&'a str>) {
+            out.extend(kind.operands().into_iter().map(|v| v.name.as_str()));
             for r in kind.regions() {
                 for op in &r.ops {
                     uses(&op.kind, out);
                 }
             }
         }
-        fn partials(kind: &OpKind, out: &mut Vec<String>) {
+        fn partials<'a>(kind: &'a OpKind, out: &mut HashSet<&'a str>) {
             if let OpKind::YieldPartial { values, .. } = kind {
-                out.extend(values.iter().map(|v| v.name.clone()));
+                out.extend(values.iter().map(|v| v.name.as_str()));
             }
             for r in kind.regions() {
                 for op in &r.ops {
@@ -71,17 +111,28 @@ impl Walker {
                 }
             }
         }
-        let mut last: HashMap<String, usize> = HashMap::new();
-        let mut kept: Vec<String> = Vec::new();
-        for (i, op) in block.ops.iter().enumerate() {
+        let mut kept: HashSet<&str> = HashSet::new();
+        let mut op_uses = Vec::with_capacity(block.ops.len());
+        for op in &block.ops {
             let mut u = Vec::new();
             uses(&op.kind, &mut u);
-            for name in u {
-                last.insert(name, i);
-            }
+            op_uses.push(u);
             partials(&op.kind, &mut kept);
         }
+        let defined: HashSet<&str> = args
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .chain(
+                block
+                    .ops
+                    .iter()
+                    .flat_map(|o| o.results.iter().map(String::as_str)),
+            )
+            .collect();
+        let frees = frees_after_last_use(&op_uses, |n| defined.contains(n));
         let mut sizes: HashMap<&str, u64> = HashMap::new();
+        // Bytes of partial results each future of this block holds.
+        let mut held: HashMap<&str, u64> = HashMap::new();
         let mut live = base;
         let mut leaked = 0;
         for (name, bytes) in args {
@@ -89,7 +140,7 @@ impl Walker {
             sizes.insert(name, *bytes);
         }
         let mut peak = live;
-        for (i, op) in block.ops.iter().enumerate() {
+        for (op, frees) in block.ops.iter().zip(frees) {
             match &op.kind {
                 OpKind::For {
                     iter_args, body, ..
@@ -121,7 +172,11 @@ impl Walker {
                     let (p, leak) = self.block(body, live, &[]);
                     peak = peak.max(p);
                     live += leak;
-                    leaked += leak;
+                    if let Some(future) = op.results.first() {
+                        held.insert(future, leak);
+                    } else {
+                        leaked += leak;
+                    }
                 }
                 _ => {}
             }
@@ -131,18 +186,21 @@ impl Walker {
                 sizes.insert(name, b);
             }
             peak = peak.max(live);
-            for (name, &at) in &last {
-                if at == i {
-                    if let Some(b) = sizes.remove(name.as_str()) {
-                        if kept.contains(name) {
-                            leaked += b;
-                        } else {
-                            live = live.saturating_sub(b);
-                        }
+            for name in frees {
+                if let Some(b) = sizes.remove(name) {
+                    if kept.contains(name) {
+                        leaked += b;
+                    } else {
+                        live = live.saturating_sub(b);
                     }
+                }
+                if let Some(b) = held.remove(name) {
+                    live = live.saturating_sub(b);
                 }
             }
         }
+        // Futures still live when the block ends keep their partials.
+        leaked += held.values().sum::<u64>();
         (peak, leaked)
     }
 }

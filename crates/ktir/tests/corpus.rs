@@ -164,3 +164,40 @@ fn module_without_spans(m: ktir::Module) -> String {
     out.push_str(rest);
     out
 }
+
+/// Every function's and op's span, nested ops included, in tree order.
+fn spans(m: &ktir::Module) -> Vec<(String, ktir::Span)> {
+    fn block(b: &ktir::Block, out: &mut Vec<(String, ktir::Span)>) {
+        for op in &b.ops {
+            out.push((op.kind.name().to_string(), op.span));
+            for r in op.kind.regions() {
+                block(r, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for f in &m.funcs {
+        out.push((format!("@{}", f.name), f.span));
+        block(&f.body, &mut out);
+    }
+    out
+}
+
+#[test]
+fn printing_assigns_the_spans_parsing_the_printed_text_would() {
+    for path in corpus("valid") {
+        let text = fs::read_to_string(&path).unwrap();
+        let Ok((mut module, _)) = check(&text) else {
+            continue;
+        };
+        let printed = ktir::print_assigning_spans(&mut module);
+        assert_eq!(printed, print(&module), "{}", path.display());
+        let (reparsed, diags) = parse(&printed);
+        assert!(
+            !diags.iter().any(Diagnostic::is_error),
+            "{}",
+            path.display()
+        );
+        assert_eq!(spans(&module), spans(&reparsed), "{}", path.display());
+    }
+}

@@ -113,6 +113,7 @@ impl Simulator<'_> {
                 self.machine.name, self.machine.cores.value
             ));
         }
+        self.launch_peaks.push(0);
         let mut resolver = Resolver {
             module,
             scopes: vec![HashMap::new()],

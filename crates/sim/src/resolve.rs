@@ -62,7 +62,8 @@ impl LineLookup {
         LineLookup { starts }
     }
 
-    fn line(&self, offset: u32) -> u32 {
+    /// The 1-based line of byte `offset`.
+    pub fn line(&self, offset: u32) -> u32 {
         match self.starts.binary_search(&(offset as usize)) {
             Ok(i) => i as u32 + 1,
             Err(i) => i as u32,
@@ -303,9 +304,10 @@ impl<'a> Resolver<'a> {
     }
 }
 
-/// Records the last op (at this block level) that uses each slot defined in this block
-/// (`block_args` or op results), so values can be freed; values from enclosing blocks stay
-/// alive because a loop body runs again.
+/// Records, per op, the slots defined in this block (`block_args` or op results) whose last
+/// use is that op, so values can be freed: the working-set analysis's rule
+/// ([`ktir::working_set::frees_after_last_use`]), so the charges it predicts are the ones
+/// made here.
 pub(crate) fn compute_frees(ops: &mut [ROp<'_>], block_args: &[usize]) {
     fn uses(op: &ROp<'_>, out: &mut Vec<usize>) {
         out.extend(&op.operands);
@@ -315,27 +317,21 @@ pub(crate) fn compute_frees(ops: &mut [ROp<'_>], block_args: &[usize]) {
             }
         }
     }
-    let mut last: HashMap<usize, usize> = HashMap::new();
-    for (i, op) in ops.iter().enumerate() {
-        let mut u = Vec::new();
-        uses(op, &mut u);
-        for s in u {
-            last.insert(s, i);
-        }
-    }
+    let op_uses: Vec<Vec<usize>> = ops
+        .iter()
+        .map(|op| {
+            let mut u = Vec::new();
+            uses(op, &mut u);
+            u
+        })
+        .collect();
     let defined: std::collections::HashSet<usize> = block_args
         .iter()
         .copied()
         .chain(ops.iter().flat_map(|o| o.results.iter().copied()))
         .collect();
-    let mut by_op: Vec<Vec<usize>> = vec![Vec::new(); ops.len()];
-    for (slot, i) in last {
-        if defined.contains(&slot) {
-            by_op[i].push(slot);
-        }
-    }
-    for (op, mut f) in ops.iter_mut().zip(by_op) {
-        f.sort_unstable();
+    let by_op = ktir::working_set::frees_after_last_use(&op_uses, |s| defined.contains(s));
+    for (op, f) in ops.iter_mut().zip(by_op) {
         op.frees = f;
         for r in &mut op.regions {
             let args = r.args.clone();

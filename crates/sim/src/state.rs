@@ -29,6 +29,8 @@ pub struct Simulator<'m> {
     steps: u64,
     /// Peak live tensor bytes per core over the run.
     pub peak_tensor_bytes: Vec<u64>,
+    /// Peak live tensor bytes on any one core, per launch in launch order.
+    pub(crate) launch_peaks: Vec<u64>,
     pub(crate) returned: Vec<Vec<KernelValue>>,
     progress: Option<(ProgressFn<'m>, u64)>,
     /// Estimate of the steps of the whole run, for progress reports (0 when unknown).
@@ -136,6 +138,7 @@ impl<'m> Simulator<'m> {
             barrier: None,
             steps: 0,
             peak_tensor_bytes: vec![0; cores],
+            launch_peaks: Vec::new(),
             returned: Vec::new(),
             progress: None,
             progress_total: 0,
@@ -257,6 +260,12 @@ impl<'m> Simulator<'m> {
     /// The timing tasks recorded so far.
     pub fn tasks(&self) -> &[Task] {
         &self.tasks
+    }
+
+    /// Peak bytes of tensor values live at once on any one core, per launch in launch
+    /// order: what `ktir::working_set` predicts for the launched function.
+    pub fn launch_peak_bytes(&self) -> &[u64] {
+        &self.launch_peaks
     }
 
     /// Operations executed so far.
@@ -494,6 +503,9 @@ impl<'m> Simulator<'m> {
                 ));
             }
             if let Some(peak) = self.peak_tensor_bytes.get_mut(ctx.core) {
+                *peak = (*peak).max(ctx.live_bytes);
+            }
+            if let Some(peak) = self.launch_peaks.last_mut() {
                 *peak = (*peak).max(ctx.live_bytes);
             }
         }

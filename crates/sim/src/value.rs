@@ -245,8 +245,9 @@ pub(crate) fn set_slot(slots: &mut [Option<RtValue>], s: Option<&usize>, v: RtVa
     }
 }
 
+/// Scratchpad bytes a tensor value is charged: the working-set analysis's count.
 pub(crate) fn tensor_bytes(t: &TensorVal) -> u64 {
-    (t.numel() * t.elem.size_bytes()) as u64
+    ktir::working_set::bytes(t.numel(), t.elem)
 }
 
 pub(crate) fn kernel_value(v: &RtValue) -> KernelValue {
