@@ -466,7 +466,10 @@ mod tests {
             elementwise: 0,
         };
         let b = bounds(&r, work, 3 * 256 * 256 * 2, 4);
-        assert!((b.matmul_cycles - 16_777_216.0 / 6144.0).abs() < 1e-9, "{b:?}");
+        assert!(
+            (b.matmul_cycles - 16_777_216.0 / 6144.0).abs() < 1e-9,
+            "{b:?}"
+        );
         assert!((b.dram_cycles - 2621.44).abs() < 1e-9, "{b:?}");
         assert_eq!(b.vector_cycles, 0.0);
         assert_eq!(b.bound, Bound::Matmul);
