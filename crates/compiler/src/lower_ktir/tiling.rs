@@ -238,8 +238,9 @@ fn valid_steps(em: &KernelEmitter<'_>, d: usize) -> Vec<usize> {
         .collect()
 }
 
-/// Every plan for this kernel's kind, fewest time steps first; among equals, the one that
-/// re-reads least (matmul: K blocks before N, N before M, M before batch).
+/// Every plan for this kernel's kind, fewest DRAM bytes first (see [`dram_bytes_per_core`]),
+/// then fewest time steps; among equals, the one that cuts the cheaper dims (matmul: K
+/// blocks before N, N before M, M before batch).
 fn candidate_plans(em: &KernelEmitter<'_>) -> Vec<Plan> {
     let op = em.op;
     let it = &op.iteration;
@@ -287,7 +288,7 @@ fn candidate_plans(em: &KernelEmitter<'_>) -> Vec<Plan> {
         }
     }
     combos.retain(|c| c.len() == options.len() && c.iter().any(|&s| s > 1));
-    let mut plans: Vec<(Vec<usize>, Plan)> = combos
+    let mut plans: Vec<(Vec<u64>, Plan)> = combos
         .into_iter()
         .map(|c| {
             let mut loops = Vec::new();
@@ -300,14 +301,53 @@ fn candidate_plans(em: &KernelEmitter<'_>) -> Vec<Plan> {
                     loops.push((*d, c[i]));
                 }
             }
-            // Sort key: total steps, then the steps on each dim from the least preferred.
-            let mut key = vec![0];
-            key.extend(c.iter().rev());
+            // Sort key: DRAM bytes moved (re-reads included), total steps, then the
+            // steps on each dim from the least preferred.
             let plan = Plan { loops, k_steps };
-            key[0] = plan.steps();
+            let mut key = vec![dram_bytes_per_core(em, &plan), plan.steps() as u64];
+            key.extend(c.iter().rev().map(|&s| s as u64));
             (key, plan)
         })
         .collect();
     plans.sort_by(|a, b| a.0.cmp(&b.0));
     plans.into_iter().map(|(_, p)| p).collect()
+}
+
+/// The DRAM bytes one core moves for its slice under `plan`: each operand's slice times its
+/// re-read factor. Only a matmul re-reads: its loop nest runs batch, M and N blocks outside
+/// the K loop, so A (batch, M, K) is loaded again for every N block and B (batch, K, N) for
+/// every M block; C is stored once. Operands the scratchpad plan holds move no DRAM bytes.
+/// Every other kind touches each element once, whatever the cut, so the order of its plans
+/// is the step order.
+fn dram_bytes_per_core(em: &KernelEmitter<'_>, plan: &Plan) -> u64 {
+    let it = &em.op.iteration;
+    let steps_on = |d: usize| -> u64 {
+        plan.loops
+            .iter()
+            .filter(|l| l.0 == d)
+            .map(|l| l.1 as u64)
+            .product()
+    };
+    let reread = |i: usize| -> u64 {
+        if !em.op.kind.is_matmul() || it.len() < 3 {
+            return 1;
+        }
+        let (mb, out) = (it.len() - 3, it.len() - 2);
+        match i {
+            0 => steps_on(out),
+            1 => steps_on(mb),
+            _ => 1,
+        }
+    };
+    em.operands
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| o.local.is_none())
+        .map(|(i, o)| {
+            let elems: u64 = o.full_extent.iter().map(|&e| e as u64).product();
+            elems
+                .saturating_mul(o.elem.size_bytes() as u64)
+                .saturating_mul(reread(i))
+        })
+        .fold(0u64, u64::saturating_add)
 }
