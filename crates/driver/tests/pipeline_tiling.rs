@@ -98,6 +98,18 @@ fn a_weight_slice_that_does_not_fit_streams_once() {
     let mut s = driver::Session::open(source.as_bytes(), "up_proj.json").unwrap();
     let r = s.run(&options, &mut |_| {}).unwrap();
     assert!(r.ktir.contains("iter_args"), "no K loop:\n{}", r.ktir);
+    // The kernel's header says how it was cut and what each operand costs.
+    let header = r
+        .ktir
+        .lines()
+        .find(|l| l.contains("time steps per core"))
+        .unwrap();
+    assert!(header.contains("loops in x"), "{header}");
+    assert!(header.contains("x tile 2x128x64, 524288 B x1"), "{header}");
+    assert!(
+        header.contains("w tile 14x128x64, 3670016 B x1"),
+        "{header}"
+    );
     let k = &r.run.roofline.kernels[0];
     let (x, w) = (128 * 4096 * 2u64, 4096 * 14336 * 2u64);
     // 32 cores, K split in two: each core reads half of x once.

@@ -313,13 +313,12 @@ fn candidate_plans(em: &KernelEmitter<'_>) -> Vec<Plan> {
     plans.into_iter().map(|(_, p)| p).collect()
 }
 
-/// The DRAM bytes one core moves for its slice under `plan`: each operand's slice times its
-/// re-read factor. Only a matmul re-reads: its loop nest runs batch, M and N blocks outside
-/// the K loop, so A (batch, M, K) is loaded again for every N block and B (batch, K, N) for
-/// every M block; C is stored once. Operands the scratchpad plan holds move no DRAM bytes.
-/// Every other kind touches each element once, whatever the cut, so the order of its plans
-/// is the step order.
-fn dram_bytes_per_core(em: &KernelEmitter<'_>, plan: &Plan) -> u64 {
+/// Each operand's DRAM traffic for one core under `plan`: (operand index, bytes of its
+/// slice, re-read factor). Only a matmul re-reads: its loop nest runs batch, M and N blocks
+/// outside the K loop, so A (batch, M, K) is loaded again for every N block and B (batch,
+/// K, N) for every M block; C is stored once. Every other kind touches each element once,
+/// whatever the cut. Operands the scratchpad plan holds move no DRAM bytes (left out).
+fn operand_traffic(em: &KernelEmitter<'_>, plan: &Plan) -> Vec<(usize, u64, u64)> {
     let it = &em.op.iteration;
     let steps_on = |d: usize| -> u64 {
         plan.loops
@@ -345,9 +344,64 @@ fn dram_bytes_per_core(em: &KernelEmitter<'_>, plan: &Plan) -> u64 {
         .filter(|(_, o)| o.local.is_none())
         .map(|(i, o)| {
             let elems: u64 = o.full_extent.iter().map(|&e| e as u64).product();
-            elems
-                .saturating_mul(o.elem.size_bytes() as u64)
-                .saturating_mul(reread(i))
+            (
+                i,
+                elems.saturating_mul(o.elem.size_bytes() as u64),
+                reread(i),
+            )
         })
+        .collect()
+}
+
+/// The DRAM bytes one core moves for its slice under `plan`, re-reads included.
+fn dram_bytes_per_core(em: &KernelEmitter<'_>, plan: &Plan) -> u64 {
+    operand_traffic(em, plan)
+        .into_iter()
+        .map(|(_, bytes, reread)| bytes.saturating_mul(reread))
         .fold(0u64, u64::saturating_add)
+}
+
+/// A kernel's time cut for its header comment: the loops (outermost first, K innermost),
+/// each operand's block shape, and each operand's DRAM bytes per core with its re-read
+/// factor, so a reader sees why the plan was chosen.
+pub(super) fn plan_note(em: &KernelEmitter<'_>) -> String {
+    let it = &em.op.iteration;
+    let plan = Plan {
+        loops: em.loops.clone(),
+        k_steps: em.k_steps,
+    };
+    let mut loops: Vec<String> = plan
+        .loops
+        .iter()
+        .map(|&(d, n)| format!("{} x{n}", it.get(d).map_or("?", |x| x.label.as_str())))
+        .collect();
+    if plan.k_steps > 1 {
+        let k = it.last().map_or("in", |x| x.label.as_str());
+        loops.push(format!("{k} x{}", plan.k_steps));
+    }
+    let traffic = operand_traffic(em, &plan);
+    let operands: Vec<String> = em
+        .operands
+        .iter()
+        .enumerate()
+        .map(|(i, o)| {
+            let tile = o
+                .extent
+                .iter()
+                .map(|e| e.to_string())
+                .collect::<Vec<_>>()
+                .join("x");
+            match traffic.iter().find(|t| t.0 == i) {
+                Some((_, bytes, reread)) => {
+                    format!("{} tile {tile}, {bytes} B x{reread}", o.tensor)
+                }
+                None => format!("{} tile {tile}, in scratchpad", o.tensor),
+            }
+        })
+        .collect();
+    format!(
+        "loops {} (outermost first); {}",
+        loops.join(", "),
+        operands.join("; ")
+    )
 }
