@@ -17,7 +17,7 @@ const ARTIFACTS = join(ROOT, "test-artifacts");
 const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
 const STEP_TIMEOUT = 20_000;
 const TEST_TIMEOUT = 120_000;
-const VIEWS = ["graph", "passes", "ir", "ring", "timeline", "cores"];
+const VIEWS = ["graph", "passes", "ir", "ring", "timeline", "cores", "roofline"];
 
 /** @type {Awaited<ReturnType<typeof serveStatic>>} */ let server;
 /** @type {import("playwright-core").Browser} */ let browser;
@@ -411,6 +411,30 @@ describe("Spyre Playground page", { timeout: 20 * TEST_TIMEOUT }, () => {
     );
     assert.match(await page.locator("#view-meta").textContent(), /KTIR lines \d+–\d+/);
   });
+
+  it(
+    "plots one roofline dot per kernel and a click selects its kernel",
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      await showView("roofline");
+      assert.match(
+        await page.getByTestId("roofline-program").textContent(),
+        /program: [\d,]+ cycles, bound [\d,]+ \((dram|matmul|vector)\), ratio/,
+      );
+      const dots = page.locator("#view-roofline circle.rl-dot");
+      assert.ok((await dots.count()) > 0, "no roofline dots");
+      await dots.first().dispatchEvent("click");
+      await page.locator("#view-roofline circle.rl-dot.selected").waitFor();
+      assert.match(await page.locator("#view-meta").textContent(), /KTIR lines \d+–\d+/);
+      await showView("ir");
+      await page.locator("#ktir-editor .cm-linked-line").first().waitFor();
+      assert.match(
+        await page.locator("#ktir-editor .cm-linked-line").first().textContent(),
+        /func\.func/,
+      );
+      await shot(page.locator("#app"), "roofline.png");
+    },
+  );
 
   it(
     "restores example, pass, view and time from a share URL",

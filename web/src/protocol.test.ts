@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { PipelineResult, RunOptions, SpyreModule, SpyreSession } from "./api";
 import { CancelledError, WorkerClient, WorkerHost, type Port } from "./client";
 import { checkRun, createHandler, toPlain } from "./handler";
+import { emptyRoofline } from "./views/roofline";
 import {
   errorMessage,
   parseRequest,
@@ -51,6 +52,7 @@ function minimalResult(): PipelineResult {
       functions: [],
       buffers: [],
       warnings: [],
+      roofline: emptyRoofline(),
     },
     sourceMap: { nodes: [], ops: [], kernels: [] },
   };

@@ -70,6 +70,10 @@ enum Command {
         /// Print the result as JSON.
         #[arg(long)]
         json: bool,
+        /// Also print the roofline report: per kernel, its work, bytes, lower bound and
+        /// achieved cycles, and a whole-program line (`--json` always carries it).
+        #[arg(long)]
+        roofline: bool,
         /// Compute timing only: no numbers (weights are never materialised, outputs are
         /// not checked), so models too large to run with numbers can be planned.
         #[arg(long)]
@@ -257,6 +261,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             seed,
             trace,
             json,
+            roofline,
             timing_only,
             flags,
         } => {
@@ -275,6 +280,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                         seed,
                         trace,
                         json,
+                        roofline,
                         timing_only,
                     },
                 );
@@ -334,6 +340,9 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                         o.rtol,
                         if o.passed { "PASS" } else { "FAIL" }
                     );
+                }
+                if roofline {
+                    print!("{}", driver::render_roofline(&result.roofline));
                 }
             }
             Ok(if result.passed || !result.outputs_checked {
@@ -590,6 +599,7 @@ struct RunKtir {
     seed: u64,
     trace: Option<PathBuf>,
     json: bool,
+    roofline: bool,
     timing_only: bool,
 }
 
@@ -689,6 +699,9 @@ fn run_ktir_file(mut session: Session, r: RunKtir) -> Result<ExitCode, String> {
                 "buffer {:<8} {} {:?} ({} elements)",
                 spec.name, spec.elem, spec.shape, spec.elements
             );
+        }
+        if r.roofline {
+            print!("{}", driver::render_roofline(&result.roofline));
         }
     }
     Ok(ExitCode::SUCCESS)

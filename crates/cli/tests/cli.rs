@@ -438,3 +438,41 @@ fn the_kind_of_a_file_comes_from_its_content() {
         stdout(&o)
     );
 }
+
+#[test]
+fn run_roofline_prints_a_row_per_kernel_and_a_program_line_and_json_carries_it() {
+    let o = spyre(&["run", EXAMPLE, "--roofline"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    let header = text
+        .lines()
+        .position(|l| l.starts_with("kernel "))
+        .expect(&text);
+    let rows: Vec<&str> = text.lines().skip(header + 1).take(2).collect();
+    assert!(
+        rows[0].starts_with("k0_matmul") && rows[0].contains("dram"),
+        "{text}"
+    );
+    assert!(rows[1].starts_with("k1_add_bias"), "{text}");
+    assert!(
+        text.contains("program: ") && text.contains("ratio"),
+        "{text}"
+    );
+    assert!(
+        text.contains("assumption: DRAM bound: bytes / 150.0 B/cycle"),
+        "{text}"
+    );
+    // Without the flag, no table.
+    let plain = stdout(&spyre(&["run", EXAMPLE]));
+    assert!(!plain.contains("program: "), "{plain}");
+
+    let o = spyre(&["run", EXAMPLE, "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let r = &v["roofline"];
+    assert_eq!(r["kernels"].as_array().map(Vec::len), Some(2), "{r}");
+    // As executed: 128 x 130 x 100 padded to whole sticks, 128 x 192 x 128.
+    assert_eq!(r["kernels"][0]["macs"], 128 * 192 * 128);
+    assert!(r["program"]["bounds"]["lowerBoundCycles"].as_f64().unwrap() > 0.0);
+    assert_eq!(r["rates"]["dramBytesPerCycle"], 150.0);
+}

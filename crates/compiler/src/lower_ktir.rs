@@ -507,7 +507,10 @@ impl<'c> KernelEmitter<'c> {
             .unwrap_or_default();
         let steps: usize = self.loops.iter().map(|l| l.1).product::<usize>() * self.k_steps;
         let time = if steps > 1 {
-            format!("; {steps} time steps per core")
+            format!(
+                "; {steps} time steps per core: {}",
+                tiling::plan_note(&self)
+            )
         } else {
             String::new()
         };

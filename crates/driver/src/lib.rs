@@ -16,12 +16,16 @@ use std::collections::BTreeMap;
 mod error;
 mod examples;
 mod ktir_run;
+mod roofline;
 mod session;
 mod source_map;
 mod views;
 pub use error::{DriverError, Stage};
 pub use examples::{examples, Example};
 pub use ktir_run::{buffer_specs, run_ktir, BufferSpec, KtirRunOptions, KtirRunResult};
+pub use roofline::{
+    render as render_roofline, Bound, Bounds, KernelRoofline, ProgramRoofline, Rates, Roofline,
+};
 pub use session::{detect_kind, Run, Session, SourceKind};
 pub use source_map::{KernelLink, LineRange, NodeLink, OpLink, SourceMap};
 pub use views::{CoreView, LinkView, SummaryView, UnitUsageView};
@@ -236,6 +240,12 @@ pub struct RunResult {
     #[serde(skip)]
     #[cfg_attr(test, ts(skip))]
     pub launch_peak_bytes: Vec<u64>,
+    /// Per kernel and for the whole program: work, bytes, lower bound and achieved cycles.
+    pub roofline: Roofline,
+    /// The arithmetic of each compute task, by task id (what the roofline is computed from).
+    #[serde(skip)]
+    #[cfg_attr(test, ts(skip))]
+    pub work: Vec<(sim::timing::TaskId, sim::WorkCount)>,
 }
 
 /// A pass snapshot for the page.

@@ -2,6 +2,7 @@
 //! with options and a progress callback, and keep the last run (its schedule included) for
 //! trace export. Graphs and KTIR share one run loop and one result type.
 
+use crate::roofline;
 use crate::source_map::{kernel_links, node_links, op_links};
 use crate::{
     compare, compile, event_views, ktir_elem, DriverError, GraphView, MachineView, NodeView,
@@ -180,13 +181,25 @@ impl Session {
         options: &RunOptions,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<&Run, DriverError> {
-        let run = match &self.source {
+        let mut run = match &self.source {
             Source::Graph(g) => run_graph(g, options, progress)?,
             Source::Ktir(text) => {
                 let text = options.ktir.as_deref().unwrap_or(text);
                 run_ktir_module(text, &self.file_name, options, progress)?
             }
         };
+        let unique_dram_bytes = match &self.source {
+            Source::Graph(g) => roofline::graph_unique_bytes(g),
+            Source::Ktir(_) => roofline::buffer_unique_bytes(&run.run.buffers),
+        };
+        run.run.roofline = roofline::compute(roofline::Inputs {
+            machine: &options.machine,
+            events: &run.schedule.events,
+            work: &std::mem::take(&mut run.run.work),
+            kernels: &run.source_map.kernels,
+            total_cycles: run.schedule.total_cycles,
+            unique_dram_bytes,
+        });
         let (_, run) = self.last.insert((options.machine.clone(), run));
         Ok(run)
     }
@@ -341,6 +354,8 @@ pub(crate) fn result(
         buffers: Vec::new(),
         warnings: Vec::new(),
         launch_peak_bytes: sim.launch_peak_bytes().to_vec(),
+        roofline: crate::Roofline::default(),
+        work: sim.work_counts().to_vec(),
     }
 }
 

@@ -67,7 +67,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 pub use crate::resolve::LineLookup;
-pub use crate::state::{ProgressFn, Simulator};
+pub use crate::state::{ProgressFn, Simulator, WorkCount};
 pub use crate::store::DramBuffer;
 pub use crate::value::{round_f16, round_to, ExecLimits, KernelValue, SimError};
 

@@ -37,5 +37,5 @@ pub mod trace;
 mod value;
 
 pub use estimate::estimate_steps;
-pub use exec::{ExecLimits, KernelValue, LineLookup, ProgressFn, SimError, Simulator};
+pub use exec::{ExecLimits, KernelValue, LineLookup, ProgressFn, SimError, Simulator, WorkCount};
 pub use machine::Machine;

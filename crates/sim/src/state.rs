@@ -39,6 +39,17 @@ pub struct Simulator<'m> {
     pub(crate) domain: &'static dyn Domain,
     /// What timing-only mode assumed in place of values it did not compute.
     assumptions: Vec<String>,
+    /// The arithmetic each compute task did, for roofline reports.
+    work: Vec<(TaskId, WorkCount)>,
+}
+
+/// The arithmetic of one compute task: what a roofline divides by the machine's rates.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WorkCount {
+    /// Multiply-accumulates on the PT array.
+    pub macs: u64,
+    /// Element operations on the SFP vector unit (as its cycle model counts them).
+    pub elementwise: u64,
 }
 
 /// Per-core execution context.
@@ -144,6 +155,7 @@ impl<'m> Simulator<'m> {
             progress_total: 0,
             domain,
             assumptions: Vec::new(),
+            work: Vec::new(),
         }
     }
 
@@ -266,6 +278,19 @@ impl<'m> Simulator<'m> {
     /// order: what `ktir::working_set` predicts for the launched function.
     pub fn launch_peak_bytes(&self) -> &[u64] {
         &self.launch_peaks
+    }
+
+    /// The arithmetic of the compute tasks recorded so far, by task id (tasks that do no
+    /// arithmetic are left out).
+    pub fn work_counts(&self) -> &[(TaskId, WorkCount)] {
+        &self.work
+    }
+
+    /// Notes the arithmetic `task` does (nothing for a task that was not recorded).
+    pub(crate) fn count_work(&mut self, task: TaskId, work: WorkCount) {
+        if task != NO_TASK && work != WorkCount::default() {
+            self.work.push((task, work));
+        }
     }
 
     /// Operations executed so far.
@@ -601,6 +626,14 @@ impl<'m> Simulator<'m> {
     ) -> Result<TaskId, SimError> {
         let cycles = self.machine.sfp_cycles(elements as u64, transcendental);
         let deps = inputs.iter().filter_map(|t| t.ready).collect();
-        self.record(ctx, Unit::Sfp, Work::Compute { cycles }, deps, rop)
+        let task = self.record(ctx, Unit::Sfp, Work::Compute { cycles }, deps, rop)?;
+        self.count_work(
+            task,
+            WorkCount {
+                macs: 0,
+                elementwise: elements as u64,
+            },
+        );
+        Ok(task)
     }
 }

@@ -398,6 +398,14 @@ fn matmul(
     let cycles = sim.machine.matmul_cycles(m as u64, n as u64, k as u64);
     let deps = a.ready.into_iter().chain(b.ready).chain(c.ready).collect();
     let task = sim.record(ctx, Unit::Pt, Work::Compute { cycles }, deps, rop)?;
+    let macs = (m as u64).saturating_mul(n as u64).saturating_mul(k as u64);
+    sim.count_work(
+        task,
+        WorkCount {
+            macs,
+            elementwise: 0,
+        },
+    );
     sim.new_tensor(ctx, rop, c.shape.clone(), c.elem, out, Some(task))
 }
 
@@ -435,6 +443,16 @@ fn batch_matmul(
         .saturating_mul(bt as u64);
     let deps = a.ready.into_iter().chain(b.ready).chain(c.ready).collect();
     let task = sim.record(ctx, Unit::Pt, Work::Compute { cycles }, deps, rop)?;
+    let macs = [bt, m, n, k]
+        .iter()
+        .fold(1u64, |acc, &d| acc.saturating_mul(d as u64));
+    sim.count_work(
+        task,
+        WorkCount {
+            macs,
+            elementwise: 0,
+        },
+    );
     sim.new_tensor(ctx, rop, c.shape.clone(), c.elem, out, Some(task))
 }
 

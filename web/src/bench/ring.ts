@@ -6,6 +6,7 @@ import type { RunInfo, TraceEvent } from "../api";
 import { WorkerHost } from "../client";
 import { Transport } from "../transport";
 import { RingView } from "../views/ring";
+import { emptyRoofline } from "../views/roofline";
 
 export interface BenchResult {
   tiles: number;
@@ -95,6 +96,7 @@ export function syntheticRun(machine: RunInfo["machine"], tiles: number): RunInf
     functions: [],
     buffers: [],
     warnings: [],
+    roofline: emptyRoofline(),
   };
 }
 

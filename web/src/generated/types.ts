@@ -374,6 +374,155 @@ elements: number,
  */
 shape: Array<number>, };
 
+export type Bound = "dram" | "matmul" | "vector";
+
+export type Rates = { 
+/**
+ * DRAM bytes per cycle: peak times the one-way efficiency.
+ */
+dramBytesPerCycle: number, 
+/**
+ * Peak multiply-accumulates per cycle per core.
+ */
+macsPerCyclePerCore: number, 
+/**
+ * Element operations per cycle per core (SFP lanes of one corelet).
+ */
+elementwisePerCyclePerCore: number, 
+/**
+ * Cores of the machine.
+ */
+cores: number, };
+
+export type Bounds = { 
+/**
+ * DRAM bytes / DRAM bytes per cycle.
+ */
+dramCycles: number, 
+/**
+ * MACs / (cores x MACs per cycle per core).
+ */
+matmulCycles: number, 
+/**
+ * Element operations / (cores x element operations per cycle per core).
+ */
+vectorCycles: number, 
+/**
+ * The largest of the three: no schedule of this work is faster.
+ */
+lowerBoundCycles: number, 
+/**
+ * Which one it is.
+ */
+bound: Bound, };
+
+export type KernelRoofline = { 
+/**
+ * Index into `sourceMap.kernels`.
+ */
+kernel: number, 
+/**
+ * The KTIR function.
+ */
+func: string, 
+/**
+ * Multiply-accumulates.
+ */
+macs: number, 
+/**
+ * Element operations on the vector unit.
+ */
+elementwise: number, 
+/**
+ * Bytes read from DRAM.
+ */
+dramReadBytes: number, 
+/**
+ * Bytes written to DRAM.
+ */
+dramWriteBytes: number, 
+/**
+ * Bytes moved core to core over the ring (transfers that touch no memory stop).
+ */
+ringBytes: number, 
+/**
+ * Cores its events ran on.
+ */
+coresUsed: number, 
+/**
+ * Its bounds over the bytes it moved, on the cores it used.
+ */
+bounds: Bounds, 
+/**
+ * First event start to last event end.
+ */
+achievedCycles: number, 
+/**
+ * `achievedCycles / bounds.lowerBoundCycles` (0 when the bound is 0).
+ */
+ratio: number, };
+
+export type ProgramRoofline = { 
+/**
+ * Multiply-accumulates.
+ */
+macs: number, 
+/**
+ * Element operations.
+ */
+elementwise: number, 
+/**
+ * Bytes read from DRAM.
+ */
+dramReadBytes: number, 
+/**
+ * Bytes written to DRAM.
+ */
+dramWriteBytes: number, 
+/**
+ * Every input, weight and output counted once (graphs), or every buffer (KTIR).
+ */
+uniqueDramBytes: number, 
+/**
+ * Core-to-core ring bytes.
+ */
+ringBytes: number, 
+/**
+ * Bounds over the unique bytes, on every core.
+ */
+bounds: Bounds | null, 
+/**
+ * Modelled cycles of the run.
+ */
+achievedCycles: number, 
+/**
+ * `achievedCycles / bounds.lowerBoundCycles`.
+ */
+ratio: number, 
+/**
+ * `(dramReadBytes + dramWriteBytes) / uniqueDramBytes`: how often data crossed the
+ * DRAM interface (0 when unknown).
+ */
+rereadFactor: number, };
+
+export type Roofline = { 
+/**
+ * The machine's rates (none before a run).
+ */
+rates: Rates | null, 
+/**
+ * One entry per kernel that ran, in source-map order.
+ */
+kernels: Array<KernelRoofline>, 
+/**
+ * The whole program.
+ */
+program: ProgramRoofline, 
+/**
+ * What the figures assume.
+ */
+assumptions: Array<string>, };
+
 export type RunResult = { 
 /**
  * The machine it ran on.
@@ -427,7 +576,11 @@ buffers: Array<[BufferSpec, Array<number>]>,
 /**
  * Warnings the verifier gave (spec gaps the program touches).
  */
-warnings: Array<string>, };
+warnings: Array<string>, 
+/**
+ * Per kernel and for the whole program: work, bytes, lower bound and achieved cycles.
+ */
+roofline: Roofline, };
 
 export type LineRange = { 
 /**

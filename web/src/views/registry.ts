@@ -24,6 +24,7 @@ import { IrTab } from "./ir";
 import { PassesTab } from "./passes";
 import { ResultsPane } from "./results";
 import { RingTab } from "./ring";
+import { RooflineTab } from "./roofline";
 import { TimelineTab } from "./timeline";
 import type { View } from "./view";
 
@@ -36,6 +37,7 @@ export function createViews(): View[] {
     new RingTab(),
     new TimelineTab(),
     new CoresTab(),
+    new RooflineTab(),
     new ResultsPane(),
   ];
 }

@@ -238,8 +238,9 @@ fn valid_steps(em: &KernelEmitter<'_>, d: usize) -> Vec<usize> {
         .collect()
 }
 
-/// Every plan for this kernel's kind, fewest time steps first; among equals, the one that
-/// re-reads least (matmul: K blocks before N, N before M, M before batch).
+/// Every plan for this kernel's kind, fewest DRAM bytes first (see [`dram_bytes_per_core`]),
+/// then fewest time steps; among equals, the one that cuts the cheaper dims (matmul: K
+/// blocks before N, N before M, M before batch).
 fn candidate_plans(em: &KernelEmitter<'_>) -> Vec<Plan> {
     let op = em.op;
     let it = &op.iteration;
@@ -287,7 +288,7 @@ fn candidate_plans(em: &KernelEmitter<'_>) -> Vec<Plan> {
         }
     }
     combos.retain(|c| c.len() == options.len() && c.iter().any(|&s| s > 1));
-    let mut plans: Vec<(Vec<usize>, Plan)> = combos
+    let mut plans: Vec<(Vec<u64>, Plan)> = combos
         .into_iter()
         .map(|c| {
             let mut loops = Vec::new();
@@ -300,14 +301,107 @@ fn candidate_plans(em: &KernelEmitter<'_>) -> Vec<Plan> {
                     loops.push((*d, c[i]));
                 }
             }
-            // Sort key: total steps, then the steps on each dim from the least preferred.
-            let mut key = vec![0];
-            key.extend(c.iter().rev());
+            // Sort key: DRAM bytes moved (re-reads included), total steps, then the
+            // steps on each dim from the least preferred.
             let plan = Plan { loops, k_steps };
-            key[0] = plan.steps();
+            let mut key = vec![dram_bytes_per_core(em, &plan), plan.steps() as u64];
+            key.extend(c.iter().rev().map(|&s| s as u64));
             (key, plan)
         })
         .collect();
     plans.sort_by(|a, b| a.0.cmp(&b.0));
     plans.into_iter().map(|(_, p)| p).collect()
+}
+
+/// Each operand's DRAM traffic for one core under `plan`: (operand index, bytes of its
+/// slice, re-read factor). Only a matmul re-reads: its loop nest runs batch, M and N blocks
+/// outside the K loop, so A (batch, M, K) is loaded again for every N block and B (batch,
+/// K, N) for every M block; C is stored once. Every other kind touches each element once,
+/// whatever the cut. Operands the scratchpad plan holds move no DRAM bytes (left out).
+fn operand_traffic(em: &KernelEmitter<'_>, plan: &Plan) -> Vec<(usize, u64, u64)> {
+    let it = &em.op.iteration;
+    let steps_on = |d: usize| -> u64 {
+        plan.loops
+            .iter()
+            .filter(|l| l.0 == d)
+            .map(|l| l.1 as u64)
+            .product()
+    };
+    let reread = |i: usize| -> u64 {
+        if !em.op.kind.is_matmul() || it.len() < 3 {
+            return 1;
+        }
+        let (mb, out) = (it.len() - 3, it.len() - 2);
+        match i {
+            0 => steps_on(out),
+            1 => steps_on(mb),
+            _ => 1,
+        }
+    };
+    em.operands
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| o.local.is_none())
+        .map(|(i, o)| {
+            let elems: u64 = o.full_extent.iter().map(|&e| e as u64).product();
+            (
+                i,
+                elems.saturating_mul(o.elem.size_bytes() as u64),
+                reread(i),
+            )
+        })
+        .collect()
+}
+
+/// The DRAM bytes one core moves for its slice under `plan`, re-reads included.
+fn dram_bytes_per_core(em: &KernelEmitter<'_>, plan: &Plan) -> u64 {
+    operand_traffic(em, plan)
+        .into_iter()
+        .map(|(_, bytes, reread)| bytes.saturating_mul(reread))
+        .fold(0u64, u64::saturating_add)
+}
+
+/// A kernel's time cut for its header comment: the loops (outermost first, K innermost),
+/// each operand's block shape, and each operand's DRAM bytes per core with its re-read
+/// factor, so a reader sees why the plan was chosen.
+pub(super) fn plan_note(em: &KernelEmitter<'_>) -> String {
+    let it = &em.op.iteration;
+    let plan = Plan {
+        loops: em.loops.clone(),
+        k_steps: em.k_steps,
+    };
+    let mut loops: Vec<String> = plan
+        .loops
+        .iter()
+        .map(|&(d, n)| format!("{} x{n}", it.get(d).map_or("?", |x| x.label.as_str())))
+        .collect();
+    if plan.k_steps > 1 {
+        let k = it.last().map_or("in", |x| x.label.as_str());
+        loops.push(format!("{k} x{}", plan.k_steps));
+    }
+    let traffic = operand_traffic(em, &plan);
+    let operands: Vec<String> = em
+        .operands
+        .iter()
+        .enumerate()
+        .map(|(i, o)| {
+            let tile = o
+                .extent
+                .iter()
+                .map(|e| e.to_string())
+                .collect::<Vec<_>>()
+                .join("x");
+            match traffic.iter().find(|t| t.0 == i) {
+                Some((_, bytes, reread)) => {
+                    format!("{} tile {tile}, {bytes} B x{reread}", o.tensor)
+                }
+                None => format!("{} tile {tile}, in scratchpad", o.tensor),
+            }
+        })
+        .collect();
+    format!(
+        "loops {} (outermost first); {}",
+        loops.join(", "),
+        operands.join("; ")
+    )
 }
