@@ -12,6 +12,20 @@
 //! [`compile`] runs them and records a [`Snapshot`] after each. The compiler knows nothing of
 //! JS or timing; machine numbers come in through [`Target`]. Library code never panics: every
 //! problem is a [`CompileError`] naming the node and saying why.
+//!
+//! Every pass is linear in the graph (give or take a logarithm for name lookups), so a full
+//! model compiles in about the time its layers take one by one; [`Options::skip_snapshots`]
+//! leaves out the snapshots when only the results are wanted, and [`compile_with_progress`]
+//! reports the pass running and the kernels lowered.
+//!
+//! Limits (each an error naming the limit and the value, before the work is done):
+//! - work: [`MAX_COMPILE_WORK`] units (one per device op planned and per KTIR operation
+//!   built), or [`Options::work_limit`];
+//! - constant folding evaluates and creates tensors of at most 2^20 elements (larger ones
+//!   stay in the graph), and a constant table a decomposition makes (a `Trilu` mask, a
+//!   `CumSum` triangle) has at most 2^20 elements;
+//! - every tensor a core touches must fit the target's per-core span
+//!   ([`Target::span_limit_bytes`]) under some work division.
 
 // `usize::is_multiple_of` needs Rust 1.87; the workspace declares rust-version 1.85.
 #![allow(clippy::manual_is_multiple_of)]
