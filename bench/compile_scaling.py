@@ -59,7 +59,8 @@ def write(g, path):
 
 
 def measure(spyre, path):
-    """(wall seconds, peak RSS in MB) of `spyre compile FILE`, or None on failure."""
+    """(wall seconds, CPU seconds, peak RSS in MB) of `spyre compile FILE`, or None on
+    failure. CPU time (user + system) is the figure to compare on a busy machine."""
     p = subprocess.run(["/usr/bin/time", "-v", spyre, "compile", path, "-o", os.devnull],
                        capture_output=True, text=True)
     if p.returncode != 0:
@@ -67,9 +68,12 @@ def measure(spyre, path):
         return None
     wall = re.search(r"Elapsed \(wall clock\) time.*: (?:(\d+):)?(\d+):([\d.]+)", p.stderr)
     rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", p.stderr)
+    user = re.search(r"User time \(seconds\): ([\d.]+)", p.stderr)
+    system = re.search(r"System time \(seconds\): ([\d.]+)", p.stderr)
     h, m, s = wall.groups()
     secs = int(h or 0) * 3600 + int(m) * 60 + float(s)
-    return secs, int(rss.group(1)) / 1024.0
+    cpu = float(user.group(1)) + float(system.group(1))
+    return secs, cpu, int(rss.group(1)) / 1024.0
 
 
 def main():
@@ -93,13 +97,13 @@ def main():
             p = os.path.join(out, f"relu_chain_{n}.json")
             relu_chain(p, n)
             cases.append((f"relu chain {n}", p))
-    print(f"{'graph':<20} {'wall s':>8} {'peak MB':>8}")
+    print(f"{'graph':<20} {'wall s':>8} {'cpu s':>8} {'peak MB':>8}")
     for name, p in cases:
         r = measure(a.spyre, p)
         if r is None:
             print(f"{name:<20} {'failed':>8}")
         else:
-            print(f"{name:<20} {r[0]:>8.2f} {r[1]:>8.1f}", flush=True)
+            print(f"{name:<20} {r[0]:>8.2f} {r[1]:>8.2f} {r[2]:>8.1f}", flush=True)
 
 
 if __name__ == "__main__":
