@@ -3,6 +3,10 @@
 hand-written) as spyre-graph JSON. The files are checked in; rerun after changing this
 script: `python3 examples/graphs/make_gallery.py`. Weights are seeded initializers, so
 every file stays small whatever the model's size.
+
+Full-size models go to `full/`: they are for planning and timing only (`spyre run
+--timing-only examples/graphs/full/llama3_8b_seq8192.json`), and stay out of the gallery
+tests, which run every model here in a debug build.
 """
 import json
 import math
@@ -65,7 +69,7 @@ class G:
         last["outputs"] = [out]
         self.outputs = [out]
 
-    def write(self, fname=None):
+    def write(self, fname=None, subdir=None):
         g = {"format": "spyre-graph", "version": 1, "name": self.name,
              "description": self.description, "inputs": self.inputs,
              "initializers": self.inits, "nodes": self.nodes, "outputs": self.outputs}
@@ -80,7 +84,9 @@ class G:
             else:
                 lines.append(f'  "{k}": {json.dumps(v)}{comma}')
         lines.append("}")
-        with open(os.path.join(HERE, (fname or self.name) + ".json"), "w") as f:
+        d = os.path.join(HERE, subdir) if subdir else HERE
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, (fname or self.name) + ".json"), "w") as f:
             f.write("\n".join(lines) + "\n")
 
 
@@ -153,6 +159,8 @@ def sdpa_decomposed(g, q, k, v, mask, head_dim, p):
 
 
 def llama_layer(g, x, batch, seq, hidden, n_q, n_kv, mlp, cos, sin, mask, p, std=0.02):
+    """A Llama decoder layer; with `mask` None, attention is one causal Attention op (GQA
+    inside it) rather than the decomposed pattern with a [seq, seq] mask table."""
     hd = hidden // n_q
     h = rmsnorm(g, x, hidden, f"{p}.input_norm")
     wq = g.normal(f"{p}.attn.wq", [hidden, n_q * hd], std)
@@ -164,9 +172,12 @@ def llama_layer(g, x, batch, seq, hidden, n_q, n_kv, mlp, cos, sin, mask, p, std
     v = heads(g, g.op("MatMul", [h, wv], name=f"{p}.attn.v_proj"), batch, seq, n_kv, hd, f"{p}.attn.v")
     q = apply_rope(g, q, cos, sin, hd, f"{p}.attn.rope_q")
     k = apply_rope(g, k, cos, sin, hd, f"{p}.attn.rope_k")
-    k = repeat_kv(g, k, batch, n_kv, n_q // n_kv, seq, hd, f"{p}.attn.k")
-    v = repeat_kv(g, v, batch, n_kv, n_q // n_kv, seq, hd, f"{p}.attn.v")
-    ctx = sdpa_decomposed(g, q, k, v, mask, hd, f"{p}.attn")
+    if mask is None:
+        ctx = g.op("Attention", [q, k, v], name=f"{p}.attn.attention", is_causal=1)
+    else:
+        k = repeat_kv(g, k, batch, n_kv, n_q // n_kv, seq, hd, f"{p}.attn.k")
+        v = repeat_kv(g, v, batch, n_kv, n_q // n_kv, seq, hd, f"{p}.attn.v")
+        ctx = sdpa_decomposed(g, q, k, v, mask, hd, f"{p}.attn")
     o = g.op("MatMul", [merge_heads(g, ctx, batch, seq, n_q * hd, f"{p}.attn"), wo], name=f"{p}.attn.o_proj")
     x1 = g.op("Add", [x, o], name=f"{p}.attn_residual")
     return swiglu(g, x1, hidden, mlp, f"{p}.mlp", std, norm=True)
@@ -297,6 +308,31 @@ def tiny_two_layer():
     g.write()
 
 
+def llama3_8b(seq):
+    """The full Llama-3.1-8B at sequence `seq`: token embedding, 32 decoder layers, final
+    RMSNorm and the LM head over the 128256-token vocabulary. For planning and timing only
+    (8B seeded weights)."""
+    vocab, hidden, n_q, n_kv, mlp, layers = 128256, 4096, 32, 8, 14336, 32
+    g = G(f"llama3_8b_seq{seq}", f"The full Llama-3.1-8B (embedding, 32 decoder layers at hidden 4096, 32/8 heads, MLP 14336, final norm, LM head over 128256 tokens) at sequence {seq}, fp16: for planning and timing only.")
+    ids = g.input("input_ids", [1, seq], dtype="i64")
+    # The 1 GB table is held as 32 column shards (as tensor-parallel embeddings are): a
+    # lookup may read any row, and a core addresses at most 256 MiB of one tensor and
+    # loads at most 2^24 elements in one tile.
+    shards = 32
+    parts = []
+    for k in range(shards):
+        emb = g.normal(f"embed_tokens.{k}", [vocab, hidden // shards], 0.02)
+        parts.append(g.op("Gather", [emb, ids], name=f"embed.{k}", axis=0))
+    x = g.op("Concat", parts, name="embed", axis=-1)
+    cos, sin = rope_tables(g, seq, hidden // n_q, 500000.0)
+    for i in range(layers):
+        x = llama_layer(g, x, 1, seq, hidden, n_q, n_kv, mlp, cos, sin, None, f"layer{i}")
+    x = rmsnorm(g, x, hidden, "final_norm")
+    head = g.normal("lm_head", [hidden, vocab], 0.02)
+    g.outputs = [g.op("MatMul", [x, head], out="logits", name="lm_head")]
+    g.write(subdir="full")
+
+
 def mamba2_mixer(g, x, seq, d_model, p):
     """Mamba-2: in_proj -> causal depthwise conv -> SSD selective scan (one chunk, as the
     decomposed pattern) -> gated RMSNorm -> out_proj."""
@@ -409,6 +445,8 @@ def main():
           4096, 32, 8, 14336, 128)
     tiny_two_layer()
     granite_hybrid()
+    for seq in (128, 2048, 8192):
+        llama3_8b(seq)
 
 
 if __name__ == "__main__":

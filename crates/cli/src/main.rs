@@ -213,6 +213,8 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             let machine = load_machine(&machine)?;
             let graph = driver::load_graph(&read_model(&file)?, &file_name(&file)).map_err(derr)?;
             let mut options = flags.options()?;
+            // KTIR out needs no pass snapshots, which are most of a large compile's cost.
+            options.skip_snapshots = after.is_none() && matches!(emit, Emit::Ktir);
             if let Some(pass) = &after {
                 options.stop_after = Some(pass.clone());
                 let c = driver::compile(&graph, &machine, &options).map_err(derr)?;
@@ -222,7 +224,12 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 write_out(&output, &snap.text)?;
                 return Ok(ExitCode::SUCCESS);
             }
-            let c = driver::compile(&graph, &machine, &options).map_err(derr)?;
+            let mut bar = RunProgress::on_stderr(true);
+            let c = driver::compile_with_progress(&graph, &machine, &options, &mut |p| {
+                bar.update_compile(p)
+            });
+            bar.finish();
+            let c = c.map_err(derr)?;
             if let (Emit::Sdsc, Some(dir)) = (emit, &output) {
                 let bundle = c
                     .sdsc
@@ -250,6 +257,9 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                     .collect(),
             };
             write_out(&output, &text)?;
+            // The process ends here: freeing a large compilation piece by piece would cost
+            // a fifth of the compile again.
+            std::mem::forget(c);
             Ok(ExitCode::SUCCESS)
         }
         Command::Run {
@@ -467,6 +477,8 @@ struct RunProgress {
     started: Instant,
     /// The phase shown, to restyle the bar when the next one starts.
     scheduling: Option<bool>,
+    /// The compile pass shown (compiles only).
+    pass: Option<&'static str>,
 }
 
 impl RunProgress {
@@ -486,6 +498,26 @@ impl RunProgress {
             enabled,
             started: Instant::now(),
             scheduling: None,
+            pass: None,
+        }
+    }
+
+    /// A compile's progress: the pass running and, while lowering, kernels done.
+    fn update_compile(&mut self, p: compiler::CompileProgress) {
+        if self.pass != Some(p.pass) {
+            self.pass = Some(p.pass);
+            if let Ok(style) =
+                indicatif::ProgressStyle::with_template("{msg:>12} [{wide_bar}] {pos}/{len} ops")
+            {
+                self.bar.set_style(style.progress_chars("=> "));
+            }
+            self.bar.set_message(p.pass);
+        }
+        self.bar.set_length(p.total.max(p.done) as u64);
+        self.bar.set_position(p.done as u64);
+        if self.enabled && self.bar.is_hidden() && self.started.elapsed() >= PROGRESS_DELAY {
+            self.bar
+                .set_draw_target(indicatif::ProgressDrawTarget::stderr());
         }
     }
 

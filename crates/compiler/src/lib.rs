@@ -12,6 +12,20 @@
 //! [`compile`] runs them and records a [`Snapshot`] after each. The compiler knows nothing of
 //! JS or timing; machine numbers come in through [`Target`]. Library code never panics: every
 //! problem is a [`CompileError`] naming the node and saying why.
+//!
+//! Every pass is linear in the graph (give or take a logarithm for name lookups), so a full
+//! model compiles in about the time its layers take one by one; [`Options::skip_snapshots`]
+//! leaves out the snapshots when only the results are wanted, and [`compile_with_progress`]
+//! reports the pass running and the kernels lowered.
+//!
+//! Limits (each an error naming the limit and the value, before the work is done):
+//! - work: [`MAX_COMPILE_WORK`] units (one per device op planned and per KTIR operation
+//!   built), or [`Options::work_limit`];
+//! - constant folding evaluates and creates tensors of at most 2^20 elements (larger ones
+//!   stay in the graph), and a constant table a decomposition makes (a `Trilu` mask, a
+//!   `CumSum` triangle) has at most 2^20 elements;
+//! - every tensor a core touches must fit the target's per-core span
+//!   ([`Target::span_limit_bytes`]) under some work division.
 
 // `usize::is_multiple_of` needs Rust 1.87; the workspace declares rust-version 1.85.
 #![allow(clippy::manual_is_multiple_of)]
@@ -31,7 +45,7 @@ use std::fmt;
 
 pub use layout::Layout;
 pub use ops::{access_map, DeviceOp, DeviceOpKind, IterDim};
-pub use passes::compile;
+pub use passes::{compile, compile_with_progress};
 pub use scratchpad::Placement;
 pub use workdiv::WorkDivision;
 
@@ -133,6 +147,61 @@ pub struct Options {
     /// Decompose attention as an online-softmax loop over blocks of this many keys instead
     /// of one softmax over all keys.
     pub attention_key_block: Option<usize>,
+    /// Record no pass snapshots: for callers that want only the results (`ktir`, `sdsc`,
+    /// the plan), the snapshots' text and data being most of a large compile's time and
+    /// memory.
+    pub skip_snapshots: bool,
+    /// Most work units the compile may spend (see [`MAX_COMPILE_WORK`], the default).
+    pub work_limit: Option<u64>,
+}
+
+/// The default bound on a compile's work: one unit per device op planned and per KTIR
+/// operation in the lowered kernels. 2^26 units is far beyond the largest gallery model
+/// (the full Llama-3.1-8B is a few hundred thousand); a compile that would need more stops with an error
+/// naming the limit, the work done and the op it reached, instead of running on.
+pub const MAX_COMPILE_WORK: u64 = 1 << 26;
+
+/// How far a compile has got, for progress reports on long compiles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CompileProgress {
+    /// The pass running (one of [`PASS_NAMES`]).
+    pub pass: &'static str,
+    /// Device ops that pass has finished.
+    pub done: usize,
+    /// Device ops it has to do (0 before decomposition knows).
+    pub total: usize,
+}
+
+/// Counts a compile's work against its limit (see [`MAX_COMPILE_WORK`]).
+#[derive(Debug, Clone)]
+pub(crate) struct WorkBudget {
+    limit: u64,
+    spent: u64,
+}
+
+impl WorkBudget {
+    pub(crate) fn new(options: &Options) -> WorkBudget {
+        WorkBudget {
+            limit: options.work_limit.unwrap_or(MAX_COMPILE_WORK),
+            spent: 0,
+        }
+    }
+
+    /// Spends `units` of work at device op `at`; an error once the limit is passed.
+    pub(crate) fn spend(&mut self, units: u64, at: Option<&str>) -> Result<(), CompileError> {
+        self.spent = self.spent.saturating_add(units);
+        if self.spent > self.limit {
+            let whose = if at.is_some() { "by this op" } else { "so far" };
+            return Err(CompileError::new(
+                format!(
+                    "the compile exceeds its work limit of {} units (device ops planned plus KTIR operations built): {} spent {whose}",
+                    self.limit, self.spent
+                ),
+                at,
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// A compile error: what went wrong, and at which node when there is one.
@@ -214,6 +283,23 @@ impl Compilation {
         } else {
             "intermediate"
         }
+    }
+
+    /// [`Compilation::role_of`] for every graph input, initializer and output at once (any
+    /// other tensor is an intermediate), for passes that ask of every tensor.
+    pub fn interface_roles(&self) -> BTreeMap<&str, &'static str> {
+        let mut roles = BTreeMap::new();
+        // Later inserts win, in the precedence `role_of` gives: output, input, initializer.
+        for i in &self.graph.initializers {
+            roles.insert(i.name.as_str(), "initializer");
+        }
+        for i in &self.graph.inputs {
+            roles.insert(i.name.as_str(), "input");
+        }
+        for o in &self.graph.outputs {
+            roles.insert(o.as_str(), "output");
+        }
+        roles
     }
 
     pub(crate) fn ty(&self, tensor: &str, op: &str) -> Result<&graph::TensorType, CompileError> {

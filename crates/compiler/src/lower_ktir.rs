@@ -78,6 +78,20 @@ fn scratchpad_offset(c: &Compilation, tensor: &str) -> Option<u64> {
 
 /// Lowers every device op of `c` to a KTIR module, each kernel verified as it is built.
 pub fn lower(c: &Compilation) -> Result<ktir::Module, CompileError> {
+    lower_with(
+        c,
+        &mut crate::WorkBudget::new(&crate::Options::default()),
+        &mut |_| {},
+    )
+}
+
+/// [`lower`], spending one unit of `budget` per KTIR operation built and reporting each
+/// kernel done to `progress`.
+pub(crate) fn lower_with(
+    c: &Compilation,
+    budget: &mut crate::WorkBudget,
+    progress: &mut dyn FnMut(crate::CompileProgress),
+) -> Result<ktir::Module, CompileError> {
     let mut module = ktir::Module {
         comments: vec![format!(
             "KTIR for '{}': one kernel per device op, launched in order.",
@@ -85,11 +99,26 @@ pub fn lower(c: &Compilation) -> Result<ktir::Module, CompileError> {
         )],
         ..ktir::Module::default()
     };
+    let held = tiling::planned_live_bytes(c);
     for (i, (op, kernel)) in c.ops.iter().zip(kernels(c)).enumerate() {
-        let func = tiling::emit_kernel(c, op, i, &kernel)?;
+        let func = tiling::emit_kernel(c, op, i, &kernel, held.get(i).copied().unwrap_or(0))?;
+        budget.spend(op_count(&func.body), Some(&op.name))?;
         module.funcs.push(verified(op, func)?);
+        progress(crate::CompileProgress {
+            pass: "ktir",
+            done: i + 1,
+            total: c.ops.len(),
+        });
     }
     Ok(module)
+}
+
+/// KTIR operations in a block, those in nested regions included.
+fn op_count(b: &ktir::Block) -> u64 {
+    b.ops
+        .iter()
+        .map(|op| 1 + op.kind.regions().into_iter().map(op_count).sum::<u64>())
+        .sum()
 }
 
 /// `func` when the verifier accepts it on its own; otherwise an error naming the device
@@ -249,6 +278,8 @@ impl Operand {
 struct KernelEmitter<'c> {
     c: &'c Compilation,
     op: &'c DeviceOp,
+    /// The op's position in `c.ops` (and its work division's in `c.divisions`).
+    index: usize,
     kernel: Kernel,
     /// The kernel body being built.
     b: Builder,
@@ -416,6 +447,7 @@ impl<'c> KernelEmitter<'c> {
         Ok(KernelEmitter {
             c,
             op,
+            index,
             kernel: kernel.clone(),
             b: Builder::new(),
             operands,
@@ -429,6 +461,16 @@ impl<'c> KernelEmitter<'c> {
 
     fn fail(&self, m: impl Into<String>) -> CompileError {
         CompileError::at(&self.op.name, m)
+    }
+
+    /// The op's work division: the one at its own index (divisions are parallel to the
+    /// ops), found by name only if the two lists ever disagree.
+    fn division(&self) -> Option<&'c crate::WorkDivision> {
+        let c: &'c Compilation = self.c;
+        c.divisions
+            .get(self.index)
+            .filter(|d| d.op == self.op.name)
+            .or_else(|| c.divisions.iter().find(|d| d.op == self.op.name))
     }
 
     /// A fresh SSA name, `%` included.
@@ -499,10 +541,7 @@ impl<'c> KernelEmitter<'c> {
             })
             .collect();
         let division = self
-            .c
-            .divisions
-            .iter()
-            .find(|d| d.op == self.op.name)
+            .division()
             .map(|d| format!("splits {:?} over {} core(s)", d.splits, d.cores_used))
             .unwrap_or_default();
         let steps: usize = self.loops.iter().map(|l| l.1).product::<usize>() * self.k_steps;

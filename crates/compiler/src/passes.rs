@@ -8,7 +8,9 @@
 
 use crate::ops::describe_op;
 use crate::{layout, ops, scratchpad, sdsc_emit, workdiv};
-use crate::{Compilation, CompileError, Options, Snapshot, Target, PASS_NAMES};
+use crate::{
+    Compilation, CompileError, CompileProgress, Options, Snapshot, Target, WorkBudget, PASS_NAMES,
+};
 use graph::{Graph, TensorType};
 use serde_json::json;
 use std::collections::{BTreeMap, BTreeSet};
@@ -122,6 +124,11 @@ fn fold_views(g: &mut Graph, outputs: &BTreeSet<String>, report: &mut Canonicali
             }
             _ => false,
         };
+        if !(candidate && same_elements && !x.is_empty()) {
+            i += 1;
+            continue;
+        }
+        // Only candidates look for their users: a scan per node would make this quadratic.
         let users: Vec<usize> = (0..g.nodes.len())
             .filter(|&u| g.nodes[u].inputs.contains(y))
             .collect();
@@ -176,6 +183,12 @@ fn fold_constants(
     report: &mut CanonicalizeReport,
 ) -> Vec<graph::Node> {
     let mut kept = Vec::with_capacity(nodes.len());
+    // Initializer positions by name, kept up to date as folded outputs join them.
+    let mut by_name: BTreeMap<String, usize> = initializers
+        .iter()
+        .enumerate()
+        .map(|(k, x)| (x.name.clone(), k))
+        .collect();
     for n in nodes {
         let mut inputs: Vec<&String> = n.inputs.iter().filter(|i| !i.is_empty()).collect();
         // A node may read one tensor twice (concat(x, x)); the evaluator wants it once.
@@ -183,7 +196,7 @@ fn fold_constants(
         inputs.dedup();
         let consts: Option<Vec<graph::Initializer>> = inputs
             .iter()
-            .map(|i| initializers.iter().find(|x| &&x.name == i).cloned())
+            .map(|i| by_name.get(i.as_str()).map(|&k| initializers[k].clone()))
             .collect();
         let foldable = !inputs.is_empty()
             && !n.outputs.iter().any(|o| outputs.contains(o))
@@ -197,7 +210,10 @@ fn fold_constants(
         match folded {
             Some(values) => {
                 report.folded_constants.push(n.name.clone());
-                initializers.extend(values);
+                for v in values {
+                    by_name.entry(v.name.clone()).or_insert(initializers.len());
+                    initializers.push(v);
+                }
             }
             None => kept.push(n),
         }
@@ -329,6 +345,19 @@ pub fn compile(
     target: &Target,
     options: &Options,
 ) -> Result<Compilation, CompileError> {
+    compile_with_progress(graph, target, options, &mut |_| {})
+}
+
+/// [`compile`], reporting to `progress` as each pass starts and as the `sdsc` and `ktir`
+/// passes finish each device op.
+pub fn compile_with_progress(
+    graph: &Graph,
+    target: &Target,
+    options: &Options,
+    progress: &mut dyn FnMut(CompileProgress),
+) -> Result<Compilation, CompileError> {
+    let mut budget = WorkBudget::new(options);
+    let record = !options.skip_snapshots;
     if let Some(s) = &options.stop_after {
         if !PASS_NAMES.contains(&s.as_str()) {
             return Err(CompileError::new(
@@ -366,31 +395,51 @@ pub fn compile(
         snapshots: Vec::new(),
         target: target.clone(),
     };
+    let none = || (String::new(), String::new(), serde_json::Value::Null);
     for &pass in PASS_NAMES {
+        progress(CompileProgress {
+            pass,
+            done: 0,
+            total: c.ops.len(),
+        });
         let (title, text, data) = match pass {
+            "canonicalize" if !record => none(),
             "canonicalize" => canonicalize_snapshot(&c, &report),
             "decompose" => {
-                let before: BTreeSet<String> = c.types.keys().cloned().collect();
-                ops::decompose(&mut c, options)?;
-                let mut text = String::from("ops:\n");
-                for op in &c.ops {
-                    text.push_str(&format!("  {}\n", describe_op(op)));
-                }
-                let new: Vec<&String> = c.types.keys().filter(|k| !before.contains(*k)).collect();
-                text.push_str("new tensors:");
-                if new.is_empty() {
-                    text.push_str(" none\n");
+                let before: BTreeSet<String> = if record {
+                    c.types.keys().cloned().collect()
                 } else {
-                    text.push('\n');
-                    for t in &new {
-                        text.push_str(&format!("  {t}: {}\n", ty_str(&c.types[*t])));
+                    BTreeSet::new()
+                };
+                ops::decompose(&mut c, options)?;
+                budget.spend(c.ops.len() as u64, None)?;
+                if !record {
+                    (String::new(), String::new(), serde_json::Value::Null)
+                } else {
+                    let mut text = String::from("ops:\n");
+                    for op in &c.ops {
+                        text.push_str(&format!("  {}\n", describe_op(op)));
                     }
+                    let new: Vec<&String> =
+                        c.types.keys().filter(|k| !before.contains(*k)).collect();
+                    text.push_str("new tensors:");
+                    if new.is_empty() {
+                        text.push_str(" none\n");
+                    } else {
+                        text.push('\n');
+                        for t in &new {
+                            text.push_str(&format!("  {t}: {}\n", ty_str(&c.types[*t])));
+                        }
+                    }
+                    let data = json!({"ops": camel(&c.ops), "newTensors": new});
+                    (format!("{} device ops", c.ops.len()), text, data)
                 }
-                let data = json!({"ops": camel(&c.ops), "newTensors": new});
-                (format!("{} device ops", c.ops.len()), text, data)
             }
-            "layout" => {
+            "layout" => 'snap: {
                 let (notes, restick) = layout::run(&mut c)?;
+                if !record {
+                    break 'snap none();
+                }
                 let text = layout::snapshot_text(&c, &notes, &restick);
                 let layouts: serde_json::Map<String, serde_json::Value> = c
                     .layouts
@@ -408,8 +457,11 @@ pub fn compile(
                     data,
                 )
             }
-            "work-division" => {
+            "work-division" => 'snap: {
                 workdiv::run(&mut c, options)?;
+                if !record {
+                    break 'snap none();
+                }
                 let text = workdiv::snapshot_text(&c);
                 let data = json!({"divisions": camel(&c.divisions), "ops": camel(&c.ops), "cores": c.target.cores});
                 let max = c.divisions.iter().map(|d| d.cores_used).max().unwrap_or(0);
@@ -419,8 +471,11 @@ pub fn compile(
                     data,
                 )
             }
-            "scratchpad" => {
+            "scratchpad" => 'snap: {
                 let plan = scratchpad::run(&mut c, options.allocator)?;
+                if !record {
+                    break 'snap none();
+                }
                 let text = scratchpad::snapshot_text(&plan);
                 let data =
                     json!({"plan": camel(&plan), "placements": camel_by_name(&c.placements)});
@@ -434,24 +489,35 @@ pub fn compile(
                     data,
                 )
             }
-            "sdsc" => {
+            "sdsc" => 'snap: {
                 sdsc_emit::run(&mut c)?;
+                if !record {
+                    break 'snap none();
+                }
                 let b = c
                     .sdsc
                     .as_ref()
                     .ok_or_else(|| CompileError::new("sdsc pass produced no bundle", None))?;
+                // The data is the bundle's op list and tensor manifest; the descriptors are
+                // in the text and in `c.sdsc`. A second full copy as a JSON value cost more
+                // than the rest of the compile together on large graphs (tens of KB per op).
+                let data = json!({"ops": b.ops, "tensors": b.tensors});
                 (
                     format!("SDSC bundle of {} ops", b.ops.len()),
                     b.to_json_pretty(),
-                    b.to_value(),
+                    data,
                 )
             }
-            "ktir" => {
-                let module = crate::lower_ktir::lower(&c)?;
+            "ktir" => 'snap: {
+                let module = crate::lower_ktir::lower_with(&c, &mut budget, progress)?;
                 // Text only at the edge: for the snapshot, output and the page.
                 let text = ktir::print(&module);
-                c.ktir = Some(text.clone());
                 c.ktir_module = Some(module);
+                if !record {
+                    c.ktir = Some(text);
+                    break 'snap none();
+                }
+                c.ktir = Some(text.clone());
                 (
                     "KTIR module".to_string(),
                     text.clone(),
@@ -465,12 +531,14 @@ pub fn compile(
                 ))
             }
         };
-        c.snapshots.push(Snapshot {
-            pass: pass.to_string(),
-            title,
-            text,
-            data,
-        });
+        if record {
+            c.snapshots.push(Snapshot {
+                pass: pass.to_string(),
+                title,
+                text,
+                data,
+            });
+        }
         if options.stop_after.as_deref() == Some(pass) {
             break;
         }
@@ -745,7 +813,10 @@ pub(crate) mod tests {
         let snap = c.snapshot("sdsc").unwrap();
         assert_eq!(snap.text, b.to_json_pretty());
         assert_eq!(sdsc::Bundle::from_json(&snap.text).unwrap(), *b);
-        let v = &snap.data["sdscs"][0]["matmul"];
+        assert_eq!(snap.data["ops"], serde_json::json!(["matmul", "add_bias"]));
+        assert_eq!(snap.data["tensors"], b.to_value()["tensors"]);
+        let bundle = b.to_value();
+        let v = &bundle["sdscs"][0]["matmul"];
         assert_eq!(v["numCoresUsed_"], 6);
         assert_eq!(v["coreFoldProp_"]["factor_"], 6);
         assert_eq!(
@@ -792,7 +863,7 @@ pub(crate) mod tests {
             d["scheduleTree_"][1]["startAddressCoreCorelet_"]["data_"]["[2, 0, 0]"],
             (32768 + 128 * 128).to_string()
         );
-        let add = &snap.data["sdscs"][1]["add_bias"]["dscs_"][0]["add"];
+        let add = &bundle["sdscs"][1]["add_bias"]["dscs_"][0]["add"];
         assert_eq!(add["computeOp_"][0]["exUnit"], "sfp");
         assert_eq!(add["labeledDs_"][1]["scale_"], serde_json::json!([-1, 1]));
         assert_eq!(b.tensor("AB").unwrap().role, "intermediate");
@@ -811,6 +882,49 @@ pub(crate) mod tests {
                 assert_eq!(c.ktir.as_deref(), Some(text(&c, "ktir")));
             }
             Err(e) => assert!(e.message.contains("ktir"), "{e}"),
+        }
+    }
+
+    #[test]
+    fn a_compile_without_snapshots_lowers_the_same_module_and_reports_progress() {
+        let g = example("matmul_add.json");
+        let full = compile(&g, &Target::spyre32(), &Options::default()).unwrap();
+        let lean = Options {
+            skip_snapshots: true,
+            ..Options::default()
+        };
+        let mut seen = Vec::new();
+        let c = crate::compile_with_progress(&g, &Target::spyre32(), &lean, &mut |p| seen.push(p))
+            .unwrap();
+        assert!(c.snapshots.is_empty());
+        assert_eq!(c.ktir, full.ktir);
+        assert_eq!(c.sdsc, full.sdsc);
+        let passes: Vec<&str> = seen
+            .iter()
+            .filter(|p| p.done == 0)
+            .map(|p| p.pass)
+            .collect();
+        assert_eq!(passes, PASS_NAMES);
+        let last = seen.last().unwrap();
+        assert_eq!(
+            (last.pass, last.done, last.total),
+            ("ktir", c.ops.len(), c.ops.len())
+        );
+    }
+
+    #[test]
+    fn a_compile_beyond_its_work_limit_is_an_error_naming_the_limit() {
+        let g = example("matmul_add.json");
+        for limit in [1, 20] {
+            let o = Options {
+                work_limit: Some(limit),
+                ..Options::default()
+            };
+            let e = compile(&g, &Target::spyre32(), &o).unwrap_err();
+            assert!(
+                e.message.contains(&format!("work limit of {limit} units")),
+                "{e}"
+            );
         }
     }
 

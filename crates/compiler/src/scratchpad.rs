@@ -21,7 +21,7 @@ use crate::ops::{access_map, Binary, Category, DeviceOp, DeviceOpKind, Unary};
 use crate::workdiv::WorkDivision;
 use crate::{Allocator, Compilation, CompileError};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Where a tensor lives.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -128,14 +128,26 @@ pub fn plan(c: &Compilation, allocator: Allocator) -> Result<ScratchpadPlan, Com
     let cap = c.target.scratchpad_capacity_bytes as u64;
     let mut producer: BTreeMap<&str, usize> = BTreeMap::new();
     let mut last_use: BTreeMap<&str, usize> = BTreeMap::new();
+    // Every read of a tensor as (op, input position), in op order: looked up per buffer
+    // rather than scanning every op for each one.
+    let mut reads: BTreeMap<&str, Vec<(usize, usize)>> = BTreeMap::new();
     for (i, op) in c.ops.iter().enumerate() {
         for o in &op.outputs {
             producer.insert(o, i);
         }
-        for t in &op.inputs {
+        for (ii, t) in op.inputs.iter().enumerate() {
             last_use.insert(t, i);
+            reads.entry(t).or_default().push((i, ii));
         }
     }
+    let interface: BTreeSet<&str> = c
+        .graph
+        .outputs
+        .iter()
+        .map(String::as_str)
+        .chain(c.graph.inputs.iter().map(|v| v.name.as_str()))
+        .chain(c.graph.initializers.iter().map(|v| v.name.as_str()))
+        .collect();
     // Intermediates, in producer order.
     let mut bufs: Vec<Buffer> = Vec::new();
     for (i, op) in c.ops.iter().enumerate() {
@@ -144,7 +156,7 @@ pub fn plan(c: &Compilation, allocator: Allocator) -> Result<ScratchpadPlan, Com
             .get(i)
             .ok_or_else(|| CompileError::at(&op.name, "no work division for this op"))?;
         for (k, o) in op.outputs.iter().enumerate() {
-            if c.role_of(o) != "intermediate" {
+            if interface.contains(o.as_str()) {
                 continue;
             }
             let l = c.layout(o, &op.name)?;
@@ -166,24 +178,20 @@ pub fn plan(c: &Compilation, allocator: Allocator) -> Result<ScratchpadPlan, Com
                 if pv.is_none() {
                     reason = Some("partial sums of a split reduction".to_string());
                 }
-                for (j, user) in c.ops.iter().enumerate() {
+                for &(j, ii) in reads.get(o.as_str()).map(Vec::as_slice).unwrap_or(&[]) {
                     if reason.is_some() {
                         break;
                     }
-                    for (ii, t) in user.inputs.iter().enumerate() {
-                        if t == o {
-                            let uv = c
-                                .divisions
-                                .get(j)
-                                .and_then(|ud| view(user, ud, ii, &l.host_shape));
-                            if uv != pv {
-                                reason = Some(format!(
-                                    "'{}' splits it differently from its producer",
-                                    user.name
-                                ));
-                                break;
-                            }
-                        }
+                    let user = &c.ops[j];
+                    let uv = c
+                        .divisions
+                        .get(j)
+                        .and_then(|ud| view(user, ud, ii, &l.host_shape));
+                    if uv != pv {
+                        reason = Some(format!(
+                            "'{}' splits it differently from its producer",
+                            user.name
+                        ));
                     }
                 }
             }

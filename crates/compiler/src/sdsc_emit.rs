@@ -324,6 +324,7 @@ pub fn run(c: &mut Compilation) -> Result<(), CompileError> {
             value: emit_op(c, op, div)?,
         });
     }
+    let roles = c.interface_roles();
     for (t, l) in &c.layouts {
         let (component, offset, bpc) = match placement_of(c, t, t)? {
             Placement::Dram { offset } => ("hbm", *offset, None),
@@ -338,7 +339,11 @@ pub fn run(c: &mut Compilation) -> Result<(), CompileError> {
             host_shape: l.host_shape.iter().map(|&x| x as u64).collect(),
             device_size: l.device_size.iter().map(|&x| x as u64).collect(),
             device_bytes: l.device_bytes as u64,
-            role: c.role_of(t).into(),
+            role: roles
+                .get(t.as_str())
+                .copied()
+                .unwrap_or("intermediate")
+                .into(),
             component: component.into(),
             offset,
             bytes_per_core: bpc,

@@ -77,6 +77,18 @@ pub fn compile(
     compiler::compile(graph, &target_for(machine), options).map_err(DriverError::from_compile)
 }
 
+/// [`compile`], reporting each pass as it starts and each kernel as it is lowered to
+/// `progress` (the CLI's progress bar on long compiles).
+pub fn compile_with_progress(
+    graph: &Graph,
+    machine: &Machine,
+    options: &Options,
+    progress: &mut dyn FnMut(compiler::CompileProgress),
+) -> Result<Compilation, DriverError> {
+    compiler::compile_with_progress(graph, &target_for(machine), options, progress)
+        .map_err(DriverError::from_compile)
+}
+
 /// Accuracy demanded of a simulated output, by dtype: pass when every element satisfies
 /// `|sim - ref| <= atol + rtol * |ref|`.
 pub fn tolerance(dtype: DType) -> (f64, f64) {

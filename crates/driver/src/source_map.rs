@@ -7,6 +7,7 @@ use ktir::ast::{Module, Op};
 use serde::Serialize;
 use serde_json::ser::Formatter;
 use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::rc::Rc;
 
@@ -136,9 +137,16 @@ pub(crate) fn kernel_links(module: &Module, text: &str, events: &[EventView]) ->
             events: Vec::new(),
         });
     }
+    // The kernels' line ranges are disjoint and in order: find an event's by bisection
+    // (a run has far more events than kernels), scanning only if that ever fails.
     for (e_index, e) in events.iter().enumerate() {
-        if let Some(k) = out.iter_mut().find(|k| k.lines.contains(e.line)) {
-            k.events.push(e_index);
+        let at = out.partition_point(|k| k.lines.from <= e.line);
+        let k = match at.checked_sub(1) {
+            Some(k) if out[k].lines.contains(e.line) => Some(k),
+            _ => out.iter().position(|k| k.lines.contains(e.line)),
+        };
+        if let Some(k) = k {
+            out[k].events.push(e_index);
         }
     }
     out
@@ -152,13 +160,25 @@ pub(crate) fn op_links(c: &compiler::Compilation, kernels: &mut [KernelLink]) ->
         (Some(b), Some(snap)) => sdsc_lines(b, &snap.text),
         _ => Vec::new(),
     };
+    // First kernel of each name (reversed, so the first insert of a name is the last).
+    let kernel_of: BTreeMap<String, usize> = kernels
+        .iter()
+        .enumerate()
+        .rev()
+        .map(|(k, x)| (x.func.clone(), k))
+        .collect();
+    let sdsc_of: BTreeMap<&str, LineRange> = sdsc
+        .iter()
+        .rev()
+        .map(|(name, r)| (name.as_str(), *r))
+        .collect();
     c.ops
         .iter()
         .enumerate()
         .map(|(i, op)| {
             let kernel = lowered
                 .get(i)
-                .and_then(|k| kernels.iter().position(|x| x.func == k.func));
+                .and_then(|k| kernel_of.get(k.func.as_str()).copied());
             if let Some(k) = kernel {
                 kernels[k].op = Some(i);
             }
@@ -167,10 +187,7 @@ pub(crate) fn op_links(c: &compiler::Compilation, kernels: &mut [KernelLink]) ->
                 kind: op.kind.name().to_string(),
                 node: None,
                 kernel,
-                sdsc_lines: sdsc
-                    .iter()
-                    .find(|(name, _)| *name == op.name)
-                    .map(|(_, r)| *r),
+                sdsc_lines: sdsc_of.get(op.name.as_str()).copied(),
             }
         })
         .collect()
@@ -187,19 +204,17 @@ pub(crate) fn node_links(nodes: &[graph::Node], ops: &mut [OpLink]) -> Vec<NodeL
             ops: Vec::new(),
         })
         .collect();
+    let by_name: BTreeMap<&str, usize> = nodes
+        .iter()
+        .enumerate()
+        .map(|(j, n)| (n.name.as_str(), j))
+        .collect();
     for (i, op) in ops.iter_mut().enumerate() {
-        let owner = nodes
-            .iter()
-            .enumerate()
-            .filter(|(_, n)| {
-                op.name == n.name
-                    || op
-                        .name
-                        .strip_prefix(n.name.as_str())
-                        .is_some_and(|rest| rest.starts_with('/'))
-            })
-            .max_by_key(|(_, n)| n.name.len())
-            .map(|(j, _)| j);
+        // The op's own name, then each prefix that ends before a `/`, longest first.
+        let name = op.name.as_str();
+        let owner = std::iter::once(name)
+            .chain(name.rmatch_indices('/').map(|(at, _)| &name[..at]))
+            .find_map(|prefix| by_name.get(prefix).copied());
         op.node = owner;
         if let Some(j) = owner {
             out[j].ops.push(i);

@@ -14,7 +14,7 @@ use crate::ops::{
     slice_plan, split_sizes, strides, Attrs,
 };
 use crate::spec::OpKind;
-use crate::tensor::{numel, Tensor, TensorType};
+use crate::tensor::{numel, Tensor, TensorType, MAX_GRAPH_ELEMENTS};
 
 /// Evaluates `graph` on `inputs` (one tensor per graph input, matching its type) and
 /// returns every value: inputs, initializers and node outputs.
@@ -29,6 +29,17 @@ pub fn evaluate(
             "evaluating this graph would take about {work} multiply-adds, more than the \
              reference evaluator's limit of {MAX_EVAL_WORK} (2^32); graphs this large are \
              for planning and timing only"
+        )));
+    }
+    // Every value is held at once: refuse before allocating any of them.
+    let held = types
+        .values()
+        .fold(0usize, |a, t| a.saturating_add(t.numel()));
+    if held > MAX_GRAPH_ELEMENTS {
+        return Err(GraphError::graph(format!(
+            "evaluating this graph would hold {held} values, more than the reference \
+             evaluator's limit of {MAX_GRAPH_ELEMENTS} (2^29); graphs this large are for \
+             planning and timing only (run them timing-only)"
         )));
     }
     for name in inputs.keys() {

@@ -20,8 +20,10 @@
 //!
 //! Library code never panics on any input: every problem is a [`GraphError`] whose
 //! [`Location`] is a line and column in JSON text, a node, or the graph. Sizes are bounded
-//! ([`MAX_TENSOR_ELEMENTS`] per tensor, [`MAX_GRAPH_ELEMENTS`] for all values of a graph,
-//! [`MAX_RANK`]) so an absurd shape is a clear error rather than an out-of-memory abort;
+//! ([`MAX_SHAPE_ELEMENTS`] per tensor shape, [`MAX_TENSOR_ELEMENTS`] per materialised
+//! tensor, [`MAX_GRAPH_ELEMENTS`] for all values the evaluator holds, [`MAX_RANK`]) so an
+//! absurd shape is a clear error rather than an out-of-memory abort; shapes alone are
+//! cheap, so a graph's shapes may describe a full model that is only planned and timed;
 //! so is work: [`evaluate`] refuses graphs above [`MAX_EVAL_WORK`] multiply-adds and
 //! [`Graph::initializer_tensors`] above [`MAX_MATERIALISED_ELEMENTS`] values (a real-size
 //! Llama layer loads and type-checks for planning, but is not evaluated).
@@ -57,4 +59,6 @@ pub use spec::{
     ops_markdown, AttrKind, AttrSpec, ConstForm, ConstInput, OnnxName, OpKind, OpSpec, Port,
     PortArity, SUPPORTED_OPS, VARIADIC,
 };
-pub use tensor::{Tensor, TensorType, MAX_GRAPH_ELEMENTS, MAX_RANK, MAX_TENSOR_ELEMENTS};
+pub use tensor::{
+    Tensor, TensorType, MAX_GRAPH_ELEMENTS, MAX_RANK, MAX_SHAPE_ELEMENTS, MAX_TENSOR_ELEMENTS,
+};

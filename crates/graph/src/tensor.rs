@@ -4,10 +4,18 @@ use serde::{Deserialize, Serialize};
 
 use crate::dtype::DType;
 
-/// Most elements one tensor may have (2^28, i.e. 1 GiB of `f32`).
+/// Most elements one materialised tensor (one holding values) may have (2^28, i.e. 1 GiB
+/// of `f32`).
 pub const MAX_TENSOR_ELEMENTS: usize = 1 << 28;
-/// Most elements all values of one graph may have together (2^29).
+/// Most elements all values of one graph may have together when they are materialised,
+/// as the reference evaluator does (2^29). A graph's shapes may add up to more: timing-only
+/// runs hold shapes, never values.
 pub const MAX_GRAPH_ELEMENTS: usize = 1 << 29;
+/// Most elements a tensor's shape may describe (2^31): shapes only, for planning and
+/// timing a full model (the Llama-3.1-8B logits at sequence 8192 are 2^30), small enough
+/// that its bytes fit a 32-bit `usize` in f16 and are far from overflowing in any dtype
+/// on 64-bit machines.
+pub const MAX_SHAPE_ELEMENTS: usize = 1 << 31;
 /// Highest rank a tensor may have.
 pub const MAX_RANK: usize = 16;
 
@@ -34,9 +42,16 @@ impl TensorType {
         self.numel().saturating_mul(self.dtype.size_bytes())
     }
 
-    /// Checks the size limits ([`MAX_TENSOR_ELEMENTS`], [`MAX_RANK`]).
+    /// Checks the size limits of a materialised tensor ([`MAX_TENSOR_ELEMENTS`],
+    /// [`MAX_RANK`]).
     pub fn check_size(&self) -> Result<(), String> {
         check_shape(&self.shape)
+    }
+
+    /// Checks the size limits of a shape that need not be materialised
+    /// ([`MAX_SHAPE_ELEMENTS`], [`MAX_RANK`]).
+    pub fn check_shape_size(&self) -> Result<(), String> {
+        check_shape_limit(&self.shape, MAX_SHAPE_ELEMENTS, "2^31")
     }
 }
 
@@ -52,6 +67,10 @@ pub(crate) fn numel(shape: &[usize]) -> usize {
 }
 
 pub(crate) fn check_shape(shape: &[usize]) -> Result<(), String> {
+    check_shape_limit(shape, MAX_TENSOR_ELEMENTS, "2^28")
+}
+
+fn check_shape_limit(shape: &[usize], limit: usize, limit_name: &str) -> Result<(), String> {
     if shape.len() > MAX_RANK {
         return Err(format!(
             "shape {shape:?} has rank {}, more than the limit of {MAX_RANK}",
@@ -59,14 +78,14 @@ pub(crate) fn check_shape(shape: &[usize]) -> Result<(), String> {
         ));
     }
     let n = numel(shape);
-    if n > MAX_TENSOR_ELEMENTS {
+    if n > limit {
         let shown = if n == usize::MAX {
             "more than 2^64".to_string()
         } else {
             n.to_string()
         };
         return Err(format!(
-            "shape {shape:?} has {shown} elements, more than the limit of {MAX_TENSOR_ELEMENTS} (2^28) per tensor"
+            "shape {shape:?} has {shown} elements, more than the limit of {limit} ({limit_name}) per tensor"
         ));
     }
     Ok(())

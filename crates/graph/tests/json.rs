@@ -285,6 +285,21 @@ fn shape_mismatch_names_node_and_op() {
 }
 
 #[test]
+fn shapes_beyond_what_is_materialised_load_but_are_not_evaluated() {
+    // 2^23 x 100 elements in one input and more than 2^31 in all: shapes to plan and time,
+    // not to hold.
+    let text = MATMUL_ADD.replacen("[128, 100]", "[8388608, 100]", 1);
+    let g = load_json(&text).unwrap_or_else(|e| panic!("{e}"));
+    let types = g.infer_types().unwrap();
+    assert_eq!(types["A"].numel(), 100 << 23);
+    let e = evaluate(&g, &BTreeMap::new()).unwrap_err();
+    assert!(e.message.contains("timing"), "{e}");
+    // Materialising one tensor that large is refused before allocating.
+    let e = Tensor::new(DType::F16, vec![32768, 32768], Vec::new()).unwrap_err();
+    assert!(e.contains("(2^28) per tensor"), "{e}");
+}
+
+#[test]
 fn absurd_shapes_are_errors_not_panics() {
     let text = MATMUL_ADD.replacen("[128, 100]", "[1000000, 1000000]", 1);
     let e = load_json(&text).unwrap_err();

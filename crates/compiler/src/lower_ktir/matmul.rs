@@ -495,7 +495,7 @@ impl KernelEmitter<'_> {
 
     /// Per-core extent of batch iteration dim `b`.
     fn batch_chunk(&self, b: usize) -> usize {
-        let div = self.c.divisions.iter().find(|d| d.op == self.op.name);
+        let div = self.division();
         let extent = self.op.iteration[b].extent;
         let split = div
             .and_then(|d| d.splits.get(b).copied())

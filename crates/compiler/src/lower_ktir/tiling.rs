@@ -39,23 +39,43 @@ impl Plan {
 /// Most candidate plans tried before settling for the most finely cut one.
 const MAX_TRIES: usize = 200;
 
-/// Scratchpad bytes the plan holds in every core while op `index` runs: buffers produced
-/// at or before it and read at or after it.
-pub(super) fn planned_live_bytes(c: &Compilation, index: usize) -> u64 {
-    let mut total = 0;
+/// Scratchpad bytes the plan holds in every core while each op runs, in op order: buffers
+/// produced at or before it and read at or after it. One pass over the ops and the
+/// placements (a buffer's bytes are added where its range starts and taken off after it
+/// ends), so lowering stays linear in the graph.
+pub(super) fn planned_live_bytes(c: &Compilation) -> Vec<u64> {
+    let n = c.ops.len();
+    let mut first_producer: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut last_reader: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, o) in c.ops.iter().enumerate() {
+        for t in &o.outputs {
+            first_producer.entry(t.as_str()).or_insert(i);
+        }
+        for t in &o.inputs {
+            last_reader.insert(t.as_str(), i);
+        }
+    }
+    let mut delta = vec![0i128; n + 1];
     for (tensor, p) in &c.placements {
         let Placement::Scratchpad { bytes_per_core, .. } = p else {
             continue;
         };
-        let start = c.ops.iter().position(|o| o.outputs.contains(tensor));
-        let end = c.ops.iter().rposition(|o| o.inputs.contains(tensor));
-        if let (Some(s), Some(e)) = (start, end) {
-            if s <= index && index <= e {
-                total += bytes_per_core;
+        let t = tensor.as_str();
+        if let (Some(&s), Some(&e)) = (first_producer.get(t), last_reader.get(t)) {
+            if s <= e {
+                delta[s] += i128::from(*bytes_per_core);
+                delta[e + 1] -= i128::from(*bytes_per_core);
             }
         }
     }
-    total
+    let mut held = 0i128;
+    delta[..n]
+        .iter()
+        .map(|d| {
+            held += d;
+            u64::try_from(held).unwrap_or(0)
+        })
+        .collect()
 }
 
 /// One kernel's scratchpad use per core against its budget.
@@ -78,6 +98,7 @@ pub fn scratchpad_use(c: &Compilation) -> Result<Vec<KernelUse>, CompileError> {
         .as_ref()
         .ok_or_else(|| CompileError::new("the compilation has no KTIR yet", None))?;
     let cap = c.target.scratchpad_capacity_bytes as u64;
+    let held = planned_live_bytes(c);
     let mut out = Vec::new();
     for (i, k) in kernels(c).iter().enumerate() {
         let func = module
@@ -88,7 +109,7 @@ pub fn scratchpad_use(c: &Compilation) -> Result<Vec<KernelUse>, CompileError> {
         out.push(KernelUse {
             func: k.func.clone(),
             need,
-            budget: cap.saturating_sub(planned_live_bytes(c, i)),
+            budget: cap.saturating_sub(held.get(i).copied().unwrap_or(0)),
             steps,
         });
     }
@@ -139,18 +160,19 @@ fn time_steps(body: &ktir::Block) -> usize {
     steps(body, &k)
 }
 
-/// The kernel of op `index`, cut in time when its tiles do not fit.
+/// The kernel of op `index`, cut in time when its tiles do not fit beside the `held` bytes
+/// the scratchpad plan keeps while it runs ([`planned_live_bytes`]).
 pub(super) fn emit_kernel(
     c: &Compilation,
     op: &DeviceOp,
     index: usize,
     kernel: &Kernel,
+    held: u64,
 ) -> Result<ktir::Func, CompileError> {
     let fail = |m: String| CompileError::at(&op.name, m);
     let need = |f: &ktir::Func| -> Result<u64, CompileError> { Ok(peak_live_bytes(f)) };
     let whole = KernelEmitter::new(c, op, index, kernel)?.emit()?;
     let cap = c.target.scratchpad_capacity_bytes as u64;
-    let held = planned_live_bytes(c, index);
     let budget = cap.saturating_sub(held);
     let whole_need = need(&whole)?;
     if whole_need <= budget {
