@@ -51,7 +51,7 @@ pub use json::{load_json, to_json, FORMAT, VERSION};
 pub use onnx::{load_onnx, to_onnx, MAX_OPSET as ONNX_MAX_OPSET, MIN_OPSET as ONNX_MIN_OPSET};
 pub use rng::{random_inputs, SplitMix64, MAX_MATERIALISED_ELEMENTS};
 pub use spec::{
-    ops_markdown, AttrKind, AttrSpec, ConstForm, ConstInput, OnnxName, OpKind, OpSpec, Port,
-    PortArity, SUPPORTED_OPS, VARIADIC,
+    did_you_mean, ops_markdown, AttrKind, AttrSpec, ConstForm, ConstInput, OnnxName, OpKind,
+    OpSpec, Port, PortArity, SUPPORTED_OPS, VARIADIC,
 };
 pub use tensor::{Tensor, TensorType, MAX_GRAPH_ELEMENTS, MAX_RANK, MAX_TENSOR_ELEMENTS};
