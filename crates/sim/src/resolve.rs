@@ -304,7 +304,7 @@ impl<'a> Resolver<'a> {
 }
 
 /// Records the last op (at this block level) that uses each slot defined in this block
-/// (`block_args` or op results), so values can be freed; values from enclosing blocks stay
+/// (`block_args` or op results; an unused result's own op), so values can be freed; values from enclosing blocks stay
 /// alive because a loop body runs again.
 pub(crate) fn compute_frees(ops: &mut [ROp<'_>], block_args: &[usize]) {
     fn uses(op: &ROp<'_>, out: &mut Vec<usize>) {
@@ -321,6 +321,11 @@ pub(crate) fn compute_frees(ops: &mut [ROp<'_>], block_args: &[usize]) {
         uses(op, &mut u);
         for s in u {
             last.insert(s, i);
+        }
+        // A result never used is freed by the op that made it; otherwise a loop body
+        // would charge a new one each iteration without uncharging the last.
+        for &r in &op.results {
+            last.entry(r).or_insert(i);
         }
     }
     let defined: std::collections::HashSet<usize> = block_args
