@@ -71,7 +71,27 @@ pub fn compile(
     machine: &Machine,
     options: &Options,
 ) -> Result<Compilation, DriverError> {
+    check_no_empty_tensors(graph)?;
     compiler::compile(graph, &target_for(machine), options).map_err(DriverError::from_compile)
+}
+
+/// A tensor with no elements is an input error, named here, rather than a kernel the
+/// compiler cannot build (its tiles would span no points).
+fn check_no_empty_tensors(graph: &Graph) -> Result<(), DriverError> {
+    // Types that do not infer are left for the compiler to report.
+    let Ok(types) = graph.infer_types() else {
+        return Ok(());
+    };
+    if let Some((name, t)) = types.iter().find(|(_, t)| t.shape.contains(&0)) {
+        return Err(DriverError::new(
+            Stage::Compile,
+            format!(
+                "tensor '{name}' has shape {:?}, with no elements; the playground compiles tensors of at least one element",
+                t.shape
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Accuracy demanded of a simulated output, by dtype: pass when every element satisfies

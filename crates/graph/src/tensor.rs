@@ -4,9 +4,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::dtype::DType;
 
-/// Most elements one tensor may have (2^28, i.e. 1 GiB of `f32`).
+/// Most elements one tensor may have (2^28, i.e. 1 GiB of `f32`); see docs/limits.md.
 pub const MAX_TENSOR_ELEMENTS: usize = 1 << 28;
-/// Most elements all values of one graph may have together (2^29).
+/// Most elements all values of one graph may have together (2^29); see docs/limits.md.
 pub const MAX_GRAPH_ELEMENTS: usize = 1 << 29;
 /// Highest rank a tensor may have.
 pub const MAX_RANK: usize = 16;
