@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
-# Bounded fuzzing of the parsers: each target in fuzz/ runs for FUZZ_SECONDS (default 25).
-#   onnx_load   graph::load_onnx on arbitrary bytes (seeds: fuzz/seeds/onnx_load)
-#   ktir_parse  ktir::parse on arbitrary UTF-8 (seeds: tests/ktir/valid, tests/ktir/invalid)
+# Bounded fuzzing of every input path: each target in fuzz/ runs for FUZZ_SECONDS (default
+# 25; six targets, two and a half minutes in all).
+#   onnx_load     graph::load_onnx on arbitrary bytes (seeds: fuzz/seeds/onnx_load)
+#   ktir_parse    ktir::parse on arbitrary UTF-8 (seeds: tests/ktir/valid, tests/ktir/invalid)
+#   graph_json    graph::load_json (seeds: examples/graphs)
+#   machine_json  sim::Machine::from_json (seeds: crates/sim/machines)
+#   npy_read      driver::npy::read (seeds: fuzz/seeds/npy_read)
+#   ktir_run      driver::run_ktir under small limits (seeds: tests/ktir/valid)
 # Engine (FUZZ_ENGINE): "libfuzzer" (default) runs cargo-fuzz on stable Rust with
 # RUSTC_BOOTSTRAP=1, no sanitizer and debug assertions on; "mutate" runs the deterministic
 # stable harness fuzz/src/bin/mutate.rs instead (no cargo-fuzz, no C++ compiler needed).
@@ -11,11 +16,15 @@ cd "$(dirname "$0")/../fuzz"
 export PATH="$HOME/.cargo/bin:$PATH"
 SECS=${FUZZ_SECONDS:-25}
 ENGINE=${FUZZ_ENGINE:-libfuzzer}
-TARGETS=(onnx_load ktir_parse)
+TARGETS=(onnx_load ktir_parse graph_json machine_json npy_read ktir_run)
 seeds() {
   case $1 in
     onnx_load) echo "seeds/onnx_load" ;;
     ktir_parse) echo "../tests/ktir/valid ../tests/ktir/invalid" ;;
+    graph_json) echo "../examples/graphs" ;;
+    machine_json) echo "../crates/sim/machines" ;;
+    npy_read) echo "seeds/npy_read" ;;
+    ktir_run) echo "../tests/ktir/valid" ;;
   esac
 }
 LOG=$(mktemp)

@@ -1,4 +1,4 @@
-//! The fuzz targets' bodies, shared by the libFuzzer binaries (`cargo fuzz run NAME`) and
+//! The fuzz targets' bodies (parsers and loaders, and a KTIR run under small limits), shared by the libFuzzer binaries (`cargo fuzz run NAME`) and
 //! the stable, deterministic `mutate` harness. A target fails by panicking.
 
 /// `graph::load_onnx` on arbitrary bytes; whatever loads must also type-check and write
@@ -21,8 +21,68 @@ pub fn ktir_parse(data: &[u8]) {
     }
 }
 
+/// `graph::load_json` on arbitrary UTF-8; whatever loads is type-checked (an error is
+/// fine, a panic is not).
+pub fn graph_json(data: &[u8]) {
+    if let Ok(text) = std::str::from_utf8(data) {
+        if let Ok(g) = graph::load_json(text) {
+            let _ = g.infer_types();
+        }
+    }
+}
+
+/// `sim::Machine::from_json` on arbitrary UTF-8; a machine that loads must describe
+/// itself (its derived rates and ring) without panicking.
+pub fn machine_json(data: &[u8]) {
+    if let Ok(text) = std::str::from_utf8(data) {
+        if let Ok(m) = sim::Machine::from_json(text) {
+            let _ = m.dram_bytes_per_cycle(false);
+            let _ = m.nearest_memory_stop(0);
+        }
+    }
+}
+
+/// `driver::npy::read` on arbitrary bytes, with a small element limit.
+pub fn npy_read(data: &[u8]) {
+    let _ = driver::npy::read(data, 1 << 16);
+}
+
+/// `driver::run_ktir` on arbitrary UTF-8 under small limits (steps, tensor and DRAM
+/// elements, tasks), so every run ends quickly: it must return, never panic or abort.
+pub fn ktir_run(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Some(machine) = sim::Machine::preset("tiny4") else {
+        return;
+    };
+    let options = driver::KtirRunOptions {
+        machine,
+        limits: sim::ExecLimits {
+            max_steps: 20_000,
+            max_tensor_elements: 1 << 12,
+            max_dram_elements: 1 << 16,
+            max_tasks: 20_000,
+        },
+        // Sizes that depend on runtime values get small ones.
+        args: ["n", "m", "k", "v"]
+            .iter()
+            .map(|n| (n.to_string(), 16))
+            .collect(),
+        ..driver::KtirRunOptions::default()
+    };
+    let _ = driver::run_ktir(text, &options);
+}
+
 /// A fuzz target's body.
 pub type Target = fn(&[u8]);
 
 /// The targets by name.
-pub const TARGETS: &[(&str, Target)] = &[("onnx_load", onnx_load), ("ktir_parse", ktir_parse)];
+pub const TARGETS: &[(&str, Target)] = &[
+    ("onnx_load", onnx_load),
+    ("ktir_parse", ktir_parse),
+    ("graph_json", graph_json),
+    ("machine_json", machine_json),
+    ("npy_read", npy_read),
+    ("ktir_run", ktir_run),
+];

@@ -369,6 +369,11 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             json,
             flags,
         } => {
+            if runs > MAX_BENCH_RUNS {
+                return Err(format!(
+                    "--runs {runs}: at most {MAX_BENCH_RUNS} timed runs (see docs/limits.md)"
+                ));
+            }
             let options = PipelineOptions {
                 machine: load_machine(&machine)?,
                 timing_only,
@@ -579,6 +584,10 @@ struct BenchFigures {
     events_per_second: f64,
 }
 
+/// The most timed runs `spyre bench` makes: enough for a stable median, and the per-run
+/// figures it keeps stay small (docs/limits.md).
+const MAX_BENCH_RUNS: usize = 1000;
+
 /// Runs the whole pipeline on `source` once untimed, then `runs` times timed.
 fn bench(
     source: &[u8],
@@ -655,6 +664,11 @@ fn run_ktir_file(mut session: Session, r: RunKtir) -> Result<ExitCode, String> {
     }
     let mut inputs = std::collections::BTreeMap::new();
     if let Some(dir) = &r.inputs {
+        // Shapes are checked against the buffers the module's views need.
+        let specs = match session.ktir_source() {
+            Some(text) => driver::buffers_of(text, &args).map_err(derr)?,
+            None => Vec::new(),
+        };
         let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         for entry in entries.flatten() {
             let path = entry.path();
@@ -663,7 +677,15 @@ fn run_ktir_file(mut session: Session, r: RunKtir) -> Result<ExitCode, String> {
                     .file_stem()
                     .map(|s| s.to_string_lossy().into_owned())
                     .unwrap_or_default();
-                inputs.insert(name, npy::read(&path)?);
+                let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+                let array =
+                    driver::npy::read(&bytes, RunOptions::default().limits.max_dram_elements)
+                        .map_err(|e| format!("{}: {e}", path.display()))?;
+                if let Some(spec) = specs.iter().find(|s| s.name == name) {
+                    driver::npy::check_shape(&array, spec)
+                        .map_err(|e| format!("{}: {e}", path.display()))?;
+                }
+                inputs.insert(name, array.data);
             }
         }
     }
@@ -739,37 +761,10 @@ fn run_ktir_file(mut session: Session, r: RunKtir) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `.npy` reading and writing for KTIR buffers.
+/// `.npy` writing for KTIR buffers (reading is `driver::npy`).
 mod npy {
     use driver::BufferSpec;
     use std::path::Path;
-
-    /// Reads a numeric `.npy` array as f32 values.
-    pub fn read(path: &Path) -> Result<Vec<f32>, String> {
-        let err = |e: std::io::Error| format!("{}: {e}", path.display());
-        let bytes = std::fs::read(path).map_err(err)?;
-        let file = npyz::NpyFile::new(&bytes[..]).map_err(err)?;
-        let descr = file.dtype().descr();
-        let data: Vec<f32> = match descr.trim_matches('\'') {
-            "<f4" => file.into_vec::<f32>().map_err(err)?,
-            "<f2" => file
-                .into_vec::<half::f16>()
-                .map_err(err)?
-                .into_iter()
-                .map(f32::from)
-                .collect(),
-            "<f8" => file.into_vec::<f64>().map_err(err)?.into_iter().map(|x| x as f32).collect(),
-            "<i4" => file.into_vec::<i32>().map_err(err)?.into_iter().map(|x| x as f32).collect(),
-            "<i8" => file.into_vec::<i64>().map_err(err)?.into_iter().map(|x| x as f32).collect(),
-            other => {
-                return Err(format!(
-                    "{}: arrays of dtype {other} are not read (use float16, float32, float64, int32 or int64)",
-                    path.display()
-                ))
-            }
-        };
-        Ok(data)
-    }
 
     /// Writes a buffer as `.npy`: float16 buffers as float16, everything else as float32,
     /// shaped like the largest view over it when that covers it exactly.

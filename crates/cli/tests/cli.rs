@@ -220,7 +220,49 @@ fn run_on_a_ktir_file_reads_and_writes_npy_buffers() {
         ins.to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(1));
+    // A right-sized array of the wrong shape, and a misspelt name, are errors too.
+    let mut header = "{'descr': '<f4', 'fortran_order': False, 'shape': (8, 4), }".to_string();
+    while !(11 + header.len()).is_multiple_of(64) {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut f = b"\x93NUMPY\x01\x00".to_vec();
+    f.extend((header.len() as u16).to_le_bytes());
+    f.extend(header.bytes());
+    f.extend([0u8; 32 * 4]);
+    std::fs::write(ins.join("x.npy"), &f).unwrap();
+    let run = |ins: &std::path::Path| {
+        spyre(&[
+            "run",
+            prog.to_str().unwrap(),
+            "--machine",
+            "tiny4",
+            "--inputs",
+            ins.to_str().unwrap(),
+        ])
+    };
+    let o = run(&ins);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("shape [8, 4]"), "{}", stderr(&o));
+    std::fs::remove_file(ins.join("x.npy")).unwrap();
+    std::fs::copy(outs.join("x.npy"), ins.join("xx.npy")).unwrap();
+    let o = run(&ins);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("input 'xx'") && stderr(&o).contains("did you mean 'x'"),
+        "{}",
+        stderr(&o)
+    );
     let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn bench_refuses_absurd_run_counts_with_the_limit() {
+    for runs in ["18446744073709551615", "1000000000"] {
+        let o = spyre(&["bench", EXAMPLE, "--runs", runs]);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(stderr(&o).contains("at most 1000"), "{}", stderr(&o));
+    }
 }
 
 #[test]

@@ -16,13 +16,14 @@ use std::collections::BTreeMap;
 mod error;
 mod examples;
 mod ktir_run;
+pub mod npy;
 mod roofline;
 mod session;
 mod source_map;
 mod views;
 pub use error::{DriverError, Stage};
 pub use examples::{examples, Example};
-pub use ktir_run::{buffer_specs, run_ktir, BufferSpec, KtirRunOptions, KtirRunResult};
+pub use ktir_run::{buffer_specs, buffers_of, run_ktir, BufferSpec, KtirRunOptions, KtirRunResult};
 pub use roofline::{
     render as render_roofline, Bound, Bounds, KernelRoofline, ProgramRoofline, Rates, Roofline,
 };
@@ -74,6 +75,7 @@ pub fn compile(
     machine: &Machine,
     options: &Options,
 ) -> Result<Compilation, DriverError> {
+    check_no_empty_tensors(graph)?;
     compiler::compile(graph, &target_for(machine), options).map_err(DriverError::from_compile)
 }
 
@@ -85,8 +87,28 @@ pub fn compile_with_progress(
     options: &Options,
     progress: &mut dyn FnMut(compiler::CompileProgress),
 ) -> Result<Compilation, DriverError> {
+    check_no_empty_tensors(graph)?;
     compiler::compile_with_progress(graph, &target_for(machine), options, progress)
         .map_err(DriverError::from_compile)
+}
+
+/// A tensor with no elements is an input error, named here, rather than a kernel the
+/// compiler cannot build (its tiles would span no points).
+fn check_no_empty_tensors(graph: &Graph) -> Result<(), DriverError> {
+    // Types that do not infer are left for the compiler to report.
+    let Ok(types) = graph.infer_types() else {
+        return Ok(());
+    };
+    if let Some((name, t)) = types.iter().find(|(_, t)| t.shape.contains(&0)) {
+        return Err(DriverError::new(
+            Stage::Compile,
+            format!(
+                "tensor '{name}' has shape {:?}, with no elements; the playground compiles tensors of at least one element",
+                t.shape
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Accuracy demanded of a simulated output, by dtype: pass when every element satisfies

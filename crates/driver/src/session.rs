@@ -447,6 +447,7 @@ fn simulate_mapped(
     progress: &mut dyn FnMut(Progress),
 ) -> Result<((RunResult, SourceMap), Schedule), DriverError> {
     check_given_inputs(&c.graph, &options.inputs)?;
+    check_device_memory(c, options)?;
     // Host values of the inputs and weights, and the reference outputs; a timing-only run
     // materialises none of them.
     let (values, reference) = if options.timing_only {
@@ -660,6 +661,43 @@ fn run_ktir_module(
         },
         schedule,
     })
+}
+
+/// Refuses, before any input, reference or packed buffer is built, a compiled program
+/// whose device buffers together exceed the simulator's DRAM limit (`max_dram_elements`,
+/// see docs/limits.md), so the limit is the same one the simulator would apply later.
+fn check_device_memory(c: &compiler::Compilation, options: &RunOptions) -> Result<(), DriverError> {
+    if options.timing_only {
+        return Ok(());
+    }
+    let limit = options.limits.max_dram_elements;
+    let mut placed = std::collections::BTreeSet::new();
+    let mut total: usize = 0;
+    for k in compiler::lower_ktir::kernels(c) {
+        for t in k.args {
+            let Some(layout) = c.layouts.get(&t) else {
+                continue;
+            };
+            if !placed.insert(t.clone()) {
+                continue;
+            }
+            let n = layout
+                .device_size
+                .iter()
+                .try_fold(1usize, |n, &d| n.checked_mul(d))
+                .unwrap_or(usize::MAX);
+            total = total.saturating_add(n);
+            if total > limit {
+                return Err(DriverError::new(
+                    Stage::Simulate,
+                    format!(
+                        "the device buffers need more than {limit} elements of DRAM (max_dram_elements, see docs/limits.md; tensor '{t}' alone takes {n}); run it timing-only"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

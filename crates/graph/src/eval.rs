@@ -101,7 +101,7 @@ pub fn evaluate(
 }
 
 /// Most work (multiply-adds, or elements touched for ops without products) that one
-/// [`evaluate`] call may do: 2^32, a few seconds natively.
+/// [`evaluate`] call may do: 2^32, a few seconds natively; see docs/limits.md.
 pub const MAX_EVAL_WORK: u64 = 1 << 32;
 
 /// Estimated work of evaluating `graph` (see [`MAX_EVAL_WORK`]), saturating.

@@ -56,8 +56,8 @@ pub use onnx::{
 };
 pub use rng::{random_inputs, SplitMix64, MAX_MATERIALISED_ELEMENTS};
 pub use spec::{
-    ops_markdown, AttrKind, AttrSpec, ConstForm, ConstInput, OnnxName, OpKind, OpSpec, Port,
-    PortArity, SUPPORTED_OPS, VARIADIC,
+    did_you_mean, ops_markdown, AttrKind, AttrSpec, ConstForm, ConstInput, OnnxName, OpKind,
+    OpSpec, Port, PortArity, SUPPORTED_OPS, VARIADIC,
 };
 pub use tensor::{
     Tensor, TensorType, MAX_GRAPH_ELEMENTS, MAX_RANK, MAX_SHAPE_ELEMENTS, MAX_TENSOR_ELEMENTS,

@@ -114,7 +114,7 @@ pub(crate) fn normal(seed: u64, mean: f32, std: f32, n: usize, dtype: DType) -> 
 }
 
 /// Most initializer values [`Graph::initializer_tensors`] materialises (2^26, 256 MiB of
-/// `f32`).
+/// `f32`); see docs/limits.md.
 pub const MAX_MATERIALISED_ELEMENTS: usize = 1 << 26;
 
 impl Graph {

@@ -822,7 +822,7 @@ pub(crate) fn unknown_op(op: &str, node: &str) -> String {
 
 /// " (did you mean 'X'?)" when one candidate is close to `name`: the same but for case,
 /// or at most two edits away (one for short names).
-fn did_you_mean(name: &str, candidates: &[&str]) -> String {
+pub fn did_you_mean(name: &str, candidates: &[&str]) -> String {
     let lower = name.to_lowercase();
     let limit = if name.chars().count() <= 4 { 1 } else { 2 };
     let best = candidates

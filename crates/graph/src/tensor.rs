@@ -5,11 +5,11 @@ use serde::{Deserialize, Serialize};
 use crate::dtype::DType;
 
 /// Most elements one materialised tensor (one holding values) may have (2^28, i.e. 1 GiB
-/// of `f32`).
+/// of `f32`); see docs/limits.md.
 pub const MAX_TENSOR_ELEMENTS: usize = 1 << 28;
 /// Most elements all values of one graph may have together when they are materialised,
 /// as the reference evaluator does (2^29). A graph's shapes may add up to more: timing-only
-/// runs hold shapes, never values.
+/// runs hold shapes, never values. See docs/limits.md.
 pub const MAX_GRAPH_ELEMENTS: usize = 1 << 29;
 /// Most elements a tensor's shape may describe (2^31): shapes only, for planning and
 /// timing a full model (the Llama-3.1-8B logits at sequence 8192 are 2^30), small enough

@@ -42,17 +42,23 @@ pub fn tensor_bytes(t: &Type) -> u64 {
 /// When values are freed: a value defined in a block (a block argument or an op's result,
 /// as `defined` says) is freed after the op of that block that uses it last, a use inside
 /// an op's regions counting as a use by the op (a loop body runs again, so values from
-/// outside stay alive until the loop ends). `uses[i]` is what op `i` of the block uses,
-/// its regions included; the result is, per op, the values it frees, sorted. Values are
-/// whatever identifies them to the caller: names here, slots in the simulator.
+/// outside stay alive until the loop ends). A result nothing uses is freed by the op that
+/// made it: otherwise a loop body would charge a new one every iteration. `uses[i]` is what
+/// op `i` of the block uses, its regions included, and `results[i]` what it defines; the
+/// result is, per op, the values it frees, sorted. Values are whatever identifies them to
+/// the caller: names here, slots in the simulator.
 pub fn frees_after_last_use<K: Copy + Ord + Hash>(
     uses: &[Vec<K>],
+    results: &[Vec<K>],
     defined: impl Fn(&K) -> bool,
 ) -> Vec<Vec<K>> {
     let mut last: HashMap<K, usize> = HashMap::new();
     for (i, u) in uses.iter().enumerate() {
         for &k in u {
             last.insert(k, i);
+        }
+        for &r in results.get(i).into_iter().flatten() {
+            last.entry(r).or_insert(i);
         }
     }
     let mut by_op: Vec<Vec<K>> = vec![Vec::new(); uses.len()];
@@ -129,7 +135,12 @@ impl Walker {
                     .flat_map(|o| o.results.iter().map(String::as_str)),
             )
             .collect();
-        let frees = frees_after_last_use(&op_uses, |n| defined.contains(n));
+        let op_results: Vec<Vec<&str>> = block
+            .ops
+            .iter()
+            .map(|o| o.results.iter().map(String::as_str).collect())
+            .collect();
+        let frees = frees_after_last_use(&op_uses, &op_results, |n| defined.contains(n));
         let mut sizes: HashMap<&str, u64> = HashMap::new();
         // Bytes of partial results each future of this block holds.
         let mut held: HashMap<&str, u64> = HashMap::new();

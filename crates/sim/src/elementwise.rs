@@ -130,15 +130,26 @@ pub(crate) fn elementwise_as(
                 _ => 0.0,
             })
             .collect();
-        let r = crate::domain::apply(ew, elem, int, &vals)
-            .ok_or_else(|| sim.at(rop, "integer division by zero".into()))?;
+        let r = crate::domain::apply(ew, elem, int, &vals).ok_or_else(|| {
+            let message = if vals.get(1) == Some(&0.0) {
+                "integer division by zero"
+            } else {
+                "integer division overflows (the minimum value divided by -1)"
+            };
+            sim.at(rop, message.into())
+        })?;
         return Ok(scalar_value(r, elem));
     };
     let n: usize = shape.iter().product();
     let data = sim
         .domain
         .elementwise(ew, elem, int, &args, n)
-        .map_err(|i| sim.at(rop, format!("integer division by zero at element {i}")))?;
+        .map_err(|i| {
+            sim.at(
+                rop,
+                format!("integer division by zero or overflow (the minimum value divided by -1) at element {i}"),
+            )
+        })?;
     let inputs = tensors(&args);
     let transcendental = ew.cost() == CostClass::Transcendental;
     let task = sim.sfp(ctx, rop, n, transcendental, &inputs)?;

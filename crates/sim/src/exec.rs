@@ -399,6 +399,11 @@ impl Simulator<'_> {
                 step,
             } => match iv.checked_add(step) {
                 Some(next) if next < upper => {
+                    // An empty body executes no op, yet its iterations must count
+                    // towards the step limit (docs/limits.md).
+                    if owner.regions.first().is_none_or(|r| r.ops.is_empty()) {
+                        self.count_step(owner)?;
+                    }
                     top.kind = FrameKind::For {
                         owner,
                         iv: next,

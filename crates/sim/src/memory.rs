@@ -612,6 +612,23 @@ fn dram_slot(
 ) -> Result<(usize, usize), SimError> {
     for (bi, b) in sim.mem.dram.iter().enumerate() {
         if addr >= b.base && addr < b.base + b.len as i64 {
+            // Buffers are placed in order; the view belongs to the last one starting at or
+            // before its base, and must not read its neighbours.
+            let home = sim.mem.dram.iter().rposition(|h| h.base <= view.base);
+            if let Some(h) = home.filter(|&h| h != bi) {
+                let h = &sim.mem.dram[h];
+                return Err(sim.at(
+                    rop,
+                    format!(
+                        "view '%{}' over buffer '{}' (at element {} of it) reaches element {} of buffer '{}' (out of bounds)",
+                        view.name,
+                        h.name,
+                        view.base - h.base,
+                        addr - b.base,
+                        b.name
+                    ),
+                ));
+            }
             if b.elem != view.elem {
                 return Err(sim.at(
                     rop,

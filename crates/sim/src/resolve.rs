@@ -325,12 +325,14 @@ pub(crate) fn compute_frees(ops: &mut [ROp<'_>], block_args: &[usize]) {
             u
         })
         .collect();
+    let op_results: Vec<Vec<usize>> = ops.iter().map(|op| op.results.clone()).collect();
     let defined: std::collections::HashSet<usize> = block_args
         .iter()
         .copied()
         .chain(ops.iter().flat_map(|o| o.results.iter().copied()))
         .collect();
-    let by_op = ktir::working_set::frees_after_last_use(&op_uses, |s| defined.contains(s));
+    let by_op =
+        ktir::working_set::frees_after_last_use(&op_uses, &op_results, |s| defined.contains(s));
     for (op, f) in ops.iter_mut().zip(by_op) {
         op.frees = f;
         for r in &mut op.regions {

@@ -213,6 +213,8 @@ impl<'m> Simulator<'m> {
     /// Places a zero-filled buffer of `len` elements in DRAM (no contents at all in
     /// timing-only mode) and returns its base address.
     pub fn reserve(&mut self, name: &str, elem: ScalarType, len: usize) -> Result<i64, SimError> {
+        // Checked before the zeros are built, not after.
+        self.check_dram(name, len)?;
         let data = self.domain.filled(len, 0.0);
         self.place(name, elem, len, data)
     }
@@ -224,12 +226,8 @@ impl<'m> Simulator<'m> {
         len: usize,
         data: Vec<f32>,
     ) -> Result<i64, SimError> {
-        let total: usize = self.mem.dram.iter().map(|b| b.data.len()).sum::<usize>() + data.len();
-        if total > self.limits.max_dram_elements {
-            return err(format!(
-                "DRAM buffers would hold {total} elements, more than the limit of {}",
-                self.limits.max_dram_elements
-            ));
+        if !data.is_empty() {
+            self.check_dram(name, data.len())?;
         }
         if self.mem.dram.iter().any(|b| b.name == name) {
             return err(format!("DRAM buffer '{name}' is allocated twice"));
@@ -257,6 +255,23 @@ impl<'m> Simulator<'m> {
             data,
         });
         Ok(base)
+    }
+
+    /// Whether `len` more elements of stored DRAM data stay within `max_dram_elements`
+    /// (see docs/limits.md). Timing-only runs store nothing, so no limit applies.
+    fn check_dram(&self, name: &str, len: usize) -> Result<(), SimError> {
+        if !self.domain.computes_numbers() {
+            return Ok(());
+        }
+        let held: usize = self.mem.dram.iter().map(|b| b.data.len()).sum();
+        let total = held.saturating_add(len);
+        if total > self.limits.max_dram_elements {
+            return err(format!(
+                "DRAM buffer '{name}' of {len} elements would bring DRAM to {total} elements, more than the limit of {} (max_dram_elements, see docs/limits.md)",
+                self.limits.max_dram_elements
+            ));
+        }
+        Ok(())
     }
 
     /// A DRAM buffer by name.

@@ -8,7 +8,8 @@ use ktir::ast::*;
 use std::fmt;
 use std::rc::Rc;
 
-/// Bounds that turn runaway programs into errors, and execution switches.
+/// Bounds that turn runaway programs into errors, and execution switches. The defaults
+/// and where each is checked are listed in docs/limits.md.
 #[derive(Clone, Debug)]
 pub struct ExecLimits {
     /// Operations executed over all cores and launches.

@@ -261,3 +261,79 @@ fn f16_rounding_matches_the_library_bit_for_bit() {
         b = next;
     }
 }
+
+#[test]
+fn empty_loop_bodies_count_every_iteration_towards_the_step_limit() {
+    let text = r#"
+func.func @spin() attributes {grid = [1]} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %big = arith.constant 1000000000000 : index
+  scf.for %i = %c0 to %big step %c1 {
+  }
+  return
+}
+"#;
+    let m = module(text);
+    let machine = Machine::preset("tiny4").unwrap();
+    let limits = ExecLimits {
+        max_steps: 10_000,
+        ..ExecLimits::default()
+    };
+    let mut sim = Simulator::new(&machine, limits);
+    let e = sim
+        .launch(&m, &LineLookup::new(text), "spin", &[])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("more than 10000 operations"), "{e}");
+}
+
+#[test]
+fn the_minimum_divided_by_minus_one_is_an_overflow_not_a_division_by_zero() {
+    for op in ["arith.divsi", "arith.remsi"] {
+        let text = format!(
+            r#"
+func.func @f() attributes {{grid = [1]}} {{
+  %a = arith.constant -9223372036854775808 : index
+  %b = arith.constant -1 : index
+  %c = {op} %a, %b : index
+  return
+}}
+"#
+        );
+        let e = run_err(&text, "tiny4", &[]);
+        assert!(e.contains("overflows"), "{e}");
+        assert!(!e.contains("by zero"), "{e}");
+    }
+}
+
+#[test]
+fn an_unused_load_in_a_loop_is_freed_each_iteration() {
+    // Each load is 32 KiB of a 64 KiB scratchpad: two alive at once would overflow.
+    let text = r#"
+func.func @f(%a: index) attributes {grid = [1]} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %v = ktdp.construct_memory_view %a, sizes: [64, 128], strides: [128, 1] {
+    coordinate_set = affine_set<(d0, d1) : (d0 >= 0, 63 - d0 >= 0, d1 >= 0, 127 - d1 >= 0)>,
+    memory_space = #ktdp.memory_space<global>
+  } : memref<64x128xf32>
+  %t = ktdp.construct_access_tile %v[%c0, %c0] {
+    access_tile_set = affine_set<(d0, d1) : (d0 >= 0, 63 - d0 >= 0, d1 >= 0, 127 - d1 >= 0)>,
+    access_tile_order = affine_map<(d0, d1) -> (d0, d1)>
+  } : memref<64x128xf32> -> !ktdp.access_tile<64x128xindex>
+  scf.for %i = %c0 to %c4 step %c1 {
+    %x = ktdp.load %t : !ktdp.access_tile<64x128xindex> -> tensor<64x128xf32>
+  }
+  return
+}
+"#;
+    let m = module(text);
+    let machine = Machine::preset("tiny4").unwrap();
+    let mut sim = Simulator::new(&machine, ExecLimits::default());
+    let a = sim
+        .alloc("a", ktir::ScalarType::F32, vec![0.0; 64 * 128])
+        .unwrap();
+    sim.launch(&m, &LineLookup::new(text), "f", &[a]).unwrap();
+}

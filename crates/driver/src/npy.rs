@@ -1,0 +1,254 @@
+//! Reading `.npy` arrays as buffer contents: the header is checked against the file before
+//! anything is allocated, the dtype must be a numeric one the buffers hold, Fortran-order
+//! arrays are transposed into C order, and the shape must be the buffer's (see
+//! docs/limits.md for the element limit).
+
+use crate::BufferSpec;
+
+/// A numeric `.npy` array read as f32 values in C (row-major) order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NpyArray {
+    /// The array's shape.
+    pub shape: Vec<usize>,
+    /// The dtype as written in the header (`<f4`, `<i8`, ...).
+    pub dtype: String,
+    /// The values, row-major.
+    pub data: Vec<f32>,
+}
+
+/// Reads a `.npy` file's bytes; arrays of more than `max_elements` elements are refused
+/// before their data is read.
+pub fn read(bytes: &[u8], max_elements: usize) -> Result<NpyArray, String> {
+    check_header_length(bytes)?;
+    let file = npyz::NpyFile::new(bytes).map_err(|e| e.to_string())?;
+    let dtype = file.dtype().descr().trim_matches('\'').to_string();
+    let item = match dtype.as_str() {
+        "<f2" => 2,
+        "<f4" | "<i4" => 4,
+        "<f8" | "<i8" => 8,
+        other => {
+            return Err(format!(
+                "arrays of dtype {other} are not read (use little-endian float16, float32, float64, int32 or int64)"
+            ))
+        }
+    };
+    let shape: Vec<usize> = file
+        .shape()
+        .iter()
+        .map(|&d| usize::try_from(d).unwrap_or(usize::MAX))
+        .collect();
+    let n = shape
+        .iter()
+        .try_fold(1usize, |n, &d| n.checked_mul(d))
+        .filter(|&n| n <= max_elements)
+        .ok_or_else(|| {
+            format!("the array of shape {shape:?} has more than {max_elements} elements (see docs/limits.md)")
+        })?;
+    // The data must be in the file; checked here so a lying header allocates nothing.
+    let header = header_end(bytes).unwrap_or(bytes.len());
+    let present = bytes.len().saturating_sub(header) / item;
+    if present < n {
+        return Err(format!(
+            "the header declares shape {shape:?} ({n} elements) but the file holds {present}"
+        ));
+    }
+    let fortran = file.order() == npyz::Order::Fortran;
+    let err = |e: std::io::Error| e.to_string();
+    let data: Vec<f32> = match dtype.as_str() {
+        "<f4" => file.into_vec::<f32>().map_err(err)?,
+        "<f2" => file
+            .into_vec::<half::f16>()
+            .map_err(err)?
+            .into_iter()
+            .map(f32::from)
+            .collect(),
+        "<f8" => file
+            .into_vec::<f64>()
+            .map_err(err)?
+            .into_iter()
+            .map(|x| x as f32)
+            .collect(),
+        "<i4" => file
+            .into_vec::<i32>()
+            .map_err(err)?
+            .into_iter()
+            .map(|x| x as f32)
+            .collect(),
+        _ => file
+            .into_vec::<i64>()
+            .map_err(err)?
+            .into_iter()
+            .map(|x| x as f32)
+            .collect(),
+    };
+    let data = if fortran {
+        to_c_order(&shape, &data)
+    } else {
+        data
+    };
+    Ok(NpyArray { shape, dtype, data })
+}
+
+/// The header length a `.npy` file declares must fit in the file.
+fn check_header_length(bytes: &[u8]) -> Result<(), String> {
+    if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
+        return Err("not a .npy file (no \\x93NUMPY magic)".into());
+    }
+    match header_end(bytes) {
+        Some(end) if end <= bytes.len() => Ok(()),
+        Some(end) => Err(format!(
+            "the header declares {} bytes but the file has only {}",
+            end,
+            bytes.len()
+        )),
+        None => Err(format!(
+            "unsupported .npy format version {}.{}",
+            bytes[6], bytes[7]
+        )),
+    }
+}
+
+/// Where the header ends: after the 10-byte (version 1) or 12-byte (versions 2 and 3)
+/// preamble and the length it gives.
+fn header_end(bytes: &[u8]) -> Option<usize> {
+    match bytes.get(6)? {
+        1 => {
+            let len = u16::from_le_bytes([*bytes.get(8)?, *bytes.get(9)?]);
+            Some(10 + usize::from(len))
+        }
+        2 | 3 => {
+            let b = bytes.get(8..12)?;
+            let len = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+            usize::try_from(len).ok()?.checked_add(12)
+        }
+        _ => None,
+    }
+}
+
+/// Column-major values of `shape` in row-major order.
+fn to_c_order(shape: &[usize], data: &[f32]) -> Vec<f32> {
+    let rank = shape.len();
+    // Fortran strides: the first dimension is contiguous.
+    let mut strides = vec![1usize; rank];
+    for d in 1..rank {
+        strides[d] = strides[d - 1] * shape[d - 1];
+    }
+    let mut out = Vec::with_capacity(data.len());
+    let mut index = vec![0usize; rank];
+    for _ in 0..data.len() {
+        let at: usize = index.iter().zip(&strides).map(|(i, s)| i * s).sum();
+        out.push(data.get(at).copied().unwrap_or(0.0));
+        // The last dimension moves fastest in C order.
+        for d in (0..rank).rev() {
+            index[d] += 1;
+            if index[d] < shape[d] {
+                break;
+            }
+            index[d] = 0;
+        }
+    }
+    out
+}
+
+/// Checks an array against the buffer it fills: the buffer's view shape, or flat with the
+/// buffer's element count (how buffers whose views do not cover them are saved).
+pub fn check_shape(array: &NpyArray, spec: &BufferSpec) -> Result<(), String> {
+    let flat = array.shape.len() == 1 && array.shape[0] == spec.elements;
+    let exact = array.shape == spec.shape && array.data.len() == spec.elements;
+    if flat || exact {
+        return Ok(());
+    }
+    Err(format!(
+        "the array has shape {:?}; buffer '%{}' needs shape {:?} ({} elements, or a flat array of them)",
+        array.shape, spec.name, spec.shape, spec.elements
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A version-1 `.npy` file of f32 values with the given header dictionary.
+    fn file(dict: &str, data: &[f32]) -> Vec<u8> {
+        let mut header = dict.to_string();
+        while !(11 + header.len()).is_multiple_of(64) {
+            header.push(' ');
+        }
+        header.push('\n');
+        let mut out = b"\x93NUMPY\x01\x00".to_vec();
+        out.extend((header.len() as u16).to_le_bytes());
+        out.extend(header.bytes());
+        for x in data {
+            out.extend(x.to_le_bytes());
+        }
+        out
+    }
+
+    fn spec(shape: &[usize]) -> BufferSpec {
+        BufferSpec {
+            name: "x".into(),
+            elem: "f32".into(),
+            elements: shape.iter().product(),
+            shape: shape.to_vec(),
+        }
+    }
+
+    #[test]
+    fn fortran_order_arrays_are_transposed_into_c_order() {
+        // [[0, 1, 2], [3, 4, 5]] stored column by column.
+        let f = file(
+            "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }",
+            &[0.0, 3.0, 1.0, 4.0, 2.0, 5.0],
+        );
+        let a = read(&f, 1 << 20).unwrap();
+        assert_eq!(a.shape, vec![2, 3]);
+        assert_eq!(a.data, vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
+    }
+
+    #[test]
+    fn the_shape_is_checked_not_only_the_element_count() {
+        let f = file(
+            "{'descr': '<f4', 'fortran_order': False, 'shape': (32, 128), }",
+            &[0.0; 4096],
+        );
+        let a = read(&f, 1 << 20).unwrap();
+        let e = check_shape(&a, &spec(&[64, 64])).unwrap_err();
+        assert!(
+            e.contains("shape [32, 128]") && e.contains("[64, 64]"),
+            "{e}"
+        );
+        check_shape(&a, &spec(&[32, 128])).unwrap();
+        check_shape(&a, &spec(&[4096])).unwrap_err();
+    }
+
+    #[test]
+    fn lying_headers_are_refused_before_allocating() {
+        // A 20-byte file whose version-2 header claims 4 GiB.
+        let mut f = b"\x93NUMPY\x02\x00".to_vec();
+        f.extend(u32::MAX.to_le_bytes());
+        f.extend([b' '; 8]);
+        let e = read(&f, 1 << 20).unwrap_err();
+        assert!(e.contains("header declares"), "{e}");
+        // A shape far larger than the data.
+        let f = file(
+            "{'descr': '<f4', 'fortran_order': False, 'shape': (1099511627776,), }",
+            &[0.0; 4],
+        );
+        let e = read(&f, usize::MAX).unwrap_err();
+        assert!(e.contains("file holds 4"), "{e}");
+        let e = read(&f, 1 << 20).unwrap_err();
+        assert!(e.contains("more than 1048576 elements"), "{e}");
+    }
+
+    #[test]
+    fn other_dtypes_are_refused() {
+        for descr in ["'>f4'", "'|u1'", "'<c8'"] {
+            let f = file(
+                &format!("{{'descr': {descr}, 'fortran_order': False, 'shape': (1,), }}"),
+                &[0.0],
+            );
+            let e = read(&f, 16).unwrap_err();
+            assert!(e.contains("not read"), "{e}");
+        }
+    }
+}
