@@ -20,6 +20,7 @@ pub struct NpyArray {
 /// before their data is read.
 pub fn read(bytes: &[u8], max_elements: usize) -> Result<NpyArray, String> {
     check_header_length(bytes)?;
+    check_header_is_flat(bytes)?;
     let file = npyz::NpyFile::new(bytes).map_err(|e| e.to_string())?;
     let dtype = file.dtype().descr().trim_matches('\'').to_string();
     let item = match dtype.as_str() {
@@ -106,6 +107,23 @@ fn check_header_length(bytes: &[u8]) -> Result<(), String> {
             bytes[6], bytes[7]
         )),
     }
+}
+
+/// The header of an array this reader takes is a flat dictionary whose one tuple is the
+/// shape. Nested brackets only appear in structured dtypes, which are refused anyway, and
+/// the header parser's time grows steeply with nesting: refuse them before parsing.
+fn check_header_is_flat(bytes: &[u8]) -> Result<(), String> {
+    let start = if bytes.get(6) == Some(&1) { 10 } else { 12 };
+    let end = header_end(bytes).unwrap_or(bytes.len()).min(bytes.len());
+    let header = bytes.get(start..end).unwrap_or_default();
+    let count = |c: u8| header.iter().filter(|&&b| b == c).count();
+    if count(b'{') > 1 || count(b'(') > 1 || count(b'[') > 0 {
+        return Err(
+            "the header is not a flat dictionary with one shape tuple (structured or nested dtypes are not read)"
+                .into(),
+        );
+    }
+    Ok(())
 }
 
 /// Where the header ends: after the 10-byte (version 1) or 12-byte (versions 2 and 3)
@@ -238,6 +256,19 @@ mod tests {
         assert!(e.contains("file holds 4"), "{e}");
         let e = read(&f, 1 << 20).unwrap_err();
         assert!(e.contains("more than 1048576 elements"), "{e}");
+    }
+
+    #[test]
+    fn nested_headers_are_refused_before_the_header_parser_sees_them() {
+        // Found by fuzzing: nested braces inside the shape made parsing take seconds.
+        let f = include_bytes!("../../../fuzz/seeds/npy_read/nested_braces_header.npy");
+        let e = read(f, 1 << 20).unwrap_err();
+        assert!(e.contains("flat dictionary"), "{e}");
+        let f = file(
+            "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2,), }",
+            &[0.0; 2],
+        );
+        assert!(read(&f, 1 << 20).unwrap_err().contains("flat dictionary"));
     }
 
     #[test]
