@@ -10,14 +10,11 @@
 //! `// RUN-SKIP: reason` header line; the run tests leave it out (the `ktir` crate's corpus
 //! test still verifies and round-trips it).
 
+mod common;
+
+use common::{args_for, dir, inputs_for};
 use driver::{run_ktir, KtirRunOptions, KtirRunResult};
 use half::{bf16, f16};
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-
-fn dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/ktir/valid")
-}
 
 /// The reason a program gives for not being run, from its `// RUN-SKIP:` header line.
 fn skip_reason(text: &str) -> Option<String> {
@@ -54,73 +51,6 @@ fn skipped_programs_state_a_reason() {
 fn read(name: &str) -> String {
     let p = dir().join(name);
     std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-}
-
-/// Scalar arguments a program needs (`// ARGS:` header first, then this table).
-fn args_for(name: &str, text: &str) -> BTreeMap<String, i64> {
-    let mut args = BTreeMap::new();
-    for line in text.lines() {
-        if let Some(rest) = line.trim().strip_prefix("// ARGS:") {
-            for kv in rest.split_whitespace() {
-                if let Some((k, v)) = kv.split_once('=') {
-                    args.insert(k.to_string(), v.parse().expect("ARGS value"));
-                }
-            }
-        }
-    }
-    let table: &[(&str, &[(&str, i64)])] = &[
-        ("add_runtime_arg.mlir", &[("m", 96), ("n", 96)]),
-        ("affine_structures.mlir", &[("n", 16)]),
-        ("distributed_view_copy.mlir", &[("lx", 0)]),
-        ("dynamic_access_tile.mlir", &[("rows", 5)]),
-        ("indirect_two_dims.mlir", &[("len", 64)]),
-        ("memory_space_spellings.mlir", &[("lx", 0)]),
-        ("scratchpad_staging.mlir", &[("lx", 0)]),
-        ("arith_ops.mlir", &[("a", 12), ("b", 3), ("x", 5), ("y", 2)]),
-        ("scf_results.mlir", &[("n", 6)]),
-        ("tensor_reshape.mlir", &[("n", 3), ("v", 2)]),
-        ("runtime_arg_types.mlir", &[("a", 10), ("b", 20), ("c", 30)]),
-    ];
-    for (f, kv) in table {
-        if *f == name {
-            for (k, v) in kv.iter() {
-                args.entry(k.to_string()).or_insert(*v);
-            }
-        }
-    }
-    args
-}
-
-/// Index buffers with valid contents (random values would all truncate to row 0).
-fn inputs_for(name: &str) -> BTreeMap<String, Vec<f32>> {
-    let mut m = BTreeMap::new();
-    match name {
-        "indirect_gather.mlir" => {
-            m.insert(
-                "idx".into(),
-                (0..256).map(|i| ((i * 37 + 5) % 1000) as f32).collect(),
-            );
-        }
-        "indirect_scatter.mlir" => {
-            m.insert(
-                "idx".into(),
-                (0..64).map(|i| ((i * 7 + 3) % 512) as f32).collect(),
-            );
-        }
-        "indirect_two_dims.mlir" => {
-            m.insert(
-                "i1a".into(),
-                (0..192).map(|i| ((i * 5) % 64) as f32).collect(),
-            );
-            m.insert(
-                "i2a".into(),
-                (0..192).map(|i| ((i * 11 + 1) % 64) as f32).collect(),
-            );
-        }
-        "paged_copy.mlir" => {}
-        _ => {}
-    }
-    m
 }
 
 fn options(name: &str, text: &str) -> KtirRunOptions {
