@@ -101,6 +101,11 @@ pub struct Graph {
     pub nodes: Vec<Node>,
 }
 
+/// Most nodes a graph may have (2^20). A full 32-layer Llama-style model has a few thousand;
+/// the bound keeps type inference, compilation and the page's drawing of an absurd file
+/// from running away. See docs/limits.md.
+pub const MAX_GRAPH_NODES: usize = 1 << 20;
+
 /// Which part of a graph a problem is in; turned into a JSON position by the loader or
 /// into a [`Location`] for graphs built in memory.
 #[derive(Debug, Clone)]
@@ -180,6 +185,16 @@ impl Graph {
     }
 
     pub(crate) fn check(&self) -> Result<BTreeMap<String, TensorType>, Issue> {
+        if self.nodes.len() > MAX_GRAPH_NODES {
+            return Err(Issue::new(
+                Site::Node(MAX_GRAPH_NODES, String::new()),
+                format!(
+                    "the graph has {} nodes, more than the limit of {MAX_GRAPH_NODES} \
+                     (2^20; see docs/limits.md)",
+                    self.nodes.len()
+                ),
+            ));
+        }
         let mut types: BTreeMap<String, TensorType> = BTreeMap::new();
         for (i, v) in self.inputs.iter().enumerate() {
             check_name(&v.name, "input").map_err(|m| Issue::new(Site::Input(i, "/name"), m))?;

@@ -48,7 +48,7 @@ mod tensor;
 pub use dtype::DType;
 pub use error::{GraphError, Location};
 pub use eval::{eval_work, evaluate, MAX_EVAL_WORK};
-pub use ir::{AttrValue, Graph, InitSpec, Initializer, Node, ValueInfo};
+pub use ir::{AttrValue, Graph, InitSpec, Initializer, Node, ValueInfo, MAX_GRAPH_NODES};
 pub use json::{load_json, to_json, FORMAT, VERSION};
 pub use onnx::{
     load_onnx, load_tensor_proto, to_onnx, FOLDED_OPS as ONNX_FOLDED_OPS,

@@ -252,3 +252,36 @@ fn random_conv_topk_attention_never_panic() {
     }
     assert!(evaluated > 500, "only {evaluated} evaluated");
 }
+
+#[test]
+fn a_graph_over_the_node_limit_is_refused_before_inference() {
+    use graph::{Graph, Node, TensorType, ValueInfo, MAX_GRAPH_NODES};
+    let n = MAX_GRAPH_NODES + 1;
+    let nodes = (0..n)
+        .map(|i| Node {
+            name: format!("n{i}"),
+            op: "Relu".into(),
+            inputs: vec![if i == 0 {
+                "x".into()
+            } else {
+                format!("v{}", i - 1)
+            }],
+            outputs: vec![format!("v{i}")],
+            attrs: BTreeMap::new(),
+        })
+        .collect();
+    let graph = Graph {
+        name: "chain".into(),
+        description: String::new(),
+        inputs: vec![ValueInfo {
+            name: "x".into(),
+            ty: TensorType::new(DType::F32, vec![1]),
+        }],
+        outputs: vec![format!("v{}", n - 1)],
+        initializers: vec![],
+        nodes,
+    };
+    let err = graph.infer_types().unwrap_err().to_string();
+    assert!(err.contains(&format!("{n} nodes")), "{err}");
+    assert!(err.contains("limit"), "{err}");
+}
