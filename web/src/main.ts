@@ -418,6 +418,9 @@ class App {
     this.setRunning(-1);
     if (seq !== this.runSeq) return "superseded"; // a newer request superseded this one
     banner.clear();
+    // What an earlier stop or link said no longer describes the screen (a link's restore
+    // shows its own notice after its runs).
+    notice.clear();
     const r = res.result;
     const originalKtir =
       res.kind === "ktir" ? res.source : (r.passes.find((p) => p.name === "ktir")?.text ?? r.ktir);
