@@ -771,6 +771,17 @@ describe("Spyre Playground page", { timeout: 20 * TEST_TIMEOUT }, () => {
       assert.match(text, /Showing the example /);
       assert.match((await p.locator("#status").textContent()) ?? "", /cancelled/);
       assert.equal(await p.locator("#cancel-run").isVisible(), false);
+      // Mid-compile: the full 8B model compiles for seconds before it runs.
+      await p.locator("#notice-dismiss").click();
+      assert.equal(await p.locator("#notice").isVisible(), false);
+      await p
+        .locator("#file-input")
+        .setInputFiles(join(ROOT, "examples", "graphs", "full", "llama3_8b_seq8192.json"));
+      await p.locator("#cancel-run").waitFor({ state: "visible" });
+      assert.match((await p.locator("#status").textContent()) ?? "", /^compiling…/);
+      await p.locator("#cancel-run").click();
+      await waitForNotice(p, /^The run was cancelled; the worker was restarted/);
+      assert.equal(await p.locator("#cancel-run").isVisible(), false);
       // The fresh worker runs the next request.
       const second = await p.evaluate(
         () =>
