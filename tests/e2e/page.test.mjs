@@ -103,6 +103,52 @@ async function openPage(url) {
   return p;
 }
 
+/** A KTIR module whose loop would run for hours: each of its 10^12 iterations adds 512x512 values. */
+const HEAVY_KTIR = `func.func @spin() attributes {grid = [1]} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %big = arith.constant 1000000000000 : index
+  %z = arith.constant dense<1.0> : tensor<512x512xf16>
+  scf.for %i = %c0 to %big step %c1 {
+    %s = arith.addf %z, %z : tensor<512x512xf16>
+  }
+  return
+}
+`;
+
+/** The same loop with an empty body. */
+const EMPTY_LOOP_KTIR = `func.func @spin() attributes {grid = [1]} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %big = arith.constant 1000000000000 : index
+  scf.for %i = %c0 to %big step %c1 {
+  }
+  return
+}
+`;
+
+/** A v2 link holding `text` (normally a state object's JSON) as the page writes it. */
+async function linkWith(text) {
+  const body = new Blob([text]).stream().pipeThrough(new CompressionStream("deflate-raw"));
+  const bytes = Buffer.from(await new Response(body).arrayBuffer());
+  return `${server.url}#v=2&s=${bytes.toString("base64url")}`;
+}
+
+async function noticeText(p) {
+  return (await p.locator("#notice-text").textContent()) ?? "";
+}
+
+/** Waits until the notice line says something matching `re`. */
+async function waitForNotice(p, re, timeout = 60_000) {
+  await p.waitForFunction(
+    (source) => new RegExp(source).test(document.getElementById("notice-text")?.textContent ?? ""),
+    re.source,
+    { timeout },
+  );
+  assert.ok(await p.locator("#notice").isVisible(), "the notice is not visible");
+  return noticeText(p);
+}
+
 describe("Spyre Playground page", { timeout: 20 * TEST_TIMEOUT }, () => {
   before(
     async () => {
@@ -615,6 +661,179 @@ describe("Spyre Playground page", { timeout: 20 * TEST_TIMEOUT }, () => {
     await shot(p, "demo.png");
     await p.close();
   });
+
+  it(
+    "says what was wrong with a bad link and what it shows instead",
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      const first = await page.evaluate(() =>
+        document.querySelector("#example-picker option:not([disabled])")?.getAttribute("value"),
+      );
+      assert.ok(first, "no example in the picker");
+      const cases = [
+        [`${server.url}#v=2&s=garbage`, /the state is not/],
+        [
+          `${server.url}#v=1&example=no_such_example`,
+          /there is no example named "no_such_example"/,
+        ],
+        [`${server.url}#v=7&example=${first}`, /its version "7" is not one this page reads/],
+        [await linkWith("{example: matmul"), /the state is not JSON/],
+        [
+          await linkWith(JSON.stringify({ example: first, t: "soon", core: [1] })),
+          /field t has an unusable value "soon"; field core has an unusable value \[1\]/,
+        ],
+      ];
+      for (const [url, why] of cases) {
+        const p = await openPage(url);
+        const text = await waitForNotice(p, /^This link's state could not be read \(/, 30_000);
+        assert.match(text, why, url);
+        assert.match(text, new RegExp(`showing the example ${first} instead\\.$`), url);
+        assert.equal(await p.locator("#error-banner").isVisible(), false, url);
+        assert.match((await p.locator("#results").textContent()) ?? "", /cycles/, url);
+        await p.close();
+      }
+      // A good link has no notice.
+      const p = await openPage(`${server.url}#v=1&example=${first}&view=ring`);
+      assert.equal(await p.locator("#notice").isVisible(), false);
+      await p.close();
+    },
+  );
+
+  it(
+    "stops a link's run at its time budget and shows an example instead",
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      const first = await page.evaluate(() =>
+        document.querySelector("#example-picker option:not([disabled])")?.getAttribute("value"),
+      );
+      const started = Date.now();
+      const p = await openPage(
+        await linkWith(JSON.stringify({ file: { name: "spin.mlir", text: HEAVY_KTIR } })),
+      );
+      const text = await waitForNotice(p, /^This link's run was stopped/);
+      assert.match(text, /did not finish within the 10 s time budget for links and was stopped/);
+      assert.match(text, new RegExp(`showing the example ${first} instead\\.$`));
+      assert.ok(Date.now() - started < 60_000, "the budget did not stop the run in time");
+      await p.waitForFunction(() => document.body.dataset.state === "ready");
+      assert.match((await p.locator("#results").textContent()) ?? "", /cycles/);
+      assert.equal(await p.locator("#cancel-run").isVisible(), false);
+      await p.close();
+    },
+  );
+
+  it(
+    "ends a link to an empty loop of 10^12 iterations instead of hanging",
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      const p = await openPage(
+        await linkWith(JSON.stringify({ file: { name: "spin.mlir", text: EMPTY_LOOP_KTIR } })),
+      );
+      // Either the step limit ends it (an error naming the limit) or the time budget does.
+      await p.waitForFunction(
+        () =>
+          /This link's run was stopped/.test(
+            document.getElementById("notice-text")?.textContent ?? "",
+          ) ||
+          /more than \d+ operations/.test(
+            document.getElementById("error-message")?.textContent ?? "",
+          ),
+        undefined,
+        { timeout: 60_000 },
+      );
+      const stopped = /time budget/.test(await noticeText(p));
+      const limit = /more than \d+ operations/.test(
+        (await p.locator("#error-message").textContent()) ?? "",
+      );
+      assert.ok(stopped || limit);
+      await p.close();
+    },
+  );
+
+  it(
+    "shows a run's progress and cancels it mid-run, staying usable",
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      const p = await openPage(server.url);
+      const before = await runs(p);
+      await p.locator("#file-input").setInputFiles({
+        name: "spin.mlir",
+        mimeType: "text/plain",
+        buffer: Buffer.from(HEAVY_KTIR),
+      });
+      await p.locator("#cancel-run").waitFor({ state: "visible" });
+      await p.waitForFunction(
+        () => /^executing \d+%/.test(document.getElementById("status")?.textContent ?? ""),
+        undefined,
+        { timeout: 30_000 },
+      );
+      await p.locator("#cancel-run").click();
+      const text = await waitForNotice(p, /^The run was cancelled; the worker was restarted/);
+      assert.match(text, /Showing the example /);
+      assert.match((await p.locator("#status").textContent()) ?? "", /cancelled/);
+      assert.equal(await p.locator("#cancel-run").isVisible(), false);
+      // Mid-compile: the full 8B model compiles for seconds before it runs.
+      await p.locator("#notice-dismiss").click();
+      assert.equal(await p.locator("#notice").isVisible(), false);
+      await p
+        .locator("#file-input")
+        .setInputFiles(join(ROOT, "examples", "graphs", "full", "llama3_8b_seq8192.json"));
+      await p.locator("#cancel-run").waitFor({ state: "visible" });
+      assert.match((await p.locator("#status").textContent()) ?? "", /^compiling…/);
+      await p.locator("#cancel-run").click();
+      await waitForNotice(p, /^The run was cancelled; the worker was restarted/);
+      assert.equal(await p.locator("#cancel-run").isVisible(), false);
+      // The fresh worker runs the next request.
+      const second = await p.evaluate(
+        () =>
+          document
+            .querySelectorAll("#example-picker option:not([disabled])")[1]
+            ?.getAttribute("value") ?? null,
+      );
+      assert.ok(second);
+      await p.locator("#example-picker").selectOption(second);
+      await waitForRunAfter(before, p);
+      assert.equal(await runs(p), before + 1);
+      assert.equal(await p.locator("#error-banner").isVisible(), false);
+      assert.match((await p.locator("#status").textContent()) ?? "", /simulated in \d+ ms/);
+      await p.close();
+    },
+  );
+
+  it(
+    "refuses javascript: and data: addresses in <spyre-playground src>",
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      const p = await context.newPage();
+      p.setDefaultTimeout(STEP_TIMEOUT);
+      watch(p);
+      await p.goto(`${server.url}demo.html`, { waitUntil: "load" });
+      for (const src of [
+        "javascript:alert(1)",
+        " JavaScript:alert(1)",
+        "data:text/html,<script>alert(1)</script>",
+      ]) {
+        const got = await p.evaluate(async (src) => {
+          const el = document.createElement("spyre-playground");
+          el.setAttribute("src", src);
+          document.body.append(el);
+          const f = el.shadowRoot?.querySelector("iframe");
+          await new Promise((ok) => setTimeout(ok, 200));
+          return {
+            src: f?.getAttribute("src") ?? null,
+            text: f?.contentDocument?.body?.textContent ?? "",
+            height: f?.getBoundingClientRect().height ?? 0,
+          };
+        }, src);
+        assert.equal(got.src, null, src);
+        assert.match(
+          got.text,
+          /src must be an http\(s\) or relative address, not (javascript|data):/,
+        );
+        assert.ok(got.height > 0, "the message is not visible");
+      }
+      await p.close();
+    },
+  );
 
   it(
     "had no console errors, page errors or foreign requests",

@@ -1,8 +1,10 @@
 // Page-side client for the worker: typed calls that resolve with the worker's answer.
 
+import type { RunProgress } from "./api";
 import {
   errorMessage,
   LocatedError,
+  parseProgress,
   parseResponse,
   type Method,
   type Params,
@@ -21,6 +23,7 @@ interface Pending {
   resolve: (value: unknown) => void;
   reject: (err: Error) => void;
   timer: ReturnType<typeof setTimeout> | null;
+  onProgress?: (p: RunProgress) => void;
 }
 
 export class WorkerClient {
@@ -43,7 +46,12 @@ export class WorkerClient {
     return this.pending.size;
   }
 
-  call<M extends Method>(method: M, params: Params<M>): Promise<Result<M>> {
+  /** Sends a request; `onProgress` receives the progress the worker reports on the way. */
+  call<M extends Method>(
+    method: M,
+    params: Params<M>,
+    onProgress?: (p: RunProgress) => void,
+  ): Promise<Result<M>> {
     const id = this.nextId++;
     return new Promise<Result<M>>((resolve, reject) => {
       const timer =
@@ -53,7 +61,12 @@ export class WorkerClient {
               reject(new Error(`worker did not answer "${method}" within ${this.timeoutMs} ms`));
             }, this.timeoutMs)
           : null;
-      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject, timer });
+      this.pending.set(id, {
+        resolve: resolve as (v: unknown) => void,
+        reject,
+        timer,
+        ...(onProgress ? { onProgress } : {}),
+      });
       try {
         this.port.postMessage({ id, method, params } as WorkerRequest);
       } catch (err) {
@@ -72,6 +85,16 @@ export class WorkerClient {
   }
 
   private onMessage(data: unknown): void {
+    const progress = parseProgress(data);
+    if (progress) {
+      const p = this.pending.get(progress.id);
+      try {
+        p?.onProgress?.(progress.progress);
+      } catch {
+        // a failing progress display must not lose the answer
+      }
+      return;
+    }
     const res = parseResponse(data);
     if (!res) return;
     const p = this.settle(res.id);
@@ -86,9 +109,15 @@ export class WorkerClient {
   }
 }
 
+/** Why a request was stopped: the user cancelled it, or it ran past its time budget. */
+export type StopReason = "cancelled" | "budget";
+
 /** Raised for requests that were pending when the worker was restarted. */
 export class CancelledError extends Error {
-  constructor(message = "cancelled") {
+  constructor(
+    message = "cancelled",
+    readonly reason: StopReason = "cancelled",
+  ) {
     super(message);
     this.name = "CancelledError";
   }
@@ -118,11 +147,16 @@ export class WorkerHost {
     return this.client.inFlight;
   }
 
-  call<M extends Method>(method: M, params: Params<M>): Promise<Result<M>> {
-    return this.client.call(method, params);
+  call<M extends Method>(
+    method: M,
+    params: Params<M>,
+    onProgress?: (p: RunProgress) => void,
+  ): Promise<Result<M>> {
+    return this.client.call(method, params, onProgress);
   }
 
-  restart(reason = "cancelled"): void {
+  /** Stops whatever the worker is doing and starts a fresh one; pending calls reject. */
+  restart(message = "cancelled", reason: StopReason = "cancelled"): void {
     const old = this.client;
     try {
       this.port.terminate();
@@ -131,6 +165,6 @@ export class WorkerHost {
     }
     this.port = this.spawn();
     this.client = new WorkerClient(this.port, this.timeoutMs);
-    old.failAll(new CancelledError(reason));
+    old.failAll(new CancelledError(message, reason));
   }
 }

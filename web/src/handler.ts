@@ -1,12 +1,21 @@
 // Worker-side request handling, kept free of the worker global and of the wasm
 // import so it can be unit-tested with any SpyreModule.
 
-import type { Diagnostic, PipelineResult, RunOptions, SpyreModule, SpyreSession } from "./api";
+import type {
+  Diagnostic,
+  PipelineResult,
+  RunOptions,
+  RunProgress,
+  SpyreModule,
+  SpyreSession,
+} from "./api";
 import { layoutGraph, tensorTypes } from "./graph/layout";
 import {
   errorLocation,
   errorMessage,
+  parseProgress,
   parseRequest,
+  type ProgressMessage,
   type RunResult,
   type SourceRef,
   type WorkerResponse,
@@ -78,7 +87,14 @@ export function describeFailure(err: unknown): string {
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: false });
 
-export type Handler = (data: unknown) => Promise<WorkerResponse>;
+/**
+ * Answers one request; `post`, when given, receives the progress of a run (or of the run a
+ * trace export needs) before the answer.
+ */
+export type Handler = (
+  data: unknown,
+  post?: (message: ProgressMessage) => void,
+) => Promise<WorkerResponse>;
 
 /** Builds the request handler; `load` is called once, on the first request. */
 export function createHandler(load: () => Promise<SpyreModule>): Handler {
@@ -100,9 +116,10 @@ export function createHandler(load: () => Promise<SpyreModule>): Handler {
     bytes: Uint8Array,
     fileName: string,
     options: RunOptions,
+    progress: (p: RunProgress) => void,
   ): { session: SpyreSession; raw: unknown } => {
     const session = m.open(bytes, fileName);
-    const raw = session.run(options);
+    const raw = session.run(options, progress);
     last = { key: JSON.stringify([fileName, options]), bytes, session };
     return { session, raw };
   };
@@ -129,7 +146,7 @@ export function createHandler(load: () => Promise<SpyreModule>): Handler {
     };
   };
 
-  return async (data: unknown): Promise<WorkerResponse> => {
+  return async (data, post): Promise<WorkerResponse> => {
     const req = parseRequest(data);
     if (!req) {
       const id =
@@ -138,6 +155,11 @@ export function createHandler(load: () => Promise<SpyreModule>): Handler {
           : -1;
       return { id, ok: false, error: { message: "malformed request to the worker" } };
     }
+    const progress = (raw: unknown): void => {
+      // The wasm side hands over a plain object or a Map; only well-formed reports go out.
+      const msg = parseProgress({ id: req.id, progress: toPlain(raw) });
+      if (msg && post) post(msg);
+    };
     try {
       const m = await getModule();
       switch (req.method) {
@@ -153,7 +175,7 @@ export function createHandler(load: () => Promise<SpyreModule>): Handler {
           };
         case "run": {
           const { bytes, fileName, source } = resolveTarget(m, req.params.target);
-          const { raw } = runSession(m, bytes, fileName, req.params.options);
+          const { raw } = runSession(m, bytes, fileName, req.params.options, progress);
           const result = checkRun(raw);
           const kind: RunResult["kind"] = result.kind === "ktir" ? "ktir" : "graph";
           const canon = result.passes.find((p) => p.name === "canonicalize")?.data ?? null;
@@ -174,7 +196,7 @@ export function createHandler(load: () => Promise<SpyreModule>): Handler {
           const session =
             last && last.key === key && sameBytes(last.bytes, bytes)
               ? last.session
-              : runSession(m, bytes, fileName, options).session;
+              : runSession(m, bytes, fileName, options, progress).session;
           return { id: req.id, ok: true, result: { json: session.traceJson() } };
         }
       }

@@ -2,12 +2,20 @@
 // views/registry.ts. The page never calls wasm itself, and never calls a view directly:
 // views render the state in `update` and report clicks through their context.
 
-import type { Diagnostic, ExampleInfo, RunOptions, SourceMap, TraceEvent } from "./api";
-import { CancelledError, WorkerHost } from "./client";
+import type {
+  Diagnostic,
+  ExampleInfo,
+  RunOptions,
+  RunProgress,
+  SourceMap,
+  TraceEvent,
+} from "./api";
+import { CancelledError, WorkerHost, type StopReason } from "./client";
 import { byId, el, isEditableTarget } from "./dom";
 import { describeLocation, errorMessage, type RunResult, type SourceRef } from "./protocol";
 import type { LineRange } from "./ring/draw";
 import { sceneCores, sceneCycles } from "./ring/model";
+import { LINK_RUN_BUDGET_MS, progressText, stoppedText } from "./runStatus";
 import {
   kernelAt,
   kernelOfOp,
@@ -19,13 +27,17 @@ import {
 } from "./session";
 import { clockShortcuts, Transport } from "./transport";
 import {
+  checkNames,
+  describeLinkProblems,
   EMPTY_STATE,
   formatUrlState,
   MAX_URL_FILE_CHARS,
-  parseUrlState,
+  readUrlState,
+  type ReadUrlState,
   type UrlState,
 } from "./urlState";
 import { ErrorBanner } from "./views/errorBanner";
+import { Notice } from "./views/notice";
 import { Header } from "./views/header";
 import { Help, helpRows, pageShortcuts } from "./views/help";
 import { createViews } from "./views/registry";
@@ -45,6 +57,10 @@ const DEFAULT_VIEW = "ring";
 const CANCEL_AFTER_MS = 300;
 
 const banner = new ErrorBanner();
+const notice = new Notice();
+
+/** How a run ended: "ok", a failure (shown in the banner), stopped, or superseded by a newer one. */
+type Outcome = "ok" | "failed" | StopReason | "superseded";
 
 window.addEventListener("error", (ev) => {
   banner.show("Unexpected error", ev.message || errorMessage(ev.error));
@@ -70,6 +86,7 @@ class App {
   private readonly viewMeta = byId<HTMLSpanElement>("view-meta");
   private readonly cancelButton = byId<HTMLButtonElement>("cancel-run");
   private examples: ExampleInfo[] = [];
+  private machines: string[] = [];
   private loaded: Loaded | null = null;
   private view = DEFAULT_VIEW;
   private lines: LineRange | null = null;
@@ -205,7 +222,8 @@ class App {
   }
 
   async start(): Promise<void> {
-    const wanted = await parseUrlState(location.hash);
+    const read = await readUrlState(location.hash);
+    const wanted = read.state;
     this.embed = wanted.embed;
     if (this.embed) {
       byId("app").classList.add("embed");
@@ -219,21 +237,42 @@ class App {
     document.body.dataset.state = "starting";
     const info = await this.host.call("init", {});
     this.examples = info.examples;
+    this.machines = info.machines;
     this.header.setStatus(`spyre ${info.version}`);
-    this.header.setMachines(
-      info.machines,
-      wanted.machine && info.machines.includes(wanted.machine) ? wanted.machine : "spyre32",
-    );
-    const first = this.examples[0]?.name ?? null;
-    const example =
-      wanted.example && this.examples.some((e) => e.name === wanted.example)
-        ? wanted.example
-        : first;
-    this.header.setExamples(this.examples, wanted.file ? null : example);
-    await this.restore(wanted, example);
+    this.header.setMachines(info.machines, "spyre32");
+    const known = this.examples.map((e) => e.name);
+    const example = wanted.example && known.includes(wanted.example) ? wanted.example : known[0];
+    this.header.setExamples(this.examples, wanted.file ? null : (example ?? null));
+    await this.restore(read);
   }
 
-  private async restore(wanted: UrlState, example: string | null): Promise<void> {
+  /** What is on screen, for messages ("the example matmul_add", "the file a.mlir"). */
+  private describeLoaded(): string {
+    const c = this.loaded;
+    if (!c) return "no run (pick an example or open a file)";
+    const what = c.example !== null ? `the example ${c.example}` : `the file ${c.res.fileName}`;
+    return c.note ? `${what} (${c.note})` : what;
+  }
+
+  /**
+   * Loads what a link asks for. Whatever in it cannot be used (unreadable state, unknown
+   * names, sources over the limits, a run stopped by its time budget) is replaced by the
+   * nearest thing that can, and the notice says what was wrong and what is shown instead.
+   */
+  private async restore(read: ReadUrlState): Promise<void> {
+    const wanted = { ...read.state };
+    const problems = [
+      ...read.problems,
+      ...checkNames(
+        wanted,
+        this.examples.map((e) => e.name),
+        this.machines,
+      ),
+    ];
+    notice.clear();
+    if (wanted.machine) this.header.setMachine(wanted.machine);
+    const first = this.examples[0]?.name ?? null;
+    const example = wanted.example ?? first;
     let target: SourceRef | null = null;
     if (wanted.file) {
       target = {
@@ -250,19 +289,38 @@ class App {
       return;
     }
     for (const v of this.views) v.url?.apply(v.url.decode(wanted));
-    const ok = await this.load(target, wanted.file ? null : example, {
-      ktir: wanted.ktir,
-      t: wanted.t,
-    });
-    if (!ok && wanted.ktir !== null) {
+    const name = wanted.file ? null : example;
+    // A link's own program (edited KTIR, an opened file) runs under a time budget.
+    const budget = wanted.ktir !== null || wanted.file !== null ? LINK_RUN_BUDGET_MS : 0;
+    const outcome = await this.load(target, name, { ktir: wanted.ktir, t: wanted.t }, budget);
+    let stopped: StopReason | null = null;
+    let instead: string | null = null;
+    if (outcome === "failed" && wanted.ktir !== null) {
       // The edited KTIR does not run: load the source as compiled and show the edit.
-      const base = await this.load(target, wanted.file ? null : example, {
-        ktir: null,
-        t: wanted.t,
-      });
-      if (base) {
+      const base = await this.load(
+        target,
+        name,
+        { ktir: null, t: wanted.t },
+        wanted.file ? budget : 0,
+      );
+      if (base === "ok") {
         this.ktir = wanted.ktir;
         this.broadcast(["ktir"]);
+      }
+    } else if (outcome === "cancelled" || outcome === "budget") {
+      stopped = outcome;
+      if (wanted.ktir !== null && target.kind === "example") {
+        // The example itself is safe to run: show it as compiled, with the edit not run.
+        if ((await this.load(target, name, { ktir: null, t: null })) === "ok") {
+          this.ktir = wanted.ktir;
+          this.broadcast(["ktir"]);
+          instead = `the example ${target.name} as compiled (the link's KTIR is in the editor, not run)`;
+        }
+      } else if (first !== null) {
+        this.header.setExamples(this.examples, first);
+        if ((await this.load({ kind: "example", name: first }, first)) === "ok") {
+          instead = `the example ${first}`;
+        }
       }
     }
     if (wanted.core !== null) this.selectCore(wanted.core);
@@ -272,18 +330,20 @@ class App {
       this.clock.setTime(wanted.t);
     }
     this.setView(wanted.view ?? this.view);
+    const shown = instead ?? this.describeLoaded();
+    const messages = [describeLinkProblems(problems, shown)];
+    if (stopped)
+      messages.push(
+        `This link's run was stopped: ${stoppedText(stopped)}; showing ${shown} instead.`,
+      );
+    const text = messages.filter((m) => m !== "").join("\n");
+    if (text) notice.show(text);
   }
 
   private async onHashChange(): Promise<void> {
     // Hand-edited or pasted links: restore when the hash is not the one we wrote.
     if (location.hash === this.lastHash) return;
-    const wanted = await parseUrlState(location.hash);
-    if (wanted.machine) this.header.setMachine(wanted.machine);
-    const example =
-      wanted.example && this.examples.some((e) => e.name === wanted.example)
-        ? wanted.example
-        : null;
-    await this.restore(wanted, example ?? this.examples[0]?.name ?? null);
+    await this.restore(await readUrlState(location.hash));
   }
 
   private options(target: SourceRef, ktir: string | null): RunOptions {
@@ -295,27 +355,54 @@ class App {
     return o;
   }
 
-  /** Runs a source; true on success. A failure leaves the previous run on screen. */
+  /**
+   * Runs a source. A failure or a stop leaves the previous run on screen. With `budgetMs`,
+   * a run still going after that long is stopped (the worker restarted).
+   */
   private async load(
     target: SourceRef,
     example: string | null,
     keep: { ktir?: string | null; t?: number | null } = {},
-  ): Promise<boolean> {
+    budgetMs = 0,
+  ): Promise<Outcome> {
     const seq = ++this.runSeq;
     const started = performance.now();
     const ktir = keep.ktir ?? null;
-    this.header.setStatus("running the pipeline…");
+    const name = target.kind === "example" ? target.name : target.fileName;
+    const before = ktir !== null || /\.mlir$/i.test(name) ? "running KTIR" : "compiling";
+    let progress: RunProgress | null = null;
+    const showProgress = (): void => {
+      if (seq === this.runSeq) {
+        this.header.setStatus(progressText(before, progress, performance.now() - started));
+      }
+    };
+    showProgress();
+    const ticker = setInterval(showProgress, 1000);
+    const budget =
+      budgetMs > 0
+        ? setTimeout(() => {
+            if (seq === this.runSeq && this.running > 0) this.host.restart("time budget", "budget");
+          }, budgetMs)
+        : null;
     this.setRunning(+1);
     let res: RunResult;
     try {
-      res = await this.host.call("run", { target, options: this.options(target, ktir) });
+      res = await this.host.call("run", { target, options: this.options(target, ktir) }, (p) => {
+        progress = p;
+        showProgress();
+      });
     } catch (err) {
       this.setRunning(-1);
-      if (seq !== this.runSeq) return false;
+      if (seq !== this.runSeq) return "superseded";
       if (err instanceof CancelledError) {
-        this.header.setStatus("run cancelled; the worker was restarted");
+        const text = stoppedText(err.reason);
+        this.header.setStatus(`${text}; the worker was restarted`);
+        notice.show(
+          `${text.charAt(0).toUpperCase()}${text.slice(1)}; the worker was restarted. Showing ${this.describeLoaded()}.`,
+        );
         this.restoreHeader();
-        return false;
+        if (this.running === 0) document.body.dataset.state = "ready";
+        return err.reason;
       }
       this.header.setStatus("failed");
       const what =
@@ -323,11 +410,17 @@ class App {
       banner.show(what, errorMessage(err), describeLocation(err));
       this.restoreHeader();
       document.body.dataset.state = "error";
-      return false;
+      return "failed";
+    } finally {
+      clearInterval(ticker);
+      if (budget !== null) clearTimeout(budget);
     }
     this.setRunning(-1);
-    if (seq !== this.runSeq) return false; // a newer request superseded this one
+    if (seq !== this.runSeq) return "superseded"; // a newer request superseded this one
     banner.clear();
+    // What an earlier stop or link said no longer describes the screen (a link's restore
+    // shows its own notice after its runs).
+    notice.clear();
     const r = res.result;
     const originalKtir =
       res.kind === "ktir" ? res.source : (r.passes.find((p) => p.name === "ktir")?.text ?? r.ktir);
@@ -356,7 +449,7 @@ class App {
     document.body.dataset.state = "ready";
     document.body.dataset.runs = String(Number(document.body.dataset.runs ?? "0") + 1);
     this.scheduleSave();
-    return true;
+    return "ok";
   }
 
   /** Keeps the header showing what is actually displayed. */
@@ -381,7 +474,7 @@ class App {
 
   private cancel(): void {
     if (this.running === 0) return;
-    this.host.restart("cancelled");
+    this.host.restart("cancelled", "cancelled");
   }
 
   private async rerun(): Promise<void> {
@@ -397,11 +490,11 @@ class App {
     const c = this.loaded;
     if (!c) return;
     const edited = text !== c.originalKtir;
-    const ok = await this.load(c.target, c.example, {
+    const outcome = await this.load(c.target, c.example, {
       ktir: edited ? text : null,
       t: this.clock.time,
     });
-    if (!ok && edited) {
+    if (outcome !== "ok" && edited) {
       this.ktir = text;
       this.broadcast(["ktir"]);
     }
@@ -613,7 +706,8 @@ class App {
       setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
       this.header.setStatus("trace saved: open it in Perfetto or chrome://tracing");
     } catch (err) {
-      if (!(err instanceof CancelledError)) banner.show("Trace export", errorMessage(err));
+      if (err instanceof CancelledError) this.header.setStatus(stoppedText(err.reason));
+      else banner.show("Trace export", errorMessage(err));
     } finally {
       this.setRunning(-1);
     }

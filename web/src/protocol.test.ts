@@ -1,10 +1,11 @@
 import { describe, expect, it } from "vitest";
-import type { PipelineResult, RunOptions, SpyreModule, SpyreSession } from "./api";
+import type { PipelineResult, RunOptions, RunProgress, SpyreModule, SpyreSession } from "./api";
 import { CancelledError, WorkerClient, WorkerHost, type Port } from "./client";
 import { checkRun, createHandler, toPlain } from "./handler";
 import { emptyRoofline } from "./views/roofline";
 import {
   errorMessage,
+  parseProgress,
   parseRequest,
   parseResponse,
   type RunResult,
@@ -89,8 +90,17 @@ function stubSession(
   let ran: unknown = null;
   return {
     kind: ktir ? "ktir" : "graph",
-    run: (options) => {
+    run: (options, progress) => {
       counts.runs++;
+      // Like the wasm session: reports as it goes (a Map, as serde may hand one over).
+      progress?.(
+        new Map<string, unknown>([
+          ["phase", "execute"],
+          ["done", 5n],
+          ["total", 10n],
+        ]) as never,
+      );
+      progress?.({ phase: "schedule", done: 3, total: 3 });
       ran = ktir ? ktirRun() : run(bytes, fileName, options);
       return ran;
     },
@@ -441,6 +451,47 @@ describe("worker client", () => {
   });
 });
 
+describe("progress", () => {
+  it("parses progress reports and rejects malformed ones", () => {
+    expect(parseProgress({ id: 3, progress: { phase: "execute", done: 1, total: 4 } })).toEqual({
+      id: 3,
+      progress: { phase: "execute", done: 1, total: 4 },
+    });
+    expect(parseProgress({ id: 3, progress: { phase: "other", done: 1, total: 4 } })).toBeNull();
+    expect(parseProgress({ id: 3, progress: { phase: "execute", done: -1, total: 4 } })).toBeNull();
+    expect(parseProgress({ id: 3, ok: true, result: 1 })).toBeNull();
+    expect(parseProgress(null)).toBeNull();
+  });
+
+  it("reaches the caller of a run before its answer, with the run's id", async () => {
+    const handle = createHandler(async () => stubModule());
+    const posted: unknown[] = [];
+    await handle(
+      { id: 7, method: "run", params: { target: { kind: "example", name: "one" }, options: {} } },
+      (m) => posted.push(m),
+    );
+    expect(posted).toEqual([
+      { id: 7, progress: { phase: "execute", done: 5, total: 10 } },
+      { id: 7, progress: { phase: "schedule", done: 3, total: 3 } },
+    ]);
+
+    // Through a client: the progress callback of that call only.
+    const port = new LoopbackPort(null);
+    const client = new WorkerClient(port, 0);
+    const seen: RunProgress[] = [];
+    const run = client.call("run", { target: { kind: "example", name: "one" }, options: {} }, (p) =>
+      seen.push(p),
+    );
+    const id = port.sent[0]!.id;
+    port.emit({ id, progress: { phase: "execute", done: 1, total: 2 } });
+    port.emit({ id: id + 1, progress: { phase: "execute", done: 2, total: 2 } });
+    expect(seen).toEqual([{ phase: "execute", done: 1, total: 2 }]);
+    expect(client.inFlight).toBe(1);
+    port.emit({ id, ok: false, error: { message: "stop" } });
+    await expect(run).rejects.toThrow("stop");
+  });
+});
+
 describe("worker host", () => {
   it("restarts the worker, rejecting what was pending as cancelled", async () => {
     const ports: (LoopbackPort & { terminated: boolean })[] = [];
@@ -464,6 +515,11 @@ describe("worker host", () => {
     expect(ports[0]!.terminated).toBe(true);
     expect(ports.length).toBe(2);
     await expect(host.call("init", {})).resolves.toMatchObject({ version: "0.0.0-test" });
+    // A stop by the time budget says so.
+    const budget = host.call("init", {});
+    host.restart("time budget", "budget");
+    await expect(budget).rejects.toMatchObject({ reason: "budget", message: "time budget" });
+    expect(ports.length).toBe(3);
   });
 });
 

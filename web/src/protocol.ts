@@ -2,7 +2,7 @@
 // Every request carries an id; the worker answers each request exactly once with
 // either a result or an error (errors are values, never a silent failure).
 
-import type { Diagnostic, ExampleInfo, PipelineResult, RunOptions } from "./api";
+import type { Diagnostic, ExampleInfo, PipelineResult, RunOptions, RunProgress } from "./api";
 import type { GraphLayout } from "./graph/layout";
 
 export interface InitResult {
@@ -89,6 +89,15 @@ export function describeLocation(err: unknown): string {
 export type WorkerResponse =
   { id: number; ok: true; result: unknown } | { id: number; ok: false; error: ErrorInfo };
 
+/** How far the work for request `id` has come; sent any number of times before its answer. */
+export interface ProgressMessage {
+  id: number;
+  progress: RunProgress;
+}
+
+/** Everything the worker posts. */
+export type WorkerMessage = WorkerResponse | ProgressMessage;
+
 const METHODS: readonly Method[] = ["init", "run", "verifyKtir", "trace"];
 
 /** Turns anything thrown (Error, string, wasm-bindgen JsValue) into a readable message. */
@@ -174,4 +183,17 @@ export function parseResponse(data: unknown): WorkerResponse | null {
   const e = d.error as Record<string, unknown> | undefined;
   const message = e && typeof e.message === "string" ? e.message : "unknown worker error";
   return { id: d.id, ok: false, error: { message, ...errorLocation(e) } };
+}
+
+/** Reads a progress report (a `run` or `trace` under way); null if `data` is not one. */
+export function parseProgress(data: unknown): ProgressMessage | null {
+  if (!data || typeof data !== "object") return null;
+  const d = data as Record<string, unknown>;
+  if (typeof d.id !== "number" || !d.progress || typeof d.progress !== "object") return null;
+  const p = d.progress as Record<string, unknown>;
+  if (p.phase !== "execute" && p.phase !== "schedule") return null;
+  const done = Number(p.done);
+  const total = Number(p.total);
+  if (!Number.isFinite(done) || !Number.isFinite(total) || done < 0 || total < 0) return null;
+  return { id: d.id, progress: { phase: p.phase, done, total } };
 }

@@ -60,6 +60,21 @@ export const EMPTY_STATE: UrlState = Object.assign(
 /** Files up to this many characters travel in the URL. */
 export const MAX_URL_FILE_CHARS = 64 * 1024;
 
+/** Longest compressed state (`s=`, base64url characters) read from a link; see docs/limits.md. */
+export const MAX_URL_STATE_CHARS = 2 * 1024 * 1024;
+/** Largest inflated state (bytes of JSON) read from a link; see docs/limits.md. */
+export const MAX_INFLATED_STATE_BYTES = 4 * 1024 * 1024;
+/** Longest edited KTIR a link may run; see docs/limits.md. */
+export const MAX_URL_KTIR_CHARS = 1024 * 1024;
+
+/** A reason a link's state could not be read in full, as text for the page's message. */
+export class UrlStateError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "UrlStateError";
+  }
+}
+
 function bytesToBase64Url(bytes: Uint8Array): string {
   let bin = "";
   for (let i = 0; i < bytes.length; i += 0x8000) {
@@ -68,7 +83,10 @@ function bytesToBase64Url(bytes: Uint8Array): string {
   return btoa(bin).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
-function base64UrlToBytes(s: string): Uint8Array {
+function base64UrlToBytes(s: string): Uint8Array<ArrayBuffer> {
+  if (!/^[A-Za-z0-9_-]*$/.test(s) || s.length % 4 === 1) {
+    throw new UrlStateError("the state is not base64url text");
+  }
   const b64 = s.replace(/-/g, "+").replace(/_/g, "/");
   const bin = atob(b64 + "=".repeat((4 - (b64.length % 4)) % 4));
   const out = new Uint8Array(bin.length);
@@ -81,14 +99,86 @@ async function pipe(bytes: Uint8Array, stream: GenericTransformStream): Promise<
   return new Uint8Array(await new Response(body).arrayBuffer());
 }
 
+/** Input fed to the inflater at a time: bounds what one step can produce (deflate expands ~1000x). */
+const INFLATE_SLICE = 1024;
+
+/**
+ * Inflates deflate-raw `bytes`, reading the output chunk by chunk and stopping as soon as it
+ * grows past `cap` bytes, so a small link cannot make the page allocate without bound.
+ */
+export async function inflateCapped(
+  bytes: Uint8Array<ArrayBuffer>,
+  cap: number,
+): Promise<Uint8Array> {
+  const ds = new DecompressionStream("deflate-raw");
+  const writer = ds.writable.getWriter();
+  const reader = ds.readable.getReader();
+  let stopped = false;
+  // Slices go in as the reader takes output out (the stream's backpressure), never all at once.
+  const feeding = (async () => {
+    for (let i = 0; i < bytes.length && !stopped; i += INFLATE_SLICE) {
+      await writer.ready;
+      if (stopped) return;
+      void writer.write(bytes.subarray(i, i + INFLATE_SLICE)).catch(() => {});
+    }
+    if (!stopped) await writer.close();
+  })().catch(() => {});
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  try {
+    for (;;) {
+      let next: ReadableStreamReadResult<Uint8Array>;
+      try {
+        next = await reader.read();
+      } catch {
+        throw new UrlStateError("the state is not deflate-compressed data");
+      }
+      if (next.done) break;
+      total += next.value.length;
+      if (total > cap) {
+        throw new UrlStateError(`the state inflates to more than ${formatBytes(cap)}`);
+      }
+      chunks.push(next.value);
+    }
+  } finally {
+    stopped = true;
+    await reader.cancel().catch(() => {});
+    await writer.abort().catch(() => {});
+    await feeding;
+  }
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.length;
+  }
+  return out;
+}
+
+function formatBytes(n: number): string {
+  if (n >= 1024 * 1024 && n % (1024 * 1024) === 0) return `${n / (1024 * 1024)} MiB`;
+  if (n >= 1024 && n % 1024 === 0) return `${n / 1024} KiB`;
+  return `${n} bytes`;
+}
+
 export async function compress(text: string): Promise<string> {
   const deflated = await pipe(new TextEncoder().encode(text), new CompressionStream("deflate-raw"));
   return bytesToBase64Url(deflated);
 }
 
+/** Inflates a link's `s=` value; throws a [UrlStateError] saying what was wrong. */
 export async function decompress(s: string): Promise<string> {
-  const inflated = await pipe(base64UrlToBytes(s), new DecompressionStream("deflate-raw"));
-  return new TextDecoder().decode(inflated);
+  if (s.length > MAX_URL_STATE_CHARS) {
+    throw new UrlStateError(
+      `the state is ${s.length} characters long; links hold at most ${MAX_URL_STATE_CHARS}`,
+    );
+  }
+  const inflated = await inflateCapped(base64UrlToBytes(s), MAX_INFLATED_STATE_BYTES);
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(inflated);
+  } catch {
+    throw new UrlStateError("the state is not UTF-8 text");
+  }
 }
 
 function num(v: unknown): number | null {
@@ -120,28 +210,118 @@ export function sanitize(o: Record<string, unknown>): UrlState {
   return Object.assign({}, page, ...VIEWS.map((v) => v.url?.decode(o) ?? {})) as UrlState;
 }
 
-export async function parseUrlState(hash: string): Promise<UrlState> {
+/** A short, safe rendering of a value found in a link, for a message. */
+function shown(v: unknown): string {
+  let s: string;
+  try {
+    s = typeof v === "string" ? JSON.stringify(v) : (JSON.stringify(v) ?? String(v));
+  } catch {
+    s = String(v);
+  }
+  return s.length > 40 ? `${s.slice(0, 37)}…` : s;
+}
+
+/** The fields of `o` that `sanitize` had to drop (present, but of the wrong type or value). */
+function droppedFields(o: Record<string, unknown>, state: UrlState): string[] {
+  const out: string[] = [];
+  for (const [k, v] of Object.entries(o)) {
+    if (v === null || v === undefined || k === "embed" || k === "v" || k === "s") continue;
+    if (!(k in EMPTY_STATE)) continue; // unknown fields are left for newer pages
+    const got = state[k];
+    const empty = EMPTY_STATE[k];
+    if (
+      JSON.stringify(got) === JSON.stringify(empty) &&
+      JSON.stringify(v) !== JSON.stringify(got)
+    ) {
+      if (k === "example" && v === "") continue;
+      out.push(`field ${k} has an unusable value ${shown(v)}`);
+    }
+  }
+  return out;
+}
+
+/** The limits on what a link may run, applied to a parsed state; problems say what was dropped. */
+function limitSources(state: UrlState, problems: string[]): void {
+  if (state.ktir !== null && state.ktir.length > MAX_URL_KTIR_CHARS) {
+    problems.push(
+      `its KTIR is ${state.ktir.length} characters; a link runs at most ${MAX_URL_KTIR_CHARS}`,
+    );
+    state.ktir = null;
+  }
+  if (state.file !== null && state.file.text.length > MAX_URL_FILE_CHARS) {
+    problems.push(
+      `its file ${shown(state.file.name)} is ${state.file.text.length} characters; a link carries at most ${MAX_URL_FILE_CHARS}`,
+    );
+    state.file = null;
+  }
+}
+
+/** A link's state, and what in it could not be used (empty when everything was read). */
+export interface ReadUrlState {
+  state: UrlState;
+  problems: string[];
+}
+
+/**
+ * Reads a link's fragment. Never throws: whatever cannot be read is left out of the state and
+ * described in `problems`, so the page can say what it loaded instead.
+ */
+export async function readUrlState(hash: string): Promise<ReadUrlState> {
+  const problems: string[] = [];
+  try {
+    const state = await readUnchecked(hash, problems);
+    limitSources(state, problems);
+    return { state, problems };
+  } catch (err) {
+    problems.push(err instanceof Error ? err.message : String(err));
+    return { state: { ...EMPTY_STATE }, problems };
+  }
+}
+
+async function readUnchecked(hash: string, problems: string[]): Promise<UrlState> {
+  if (hash.length > MAX_URL_STATE_CHARS + 4096) {
+    throw new UrlStateError(
+      `the link is ${hash.length} characters long; links hold at most ${MAX_URL_STATE_CHARS}`,
+    );
+  }
   const params = new URLSearchParams(hash.startsWith("#") ? hash.slice(1) : hash);
-  const v = Number(params.get("v") ?? "1");
+  const version = params.get("v") ?? "1";
+  const v = Number(version);
   const plain: Record<string, unknown> = {};
   for (const [k, val] of params) plain[k] = val;
   let state: UrlState;
   if (v === 1) {
     state = sanitize(plain);
+    problems.push(...droppedFields(plain, state));
     // v1 only had example and pass; the plain extras are read below.
   } else if (v === 2) {
     const s = params.get("s");
     let obj: Record<string, unknown> = {};
-    if (s) {
+    if (s !== null) {
       try {
-        const parsed: unknown = JSON.parse(await decompress(s));
-        if (parsed && typeof parsed === "object") obj = parsed as Record<string, unknown>;
-      } catch {
+        const text = await decompress(s);
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(text);
+        } catch {
+          throw new UrlStateError("the state is not JSON");
+        }
+        if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) {
+          throw new UrlStateError("the state is not a JSON object");
+        }
+        obj = parsed as Record<string, unknown>;
+      } catch (err) {
+        problems.push(err instanceof Error ? err.message : String(err));
         obj = {};
       }
     }
-    state = sanitize({ ...plain, ...obj });
+    const all = { ...plain, ...obj };
+    state = sanitize(all);
+    problems.push(...droppedFields(all, state));
   } else {
+    problems.push(
+      `its version ${shown(version)} is not one this page reads (1 to ${URL_STATE_VERSION})`,
+    );
     return { ...EMPTY_STATE };
   }
   if (params.get("embed") === "1") state.embed = true;
@@ -150,6 +330,41 @@ export async function parseUrlState(hash: string): Promise<UrlState> {
   const t = num(params.get("t"));
   if (t !== null) state.t = t;
   return state;
+}
+
+/** A link's state; what cannot be read is left out (see [readUrlState] for why). */
+export async function parseUrlState(hash: string): Promise<UrlState> {
+  return (await readUrlState(hash)).state;
+}
+
+/**
+ * Checks a link's example and machine against those the wasm module offers; an unknown name
+ * is removed from `state` and described in the returned problems.
+ */
+export function checkNames(
+  state: UrlState,
+  examples: readonly string[],
+  machines: readonly string[],
+): string[] {
+  const problems: string[] = [];
+  if (state.example !== null && !examples.includes(state.example)) {
+    problems.push(`there is no example named ${shown(state.example)}`);
+    state.example = null;
+  }
+  if (state.machine !== null && !machines.includes(state.machine)) {
+    problems.push(`there is no machine named ${shown(state.machine)}`);
+    state.machine = null;
+  }
+  return problems;
+}
+
+/**
+ * The message shown for a link that could not be read in full: what was wrong, and what the
+ * page shows instead. Empty when there were no problems.
+ */
+export function describeLinkProblems(problems: readonly string[], instead: string): string {
+  if (problems.length === 0) return "";
+  return `This link's state could not be read (${problems.join("; ")}); showing ${instead} instead.`;
 }
 
 export async function formatUrlState(state: UrlState): Promise<string> {

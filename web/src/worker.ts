@@ -3,10 +3,10 @@
 import init, * as spyre from "../pkg/spyre.js";
 import type { ExampleInfo, SpyreModule } from "./api";
 import { createHandler } from "./handler";
-import type { WorkerResponse } from "./protocol";
+import type { WorkerMessage } from "./protocol";
 
 interface WorkerScope {
-  postMessage(message: WorkerResponse): void;
+  postMessage(message: WorkerMessage): void;
   addEventListener(type: "message", listener: (ev: MessageEvent<unknown>) => void): void;
 }
 
@@ -26,5 +26,7 @@ const handle = createHandler(async () => {
 });
 
 scope.addEventListener("message", (ev) => {
-  void handle(ev.data).then((response) => scope.postMessage(response));
+  void handle(ev.data, (progress) => scope.postMessage(progress)).then((response) =>
+    scope.postMessage(response),
+  );
 });

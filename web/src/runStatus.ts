@@ -1,0 +1,28 @@
+// The status line of a run under way: what it is doing, how far it has come, for how long.
+
+import type { RunProgress } from "./api";
+
+/** Longest run a link may start on its own (edited KTIR or a file in the link); see docs/limits.md. */
+export const LINK_RUN_BUDGET_MS = 10_000;
+
+/**
+ * "compiling… 3 s", "executing 42% · 3 s", "scheduling 80% · 4 s". Before the first report
+ * the run is still loading and compiling (`before` says which word to use).
+ */
+export function progressText(before: string, p: RunProgress | null, elapsedMs: number): string {
+  const secs = Math.max(0, Math.floor(elapsedMs / 1000));
+  const time = secs > 0 ? ` · ${secs} s` : "";
+  if (!p) return `${before}…${time}`;
+  const total = Math.max(1, p.total, p.done);
+  // The step total is an estimate: say 99% until the phase really ends.
+  const pct = p.done >= total ? 100 : Math.min(99, Math.floor((p.done * 100) / total));
+  const what = p.phase === "execute" ? "executing" : "scheduling";
+  return `${what} ${pct}%${time}`;
+}
+
+/** The message for a run stopped before its end. */
+export function stoppedText(reason: "cancelled" | "budget", budgetMs = LINK_RUN_BUDGET_MS): string {
+  return reason === "budget"
+    ? `the run did not finish within the ${budgetMs / 1000} s time budget for links and was stopped`
+    : "the run was cancelled";
+}
