@@ -2,7 +2,7 @@
 # Bounded fuzzing of every input path: each target in fuzz/ runs for FUZZ_SECONDS (default
 # 25; six targets, two and a half minutes in all).
 #   onnx_load     graph::load_onnx on arbitrary bytes (seeds: fuzz/seeds/onnx_load)
-#   ktir_parse    ktir::parse on arbitrary UTF-8 (seeds: tests/ktir/valid, tests/ktir/invalid)
+#   ktir_parse    ktir::check (parse, verify) and print on arbitrary UTF-8 (seeds: tests/ktir/valid, tests/ktir/invalid)
 #   graph_json    graph::load_json (seeds: examples/graphs)
 #   machine_json  sim::Machine::from_json (seeds: crates/sim/machines)
 #   npy_read      driver::npy::read (seeds: fuzz/seeds/npy_read)

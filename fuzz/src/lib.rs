@@ -14,10 +14,14 @@ pub fn onnx_load(data: &[u8]) {
     }
 }
 
-/// `ktir::parse` on arbitrary UTF-8.
+/// `ktir::check` (parse and verify) on arbitrary UTF-8, then the printer on what verifies.
 pub fn ktir_parse(data: &[u8]) {
     if let Ok(text) = std::str::from_utf8(data) {
-        let _ = ktir::parse(text);
+        // Parse, verify and (for modules that verify) print again: the printer must take
+        // whatever the verifier accepts.
+        if let Ok((module, _)) = ktir::check(text) {
+            let _ = ktir::print(&module);
+        }
     }
 }
 
