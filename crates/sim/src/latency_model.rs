@@ -337,16 +337,13 @@ pub fn estimate<'a>(
         c.hbm_bytes = c.hbm_bytes.saturating_add(bytes);
     }
     let cores: Vec<CoreLatency> = cores.into_values().collect();
-    let critical_core = cores
-        .iter()
-        .copied()
-        .reduce(|a, b| {
-            if b.cycles(Overlap::Sequential) > a.cycles(Overlap::Sequential) {
-                b
-            } else {
-                a
-            }
-        });
+    let critical_core = cores.iter().copied().reduce(|a, b| {
+        if b.cycles(Overlap::Sequential) > a.cycles(Overlap::Sequential) {
+            b
+        } else {
+            a
+        }
+    });
     let max_of = |o: Overlap| cores.iter().map(|c| c.cycles(o)).fold(0.0, f64::max);
     LatencyEstimate {
         sequential_cycles: max_of(Overlap::Sequential),
