@@ -561,9 +561,20 @@ impl Simulator<'_> {
                 };
                 self.set(slots, rop, 0, v);
             }
-            OpKind::GetComputeTileId => {
+            OpKind::GetComputeTileId { dim } => {
+                if let Some(d) = dim {
+                    if *d >= ctx.tile_id.len().max(1) {
+                        return Err(self.at(
+                            rop,
+                            format!(
+                                "dim {d} is outside the {}-dimensional grid",
+                                ctx.tile_id.len().max(1)
+                            ),
+                        ));
+                    }
+                }
                 for i in 0..rop.results.len() {
-                    let v = ctx.tile_id.get(i).copied().unwrap_or(0);
+                    let v = ctx.tile_id.get(dim.unwrap_or(i)).copied().unwrap_or(0);
                     self.set(slots, rop, i, RtValue::Index(v));
                 }
             }

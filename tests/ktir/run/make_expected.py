@@ -128,6 +128,22 @@ def rope():
     return {"x": x, "cos": cos, "sin": sin}, {"y": y.astype(np.float32)}
 
 
+def tile_id_dim():
+    rng = np.random.default_rng(113)
+    x = uniform(rng, (8, 16))
+    y = x.astype(np.float64).copy()
+    for gx in range(2):
+        for gy in range(2):
+            y[4 * gy : 4 * gy + 4, 8 * gx : 8 * gx + 8] += 10 * gx + gy
+    return {"x": x}, {"y": y.astype(np.float32)}
+
+
+def rank0_broadcast():
+    rng = np.random.default_rng(114)
+    s = uniform(rng, (1, 1), dtype=np.float16)
+    return {"s": s}, {"y": np.full((4, 32), s[0, 0], dtype=np.float16)}
+
+
 PROGRAMS = [
     elementwise,
     reductions,
@@ -141,6 +157,8 @@ PROGRAMS = [
     softmax,
     layernorm,
     rope,
+    tile_id_dim,
+    rank0_broadcast,
 ]
 
 
