@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { PipelineResult, RunOptions, RunProgress, SpyreModule, SpyreSession } from "./api";
 import { CancelledError, WorkerClient, WorkerHost, type Port } from "./client";
 import { checkRun, createHandler, toPlain } from "./handler";
-import { emptyRoofline } from "./views/roofline";
+import { emptyLatencyModel, emptyRoofline } from "./views/roofline";
 import {
   errorMessage,
   parseProgress,
@@ -54,6 +54,7 @@ function minimalResult(): PipelineResult {
       buffers: [],
       warnings: [],
       roofline: emptyRoofline(),
+      latencyModel: emptyLatencyModel(),
     },
     sourceMap: { nodes: [], ops: [], kernels: [] },
   };

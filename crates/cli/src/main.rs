@@ -74,6 +74,11 @@ enum Command {
         /// achieved cycles, and a whole-program line (`--json` always carries it).
         #[arg(long)]
         roofline: bool,
+        /// Timing model to report: `event` (the event-level schedule) or `roofline` (also
+        /// the KTIR reference interpreter's per-unit roofline latency model beside it, with
+        /// the difference per kernel; `--json` always carries both).
+        #[arg(long, value_enum, default_value_t = Timing::Event)]
+        timing: Timing,
         /// Compute timing only: no numbers (weights are never materialised, outputs are
         /// not checked), so models too large to run with numbers can be planned.
         #[arg(long)]
@@ -272,6 +277,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             trace,
             json,
             roofline,
+            timing,
             timing_only,
             flags,
         } => {
@@ -291,6 +297,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                         trace,
                         json,
                         roofline,
+                        timing,
                         timing_only,
                     },
                 );
@@ -353,6 +360,9 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 }
                 if roofline {
                     print!("{}", driver::render_roofline(&result.roofline));
+                }
+                if timing == Timing::Roofline {
+                    print!("{}", driver::render_latency_model(&result.latency_model));
                 }
             }
             Ok(if result.passed || !result.outputs_checked {
@@ -641,7 +651,17 @@ struct RunKtir {
     trace: Option<PathBuf>,
     json: bool,
     roofline: bool,
+    timing: Timing,
     timing_only: bool,
+}
+
+/// The timing models `spyre run` can report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Timing {
+    /// The event-level schedule only.
+    Event,
+    /// The event-level schedule and the per-unit roofline latency model beside it.
+    Roofline,
 }
 
 fn run_ktir_file(mut session: Session, r: RunKtir) -> Result<ExitCode, String> {
@@ -756,6 +776,9 @@ fn run_ktir_file(mut session: Session, r: RunKtir) -> Result<ExitCode, String> {
         }
         if r.roofline {
             print!("{}", driver::render_roofline(&result.roofline));
+        }
+        if r.timing == Timing::Roofline {
+            print!("{}", driver::render_latency_model(&result.latency_model));
         }
     }
     Ok(ExitCode::SUCCESS)

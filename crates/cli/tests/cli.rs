@@ -518,3 +518,37 @@ fn run_roofline_prints_a_row_per_kernel_and_a_program_line_and_json_carries_it()
     assert!(r["program"]["bounds"]["lowerBoundCycles"].as_f64().unwrap() > 0.0);
     assert_eq!(r["rates"]["dramBytesPerCycle"], 150.0);
 }
+
+#[test]
+fn timing_roofline_shows_both_models_per_kernel_and_json_carries_them() {
+    for file in [EXAMPLE, "tests/ktir/run/softmax.mlir"] {
+        let o = spyre(&["run", file, "--timing", "roofline"]);
+        assert!(o.status.success(), "{file}: {}", stderr(&o));
+        let text = stdout(&o);
+        let header = text
+            .lines()
+            .position(|l| l.starts_with("kernel ") && l.contains("difference"))
+            .expect(&text);
+        let first = text.lines().nth(header + 1).unwrap_or_default();
+        let cols: Vec<&str> = first.split_whitespace().collect();
+        // kernel, event, roofline, difference, ...
+        let event: f64 = cols[1].parse().expect(first);
+        let model: f64 = cols[2].parse().expect(first);
+        let diff: f64 = cols[3].parse().expect(first);
+        assert!(event > 0.0 && model > 0.0, "{first}");
+        assert!((model - event - diff).abs() < 1.0, "{first}");
+        assert!(text.contains("hbm_bytes_per_cycle_per_core"), "{text}");
+        let plain = stdout(&spyre(&["run", file]));
+        assert!(!plain.contains("timing models"), "{plain}");
+    }
+    let o = spyre(&["run", EXAMPLE, "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let m = &v["latencyModel"];
+    assert_eq!(m["kernels"].as_array().map(Vec::len), Some(2), "{m}");
+    assert!(m["kernels"][0]["sequentialCycles"].as_f64().unwrap() > 0.0);
+    assert!(m["params"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|p| p["label"] == "systolic_flops_per_cycle"));
+}

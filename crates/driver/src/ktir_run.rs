@@ -130,7 +130,7 @@ pub fn buffer_specs(
                 let value = |s: &SizeOperand| -> Result<i64, DriverError> {
                     match s {
                         SizeOperand::Static(v) => Ok(*v),
-                        SizeOperand::Dynamic(v) => args.get(&v.name).copied().ok_or_else(|| {
+                        SizeOperand::Dynamic(v) => args.get(&v.name).or_else(|| known.get(v.name.as_str())).copied().ok_or_else(|| {
                             DriverError::new(
                                 Stage::Ktir,
                                 format!(

@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 mod error;
 mod examples;
 mod ktir_run;
+mod latency;
 pub mod npy;
 mod roofline;
 mod session;
@@ -24,6 +25,9 @@ mod views;
 pub use error::{DriverError, Stage};
 pub use examples::{examples, Example};
 pub use ktir_run::{buffer_specs, buffers_of, run_ktir, BufferSpec, KtirRunOptions, KtirRunResult};
+pub use latency::{
+    render as render_latency_model, KernelLatency, LatencyModelReport, LatencyParamView,
+};
 pub use roofline::{
     render as render_roofline, Bound, Bounds, KernelRoofline, ProgramRoofline, Rates, Roofline,
 };
@@ -276,6 +280,9 @@ pub struct RunResult {
     pub launch_peak_bytes: Vec<u64>,
     /// Per kernel and for the whole program: work, bytes, lower bound and achieved cycles.
     pub roofline: Roofline,
+    /// Per kernel: the reference interpreter's per-unit roofline latency model beside the
+    /// event-level cycles (`--timing roofline`).
+    pub latency_model: LatencyModelReport,
     /// The arithmetic of each compute task, by task id (what the roofline is computed from).
     #[serde(skip)]
     #[cfg_attr(test, ts(skip))]

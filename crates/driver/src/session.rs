@@ -192,13 +192,21 @@ impl Session {
             Source::Graph(g) => roofline::graph_unique_bytes(g),
             Source::Ktir(_) => roofline::buffer_unique_bytes(&run.run.buffers),
         };
+        let work = std::mem::take(&mut run.run.work);
         run.run.roofline = roofline::compute(roofline::Inputs {
             machine: &options.machine,
             events: &run.schedule.events,
-            work: &std::mem::take(&mut run.run.work),
+            work: &work,
             kernels: &run.source_map.kernels,
             total_cycles: run.schedule.total_cycles,
             unique_dram_bytes,
+        });
+        run.run.latency_model = crate::latency::compute(crate::latency::Inputs {
+            machine: &options.machine,
+            events: &run.schedule.events,
+            work: &work,
+            kernels: &run.source_map.kernels,
+            total_cycles: run.schedule.total_cycles,
         });
         let (_, run) = self.last.insert((options.machine.clone(), run));
         Ok(run)
@@ -355,6 +363,7 @@ pub(crate) fn result(
         warnings: Vec::new(),
         launch_peak_bytes: sim.launch_peak_bytes().to_vec(),
         roofline: crate::Roofline::default(),
+        latency_model: crate::LatencyModelReport::default(),
         work: sim.work_counts().to_vec(),
     }
 }

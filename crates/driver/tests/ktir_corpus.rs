@@ -410,3 +410,15 @@ fn reduce_collapsing_the_tile_axis_takes_column_maxima() {
         assert_eq!(m[j], want, "m[{j}]");
     }
 }
+
+#[test]
+fn linalg_index_keeps_the_lower_triangle() {
+    let r = run("linalg_index_mask.mlir");
+    let (a, b) = (buf(&r, "a"), buf(&r, "b"));
+    for i in 0..8 {
+        for j in 0..8 {
+            let want = if j <= i { a[i * 8 + j] } else { 0.0 };
+            assert_eq!(b[i * 8 + j], want, "b[{i}][{j}]");
+        }
+    }
+}

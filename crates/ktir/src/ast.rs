@@ -146,8 +146,9 @@ pub enum OpKind {
         op: ElementwiseOp,
         operands: Vec<Value>,
     },
-    /// `ktdp.get_compute_tile_id`.
-    GetComputeTileId,
+    /// `ktdp.get_compute_tile_id`: one result per grid dimension, or with `{dim = N}` (the
+    /// reference interpreter's spelling) the one coordinate along dimension `N`.
+    GetComputeTileId { dim: Option<usize> },
     /// `ktdp.construct_memory_view`.
     ConstructMemoryView {
         base: Value,
@@ -490,7 +491,7 @@ impl OpKind {
             OpKind::LinalgIndex { .. } => "linalg.index",
             OpKind::Return { .. } => "func.return",
             OpKind::Constant { .. } => "arith.constant",
-            OpKind::GetComputeTileId => "ktdp.get_compute_tile_id",
+            OpKind::GetComputeTileId { .. } => "ktdp.get_compute_tile_id",
             OpKind::ConstructMemoryView { .. } => "ktdp.construct_memory_view",
             OpKind::ConstructAccessTile { .. } => "ktdp.construct_access_tile",
             OpKind::Load { .. } => "ktdp.load",
@@ -657,7 +658,9 @@ impl OpKind {
             | OpKind::LinalgReduce { inputs, inits, .. } => {
                 inputs.iter().chain(inits).map(|(v, _)| v).collect()
             }
-            OpKind::Constant { .. } | OpKind::GetComputeTileId | OpKind::LinalgIndex { .. } => {
+            OpKind::Constant { .. }
+            | OpKind::GetComputeTileId { .. }
+            | OpKind::LinalgIndex { .. } => {
                 vec![]
             }
             OpKind::ConstructMemoryView {

@@ -284,7 +284,7 @@ impl Builder {
 
     /// `ktdp.get_compute_tile_id : index`.
     pub fn compute_tile_id(&mut self, name: &str) -> Value {
-        self.def(name, OpKind::GetComputeTileId, Type::index())
+        self.def(name, OpKind::GetComputeTileId { dim: None }, Type::index())
     }
 
     /// `ktdp.construct_memory_view` over `base` with static sizes and strides.

@@ -905,6 +905,11 @@ impl<'a> Parser<'a> {
                 Ok((OpKind::Constant { value }, vec![t]))
             }
             "ktdp.get_compute_tile_id" => {
+                let mut dim = None;
+                self.attr_dict("ktdp.get_compute_tile_id", &["dim"], |p, _| {
+                    dim = Some(p.usize_lit()?);
+                    Ok(())
+                })?;
                 let mut types = Vec::new();
                 if self.eat(":") {
                     loop {
@@ -914,7 +919,7 @@ impl<'a> Parser<'a> {
                         }
                     }
                 }
-                Ok((OpKind::GetComputeTileId, types))
+                Ok((OpKind::GetComputeTileId { dim }, types))
             }
             "ktdp.construct_memory_view" => self.memory_view(),
             "ktdp.construct_access_tile" => self.access_tile(),

@@ -251,9 +251,14 @@ fn op(out: &mut String, m: &mut Marks, op: &Op, indent: usize) {
         OpKind::Constant { value } => {
             let _ = write!(out, "{name} {} : {}", literal(value, elem), rt(0));
         }
-        OpKind::GetComputeTileId => {
-            let _ = write!(out, "{name} : {}", types(&op.result_types));
-        }
+        OpKind::GetComputeTileId { dim } => match dim {
+            Some(d) => {
+                let _ = write!(out, "{name} {{dim = {d}}} : {}", types(&op.result_types));
+            }
+            None => {
+                let _ = write!(out, "{name} : {}", types(&op.result_types));
+            }
+        },
         OpKind::ConstructMemoryView {
             base,
             sizes: sz,

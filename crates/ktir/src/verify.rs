@@ -330,9 +330,12 @@ impl<'m, 't> Verifier<'m, 't> {
                     }
                 }
             }
-            OpKind::GetComputeTileId => {
+            OpKind::GetComputeTileId { dim } => {
                 if op.result_types.is_empty() {
                     self.err(op, "must have at least one result".into());
+                }
+                if dim.is_some() && op.result_types.len() != 1 {
+                    self.err(op, "with 'dim' it has exactly one result".into());
                 }
                 if op.result_types.iter().any(|t| *t != Type::index()) {
                     self.err(op, "results must all be of type 'index'".into());

@@ -68,7 +68,8 @@ fn all_diagnostics(text: &str) -> Vec<Diagnostic> {
 #[test]
 fn valid_programs_verify_and_round_trip() {
     let mut failures = Vec::new();
-    for path in corpus("valid") {
+    // The run corpus (numeric tests in the driver) must verify and round-trip too.
+    for path in corpus("valid").into_iter().chain(corpus("run")) {
         let text = fs::read_to_string(&path).unwrap();
         let name = path.display();
         let (module, diags) = match check(&text) {

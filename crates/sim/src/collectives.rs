@@ -359,6 +359,7 @@ fn perform(
                 last_tasks: Vec::new(),
                 last_store: None,
                 record: false,
+                generic_point: Vec::new(),
                 run_region: cores[*c].ctx.run_region,
             };
             for s in srcs {

@@ -159,6 +159,7 @@ impl Simulator<'_> {
                     last_tasks: Vec::new(),
                     last_store: None,
                     record: true,
+                    generic_point: Vec::new(),
                     run_region,
                 },
                 state: CoreState::Ready,
@@ -560,11 +561,33 @@ impl Simulator<'_> {
                 };
                 self.set(slots, rop, 0, v);
             }
-            OpKind::GetComputeTileId => {
+            OpKind::GetComputeTileId { dim } => {
+                if let Some(d) = dim {
+                    if *d >= ctx.tile_id.len().max(1) {
+                        return Err(self.at(
+                            rop,
+                            format!(
+                                "dim {d} is outside the {}-dimensional grid",
+                                ctx.tile_id.len().max(1)
+                            ),
+                        ));
+                    }
+                }
                 for i in 0..rop.results.len() {
-                    let v = ctx.tile_id.get(i).copied().unwrap_or(0);
+                    let v = ctx.tile_id.get(dim.unwrap_or(i)).copied().unwrap_or(0);
                     self.set(slots, rop, i, RtValue::Index(v));
                 }
+            }
+            OpKind::LinalgIndex { dim } => {
+                let v = ctx.generic_point.get(*dim).copied().ok_or_else(|| {
+                    self.at(
+                        rop,
+                        format!(
+                            "linalg.index {dim} outside a linalg.generic body with that many loops"
+                        ),
+                    )
+                })?;
+                self.set(slots, rop, 0, RtValue::Index(v));
             }
             OpKind::Elementwise { op, .. } => {
                 let n = rop.operands.len();

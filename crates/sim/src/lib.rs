@@ -15,7 +15,8 @@
 //! errors) <- `store` (DRAM and scratchpad contents) <- `domain` <- `resolve` (a function's
 //! resolved form) <- `state` (simulator and per-core state, shared op helpers) <- the op
 //! families `memory`, `tensor`, `elementwise`, `collectives` <- [`exec`] (the driver loop:
-//! launches, frames, control flow, dispatch). [`exec_ew`] and [`exec_ops`] are the
+//! launches, frames, control flow, dispatch). [`latency_model`] is a second, per-op timing
+//! model kept beside the event-level one for comparison. [`exec_ew`] and [`exec_ops`] are the
 //! per-element semantics and tensor kernels the numbers domain computes with.
 
 mod affine;
@@ -26,6 +27,7 @@ mod estimate;
 pub mod exec;
 pub mod exec_ew;
 pub mod exec_ops;
+pub mod latency_model;
 pub mod machine;
 mod memory;
 mod resolve;

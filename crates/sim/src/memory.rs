@@ -103,6 +103,23 @@ pub(crate) fn construct_view(
     let mut next = 1;
     let size_values = take_sizes(sim, slots, rop, sizes, &mut next)?;
     let stride_values = take_sizes(sim, slots, rop, strides, &mut next)?;
+    // The dialect lets SSA sizes stand for static dimensions (it checks only counts and
+    // rank), so whether the value fits the type is known only now.
+    if let Some(Type::MemRef { shape, .. }) = rop.op.result_types.first() {
+        for (i, ((s, v), d)) in sizes.iter().zip(&size_values).zip(shape).enumerate() {
+            if let (SizeOperand::Dynamic(name), Dim::Static(n)) = (s, d) {
+                if *v < 0 || i64::try_from(*n).is_ok_and(|n| *v > n) {
+                    return Err(sim.at(
+                        rop,
+                        format!(
+                            "size {i} ('%{}') is {v}, which does not fit the memref's static dimension {n}",
+                            name.name
+                        ),
+                    ));
+                }
+            }
+        }
+    }
     let dynamic: Vec<i64> = sizes
         .iter()
         .zip(&size_values)

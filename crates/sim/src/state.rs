@@ -64,6 +64,9 @@ pub(crate) struct CoreCtx {
     pub last_store: Option<TaskId>,
     /// Whether work is timed (false while running a collective's combiner).
     pub record: bool,
+    /// The iteration point of the innermost `linalg.generic` whose body is running (what
+    /// `linalg.index` reads); empty outside such a body.
+    pub generic_point: Vec<i64>,
     /// How a region runs to completion: the driver loop's, handed to the op families
     /// that interpret regions (`linalg.generic`, reductions, collective combiners) so they
     /// need not depend on it.

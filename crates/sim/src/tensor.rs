@@ -559,7 +559,12 @@ fn linalg_generic(
                 other => other.clone(),
             });
         }
-        let ys = match (ctx.run_region)(sim, region, args, slots, ctx) {
+        // The body may read its point through `linalg.index`; a nested generic saves and
+        // restores the outer point.
+        let outer = std::mem::replace(&mut ctx.generic_point, p.to_vec());
+        let ran = (ctx.run_region)(sim, region, args, slots, ctx);
+        ctx.generic_point = outer;
+        let ys = match ran {
             Ok(y) => y,
             Err(e) => {
                 err = Some(e.clone());

@@ -1,4 +1,3 @@
-// RUN-SKIP: the simulator does not execute linalg.index yet (the generic body needs the iteration indices)
 // linalg.index inside a linalg.generic body, as attention kernels use it for causal masks:
 // one tile loads an 8x8 block, keeps the entries on or below the diagonal (column <= row)
 // and replaces the others with zero.

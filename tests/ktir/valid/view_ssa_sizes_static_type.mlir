@@ -1,4 +1,3 @@
-// RUN-SKIP: the runner does not yet size a view from an arith.constant size, nor check an SSA size against the static dimension
 // ARGS: rows=16
 // Memory views whose sizes are SSA values although the memref type has static dimensions,
 // as the RFC's paged tensor copy writes them: the dialect checks only the number of sizes

@@ -6,7 +6,7 @@ import type { RunInfo, TraceEvent } from "../api";
 import { WorkerHost } from "../client";
 import { Transport } from "../transport";
 import { RingView } from "../views/ring";
-import { emptyRoofline } from "../views/roofline";
+import { emptyLatencyModel, emptyRoofline } from "../views/roofline";
 
 export interface BenchResult {
   tiles: number;
@@ -97,6 +97,7 @@ export function syntheticRun(machine: RunInfo["machine"], tiles: number): RunInf
     buffers: [],
     warnings: [],
     roofline: emptyRoofline(),
+    latencyModel: emptyLatencyModel(),
   };
 }
 

@@ -523,6 +523,89 @@ program: ProgramRoofline,
  */
 assumptions: Array<string>, };
 
+export type LatencyParamView = { 
+/**
+ * The reference interpreter's name for it (`hbm_bandwidth_tb_s`, ...).
+ */
+label: string, 
+/**
+ * Its value for this machine.
+ */
+value: number, 
+/**
+ * The machine-description field it is derived from.
+ */
+from: string, };
+
+export type KernelLatency = { 
+/**
+ * Index into `sourceMap.kernels`.
+ */
+kernel: number, 
+/**
+ * The KTIR function.
+ */
+func: string, 
+/**
+ * Compute cycles of the model's critical core.
+ */
+computeCycles: number, 
+/**
+ * HBM cycles of the critical core.
+ */
+memoryCycles: number, 
+/**
+ * Ring communication cycles of the critical core.
+ */
+commCycles: number, 
+/**
+ * The model's time with no overlap (`compute + memory + comm`, slowest core): the
+ * reference interpreter's cycle model.
+ */
+sequentialCycles: number, 
+/**
+ * The model's time with perfect overlap (`max` of the three, slowest core).
+ */
+overlappedCycles: number, 
+/**
+ * "compute", "memory" or "comm": the critical core's largest category.
+ */
+bottleneck: string, 
+/**
+ * Cycles the event-level schedule took (first event start to last event end).
+ */
+eventCycles: number, 
+/**
+ * `sequentialCycles - eventCycles`.
+ */
+differenceCycles: number, };
+
+export type LatencyModelReport = { 
+/**
+ * The model's parameters (empty before a run).
+ */
+params: Array<LatencyParamView>, 
+/**
+ * One entry per kernel that ran, in source-map order.
+ */
+kernels: Array<KernelLatency>, 
+/**
+ * Sum of the kernels' sequential cycles (kernels run one after another).
+ */
+sequentialCycles: number, 
+/**
+ * Sum of the kernels' overlapped cycles.
+ */
+overlappedCycles: number, 
+/**
+ * The event-level model's cycles for the whole run.
+ */
+eventCycles: number, 
+/**
+ * What the model assumes and why it differs from the event-level one.
+ */
+notes: Array<string>, };
+
 export type RunResult = { 
 /**
  * The machine it ran on.
@@ -580,7 +663,12 @@ warnings: Array<string>,
 /**
  * Per kernel and for the whole program: work, bytes, lower bound and achieved cycles.
  */
-roofline: Roofline, };
+roofline: Roofline, 
+/**
+ * Per kernel: the reference interpreter's per-unit roofline latency model beside the
+ * event-level cycles (`--timing roofline`).
+ */
+latencyModel: LatencyModelReport, };
 
 export type LineRange = { 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { KernelRoofline, Roofline } from "../generated/types";
-import { project, rooflineModel } from "./roofline";
+import { emptyLatencyModel, project, rooflineModel, timingRows } from "./roofline";
 
 function kernel(
   i: number,
@@ -103,5 +103,36 @@ describe("roofline chart model", () => {
     expect(mac?.x1).toBeCloseTo(dram?.x2 ?? NaN);
     expect(mac?.y1).toBe(mac?.y2);
     expect(m.roofs.map((r) => r.name)).toContain("vector peak");
+  });
+});
+
+describe("timingRows", () => {
+  it("puts both models side by side per kernel, then the program, with signed differences", () => {
+    const k = (i: number, event: number, model: number) => ({
+      kernel: i,
+      func: `k${i}`,
+      computeCycles: 1,
+      memoryCycles: model - 1,
+      commCycles: 0,
+      sequentialCycles: model,
+      overlappedCycles: model - 1,
+      bottleneck: "memory",
+      eventCycles: event,
+      differenceCycles: model - event,
+    });
+    const rows = timingRows({
+      params: [],
+      kernels: [k(0, 1000, 1500), k(1, 800, 500)],
+      sequentialCycles: 2000,
+      overlappedCycles: 1998,
+      eventCycles: 1800,
+      notes: [],
+    });
+    expect(rows.map((r) => r.name)).toEqual(["k0", "k1", "program"]);
+    expect(rows[0].difference).toBe("+500");
+    expect(rows[1].difference).toBe("-300");
+    expect(rows[2].difference).toBe("+200");
+    expect(rows[0].bound).toBe("memory");
+    expect(timingRows(emptyLatencyModel())).toEqual([]);
   });
 });

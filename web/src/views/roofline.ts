@@ -6,7 +6,13 @@
 // which the editor and the timeline follow.
 
 import { el, formatInt } from "../dom";
-import type { KernelLink, KernelRoofline, Roofline } from "../generated/types";
+import type {
+  KernelLatency,
+  KernelLink,
+  KernelRoofline,
+  LatencyModelReport,
+  Roofline,
+} from "../generated/types";
 import type { Change, PageState, View, ViewContext } from "./view";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -30,6 +36,58 @@ export function emptyRoofline(): Roofline {
     },
     assumptions: [],
   };
+}
+
+/** The second timing model's report of a run that computed none (synthetic runs, tests). */
+export function emptyLatencyModel(): LatencyModelReport {
+  return {
+    params: [],
+    kernels: [],
+    sequentialCycles: 0,
+    overlappedCycles: 0,
+    eventCycles: 0,
+    notes: [],
+  };
+}
+
+/** One row of the timing-model comparison: a kernel (or the program) under both models. */
+export interface TimingRow {
+  name: string;
+  /** Cycles of the event-level schedule. */
+  event: string;
+  /** Cycles of the per-unit roofline latency model (sequential mode). */
+  model: string;
+  /** `model - event`, signed. */
+  difference: string;
+  /** The model's bottleneck category ("" for the program line). */
+  bound: string;
+}
+
+function signed(v: number): string {
+  const r = Math.round(v);
+  return r > 0 ? `+${formatInt(r)}` : r < 0 ? `-${formatInt(-r)}` : "0";
+}
+
+/** The comparison rows: one per kernel, then the program. Empty when the run has none. */
+export function timingRows(m: LatencyModelReport): TimingRow[] {
+  if (m.kernels.length === 0) return [];
+  const row = (k: KernelLatency): TimingRow => ({
+    name: k.func,
+    event: formatInt(Math.round(k.eventCycles)),
+    model: formatInt(Math.round(k.sequentialCycles)),
+    difference: signed(k.differenceCycles),
+    bound: k.bottleneck,
+  });
+  return [
+    ...m.kernels.map(row),
+    {
+      name: "program",
+      event: formatInt(Math.round(m.eventCycles)),
+      model: formatInt(Math.round(m.sequentialCycles)),
+      difference: signed(m.sequentialCycles - m.eventCycles),
+      bound: "",
+    },
+  ];
 }
 
 /** A logarithmic axis: a value range in decades mapped onto a pixel range. */
@@ -245,10 +303,35 @@ export class RooflineTab implements View {
     }
     const run = s.loaded.res.result;
     this.kernels = run.sourceMap.kernels;
-    this.render(run.run.roofline);
+    this.render(run.run.roofline, run.run.latencyModel);
   }
 
-  private render(r: Roofline): void {
+  /** Both timing models side by side, per kernel, with the model's parameters on hover. */
+  private timingTable(m: LatencyModelReport): HTMLElement | null {
+    const rows = timingRows(m);
+    if (rows.length === 0) return null;
+    const cell = (tag: "td" | "th", text: string) => el(tag, { text });
+    const params = m.params.map((p) => `${p.label} = ${p.value} (from ${p.from})`).join("\n");
+    const headers = ["kernel", "event-level cycles", "roofline model cycles", "difference", "bound"];
+    return el(
+      "table",
+      { className: "rl-timing muted", "data-testid": "roofline-timing", title: params },
+      el("tr", {}, ...headers.map((h) => cell("th", h))),
+      ...rows.map((r) =>
+        el(
+          "tr",
+          {},
+          cell("td", r.name),
+          cell("td", r.event),
+          cell("td", r.model),
+          cell("td", r.difference),
+          cell("td", r.bound),
+        ),
+      ),
+    );
+  }
+
+  private render(r: Roofline, latency: LatencyModelReport): void {
     const root = this.root;
     if (!root) return;
     const m = rooflineModel(r, 760, 380);
@@ -303,6 +386,7 @@ export class RooflineTab implements View {
     root.replaceChildren(
       el("div", { className: "muted", "data-testid": "roofline-program", text: line }),
       chart,
+      ...[this.timingTable(latency)].filter((t): t is HTMLElement => t !== null),
       el(
         "ul",
         { className: "muted" },

@@ -929,7 +929,7 @@ fn typed_from_generic(
         }
     }
     match (name, operands.len(), result_types.len()) {
-        ("ktdp.get_compute_tile_id", 0, _) => OpKind::GetComputeTileId,
+        ("ktdp.get_compute_tile_id", 0, _) => OpKind::GetComputeTileId { dim: None },
         ("ktdp.load", 1, 1) => {
             let tile_type = operand_types[0].clone();
             match operands.into_iter().next() {

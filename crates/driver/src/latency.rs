@@ -1,0 +1,271 @@
+//! The second timing model's report: per kernel, what the KTIR reference interpreter's
+//! per-unit roofline latency model ([`sim::latency_model`]) estimates, beside the cycles the
+//! event-level schedule took and the difference. Computed once per run from the executed
+//! ops (the schedule's events, the simulator's work counts) and the machine description.
+
+use crate::KernelLink;
+use serde::Serialize;
+use sim::latency_model::{self, Category, LatencyConfig, OpRecord, Overlap};
+use sim::timing::{Event, TaskId, Unit};
+use sim::{Machine, WorkCount};
+use std::collections::BTreeMap;
+
+/// One parameter of the model, labelled as the reference interpreter labels it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct LatencyParamView {
+    /// The reference interpreter's name for it (`hbm_bandwidth_tb_s`, ...).
+    pub label: String,
+    /// Its value for this machine.
+    pub value: f64,
+    /// The machine-description field it is derived from.
+    pub from: String,
+}
+
+/// One kernel under both models.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct KernelLatency {
+    /// Index into `sourceMap.kernels`.
+    pub kernel: usize,
+    /// The KTIR function.
+    pub func: String,
+    /// Compute cycles of the model's critical core.
+    pub compute_cycles: f64,
+    /// HBM cycles of the critical core.
+    pub memory_cycles: f64,
+    /// Ring communication cycles of the critical core.
+    pub comm_cycles: f64,
+    /// The model's time with no overlap (`compute + memory + comm`, slowest core): the
+    /// reference interpreter's cycle model.
+    pub sequential_cycles: f64,
+    /// The model's time with perfect overlap (`max` of the three, slowest core).
+    pub overlapped_cycles: f64,
+    /// "compute", "memory" or "comm": the critical core's largest category.
+    pub bottleneck: String,
+    /// Cycles the event-level schedule took (first event start to last event end).
+    pub event_cycles: f64,
+    /// `sequentialCycles - eventCycles`.
+    pub difference_cycles: f64,
+}
+
+/// The second timing model's report of a run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct LatencyModelReport {
+    /// The model's parameters (empty before a run).
+    pub params: Vec<LatencyParamView>,
+    /// One entry per kernel that ran, in source-map order.
+    pub kernels: Vec<KernelLatency>,
+    /// Sum of the kernels' sequential cycles (kernels run one after another).
+    pub sequential_cycles: f64,
+    /// Sum of the kernels' overlapped cycles.
+    pub overlapped_cycles: f64,
+    /// The event-level model's cycles for the whole run.
+    pub event_cycles: f64,
+    /// What the model assumes and why it differs from the event-level one.
+    pub notes: Vec<String>,
+}
+
+/// What the report is computed from.
+pub(crate) struct Inputs<'a> {
+    pub machine: &'a Machine,
+    pub events: &'a [Event],
+    pub work: &'a [(TaskId, WorkCount)],
+    pub kernels: &'a [KernelLink],
+    pub total_cycles: f64,
+}
+
+fn notes() -> Vec<String> {
+    vec![
+        "per-unit roofline latency model of the KTIR reference interpreter (ktir-cpu docs/latency.md), parameters from this machine description".into(),
+        "sequential: a core's compute + memory + comm cycles, the reference interpreter's cycle model; overlapped: their maximum; a kernel takes its slowest core's".into(),
+        "memory: HBM bytes / hbm_bytes_per_cycle_per_core (the peak split over every core, no read/write efficiency); scratchpad (LX) traffic is free".into(),
+        "compute: elements / simd_elements_per_cycle (x transcendental_penalty), 2 x MACs / systolic_flops_per_cycle; no pipeline fill, no dependencies".into(),
+        "comm: inter-tile transfer bytes / ring_bytes_per_cycle, no hop latency or link contention".into(),
+        "the event-level model schedules the same ops with DMA setup, ring routes, shared DRAM and dependencies".into(),
+    ]
+}
+
+/// An event as the model sees the op behind it.
+fn record<'e>(e: &'e Event, work: &BTreeMap<TaskId, WorkCount>, lanes: u64) -> OpRecord<'e> {
+    let w = work.get(&e.task).copied().unwrap_or_default();
+    // The interpreter timed transcendental vector work longer than its plain rate.
+    let plain = w.elementwise.div_ceil(lanes) as f64;
+    OpRecord {
+        core: e.core,
+        op: &e.op,
+        unit: e.unit,
+        bytes: e.bytes,
+        dram: e.dram,
+        macs: w.macs,
+        elements: w.elementwise,
+        transcendental: e.unit == Unit::Sfp && e.end - e.start > plain + 0.5,
+    }
+}
+
+/// The report of a finished run.
+pub(crate) fn compute(inp: Inputs<'_>) -> LatencyModelReport {
+    let config = LatencyConfig::of(inp.machine);
+    let work: BTreeMap<TaskId, WorkCount> = inp.work.iter().copied().collect();
+    let lanes = inp.machine.sfp_lanes.value.max(1);
+    let mut kernels = Vec::new();
+    for (i, k) in inp.kernels.iter().enumerate() {
+        let evs: Vec<&Event> = inp
+            .events
+            .iter()
+            .filter(|e| k.lines.contains(e.line))
+            .collect();
+        if evs.is_empty() {
+            continue;
+        }
+        let est = latency_model::estimate(&config, evs.iter().map(|e| record(e, &work, lanes)));
+        let start = evs.iter().map(|e| e.start).fold(f64::INFINITY, f64::min);
+        let end = evs.iter().map(|e| e.end).fold(0.0, f64::max);
+        let event_cycles = (end - start).max(0.0);
+        let critical = est.critical_core.unwrap_or_default();
+        let sequential = est.cycles(Overlap::Sequential);
+        kernels.push(KernelLatency {
+            kernel: i,
+            func: k.func.clone(),
+            compute_cycles: critical.compute_cycles,
+            memory_cycles: critical.memory_cycles,
+            comm_cycles: critical.comm_cycles,
+            sequential_cycles: sequential,
+            overlapped_cycles: est.cycles(Overlap::Overlapped),
+            bottleneck: est
+                .bottleneck()
+                .unwrap_or(Category::Compute)
+                .label()
+                .to_string(),
+            event_cycles,
+            difference_cycles: sequential - event_cycles,
+        });
+    }
+    LatencyModelReport {
+        params: config
+            .params()
+            .into_iter()
+            .map(|p| LatencyParamView {
+                label: p.label.to_string(),
+                value: p.value,
+                from: p.from.to_string(),
+            })
+            .collect(),
+        sequential_cycles: kernels.iter().map(|k| k.sequential_cycles).sum(),
+        overlapped_cycles: kernels.iter().map(|k| k.overlapped_cycles).sum(),
+        event_cycles: inp.total_cycles,
+        kernels,
+        notes: notes(),
+    }
+}
+
+/// The report as a text table: per kernel, the event-level cycles beside the model's, and
+/// the difference.
+pub fn render(r: &LatencyModelReport) -> String {
+    use std::fmt::Write;
+    let mut out =
+        String::from("\ntiming models: event-level schedule vs per-unit roofline latency model\n");
+    let _ = writeln!(
+        out,
+        "{:<24} {:>12} {:>12} {:>12} {:>10} {:>10} {:>10} {:>10}  bound",
+        "kernel", "event", "roofline", "difference", "compute", "memory", "comm", "overlap",
+    );
+    for k in &r.kernels {
+        let _ = writeln!(
+            out,
+            "{:<24} {:>12.0} {:>12.1} {:>+12.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1}  {}",
+            k.func,
+            k.event_cycles,
+            k.sequential_cycles,
+            k.difference_cycles,
+            k.compute_cycles,
+            k.memory_cycles,
+            k.comm_cycles,
+            k.overlapped_cycles,
+            k.bottleneck
+        );
+    }
+    let _ = writeln!(
+        out,
+        "{:<24} {:>12.0} {:>12.1} {:>+12.1} {:>43.1}",
+        "program",
+        r.event_cycles,
+        r.sequential_cycles,
+        r.sequential_cycles - r.event_cycles,
+        r.overlapped_cycles
+    );
+    out.push_str("parameters (labelled as ktir-cpu labels them):\n");
+    for p in &r.params {
+        let _ = writeln!(out, "  {:<30} {:>14.4}  from {}", p.label, p.value, p.from);
+    }
+    for n in &r.notes {
+        let _ = writeln!(out, "note: {n}");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sim::timing::DramAccess;
+
+    fn event(task: usize, unit: Unit, start: f64, end: f64, bytes: u64, dram: DramAccess) -> Event {
+        Event {
+            task,
+            unit,
+            core: 0,
+            start,
+            end,
+            bytes,
+            src_stop: None,
+            dst_stop: None,
+            hops: 0,
+            dram,
+            op: "ktdp.load".into(),
+            line: 3,
+        }
+    }
+
+    #[test]
+    fn a_kernel_gets_both_models_and_their_difference() {
+        let machine = Machine::preset("spyre32").unwrap();
+        let events = vec![
+            event(0, Unit::Dma, 0.0, 100.0, 4096, DramAccess::Read),
+            event(1, Unit::Sfp, 100.0, 132.0, 0, DramAccess::None),
+        ];
+        let work = vec![(
+            1,
+            WorkCount {
+                macs: 0,
+                elementwise: 32 * machine.sfp_lanes.value,
+            },
+        )];
+        let kernels = vec![KernelLink {
+            func: "k".into(),
+            lines: crate::LineRange { from: 1, to: 9 },
+            op: None,
+            events: Vec::new(),
+        }];
+        let r = compute(Inputs {
+            machine: &machine,
+            events: &events,
+            work: &work,
+            kernels: &kernels,
+            total_cycles: 132.0,
+        });
+        assert_eq!(r.kernels.len(), 1);
+        let k = &r.kernels[0];
+        let c = LatencyConfig::of(&machine);
+        let mem = 4096.0 / c.hbm_bytes_per_cycle_per_core();
+        assert!((k.memory_cycles - mem).abs() < 1e-9);
+        assert!((k.compute_cycles - 32.0).abs() < 1e-9, "not transcendental");
+        assert!((k.sequential_cycles - (mem + 32.0)).abs() < 1e-9);
+        assert_eq!(k.event_cycles, 132.0);
+        assert!((k.difference_cycles - (mem + 32.0 - 132.0)).abs() < 1e-9);
+        assert!(render(&r).contains("hbm_bandwidth_tb_s"));
+    }
+}
