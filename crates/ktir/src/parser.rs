@@ -28,6 +28,7 @@ pub fn parse(text: &str) -> (Module, Vec<Diagnostic>) {
         depth: 0,
         type_aliases: Vec::new(),
         fuel: text.len().saturating_mul(8).saturating_add(10_000),
+        op_groups: None,
     };
     let mut module = p.module();
     module.type_aliases = std::mem::take(&mut p.type_aliases);
@@ -63,6 +64,9 @@ struct Parser<'a> {
     type_aliases: Vec<(String, Type)>,
     /// Bounds the work of error recovery: every recovery step spends some.
     fuel: usize,
+    /// The `groups = ...` attribute of the inter-tile op being parsed, if it carries one:
+    /// in that spelling its future types (`!ktdp.tile_future<T>`) leave the groups out.
+    op_groups: Option<Attr>,
 }
 
 fn is_ident_char(c: u8) -> bool {
@@ -714,14 +718,24 @@ impl<'a> Parser<'a> {
             match self.op() {
                 Ok(op) => block.ops.push(op),
                 Err(f) => {
+                    // Skip the whole broken op, not just its first line: ops that span
+                    // several lines would otherwise report each later line as an error of
+                    // its own. So resume after the line the failure is on, and after any
+                    // region the op opens there or on the next line.
+                    let failed_at = f.at.clamp(start, self.src.len());
                     self.report(f);
-                    self.pos = start;
+                    self.pos = failed_at;
                     self.skip_line();
-                    // Nested regions of the broken op: skip until braces balance.
                     let opened = self.src[start..self.pos].matches('{').count() as i64
                         - self.src[start..self.pos].matches('}').count() as i64;
                     if opened > 0 {
                         self.skip_balanced(opened);
+                    } else {
+                        self.skip_ws();
+                        if self.rest().starts_with('{') {
+                            self.pos += 1;
+                            self.skip_balanced(1);
+                        }
                     }
                 }
             }

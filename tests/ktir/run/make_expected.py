@@ -70,6 +70,12 @@ def reduce_collapse():
     return {"x": x}, {"y": x.astype(np.float64).sum(axis=0).astype(np.float32)}
 
 
+def reduce_op_groups():
+    rng = np.random.default_rng(120)
+    x = uniform(rng, (8, 32))
+    return {"x": x}, {"m": x.reshape(2, 4, 32).max(axis=1)}
+
+
 def view_ssa_sizes():
     rng = np.random.default_rng(107)
     x = uniform(rng, (24, 16))
@@ -151,6 +157,7 @@ PROGRAMS = [
     produce_document_spelling,
     produce_dialect_spelling,
     reduce_collapse,
+    reduce_op_groups,
     view_ssa_sizes,
     linalg_index,
     paged_copy,

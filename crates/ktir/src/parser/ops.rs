@@ -80,6 +80,23 @@ impl<'a> Parser<'a> {
             .is_some_and(|r| r.trim_start().starts_with("tensor"))
     }
 
+    /// `, groups = G` after an inter-tile op's tile set, when present (the spelling that
+    /// leaves the groups out of the future type). Leaves a following `, identity(...)` or
+    /// `, producer_dependency_per_consumer = ...` for the caller.
+    fn op_groups_attribute(&mut self) -> PResult<Option<Attr>> {
+        let save = self.pos;
+        if self.eat(",") {
+            self.skip_ws();
+            if self.rest().starts_with("groups") {
+                self.expect("groups")?;
+                self.expect("=")?;
+                return Ok(Some(self.attr_value()?));
+            }
+        }
+        self.pos = save;
+        Ok(None)
+    }
+
     pub(super) fn tile_future_type(&mut self) -> PResult<Type> {
         self.expect("<")?;
         self.skip_ws();
@@ -89,10 +106,25 @@ impl<'a> Parser<'a> {
             p
         } else {
             // Spelling without parentheses; the groups set may also come without its
-            // `groups =` key (`<T, #groups>`), as the inter-tile document writes it.
+            // `groups =` key (`<T, #groups>`), as the inter-tile document writes it, or be
+            // left out altogether when the op carries it (`groups = G` on the op).
             let mut p = Vec::new();
             loop {
                 p.push(self.ty()?);
+                self.skip_ws();
+                if self.rest().starts_with('>') {
+                    let Some(groups) = self.op_groups.clone() else {
+                        return self.fail(
+                            "this tile future type has no groups: give them in the type \
+                             (`groups = ...`) or on the op (`groups = ...` after the tiles)",
+                        );
+                    };
+                    self.expect(">")?;
+                    return Ok(Type::TileFuture {
+                        partials: p,
+                        groups,
+                    });
+                }
                 self.expect(",")?;
                 self.skip_ws();
                 let r = self.rest();
@@ -462,6 +494,9 @@ impl<'a> Parser<'a> {
                     }
                     s
                 };
+                // A third spelling names the groups on the op and leaves them out of the
+                // future type: `producer_tiles_per_group = P, groups = G : T -> !ktdp.tile_future<T>`.
+                self.op_groups = self.op_groups_attribute()?;
                 let mut declared = None;
                 if self.eat(":") {
                     self.skip_ws();
@@ -479,6 +514,7 @@ impl<'a> Parser<'a> {
                         );
                     }
                 }
+                self.op_groups = None;
                 let body = self.region(Vec::new())?;
                 Ok((
                     OpKind::InterTileProduce {
@@ -496,6 +532,7 @@ impl<'a> Parser<'a> {
                 self.expect("consumer_tiles_per_group")?;
                 self.expect("=")?;
                 let consumer_tiles_per_group = self.attr_value()?;
+                self.op_groups = self.op_groups_attribute()?;
                 let mut producer_dependency_per_consumer = None;
                 let mut identity = Vec::new();
                 let mut identity_types = Vec::new();
@@ -535,6 +572,7 @@ impl<'a> Parser<'a> {
                 }
                 self.expect(":")?;
                 let future_type = self.ty()?;
+                self.op_groups = None;
                 self.expect("->")?;
                 let types = self.type_list()?;
                 if reduce {
