@@ -48,14 +48,20 @@ enum Command {
     Run {
         /// Model file (.json or .onnx) or KTIR file (.mlir).
         file: PathBuf,
-        /// KTIR files: fill buffer NAME from NAME.npy in this directory (others get seeded
-        /// random values).
+        /// Model graphs: values of every graph input, as NAME.npy or ONNX TensorProto .pb
+        /// files (an ONNX test_data_set_N directory runs as it is). KTIR files: fill buffer
+        /// NAME from NAME.npy in this directory (others get seeded random values).
         #[arg(long)]
         inputs: Option<PathBuf>,
+        /// Model graphs: the outputs the user expects (NAME.npy or output_K.pb); the
+        /// simulated outputs are compared with them too, at the dtype's tolerance.
+        #[arg(long)]
+        expected: Option<PathBuf>,
         /// KTIR files: value of a scalar index argument, as NAME=VALUE (repeatable).
         #[arg(long = "arg", value_name = "NAME=VALUE")]
         args: Vec<String>,
-        /// KTIR files: write every buffer argument as NAME.npy into this directory.
+        /// Write the simulated graph outputs (KTIR files: every buffer argument) as NAME.npy
+        /// into this directory.
         #[arg(long)]
         save_outputs: Option<PathBuf>,
         /// Machine preset (spyre32, tiny4) or a machine description file.
@@ -265,6 +271,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         Command::Run {
             file,
             inputs,
+            expected,
             args,
             save_outputs,
             machine,
@@ -279,6 +286,9 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             let name = file_name(&file);
             let mut session = Session::open(&source, &name).map_err(derr)?;
             if !session.kind().is_graph() {
+                if expected.is_some() {
+                    return Err("--expected applies to model graphs; a KTIR run has no reference outputs".into());
+                }
                 return run_ktir_file(
                     session,
                     RunKtir {
@@ -295,19 +305,34 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                     },
                 );
             }
-            if inputs.is_some() || !args.is_empty() || save_outputs.is_some() {
+            if !args.is_empty() {
+                return Err("--arg applies to KTIR (.mlir) files".into());
+            }
+            if timing_only && (save_outputs.is_some() || expected.is_some()) {
                 return Err(
-                    "--inputs, --arg and --save-outputs apply to KTIR (.mlir) files; model graphs use seeded inputs (--seed)"
+                    "--save-outputs and --expected need output values, which a --timing-only run does not compute"
                         .into(),
                 );
             }
-            let options = RunOptions {
+            let mut options = RunOptions {
                 machine: load_machine(&machine)?,
                 seed,
                 timing_only,
                 compile: flags.options()?,
                 ..RunOptions::default()
             };
+            if let Some(dir) = &inputs {
+                let files = read_tensor_files(dir)?;
+                options.inputs = session
+                    .read_inputs(&files)
+                    .map_err(|e| format!("--inputs {}: {}", dir.display(), e.message))?;
+            }
+            if let Some(dir) = &expected {
+                let files = read_tensor_files(dir)?;
+                options.expected = session
+                    .read_expected(&files)
+                    .map_err(|e| format!("--expected {}: {}", dir.display(), e.message))?;
+            }
             let mut bar = RunProgress::on_stderr(!json);
             let run = session.run(&options, &mut |p| bar.update(p)).map(|_| ());
             bar.finish();
@@ -315,6 +340,13 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             if let Some(path) = &trace {
                 let text = session.trace_json().map_err(derr)?;
                 std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+            }
+            if let Some(dir) = &save_outputs {
+                std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+                for (name, bytes) in session.output_npy().map_err(derr)? {
+                    let path = dir.join(name);
+                    std::fs::write(&path, bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+                }
             }
             let result = &session.last_run().ok_or("the run left no result")?.run;
             if json {
@@ -341,6 +373,19 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 for o in &result.outputs {
                     println!(
                         "output {:<8} {} {:?}: max abs error {:.3e}, max rel error {:.3e} (atol {:e}, rtol {:e}) {}",
+                        o.name,
+                        o.dtype,
+                        o.shape,
+                        o.max_abs_error,
+                        o.max_rel_error,
+                        o.atol,
+                        o.rtol,
+                        if o.passed { "PASS" } else { "FAIL" }
+                    );
+                }
+                for o in &result.expected {
+                    println!(
+                        "expected {:<6} {} {:?}: max abs error {:.3e}, max rel error {:.3e} (atol {:e}, rtol {:e}) {}",
                         o.name,
                         o.dtype,
                         o.shape,
@@ -625,6 +670,22 @@ fn bench(
         median_json_ms: median(&json_ms),
         events_per_second: events as f64 / (median_ms / 1e3),
     })
+}
+
+/// The `.npy` and `.pb` files of a directory, as (file name, bytes), for binding to a
+/// graph's inputs or outputs.
+fn read_tensor_files(dir: &Path) -> Result<Vec<(String, Vec<u8>)>, String> {
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut files = Vec::new();
+    for entry in entries {
+        let path = entry.map_err(|e| format!("{}: {e}", dir.display()))?.path();
+        if !path.is_file() || !path.extension().is_some_and(|e| e == "npy" || e == "pb") {
+            continue;
+        }
+        let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        files.push((file_name(&path), bytes));
+    }
+    Ok(files)
 }
 
 /// What a timing-only run prints in place of the numbers it did not compute.

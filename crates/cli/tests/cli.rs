@@ -518,3 +518,74 @@ fn run_roofline_prints_a_row_per_kernel_and_a_program_line_and_json_carries_it()
     assert!(r["program"]["bounds"]["lowerBoundCycles"].as_f64().unwrap() > 0.0);
     assert_eq!(r["rates"]["dramBytesPerCycle"], 150.0);
 }
+
+/// Writes `A.npy` (f16 [128, 100], the input of the matmul_add example) into `dir`.
+fn write_example_input(dir: &std::path::Path, name: &str, shape: &[u64]) {
+    use npyz::WriterBuilder;
+    let n: u64 = shape.iter().product();
+    let file = std::fs::File::create(dir.join(format!("{name}.npy"))).unwrap();
+    let mut w = npyz::WriteOptions::<half::f16>::new()
+        .default_dtype()
+        .shape(shape)
+        .writer(std::io::BufWriter::new(file))
+        .begin_nd()
+        .unwrap();
+    w.extend((0..n).map(|i| half::f16::from_f32(((i % 17) as f32 - 8.0) / 16.0)))
+        .unwrap();
+    w.finish().unwrap();
+}
+
+#[test]
+fn run_on_a_graph_reads_the_users_inputs_and_compares_with_the_users_outputs() {
+    let dir = std::env::temp_dir().join(format!("spyre-cli-user-data-{}", std::process::id()));
+    let (ins, outs) = (dir.join("in"), dir.join("out"));
+    std::fs::create_dir_all(&ins).unwrap();
+    write_example_input(&ins, "A", &[128, 100]);
+    let o = spyre(&[
+        "run",
+        EXAMPLE,
+        "--inputs",
+        ins.to_str().unwrap(),
+        "--save-outputs",
+        outs.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(outs.join("C.npy").is_file());
+    // The saved outputs are what the user expects: they match.
+    let o = spyre(&[
+        "run",
+        EXAMPLE,
+        "--inputs",
+        ins.to_str().unwrap(),
+        "--expected",
+        outs.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("expected C") && text.contains("PASS"), "{text}");
+    // Outputs of other inputs do not.
+    let other = dir.join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    write_example_input(&other, "A", &[128, 100]);
+    let bytes = std::fs::read(other.join("A.npy")).unwrap();
+    let mut flipped = bytes.clone();
+    let last = flipped.len() - 2;
+    flipped[last] ^= 0x40;
+    std::fs::write(other.join("A.npy"), flipped).unwrap();
+    let o = spyre(&[
+        "run",
+        EXAMPLE,
+        "--inputs",
+        other.to_str().unwrap(),
+        "--expected",
+        outs.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(stdout(&o).contains("FAIL"), "{}", stdout(&o));
+    // A misnamed input is an error naming the closest input.
+    std::fs::rename(ins.join("A.npy"), ins.join("a.npy")).unwrap();
+    let o = spyre(&["run", EXAMPLE, "--inputs", ins.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("did you mean 'A'"), "{}", stderr(&o));
+    let _ = std::fs::remove_dir_all(dir);
+}

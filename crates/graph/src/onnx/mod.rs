@@ -8,7 +8,7 @@ mod load;
 pub(crate) mod proto;
 mod tensor;
 
-pub use tensor::load_tensor_proto;
+pub use tensor::{load_tensor_proto, tensor_proto_bytes};
 mod write;
 
 pub use load::load_onnx;

@@ -302,6 +302,20 @@ pub fn load_tensor_proto(bytes: &[u8]) -> Result<(String, crate::Tensor), crate:
     Ok((t.name, tensor))
 }
 
+/// Serializes a tensor as an ONNX `TensorProto` called `name` (its data in `raw_data`):
+/// the `.pb` files of an ONNX test data set, read back by [`load_tensor_proto`].
+pub fn tensor_proto_bytes(name: &str, t: &crate::Tensor) -> Vec<u8> {
+    use prost::Message;
+    TensorProto {
+        dims: t.shape.iter().map(|&d| d as i64).collect(),
+        data_type: code_of(t.dtype),
+        name: name.to_string(),
+        raw_data: encode_raw(t.dtype, &t.data),
+        ..TensorProto::default()
+    }
+    .encode_to_vec()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
