@@ -178,6 +178,53 @@ fn read_model(path: &Path) -> Result<Vec<u8>, String> {
     std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))
 }
 
+/// ONNX external data read from the model's directory. The loader has checked each
+/// location is relative with no `..`; the resolved path must also stay inside the
+/// directory (no symbolic link out of it), and the file must hold `offset + length`
+/// bytes, checked before reading just that range.
+struct ModelDir(PathBuf);
+
+impl driver::graph::ExternalFiles for ModelDir {
+    fn read(&self, location: &str, offset: u64, length: u64) -> Result<Vec<u8>, String> {
+        use std::io::{Read, Seek, SeekFrom};
+        let shown = |e: std::io::Error| format!("external data file '{location}': {e}");
+        let dir = self.0.canonicalize().map_err(shown)?;
+        let path = dir.join(location).canonicalize().map_err(shown)?;
+        if !path.starts_with(&dir) {
+            return Err(format!(
+                "external data file '{location}' lies outside the model's directory"
+            ));
+        }
+        let mut file = std::fs::File::open(&path).map_err(shown)?;
+        let size = file.metadata().map_err(shown)?.len();
+        if offset.checked_add(length).is_none_or(|end| end > size) {
+            return Err(format!(
+                "external data file '{location}' has {size} bytes; the tensor needs bytes {offset} to {offset} + {length}"
+            ));
+        }
+        let n = usize::try_from(length).map_err(|_| format!("{length} bytes is too many"))?;
+        file.seek(SeekFrom::Start(offset)).map_err(shown)?;
+        let mut out = vec![0u8; n];
+        file.read_exact(&mut out).map_err(shown)?;
+        Ok(out)
+    }
+}
+
+/// The model's directory, where its external data files are.
+fn model_dir(path: &Path) -> std::sync::Arc<ModelDir> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::sync::Arc::new(ModelDir(dir))
+}
+
+/// Loads a model graph, its ONNX external data from the model's directory.
+fn load_graph_file(path: &Path) -> Result<driver::graph::Graph, String> {
+    driver::load_graph_with_files(&read_model(path)?, &file_name(path), model_dir(path))
+        .map_err(derr)
+}
+
 fn file_name(path: &Path) -> String {
     path.file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -217,7 +264,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             output,
         } => {
             let machine = load_machine(&machine)?;
-            let graph = driver::load_graph(&read_model(&file)?, &file_name(&file)).map_err(derr)?;
+            let graph = load_graph_file(&file)?;
             let mut options = flags.options()?;
             // KTIR out needs no pass snapshots, which are most of a large compile's cost.
             options.skip_snapshots = after.is_none() && matches!(emit, Emit::Ktir);
@@ -284,10 +331,14 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         } => {
             let source = read_model(&file)?;
             let name = file_name(&file);
-            let mut session = Session::open(&source, &name).map_err(derr)?;
+            let mut session =
+                Session::open_with_files(&source, &name, model_dir(&file)).map_err(derr)?;
             if !session.kind().is_graph() {
                 if expected.is_some() {
-                    return Err("--expected applies to model graphs; a KTIR run has no reference outputs".into());
+                    return Err(
+                        "--expected applies to model graphs; a KTIR run has no reference outputs"
+                            .into(),
+                    );
                 }
                 return run_ktir_file(
                     session,
@@ -469,7 +520,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Inspect { file } => {
-            let graph = driver::load_graph(&read_model(&file)?, &file_name(&file)).map_err(derr)?;
+            let graph = load_graph_file(&file)?;
             print!("{}", driver::inspect(&graph).map_err(derr)?);
             Ok(ExitCode::SUCCESS)
         }

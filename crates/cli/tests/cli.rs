@@ -562,7 +562,10 @@ fn run_on_a_graph_reads_the_users_inputs_and_compares_with_the_users_outputs() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
-    assert!(text.contains("expected C") && text.contains("PASS"), "{text}");
+    assert!(
+        text.contains("expected C") && text.contains("PASS"),
+        "{text}"
+    );
     // Outputs of other inputs do not.
     let other = dir.join("other");
     std::fs::create_dir_all(&other).unwrap();
@@ -582,5 +585,41 @@ fn run_on_a_graph_reads_the_users_inputs_and_compares_with_the_users_outputs() {
     let o = spyre(&["run", EXAMPLE, "--inputs", ins.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("did you mean 'A'"), "{}", stderr(&o));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn an_onnx_model_with_external_data_runs_its_own_test_data_set_as_it_is() {
+    let dir = "tests/graph/onnx_external";
+    let model = format!("{dir}/mlp_external.onnx");
+    let set = format!("{dir}/test_data_set_0");
+    let o = spyre(&["run", &model, "--inputs", &set, "--expected", &set]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("output y") && text.contains("expected y") && !text.contains("FAIL"),
+        "{text}"
+    );
+    let o = spyre(&["inspect", &model]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn a_timing_only_run_never_reads_external_data() {
+    let dir = std::env::temp_dir().join(format!("spyre-cli-external-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let model = dir.join("mlp_external.onnx");
+    std::fs::copy(
+        root().join("tests/graph/onnx_external/mlp_external.onnx"),
+        &model,
+    )
+    .unwrap();
+    // weights.bin is not there: planning and timing need only the shapes.
+    let o = spyre(&["run", model.to_str().unwrap(), "--timing-only"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("cycles"), "{}", stdout(&o));
+    let o = spyre(&["run", model.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("weights.bin"), "{}", stderr(&o));
     let _ = std::fs::remove_dir_all(dir);
 }

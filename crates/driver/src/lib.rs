@@ -53,6 +53,23 @@ pub fn load_graph<S: AsRef<[u8]> + ?Sized>(
     })
 }
 
+/// [`load_graph`] for an ONNX model whose initializers may be in external files, found
+/// through `files` (see [`Session::open_with_files`]).
+pub fn load_graph_with_files(
+    source: &[u8],
+    file_name: &str,
+    files: std::sync::Arc<dyn graph::ExternalFiles>,
+) -> Result<Graph, DriverError> {
+    let session = Session::open_with_files(source, file_name, files)?;
+    session.into_graph().ok_or_else(|| {
+        DriverError::new(
+            Stage::Load,
+            format!("{file_name}: a KTIR module, not a model graph"),
+        )
+        .in_file(file_name)
+    })
+}
+
 /// The compiler's view of a machine description.
 pub fn target_for(machine: &Machine) -> Target {
     Target {

@@ -111,11 +111,28 @@ pub struct Session {
 
 impl Session {
     /// Opens a file's contents; the kind comes from the content ([`detect_kind`]).
+    /// An ONNX model's external data is found nowhere (see [`Session::open_with_files`]).
     pub fn open(bytes: &[u8], file_name: &str) -> Result<Session, DriverError> {
+        Session::open_with_files(
+            bytes,
+            file_name,
+            std::sync::Arc::new(BTreeMap::<String, Vec<u8>>::new()),
+        )
+    }
+
+    /// [`Session::open`] for an ONNX model whose initializers may be in external files,
+    /// found through `files`: the model's directory (the CLI) or the files dropped with it
+    /// (a map of file names to bytes, the page). They are read only when values are
+    /// needed, so a timing-only run reads none.
+    pub fn open_with_files(
+        bytes: &[u8],
+        file_name: &str,
+        files: std::sync::Arc<dyn graph::ExternalFiles>,
+    ) -> Result<Session, DriverError> {
         let kind = detect_kind(bytes, file_name);
         let source = match kind {
             SourceKind::Onnx => Source::Graph(Box::new(
-                graph::load_onnx(bytes)
+                graph::load_onnx_with_files(bytes, files)
                     .map_err(|e| DriverError::from_graph(file_name, e, Stage::Load))?,
             )),
             SourceKind::Graph => {
@@ -255,8 +272,9 @@ impl Session {
         let mut out = Vec::new();
         for o in &run.graph.outputs {
             if let Some(t) = run.run.output_values.get(&o.name) {
-                let bytes = crate::npy::write_tensor(t)
-                    .map_err(|m| DriverError::new(Stage::Simulate, format!("output '{}': {m}", o.name)))?;
+                let bytes = crate::npy::write_tensor(t).map_err(|m| {
+                    DriverError::new(Stage::Simulate, format!("output '{}': {m}", o.name))
+                })?;
                 // ONNX names such as `/model/Add_output_0` must not make directories.
                 out.push((format!("{}.npy", o.name.replace(['/', '\\'], "_")), bytes));
             }

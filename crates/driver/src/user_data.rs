@@ -100,7 +100,8 @@ pub fn bind(
             if !names.contains(&stem) && other_names.iter().any(|n| n == stem) {
                 continue;
             }
-            let a = npy::read(bytes, MAX_TENSOR_ELEMENTS).map_err(|m| err(format!("{file}: {m}")))?;
+            let a =
+                npy::read(bytes, MAX_TENSOR_ELEMENTS).map_err(|m| err(format!("{file}: {m}")))?;
             let Some((_, ty)) = wanted.iter().find(|(n, _)| n == stem) else {
                 return Err(unknown(file, stem, &names, role));
             };
@@ -112,8 +113,8 @@ pub fn bind(
                     numpy_name(ty.dtype)
                 )));
             }
-            let t = Tensor::new(ty.dtype, a.shape, a.data)
-                .map_err(|m| err(format!("{file}: {m}")))?;
+            let t =
+                Tensor::new(ty.dtype, a.shape, a.data).map_err(|m| err(format!("{file}: {m}")))?;
             (stem.to_string(), t, true)
         } else if file.ends_with(".pb") {
             if file.starts_with(other.pb_prefix()) {
@@ -134,19 +135,20 @@ pub fn bind(
                 };
                 match names.get(k) {
                     Some(n) => n.to_string(),
-                    None => {
-                        return Err(err(format!(
-                            "{file}: the graph has {} {}s, so there is no {} {k} (counting from 0){}",
-                            names.len(),
-                            role.word(),
-                            role.word(),
-                            if pb_name.is_empty() {
-                                String::new()
-                            } else {
-                                format!("; the tensor inside is called '{pb_name}'{}", did_you_mean(&pb_name, &names))
-                            }
-                        )))
-                    }
+                    None => return Err(err(format!(
+                        "{file}: the graph has {} {}s, so there is no {} {k} (counting from 0){}",
+                        names.len(),
+                        role.word(),
+                        role.word(),
+                        if pb_name.is_empty() {
+                            String::new()
+                        } else {
+                            format!(
+                                "; the tensor inside is called '{pb_name}'{}",
+                                did_you_mean(&pb_name, &names)
+                            )
+                        }
+                    ))),
                 }
             };
             (name, t, false)

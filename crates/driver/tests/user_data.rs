@@ -22,7 +22,9 @@ fn npy(t: &Tensor) -> Vec<u8> {
 }
 
 fn files(list: &[(&str, Vec<u8>)]) -> Vec<(String, Vec<u8>)> {
-    list.iter().map(|(n, b)| (n.to_string(), b.clone())).collect()
+    list.iter()
+        .map(|(n, b)| (n.to_string(), b.clone()))
+        .collect()
 }
 
 #[test]
@@ -41,7 +43,10 @@ fn a_graph_runs_on_npy_inputs_and_its_outputs_come_back_as_npy() {
     assert_eq!(outs.len(), 1);
     assert_eq!(outs[0].0, "C.npy");
     let c = driver::npy::read(&outs[0].1, 1 << 20).unwrap();
-    assert_eq!((c.dtype.as_str(), c.shape.as_slice()), ("<f2", &[128, 130][..]));
+    assert_eq!(
+        (c.dtype.as_str(), c.shape.as_slice()),
+        ("<f2", &[128, 130][..])
+    );
 
     // The reference on these inputs is what the simulation was compared with.
     let g = s.graph().unwrap();
@@ -61,7 +66,9 @@ fn a_graph_runs_on_npy_inputs_and_its_outputs_come_back_as_npy() {
     assert_ne!(other.output_npy().unwrap()[0].1, outs[0].1);
 
     // The user's own outputs: the saved ones pass, perturbed ones fail and say so.
-    let expected = s.read_expected(&files(&[("C.npy", outs[0].1.clone())])).unwrap();
+    let expected = s
+        .read_expected(&files(&[("C.npy", outs[0].1.clone())]))
+        .unwrap();
     let r = s
         .run(
             &RunOptions {
@@ -128,13 +135,20 @@ fn missing_extra_mistyped_and_misshaped_inputs_are_errors_naming_the_input() {
     );
 
     let as_f32 = Tensor::new(DType::F32, a.shape.clone(), a.data.clone()).unwrap();
-    let e = s.read_inputs(&files(&[("A.npy", npy(&as_f32))])).unwrap_err();
+    let e = s
+        .read_inputs(&files(&[("A.npy", npy(&as_f32))]))
+        .unwrap_err();
     assert!(
-        e.message.contains("input 'A'") && e.message.contains("<f4") && e.message.contains("float16"),
+        e.message.contains("input 'A'")
+            && e.message.contains("<f4")
+            && e.message.contains("float16"),
         "{e}"
     );
     let e = s
-        .read_inputs(&files(&[("in.pb", graph::tensor_proto_bytes("A", &as_f32))]))
+        .read_inputs(&files(&[(
+            "in.pb",
+            graph::tensor_proto_bytes("A", &as_f32),
+        )]))
         .unwrap_err();
     assert!(e.message.contains("input 'A'"), "{e}");
 
@@ -168,4 +182,44 @@ fn a_timing_only_run_has_no_output_values() {
     };
     s.run(&options, &mut |_| {}).unwrap();
     assert!(s.output_npy().is_err());
+}
+
+fn fixture(rel: &str) -> Vec<u8> {
+    let root =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/graph/onnx_external");
+    std::fs::read(root.join(rel)).unwrap()
+}
+
+#[test]
+fn an_onnx_model_and_its_external_data_dropped_together_run_on_its_test_data_set() {
+    let model = fixture("mlp_external.onnx");
+    let dropped: std::collections::BTreeMap<String, Vec<u8>> =
+        [("weights.bin".to_string(), fixture("weights.bin"))].into();
+    let mut s = Session::open_with_files(&model, "mlp_external.onnx", std::sync::Arc::new(dropped))
+        .unwrap();
+    let set = files(&[
+        ("input_0.pb", fixture("test_data_set_0/input_0.pb")),
+        ("output_0.pb", fixture("test_data_set_0/output_0.pb")),
+    ]);
+    let options = RunOptions {
+        inputs: s.read_inputs(&set).unwrap(),
+        expected: s.read_expected(&set).unwrap(),
+        ..RunOptions::default()
+    };
+    let r = s.run(&options, &mut |_| {}).unwrap();
+    assert!(
+        r.run.passed && r.run.expected.len() == 1,
+        "{:?}",
+        r.run.expected
+    );
+
+    // Without its data file the model still loads and runs timing-only.
+    let mut s = Session::open(&model, "mlp_external.onnx").unwrap();
+    let timing = RunOptions {
+        timing_only: true,
+        ..RunOptions::default()
+    };
+    assert!(s.run(&timing, &mut |_| {}).is_ok());
+    let e = s.run(&RunOptions::default(), &mut |_| {}).unwrap_err();
+    assert!(e.message.contains("weights.bin"), "{e}");
 }

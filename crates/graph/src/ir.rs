@@ -69,9 +69,12 @@ impl ExternalFiles for BTreeMap<String, Vec<u8>> {
     fn read(&self, location: &str, offset: u64, length: u64) -> Result<Vec<u8>, String> {
         let location = location.trim_start_matches("./");
         let base = location.rsplit(['/', '\\']).next().unwrap_or(location);
-        let bytes = self.get(location).or_else(|| self.get(base)).ok_or_else(|| {
-            format!("the external data file '{location}' was not given with the model")
-        })?;
+        let bytes = self
+            .get(location)
+            .or_else(|| self.get(base))
+            .ok_or_else(|| {
+                format!("the external data file '{location}' was not given with the model")
+            })?;
         let range = usize::try_from(offset)
             .ok()
             .zip(usize::try_from(length).ok())

@@ -150,58 +150,58 @@ pub(crate) fn decode_raw(ty: &TensorType, raw: &[u8]) -> Result<Decoded, String>
     let (dtype, shape) = (ty.dtype, &ty.shape);
     let n = numel(shape);
     let mut ints: Option<Vec<i64>> = None;
-        let size = dtype.size_bytes();
-        if raw.len() != n.saturating_mul(size) {
-            return Err(format!(
-                "raw_data has {} bytes but a {dtype}{shape:?} tensor needs {}",
-                raw.len(),
-                n.saturating_mul(size)
-            ));
-        }
+    let size = dtype.size_bytes();
+    if raw.len() != n.saturating_mul(size) {
+        return Err(format!(
+            "raw_data has {} bytes but a {dtype}{shape:?} tensor needs {}",
+            raw.len(),
+            n.saturating_mul(size)
+        ));
+    }
     let values: Vec<f32> = match dtype {
-            DType::F32 => raw
+        DType::F32 => raw
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect(),
+        DType::F16 => raw
+            .chunks_exact(2)
+            .map(|c| half::f16::from_bits(u16::from_le_bytes([c[0], c[1]])).to_f32())
+            .collect(),
+        DType::BF16 => raw
+            .chunks_exact(2)
+            .map(|c| half::bf16::from_bits(u16::from_le_bytes([c[0], c[1]])).to_f32())
+            .collect(),
+        DType::F8E4M3 => raw.iter().map(|&b| e4m3_to_f32(b)).collect(),
+        DType::F8E5M2 => raw.iter().map(|&b| e5m2_to_f32(b)).collect(),
+        DType::I64 => {
+            let v: Vec<i64> = raw
+                .chunks_exact(8)
+                .map(|c| i64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
+                .collect();
+            let f = v.iter().map(|&x| x as f32).collect();
+            ints = Some(v);
+            f
+        }
+        DType::I32 => {
+            let v: Vec<i64> = raw
                 .chunks_exact(4)
-                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                .collect(),
-            DType::F16 => raw
-                .chunks_exact(2)
-                .map(|c| half::f16::from_bits(u16::from_le_bytes([c[0], c[1]])).to_f32())
-                .collect(),
-            DType::BF16 => raw
-                .chunks_exact(2)
-                .map(|c| half::bf16::from_bits(u16::from_le_bytes([c[0], c[1]])).to_f32())
-                .collect(),
-            DType::F8E4M3 => raw.iter().map(|&b| e4m3_to_f32(b)).collect(),
-            DType::F8E5M2 => raw.iter().map(|&b| e5m2_to_f32(b)).collect(),
-            DType::I64 => {
-                let v: Vec<i64> = raw
-                    .chunks_exact(8)
-                    .map(|c| i64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
-                    .collect();
-                let f = v.iter().map(|&x| x as f32).collect();
-                ints = Some(v);
-                f
-            }
-            DType::I32 => {
-                let v: Vec<i64> = raw
-                    .chunks_exact(4)
-                    .map(|c| i64::from(i32::from_le_bytes([c[0], c[1], c[2], c[3]])))
-                    .collect();
-                let f = v.iter().map(|&x| x as f32).collect();
-                ints = Some(v);
-                f
-            }
-            DType::I8 => {
-                let v: Vec<i64> = raw.iter().map(|&b| i64::from(b as i8)).collect();
-                let f = v.iter().map(|&x| x as f32).collect();
-                ints = Some(v);
-                f
-            }
-            DType::Bool => raw
-                .iter()
-                .map(|&b| if b != 0 { 1.0 } else { 0.0 })
-                .collect(),
-        };
+                .map(|c| i64::from(i32::from_le_bytes([c[0], c[1], c[2], c[3]])))
+                .collect();
+            let f = v.iter().map(|&x| x as f32).collect();
+            ints = Some(v);
+            f
+        }
+        DType::I8 => {
+            let v: Vec<i64> = raw.iter().map(|&b| i64::from(b as i8)).collect();
+            let f = v.iter().map(|&x| x as f32).collect();
+            ints = Some(v);
+            f
+        }
+        DType::Bool => raw
+            .iter()
+            .map(|&b| if b != 0 { 1.0 } else { 0.0 })
+            .collect(),
+    };
     Ok(Decoded {
         ty: ty.clone(),
         values,
@@ -232,9 +232,9 @@ pub(crate) fn external_ref(t: &TensorProto) -> Result<Option<ExternalRef>, Strin
     let (mut location, mut offset, mut length) = (None, 0u64, None);
     for e in &t.external_data {
         let int = |v: &str| {
-            v.trim().parse::<u64>().map_err(|_| {
-                format!("external data '{}' is '{v}', not a byte count", e.key)
-            })
+            v.trim()
+                .parse::<u64>()
+                .map_err(|_| format!("external data '{}' is '{v}', not a byte count", e.key))
         };
         match e.key.as_str() {
             "location" => location = Some(e.value.clone()),

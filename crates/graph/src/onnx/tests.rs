@@ -596,7 +596,9 @@ const W_AT_8: &[(&str, &str)] = &[
 fn external_data_is_read_from_the_given_files_when_materialised() {
     let g = crate::load_onnx_with_files(&external_model(W_AT_8), external_files(32)).unwrap();
     let w = g.initializers.iter().find(|i| i.name == "w").unwrap();
-    assert!(matches!(&w.init, InitSpec::External(x) if x.location == "weights/w.bin" && x.offset == 8));
+    assert!(
+        matches!(&w.init, InitSpec::External(x) if x.location == "weights/w.bin" && x.offset == 8)
+    );
     // The shape input was read at load time and became an attribute.
     assert_eq!(g.nodes[1].attrs["shape"], AttrValue::Ints(vec![4]));
     let values = g.initializer_tensors().unwrap();
@@ -606,7 +608,8 @@ fn external_data_is_read_from_the_given_files_when_materialised() {
         .iter()
         .map(|(k, v)| (k.rsplit('/').next().unwrap().to_string(), v.clone()))
         .collect();
-    let g2 = crate::load_onnx_with_files(&external_model(W_AT_8), std::sync::Arc::new(flat)).unwrap();
+    let g2 =
+        crate::load_onnx_with_files(&external_model(W_AT_8), std::sync::Arc::new(flat)).unwrap();
     assert_eq!(g2.initializer_tensors().unwrap()["w"], values["w"]);
 }
 
@@ -619,7 +622,10 @@ fn external_weights_that_are_missing_load_and_fail_only_when_their_values_are_ne
     assert_eq!(g.parameter_count(), 6);
     g.infer_types().unwrap();
     let e = g.initializer_tensors().unwrap_err().to_string();
-    assert!(e.contains("initializer 'w'") && e.contains("weights/w.bin"), "{e}");
+    assert!(
+        e.contains("initializer 'w'") && e.contains("weights/w.bin"),
+        "{e}"
+    );
     // A short file is refused before anything is read from it.
     let g = crate::load_onnx_with_files(&external_model(W_AT_8), external_files(31)).unwrap();
     let e = g.initializer_tensors().unwrap_err().to_string();
@@ -631,14 +637,24 @@ fn external_weights_that_are_missing_load_and_fail_only_when_their_values_are_ne
 
 #[test]
 fn external_locations_stay_inside_the_model_directory_and_lengths_match_the_shape() {
-    for bad in ["../w.bin", "/etc/passwd", "a/../../w.bin", "C:\\w.bin", "..\\w.bin", ""] {
+    for bad in [
+        "../w.bin",
+        "/etc/passwd",
+        "a/../../w.bin",
+        "C:\\w.bin",
+        "..\\w.bin",
+        "",
+    ] {
         let e = crate::load_onnx_with_files(
             &external_model(&[("location", bad), ("length", "24")]),
             external_files(32),
         )
         .unwrap_err()
         .to_string();
-        assert!(e.contains("initializer 'w'") && e.contains("not a relative path"), "{bad}: {e}");
+        assert!(
+            e.contains("initializer 'w'") && e.contains("not a relative path"),
+            "{bad}: {e}"
+        );
     }
     let e = crate::load_onnx_with_files(
         &external_model(&[("location", "weights/w.bin"), ("length", "20")]),
