@@ -135,7 +135,8 @@ pub fn bind(
                 };
                 match names.get(k) {
                     Some(n) => n.to_string(),
-                    None => return Err(err(format!(
+                    None => {
+                        return Err(err(format!(
                         "{file}: the graph has {} {}s, so there is no {} {k} (counting from 0){}",
                         names.len(),
                         role.word(),
@@ -148,7 +149,8 @@ pub fn bind(
                                 did_you_mean(&pb_name, &names)
                             )
                         }
-                    ))),
+                    )))
+                    }
                 }
             };
             (name, t, false)

@@ -670,14 +670,8 @@ fn drop_default(kind: OpKind, key: &str, v: &AttrValue) -> Option<Result<(), Str
             "noop_with_empty_axes",
         ) => ok(is_int(0), "empty axes reduce over all axes"),
         (K::Split, "num_outputs") => Some(Ok(())),
-        (K::Attention, "q_num_heads" | "kv_num_heads" | "softmax_precision") => Some(Ok(())),
-        (K::Attention, "qk_matmul_output_mode") => {
-            ok(is_int(0), "only the attention output is produced")
-        }
-        (K::Attention, "softcap") => ok(
-            matches!(v, AttrValue::Float(x) if *x == 0.0) || is_int(0),
-            "softcapping is not implemented",
-        ),
+        // The softmax is computed in f32 whatever precision is asked for.
+        (K::Attention, "softmax_precision") => Some(Ok(())),
         (K::Silu, "alpha") => ok(
             matches!(v, AttrValue::Float(x) if *x == 1.0) || is_int(1),
             "only Swish with alpha = 1 (SiLU) is supported",
@@ -802,9 +796,9 @@ fn map_node(
             inputs.pop();
         }
     }
-    if kind == OpKind::Attention && inputs.len() > 3 {
+    if kind == OpKind::Attention && inputs.len() > 6 {
         return Err(
-            "Attention with attn_mask, past_key/past_value or nonpad_kv_seqlen inputs is not supported (only Q, K, V with is_causal)".into(),
+            "Attention with a nonpad_kv_seqlen input (opset 24's external KV cache) is not supported; past_key/past_value are".into(),
         );
     }
     Ok(Node {
