@@ -216,6 +216,10 @@ fn convert(model: &ModelProto, files: &Arc<dyn ExternalFiles>) -> Result<Graph, 
         .iter()
         .map(|v| (v.name.clone(), v.ty.clone()))
         .collect();
+    // Weights too: a Shape downstream of a MatMul by a weight needs its type.
+    for (name, c) in &consts {
+        types.insert(name.clone(), c.decoded.ty.clone());
+    }
     let mut nodes: Vec<Node> = Vec::new();
     let mut names: BTreeSet<String> = BTreeSet::new();
     // constants folded into attributes, and constants used as ordinary inputs
