@@ -24,7 +24,7 @@ use crate::tensor::{Tensor, TensorType};
 /// inputs that ONNX passes as constant tensors (Reshape's shape, Slice's
 /// starts/ends/axes/steps, Squeeze/Unsqueeze/Reduce axes, Split's sizes, Expand's shape,
 /// CumSum's axis, Trilu's k, TopK's k) become the attributes of the same names. The
-/// result is type-checked ([`Graph::infer_types`]). Malformed bytes, external data,
+/// result is type-checked ([`Graph::infer_types`]). Malformed bytes,
 /// dynamic shapes, data-dependent shapes and unknown ops are errors that say what and
 /// where; nothing here panics. See `docs/onnx.md`.
 ///
