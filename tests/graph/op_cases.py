@@ -203,6 +203,18 @@ case("gather_rows", "Gather rows of a [10, 8] table with a vector of ids",
      [uni("table", [10, 8], -1, 1, 42), data("ids", [4], [3, 0, 9, 3], "i64")])
 case("gather_axis1", "Gather along axis 1", [inp("x", [3, 5])],
      [node("Gather", ["x", "ids"], ["y"], axis=1)], ["y"], [data("ids", [2], [4, 1], "i64")])
+case("gather_elements", "GatherElements along axis 0 with negative indices", [inp("x", [3, 4])],
+     [node("GatherElements", ["x", "ids"], ["y"], axis=0)], ["y"],
+     [data("ids", [2, 4], [0, -1, 2, 1, 2, 0, -3, 1], "i64")])
+case("scatter_nd_kv_cache", "ScatterND writing one position per head into a [B, H, S, D] KV cache",
+     [inp("cache", [1, 2, 6, 4]), inp("new", [1, 2, 1, 4])],
+     [node("ScatterND", ["cache", "pos", "new"], ["y"])], ["y"],
+     [data("pos", [1, 2, 1, 3], [0, 0, 3, 0, 1, 3], "i64")])
+case("einsum_scores", "Einsum bhqd,bhkd->bhqk (attention scores as exporters write them)",
+     [inp("q", [1, 2, 3, 4]), inp("k", [1, 2, 5, 4])],
+     [node("Einsum", ["q", "k"], ["y"], equation="bhqd,bhkd->bhqk")], ["y"])
+case("einsum_reduce_transpose", "Einsum bij->jb: a sum over i and a transpose", [inp("x", [2, 3, 4])],
+     [node("Einsum", ["x"], ["y"], equation="bij->jb")], ["y"])
 case("expand", "Expand [3, 1] to [2, 3, 4]", [inp("x", [3, 1])],
      [node("Expand", ["x"], ["y"], shape=[2, 1, 4])], ["y"])
 case("cumsum", "CumSum along axis 1", [inp("x", [3, 5])],
@@ -231,6 +243,17 @@ case("attention_gqa_causal", "Attention op: causal, 4 query heads sharing 2 key/
 case("attention_scaled", "Attention op: not causal, explicit scale, Skv != Sq, Dv != D",
      [inp("q", [2, 2, 3, 4]), inp("k", [2, 1, 5, 4]), inp("v", [2, 1, 5, 6])],
      [node("Attention", ["q", "k", "v"], ["y"], scale=0.7)], ["y"])
+case("attention_mask_past_causal", "Attention op: boolean mask, past key/value with present outputs, causal",
+     [inp("q", [1, 2, 2, 4]), inp("k", [1, 2, 2, 4]), inp("v", [1, 2, 2, 4]),
+      inp("pk", [1, 2, 3, 4]), inp("pv", [1, 2, 3, 4])],
+     [node("Attention", ["q", "k", "v", "m", "pk", "pv"], ["y", "present_k", "present_v"], is_causal=1)],
+     ["y", "present_k", "present_v"],
+     [data("m", [1, 1, 2, 5], [1, 0, 1, 1, 1, 1, 1, 1, 0, 1], "bool")])
+case("attention_3d_softcap_qk", "Attention op: 3-D inputs with head counts, additive mask, softcap, QK output with the mask (mode 2)",
+     [inp("q", [2, 3, 8]), inp("k", [2, 5, 4]), inp("v", [2, 5, 4])],
+     [node("Attention", ["q", "k", "v", "m"], ["y", "present_k", "present_v", "qk"], q_num_heads=2, kv_num_heads=1,
+           softcap=2.0, qk_matmul_output_mode=2)],
+     ["y", "qk"], [uni("m", [3, 5], -1, 0, 53)])
 
 # --- ops read from exporters' graphs (reference only until the compiler lowers them)
 case("castlike", "CastLike of f32 to the dtype of an f16 tensor", [inp("x", [3, 4]), inp("t", [1], "f16")],

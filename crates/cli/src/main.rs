@@ -48,14 +48,20 @@ enum Command {
     Run {
         /// Model file (.json or .onnx) or KTIR file (.mlir).
         file: PathBuf,
-        /// KTIR files: fill buffer NAME from NAME.npy in this directory (others get seeded
-        /// random values).
+        /// Model graphs: values of every graph input, as NAME.npy or ONNX TensorProto .pb
+        /// files (an ONNX test_data_set_N directory runs as it is). KTIR files: fill buffer
+        /// NAME from NAME.npy in this directory (others get seeded random values).
         #[arg(long)]
         inputs: Option<PathBuf>,
+        /// Model graphs: the outputs the user expects (NAME.npy or output_K.pb); the
+        /// simulated outputs are compared with them too, at the dtype's tolerance.
+        #[arg(long)]
+        expected: Option<PathBuf>,
         /// KTIR files: value of a scalar index argument, as NAME=VALUE (repeatable).
         #[arg(long = "arg", value_name = "NAME=VALUE")]
         args: Vec<String>,
-        /// KTIR files: write every buffer argument as NAME.npy into this directory.
+        /// Write the simulated graph outputs (KTIR files: every buffer argument) as NAME.npy
+        /// into this directory.
         #[arg(long)]
         save_outputs: Option<PathBuf>,
         /// Machine preset (spyre32, tiny4) or a machine description file.
@@ -177,6 +183,53 @@ fn read_model(path: &Path) -> Result<Vec<u8>, String> {
     std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))
 }
 
+/// ONNX external data read from the model's directory. The loader has checked each
+/// location is relative with no `..`; the resolved path must also stay inside the
+/// directory (no symbolic link out of it), and the file must hold `offset + length`
+/// bytes, checked before reading just that range.
+struct ModelDir(PathBuf);
+
+impl driver::graph::ExternalFiles for ModelDir {
+    fn read(&self, location: &str, offset: u64, length: u64) -> Result<Vec<u8>, String> {
+        use std::io::{Read, Seek, SeekFrom};
+        let shown = |e: std::io::Error| format!("external data file '{location}': {e}");
+        let dir = self.0.canonicalize().map_err(shown)?;
+        let path = dir.join(location).canonicalize().map_err(shown)?;
+        if !path.starts_with(&dir) {
+            return Err(format!(
+                "external data file '{location}' lies outside the model's directory"
+            ));
+        }
+        let mut file = std::fs::File::open(&path).map_err(shown)?;
+        let size = file.metadata().map_err(shown)?.len();
+        if offset.checked_add(length).is_none_or(|end| end > size) {
+            return Err(format!(
+                "external data file '{location}' has {size} bytes; the tensor needs bytes {offset} to {offset} + {length}"
+            ));
+        }
+        let n = usize::try_from(length).map_err(|_| format!("{length} bytes is too many"))?;
+        file.seek(SeekFrom::Start(offset)).map_err(shown)?;
+        let mut out = vec![0u8; n];
+        file.read_exact(&mut out).map_err(shown)?;
+        Ok(out)
+    }
+}
+
+/// The model's directory, where its external data files are.
+fn model_dir(path: &Path) -> std::sync::Arc<ModelDir> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::sync::Arc::new(ModelDir(dir))
+}
+
+/// Loads a model graph, its ONNX external data from the model's directory.
+fn load_graph_file(path: &Path) -> Result<driver::graph::Graph, String> {
+    driver::load_graph_with_files(&read_model(path)?, &file_name(path), model_dir(path))
+        .map_err(derr)
+}
+
 fn file_name(path: &Path) -> String {
     path.file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -216,7 +269,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             output,
         } => {
             let machine = load_machine(&machine)?;
-            let graph = driver::load_graph(&read_model(&file)?, &file_name(&file)).map_err(derr)?;
+            let graph = load_graph_file(&file)?;
             let mut options = flags.options()?;
             // KTIR out needs no pass snapshots, which are most of a large compile's cost.
             options.skip_snapshots = after.is_none() && matches!(emit, Emit::Ktir);
@@ -270,6 +323,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         Command::Run {
             file,
             inputs,
+            expected,
             args,
             save_outputs,
             machine,
@@ -283,8 +337,15 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         } => {
             let source = read_model(&file)?;
             let name = file_name(&file);
-            let mut session = Session::open(&source, &name).map_err(derr)?;
+            let mut session =
+                Session::open_with_files(&source, &name, model_dir(&file)).map_err(derr)?;
             if !session.kind().is_graph() {
+                if expected.is_some() {
+                    return Err(
+                        "--expected applies to model graphs; a KTIR run has no reference outputs"
+                            .into(),
+                    );
+                }
                 return run_ktir_file(
                     session,
                     RunKtir {
@@ -302,19 +363,34 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                     },
                 );
             }
-            if inputs.is_some() || !args.is_empty() || save_outputs.is_some() {
+            if !args.is_empty() {
+                return Err("--arg applies to KTIR (.mlir) files".into());
+            }
+            if timing_only && (save_outputs.is_some() || expected.is_some()) {
                 return Err(
-                    "--inputs, --arg and --save-outputs apply to KTIR (.mlir) files; model graphs use seeded inputs (--seed)"
+                    "--save-outputs and --expected need output values, which a --timing-only run does not compute"
                         .into(),
                 );
             }
-            let options = RunOptions {
+            let mut options = RunOptions {
                 machine: load_machine(&machine)?,
                 seed,
                 timing_only,
                 compile: flags.options()?,
                 ..RunOptions::default()
             };
+            if let Some(dir) = &inputs {
+                let files = read_tensor_files(dir)?;
+                options.inputs = session
+                    .read_inputs(&files)
+                    .map_err(|e| format!("--inputs {}: {}", dir.display(), e.message))?;
+            }
+            if let Some(dir) = &expected {
+                let files = read_tensor_files(dir)?;
+                options.expected = session
+                    .read_expected(&files)
+                    .map_err(|e| format!("--expected {}: {}", dir.display(), e.message))?;
+            }
             let mut bar = RunProgress::on_stderr(!json);
             let run = session.run(&options, &mut |p| bar.update(p)).map(|_| ());
             bar.finish();
@@ -322,6 +398,13 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             if let Some(path) = &trace {
                 let text = session.trace_json().map_err(derr)?;
                 std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+            }
+            if let Some(dir) = &save_outputs {
+                std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+                for (name, bytes) in session.output_npy().map_err(derr)? {
+                    let path = dir.join(name);
+                    std::fs::write(&path, bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+                }
             }
             let result = &session.last_run().ok_or("the run left no result")?.run;
             if json {
@@ -348,6 +431,19 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 for o in &result.outputs {
                     println!(
                         "output {:<8} {} {:?}: max abs error {:.3e}, max rel error {:.3e} (atol {:e}, rtol {:e}) {}",
+                        o.name,
+                        o.dtype,
+                        o.shape,
+                        o.max_abs_error,
+                        o.max_rel_error,
+                        o.atol,
+                        o.rtol,
+                        if o.passed { "PASS" } else { "FAIL" }
+                    );
+                }
+                for o in &result.expected {
+                    println!(
+                        "expected {:<6} {} {:?}: max abs error {:.3e}, max rel error {:.3e} (atol {:e}, rtol {:e}) {}",
                         o.name,
                         o.dtype,
                         o.shape,
@@ -434,7 +530,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Inspect { file } => {
-            let graph = driver::load_graph(&read_model(&file)?, &file_name(&file)).map_err(derr)?;
+            let graph = load_graph_file(&file)?;
             print!("{}", driver::inspect(&graph).map_err(derr)?);
             Ok(ExitCode::SUCCESS)
         }
@@ -635,6 +731,22 @@ fn bench(
         median_json_ms: median(&json_ms),
         events_per_second: events as f64 / (median_ms / 1e3),
     })
+}
+
+/// The `.npy` and `.pb` files of a directory, as (file name, bytes), for binding to a
+/// graph's inputs or outputs.
+fn read_tensor_files(dir: &Path) -> Result<Vec<(String, Vec<u8>)>, String> {
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut files = Vec::new();
+    for entry in entries {
+        let path = entry.map_err(|e| format!("{}: {e}", dir.display()))?.path();
+        if !path.is_file() || !path.extension().is_some_and(|e| e == "npy" || e == "pb") {
+            continue;
+        }
+        let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        files.push((file_name(&path), bytes));
+    }
+    Ok(files)
 }
 
 /// What a timing-only run prints in place of the numbers it did not compute.

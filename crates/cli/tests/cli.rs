@@ -552,3 +552,108 @@ fn timing_roofline_shows_both_models_per_kernel_and_json_carries_them() {
         .iter()
         .any(|p| p["label"] == "systolic_flops_per_cycle"));
 }
+
+/// Writes `A.npy` (f16 [128, 100], the input of the matmul_add example) into `dir`.
+fn write_example_input(dir: &std::path::Path, name: &str, shape: &[u64], shift: u64) {
+    use npyz::WriterBuilder;
+    let n: u64 = shape.iter().product();
+    let file = std::fs::File::create(dir.join(format!("{name}.npy"))).unwrap();
+    let mut w = npyz::WriteOptions::<half::f16>::new()
+        .default_dtype()
+        .shape(shape)
+        .writer(std::io::BufWriter::new(file))
+        .begin_nd()
+        .unwrap();
+    w.extend((0..n).map(|i| half::f16::from_f32((((i + shift) % 17) as f32 - 8.0) / 16.0)))
+        .unwrap();
+    w.finish().unwrap();
+}
+
+#[test]
+fn run_on_a_graph_reads_the_users_inputs_and_compares_with_the_users_outputs() {
+    let dir = std::env::temp_dir().join(format!("spyre-cli-user-data-{}", std::process::id()));
+    let (ins, outs) = (dir.join("in"), dir.join("out"));
+    std::fs::create_dir_all(&ins).unwrap();
+    write_example_input(&ins, "A", &[128, 100], 0);
+    let o = spyre(&[
+        "run",
+        EXAMPLE,
+        "--inputs",
+        ins.to_str().unwrap(),
+        "--save-outputs",
+        outs.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(outs.join("C.npy").is_file());
+    // The saved outputs are what the user expects: they match.
+    let o = spyre(&[
+        "run",
+        EXAMPLE,
+        "--inputs",
+        ins.to_str().unwrap(),
+        "--expected",
+        outs.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("expected C") && text.contains("PASS"),
+        "{text}"
+    );
+    // Outputs of other inputs do not.
+    let other = dir.join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    write_example_input(&other, "A", &[128, 100], 5);
+    let o = spyre(&[
+        "run",
+        EXAMPLE,
+        "--inputs",
+        other.to_str().unwrap(),
+        "--expected",
+        outs.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(stdout(&o).contains("FAIL"), "{}", stdout(&o));
+    // A misnamed input is an error naming the closest input.
+    std::fs::rename(ins.join("A.npy"), ins.join("a.npy")).unwrap();
+    let o = spyre(&["run", EXAMPLE, "--inputs", ins.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("did you mean 'A'"), "{}", stderr(&o));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn an_onnx_model_with_external_data_runs_its_own_test_data_set_as_it_is() {
+    let dir = "tests/graph/onnx_external";
+    let model = format!("{dir}/mlp_external.onnx");
+    let set = format!("{dir}/test_data_set_0");
+    let o = spyre(&["run", &model, "--inputs", &set, "--expected", &set]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("output y") && text.contains("expected y") && !text.contains("FAIL"),
+        "{text}"
+    );
+    let o = spyre(&["inspect", &model]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn a_timing_only_run_never_reads_external_data() {
+    let dir = std::env::temp_dir().join(format!("spyre-cli-external-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let model = dir.join("mlp_external.onnx");
+    std::fs::copy(
+        root().join("tests/graph/onnx_external/mlp_external.onnx"),
+        &model,
+    )
+    .unwrap();
+    // weights.bin is not there: planning and timing need only the shapes.
+    let o = spyre(&["run", model.to_str().unwrap(), "--timing-only"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("cycles"), "{}", stdout(&o));
+    let o = spyre(&["run", model.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("weights.bin"), "{}", stderr(&o));
+    let _ = std::fs::remove_dir_all(dir);
+}

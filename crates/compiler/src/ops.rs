@@ -631,6 +631,21 @@ impl Builder<'_> {
                 }
             }
             Decomposition::Attention => {
+                // Masks, caches, 3-D inputs, softcap and the QK output are evaluated by the
+                // reference only so far: refuse them rather than lower a different op.
+                let extra_attr = [
+                    "q_num_heads",
+                    "kv_num_heads",
+                    "softcap",
+                    "qk_matmul_output_mode",
+                ]
+                .iter()
+                .any(|a| self.node.attrs.contains_key(*a));
+                if self.node.inputs.len() > 3 || self.node.outputs.len() > 1 || extra_attr {
+                    return Err(self.err(
+                        "Attention with attn_mask, past key/value, 3-D inputs, softcap or the QK output is not lowered to the device yet (the reference evaluator runs it)",
+                    ));
+                }
                 // GQA heads repeated by movement ops, K transposed, Q K^T scaled and masked,
                 // softmax, then the weighted sum of V: all device ops the machine has.
                 let (q, k, v, y) = (

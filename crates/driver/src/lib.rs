@@ -21,6 +21,7 @@ pub mod npy;
 mod roofline;
 mod session;
 mod source_map;
+pub mod user_data;
 mod views;
 pub use error::{DriverError, Stage};
 pub use examples::{examples, Example};
@@ -47,6 +48,23 @@ pub fn load_graph<S: AsRef<[u8]> + ?Sized>(
     file_name: &str,
 ) -> Result<Graph, DriverError> {
     let session = Session::open(source.as_ref(), file_name)?;
+    session.into_graph().ok_or_else(|| {
+        DriverError::new(
+            Stage::Load,
+            format!("{file_name}: a KTIR module, not a model graph"),
+        )
+        .in_file(file_name)
+    })
+}
+
+/// [`load_graph`] for an ONNX model whose initializers may be in external files, found
+/// through `files` (see [`Session::open_with_files`]).
+pub fn load_graph_with_files(
+    source: &[u8],
+    file_name: &str,
+    files: std::sync::Arc<dyn graph::ExternalFiles>,
+) -> Result<Graph, DriverError> {
+    let session = Session::open_with_files(source, file_name, files)?;
     session.into_graph().ok_or_else(|| {
         DriverError::new(
             Stage::Load,
@@ -257,6 +275,14 @@ pub struct RunResult {
     pub passed: bool,
     /// Per-output accuracy (empty when the outputs were not checked).
     pub outputs: Vec<OutputCheck>,
+    /// Per-output accuracy against the values the user expects ([`RunOptions::expected`];
+    /// empty when none were given).
+    pub expected: Vec<OutputCheck>,
+    /// The simulated graph outputs, by name, in host order (empty for KTIR modules and
+    /// timing-only runs); [`Session::output_npy`] writes them as `.npy`.
+    #[serde(skip)]
+    #[cfg_attr(test, ts(skip))]
+    pub output_values: BTreeMap<String, Tensor>,
     /// What a timing-only run assumed in place of values it did not compute.
     pub assumptions: Vec<String>,
     /// Timed events, in task order.
@@ -366,6 +392,9 @@ pub struct RunOptions {
     pub limits: ExecLimits,
     /// Values for graph inputs, by name; inputs not named here are seeded random.
     pub inputs: BTreeMap<String, Tensor>,
+    /// Values the user expects of graph outputs, by name: the simulated outputs are
+    /// compared with them too ([`RunResult::expected`]), at the dtype's tolerance.
+    pub expected: BTreeMap<String, Tensor>,
     /// Compute timing only: the graph's weights are never materialised, no numbers are
     /// computed, the reference is not run and the outputs are not checked (see
     /// [`sim::Simulator::new_timing_only`]). For models too large to run with numbers.
@@ -391,6 +420,7 @@ impl Default for RunOptions {
             seed: 0,
             limits: ExecLimits::default(),
             inputs: BTreeMap::new(),
+            expected: BTreeMap::new(),
             timing_only: false,
             ktir: None,
             args: BTreeMap::new(),

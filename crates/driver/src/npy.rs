@@ -24,12 +24,13 @@ pub fn read(bytes: &[u8], max_elements: usize) -> Result<NpyArray, String> {
     let file = npyz::NpyFile::new(bytes).map_err(|e| e.to_string())?;
     let dtype = file.dtype().descr().trim_matches('\'').to_string();
     let item = match dtype.as_str() {
+        "|b1" | "|i1" => 1,
         "<f2" => 2,
         "<f4" | "<i4" => 4,
         "<f8" | "<i8" => 8,
         other => {
             return Err(format!(
-                "arrays of dtype {other} are not read (use little-endian float16, float32, float64, int32 or int64)"
+                "arrays of dtype {other} are not read (use little-endian float16, float32, float64, int32, int64, int8 or bool)"
             ))
         }
     };
@@ -68,6 +69,18 @@ pub fn read(bytes: &[u8], max_elements: usize) -> Result<NpyArray, String> {
             .map_err(err)?
             .into_iter()
             .map(|x| x as f32)
+            .collect(),
+        "|b1" => file
+            .into_vec::<bool>()
+            .map_err(err)?
+            .into_iter()
+            .map(|x| if x { 1.0 } else { 0.0 })
+            .collect(),
+        "|i1" => file
+            .into_vec::<i8>()
+            .map_err(err)?
+            .into_iter()
+            .map(f32::from)
             .collect(),
         "<i4" => file
             .into_vec::<i32>()
@@ -166,6 +179,62 @@ fn to_c_order(shape: &[usize], data: &[f32]) -> Vec<f32> {
         }
     }
     out
+}
+
+/// The `.npy` bytes of a graph tensor, in the numpy dtype of its own: float16, float32,
+/// int64, int32, int8 and bool as themselves; bfloat16 and the fp8 types, which numpy
+/// lacks, as float32 (their values are exact in it).
+pub fn write_tensor(t: &graph::Tensor) -> Result<Vec<u8>, String> {
+    use graph::DType;
+    let shape: Vec<u64> = t.shape.iter().map(|&d| d as u64).collect();
+    let data = &t.data;
+    match t.dtype {
+        DType::F16 => write_values(&shape, data.iter().map(|&x| half::f16::from_f32(x))),
+        DType::I64 => write_values(&shape, data.iter().map(|&x| x as i64)),
+        DType::I32 => write_values(&shape, data.iter().map(|&x| x as i32)),
+        DType::I8 => write_values(&shape, data.iter().map(|&x| x as i8)),
+        DType::Bool => write_values(&shape, data.iter().map(|&x| x != 0.0)),
+        DType::F32 | DType::BF16 | DType::F8E4M3 | DType::F8E5M2 => {
+            write_values(&shape, data.iter().copied())
+        }
+    }
+}
+
+fn write_values<T: npyz::Serialize + npyz::AutoSerialize>(
+    shape: &[u64],
+    values: impl Iterator<Item = T>,
+) -> Result<Vec<u8>, String> {
+    use npyz::WriterBuilder;
+    let err = |e: std::io::Error| e.to_string();
+    let mut out = std::io::Cursor::new(Vec::new());
+    let mut w = npyz::WriteOptions::<T>::new()
+        .default_dtype()
+        .shape(shape)
+        .writer(&mut out)
+        .begin_nd()
+        .map_err(err)?;
+    w.extend(values).map_err(err)?;
+    w.finish().map_err(err)?;
+    Ok(out.into_inner())
+}
+
+/// The graph dtype an array of numpy dtype `descr` (as [`NpyArray::dtype`]) holds exactly,
+/// for checking a user's array against a graph tensor of dtype `want`: float32 arrays also
+/// fill bfloat16 and fp8 tensors (numpy has no such types; values are rounded).
+pub fn holds(descr: &str, want: graph::DType) -> bool {
+    use graph::DType;
+    match descr {
+        "<f4" => matches!(
+            want,
+            DType::F32 | DType::BF16 | DType::F8E4M3 | DType::F8E5M2
+        ),
+        "<f2" => want == DType::F16,
+        "<i8" => want == DType::I64,
+        "<i4" => want == DType::I32,
+        "|i1" => want == DType::I8,
+        "|b1" => want == DType::Bool,
+        _ => false,
+    }
 }
 
 /// Checks an array against the buffer it fills: the buffer's view shape, or flat with the
@@ -269,6 +338,28 @@ mod tests {
             &[0.0; 2],
         );
         assert!(read(&f, 1 << 20).unwrap_err().contains("flat dictionary"));
+    }
+
+    #[test]
+    fn tensors_round_trip_in_their_own_dtype() {
+        use graph::{DType, Tensor};
+        for (dtype, descr, data) in [
+            (DType::F32, "<f4", vec![1.5, -2.0, 0.25, 3.0]),
+            (DType::F16, "<f2", vec![1.5, -2.0, 0.25, 3.0]),
+            (DType::I64, "<i8", vec![1.0, -7.0, 0.0, 40.0]),
+            (DType::I32, "<i4", vec![1.0, -7.0, 0.0, 40.0]),
+            (DType::I8, "|i1", vec![1.0, -7.0, 0.0, 40.0]),
+            (DType::Bool, "|b1", vec![1.0, 0.0, 0.0, 1.0]),
+            (DType::BF16, "<f4", vec![1.5, -2.0, 0.25, 3.0]),
+        ] {
+            let t = Tensor::new(dtype, vec![2, 2], data).unwrap();
+            let bytes = write_tensor(&t).unwrap();
+            let a = read(&bytes, 16).unwrap();
+            assert_eq!((a.dtype.as_str(), &a.shape), (descr, &t.shape), "{dtype}");
+            assert_eq!(a.data, t.data, "{dtype}");
+            assert!(holds(&a.dtype, dtype));
+        }
+        assert!(!holds("<f8", DType::F32) && !holds("<f4", DType::F16));
     }
 
     #[test]

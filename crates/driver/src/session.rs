@@ -111,11 +111,28 @@ pub struct Session {
 
 impl Session {
     /// Opens a file's contents; the kind comes from the content ([`detect_kind`]).
+    /// An ONNX model's external data is found nowhere (see [`Session::open_with_files`]).
     pub fn open(bytes: &[u8], file_name: &str) -> Result<Session, DriverError> {
+        Session::open_with_files(
+            bytes,
+            file_name,
+            std::sync::Arc::new(BTreeMap::<String, Vec<u8>>::new()),
+        )
+    }
+
+    /// [`Session::open`] for an ONNX model whose initializers may be in external files,
+    /// found through `files`: the model's directory (the CLI) or the files dropped with it
+    /// (a map of file names to bytes, the page). They are read only when values are
+    /// needed, so a timing-only run reads none.
+    pub fn open_with_files(
+        bytes: &[u8],
+        file_name: &str,
+        files: std::sync::Arc<dyn graph::ExternalFiles>,
+    ) -> Result<Session, DriverError> {
         let kind = detect_kind(bytes, file_name);
         let source = match kind {
             SourceKind::Onnx => Source::Graph(Box::new(
-                graph::load_onnx(bytes)
+                graph::load_onnx_with_files(bytes, files)
                     .map_err(|e| DriverError::from_graph(file_name, e, Stage::Load))?,
             )),
             SourceKind::Graph => {
@@ -210,6 +227,67 @@ impl Session {
         });
         let (_, run) = self.last.insert((options.machine.clone(), run));
         Ok(run)
+    }
+
+    /// Reads the user's input files (file name and bytes: `NAME.npy`, or ONNX
+    /// `TensorProto` `.pb` files such as an ONNX test data set's `input_K.pb`) as values
+    /// for every graph input, for [`RunOptions::inputs`]. Missing, extra, mis-typed and
+    /// mis-shaped inputs are errors naming the input (see [`crate::user_data::bind`]).
+    pub fn read_inputs(
+        &self,
+        files: &[(String, Vec<u8>)],
+    ) -> Result<BTreeMap<String, Tensor>, DriverError> {
+        self.bind(files, crate::user_data::Role::Inputs)
+    }
+
+    /// Reads the values the user expects of every graph output (`NAME.npy` or
+    /// `output_K.pb`), for [`RunOptions::expected`].
+    pub fn read_expected(
+        &self,
+        files: &[(String, Vec<u8>)],
+    ) -> Result<BTreeMap<String, Tensor>, DriverError> {
+        self.bind(files, crate::user_data::Role::Outputs)
+    }
+
+    fn bind(
+        &self,
+        files: &[(String, Vec<u8>)],
+        role: crate::user_data::Role,
+    ) -> Result<BTreeMap<String, Tensor>, DriverError> {
+        let g = self.graph().ok_or_else(|| {
+            DriverError::new(
+                Stage::Load,
+                "a KTIR module has buffers, not graph inputs and outputs",
+            )
+        })?;
+        crate::user_data::bind(g, files, role)
+    }
+
+    /// The simulated outputs of the last run as `.npy` files: (`NAME.npy`, bytes), in the
+    /// graph's output order. Empty for KTIR modules; an error after a timing-only run,
+    /// which computes no values.
+    pub fn output_npy(&self) -> Result<Vec<(String, Vec<u8>)>, DriverError> {
+        let (_, run) = self
+            .last
+            .as_ref()
+            .ok_or_else(|| DriverError::new(Stage::Simulate, "nothing has run yet"))?;
+        if run.run.timing_only {
+            return Err(DriverError::new(
+                Stage::Simulate,
+                "a timing-only run computes no output values",
+            ));
+        }
+        let mut out = Vec::new();
+        for o in &run.graph.outputs {
+            if let Some(t) = run.run.output_values.get(&o.name) {
+                let bytes = crate::npy::write_tensor(t).map_err(|m| {
+                    DriverError::new(Stage::Simulate, format!("output '{}': {m}", o.name))
+                })?;
+                // ONNX names such as `/model/Add_output_0` must not make directories.
+                out.push((format!("{}.npy", o.name.replace(['/', '\\'], "_")), bytes));
+            }
+        }
+        Ok(out)
     }
 
     /// The model graph, taken out of the session.
@@ -354,6 +432,8 @@ pub(crate) fn result(
         outputs_checked: checked,
         passed: checked && outputs.iter().all(|o| o.passed),
         outputs,
+        expected: Vec::new(),
+        output_values: BTreeMap::new(),
         assumptions: sim.assumptions().to_vec(),
         events: event_views(machine, sched),
         summary: sim::trace::summarize(machine, sched).into(),
@@ -366,6 +446,45 @@ pub(crate) fn result(
         latency_model: crate::LatencyModelReport::default(),
         work: sim.work_counts().to_vec(),
     }
+}
+
+/// Checks the values the user expects against the graph's outputs.
+fn check_expected(graph: &Graph, expected: &BTreeMap<String, Tensor>) -> Result<(), DriverError> {
+    if expected.is_empty() {
+        return Ok(());
+    }
+    let types = graph
+        .infer_types()
+        .map_err(|e| DriverError::from_graph("", e, Stage::Simulate))?;
+    for (name, t) in expected {
+        let ty = graph
+            .outputs
+            .iter()
+            .find(|o| *o == name)
+            .and_then(|o| types.get(o))
+            .ok_or_else(|| {
+                DriverError::new(
+                    Stage::Simulate,
+                    format!(
+                        "the graph has no output named '{name}'{}",
+                        graph::did_you_mean(
+                            name,
+                            &graph.outputs.iter().map(String::as_str).collect::<Vec<_>>()
+                        )
+                    ),
+                )
+            })?;
+        if ty.shape != t.shape || ty.dtype != t.dtype {
+            return Err(DriverError::new(
+                Stage::Simulate,
+                format!(
+                    "output '{name}' is {ty}; the expected value given is {}",
+                    t.ty()
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Checks given input values against the graph's inputs.
@@ -456,6 +575,7 @@ fn simulate_mapped(
     progress: &mut dyn FnMut(Progress),
 ) -> Result<((RunResult, SourceMap), Schedule), DriverError> {
     check_given_inputs(&c.graph, &options.inputs)?;
+    check_expected(&c.graph, &options.expected)?;
     check_device_memory(c, options)?;
     // Host values of the inputs and weights, and the reference outputs; a timing-only run
     // materialises none of them.
@@ -533,6 +653,8 @@ fn simulate_mapped(
     };
     execute(program, options, progress, |sim, sched| {
         let mut outputs = Vec::new();
+        let mut expected = Vec::new();
+        let mut values = BTreeMap::new();
         for name in &c.graph.outputs {
             let (Some(buf), Some(layout)) = (sim.buffer(name), c.layouts.get(name)) else {
                 return Err(DriverError::new(
@@ -549,9 +671,21 @@ fn simulate_mapped(
                 })?;
                 let got = layout.unpack(&buf.data);
                 outputs.push(compare(name, want, &got));
+                if let Some(user) = options.expected.get(name) {
+                    expected.push(compare(name, user, &got));
+                }
+                let value = Tensor {
+                    dtype: want.dtype,
+                    shape: want.shape.clone(),
+                    data: got,
+                };
+                values.insert(name.clone(), value);
             }
         }
-        let r = result(sim, sched, options, reference.map(|_| outputs));
+        let mut r = result(sim, sched, options, reference.map(|_| outputs));
+        r.passed &= expected.iter().all(|o| o.passed);
+        r.expected = expected;
+        r.output_values = values;
         let mut kernels = kernel_links(module, text, &r.events);
         let ops = op_links(c, &mut kernels);
         let map = SourceMap {

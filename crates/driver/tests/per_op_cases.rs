@@ -12,6 +12,14 @@ use std::path::Path;
 /// why. Each must still be refused: when support lands, the test says to drop it here.
 const NOT_ON_DEVICE: &[(&str, &str)] = &[
     (
+        "attention_3d_softcap_qk",
+        "Attention with 3-D inputs, a mask, softcap or the QK output is reference-only",
+    ),
+    (
+        "attention_mask_past_causal",
+        "Attention with a mask or past key/value is reference-only",
+    ),
+    (
         "gather_axis1",
         "Gather is lowered for axis 0 of a 2-D table only",
     ),

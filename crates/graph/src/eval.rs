@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use crate::error::GraphError;
 use crate::ir::{Graph, Node};
 use crate::ops::{
-    attention_plan, broadcast_strides, conv_plan, matmul_shapes, norm_axis, perm_of, reduce_mask,
-    slice_plan, split_sizes, strides, Attrs,
+    attention_shapes, broadcast_strides, conv_plan, einsum_plan, matmul_shapes, norm_axis, perm_of,
+    reduce_mask, slice_plan, split_sizes, strides, Attrs,
 };
 use crate::spec::OpKind;
 use crate::tensor::{numel, Tensor, TensorType, MAX_GRAPH_ELEMENTS};
@@ -1016,54 +1016,324 @@ pub(crate) fn topk(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
     Ok(vec![vals, idxs])
 }
 
-/// Attention.
+/// Attention (ONNX opset 23, as ONNX's reference implementation computes it): 3-D inputs
+/// split into heads, past keys and values prepended, a boolean (true attends) or additive
+/// mask whose last axis may be short (the rest masked), a causal mask aligned to the end
+/// of the keys, softcap before the mask, fully masked rows giving zeros. Outputs: Y, the
+/// present key and value, and the QK scores chosen by `qk_matmul_output_mode` (0, 1:
+/// scaled and softcapped; 2: plus the mask; 3: after the softmax).
 pub(crate) fn attention(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
     let (x, a) = (cx.x, &cx.a);
     let (kt, vt) = (cx.get(1)?, cx.get(2)?);
-    let p = attention_plan(&x.shape, &kt.shape, &vt.shape)?;
+    let opt = |i: usize| cx.ins.get(i).copied().flatten();
+    let past = match (opt(4), opt(5)) {
+        (Some(pk), Some(pv)) => Some((pk, pv)),
+        _ => None,
+    };
+    let s = attention_shapes(
+        &x.shape,
+        &kt.shape,
+        &vt.shape,
+        past.map(|(k, v)| (k.shape.as_slice(), v.shape.as_slice())),
+        (a.opt_int("q_num_heads")?, a.opt_int("kv_num_heads")?),
+    )?;
     let causal = a.flag("is_causal", false)?;
     let scale = match a.opt_float("scale")? {
-        Some(s) => s,
-        None => 1.0 / (p.d as f32).sqrt(),
+        Some(v) => v,
+        None => 1.0 / (s.d as f32).sqrt(),
     };
-    let group = p.hq / p.hkv;
-    let mut res = Vec::with_capacity(p.b * p.hq * p.sq * p.dv);
-    let mut scores = vec![0.0f32; p.skv];
-    for b in 0..p.b {
-        for h in 0..p.hq {
+    let cap = a.float("softcap", 0.0)?;
+    let mode = a.int("qk_matmul_output_mode", 0)?;
+    let t = s.total();
+    let q = heads_first(x, s.b, s.sq, s.hq, s.d, s.three_d)?;
+    let knew = heads_first(kt, s.b, s.skv, s.hkv, s.d, s.three_d)?;
+    let vnew = heads_first(vt, s.b, s.skv, s.hkv, s.dv, s.three_d)?;
+    let present = |new: &[f32], old: Option<&Tensor>, d: usize| -> Result<Vec<f32>, String> {
+        let mut out = Vec::with_capacity(s.b * s.hkv * t * d);
+        for bh in 0..s.b * s.hkv {
+            if let Some(p) = old {
+                out.extend_from_slice(chunk(&p.data, bh * s.past * d, s.past * d)?);
+            }
+            out.extend_from_slice(chunk(new, bh * s.skv * d, s.skv * d)?);
+        }
+        Ok(out)
+    };
+    let pk = present(&knew, past.map(|p| p.0), s.d)?;
+    let pv = present(&vnew, past.map(|p| p.1), s.dv)?;
+    // The mask, right-aligned to [B, Hq, Sq, T].
+    let mask = opt(3);
+    let mshape: Vec<usize> = match mask {
+        Some(m) => {
+            let mut v = vec![1usize; 4usize.saturating_sub(m.shape.len())];
+            v.extend(&m.shape);
+            v
+        }
+        None => vec![1; 4],
+    };
+    let mstr = crate::ops::strides(&mshape);
+    let bias = |b: usize, h: usize, i: usize, j: usize| -> f32 {
+        let mut v = 0.0f32;
+        if let Some(m) = mask {
+            let pick = |c: usize, dim: usize| if mshape[dim] == 1 { 0 } else { c };
+            let last = mshape[3];
+            let value = if last != 1 && j >= last {
+                None
+            } else {
+                let at = pick(b, 0) * mstr[0]
+                    + pick(h, 1) * mstr[1]
+                    + pick(i, 2) * mstr[2]
+                    + pick(j, 3) * mstr[3];
+                m.data.get(at).copied()
+            };
+            v = match (value, m.dtype == crate::DType::Bool) {
+                (Some(x), true) if x != 0.0 => 0.0,
+                (Some(x), false) => x,
+                _ => f32::NEG_INFINITY,
+            };
+        }
+        if causal && j > i + s.past {
+            v = f32::NEG_INFINITY;
+        }
+        v
+    };
+    let group = s.hq / s.hkv;
+    let mut y = vec![0.0f32; s.b * s.hq * s.sq * s.dv];
+    let mut qk_out = Vec::with_capacity(if cx.out.len() > 3 {
+        s.b * s.hq * s.sq * t
+    } else {
+        0
+    });
+    let mut scores = vec![0.0f32; t];
+    let mut biases = vec![0.0f32; t];
+    for b in 0..s.b {
+        for h in 0..s.hq {
             let kvh = h / group;
-            let q = chunk(&x.data, (b * p.hq + h) * p.sq * p.d, p.sq * p.d)?;
-            let km = chunk(&kt.data, (b * p.hkv + kvh) * p.skv * p.d, p.skv * p.d)?;
-            let vm = chunk(&vt.data, (b * p.hkv + kvh) * p.skv * p.dv, p.skv * p.dv)?;
-            for i in 0..p.sq {
-                let qi = chunk(q, i * p.d, p.d)?;
-                let mut m = f32::NEG_INFINITY;
-                for (j, s) in scores.iter_mut().enumerate() {
-                    *s = if causal && j > i {
-                        f32::NEG_INFINITY
-                    } else {
-                        let kj = chunk(km, j * p.d, p.d)?;
-                        qi.iter().zip(kj).map(|(u, v)| u * v).sum::<f32>() * scale
-                    };
-                    m = m.max(*s);
+            let qm = chunk(&q, (b * s.hq + h) * s.sq * s.d, s.sq * s.d)?;
+            let km = chunk(&pk, (b * s.hkv + kvh) * t * s.d, t * s.d)?;
+            let vm = chunk(&pv, (b * s.hkv + kvh) * t * s.dv, t * s.dv)?;
+            for i in 0..s.sq {
+                let qi = chunk(qm, i * s.d, s.d)?;
+                for j in 0..t {
+                    let kj = chunk(km, j * s.d, s.d)?;
+                    let mut sc = qi.iter().zip(kj).map(|(u, v)| u * v).sum::<f32>() * scale;
+                    if cap > 0.0 {
+                        sc = cap * (sc / cap).tanh();
+                    }
+                    scores[j] = sc;
+                    biases[j] = bias(b, h, i, j);
                 }
+                let all_masked = biases.iter().all(|&v| v == f32::NEG_INFINITY);
+                if cx.out.len() > 3 && mode < 2 {
+                    qk_out.extend_from_slice(&scores);
+                }
+                for (sc, bi) in scores.iter_mut().zip(&biases) {
+                    *sc += bi;
+                }
+                if cx.out.len() > 3 && mode == 2 {
+                    qk_out.extend_from_slice(&scores);
+                }
+                let m = scores.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+                let m = if m == f32::NEG_INFINITY { 0.0 } else { m };
                 let mut sum = 0.0f32;
-                for s in scores.iter_mut() {
-                    *s = (*s - m).exp();
-                    sum += *s;
+                for sc in scores.iter_mut() {
+                    *sc = (*sc - m).exp();
+                    sum += *sc;
                 }
-                let mut row = vec![0.0f32; p.dv];
-                for (j, s) in scores.iter().enumerate() {
-                    let w = s / sum;
-                    for (r, &v) in row.iter_mut().zip(chunk(vm, j * p.dv, p.dv)?) {
+                for sc in scores.iter_mut() {
+                    *sc = if all_masked || sum == 0.0 {
+                        0.0
+                    } else {
+                        *sc / sum
+                    };
+                }
+                if cx.out.len() > 3 && mode == 3 {
+                    qk_out.extend_from_slice(&scores);
+                }
+                let mut row = vec![0.0f32; s.dv];
+                for (j, w) in scores.iter().enumerate() {
+                    for (r, &v) in row.iter_mut().zip(chunk(vm, j * s.dv, s.dv)?) {
                         *r += w * v;
                     }
                 }
-                res.extend(row);
+                // Y is [B, Hq, Sq, Dv], or [B, Sq, Hq * Dv] for 3-D inputs.
+                let at = if s.three_d {
+                    ((b * s.sq + i) * s.hq + h) * s.dv
+                } else {
+                    ((b * s.hq + h) * s.sq + i) * s.dv
+                };
+                y.get_mut(at..at + s.dv)
+                    .ok_or_else(internal)?
+                    .copy_from_slice(&row);
             }
         }
     }
-    Ok(vec![res])
+    let outs = vec![y, pk, pv, qk_out];
+    Ok(outs.into_iter().take(cx.out.len().max(1)).collect())
+}
+
+/// A Q, K or V tensor as `[B, H, S, D]` row-major values (3-D `[B, S, H * D]` is split).
+fn heads_first(
+    t: &Tensor,
+    b: usize,
+    seq: usize,
+    heads: usize,
+    d: usize,
+    three_d: bool,
+) -> Result<Vec<f32>, String> {
+    if !three_d {
+        return Ok(t.data.clone());
+    }
+    let mut out = Vec::with_capacity(t.data.len());
+    for bi in 0..b {
+        for h in 0..heads {
+            for si in 0..seq {
+                out.extend_from_slice(chunk(&t.data, ((bi * seq + si) * heads + h) * d, d)?);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// An index into an axis of size `dim`, negative counting from the end.
+fn axis_index(v: f32, dim: usize, op: &str) -> Result<usize, String> {
+    let k = v as i64;
+    let k = if k < 0 { k + dim as i64 } else { k };
+    usize::try_from(k)
+        .ok()
+        .filter(|&k| k < dim)
+        .ok_or_else(|| format!("{op} index {v} is out of range for an axis of size {dim}"))
+}
+
+/// GatherElements.
+pub(crate) fn gather_elements(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
+    let (x, a) = (cx.x, &cx.a);
+    let idx = cx.get(1)?;
+    let axis = norm_axis(a.int("axis", 0)?, x.shape.len())?;
+    let xs = strides(&x.shape);
+    let dim = x.shape.get(axis).copied().unwrap_or(1);
+    let mut out = Vec::with_capacity(idx.data.len());
+    for (f, &iv) in idx.data.iter().enumerate() {
+        let mut rem = f;
+        let mut off = 0usize;
+        for d in (0..idx.shape.len()).rev() {
+            let n = idx.shape.get(d).copied().unwrap_or(1).max(1);
+            let c = if d == axis {
+                axis_index(iv, dim, "GatherElements")?
+            } else {
+                rem % n
+            };
+            rem /= n;
+            off += c * xs.get(d).copied().unwrap_or(0);
+        }
+        out.push(x.data.get(off).copied().ok_or_else(internal)?);
+    }
+    Ok(vec![out])
+}
+
+/// ScatterND.
+pub(crate) fn scatter_nd(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
+    let (x, a) = (cx.x, &cx.a);
+    let (idx, upd) = (cx.get(1)?, cx.get(2)?);
+    let k = idx.shape.last().copied().unwrap_or(1).max(1);
+    let slice = numel(x.shape.get(k..).unwrap_or(&[]));
+    let xs = strides(&x.shape);
+    let reduction = a.opt_str("reduction")?.unwrap_or("none");
+    let mut out = x.data.clone();
+    for (i, tuple) in idx.data.chunks_exact(k).enumerate() {
+        let mut off = 0usize;
+        for (d, &v) in tuple.iter().enumerate() {
+            let dim = x.shape.get(d).copied().unwrap_or(1);
+            off += axis_index(v, dim, "ScatterND")? * xs.get(d).copied().unwrap_or(0);
+        }
+        let src = chunk(&upd.data, i * slice, slice)?;
+        let dst = out.get_mut(off..off + slice).ok_or_else(internal)?;
+        for (o, &u) in dst.iter_mut().zip(src) {
+            *o = match reduction {
+                "add" => *o + u,
+                "mul" => *o * u,
+                "max" => o.max(u),
+                "min" => o.min(u),
+                _ => u,
+            };
+        }
+    }
+    Ok(vec![out])
+}
+
+/// Einsum: every output element sums the product of the operands over the labels not in
+/// the output.
+pub(crate) fn einsum(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
+    let eq =
+        cx.a.opt_str("equation")?
+            .ok_or("attribute 'equation' is required")?;
+    let ts: Vec<&Tensor> = (0..cx.ins.len())
+        .map(|i| cx.get(i))
+        .collect::<Result<_, _>>()?;
+    let shapes: Vec<&[usize]> = ts.iter().map(|t| t.shape.as_slice()).collect();
+    let p = einsum_plan(eq, &shapes)?;
+    let nl = p.sizes.len();
+    let mut order = p.output.clone();
+    order.extend((0..nl).filter(|l| !p.output.contains(l)));
+    let size = |l: &usize| p.sizes.get(*l).copied().unwrap_or(1);
+    let out_n: usize = p.output.iter().map(size).product();
+    let inner_n: usize = order
+        .get(p.output.len()..)
+        .unwrap_or(&[])
+        .iter()
+        .map(size)
+        .product();
+    if (out_n as u64).saturating_mul(inner_n as u64) > MAX_EVAL_WORK {
+        return Err(format!(
+            "this Einsum takes {out_n} x {inner_n} steps, more than the evaluator's work limit"
+        ));
+    }
+    // Per operand, the stride of each label (0 where an axis of size 1 broadcasts).
+    let lstr: Vec<Vec<usize>> = ts
+        .iter()
+        .zip(&p.operands)
+        .map(|(t, labels)| {
+            let st = strides(&t.shape);
+            let mut v = vec![0usize; nl];
+            for (ax, &l) in labels.iter().enumerate() {
+                let d = t.shape.get(ax).copied().unwrap_or(1);
+                if d == 1 && size(&l) != 1 {
+                    continue;
+                }
+                if let Some(slot) = v.get_mut(l) {
+                    *slot += st.get(ax).copied().unwrap_or(0);
+                }
+            }
+            v
+        })
+        .collect();
+    let mut cur = vec![0usize; nl];
+    let mut out = Vec::with_capacity(out_n);
+    for o in 0..out_n {
+        let mut acc = 0.0f32;
+        for inner in 0..inner_n {
+            let (mut ro, mut ri) = (o, inner);
+            for (pos, &l) in order.iter().enumerate().rev() {
+                let n = size(&l).max(1);
+                let r = if pos >= p.output.len() {
+                    &mut ri
+                } else {
+                    &mut ro
+                };
+                if let Some(c) = cur.get_mut(l) {
+                    *c = *r % n;
+                }
+                *r /= n;
+            }
+            let mut prod = 1.0f32;
+            for (t, ls) in ts.iter().zip(&lstr) {
+                let off: usize = cur.iter().zip(ls).map(|(c, s)| c * s).sum();
+                prod *= t.data.get(off).copied().ok_or_else(internal)?;
+            }
+            acc += prod;
+        }
+        out.push(acc);
+    }
+    Ok(vec![out])
 }
 
 #[cfg(test)]

@@ -6,8 +6,8 @@
 use crate::dtype::DType;
 use crate::ir::Node;
 use crate::ops::{
-    attention_plan, broadcast, conv_plan, gemm_dims, matmul_shapes, norm_axis, perm_of,
-    reduce_mask, reshape_target, slice_plan, split_sizes, Attrs,
+    attention_shapes, broadcast, conv_plan, einsum_plan, gemm_dims, matmul_shapes, norm_axis,
+    perm_of, reduce_mask, reshape_target, slice_plan, split_sizes, Attrs,
 };
 use crate::spec::OpKind;
 use crate::tensor::{numel, TensorType};
@@ -563,14 +563,163 @@ pub(crate) fn attention(cx: &InferCx) -> Result<Vec<TensorType>, String> {
     let (k, v) = (cx.get(1)?, cx.get(2)?);
     let d = same_dtype(op, &[x, k, v])?;
     need_float(op, x)?;
-    let p = attention_plan(&x.shape, &k.shape, &v.shape)?;
-    a.flag("is_causal", false)?;
-    if let Some(s) = a.opt_float("scale")? {
-        if !s.is_finite() {
-            return Err(format!("'scale' must be finite, got {s}"));
+    let opt = |i: usize| cx.ins.get(i).and_then(|t| t.as_ref());
+    let past = match (opt(4), opt(5)) {
+        (Some(pk), Some(pv)) => {
+            same_dtype(op, &[x, pk, pv])?;
+            Some((pk.shape.as_slice(), pv.shape.as_slice()))
+        }
+        (None, None) => None,
+        _ => return Err("past_key and past_value must be given together".into()),
+    };
+    let s = attention_shapes(
+        &x.shape,
+        &k.shape,
+        &v.shape,
+        past,
+        (a.opt_int("q_num_heads")?, a.opt_int("kv_num_heads")?),
+    )?;
+    let t = s.total();
+    if let Some(m) = opt(3) {
+        if m.dtype != DType::Bool && m.dtype != d {
+            return Err(format!(
+                "attn_mask must be bool or {d} (Q's dtype), got {}",
+                m.dtype
+            ));
+        }
+        // The mask's last axis may be shorter than the keys (padded with "masked").
+        let last = m.shape.last().copied().unwrap_or(1);
+        let mut shape = m.shape.clone();
+        if let Some(l) = shape.last_mut() {
+            *l = if last == 1 { 1 } else { t };
+        }
+        if last > t
+            || broadcast(&shape, &[s.b, s.hq, s.sq, t]).ok().as_deref()
+                != Some(&[s.b, s.hq, s.sq, t][..])
+        {
+            return Err(format!(
+                "attn_mask {:?} does not broadcast to the scores [{}, {}, {}, {t}]",
+                m.shape, s.b, s.hq, s.sq
+            ));
         }
     }
-    one(d, vec![p.b, p.hq, p.sq, p.dv])
+    a.flag("is_causal", false)?;
+    if let Some(sc) = a.opt_float("scale")? {
+        if !sc.is_finite() {
+            return Err(format!("'scale' must be finite, got {sc}"));
+        }
+    }
+    let cap = a.float("softcap", 0.0)?;
+    if !(cap.is_finite() && cap >= 0.0) {
+        return Err(format!("'softcap' must be finite and >= 0, got {cap}"));
+    }
+    let mode = a.int("qk_matmul_output_mode", 0)?;
+    if !(0..=3).contains(&mode) {
+        return Err(format!(
+            "'qk_matmul_output_mode' must be 0 to 3, got {mode}"
+        ));
+    }
+    let y = if s.three_d {
+        vec![s.b, s.sq, s.hq * s.dv]
+    } else {
+        vec![s.b, s.hq, s.sq, s.dv]
+    };
+    let outs = [
+        TensorType::new(d, y),
+        TensorType::new(d, vec![s.b, s.hkv, t, s.d]),
+        TensorType::new(d, vec![s.b, s.hkv, t, s.dv]),
+        TensorType::new(d, vec![s.b, s.hq, s.sq, t]),
+    ];
+    Ok(outs
+        .into_iter()
+        .take(cx.node.outputs.len().max(1))
+        .collect())
+}
+
+/// GatherElements.
+pub(crate) fn gather_elements(cx: &InferCx) -> Result<Vec<TensorType>, String> {
+    let (x, a) = (cx.x, &cx.a);
+    let idx = cx.get(1)?;
+    if !idx.dtype.is_int() {
+        return Err(format!(
+            "GatherElements needs integer indices, got {}",
+            idx.dtype
+        ));
+    }
+    let axis = norm_axis(a.int("axis", 0)?, x.shape.len())?;
+    if idx.shape.len() != x.shape.len()
+        || idx
+            .shape
+            .iter()
+            .zip(&x.shape)
+            .enumerate()
+            .any(|(i, (n, d))| i != axis && n > d)
+    {
+        return Err(format!(
+            "indices {:?} must have data's rank and fit data {:?} on every axis but {axis}",
+            idx.shape, x.shape
+        ));
+    }
+    one(x.dtype, idx.shape.clone())
+}
+
+/// ScatterND.
+pub(crate) fn scatter_nd(cx: &InferCx) -> Result<Vec<TensorType>, String> {
+    let (op, x, a) = (cx.op, cx.x, &cx.a);
+    let (idx, upd) = (cx.get(1)?, cx.get(2)?);
+    same_dtype(op, &[x, upd])?;
+    if !idx.dtype.is_int() {
+        return Err(format!(
+            "ScatterND needs integer indices, got {}",
+            idx.dtype
+        ));
+    }
+    let k = idx.shape.last().copied().unwrap_or(0);
+    if idx.shape.is_empty() || k == 0 || k > x.shape.len() {
+        return Err(format!(
+            "indices {:?} must end in an axis of 1 to {} (data's rank)",
+            idx.shape,
+            x.shape.len()
+        ));
+    }
+    let mut want: Vec<usize> = idx.shape.get(..idx.shape.len() - 1).unwrap_or(&[]).to_vec();
+    want.extend(x.shape.get(k..).unwrap_or(&[]));
+    if upd.shape != want {
+        return Err(format!(
+            "updates must have shape {want:?} (indices {:?}, data {:?}), got {:?}",
+            idx.shape, x.shape, upd.shape
+        ));
+    }
+    match a.opt_str("reduction")? {
+        None | Some("none" | "add" | "mul" | "max" | "min") => {}
+        Some(r) => {
+            return Err(format!(
+                "'reduction' must be none, add, mul, max or min, got '{r}'"
+            ))
+        }
+    }
+    one(x.dtype, x.shape.clone())
+}
+
+/// Einsum.
+pub(crate) fn einsum(cx: &InferCx) -> Result<Vec<TensorType>, String> {
+    let (op, a) = (cx.op, &cx.a);
+    let eq = a
+        .opt_str("equation")?
+        .ok_or("attribute 'equation' is required")?;
+    let ts: Vec<&TensorType> = (0..cx.ins.len())
+        .map(|i| cx.get(i))
+        .collect::<Result<_, _>>()?;
+    let d = same_dtype(op, &ts)?;
+    need_numeric(op, cx.x)?;
+    let shapes: Vec<&[usize]> = ts.iter().map(|t| t.shape.as_slice()).collect();
+    let p = einsum_plan(eq, &shapes)?;
+    let shape = p
+        .output
+        .iter()
+        .map(|&l| p.sizes.get(l).copied().unwrap_or(1))
+        .collect();
+    one(d, shape)
 }
 
 fn same_dtype(op: &str, ts: &[&TensorType]) -> Result<DType, String> {

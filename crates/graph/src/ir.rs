@@ -47,6 +47,92 @@ pub enum InitSpec {
     Ones,
     /// Every element equal to this value.
     Constant(f32),
+    /// Bytes in a file next to an ONNX model (ONNX external data), read only when the
+    /// values are materialised: a timing-only run never reads them. Not part of the JSON
+    /// format.
+    #[serde(skip)]
+    External(ExternalData),
+}
+
+/// Where ONNX external tensor data comes from: the files next to the model, by the
+/// `location` the model gives (a relative path, already checked to stay inside the
+/// model's directory). The CLI reads a directory; the page a map of dropped files.
+pub trait ExternalFiles: Send + Sync {
+    /// The `length` bytes at `offset` of file `location`; an error when the file is
+    /// missing or shorter than `offset + length` (checked before reading).
+    fn read(&self, location: &str, offset: u64, length: u64) -> Result<Vec<u8>, String>;
+}
+
+/// Files given by name, as a multi-file drop gives them. A location `dir/w.bin` is found
+/// as `dir/w.bin`, else as `w.bin`.
+impl ExternalFiles for BTreeMap<String, Vec<u8>> {
+    fn read(&self, location: &str, offset: u64, length: u64) -> Result<Vec<u8>, String> {
+        let location = location.trim_start_matches("./");
+        let base = location.rsplit(['/', '\\']).next().unwrap_or(location);
+        let bytes = self
+            .get(location)
+            .or_else(|| self.get(base))
+            .ok_or_else(|| {
+                format!("the external data file '{location}' was not given with the model")
+            })?;
+        let range = usize::try_from(offset)
+            .ok()
+            .zip(usize::try_from(length).ok())
+            .and_then(|(o, l)| Some(o..o.checked_add(l)?))
+            .filter(|r| r.end <= bytes.len())
+            .ok_or_else(|| {
+                format!(
+                    "the external data file '{location}' has {} bytes; the tensor needs bytes {offset} to {offset} + {length}",
+                    bytes.len()
+                )
+            })?;
+        Ok(bytes[range].to_vec())
+    }
+}
+
+/// An initializer's values in an external file: `length` bytes at `offset` of
+/// `location`, little-endian in the initializer's dtype.
+#[derive(Clone)]
+pub struct ExternalData {
+    /// The file, relative to the model's directory.
+    pub location: String,
+    /// Where the tensor's bytes start.
+    pub offset: u64,
+    /// How many bytes it takes (checked against the shape when the model is loaded).
+    pub length: u64,
+    pub(crate) files: std::sync::Arc<dyn ExternalFiles>,
+}
+
+impl ExternalData {
+    /// Reads the values of a tensor of type `ty` (rounded to its dtype).
+    pub fn values(&self, ty: &TensorType) -> Result<Vec<f32>, String> {
+        let bytes = self.files.read(&self.location, self.offset, self.length)?;
+        if bytes.len() as u64 != self.length {
+            return Err(format!(
+                "reading '{}' gave {} bytes, not the {} asked for",
+                self.location,
+                bytes.len(),
+                self.length
+            ));
+        }
+        crate::onnx::decode_raw(ty, &bytes).map(|d| d.values)
+    }
+}
+
+impl PartialEq for ExternalData {
+    fn eq(&self, other: &Self) -> bool {
+        (&self.location, self.offset, self.length) == (&other.location, other.offset, other.length)
+    }
+}
+
+impl std::fmt::Debug for ExternalData {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExternalData")
+            .field("location", &self.location)
+            .field("offset", &self.offset)
+            .field("length", &self.length)
+            .finish()
+    }
 }
 
 /// An attribute value (ONNX-style).

@@ -510,6 +510,12 @@ pub fn to_json(graph: &Graph) -> String {
                 InitSpec::Zeros => "\"init\": \"zeros\"".to_string(),
                 InitSpec::Ones => "\"init\": \"ones\"".to_string(),
                 InitSpec::Constant(c) => format!("\"init\": {{ \"constant\": {} }}", jf32(*c)),
+                // JSON graphs hold their data: read it; data that cannot be read is written
+                // as a reference the JSON loader refuses, naming the file.
+                InitSpec::External(x) => match x.values(&i.ty) {
+                    Ok(d) => format!("\"data\": {}", list(&d, |x| jf32(*x))),
+                    Err(_) => format!("\"init\": {{ \"external\": {} }}", jstr(&x.location)),
+                },
             };
             format!("{{ \"name\": {}, {}, {body} }}", jstr(&i.name), type_fields(&i.ty))
         })

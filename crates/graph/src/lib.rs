@@ -48,11 +48,14 @@ mod tensor;
 pub use dtype::DType;
 pub use error::{GraphError, Location};
 pub use eval::{eval_work, evaluate, MAX_EVAL_WORK};
-pub use ir::{AttrValue, Graph, InitSpec, Initializer, Node, ValueInfo, MAX_GRAPH_NODES};
+pub use ir::{
+    AttrValue, ExternalData, ExternalFiles, Graph, InitSpec, Initializer, Node, ValueInfo,
+    MAX_GRAPH_NODES,
+};
 pub use json::{load_json, to_json, FORMAT, VERSION};
 pub use onnx::{
-    load_onnx, load_tensor_proto, to_onnx, FOLDED_OPS as ONNX_FOLDED_OPS,
-    MAX_OPSET as ONNX_MAX_OPSET, MIN_OPSET as ONNX_MIN_OPSET,
+    load_onnx, load_onnx_with_files, load_tensor_proto, tensor_proto_bytes, to_onnx,
+    FOLDED_OPS as ONNX_FOLDED_OPS, MAX_OPSET as ONNX_MAX_OPSET, MIN_OPSET as ONNX_MIN_OPSET,
 };
 pub use rng::{random_inputs, SplitMix64, MAX_MATERIALISED_ELEMENTS};
 pub use spec::{

@@ -530,3 +530,253 @@ pub(crate) fn attention_plan(
         dv,
     })
 }
+
+/// An Einsum equation resolved against its operands' shapes: every subscript label
+/// (letters, and one label per dimension covered by an ellipsis) numbered, with its size.
+pub(crate) struct EinsumPlan {
+    /// The size of each label.
+    pub sizes: Vec<usize>,
+    /// The label of each axis, per operand.
+    pub operands: Vec<Vec<usize>>,
+    /// The output's labels, in order; the other labels are summed over.
+    pub output: Vec<usize>,
+}
+
+/// One term of an equation: letters and at most one ellipsis (as `None`).
+fn einsum_term(term: &str) -> Result<Vec<Option<char>>, String> {
+    let mut out = Vec::new();
+    let mut rest = term;
+    while let Some(c) = rest.chars().next() {
+        if let Some(r) = rest.strip_prefix("...") {
+            if out.contains(&None) {
+                return Err(format!("the Einsum term '{term}' has two ellipses"));
+            }
+            out.push(None);
+            rest = r;
+        } else if c.is_ascii_alphabetic() {
+            out.push(Some(c));
+            rest = &rest[1..];
+        } else {
+            return Err(format!(
+                "the Einsum term '{term}' has '{c}', which is neither a letter nor '...'"
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// Parses an Einsum `equation` (`"bij,bjk->bik"`, implicit `"ij,jk"`, ellipses,
+/// repeated labels) for operands of the given shapes. Sizes of a letter must agree
+/// across operands; ellipsis dimensions broadcast numpy-style.
+pub(crate) fn einsum_plan(equation: &str, shapes: &[&[usize]]) -> Result<EinsumPlan, String> {
+    let eq: String = equation.chars().filter(|c| !c.is_whitespace()).collect();
+    let (lhs, rhs) = match eq.split_once("->") {
+        Some((l, r)) => (l, Some(r)),
+        None => (eq.as_str(), None),
+    };
+    let terms: Vec<Vec<Option<char>>> =
+        lhs.split(',').map(einsum_term).collect::<Result<_, _>>()?;
+    if terms.len() != shapes.len() {
+        return Err(format!(
+            "the equation '{equation}' has {} operand terms but the node has {} inputs",
+            terms.len(),
+            shapes.len()
+        ));
+    }
+    // Ellipsis dimensions per operand, and the most of any operand.
+    let mut ell = Vec::with_capacity(terms.len());
+    for (t, s) in terms.iter().zip(shapes) {
+        let letters = t.iter().filter(|x| x.is_some()).count();
+        let n = if t.contains(&None) {
+            s.len().checked_sub(letters)
+        } else {
+            (s.len() == letters).then_some(0)
+        };
+        ell.push(n.ok_or_else(|| {
+            format!(
+                "the Einsum term '{}' does not fit an operand of shape {s:?}",
+                t.iter()
+                    .map(|x| x.map_or("...".to_string(), String::from))
+                    .collect::<String>()
+            )
+        })?);
+    }
+    let n_ell = ell.iter().copied().max().unwrap_or(0);
+    let mut sizes: Vec<usize> = vec![1; n_ell];
+    let mut letters: BTreeMap<char, usize> = BTreeMap::new();
+    let mut count: BTreeMap<char, usize> = BTreeMap::new();
+    let mut operands = Vec::with_capacity(terms.len());
+    for ((t, s), &m) in terms.iter().zip(shapes).zip(&ell) {
+        let mut labels = Vec::with_capacity(s.len());
+        let mut axis = 0usize;
+        for x in t {
+            match x {
+                None => {
+                    for e in 0..m {
+                        let l = n_ell - m + e;
+                        let d = s.get(axis).copied().unwrap_or(1);
+                        let cur = sizes.get(l).copied().unwrap_or(1);
+                        if cur != d && cur != 1 && d != 1 {
+                            return Err(format!(
+                                "the ellipsis dimensions of the Einsum operands do not broadcast ({cur} vs {d})"
+                            ));
+                        }
+                        if let Some(slot) = sizes.get_mut(l) {
+                            *slot = cur.max(d);
+                        }
+                        labels.push(l);
+                        axis += 1;
+                    }
+                }
+                Some(c) => {
+                    let d = s.get(axis).copied().unwrap_or(1);
+                    *count.entry(*c).or_insert(0) += 1;
+                    let l = match letters.get(c) {
+                        Some(&l) => {
+                            if sizes.get(l) != Some(&d) {
+                                return Err(format!(
+                                    "Einsum label '{c}' has size {} in one place and {d} in another",
+                                    sizes.get(l).copied().unwrap_or(0)
+                                ));
+                            }
+                            l
+                        }
+                        None => {
+                            sizes.push(d);
+                            letters.insert(*c, sizes.len() - 1);
+                            sizes.len() - 1
+                        }
+                    };
+                    labels.push(l);
+                    axis += 1;
+                }
+            }
+        }
+        operands.push(labels);
+    }
+    let output = match rhs {
+        Some(r) => {
+            let mut out = Vec::new();
+            for x in einsum_term(r)? {
+                match x {
+                    None => out.extend(0..n_ell),
+                    Some(c) => {
+                        let l = *letters
+                            .get(&c)
+                            .ok_or_else(|| format!("Einsum output label '{c}' is in no operand"))?;
+                        if out.contains(&l) {
+                            return Err(format!("Einsum output label '{c}' appears twice"));
+                        }
+                        out.push(l);
+                    }
+                }
+            }
+            out
+        }
+        None => {
+            let mut out: Vec<usize> = (0..n_ell).collect();
+            out.extend(
+                letters
+                    .iter()
+                    .filter(|(c, _)| count.get(c) == Some(&1))
+                    .map(|(_, &l)| l),
+            );
+            out
+        }
+    };
+    Ok(EinsumPlan {
+        sizes,
+        operands,
+        output,
+    })
+}
+
+/// The shapes of an ONNX Attention node (opset 23): 3-D inputs split into heads, the
+/// past key/value prepended to the new ones.
+pub(crate) struct AttentionShapes {
+    pub b: usize,
+    pub hq: usize,
+    pub hkv: usize,
+    pub sq: usize,
+    /// New keys and values.
+    pub skv: usize,
+    /// Past keys and values (0 without a cache).
+    pub past: usize,
+    pub d: usize,
+    pub dv: usize,
+    /// Whether Q, K, V (and Y) are 3-D `[B, S, H * D]`.
+    pub three_d: bool,
+}
+
+impl AttentionShapes {
+    /// Keys the queries attend: past and new.
+    pub fn total(&self) -> usize {
+        self.past + self.skv
+    }
+}
+
+/// Resolves an Attention node's shapes from Q, K, V, the optional past key and value and
+/// the `q_num_heads` / `kv_num_heads` attributes (required for 3-D inputs).
+pub(crate) fn attention_shapes(
+    q: &[usize],
+    k: &[usize],
+    v: &[usize],
+    past: Option<(&[usize], &[usize])>,
+    heads: (Option<i64>, Option<i64>),
+) -> Result<AttentionShapes, String> {
+    let (s, three_d) = match (q, k, v) {
+        (&[b, sq, qh], &[_, skv, kh], &[_, _, vh]) => {
+            let (Some(hq), Some(hkv)) = heads else {
+                return Err(
+                    "Attention with 3-D inputs needs the q_num_heads and kv_num_heads attributes"
+                        .into(),
+                );
+            };
+            let pos = |h: i64, what: &str| {
+                usize::try_from(h)
+                    .ok()
+                    .filter(|&h| h > 0)
+                    .ok_or_else(|| format!("'{what}' must be positive, got {h}"))
+            };
+            let (hq, hkv) = (pos(hq, "q_num_heads")?, pos(hkv, "kv_num_heads")?);
+            if qh % hq != 0 || kh % hkv != 0 || vh % hkv != 0 {
+                return Err(format!(
+                    "Q {q:?}, K {k:?}, V {v:?} do not split evenly into {hq} query and {hkv} key/value heads"
+                ));
+            }
+            let plan = attention_plan(
+                &[b, hq, sq, qh / hq],
+                &[k[0], hkv, skv, kh / hkv],
+                &[v[0], hkv, v[1], vh / hkv],
+            )?;
+            (plan, true)
+        }
+        _ => (attention_plan(q, k, v)?, false),
+    };
+    let mut past_len = 0;
+    if let Some((pk, pv)) = past {
+        let (&[b, h, p, d], &[bv, hv, pvl, dv]) = (pk, pv) else {
+            return Err(format!(
+                "past_key and past_value must be 4-D [B, Hkv, P, D], got {pk:?} and {pv:?}"
+            ));
+        };
+        if (b, h, d) != (s.b, s.hkv, s.d) || (bv, hv, pvl, dv) != (s.b, s.hkv, p, s.dv) {
+            return Err(format!(
+                "past_key {pk:?} and past_value {pv:?} do not match the new keys and values ([{}, {}, P, {}] and [{}, {}, P, {}])",
+                s.b, s.hkv, s.d, s.b, s.hkv, s.dv
+            ));
+        }
+        past_len = p;
+    }
+    Ok(AttentionShapes {
+        b: s.b,
+        hq: s.hq,
+        hkv: s.hkv,
+        sq: s.sq,
+        skv: s.skv,
+        past: past_len,
+        d: s.d,
+        dv: s.dv,
+        three_d,
+    })
+}

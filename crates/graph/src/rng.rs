@@ -146,6 +146,9 @@ impl Graph {
                 InitSpec::Zeros => vec![0.0; n],
                 InitSpec::Ones => vec![1.0; n],
                 InitSpec::Constant(c) => vec![*c; n],
+                InitSpec::External(x) => x
+                    .values(ty)
+                    .map_err(|m| GraphError::graph(format!("initializer '{}': {m}", init.name)))?,
             };
             let t = Tensor::new(ty.dtype, ty.shape.clone(), data)
                 .map_err(|m| GraphError::graph(format!("initializer '{}': {m}", init.name)))?;

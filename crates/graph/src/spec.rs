@@ -616,13 +616,33 @@ op_table! {
         .with_notes("values (X's dtype) and indices (i64); ties keep the lower index first, NaN ranks above every number; results are always sorted")
         .v(&[11, 24]),
     Attention => op(
-        &[req("Q [B, Hq, Sq, D]"), req("K [B, Hkv, Skv, D]"), req("V [B, Hkv, Skv, Dv]")],
+        &[
+            req("Q [B, Hq, Sq, D] or [B, Sq, Hq*D]"),
+            req("K [B, Hkv, Skv, D] or [B, Skv, Hkv*D]"),
+            req("V [B, Hkv, Skv, Dv] or [B, Skv, Hkv*Dv]"),
+            opt("attn_mask (bool or additive)"),
+            opt("past_key [B, Hkv, P, D]"),
+            opt("past_value [B, Hkv, P, Dv]"),
+        ],
         infer::attention,
         eval::attention,
     )
-        .with_attrs(&[attr("is_causal", I, "0"), attr("scale", F, "1/sqrt(D)")])
+        .with_outputs(&[
+            req("Y"),
+            opt("present_key"),
+            opt("present_value"),
+            opt("qk_matmul_output"),
+        ])
+        .with_attrs(&[
+            attr("is_causal", I, "0"),
+            attr("scale", F, "1/sqrt(D)"),
+            attr("q_num_heads", I, "required for 3-D inputs"),
+            attr("kv_num_heads", I, "required for 3-D inputs"),
+            attr("softcap", F, "0 (none)"),
+            attr("qk_matmul_output_mode", I, "0"),
+        ])
         .with_onnx(&[onnx("", "Attention", 23)])
-        .with_notes("grouped-query scaled dot-product attention; see docs/graph-format.md")
+        .with_notes("grouped-query scaled dot-product attention; see docs/graph-format.md. Masks, past key/value, 3-D inputs, softcap and the QK output are reference-only")
         .v(&[23, 24, 25]),
     CastLike => op(&[req("X"), req("target_type")], infer::cast_like, |c| c.map(|v| v))
         .with_notes("X converted to target_type's dtype (only its dtype is read)")
@@ -730,6 +750,25 @@ op_table! {
         .host_only(),
     Softsign => float_unary(|c| c.map(|v| v / (1.0 + v.abs())))
         .v(&[1, 22])
+        .host_only(),
+    GatherElements => op(&[req("data"), req("indices (integer)")], infer::gather_elements, eval::gather_elements)
+        .with_attrs(&[attr("axis", I, "0")])
+        .with_notes("output shaped like indices; negative indices count from the end")
+        .v(&[13])
+        .host_only(),
+    ScatterND => op(
+        &[req("data"), req("indices (i64) [..., k]"), req("updates")],
+        infer::scatter_nd,
+        eval::scatter_nd,
+    )
+        .with_attrs(&[attr("reduction", S, "\"none\"; or add, mul, max, min")])
+        .with_notes("data with the slices at indices replaced by updates (the KV-cache update); later duplicates win")
+        .v(&[13, 16, 18])
+        .host_only(),
+    Einsum => op(&[many("Inputs")], infer::einsum, eval::einsum)
+        .with_attrs(&[attr("equation", S, "required")])
+        .with_notes("any equation: explicit or implicit output, ellipsis broadcasting, repeated labels (diagonals)")
+        .v(&[12])
         .host_only(),
 }
 

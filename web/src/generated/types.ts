@@ -632,6 +632,11 @@ passed: boolean,
  */
 outputs: Array<OutputCheck>, 
 /**
+ * Per-output accuracy against the values the user expects ([`RunOptions::expected`];
+ * empty when none were given).
+ */
+expected: Array<OutputCheck>, 
+/**
  * What a timing-only run assumed in place of values it did not compute.
  */
 assumptions: Array<string>, 

@@ -1,13 +1,16 @@
 //! `.onnx` bytes -> [`Graph`].
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use prost::Message;
 
 use crate::error::GraphError;
-use crate::ir::{AttrValue, Graph, InitSpec, Initializer, Node, ValueInfo};
+use crate::ir::{
+    AttrValue, ExternalData, ExternalFiles, Graph, InitSpec, Initializer, Node, ValueInfo,
+};
 use crate::onnx::proto::{attr_type as at, AttributeProto, ModelProto, NodeProto, TensorProto};
-use crate::onnx::tensor::{decode, dtype_of, shape_of, Decoded};
+use crate::onnx::tensor::{decode, decode_raw, dtype_of, external_ref, shape_of, Decoded};
 use crate::onnx::{FOLDED_VERSIONS, KNOWN_OPSET, MAX_OPSET, MIN_OPSET};
 use crate::spec::{ConstForm, OpKind};
 use crate::tensor::{Tensor, TensorType};
@@ -21,17 +24,35 @@ use crate::tensor::{Tensor, TensorType};
 /// inputs that ONNX passes as constant tensors (Reshape's shape, Slice's
 /// starts/ends/axes/steps, Squeeze/Unsqueeze/Reduce axes, Split's sizes, Expand's shape,
 /// CumSum's axis, Trilu's k, TopK's k) become the attributes of the same names. The
-/// result is type-checked ([`Graph::infer_types`]). Malformed bytes, external data,
+/// result is type-checked ([`Graph::infer_types`]). Malformed bytes,
 /// dynamic shapes, data-dependent shapes and unknown ops are errors that say what and
 /// where; nothing here panics. See `docs/onnx.md`.
+///
+/// Initializers with external data are read from no file: their values are unavailable
+/// (an error when materialised) but their shapes serve timing-only runs; give the files
+/// with [`load_onnx_with_files`].
 pub fn load_onnx(bytes: &[u8]) -> Result<Graph, GraphError> {
+    load_onnx_with_files(bytes, Arc::new(BTreeMap::<String, Vec<u8>>::new()))
+}
+
+/// [`load_onnx`] for a model whose initializers may hold their data in external files
+/// (ONNX external data: `location`, `offset`, `length`), found through `files` (a
+/// directory for the CLI, a map of dropped files for the page). Locations must be relative
+/// paths inside the model's directory and lengths must match the shapes; both are
+/// checked here. The bytes are read only when the values are materialised
+/// ([`Graph::initializer_tensors`]), or here for the few a load-time fold needs (shapes,
+/// axes), so a timing-only run reads none.
+pub fn load_onnx_with_files(
+    bytes: &[u8],
+    files: Arc<dyn ExternalFiles>,
+) -> Result<Graph, GraphError> {
     let model = ModelProto::decode(bytes).map_err(|e| {
         GraphError::graph(format!(
             "not a readable ONNX model (protobuf decoding failed: {e})"
         ))
     })?;
     // `convert` type-checks the graph it builds.
-    convert(&model)
+    convert(&model, &files)
 }
 
 fn gerr(m: impl Into<String>) -> GraphError {
@@ -40,7 +61,34 @@ fn gerr(m: impl Into<String>) -> GraphError {
 
 /// A constant tensor known at load time (an initializer or a Constant node's value).
 struct Const {
+    /// Its type and values (no values while `external` holds them).
     decoded: Decoded,
+    /// Where its values are when they are in an external file not read yet.
+    external: Option<ExternalData>,
+}
+
+impl Const {
+    fn new(decoded: Decoded) -> Const {
+        Const {
+            decoded,
+            external: None,
+        }
+    }
+}
+
+/// Reads the external data of those of `names` that a load-time fold needs.
+fn materialise(consts: &mut BTreeMap<String, Const>, names: &[String]) -> Result<(), String> {
+    for n in names {
+        let Some(c) = consts.get_mut(n) else {
+            continue;
+        };
+        if let Some(x) = c.external.take() {
+            let bytes = x.files.read(&x.location, x.offset, x.length)?;
+            c.decoded = decode_raw(&c.decoded.ty, &bytes)
+                .map_err(|m| format!("initializer '{n}' ('{}'): {m}", x.location))?;
+        }
+    }
+    Ok(())
 }
 
 impl Const {
@@ -52,7 +100,7 @@ impl Const {
     }
 }
 
-fn convert(model: &ModelProto) -> Result<Graph, GraphError> {
+fn convert(model: &ModelProto, files: &Arc<dyn ExternalFiles>) -> Result<Graph, GraphError> {
     let mut opset = None;
     for o in &model.opset_import {
         if o.domain.is_empty() || o.domain == "ai.onnx" {
@@ -90,11 +138,27 @@ fn convert(model: &ModelProto) -> Result<Graph, GraphError> {
         if name.is_empty() {
             return Err(gerr(format!("initializer {i} has no name")));
         }
-        let decoded = decode(t).map_err(|m| gerr(format!("initializer '{name}': {m}")))?;
+        let ierr = |m: String| gerr(format!("initializer '{name}': {m}"));
+        let c = match external_ref(t).map_err(ierr)? {
+            Some(x) => Const {
+                decoded: Decoded {
+                    ty: x.ty,
+                    values: Vec::new(),
+                    ints: None,
+                },
+                external: Some(ExternalData {
+                    location: x.location,
+                    offset: x.offset,
+                    length: x.length,
+                    files: files.clone(),
+                }),
+            },
+            None => Const::new(decode(t).map_err(ierr)?),
+        };
         if consts.contains_key(&name) {
             return Err(gerr(format!("initializer '{name}' is defined twice")));
         }
-        consts.insert(name.clone(), Const { decoded });
+        consts.insert(name.clone(), c);
         init_order.push(name);
     }
 
@@ -152,6 +216,10 @@ fn convert(model: &ModelProto) -> Result<Graph, GraphError> {
         .iter()
         .map(|v| (v.name.clone(), v.ty.clone()))
         .collect();
+    // Weights too: a Shape downstream of a MatMul by a weight needs its type.
+    for (name, c) in &consts {
+        types.insert(name.clone(), c.decoded.ty.clone());
+    }
     let mut nodes: Vec<Node> = Vec::new();
     let mut names: BTreeSet<String> = BTreeSet::new();
     // constants folded into attributes, and constants used as ordinary inputs
@@ -191,6 +259,9 @@ fn convert(model: &ModelProto) -> Result<Graph, GraphError> {
                 continue;
             }
             Some(op) => {
+                if !matches!(op, "Shape" | "Size") {
+                    materialise(&mut consts, &ins).map_err(nerr)?;
+                }
                 let decoded = match op {
                     "Constant" => constant_value(np),
                     _ => fold_special(op, np, &ins, &consts, &types),
@@ -208,16 +279,33 @@ fn convert(model: &ModelProto) -> Result<Graph, GraphError> {
                     folded.extend(ins.iter().cloned());
                     computed.insert(out.clone());
                 }
-                consts.insert(out.clone(), Const { decoded });
+                consts.insert(out.clone(), Const::new(decoded));
                 init_order.push(out.clone());
                 continue;
             }
             None => {}
         }
         names.insert(name.clone());
+        let will_fold = fold.get(idx).copied().unwrap_or(false);
+        // External data a fold or an attribute-like input needs is read now.
+        let needed: Vec<String> = if will_fold {
+            ins.clone()
+        } else {
+            match crate::spec::from_onnx(&np.domain, &np.op_type, opset, &name) {
+                Ok(OpKind::Clip) => ins.iter().skip(1).cloned().collect(),
+                Ok(kind) => kind
+                    .spec()
+                    .const_inputs
+                    .iter()
+                    .filter_map(|c| ins.get(c.index).cloned())
+                    .collect(),
+                Err(_) => Vec::new(),
+            }
+        };
+        materialise(&mut consts, &needed).map_err(nerr)?;
         let mut node =
             map_node(np, &name, &ins, opset, &consts, &producer, &mut folded).map_err(nerr)?;
-        if fold.get(idx).copied().unwrap_or(false) {
+        if will_fold {
             // Every input is a constant: evaluate the node now (the reference evaluator)
             // and keep its outputs as constants.
             let outs = fold_node(&node, &consts).map_err(nerr)?;
@@ -234,13 +322,11 @@ fn convert(model: &ModelProto) -> Result<Graph, GraphError> {
                 types.insert(o.clone(), t.ty());
                 consts.insert(
                     o.clone(),
-                    Const {
-                        decoded: Decoded {
-                            ty: t.ty(),
-                            values: t.data,
-                            ints,
-                        },
-                    },
+                    Const::new(Decoded {
+                        ty: t.ty(),
+                        values: t.data,
+                        ints,
+                    }),
                 );
                 init_order.push(o.clone());
             }
@@ -347,7 +433,10 @@ fn convert(model: &ModelProto) -> Result<Graph, GraphError> {
         initializers.push(Initializer {
             name: name.clone(),
             ty: c.decoded.ty,
-            init: InitSpec::Data(c.decoded.values),
+            init: match c.external {
+                Some(x) => InitSpec::External(x),
+                None => InitSpec::Data(c.decoded.values),
+            },
         });
     }
 
@@ -585,14 +674,8 @@ fn drop_default(kind: OpKind, key: &str, v: &AttrValue) -> Option<Result<(), Str
             "noop_with_empty_axes",
         ) => ok(is_int(0), "empty axes reduce over all axes"),
         (K::Split, "num_outputs") => Some(Ok(())),
-        (K::Attention, "q_num_heads" | "kv_num_heads" | "softmax_precision") => Some(Ok(())),
-        (K::Attention, "qk_matmul_output_mode") => {
-            ok(is_int(0), "only the attention output is produced")
-        }
-        (K::Attention, "softcap") => ok(
-            matches!(v, AttrValue::Float(x) if *x == 0.0) || is_int(0),
-            "softcapping is not implemented",
-        ),
+        // The softmax is computed in f32 whatever precision is asked for.
+        (K::Attention, "softmax_precision") => Some(Ok(())),
         (K::Silu, "alpha") => ok(
             matches!(v, AttrValue::Float(x) if *x == 1.0) || is_int(1),
             "only Swish with alpha = 1 (SiLU) is supported",
@@ -717,9 +800,9 @@ fn map_node(
             inputs.pop();
         }
     }
-    if kind == OpKind::Attention && inputs.len() > 3 {
+    if kind == OpKind::Attention && inputs.len() > 6 {
         return Err(
-            "Attention with attn_mask, past_key/past_value or nonpad_kv_seqlen inputs is not supported (only Q, K, V with is_causal)".into(),
+            "Attention with a nonpad_kv_seqlen input (opset 24's external KV cache) is not supported; past_key/past_value are".into(),
         );
     }
     Ok(Node {

@@ -8,10 +8,11 @@ mod load;
 pub(crate) mod proto;
 mod tensor;
 
-pub use tensor::load_tensor_proto;
+pub(crate) use tensor::decode_raw;
+pub use tensor::{load_tensor_proto, tensor_proto_bytes};
 mod write;
 
-pub use load::load_onnx;
+pub use load::{load_onnx, load_onnx_with_files};
 pub use write::to_onnx;
 
 /// Lowest `ai.onnx` opset the loader reads.

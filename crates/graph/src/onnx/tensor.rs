@@ -83,7 +83,7 @@ fn count_err(what: &str, got: usize, n: usize) -> String {
 pub(crate) fn decode(t: &TensorProto) -> Result<Decoded, String> {
     if t.data_location == 1 || !t.external_data.is_empty() {
         return Err(
-            "its data is stored outside the model file (ONNX external data), which this loader does not read; save the model with all tensors inside the file"
+            "its data is stored outside the model file (ONNX external data), which only a model's initializers may do"
                 .into(),
         );
     }
@@ -92,59 +92,9 @@ pub(crate) fn decode(t: &TensorProto) -> Result<Decoded, String> {
     let n = numel(&shape);
     let mut ints: Option<Vec<i64>> = None;
     let values: Vec<f32> = if !t.raw_data.is_empty() {
-        let size = dtype.size_bytes();
-        if t.raw_data.len() != n.saturating_mul(size) {
-            return Err(format!(
-                "raw_data has {} bytes but a {dtype}{shape:?} tensor needs {}",
-                t.raw_data.len(),
-                n.saturating_mul(size)
-            ));
-        }
-        let raw = &t.raw_data;
-        match dtype {
-            DType::F32 => raw
-                .chunks_exact(4)
-                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                .collect(),
-            DType::F16 => raw
-                .chunks_exact(2)
-                .map(|c| half::f16::from_bits(u16::from_le_bytes([c[0], c[1]])).to_f32())
-                .collect(),
-            DType::BF16 => raw
-                .chunks_exact(2)
-                .map(|c| half::bf16::from_bits(u16::from_le_bytes([c[0], c[1]])).to_f32())
-                .collect(),
-            DType::F8E4M3 => raw.iter().map(|&b| e4m3_to_f32(b)).collect(),
-            DType::F8E5M2 => raw.iter().map(|&b| e5m2_to_f32(b)).collect(),
-            DType::I64 => {
-                let v: Vec<i64> = raw
-                    .chunks_exact(8)
-                    .map(|c| i64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
-                    .collect();
-                let f = v.iter().map(|&x| x as f32).collect();
-                ints = Some(v);
-                f
-            }
-            DType::I32 => {
-                let v: Vec<i64> = raw
-                    .chunks_exact(4)
-                    .map(|c| i64::from(i32::from_le_bytes([c[0], c[1], c[2], c[3]])))
-                    .collect();
-                let f = v.iter().map(|&x| x as f32).collect();
-                ints = Some(v);
-                f
-            }
-            DType::I8 => {
-                let v: Vec<i64> = raw.iter().map(|&b| i64::from(b as i8)).collect();
-                let f = v.iter().map(|&x| x as f32).collect();
-                ints = Some(v);
-                f
-            }
-            DType::Bool => raw
-                .iter()
-                .map(|&b| if b != 0 { 1.0 } else { 0.0 })
-                .collect(),
-        }
+        let d = decode_raw(&TensorType::new(dtype, shape.clone()), &t.raw_data)?;
+        ints = d.ints;
+        d.values
     } else {
         match dtype {
             DType::F32 => {
@@ -192,6 +142,140 @@ pub(crate) fn decode(t: &TensorProto) -> Result<Decoded, String> {
         values,
         ints,
     })
+}
+
+/// Decodes little-endian bytes (`raw_data`, or an external file's range) of a tensor of
+/// type `ty`; the byte count must match the shape.
+pub(crate) fn decode_raw(ty: &TensorType, raw: &[u8]) -> Result<Decoded, String> {
+    let (dtype, shape) = (ty.dtype, &ty.shape);
+    let n = numel(shape);
+    let mut ints: Option<Vec<i64>> = None;
+    let size = dtype.size_bytes();
+    if raw.len() != n.saturating_mul(size) {
+        return Err(format!(
+            "raw_data has {} bytes but a {dtype}{shape:?} tensor needs {}",
+            raw.len(),
+            n.saturating_mul(size)
+        ));
+    }
+    let values: Vec<f32> = match dtype {
+        DType::F32 => raw
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect(),
+        DType::F16 => raw
+            .chunks_exact(2)
+            .map(|c| half::f16::from_bits(u16::from_le_bytes([c[0], c[1]])).to_f32())
+            .collect(),
+        DType::BF16 => raw
+            .chunks_exact(2)
+            .map(|c| half::bf16::from_bits(u16::from_le_bytes([c[0], c[1]])).to_f32())
+            .collect(),
+        DType::F8E4M3 => raw.iter().map(|&b| e4m3_to_f32(b)).collect(),
+        DType::F8E5M2 => raw.iter().map(|&b| e5m2_to_f32(b)).collect(),
+        DType::I64 => {
+            let v: Vec<i64> = raw
+                .chunks_exact(8)
+                .map(|c| i64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
+                .collect();
+            let f = v.iter().map(|&x| x as f32).collect();
+            ints = Some(v);
+            f
+        }
+        DType::I32 => {
+            let v: Vec<i64> = raw
+                .chunks_exact(4)
+                .map(|c| i64::from(i32::from_le_bytes([c[0], c[1], c[2], c[3]])))
+                .collect();
+            let f = v.iter().map(|&x| x as f32).collect();
+            ints = Some(v);
+            f
+        }
+        DType::I8 => {
+            let v: Vec<i64> = raw.iter().map(|&b| i64::from(b as i8)).collect();
+            let f = v.iter().map(|&x| x as f32).collect();
+            ints = Some(v);
+            f
+        }
+        DType::Bool => raw
+            .iter()
+            .map(|&b| if b != 0 { 1.0 } else { 0.0 })
+            .collect(),
+    };
+    Ok(Decoded {
+        ty: ty.clone(),
+        values,
+        ints,
+    })
+}
+
+/// A tensor whose data is in an external file (ONNX external data): its type and where
+/// its bytes are.
+pub(crate) struct ExternalRef {
+    pub ty: TensorType,
+    pub location: String,
+    pub offset: u64,
+    pub length: u64,
+}
+
+/// The external-data reference of `t`, if its data is external (`data_location =
+/// EXTERNAL` or `external_data` entries). The location must stay inside the model's
+/// directory (relative, no `..`), offset and length must be integers, and the length
+/// (when given) must be the shape's byte count; nothing is read.
+pub(crate) fn external_ref(t: &TensorProto) -> Result<Option<ExternalRef>, String> {
+    if t.data_location != 1 && t.external_data.is_empty() {
+        return Ok(None);
+    }
+    let dtype = dtype_of(t.data_type)?;
+    let shape = shape_of(&t.dims)?;
+    let bytes = numel(&shape).saturating_mul(dtype.size_bytes()) as u64;
+    let (mut location, mut offset, mut length) = (None, 0u64, None);
+    for e in &t.external_data {
+        let int = |v: &str| {
+            v.trim()
+                .parse::<u64>()
+                .map_err(|_| format!("external data '{}' is '{v}', not a byte count", e.key))
+        };
+        match e.key.as_str() {
+            "location" => location = Some(e.value.clone()),
+            "offset" => offset = int(&e.value)?,
+            "length" => length = Some(int(&e.value)?),
+            _ => {} // checksum and others: not needed to read the bytes
+        }
+    }
+    let location = location.ok_or("its external data has no 'location'")?;
+    check_location(&location)?;
+    let length = length.unwrap_or(bytes);
+    if length != bytes {
+        return Err(format!(
+            "its external data is {length} bytes but a {dtype}{shape:?} tensor takes {bytes}"
+        ));
+    }
+    offset
+        .checked_add(length)
+        .ok_or("its external data offset and length overflow")?;
+    Ok(Some(ExternalRef {
+        ty: TensorType::new(dtype, shape),
+        location,
+        offset,
+        length,
+    }))
+}
+
+/// External data must be a file in the model's directory or below it: a relative path
+/// with no `..` component, no drive or URL scheme.
+pub(crate) fn check_location(location: &str) -> Result<(), String> {
+    let bad = location.is_empty()
+        || location.contains('\0')
+        || location.starts_with(['/', '\\'])
+        || location.contains(':')
+        || location.split(['/', '\\']).any(|c| c == "..");
+    if bad {
+        return Err(format!(
+            "its external data location '{location}' is not a relative path inside the model's directory"
+        ));
+    }
+    Ok(())
 }
 
 /// Encodes values (already rounded to `dtype`) as raw little-endian bytes.
@@ -300,6 +384,20 @@ pub fn load_tensor_proto(bytes: &[u8]) -> Result<(String, crate::Tensor), crate:
     let tensor = crate::Tensor::new(d.ty.dtype, d.ty.shape, d.values)
         .map_err(|m| crate::GraphError::graph(format!("tensor '{}': {m}", t.name)))?;
     Ok((t.name, tensor))
+}
+
+/// Serializes a tensor as an ONNX `TensorProto` called `name` (its data in `raw_data`):
+/// the `.pb` files of an ONNX test data set, read back by [`load_tensor_proto`].
+pub fn tensor_proto_bytes(name: &str, t: &crate::Tensor) -> Vec<u8> {
+    use prost::Message;
+    TensorProto {
+        dims: t.shape.iter().map(|&d| d as i64).collect(),
+        data_type: code_of(t.dtype),
+        name: name.to_string(),
+        raw_data: encode_raw(t.dtype, &t.data),
+        ..TensorProto::default()
+    }
+    .encode_to_vec()
 }
 
 #[cfg(test)]

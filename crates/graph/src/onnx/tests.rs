@@ -337,9 +337,9 @@ fn errors_say_what_and_where() {
     ))
     .unwrap();
     assert_eq!(g.infer_types().unwrap()["mean"].shape, [2, 1]);
-    // a used output this crate does not produce (Attention's present key)
+    // Attention's present key is produced: the new keys after the (absent) cache.
     let q = || vi("q", data_type::FLOAT, &[1, 1, 2, 3]);
-    let e = err(&model(
+    let g = load_onnx(&model(
         23,
         graph(
             vec![node(
@@ -355,8 +355,23 @@ fn errors_say_what_and_where() {
                 vi("present_key", data_type::FLOAT, &[1, 1, 2, 3]),
             ],
         ),
+    ))
+    .unwrap();
+    assert_eq!(g.infer_types().unwrap()["present_key"].shape, [1, 1, 2, 3]);
+    // a used output this crate does not produce
+    let e = err(&model(
+        17,
+        graph(
+            vec![
+                node("Relu", &["q"], &["y", "extra"], vec![]),
+                node("Neg", &["extra"], &["z"], vec![]),
+            ],
+            vec![],
+            vec![q()],
+            vec![vi("z", data_type::FLOAT, &[1, 1, 2, 3])],
+        ),
     ));
-    assert!(e.contains("'present_key'") && e.contains("is used"), "{e}");
+    assert!(e.contains("'extra'") && e.contains("is used"), "{e}");
 }
 
 #[test]
@@ -528,4 +543,156 @@ fn newer_opsets_read_ops_unchanged_since_the_newest_known() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("opset 29") && e.contains("28"), "{e}");
+}
+
+fn external(name: &str, dtype: i32, dims: &[i64], entries: &[(&str, &str)]) -> TensorProto {
+    TensorProto {
+        name: name.into(),
+        dims: dims.to_vec(),
+        data_type: dtype,
+        data_location: 1,
+        external_data: entries
+            .iter()
+            .map(|(k, v)| StringStringEntryProto {
+                key: k.to_string(),
+                value: v.to_string(),
+            })
+            .collect(),
+        ..Default::default()
+    }
+}
+
+/// y = Reshape(x @ w, shape): w [3, 2] f32 at offset 8 of `weights/w.bin`, shape [4] i64
+/// (an attribute-like input) at offset 0 of `shape.bin`.
+fn external_model(w_entries: &[(&str, &str)]) -> Vec<u8> {
+    let w = external("w", data_type::FLOAT, &[3, 2], w_entries);
+    let s = external(
+        "s",
+        data_type::INT64,
+        &[1],
+        &[("location", "shape.bin"), ("length", "8")],
+    );
+    model(
+        17,
+        graph(
+            vec![
+                node("MatMul", &["x", "w"], &["xw"], vec![]),
+                node("Reshape", &["xw", "s"], &["y"], vec![]),
+            ],
+            vec![w, s],
+            vec![vi("x", data_type::FLOAT, &[2, 3])],
+            vec![vi("y", data_type::FLOAT, &[4])],
+        ),
+    )
+}
+
+fn external_files(w_bytes: usize) -> std::sync::Arc<std::collections::BTreeMap<String, Vec<u8>>> {
+    let mut w = vec![0xAAu8; 8];
+    for v in [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0] {
+        w.extend(v.to_le_bytes());
+    }
+    w.truncate(w_bytes);
+    std::sync::Arc::new(
+        [
+            ("weights/w.bin".to_string(), w),
+            ("shape.bin".to_string(), 4i64.to_le_bytes().to_vec()),
+        ]
+        .into(),
+    )
+}
+
+const W_AT_8: &[(&str, &str)] = &[
+    ("location", "weights/w.bin"),
+    ("offset", "8"),
+    ("length", "24"),
+];
+
+#[test]
+fn external_data_is_read_from_the_given_files_when_materialised() {
+    let g = crate::load_onnx_with_files(&external_model(W_AT_8), external_files(32)).unwrap();
+    let w = g.initializers.iter().find(|i| i.name == "w").unwrap();
+    assert!(
+        matches!(&w.init, InitSpec::External(x) if x.location == "weights/w.bin" && x.offset == 8)
+    );
+    // The shape input was read at load time and became an attribute.
+    assert_eq!(g.nodes[1].attrs["shape"], AttrValue::Ints(vec![4]));
+    let values = g.initializer_tensors().unwrap();
+    assert_eq!(values["w"].data, vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    // A drop without the directory: found by its base name.
+    let flat: std::collections::BTreeMap<String, Vec<u8>> = external_files(32)
+        .iter()
+        .map(|(k, v)| (k.rsplit('/').next().unwrap().to_string(), v.clone()))
+        .collect();
+    let g2 =
+        crate::load_onnx_with_files(&external_model(W_AT_8), std::sync::Arc::new(flat)).unwrap();
+    assert_eq!(g2.initializer_tensors().unwrap()["w"], values["w"]);
+}
+
+#[test]
+fn external_weights_that_are_missing_load_and_fail_only_when_their_values_are_needed() {
+    let only_shape: std::collections::BTreeMap<String, Vec<u8>> =
+        [("shape.bin".to_string(), 4i64.to_le_bytes().to_vec())].into();
+    let g = crate::load_onnx_with_files(&external_model(W_AT_8), std::sync::Arc::new(only_shape))
+        .unwrap();
+    assert_eq!(g.parameter_count(), 6);
+    g.infer_types().unwrap();
+    let e = g.initializer_tensors().unwrap_err().to_string();
+    assert!(
+        e.contains("initializer 'w'") && e.contains("weights/w.bin"),
+        "{e}"
+    );
+    // A short file is refused before anything is read from it.
+    let g = crate::load_onnx_with_files(&external_model(W_AT_8), external_files(31)).unwrap();
+    let e = g.initializer_tensors().unwrap_err().to_string();
+    assert!(e.contains("has 31 bytes"), "{e}");
+    // An attribute-like input is needed at load time: its file must be there.
+    let e = load_onnx(&external_model(W_AT_8)).unwrap_err().to_string();
+    assert!(e.contains("shape.bin") && e.contains("Reshape"), "{e}");
+}
+
+#[test]
+fn external_locations_stay_inside_the_model_directory_and_lengths_match_the_shape() {
+    for bad in [
+        "../w.bin",
+        "/etc/passwd",
+        "a/../../w.bin",
+        "C:\\w.bin",
+        "..\\w.bin",
+        "",
+    ] {
+        let e = crate::load_onnx_with_files(
+            &external_model(&[("location", bad), ("length", "24")]),
+            external_files(32),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("initializer 'w'") && e.contains("not a relative path"),
+            "{bad}: {e}"
+        );
+    }
+    let e = crate::load_onnx_with_files(
+        &external_model(&[("location", "weights/w.bin"), ("length", "20")]),
+        external_files(32),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("20 bytes") && e.contains("takes 24"), "{e}");
+    let e = crate::load_onnx_with_files(
+        &external_model(&[("location", "weights/w.bin"), ("offset", "-1")]),
+        external_files(32),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("not a byte count"), "{e}");
+    let e = crate::load_onnx_with_files(
+        &external_model(&[
+            ("location", "weights/w.bin"),
+            ("offset", &u64::MAX.to_string()),
+        ]),
+        external_files(32),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("overflow"), "{e}");
 }
