@@ -16,6 +16,7 @@ import {
   zoomAt,
   type Window,
 } from "../timeline/model";
+import { formatDuration } from "./results";
 import type { Change, PageState, Shortcut, View, ViewContext } from "./view";
 
 const LABEL_W = 58;
@@ -330,7 +331,7 @@ export class TimelineView {
         el("span", { className: `bar ${k}`, style: `width:${Math.round(x * 100)}%` }),
       );
     const rows: [string, string | Node][] = [
-      ["cycles", `${formatInt(s.totalCycles)} (${s.timeUs.toFixed(2)} µs)`],
+      ["cycles", `${formatInt(s.totalCycles)} (${formatDuration(s.totalCycles, s.clockGhz)})`],
       ["DRAM", `${pct(s.dramUtilisation)} busy`],
       ["read / written", `${formatInt(s.dramReadBytes)} / ${formatInt(s.dramWriteBytes)} B`],
     ];
