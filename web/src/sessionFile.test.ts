@@ -7,7 +7,7 @@ import {
   urlFileBytes,
   UrlStateError,
 } from "./urlState";
-import { fitLabel } from "./views/cores";
+import { fitLabel, splitCoords } from "./views/cores";
 import { toleranceText } from "./views/results";
 
 const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
@@ -56,6 +56,12 @@ describe("labels and verdicts", () => {
     expect(fitLabel("matmul", 10)).toBe("matmul");
     expect(fitLabel("attention/softmax", 8)).toBe("attenti…");
     expect(fitLabel("abc", 1)).toBe("");
+  });
+
+  it("show a slice by its split dimensions", () => {
+    expect(splitCoords([0, 0, 0, 7, 0], [1, 1, 1, 32, 1])).toBe("7");
+    expect(splitCoords([1, 0, 3], [2, 1, 4])).toBe("1,3");
+    expect(splitCoords([0, 0], [1, 1])).toBe("0");
   });
 
   it("say which tolerance passed", () => {

@@ -38,6 +38,15 @@ export function fitLabel(text: string, maxChars: number): string {
   return `${text.slice(0, n - 1)}…`;
 }
 
+/**
+ * A core's slice in a cell: the coordinates along the split dimensions only (a 4-D op split
+ * along one dimension shows one number); the cell's title has them all.
+ */
+export function splitCoords(slice: readonly number[], splits: readonly number[]): string {
+  const split = slice.filter((_, i) => (splits[i] ?? 1) > 1);
+  return (split.length ? split : slice.slice(0, 1)).join(",");
+}
+
 /** An SVG label cut to `width` pixels, with the full text as its tooltip. */
 function svgLabel(x: number, y: number, text: string, width: number): SVGTextElement | null {
   const shown = fitLabel(text, width / CHAR_W);
@@ -111,7 +120,7 @@ export class CoresView {
             "div",
             { className: cls, title, "data-core": core },
             el("span", { text: String(core) }),
-            el("span", { className: "wd-slice", text: slice ? slice.join(",") : "–" }),
+            el("span", { className: "wd-slice", text: slice ? splitCoords(slice, d.splits) : "–" }),
           );
           if (slice) cell.style.background = sliceColour(sliceIndex(slice), total);
           cell.addEventListener("click", () => this.onCore(core));
