@@ -186,6 +186,66 @@ describe("the page as a teaching instrument", { timeout: 30 * T }, () => {
     },
   );
 
+  it("pinches and drags the timeline with touch", { timeout: T }, async () => {
+    const p = await open(`${server.url}#view=timeline`, SIZES[1]);
+    const canvas = p.locator("#timeline-canvas");
+    await p.locator("#tl-fit").tap();
+    const before = await canvas.getAttribute("data-window");
+    const span = (w) =>
+      w
+        .split("-")
+        .map(Number)
+        .reduce((a, b) => b - a);
+    // Two fingers moving apart (touch pointer events, as a phone sends them).
+    await canvas.evaluate((c) => {
+      const r = c.getBoundingClientRect();
+      const y = r.top + 100;
+      const fire = (type, id, x) =>
+        c.dispatchEvent(
+          new PointerEvent(type, {
+            pointerId: id,
+            pointerType: "touch",
+            clientX: r.left + x,
+            clientY: y,
+            bubbles: true,
+            isPrimary: id === 1,
+          }),
+        );
+      fire("pointerdown", 1, 150);
+      fire("pointerdown", 2, 200);
+      fire("pointermove", 2, 300);
+      fire("pointerup", 2, 300);
+      fire("pointerup", 1, 150);
+    });
+    const zoomed = await canvas.getAttribute("data-window");
+    assert.ok(span(zoomed) < span(before ?? "0-1") / 1.5, `pinch: ${before} -> ${zoomed}`);
+    // One finger drags the zoomed window sideways.
+    const box = await canvas.boundingBox();
+    await canvas.evaluate(
+      (c, [x0, y]) => {
+        for (const [type, x] of [
+          ["pointerdown", x0],
+          ["pointermove", x0 - 60],
+          ["pointermove", x0 - 120],
+          ["pointerup", x0 - 120],
+        ])
+          c.dispatchEvent(
+            new PointerEvent(type, {
+              pointerId: 3,
+              pointerType: "touch",
+              clientX: x,
+              clientY: y,
+              bubbles: true,
+            }),
+          );
+      },
+      [box.x + 250, box.y + 100],
+    );
+    const panned = await canvas.getAttribute("data-window");
+    assert.notEqual(panned, zoomed, "a drag did not pan");
+    await p.context().close();
+  });
+
   it("fixes the small bugs of issue 19", { timeout: 2 * T }, async () => {
     const p = await open(server.url, SIZES[0]);
     // One time format: the results and the timeline summary show the same run time.

@@ -11,6 +11,7 @@ import {
   eventAt,
   laneOf,
   panBy,
+  pinchWindow,
   tickStep,
   UNITS,
   xOf,
@@ -53,6 +54,9 @@ export class TimelineView {
   private h = 0;
   private drag: { x: number; start: Window; moved: boolean } | null = null;
   private readonly box: EventBox;
+  /** Pointers down on the canvas (id -> x), for a two-finger pinch. */
+  private readonly pointers = new Map<number, number>();
+  private pinch: { dist: number; start: Window; at: number } | null = null;
 
   constructor(private readonly events: TimelineEvents) {
     const ctx = this.canvas.getContext("2d", { alpha: false });
@@ -80,10 +84,46 @@ export class TimelineView {
       { passive: false },
     );
     this.canvas.addEventListener("pointerdown", (ev) => {
-      this.canvas.setPointerCapture(ev.pointerId);
+      try {
+        this.canvas.setPointerCapture(ev.pointerId);
+      } catch {
+        // a pointer the browser does not track (synthetic events): no capture needed
+      }
+      this.pointers.set(ev.pointerId, ev.clientX);
+      if (this.pointers.size === 2) {
+        // Two fingers: pinch to zoom about their midpoint, no drag and no click.
+        const [a = 0, b = 0] = [...this.pointers.values()];
+        const mid = (a + b) / 2 - this.canvas.getBoundingClientRect().left - LABEL_W;
+        this.pinch = {
+          dist: Math.abs(a - b),
+          start: this.win,
+          at: cycleAt(mid, this.win, this.plotW),
+        };
+        this.drag = null;
+        this.box.hide();
+        return;
+      }
       this.drag = { x: ev.clientX, start: this.win, moved: false };
     });
+    const lift = (ev: PointerEvent): boolean => {
+      this.pointers.delete(ev.pointerId);
+      if (!this.pinch) return false;
+      if (this.pointers.size < 2) this.pinch = null;
+      this.drag = null;
+      return true;
+    };
+    this.canvas.addEventListener("pointercancel", (ev) => {
+      lift(ev);
+      this.drag = null;
+    });
     this.canvas.addEventListener("pointermove", (ev) => {
+      if (this.pointers.has(ev.pointerId)) this.pointers.set(ev.pointerId, ev.clientX);
+      if (this.pinch && this.pointers.size === 2) {
+        const [a = 0, b = 0] = [...this.pointers.values()];
+        const p = this.pinch;
+        this.setWindow(pinchWindow(p.start, p.dist, Math.abs(a - b), p.at, this.total));
+        return;
+      }
       if (this.drag) {
         const dx = ev.clientX - this.drag.x;
         if (Math.abs(dx) > 3) this.drag.moved = true;
@@ -107,6 +147,7 @@ export class TimelineView {
     });
     this.canvas.addEventListener("pointerleave", () => this.box.hide());
     this.canvas.addEventListener("pointerup", (ev) => {
+      if (lift(ev)) return;
       const drag = this.drag;
       this.drag = null;
       if (!drag || drag.moved) return;
