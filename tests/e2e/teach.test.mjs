@@ -114,7 +114,8 @@ describe("the page as a teaching instrument", { timeout: 30 * T }, () => {
     assert.deepEqual(problems, [], "console or page errors");
   });
 
-  for (const size of SIZES) {
+  // The narrowest phones too (360 px), besides the two sizes every other test uses.
+  for (const size of [...SIZES, { name: "small", width: 360, height: 740, touch: true }]) {
     it(
       `shows every view at ${size.width}x${size.height} without sideways scroll`,
       { timeout: T },
@@ -358,7 +359,7 @@ describe("the page as a teaching instrument", { timeout: 30 * T }, () => {
       const dir = mkdtempSync(join(tmpdir(), "spyre-embed-"));
       writeFileSync(
         join(dir, "index.html"),
-        `<!doctype html><html><body><h1>Docs</h1>
+        `<!doctype html><html><head><link rel="icon" href="data:,"></head><body><h1>Docs</h1>
 <script type="module" src="${server.url}spyre-playground.js"></script>
 <spyre-playground example="matmul_add" view="timeline" height="420px"></spyre-playground>
 </body></html>`,
