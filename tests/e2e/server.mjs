@@ -41,6 +41,9 @@ export async function serveStatic(root) {
       res.writeHead(200, {
         "content-type": MIME[extname(path)] ?? "application/octet-stream",
         "cache-control": "no-store",
+        // The standalone embed script is loaded by pages on other origins (as a module script,
+        // which needs CORS), like any static host serving it would allow.
+        "access-control-allow-origin": "*",
       });
       res.end(body);
     } catch {

@@ -10,6 +10,7 @@ import type {
   SpyreSession,
 } from "./api";
 import { layoutGraph, tensorTypes } from "./graph/layout";
+import { splitKtirBuffers } from "./ktirBuffers";
 import {
   errorLocation,
   errorMessage,
@@ -178,6 +179,8 @@ export function createHandler(load: () => Promise<SpyreModule>): Handler {
           const { raw } = runSession(m, bytes, fileName, req.params.options, progress);
           const result = checkRun(raw);
           const kind: RunResult["kind"] = result.kind === "ktir" ? "ktir" : "graph";
+          // A module's buffers all come back as outputs; those it only loads are inputs.
+          if (kind === "ktir") result.graph = splitKtirBuffers(result.graph, result.ktir);
           const canon = result.passes.find((p) => p.name === "canonicalize")?.data ?? null;
           const layout = layoutGraph(result.graph, tensorTypes(result.graph, canon));
           const res: RunResult = { kind, fileName, source, result, layout };

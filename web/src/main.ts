@@ -33,9 +33,13 @@ import {
   formatUrlState,
   MAX_URL_FILE_CHARS,
   readUrlState,
+  toUrlFile,
+  urlFileBytes,
   type ReadUrlState,
   type UrlState,
 } from "./urlState";
+import { formatSessionFile, readSessionFile, sessionFileName } from "./sessionFile";
+import { Drawers } from "./drawers";
 import { ErrorBanner } from "./views/errorBanner";
 import { Notice } from "./views/notice";
 import { Header } from "./views/header";
@@ -82,6 +86,7 @@ class App {
   private readonly panels = new Map<string, HTMLElement>();
   private readonly keys = new Map<string, Shortcut>();
   private readonly help: Help;
+  private readonly drawers = new Drawers();
   private readonly mainPane = document.querySelector<HTMLElement>(".main-pane")!;
   private readonly viewMeta = byId<HTMLSpanElement>("view-meta");
   private readonly cancelButton = byId<HTMLButtonElement>("cancel-run");
@@ -99,11 +104,13 @@ class App {
   private running = 0;
   private embed = false;
   private saveTimer: ReturnType<typeof setTimeout> | null = null;
+  /** A KTIR file that failed to load: its text is in the editor, and Run runs it. */
+  private failedKtir: { fileName: string } | null = null;
 
   constructor() {
     this.header = new Header({
       onExample: (name) => void this.load({ kind: "example", name }, name),
-      onFile: (bytes, fileName) => void this.load({ kind: "file", bytes, fileName }, null),
+      onFile: (bytes, fileName) => void this.openFile(bytes, fileName),
       onFileError: (message) => banner.show("Could not open file", message),
       onMachine: () => void this.rerun(),
     });
@@ -141,7 +148,14 @@ class App {
       if (v.key !== undefined) {
         const tab = el(
           "button",
-          { className: "tab", role: "tab", "data-view": v.id, type: "button" },
+          {
+            className: "tab",
+            role: "tab",
+            id: `tab-${v.id}`,
+            "aria-controls": `view-${v.id}`,
+            "data-view": v.id,
+            type: "button",
+          },
           `${v.title} `,
           el("kbd", { text: v.key }),
         );
@@ -160,6 +174,8 @@ class App {
           });
           this.mainPane.insertBefore(container, transport);
         }
+        container.setAttribute("role", "tabpanel");
+        container.setAttribute("aria-labelledby", `tab-${v.id}`);
         this.panels.set(v.id, container);
       } else {
         container = document.getElementById(v.id);
@@ -246,6 +262,19 @@ class App {
     await this.restore(read);
   }
 
+  /** Opens a dropped or picked file: a session file restores its session, anything else runs. */
+  private async openFile(bytes: Uint8Array, fileName: string): Promise<void> {
+    let session: UrlState | null;
+    try {
+      session = /\.json$/i.test(fileName) ? readSessionFile(bytes) : null;
+    } catch (err) {
+      banner.show(`Could not open ${fileName}`, errorMessage(err));
+      return;
+    }
+    if (session) await this.restore({ state: session, problems: [] });
+    else await this.load({ kind: "file", bytes, fileName }, null);
+  }
+
   /** What is on screen, for messages ("the example matmul_add", "the file a.mlir"). */
   private describeLoaded(): string {
     const c = this.loaded;
@@ -274,12 +303,17 @@ class App {
     const first = this.examples[0]?.name ?? null;
     const example = wanted.example ?? first;
     let target: SourceRef | null = null;
+    let fileBytes: Uint8Array | null = null;
     if (wanted.file) {
-      target = {
-        kind: "file",
-        bytes: new TextEncoder().encode(wanted.file.text),
-        fileName: wanted.file.name,
-      };
+      try {
+        fileBytes = urlFileBytes(wanted.file);
+      } catch (err) {
+        problems.push(`its file ${wanted.file.name}: ${errorMessage(err)}`);
+        wanted.file = null;
+      }
+    }
+    if (wanted.file && fileBytes) {
+      target = { kind: "file", bytes: fileBytes, fileName: wanted.file.name };
     } else if (example !== null) {
       target = { kind: "example", name: example };
     }
@@ -409,6 +443,14 @@ class App {
         target.kind === "example" ? `Example ${target.name}` : `Could not load ${target.fileName}`;
       banner.show(what, errorMessage(err), describeLocation(err));
       this.restoreHeader();
+      if (target.kind === "file" && /\.mlir$/i.test(target.fileName) && ktir === null) {
+        // An invalid module opens in the editor with its errors marked, to be fixed in place.
+        this.failedKtir = { fileName: target.fileName };
+        this.ktir = new TextDecoder().decode(target.bytes);
+        this.header.setSource(`${target.fileName} (not run)`, null);
+        this.broadcast(["ktir"]);
+        this.setView("ir");
+      }
       document.body.dataset.state = "error";
       return "failed";
     } finally {
@@ -418,6 +460,7 @@ class App {
     this.setRunning(-1);
     if (seq !== this.runSeq) return "superseded"; // a newer request superseded this one
     banner.clear();
+    this.failedKtir = null;
     // What an earlier stop or link said no longer describes the screen (a link's restore
     // shows its own notice after its runs).
     notice.clear();
@@ -487,6 +530,13 @@ class App {
   }
 
   private async runKtir(text: string): Promise<void> {
+    const failed = this.failedKtir;
+    if (failed) {
+      // The editor holds a file that did not load: run the edited text as that file.
+      const bytes = new TextEncoder().encode(text);
+      await this.load({ kind: "file", bytes, fileName: failed.fileName }, null);
+      return;
+    }
     const c = this.loaded;
     if (!c) return;
     const edited = text !== c.originalKtir;
@@ -627,6 +677,7 @@ class App {
   // ---- views, URL state, share, export ----
 
   setView(view: string): void {
+    if (this.drawers.current === "passes") this.drawers.close();
     this.view = view;
     this.mainPane.dataset.view = view;
     for (const [id, tab] of this.tabButtons) tab.setAttribute("aria-selected", String(id === view));
@@ -638,20 +689,25 @@ class App {
 
   private lastHash = "";
 
-  private urlState(): UrlState {
+  /** The opened file as a link or session file carries it (null for an example). */
+  private openedFile(): UrlState["file"] {
     const c = this.loaded;
-    const fileText = c && c.target.kind === "file" && c.res.kind !== undefined ? c.res.source : "";
+    if (!c || c.target.kind !== "file") return null;
+    return toUrlFile(c.target.fileName, c.target.bytes, /\.onnx$/i.test(c.target.fileName));
+  }
+
+  /** The session's state; `whole` keeps an opened file of any size (for a session file). */
+  private urlState(whole = false): UrlState {
+    const c = this.loaded;
+    const file = this.openedFile();
     const state: UrlState = {
       ...EMPTY_STATE,
       example: c?.example ?? null,
-      file:
-        c && c.target.kind === "file" && fileText.length <= MAX_URL_FILE_CHARS && fileText !== ""
-          ? { name: c.target.fileName, text: fileText }
-          : null,
+      file: file && (whole || file.text.length <= MAX_URL_FILE_CHARS) ? file : null,
       view: this.view,
       t: c ? Math.round(this.clock.time) : null,
       machine: this.header.machine === "spyre32" ? null : this.header.machine,
-      ktir: c && this.edited ? this.ktir : null,
+      ktir: c && this.edited && !this.failedKtir ? this.ktir : null,
       line: this.lines && this.lines.from === this.lines.to ? this.lines.from : null,
       core: this.core,
       embed: this.embed,
@@ -679,6 +735,17 @@ class App {
 
   private async share(): Promise<void> {
     await this.save();
+    const file = this.openedFile();
+    if (file && file.text.length > MAX_URL_FILE_CHARS) {
+      // Too large for a link: say so, and offer the session as a file instead.
+      const kib = Math.ceil(file.text.length / 1024);
+      notice.show(
+        `${file.name} is too large for a link (${kib} KiB as link text; a link carries files up to ${MAX_URL_FILE_CHARS / 1024} KiB), so the link in the address bar does not hold it. Download a session file instead, and open or drop it on the page to reopen this session.`,
+        { label: "Download session file", run: () => this.downloadSession() },
+      );
+      this.header.setStatus("file too large for a link: download a session file");
+      return;
+    }
     const url = location.href;
     try {
       await navigator.clipboard.writeText(url);
@@ -686,6 +753,18 @@ class App {
     } catch {
       this.header.setStatus("link is in the address bar");
     }
+  }
+
+  /** Saves the whole session (the opened file included) as a session file. */
+  private downloadSession(): void {
+    const state = this.urlState(true);
+    const blob = new Blob([formatSessionFile(state)], { type: "application/json" });
+    const a = document.createElement("a");
+    a.href = URL.createObjectURL(blob);
+    a.download = sessionFileName(state.file?.name ?? state.example ?? "session");
+    a.click();
+    setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
+    this.header.setStatus(`session saved as ${a.download}`);
   }
 
   private async exportTrace(): Promise<void> {

@@ -13,7 +13,15 @@ import {
   placements,
   scratchPlan,
 } from "./session";
-import { clampWindow, eventAt, laneOf, panBy, tickStep, zoomAt } from "./timeline/model";
+import {
+  clampWindow,
+  eventAt,
+  laneOf,
+  panBy,
+  pinchWindow,
+  tickStep,
+  zoomAt,
+} from "./timeline/model";
 import { lineDiff } from "./views/diff";
 import { diagnosticRange } from "./views/ir";
 
@@ -238,5 +246,14 @@ describe("custom element", () => {
     }
     expect(embedUrl(base, { src: "play/" })).toBe("https://docs.example/a/play/#v=1&embed=1");
     expect(embedUrl(base, { src: "http://other.example/p" })).toMatch(/^http:/);
+  });
+});
+
+describe("timeline pinch", () => {
+  it("zooms in as the fingers part and out as they close, about the midpoint", () => {
+    const w = { start: 0, end: 1000 };
+    expect(pinchWindow(w, 100, 200, 500, 1000)).toEqual({ start: 250, end: 750 });
+    expect(pinchWindow({ start: 250, end: 750 }, 200, 100, 500, 1000)).toEqual(w);
+    expect(pinchWindow(w, 0, 0, 0, 1000)).toEqual(w);
   });
 });

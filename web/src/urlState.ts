@@ -13,6 +13,28 @@ import { isView, VIEWS } from "./views/registry";
 
 export const URL_STATE_VERSION = 2;
 
+/**
+ * An opened file carried in a link or a session file: its text, or for a binary file (.onnx)
+ * its bytes as base64url text with `base64` set.
+ */
+export interface UrlFile {
+  name: string;
+  text: string;
+  base64?: true;
+}
+
+/** The bytes of a carried file. Throws [UrlStateError] for base64 that does not decode. */
+export function urlFileBytes(f: UrlFile): Uint8Array {
+  return f.base64 ? base64UrlToBytes(f.text) : new TextEncoder().encode(f.text);
+}
+
+/** A file as a link carries it: text for a text file, base64url for a binary one. */
+export function toUrlFile(name: string, bytes: Uint8Array, binary: boolean): UrlFile {
+  return binary
+    ? { name, text: bytesToBase64Url(bytes), base64: true }
+    : { name, text: new TextDecoder().decode(bytes) };
+}
+
 /** The fields the page itself keeps in the URL. */
 export interface PageUrlState {
   example: string | null;
@@ -23,8 +45,8 @@ export interface PageUrlState {
   machine: string | null;
   /** An edited KTIR module (null: the compiled one). */
   ktir: string | null;
-  /** A small opened text file (large files are not kept in the URL). */
-  file: { name: string; text: string } | null;
+  /** A small opened file (large files are not kept in the URL; see [UrlFile]). */
+  file: UrlFile | null;
   /** Selected KTIR line. */
   line: number | null;
   /** Selected core. */
@@ -192,7 +214,7 @@ function str(v: unknown): string | null {
 
 /** Reads a state object (from JSON), keeping only well-typed fields. */
 export function sanitize(o: Record<string, unknown>): UrlState {
-  const f = o.file as { name?: unknown; text?: unknown } | null | undefined;
+  const f = o.file as { name?: unknown; text?: unknown; base64?: unknown } | null | undefined;
   const page: PageUrlState = {
     example: str(o.example),
     view: isView(o.view) ? o.view : null,
@@ -201,7 +223,9 @@ export function sanitize(o: Record<string, unknown>): UrlState {
     ktir: typeof o.ktir === "string" ? o.ktir : null,
     file:
       f && typeof f === "object" && typeof f.name === "string" && typeof f.text === "string"
-        ? { name: f.name, text: f.text }
+        ? f.base64 === true
+          ? { name: f.name, text: f.text, base64: true }
+          : { name: f.name, text: f.text }
         : null,
     line: num(o.line),
     core: num(o.core),

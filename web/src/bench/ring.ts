@@ -116,7 +116,10 @@ async function main(): Promise<void> {
     options: { machine: "spyre32" },
   });
   const clock = new Transport();
-  const ring = new RingView(() => {});
+  const ring = new RingView(
+    () => {},
+    () => {},
+  );
   clock.onTime((t) => ring.setTime(t));
   const run = syntheticRun(res.result.run.machine, tiles);
   ring.setRun(run);

@@ -6,7 +6,8 @@
 //   example  gallery example name (default: the first)
 //   view     graph | passes | ir | ring | timeline | cores (default ring)
 //   pass     pass to select;  t  simulated time in cycles
-//   src      address of the playground page (default ./index.html next to this page)
+//   src      address of the playground page (default: the index.html beside the standalone
+//            script spyre-playground.js when loaded from it, else ./index.html beside this page)
 //   height   CSS height (default 480px)
 
 import { ATTRS, embedUrl, type EmbedAttrs } from "./url";
@@ -53,7 +54,8 @@ export class SpyrePlaygroundElement extends HTMLElement {
     for (const k of ATTRS) attrs[k] = this.getAttribute(k);
     let url: string;
     try {
-      url = embedUrl(document.baseURI, attrs);
+      // A `src` is the author's, relative to their page; the default page is ours.
+      url = embedUrl(attrs.src ? document.baseURI : pageBase(), attrs);
     } catch (e) {
       this.frame.removeAttribute("src");
       this.frame.srcdoc = `<p style="font:14px sans-serif;padding:1em">spyre-playground: ${escapeHtml(
@@ -64,6 +66,16 @@ export class SpyrePlaygroundElement extends HTMLElement {
     this.frame.removeAttribute("srcdoc");
     if (this.frame.src !== url) this.frame.src = url;
   }
+}
+
+/**
+ * Where the default playground page is looked up: beside the standalone script when the element
+ * came from `spyre-playground.js` (a page outside the project loads it from the playground's
+ * host), else beside the embedding page (the project's own demo.html).
+ */
+function pageBase(): string {
+  const here = import.meta.url;
+  return /\/spyre-playground\.js(?:[?#]|$)/.test(here) ? here : document.baseURI;
 }
 
 function escapeHtml(text: string): string {

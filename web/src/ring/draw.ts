@@ -8,6 +8,7 @@ import {
   tilesAt,
   type Circle,
   type RingScene,
+  type Tile,
   type TileKind,
 } from "./model";
 
@@ -306,5 +307,32 @@ export function coreAt(
       best = s.index;
     }
   });
+  return best;
+}
+
+/** The tile in flight at time `t` under a point of the canvas (CSS pixels), or null. */
+export function tileAt(
+  width: number,
+  height: number,
+  scene: RingScene | null,
+  t: number,
+  x: number,
+  y: number,
+): Tile | null {
+  if (!scene || scene.stops.length === 0) return null;
+  const n = scene.stops.length;
+  const lay = layoutRing(width, height, n);
+  // A finger is wider than a tile: accept a few pixels around it.
+  let bestD = (lay.tileSize + 6) ** 2;
+  let best: Tile | null = null;
+  for (const tile of tilesAt(scene.transfers, scene.stops, t)) {
+    const off = tile.direction < 0 ? -lay.laneOffset : lay.laneOffset;
+    const p = pointAt(tile.pos, n, lay.circle, off);
+    const d = (p.x - x) ** 2 + (p.y - y) ** 2;
+    if (d <= bestD) {
+      bestD = d;
+      best = tile;
+    }
+  }
   return best;
 }

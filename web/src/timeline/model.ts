@@ -72,3 +72,18 @@ export function tickStep(span: number, count: number): number {
   for (const m of [1, 2, 5, 10]) if (m * p >= raw) return m * p;
   return 10 * p;
 }
+
+/**
+ * The window after a two-finger pinch: fingers `startDist` pixels apart on `start` are now
+ * `dist` apart, zoomed about cycle `at` (wider apart zooms in).
+ */
+export function pinchWindow(
+  start: Window,
+  startDist: number,
+  dist: number,
+  at: number,
+  total: number,
+): Window {
+  const factor = Math.max(1, startDist) / Math.max(1, dist);
+  return zoomAt(start, factor, at, total);
+}

@@ -27,6 +27,35 @@ function svg<K extends keyof SVGElementTagNameMap>(
   return n;
 }
 
+/** Rough width of one character of the chart's 10px monospace labels. */
+const CHAR_W = 6.2;
+
+/** `text` cut to `maxChars` with an ellipsis (the full text goes in a title). */
+export function fitLabel(text: string, maxChars: number): string {
+  const n = Math.floor(maxChars);
+  if (text.length <= n) return text;
+  if (n <= 1) return "";
+  return `${text.slice(0, n - 1)}…`;
+}
+
+/**
+ * A core's slice in a cell: the coordinates along the split dimensions only (a 4-D op split
+ * along one dimension shows one number); the cell's title has them all.
+ */
+export function splitCoords(slice: readonly number[], splits: readonly number[]): string {
+  const split = slice.filter((_, i) => (splits[i] ?? 1) > 1);
+  return (split.length ? split : slice.slice(0, 1)).join(",");
+}
+
+/** An SVG label cut to `width` pixels, with the full text as its tooltip. */
+function svgLabel(x: number, y: number, text: string, width: number): SVGTextElement | null {
+  const shown = fitLabel(text, width / CHAR_W);
+  if (shown === "") return null;
+  const t = svg("text", { x, y }, shown);
+  t.append(svg("title", {}, text));
+  return t;
+}
+
 export class CoresView {
   private readonly wd = byId<HTMLDivElement>("work-division");
   private readonly sp = byId<HTMLDivElement>("scratchpad");
@@ -91,7 +120,7 @@ export class CoresView {
             "div",
             { className: cls, title, "data-core": core },
             el("span", { text: String(core) }),
-            el("span", { text: slice ? slice.join(",") : "–" }),
+            el("span", { className: "wd-slice", text: slice ? splitCoords(slice, d.splits) : "–" }),
           );
           if (slice) cell.style.background = sliceColour(sliceIndex(slice), total);
           cell.addEventListener("click", () => this.onCore(core));
@@ -140,8 +169,9 @@ export class CoresView {
     const x = (c: number): number => L + (c / total) * pw;
     const y = (a: number): number => 8 + ph - (a / yMax) * ph;
     const s = svg("svg", {
-      width: W,
-      height: H,
+      viewBox: `0 0 ${W} ${H}`,
+      width: "100%",
+      style: `max-width:${W}px`,
       role: "img",
       "aria-label": `scratchpad of core ${core}`,
     });
@@ -151,9 +181,16 @@ export class CoresView {
     s.append(svg("text", { x: 4, y: 8 + ph }, "0"));
     s.append(svg("text", { x: L, y: H - 6 }, "0"));
     s.append(svg("text", { x: L + pw - 70, y: H - 6 }, `${formatInt(total)} cycles`));
-    this.spans.forEach((sp, i) => {
-      if (sp.end <= sp.start) return;
-      s.append(svg("text", { x: x(sp.start) + 2, y: H - 6 }, ops[i] ?? `op${i}`));
+    // Op names sit under their span, cut to it (and clear of the total on the right).
+    const live = this.spans
+      .map((sp, i) => ({ sp, i }))
+      .filter(({ sp }) => sp.end > sp.start)
+      .sort((a, b) => a.sp.start - b.sp.start);
+    live.forEach(({ sp, i }, k) => {
+      const next = live[k + 1];
+      const right = Math.min(next ? x(next.sp.start) : L + pw - 74, L + pw - 74);
+      const label = svgLabel(x(sp.start) + 2, H - 6, ops[i] ?? `op${i}`, right - x(sp.start) - 4);
+      if (label) s.append(label);
     });
     inPad.forEach((b, i) => {
       if (!usedBy(b.start)) return;
@@ -175,9 +212,13 @@ export class CoresView {
         ),
       );
       s.append(r);
-      s.append(
-        svg("text", { x: x(t0) + 3, y: y((b.offset ?? 0) + b.bytesPerCore) + 11 }, b.tensor),
+      const label = svgLabel(
+        x(t0) + 3,
+        y((b.offset ?? 0) + b.bytesPerCore) + 11,
+        b.tensor,
+        Math.min(L + pw, x(t1)) - x(t0) - 6,
       );
+      if (label) s.append(label);
     });
     const rows: Element[] = [
       el("div", {

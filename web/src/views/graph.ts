@@ -141,6 +141,7 @@ export class GraphView {
       "data-node": n.id,
       tabindex: 0,
       role: "button",
+      "aria-label": `${n.kind === "op" ? `${n.label} node` : `graph ${n.kind}`} ${n.name}${n.detail ? `: ${n.detail}` : ""}`,
     });
     g.append(svg("rect", { width: n.w, height: n.h, rx: n.kind === "op" ? 4 : 12 }));
     g.append(

@@ -86,6 +86,7 @@ export class Header {
 
   setStatus(text: string): void {
     this.status.textContent = text;
+    this.status.title = text;
   }
 
   get theme(): Theme {

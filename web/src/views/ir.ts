@@ -239,7 +239,10 @@ export class IrView {
     this.original = original;
     this.quiet = true;
     try {
-      this.ktir.dispatch({ changes: { from: 0, to: this.ktir.state.doc.length, insert: text } });
+      // Setting the text the editor already holds (a failed Run keeps the edit) must not add
+      // an undo step, or undo would need two presses.
+      if (text !== this.text)
+        this.ktir.dispatch({ changes: { from: 0, to: this.ktir.state.doc.length, insert: text } });
     } finally {
       this.quiet = false;
     }

@@ -2,18 +2,21 @@
 // moving as the shared clock advances, and the selected core's details beside it.
 // Geometry lives in ring/model.ts, pixels in ring/draw.ts, the clock in transport.ts.
 
-import type { RunInfo } from "../api";
+import type { PipelineResult, RunInfo, TraceEvent } from "../api";
+import type { DetailsContext } from "../eventDetails";
 import { byId } from "../dom";
 import {
   coreAt,
   drawRing,
   readPalette,
+  tileAt,
   type LineRange,
   type Palette,
   type RingMarks,
 } from "../ring/draw";
 import { buildScene, type RingScene } from "../ring/model";
 import { CoreDetails } from "./coreDetails";
+import { EventBox } from "./eventBox";
 import type { Change, PageState, View, ViewContext } from "./view";
 
 /** Shortest interval between core-detail refreshes while playing. */
@@ -37,25 +40,57 @@ export class RingView {
   /** Frames drawn (for the benchmark and tests). */
   framesDrawn = 0;
 
-  /** `onCore`: a core was clicked (null: the selected core was clicked again). */
-  constructor(onCore: (core: number | null) => void) {
+  private readonly box: EventBox;
+  private down: { x: number; y: number } | null = null;
+
+  /**
+   * `onCore`: a core was clicked or tapped (null: the selected core again); `onOpen`: show a
+   * tile's KTIR line.
+   */
+  constructor(onCore: (core: number | null) => void, onOpen: (e: TraceEvent) => void) {
     const ctx = this.canvas.getContext("2d", { alpha: false });
     if (!ctx) throw new Error("this browser cannot draw on a 2D canvas");
     this.ctx = ctx;
     this.palette = readPalette(document.documentElement);
-    this.canvas.addEventListener("click", (ev) => {
-      const r = this.canvas.getBoundingClientRect();
-      const core = coreAt(
-        this.cssWidth,
-        this.cssHeight,
-        this.scene,
-        ev.clientX - r.left,
-        ev.clientY - r.top,
-      );
+    this.box = new EventBox(this.stage, "tile-details", onOpen);
+    // Pointer events: a mouse click, a pen or a finger's tap all pick a tile or a core.
+    this.canvas.addEventListener("pointerdown", (ev) => {
+      this.down = { x: ev.clientX, y: ev.clientY };
+    });
+    this.canvas.addEventListener("pointerup", (ev) => {
+      const down = this.down;
+      this.down = null;
+      if (!down || Math.hypot(ev.clientX - down.x, ev.clientY - down.y) > 10) return;
+      const { x, y } = this.local(ev);
+      const tile = tileAt(this.cssWidth, this.cssHeight, this.scene, this.t, x, y);
+      if (tile) {
+        this.box.show(tile.event, x, y, true);
+        return;
+      }
+      this.box.hide(true);
+      const core = coreAt(this.cssWidth, this.cssHeight, this.scene, x, y);
       onCore(core === this.marks.core ? null : core);
     });
+    this.canvas.addEventListener("pointermove", (ev) => {
+      if (ev.pointerType !== "mouse" || this.box.pinned) return;
+      const { x, y } = this.local(ev);
+      const tile = tileAt(this.cssWidth, this.cssHeight, this.scene, this.t, x, y);
+      if (tile) this.box.show(tile.event, x, y, false);
+      else this.box.hide();
+    });
+    this.canvas.addEventListener("pointerleave", () => this.box.hide());
     new ResizeObserver(() => this.resize()).observe(this.stage);
     this.resize();
+  }
+
+  private local(ev: MouseEvent): { x: number; y: number } {
+    const r = this.canvas.getBoundingClientRect();
+    return { x: ev.clientX - r.left, y: ev.clientY - r.top };
+  }
+
+  /** What the details box reads besides the event. */
+  setDetails(ctx: DetailsContext): void {
+    this.box.setContext(ctx);
   }
 
   setRun(run: RunInfo): void {
@@ -129,6 +164,16 @@ export class RingView {
   }
 }
 
+/** What the details box of a run's tiles and bars reads. */
+export function detailsContext(r: PipelineResult): DetailsContext {
+  return {
+    stops: r.run.machine.stops,
+    map: r.sourceMap,
+    ktir: r.ktir,
+    clockGhz: r.run.machine.clockGhz,
+  };
+}
+
 /** The Ring tab: the ring canvas and the selected core's details. */
 export class RingTab implements View {
   readonly id = "ring";
@@ -140,7 +185,10 @@ export class RingTab implements View {
   private lastCoreUpdate = 0;
 
   mount(_container: HTMLElement, ctx: ViewContext): void {
-    this.ring = new RingView((core) => ctx.selectCore(core));
+    this.ring = new RingView(
+      (core) => ctx.selectCore(core),
+      (e) => ctx.selectEvent(e, true),
+    );
     this.details = new CoreDetails((e) => ctx.selectEvent(e, true));
     this.details.select(null, 0);
   }
@@ -156,6 +204,7 @@ export class RingTab implements View {
     if (changed.has("run") && s.loaded) {
       const r = s.loaded.res.result;
       ring.setRun(r.run);
+      ring.setDetails(detailsContext(r));
       details.set(r.run, r.passes, s.loaded.spans);
     }
     if (changed.has("core")) ring.setCore(s.core);

@@ -336,8 +336,10 @@ export class RooflineTab implements View {
     if (!root) return;
     const m = rooflineModel(r, 760, 380);
     const chart = svg("svg", {
-      width: m.width,
-      height: m.height,
+      // Scales down to the pane's width (phones) and never above its drawn size.
+      viewBox: `0 0 ${m.width} ${m.height}`,
+      width: "100%",
+      style: `max-width:${m.width}px`,
       role: "img",
       class: "rl-chart",
       "aria-label": "roofline: arithmetic intensity against achieved throughput",

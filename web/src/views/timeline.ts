@@ -2,6 +2,7 @@
 // (drag), a time cursor shared with the ring, and the utilisation summary beside it.
 
 import type { RunInfo, TraceEvent } from "../api";
+import type { DetailsContext } from "../eventDetails";
 import { byId, el, formatInt } from "../dom";
 import { inRange, readPalette, type LineRange, type Palette } from "../ring/draw";
 import {
@@ -10,12 +11,16 @@ import {
   eventAt,
   laneOf,
   panBy,
+  pinchWindow,
   tickStep,
   UNITS,
   xOf,
   zoomAt,
   type Window,
 } from "../timeline/model";
+import { EventBox } from "./eventBox";
+import { formatDuration } from "./results";
+import { detailsContext } from "./ring";
 import type { Change, PageState, Shortcut, View, ViewContext } from "./view";
 
 const LABEL_W = 58;
@@ -26,6 +31,8 @@ export interface TimelineEvents {
   time(t: number): void;
   /** Click on an event: select its KTIR line (and core). */
   event(e: TraceEvent): void;
+  /** "Show in KTIR" in an event's details box. */
+  open(e: TraceEvent): void;
 }
 
 export class TimelineView {
@@ -46,12 +53,17 @@ export class TimelineView {
   private w = 0;
   private h = 0;
   private drag: { x: number; start: Window; moved: boolean } | null = null;
+  private readonly box: EventBox;
+  /** Pointers down on the canvas (id -> x), for a two-finger pinch. */
+  private readonly pointers = new Map<number, number>();
+  private pinch: { dist: number; start: Window; at: number } | null = null;
 
   constructor(private readonly events: TimelineEvents) {
     const ctx = this.canvas.getContext("2d", { alpha: false });
     if (!ctx) throw new Error("this browser cannot draw on a 2D canvas");
     this.ctx = ctx;
     this.palette = readPalette(document.documentElement);
+    this.box = new EventBox(this.stage, "bar-details", (e) => events.open(e));
     new ResizeObserver(() => this.resize()).observe(this.stage);
     byId("tl-zoom-in").addEventListener("click", () => this.zoom(0.5));
     byId("tl-zoom-out").addEventListener("click", () => this.zoom(2));
@@ -72,14 +84,51 @@ export class TimelineView {
       { passive: false },
     );
     this.canvas.addEventListener("pointerdown", (ev) => {
-      this.canvas.setPointerCapture(ev.pointerId);
+      try {
+        this.canvas.setPointerCapture(ev.pointerId);
+      } catch {
+        // a pointer the browser does not track (synthetic events): no capture needed
+      }
+      this.pointers.set(ev.pointerId, ev.clientX);
+      if (this.pointers.size === 2) {
+        // Two fingers: pinch to zoom about their midpoint, no drag and no click.
+        const [a = 0, b = 0] = [...this.pointers.values()];
+        const mid = (a + b) / 2 - this.canvas.getBoundingClientRect().left - LABEL_W;
+        this.pinch = {
+          dist: Math.abs(a - b),
+          start: this.win,
+          at: cycleAt(mid, this.win, this.plotW),
+        };
+        this.drag = null;
+        this.box.hide();
+        return;
+      }
       this.drag = { x: ev.clientX, start: this.win, moved: false };
     });
+    const lift = (ev: PointerEvent): boolean => {
+      this.pointers.delete(ev.pointerId);
+      if (!this.pinch) return false;
+      if (this.pointers.size < 2) this.pinch = null;
+      this.drag = null;
+      return true;
+    };
+    this.canvas.addEventListener("pointercancel", (ev) => {
+      lift(ev);
+      this.drag = null;
+    });
     this.canvas.addEventListener("pointermove", (ev) => {
+      if (this.pointers.has(ev.pointerId)) this.pointers.set(ev.pointerId, ev.clientX);
+      if (this.pinch && this.pointers.size === 2) {
+        const [a = 0, b = 0] = [...this.pointers.values()];
+        const p = this.pinch;
+        this.setWindow(pinchWindow(p.start, p.dist, Math.abs(a - b), p.at, this.total));
+        return;
+      }
       if (this.drag) {
         const dx = ev.clientX - this.drag.x;
         if (Math.abs(dx) > 3) this.drag.moved = true;
         if (this.drag.moved) {
+          this.box.hide();
           const cycles = (-dx / this.plotW) * (this.drag.start.end - this.drag.start.start);
           this.setWindow(panBy(this.drag.start, cycles, this.total));
         }
@@ -90,14 +139,26 @@ export class TimelineView {
         ? `core ${e.core} ${e.unit.toUpperCase()} · ${e.op} (line ${e.line}) · ${formatInt(e.start)}–${formatInt(e.end)} cycles` +
           (e.bytes ? ` · ${formatInt(e.bytes)} B` : "")
         : "";
+      if (ev.pointerType === "mouse") {
+        const r = this.stage.getBoundingClientRect();
+        if (e) this.box.show(e, ev.clientX - r.left, ev.clientY - r.top, false);
+        else this.box.hide();
+      }
     });
+    this.canvas.addEventListener("pointerleave", () => this.box.hide());
     this.canvas.addEventListener("pointerup", (ev) => {
+      if (lift(ev)) return;
       const drag = this.drag;
       this.drag = null;
       if (!drag || drag.moved) return;
       const e = this.hit(ev);
-      if (e) this.events.event(e);
-      else if (this.plotX(ev) >= 0) this.events.time(cycleAt(this.plotX(ev), this.win, this.plotW));
+      if (e) {
+        const r = this.stage.getBoundingClientRect();
+        this.box.show(e, ev.clientX - r.left, ev.clientY - r.top, true);
+        this.events.event(e);
+      } else this.box.hide(true);
+      if (e) return;
+      if (this.plotX(ev) >= 0) this.events.time(cycleAt(this.plotX(ev), this.win, this.plotW));
     });
   }
 
@@ -134,6 +195,11 @@ export class TimelineView {
 
   get window(): Window {
     return this.win;
+  }
+
+  /** What the details box reads besides the event. */
+  setDetails(ctx: DetailsContext): void {
+    this.box.setContext(ctx);
   }
 
   setRun(run: RunInfo): void {
@@ -330,7 +396,7 @@ export class TimelineView {
         el("span", { className: `bar ${k}`, style: `width:${Math.round(x * 100)}%` }),
       );
     const rows: [string, string | Node][] = [
-      ["cycles", `${formatInt(s.totalCycles)} (${s.timeUs.toFixed(2)} µs)`],
+      ["cycles", `${formatInt(s.totalCycles)} (${formatDuration(s.totalCycles, s.clockGhz)})`],
       ["DRAM", `${pct(s.dramUtilisation)} busy`],
       ["read / written", `${formatInt(s.dramReadBytes)} / ${formatInt(s.dramWriteBytes)} B`],
     ];
@@ -426,6 +492,7 @@ export class TimelineTab implements View {
         ctx.clock.setTime(t);
       },
       event: (e) => ctx.selectEvent(e),
+      open: (e) => ctx.selectEvent(e, true),
     });
   }
 
@@ -433,7 +500,10 @@ export class TimelineTab implements View {
     const v = this.view;
     if (!v) return;
     if (changed.has("theme")) v.refreshPalette();
-    if (changed.has("run") && s.loaded) v.setRun(s.loaded.res.result.run);
+    if (changed.has("run") && s.loaded) {
+      v.setRun(s.loaded.res.result.run);
+      v.setDetails(detailsContext(s.loaded.res.result));
+    }
     if (changed.has("lines")) v.setLines(s.lines);
     if (changed.has("view")) {
       this.shown = s.view === this.id;
