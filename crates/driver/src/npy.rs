@@ -168,6 +168,51 @@ fn to_c_order(shape: &[usize], data: &[f32]) -> Vec<f32> {
     out
 }
 
+/// The `.npy` dtypes that fill an element type: the matching one, and for types numpy has
+/// no dtype for (bfloat16, the float8 types, narrow integers) the next wider one.
+pub fn dtypes_for(elem: &str) -> &'static [&'static str] {
+    match elem {
+        "f16" => &["<f2"],
+        "f32" => &["<f4"],
+        "f64" => &["<f8"],
+        "bf16" => &["<f4", "<f2"],
+        "f8E4M3FN" | "f8E5M2" | "f8e4m3" | "f8e5m2" => &["<f2", "<f4"],
+        "i32" => &["<i4"],
+        "i64" | "index" => &["<i8"],
+        "i1" | "i8" | "i16" => &["<i4", "<i8"],
+        _ => &[],
+    }
+}
+
+/// Checks an array's dtype against the element type it fills (see [`dtypes_for`]):
+/// float64 data for an f32 buffer is refused rather than silently rounded.
+pub fn check_dtype(array: &NpyArray, elem: &str) -> Result<(), String> {
+    let ok = dtypes_for(elem);
+    if ok.contains(&array.dtype.as_str()) {
+        return Ok(());
+    }
+    Err(format!(
+        "the array's dtype is {} ({}); it must be {}",
+        array.dtype,
+        numpy_name(&array.dtype),
+        ok.iter()
+            .map(|d| format!("{d} ({})", numpy_name(d)))
+            .collect::<Vec<_>>()
+            .join(" or ")
+    ))
+}
+
+fn numpy_name(descr: &str) -> &'static str {
+    match descr {
+        "<f2" => "float16",
+        "<f4" => "float32",
+        "<f8" => "float64",
+        "<i4" => "int32",
+        "<i8" => "int64",
+        _ => "other",
+    }
+}
+
 /// Checks an array against the buffer it fills: the buffer's view shape, or flat with the
 /// buffer's element count (how buffers whose views do not cover them are saved).
 pub fn check_shape(array: &NpyArray, spec: &BufferSpec) -> Result<(), String> {
@@ -208,6 +253,8 @@ mod tests {
             elem: "f32".into(),
             elements: shape.iter().product(),
             shape: shape.to_vec(),
+            address: None,
+            role: crate::Role::In,
         }
     }
 

@@ -244,7 +244,20 @@ pub(crate) enum Init {
 pub(crate) struct Placement {
     pub name: String,
     pub elem: ScalarType,
+    /// A fixed element address (placements with one come first, in address order).
+    pub at: Option<i64>,
     pub init: Init,
+}
+
+/// Initial scratchpad contents: `data[k]` at element address `addrs[k]` of `core`'s
+/// scratchpad.
+pub(crate) struct ScratchInit {
+    /// The view it fills, for errors.
+    pub name: String,
+    pub core: usize,
+    pub elem: ScalarType,
+    pub addrs: Vec<i64>,
+    pub data: Vec<f32>,
 }
 
 /// A kernel argument.
@@ -266,6 +279,7 @@ pub(crate) struct Program<'a> {
     pub text: &'a str,
     pub module: &'a Module,
     pub placements: Vec<Placement>,
+    pub scratch: Vec<ScratchInit>,
     pub launches: Vec<Launch>,
 }
 
@@ -296,14 +310,26 @@ pub(crate) fn execute<R>(
         Box::new(|steps, total| (*progress.borrow_mut())(Progress::Execute { steps, total })),
         PROGRESS_EVERY_STEPS,
     );
+    sim.set_mask_out_of_bounds(options.out_of_bounds == crate::OutOfBounds::Mask);
     let mut bases: BTreeMap<String, i64> = BTreeMap::new();
     for p in program.placements {
-        let base = match p.init {
-            Init::Data(data) => sim.alloc(&p.name, p.elem, data),
-            Init::Reserve(n) => sim.reserve(&p.name, p.elem, n),
+        let base = match (p.init, p.at) {
+            (Init::Data(data), Some(at)) => sim.alloc_at(&p.name, p.elem, at, data),
+            (Init::Reserve(_), Some(at)) => sim.alloc_at(&p.name, p.elem, at, Vec::new()),
+            (Init::Data(data), None) => sim.alloc(&p.name, p.elem, data),
+            (Init::Reserve(n), None) => sim.reserve(&p.name, p.elem, n),
         }
         .map_err(|e| DriverError::new(Stage::Simulate, e.to_string()))?;
         bases.insert(p.name, base);
+    }
+    for s in &program.scratch {
+        sim.init_scratchpad(s.core, s.elem, &s.addrs, &s.data)
+            .map_err(|e| {
+                DriverError::new(
+                    Stage::Simulate,
+                    format!("initial contents of scratchpad view '%{}': {e}", s.name),
+                )
+            })?;
     }
     let lines = LineLookup::new(program.text);
     for l in &program.launches {
@@ -356,6 +382,8 @@ pub(crate) fn result(
         launch_peak_bytes: sim.launch_peak_bytes().to_vec(),
         roofline: crate::Roofline::default(),
         work: sim.work_counts().to_vec(),
+        masked_points: (options.out_of_bounds == crate::OutOfBounds::Mask)
+            .then(|| sim.masked_points()),
     }
 }
 
@@ -502,6 +530,7 @@ fn simulate_mapped(
             placements.push(Placement {
                 name: t.clone(),
                 elem: ktir_elem(layout.dtype),
+                at: None,
                 init: match values.get(t) {
                     Some(host) => Init::Data(layout.pack(&host.data)),
                     None => Init::Reserve(layout.device_elems()),
@@ -520,6 +549,7 @@ fn simulate_mapped(
         text,
         module,
         placements,
+        scratch: Vec::new(),
         launches,
     };
     execute(program, options, progress, |sim, sched| {
