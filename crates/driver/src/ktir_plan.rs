@@ -147,11 +147,18 @@ pub(crate) fn parse_scalar(text: &str, ty: ScalarType) -> Result<ScalarValue, St
         };
         if !x.is_finite() || x.abs() > max {
             return Err(format!(
-                "{t} does not fit {} (largest magnitude {max})",
+                "{t} does not fit {} (largest magnitude {max:e})",
                 ty.name()
             ));
         }
-        return Ok(ScalarValue::Float(x));
+        // Rounded as the argument's type holds it.
+        let held = match ty {
+            ScalarType::F16 => half::f16::from_f64(x).to_f64(),
+            ScalarType::BF16 => half::bf16::from_f64(x).to_f64(),
+            ScalarType::F32 => x as f32 as f64,
+            _ => x,
+        };
+        return Ok(ScalarValue::Float(held));
     }
     let v: i64 = t.parse().map_err(|_| {
         format!(
@@ -537,61 +544,36 @@ pub(crate) fn plan(
         fixed.push((*addr, end, v, shape, origin.clone()));
     }
     fixed.sort_by_key(|f| (f.0, std::cmp::Reverse(f.1)));
-    let mut user_places: Vec<(&String, &i64)> = places
-        .iter()
-        .filter(|(n, _)| !buffers.contains_key(*n))
-        .collect();
-    user_places.sort_by_key(|(_, a)| **a);
-    let mut placed: Vec<BufferSpec> = user_places
-        .iter()
-        .map(|(n, a)| BufferSpec {
-            name: (*n).clone(),
-            elem: String::new(),
-            elements: 0,
-            shape: Vec::new(),
-            address: Some(**a),
-            role: Role::Unused,
-        })
-        .collect();
     let mut groups: Vec<BufferSpec> = Vec::new();
     for (addr, end, v, shape, origin) in &fixed {
         let key = format!("view:{}:{}", v.func, v.view);
         let role = roles.get(&key).copied().unwrap_or_default();
-        let home = placed
-            .iter_mut()
-            .rev()
-            .find(|p| p.address.is_some_and(|a| a <= *addr));
-        let spec = match home {
-            Some(p) => p,
-            None => match groups.last_mut().filter(|g| {
-                g.address
-                    .is_some_and(|a| *addr < a.saturating_add(g.elements as i64))
-            }) {
-                Some(g) => g,
-                None => {
-                    let mut name = origin.clone();
-                    let mut k = 2;
-                    while groups.iter().any(|g| g.name == name) || buffers.contains_key(&name) {
-                        name = format!("{origin}_{k}");
-                        k += 1;
-                    }
-                    groups.push(BufferSpec {
-                        name,
-                        elem: String::new(),
-                        elements: 0,
-                        shape: Vec::new(),
-                        address: Some(*addr),
-                        role: Role::Unused,
-                    });
-                    groups
-                        .last_mut()
-                        .ok_or_else(|| err("internal: no group".into()))?
+        let overlapping = groups.last_mut().filter(|g| {
+            g.address
+                .is_some_and(|a| *addr < a.saturating_add(g.elements as i64))
+        });
+        let spec = match overlapping {
+            Some(g) => g,
+            None => {
+                let mut name = origin.clone();
+                let mut k = 2;
+                while groups.iter().any(|g| g.name == name) || buffers.contains_key(&name) {
+                    name = format!("{origin}_{k}");
+                    k += 1;
                 }
-            },
+                groups.push(BufferSpec {
+                    name,
+                    elem: v.elem.name().to_string(),
+                    elements: 0,
+                    shape: Vec::new(),
+                    address: Some(*addr),
+                    role: Role::Unused,
+                });
+                groups
+                    .last_mut()
+                    .ok_or_else(|| err("internal: no buffer group".into()))?
+            }
         };
-        if spec.elem.is_empty() {
-            spec.elem = v.elem.name().to_string();
-        }
         check_elem(spec, v)?;
         let start = spec.address.unwrap_or(0);
         let need = usize::try_from(end - start).unwrap_or(0);
@@ -603,13 +585,40 @@ pub(crate) fn plan(
         }
         spec.role = spec.role.with(role);
     }
-    let mut all: Vec<BufferSpec> = buffers.into_values().collect();
-    for mut p in placed.into_iter().chain(groups) {
-        if p.elem.is_empty() {
-            p.elem = "f32".into();
+    // A placement names the buffer holding its address, or places a new one there.
+    let mut claimed: BTreeSet<String> = BTreeSet::new();
+    for (name, addr) in places {
+        if buffers.contains_key(name) {
+            continue;
         }
-        all.push(p);
+        let holding = groups.iter_mut().find(|g| {
+            g.address
+                .is_some_and(|a| a <= *addr && *addr < a.saturating_add(g.elements.max(1) as i64))
+        });
+        match holding {
+            Some(g) if claimed.contains(&g.name) => {
+                return Err(err(format!(
+                    "--place {name}={addr}: the address is inside buffer '{}' (elements {} to {}), placed already",
+                    g.name,
+                    g.address.unwrap_or(0),
+                    g.address.unwrap_or(0) + g.elements as i64 - 1
+                )))
+            }
+            Some(g) => g.name.clone_from(name),
+            None => groups.push(BufferSpec {
+                name: name.clone(),
+                elem: "f32".into(),
+                elements: 0,
+                shape: Vec::new(),
+                address: Some(*addr),
+                role: Role::Unused,
+            }),
+        }
+        claimed.insert(name.clone());
     }
+    groups.sort_by_key(|g| g.address);
+    let mut all: Vec<BufferSpec> = buffers.into_values().collect();
+    all.extend(groups);
     for s in &mut scratch {
         s.role = roles
             .get(&format!("lx:{}", s.name))

@@ -169,13 +169,11 @@ pub fn read_npy_inputs(
             (t.elem.clone(), t.shape.clone(), None)
         } else {
             return Err(err(format!(
-                "{file} matches no buffer, scratchpad view or tensor argument{}; inputs: {}",
+                "input '{name}' ({file}) matches no buffer, scratchpad view or tensor argument{}; inputs: {}",
                 graph::did_you_mean(name, &names),
                 list(&names)
             )));
         };
-        crate::npy::check_dtype(&array, &elem)
-            .map_err(|e| err(format!("{file}: {e} ('{name}' holds {elem})")))?;
         let flat_ok = flat.is_some_and(|n| array.shape.len() == 1 && array.shape[0] == n);
         if array.shape != shape && !flat_ok {
             return Err(err(format!(
@@ -186,6 +184,8 @@ pub fn read_npy_inputs(
                 ))
             )));
         }
+        crate::npy::check_dtype(&array, &elem)
+            .map_err(|e| err(format!("{file}: {e} ('{name}' holds {elem})")))?;
         out.insert(name.clone(), array.data);
     }
     Ok(out)

@@ -32,7 +32,7 @@ pub use ktir_run::{
 pub use roofline::{
     render as render_roofline, Bound, Bounds, KernelRoofline, ProgramRoofline, Rates, Roofline,
 };
-pub use session::{detect_kind, Run, Session, SourceKind};
+pub use session::{classify, detect_kind, Run, Session, SourceKind};
 pub use source_map::{KernelLink, LineRange, NodeLink, OpLink, SourceMap};
 pub use views::{CoreView, LinkView, SummaryView, UnitUsageView};
 
@@ -51,7 +51,9 @@ pub fn load_graph<S: AsRef<[u8]> + ?Sized>(
     session.into_graph().ok_or_else(|| {
         DriverError::new(
             Stage::Load,
-            format!("{file_name}: a KTIR module, not a model graph"),
+            format!(
+                "{file_name}: a KTIR module, not a model graph; compile takes model graphs (JSON or ONNX): run a KTIR module with `spyre run`, check it with `spyre ktir verify`"
+            ),
         )
         .in_file(file_name)
     })

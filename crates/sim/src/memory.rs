@@ -583,10 +583,27 @@ fn locate_in(
     match view.space {
         MemorySpace::Global => match dram_slot(sim, rop, view, addr)? {
             Some((buf, idx)) => Ok(Located::At(Loc::Dram { buf, idx }, stop)),
-            None => Ok(Located::Outside(format!(
-                "view '%{}': DRAM address {addr} is outside every buffer (out of bounds)",
-                view.name
-            ))),
+            None => {
+                // Name the buffer the view starts in, when there is one.
+                let home = sim
+                    .mem
+                    .dram
+                    .iter()
+                    .rev()
+                    .find(|h| h.base <= view.base)
+                    .map_or(String::new(), |h| {
+                        format!(
+                            "; the view starts at element {} of buffer '{}', which has {}",
+                            view.base - h.base,
+                            h.name,
+                            h.len
+                        )
+                    });
+                Ok(Located::Outside(format!(
+                    "view '%{}': DRAM address {addr} is outside every buffer (out of bounds{home})",
+                    view.name
+                )))
+            }
         },
         MemorySpace::Local { core: which } => {
             let c = match which {
