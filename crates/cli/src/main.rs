@@ -955,43 +955,16 @@ fn render_inputs(i: &driver::KtirInputs) -> String {
     out
 }
 
-/// `.npy` writing for KTIR buffers (reading is `driver::npy`).
+/// `.npy` writing for KTIR buffers (the bytes come from `driver::npy`).
 mod npy {
     use driver::BufferSpec;
     use std::path::Path;
 
-    /// Writes a buffer as `.npy`: float16 buffers as float16, everything else as float32,
-    /// shaped like the largest view over it when that covers it exactly.
+    /// Writes a buffer as `.npy` (see [`driver::npy::to_bytes`]).
     pub fn write(path: &Path, spec: &BufferSpec, data: &[f32]) -> Result<(), String> {
-        use npyz::WriterBuilder;
-        let err = |e: std::io::Error| format!("{}: {e}", path.display());
-        let shape: Vec<u64> = if spec.shape.iter().product::<usize>() == data.len() {
-            spec.shape.iter().map(|&d| d as u64).collect()
-        } else {
-            vec![data.len() as u64]
-        };
-        let file = std::fs::File::create(path).map_err(err)?;
-        let out = std::io::BufWriter::new(file);
-        if spec.elem == "f16" {
-            let mut w = npyz::WriteOptions::<half::f16>::new()
-                .default_dtype()
-                .shape(&shape)
-                .writer(out)
-                .begin_nd()
-                .map_err(err)?;
-            w.extend(data.iter().map(|&x| half::f16::from_f32(x)))
-                .map_err(err)?;
-            w.finish().map_err(err)
-        } else {
-            let mut w = npyz::WriteOptions::<f32>::new()
-                .default_dtype()
-                .shape(&shape)
-                .writer(out)
-                .begin_nd()
-                .map_err(err)?;
-            w.extend(data.iter().copied()).map_err(err)?;
-            w.finish().map_err(err)
-        }
+        let bytes =
+            driver::npy::to_bytes(spec, data).map_err(|e| format!("{}: {e}", path.display()))?;
+        std::fs::write(path, bytes).map_err(|e| format!("{}: {e}", path.display()))
     }
 }
 

@@ -168,6 +168,43 @@ fn to_c_order(shape: &[usize], data: &[f32]) -> Vec<f32> {
     out
 }
 
+/// A buffer as `.npy` bytes: float16 buffers as float16, everything else as float32,
+/// shaped like the largest view over it when that covers it exactly (else flat).
+pub fn to_bytes(spec: &BufferSpec, data: &[f32]) -> Result<Vec<u8>, String> {
+    use npyz::WriterBuilder;
+    let err = |e: std::io::Error| e.to_string();
+    let shape: Vec<u64> = if spec.shape.iter().product::<usize>() == data.len() {
+        spec.shape.iter().map(|&d| d as u64).collect()
+    } else {
+        vec![data.len() as u64]
+    };
+    let mut out = Vec::new();
+    {
+        let cursor = std::io::Cursor::new(&mut out);
+        if spec.elem == "f16" {
+            let mut w = npyz::WriteOptions::<half::f16>::new()
+                .default_dtype()
+                .shape(&shape)
+                .writer(cursor)
+                .begin_nd()
+                .map_err(err)?;
+            w.extend(data.iter().map(|&x| half::f16::from_f32(x)))
+                .map_err(err)?;
+            w.finish().map_err(err)?;
+        } else {
+            let mut w = npyz::WriteOptions::<f32>::new()
+                .default_dtype()
+                .shape(&shape)
+                .writer(cursor)
+                .begin_nd()
+                .map_err(err)?;
+            w.extend(data.iter().copied()).map_err(err)?;
+            w.finish().map_err(err)?;
+        }
+    }
+    Ok(out)
+}
+
 /// The `.npy` dtypes that fill an element type: the matching one, and for types numpy has
 /// no dtype for (bfloat16, the float8 types, narrow integers) the next wider one.
 pub fn dtypes_for(elem: &str) -> &'static [&'static str] {
@@ -316,6 +353,26 @@ mod tests {
             &[0.0; 2],
         );
         assert!(read(&f, 1 << 20).unwrap_err().contains("flat dictionary"));
+    }
+
+    #[test]
+    fn written_buffers_read_back_with_their_shape_and_dtype() {
+        let mut s = spec(&[2, 3]);
+        let data = [0.5, 1.0, 1.5, 2.0, 2.5, 3.0];
+        let a = read(&to_bytes(&s, &data).unwrap(), 16).unwrap();
+        assert_eq!(
+            (a.dtype.as_str(), &a.shape, &a.data[..]),
+            ("<f4", &vec![2, 3], &data[..])
+        );
+        check_dtype(&a, "f32").unwrap();
+        s.elem = "f16".into();
+        let a = read(&to_bytes(&s, &data).unwrap(), 16).unwrap();
+        assert_eq!(a.dtype, "<f2");
+        let e = check_dtype(&a, "f32").unwrap_err();
+        assert!(e.contains("<f2 (float16); it must be <f4 (float32)"), "{e}");
+        // Buffers their views do not cover are written flat.
+        let a = read(&to_bytes(&s, &data[..4]).unwrap(), 16).unwrap();
+        assert_eq!(a.shape, vec![4]);
     }
 
     #[test]
