@@ -374,7 +374,9 @@ pub(crate) fn plan(
                             arg_type(module, name),
                             f.name
                         );
-                        if !missing.contains(&line) {
+                        // One line per missing name, at its first use.
+                        let key = format!("--arg {name}=");
+                        if !missing.iter().any(|m| m.starts_with(&key)) {
                             missing.push(line);
                         }
                     }
