@@ -57,9 +57,24 @@ enum Command {
         /// simulated outputs are compared with them too, at the dtype's tolerance.
         #[arg(long)]
         expected: Option<PathBuf>,
-        /// KTIR files: value of a scalar index argument, as NAME=VALUE (repeatable).
+        /// KTIR files: value of a scalar argument, as NAME=VALUE (repeatable); its type comes
+        /// from the function signature (index and integers, or floats such as 0.0883).
         #[arg(long = "arg", value_name = "NAME=VALUE")]
         args: Vec<String>,
+        /// KTIR files: place buffer NAME at DRAM element address ADDR (repeatable): an
+        /// argument buffer, or the buffer the program's views at constant addresses from
+        /// ADDR on belong to; its contents come from NAME.npy in --inputs.
+        #[arg(long = "place", value_name = "NAME=ADDR")]
+        places: Vec<String>,
+        /// KTIR files: a JSON manifest of placements, `{"NAME": ADDR, ...}` (merged with
+        /// --place, which wins).
+        #[arg(long, value_name = "FILE")]
+        place_file: Option<PathBuf>,
+        /// KTIR files: what a point of an access tile outside its view is: an error (the
+        /// default), or masked as the public reference interpreter does (loads read 0,
+        /// stores are dropped; the output gives the count).
+        #[arg(long, value_enum, default_value = "error")]
+        out_of_bounds: OutOfBoundsArg,
         /// Write the simulated graph outputs (KTIR files: every buffer argument) as NAME.npy
         /// into this directory.
         #[arg(long)]
@@ -149,8 +164,42 @@ impl CompileFlags {
     }
 }
 
+/// `--out-of-bounds`.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum OutOfBoundsArg {
+    /// A point outside its view stops the run with an error.
+    Error,
+    /// Loads read 0 there and stores are dropped.
+    Mask,
+}
+
+/// The KTIR inputs given on the command line: scalar values and placements.
+#[derive(clap::Args)]
+struct KtirInputFlags {
+    /// Value of a scalar argument, as NAME=VALUE (repeatable).
+    #[arg(long = "arg", value_name = "NAME=VALUE")]
+    args: Vec<String>,
+    /// Place buffer NAME at DRAM element address ADDR (repeatable).
+    #[arg(long = "place", value_name = "NAME=ADDR")]
+    places: Vec<String>,
+    /// A JSON manifest of placements, `{"NAME": ADDR, ...}`.
+    #[arg(long, value_name = "FILE")]
+    place_file: Option<PathBuf>,
+}
+
 #[derive(Subcommand)]
 enum KtirCommand {
+    /// List the buffers, scratchpad views and scalars a run of a KTIR file takes: name,
+    /// dtype, shape, address and role (in, out, inout).
+    Inputs {
+        /// KTIR file.
+        file: PathBuf,
+        #[command(flatten)]
+        given: KtirInputFlags,
+        /// Print the list as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Parse and verify KTIR files; diagnostics go to standard error.
     Verify {
         /// KTIR files (.mlir).
@@ -325,6 +374,9 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             inputs,
             expected,
             args,
+            places,
+            place_file,
+            out_of_bounds,
             save_outputs,
             machine,
             seed,
@@ -351,7 +403,12 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                     RunKtir {
                         file,
                         inputs,
-                        args,
+                        given: KtirInputFlags {
+                            args,
+                            places,
+                            place_file,
+                        },
+                        out_of_bounds,
                         save_outputs,
                         machine,
                         seed,
@@ -363,8 +420,14 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                     },
                 );
             }
-            if !args.is_empty() {
-                return Err("--arg applies to KTIR (.mlir) files".into());
+            if !args.is_empty()
+                || !places.is_empty()
+                || place_file.is_some()
+                || out_of_bounds != OutOfBoundsArg::Error
+            {
+                return Err(
+                    "--arg, --place, --place-file and --out-of-bounds apply to KTIR files".into(),
+                );
             }
             if timing_only && (save_outputs.is_some() || expected.is_some()) {
                 return Err(
@@ -535,6 +598,32 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Ktir { command } => match command {
+            KtirCommand::Inputs { file, given, json } => {
+                let text = read(&file)?;
+                let name = file.display().to_string();
+                let mut options = RunOptions::default();
+                given.apply(&mut options)?;
+                let inputs = driver::ktir_inputs(&text, &options).map_err(|e| {
+                    if e.diagnostics.is_empty() {
+                        format!("{name}: {e}")
+                    } else {
+                        e.message
+                            .lines()
+                            .map(|l| format!("{name}:{l}"))
+                            .collect::<Vec<_>>()
+                            .join("\n")
+                    }
+                })?;
+                if json {
+                    println!(
+                        "{}",
+                        serde_json::to_string_pretty(&inputs).map_err(|e| e.to_string())?
+                    );
+                } else {
+                    print!("{}", render_inputs(&inputs));
+                }
+                Ok(ExitCode::SUCCESS)
+            }
             KtirCommand::Verify { files } => {
                 let mut ok = true;
                 for f in &files {
@@ -756,7 +845,8 @@ const TIMING_ONLY_NOTE: &str = "numbers        not computed (timing-only run): t
 struct RunKtir {
     file: PathBuf,
     inputs: Option<PathBuf>,
-    args: Vec<String>,
+    given: KtirInputFlags,
+    out_of_bounds: OutOfBoundsArg,
     save_outputs: Option<PathBuf>,
     machine: String,
     seed: u64,
@@ -783,52 +873,39 @@ fn run_ktir_file(mut session: Session, r: RunKtir) -> Result<ExitCode, String> {
                 .into(),
         );
     }
-    let mut args = std::collections::BTreeMap::new();
-    for a in &r.args {
-        let (name, value) = a
-            .split_once('=')
-            .ok_or_else(|| format!("--arg '{a}': expected NAME=VALUE"))?;
-        let v: i64 = value
-            .trim()
-            .parse()
-            .map_err(|_| format!("--arg '{a}': '{value}' is not an integer"))?;
-        args.insert(name.trim().trim_start_matches('%').to_string(), v);
-    }
-    let mut inputs = std::collections::BTreeMap::new();
-    if let Some(dir) = &r.inputs {
-        // Shapes are checked against the buffers the module's views need.
-        let specs = match session.ktir_source() {
-            Some(text) => driver::buffers_of(text, &args).map_err(derr)?,
-            None => Vec::new(),
-        };
-        let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if path.extension().is_some_and(|e| e == "npy") {
-                let name = path
-                    .file_stem()
-                    .map(|s| s.to_string_lossy().into_owned())
-                    .unwrap_or_default();
-                let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-                let array =
-                    driver::npy::read(&bytes, RunOptions::default().limits.max_dram_elements)
-                        .map_err(|e| format!("{}: {e}", path.display()))?;
-                if let Some(spec) = specs.iter().find(|s| s.name == name) {
-                    driver::npy::check_shape(&array, spec)
-                        .map_err(|e| format!("{}: {e}", path.display()))?;
-                }
-                inputs.insert(name, array.data);
-            }
-        }
-    }
-    let options = RunOptions {
+    let mut options = RunOptions {
         machine: load_machine(&r.machine)?,
-        args,
-        buffers: inputs,
         seed: r.seed,
         timing_only: r.timing_only,
+        out_of_bounds: match r.out_of_bounds {
+            OutOfBoundsArg::Error => driver::OutOfBounds::Error,
+            OutOfBoundsArg::Mask => driver::OutOfBounds::Mask,
+        },
         ..RunOptions::default()
     };
+    r.given.apply(&mut options)?;
+    if let (Some(dir), Some(text)) = (&r.inputs, session.ktir_source()) {
+        // Every NAME.npy of the directory fills NAME; the driver checks each against the
+        // buffer, scratchpad view or tensor argument it fills.
+        let mut files = Vec::new();
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map_err(|e| format!("{}: {e}", dir.display()))?
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "npy"))
+            .collect();
+        entries.sort();
+        for path in entries {
+            let name = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            files.push((name, bytes));
+        }
+        options.buffers = driver::read_npy_inputs(text, &options, &files)
+            .map_err(|e| format!("{}: {}", dir.display(), e.message))?;
+    }
     let name = r.file.display().to_string();
     let mut bar = RunProgress::on_stderr(!r.json);
     let run = session.run(&options, &mut |p| bar.update(p)).map(|_| ());
@@ -880,6 +957,11 @@ fn run_ktir_file(mut session: Session, r: RunKtir) -> Result<ExitCode, String> {
         for a in &result.assumptions {
             println!("assumption     {a}");
         }
+        if let Some(n) = result.masked_points {
+            println!(
+                "masked         {n} points outside their views (--out-of-bounds mask: loads read 0, stores dropped)"
+            );
+        }
         for (spec, _) in &result.buffers {
             println!(
                 "buffer {:<8} {} {:?} ({} elements)",
@@ -896,43 +978,128 @@ fn run_ktir_file(mut session: Session, r: RunKtir) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `.npy` writing for KTIR buffers (reading is `driver::npy`).
+impl KtirInputFlags {
+    /// Puts the scalar values and placements into `options`; `--place` wins over the
+    /// manifest.
+    fn apply(&self, options: &mut RunOptions) -> Result<(), String> {
+        for a in &self.args {
+            let (name, value) = a
+                .split_once('=')
+                .ok_or_else(|| format!("--arg '{a}': expected NAME=VALUE"))?;
+            options.scalars.insert(
+                name.trim().trim_start_matches('%').to_string(),
+                value.trim().to_string(),
+            );
+        }
+        if let Some(path) = &self.place_file {
+            let text = read(path)?;
+            let map: std::collections::BTreeMap<String, i64> = serde_json::from_str(&text)
+                .map_err(|e| {
+                    format!(
+                        "{}: {e} (expected a JSON object of names and element addresses, {{\"x\": 4096}})",
+                        path.display()
+                    )
+                })?;
+            options.places.extend(map);
+        }
+        for p in &self.places {
+            let (name, addr) = p
+                .split_once('=')
+                .ok_or_else(|| format!("--place '{p}': expected NAME=ADDR"))?;
+            let addr: i64 = addr
+                .trim()
+                .parse()
+                .map_err(|_| format!("--place '{p}': '{addr}' is not an element address"))?;
+            if addr < 0 {
+                return Err(format!("--place '{p}': addresses are not negative"));
+            }
+            options
+                .places
+                .insert(name.trim().trim_start_matches('%').to_string(), addr);
+        }
+        Ok(())
+    }
+}
+
+/// The table `spyre ktir inputs` prints.
+fn render_inputs(i: &driver::KtirInputs) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<11} {:<14} {:<6} {:<16} {:<10} role",
+        "kind", "name", "dtype", "shape", "address"
+    );
+    for b in &i.buffers {
+        let _ = writeln!(
+            out,
+            "{:<11} {:<14} {:<6} {:<16} {:<10} {}",
+            "buffer",
+            b.name,
+            b.elem,
+            format!("{:?}", b.shape),
+            b.address.map_or("-".to_string(), |a| a.to_string()),
+            b.role.name()
+        );
+    }
+    for s in &i.scratchpads {
+        let _ = writeln!(
+            out,
+            "{:<11} {:<14} {:<6} {:<16} {:<10} {} (cores {})",
+            "scratchpad",
+            s.name,
+            s.elem,
+            format!("{:?}", s.shape),
+            s.address,
+            s.role.name(),
+            if s.cores.len() > 4 {
+                format!("0..{}", s.cores.len())
+            } else {
+                format!("{:?}", s.cores)
+            }
+        );
+    }
+    for t in &i.tensors {
+        let _ = writeln!(
+            out,
+            "{:<11} {:<14} {:<6} {:<16} {:<10} in",
+            "tensor",
+            t.name,
+            t.elem,
+            format!("{:?}", t.shape),
+            "-"
+        );
+    }
+    for s in &i.scalars {
+        let _ = writeln!(
+            out,
+            "{:<11} {:<14} {:<6} {:<16} {:<10} in{}",
+            "scalar",
+            s.name,
+            s.dtype,
+            "[]",
+            "-",
+            s.value
+                .as_ref()
+                .map_or(String::new(), |v| format!(" (given: {v})"))
+        );
+    }
+    for m in &i.missing {
+        let _ = writeln!(out, "missing     {m}");
+    }
+    out
+}
+
+/// `.npy` writing for KTIR buffers (the bytes come from `driver::npy`).
 mod npy {
     use driver::BufferSpec;
     use std::path::Path;
 
-    /// Writes a buffer as `.npy`: float16 buffers as float16, everything else as float32,
-    /// shaped like the largest view over it when that covers it exactly.
+    /// Writes a buffer as `.npy` (see [`driver::npy::to_bytes`]).
     pub fn write(path: &Path, spec: &BufferSpec, data: &[f32]) -> Result<(), String> {
-        use npyz::WriterBuilder;
-        let err = |e: std::io::Error| format!("{}: {e}", path.display());
-        let shape: Vec<u64> = if spec.shape.iter().product::<usize>() == data.len() {
-            spec.shape.iter().map(|&d| d as u64).collect()
-        } else {
-            vec![data.len() as u64]
-        };
-        let file = std::fs::File::create(path).map_err(err)?;
-        let out = std::io::BufWriter::new(file);
-        if spec.elem == "f16" {
-            let mut w = npyz::WriteOptions::<half::f16>::new()
-                .default_dtype()
-                .shape(&shape)
-                .writer(out)
-                .begin_nd()
-                .map_err(err)?;
-            w.extend(data.iter().map(|&x| half::f16::from_f32(x)))
-                .map_err(err)?;
-            w.finish().map_err(err)
-        } else {
-            let mut w = npyz::WriteOptions::<f32>::new()
-                .default_dtype()
-                .shape(&shape)
-                .writer(out)
-                .begin_nd()
-                .map_err(err)?;
-            w.extend(data.iter().copied()).map_err(err)?;
-            w.finish().map_err(err)
-        }
+        let bytes =
+            driver::npy::to_bytes(spec, data).map_err(|e| format!("{}: {e}", path.display()))?;
+        std::fs::write(path, bytes).map_err(|e| format!("{}: {e}", path.display()))
     }
 }
 

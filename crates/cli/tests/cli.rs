@@ -655,5 +655,100 @@ fn a_timing_only_run_never_reads_external_data() {
     let o = spyre(&["run", model.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("weights.bin"), "{}", stderr(&o));
+}
+
+#[test]
+fn ktir_inputs_lists_buffers_and_scalars_and_run_takes_places_and_masks() {
+    let dir = std::env::temp_dir().join(format!("spyre-cli-inputs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // A .ktir file whose views sit at constant addresses, and a run-error program.
+    let text =
+        std::fs::read_to_string(root().join("tests/ktir/run-errors/place_unused.mlir")).unwrap();
+    let prog = dir.join("copy.ktir");
+    std::fs::write(&prog, &text).unwrap();
+    let p = prog.to_str().unwrap();
+    let o = spyre(&["ktir", "inputs", p]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("buffer      src            f32    [4, 8]           0          in"),
+        "{out}"
+    );
+    assert!(
+        out.contains("buffer      dst            f32    [4, 8]           64         out"),
+        "{out}"
+    );
+    let o = spyre(&["ktir", "inputs", p, "--json", "--place", "input=0"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["buffers"][0]["name"], "input");
+    assert_eq!(v["buffers"][0]["address"], 0);
+    assert_eq!(v["buffers"][1]["role"], "out");
+    // A manifest names placements too; the run says so in the buffers it prints.
+    let manifest = dir.join("places.json");
+    std::fs::write(&manifest, r#"{"input": 0, "output": 64}"#).unwrap();
+    let o = spyre(&[
+        "run",
+        p,
+        "--machine",
+        "tiny4",
+        "--place-file",
+        manifest.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("buffer input"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("buffer output"), "{}", stdout(&o));
+    // Masking is announced with its count.
+    let oob = root().join("tests/ktir/run-errors/out_of_view.mlir");
+    let o = spyre(&["run", oob.to_str().unwrap(), "--machine", "tiny4"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("--out-of-bounds mask"),
+        "{}",
+        stderr(&o)
+    );
+    let o = spyre(&[
+        "run",
+        oob.to_str().unwrap(),
+        "--machine",
+        "tiny4",
+        "--out-of-bounds",
+        "mask",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("masked         16 points outside their views"),
+        "{}",
+        stdout(&o)
+    );
+    // Float scalars, typed by the signature, and a KTIR file given to compile.
+    let scale = root().join("tests/ktir/run-errors/unknown_arg.mlir");
+    let o = spyre(&[
+        "run",
+        scale.to_str().unwrap(),
+        "--machine",
+        "tiny4",
+        "--arg",
+        "n=1",
+        "--arg",
+        "h=0.0883",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = spyre(&["compile", p]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("a KTIR module, not a model graph"),
+        "{}",
+        stderr(&o)
+    );
+    // Content that fits no kind is a clear error.
+    let junk = dir.join("notes.txt");
+    std::fs::write(&junk, "hello world\n").unwrap();
+    let o = spyre(&["run", junk.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("neither a KTIR module"),
+        "{}",
+        stderr(&o)
+    );
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -1,22 +1,24 @@
 //! Running a KTIR file on its own (no model graph): buffers are found from the memory views
-//! the kernels build over their `index` arguments, filled from given data or seeded random
+//! the kernels build (see [`crate::ktir_plan`]), filled from given data or seeded random
 //! numbers, and every function runs in module order sharing buffers by argument name.
 
-use crate::session::{execute, Arg, Init, Launch, Placement, Program};
+use crate::ktir_plan::{plan, KtirInputs, Plan, Role, ScalarValue};
+use crate::session::{execute, Arg, Init, Launch, Placement, Program, ScratchInit};
 use crate::source_map::kernel_links;
 use crate::{DriverError, KernelLink, Progress, RunOptions, RunResult, Stage};
-use ktir::ast::{Module, OpKind, ScalarType, SizeOperand, Type};
+use ktir::ast::{Module, ScalarType, Type};
 use serde::Serialize;
 use sim::timing::Schedule;
 use sim::{ExecLimits, KernelValue, Machine};
 use std::collections::BTreeMap;
 
-/// A buffer argument the kernels read or write through memory views.
+/// A DRAM buffer the kernels read or write through memory views.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[cfg_attr(test, derive(ts_rs::TS))]
 pub struct BufferSpec {
-    /// The argument name (without `%`).
+    /// The argument name (without `%`), the `--place` name, or for views at constant
+    /// addresses the name of the constant the lowest view's address comes from.
     pub name: String,
     /// Element type of the views over it.
     pub elem: String,
@@ -24,6 +26,12 @@ pub struct BufferSpec {
     pub elements: usize,
     /// The shape of the largest view over it (for `.npy` files).
     pub shape: Vec<usize>,
+    /// Its DRAM address in elements, when fixed (a constant in the program or
+    /// `--place`); `None` for argument buffers the runner places.
+    #[cfg_attr(test, ts(type = "number | null"))]
+    pub address: Option<i64>,
+    /// Whether the kernels load it, store it, or both.
+    pub role: Role,
 }
 
 /// Settings of a KTIR run (the fields of [`RunOptions`] that apply to KTIR modules).
@@ -74,11 +82,8 @@ impl From<&KtirRunOptions> for RunOptions {
     }
 }
 
-fn elem_name(e: ScalarType) -> String {
-    e.name().to_string()
-}
-
-/// The buffers a module's kernels address, from their memory views over arguments.
+/// The DRAM buffers a module's kernels address, from their memory views (over arguments,
+/// at offsets from them, and at constant addresses).
 ///
 /// Extents are computed with checked arithmetic; a view whose extent overflows is an
 /// error naming it. A view over `%a + OFFSET` (an `arith.addi`/`arith.subi` of an argument
@@ -87,120 +92,16 @@ pub fn buffer_specs(
     module: &Module,
     args: &BTreeMap<String, i64>,
 ) -> Result<Vec<BufferSpec>, DriverError> {
-    let mut specs: BTreeMap<String, BufferSpec> = BTreeMap::new();
-    for f in &module.funcs {
-        // Index values known before the run: constants and given scalar arguments.
-        let mut known: BTreeMap<&str, i64> = BTreeMap::new();
-        // Values that are an argument's address plus a known offset.
-        let mut bases: BTreeMap<&str, (&str, i64)> = BTreeMap::new();
-        for (name, _) in &f.args {
-            match args.get(name) {
-                Some(v) => {
-                    known.insert(name, *v);
-                }
-                None => {
-                    bases.insert(name, (name, 0));
-                }
-            }
-        }
-        let mut stack = vec![&f.body];
-        while let Some(block) = stack.pop() {
-            for op in &block.ops {
-                stack.extend(op.kind.regions());
-                if let Some(result) = op.results.first() {
-                    track_index(&op.kind, result, &mut known, &mut bases);
-                }
-                let OpKind::ConstructMemoryView {
-                    base,
-                    sizes,
-                    strides,
-                    memory_space,
-                    ..
-                } = &op.kind
-                else {
-                    continue;
-                };
-                if matches!(memory_space, Some(ktir::MemorySpace::Local { .. })) {
-                    continue;
-                }
-                let Some(&(buffer, offset)) = bases.get(base.name.as_str()) else {
-                    continue;
-                };
-                let view = op.results.first().map_or("?", String::as_str);
-                let value = |s: &SizeOperand| -> Result<i64, DriverError> {
-                    match s {
-                        SizeOperand::Static(v) => Ok(*v),
-                        SizeOperand::Dynamic(v) => args.get(&v.name).or_else(|| known.get(v.name.as_str())).copied().ok_or_else(|| {
-                            DriverError::new(
-                                Stage::Ktir,
-                                format!(
-                                    "@{}: the size of the view over '%{}' depends on '%{}'; give it with --arg {}=VALUE",
-                                    f.name, base.name, v.name, v.name
-                                ),
-                            )
-                        }),
-                    }
-                };
-                let mut size_values = Vec::new();
-                let mut stride_values = Vec::new();
-                for (s, st) in sizes.iter().zip(strides) {
-                    size_values.push(value(s)?);
-                    stride_values.push(value(st)?);
-                }
-                let overflow = || {
-                    DriverError::new(
-                        Stage::Ktir,
-                        format!(
-                            "@{}: view '%{view}' over '%{buffer}' (sizes {size_values:?}, strides {stride_values:?}) spans more than {} elements, the most an address can reach (see docs/limits.md)",
-                            f.name,
-                            i64::MAX
-                        ),
-                    )
-                };
-                let extent = view_extent(&size_values, &stride_values).ok_or_else(overflow)?;
-                let needed = if extent == 0 {
-                    0
-                } else {
-                    offset.max(0).checked_add(extent).ok_or_else(overflow)?
-                };
-                let shape = size_values.iter().map(|&n| n.max(0) as usize).collect();
-                let elem = op
-                    .result_types
-                    .first()
-                    .and_then(Type::elem)
-                    .unwrap_or(ScalarType::F32);
-                let elements = usize::try_from(needed).map_err(|_| overflow())?;
-                let entry = specs
-                    .entry(buffer.to_string())
-                    .or_insert_with(|| BufferSpec {
-                        name: buffer.to_string(),
-                        elem: elem_name(elem),
-                        elements: 0,
-                        shape: Vec::new(),
-                    });
-                if entry.elem != elem_name(elem) {
-                    return Err(DriverError::new(
-                        Stage::Ktir,
-                        format!(
-                            "'%{}' is viewed as both {} and {}",
-                            buffer,
-                            entry.elem,
-                            elem.name()
-                        ),
-                    ));
-                }
-                if elements >= entry.elements {
-                    // The shape written to .npy files is that of the view reaching furthest
-                    // from the buffer's start.
-                    if offset == 0 || entry.elements == 0 {
-                        entry.shape = shape;
-                    }
-                    entry.elements = elements;
-                }
-            }
-        }
-    }
-    Ok(specs.into_values().collect())
+    Ok(plan(module, args, &BTreeMap::new(), &BTreeMap::new())?
+        .inputs
+        .buffers)
+}
+
+fn check(text: &str) -> Result<(Module, Vec<ktir::Diagnostic>), DriverError> {
+    ktir::check(text).map_err(|d| {
+        let lines: Vec<String> = d.iter().map(|d| d.to_string()).collect();
+        DriverError::from_ktir(lines.join("\n"), None, &d)
+    })
 }
 
 /// The buffers of a KTIR module's text (see [`buffer_specs`]); for checking given contents
@@ -209,86 +110,85 @@ pub fn buffers_of(
     text: &str,
     args: &BTreeMap<String, i64>,
 ) -> Result<Vec<BufferSpec>, DriverError> {
-    let (module, _) = ktir::check(text).map_err(|d| {
-        let lines: Vec<String> = d.iter().map(|d| d.to_string()).collect();
-        DriverError::from_ktir(lines.join("\n"), None, &d)
-    })?;
+    let (module, _) = check(text)?;
     buffer_specs(&module, args)
 }
 
-/// Elements from a view's first to its last addressed element (`1 + sum (n-1)*|stride|`),
-/// 0 for an empty view, `None` when that does not fit an `i64`.
-fn view_extent(sizes: &[i64], strides: &[i64]) -> Option<i64> {
-    if sizes.iter().any(|&n| n <= 0) {
-        return Some(0);
-    }
-    let mut extent: i64 = 1;
-    for (&n, &st) in sizes.iter().zip(strides) {
-        let reach = (n - 1).checked_mul(i64::try_from(st.unsigned_abs()).ok()?)?;
-        extent = extent.checked_add(reach)?;
-    }
-    Some(extent)
+/// Everything a run of a KTIR module takes (buffers, scratchpad views, scalars, tensor
+/// arguments, and what is still missing), given the values and placements in `options`:
+/// what `spyre ktir inputs` prints and the page's Run panel lists.
+pub fn ktir_inputs(text: &str, options: &RunOptions) -> Result<KtirInputs, DriverError> {
+    let (module, _) = check(text)?;
+    Ok(plan(&module, &options.args, &options.scalars, &options.places)?.inputs)
 }
 
-/// Follows index arithmetic a view's base may come from: constants, given arguments and
-/// `arith.addi`/`arith.subi`/`arith.muli` of them, and an argument's address plus or minus
-/// a known offset.
-fn track_index<'a>(
-    kind: &'a OpKind,
-    result: &'a str,
-    known: &mut BTreeMap<&'a str, i64>,
-    bases: &mut BTreeMap<&'a str, (&'a str, i64)>,
-) {
-    use ktir::ast::{ElementwiseOp, Literal};
-    match kind {
-        OpKind::Constant {
-            value: Literal::Int(v),
-        } => {
-            known.insert(result, *v);
-        }
-        OpKind::Elementwise { op, operands } if operands.len() == 2 => {
-            let (a, b) = (operands[0].name.as_str(), operands[1].name.as_str());
-            let (ka, kb) = (known.get(a).copied(), known.get(b).copied());
-            match (op, ka, kb) {
-                (ElementwiseOp::AddI, Some(x), Some(y)) => {
-                    if let Some(v) = x.checked_add(y) {
-                        known.insert(result, v);
-                    }
+/// Reads `.npy` files given by name (`NAME.npy` holds the contents of buffer, scratchpad
+/// view or tensor argument `NAME`) and checks each against what it fills: the element
+/// type must match (see [`crate::npy::check_dtype`]) and the shape be the full shape
+/// (or, for buffers, flat with their element count). A name that matches nothing is an
+/// error naming the closest one.
+pub fn read_npy_inputs(
+    text: &str,
+    options: &RunOptions,
+    files: &[(String, Vec<u8>)],
+) -> Result<BTreeMap<String, Vec<f32>>, DriverError> {
+    let inputs = ktir_inputs(text, options)?;
+    let err = |m: String| DriverError::new(Stage::Ktir, m);
+    let mut names: Vec<&str> = inputs
+        .buffers
+        .iter()
+        .map(|b| b.name.as_str())
+        .chain(inputs.scratchpads.iter().map(|s| s.name.as_str()))
+        .chain(inputs.tensors.iter().map(|t| t.name.as_str()))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    let mut out = BTreeMap::new();
+    for (name, bytes) in files {
+        let file = format!("{name}.npy");
+        let array = crate::npy::read(bytes, options.limits.max_dram_elements)
+            .map_err(|e| err(format!("{file}: {e}")))?;
+        let (elem, shape, flat) = if let Some(b) = inputs.buffers.iter().find(|b| &b.name == name) {
+            if b.address.is_some() {
+                // A placed buffer may hold more than its views reach, in any shape.
+                let n = array.data.len();
+                if n < b.elements {
+                    return Err(err(format!(
+                        "{file}: the array has {n} elements; the views at address {} reach {} elements of buffer '{name}'",
+                        b.address.unwrap_or(0),
+                        b.elements
+                    )));
                 }
-                (ElementwiseOp::SubI, Some(x), Some(y)) => {
-                    if let Some(v) = x.checked_sub(y) {
-                        known.insert(result, v);
-                    }
-                }
-                (ElementwiseOp::MulI, Some(x), Some(y)) => {
-                    if let Some(v) = x.checked_mul(y) {
-                        known.insert(result, v);
-                    }
-                }
-                (ElementwiseOp::AddI, None, Some(k)) | (ElementwiseOp::SubI, None, Some(k)) => {
-                    let k = if *op == ElementwiseOp::SubI {
-                        k.checked_neg()
-                    } else {
-                        Some(k)
-                    };
-                    if let (Some(&(buf, off)), Some(k)) = (bases.get(a), k) {
-                        if let Some(off) = off.checked_add(k) {
-                            bases.insert(result, (buf, off));
-                        }
-                    }
-                }
-                (ElementwiseOp::AddI, Some(k), None) => {
-                    if let Some(&(buf, off)) = bases.get(b) {
-                        if let Some(off) = off.checked_add(k) {
-                            bases.insert(result, (buf, off));
-                        }
-                    }
-                }
-                _ => {}
+                (b.elem.clone(), array.shape.clone(), None)
+            } else {
+                (b.elem.clone(), b.shape.clone(), Some(b.elements))
             }
+        } else if let Some(s) = inputs.scratchpads.iter().find(|s| &s.name == name) {
+            (s.elem.clone(), s.shape.clone(), None)
+        } else if let Some(t) = inputs.tensors.iter().find(|t| &t.name == name) {
+            (t.elem.clone(), t.shape.clone(), None)
+        } else {
+            return Err(err(format!(
+                "input '{name}' ({file}) matches no buffer, scratchpad view or tensor argument{}; inputs: {}",
+                graph::did_you_mean(name, &names),
+                list(&names)
+            )));
+        };
+        let flat_ok = flat.is_some_and(|n| array.shape.len() == 1 && array.shape[0] == n);
+        if array.shape != shape && !flat_ok {
+            return Err(err(format!(
+                "{file}: the array has shape {:?}; '{name}' needs shape {shape:?}{}",
+                array.shape,
+                flat.map_or(String::new(), |n| format!(
+                    " ({n} elements, or a flat array of them)"
+                ))
+            )));
         }
-        _ => {}
+        crate::npy::check_dtype(&array, &elem)
+            .map_err(|e| err(format!("{file}: {e} ('{name}' holds {elem})")))?;
+        out.insert(name.clone(), array.data);
     }
+    Ok(out)
 }
 
 /// Checks the buffers against the DRAM limit before any of them is built: each alone and
@@ -315,37 +215,11 @@ fn check_dram_limit(specs: &[BufferSpec], options: &RunOptions) -> Result<(), Dr
 }
 
 /// Every given scalar must name an argument of some function or a value a view's size
-/// depends on, and every buffer content a buffer or tensor argument; a misspelt name is an error (with the closest name) rather than silently unused.
-fn check_names(
-    module: &Module,
-    specs: &[BufferSpec],
-    options: &RunOptions,
-) -> Result<(), DriverError> {
-    let mut params: Vec<&str> = module
-        .funcs
-        .iter()
-        .flat_map(|f| f.args.iter().map(|(n, _)| n.as_str()))
-        .collect();
-    // A view's size may depend on a value computed in the kernel (a runtime argument's
-    // extraction), which --arg then gives for sizing its buffer.
-    for f in &module.funcs {
-        let mut stack = vec![&f.body];
-        while let Some(block) = stack.pop() {
-            for op in &block.ops {
-                stack.extend(op.kind.regions());
-                if let OpKind::ConstructMemoryView { sizes, strides, .. } = &op.kind {
-                    for s in sizes.iter().chain(strides) {
-                        if let SizeOperand::Dynamic(v) = s {
-                            params.push(&v.name);
-                        }
-                    }
-                }
-            }
-        }
-    }
-    params.sort_unstable();
-    params.dedup();
-    for name in options.args.keys() {
+/// depends on, and every buffer content a buffer, scratchpad view or tensor argument; a
+/// misspelt name is an error (with the closest name) rather than silently unused.
+fn check_names(plan: &Plan, options: &RunOptions) -> Result<(), DriverError> {
+    let params: Vec<&str> = plan.arg_names.iter().map(String::as_str).collect();
+    for name in options.args.keys().chain(options.scalars.keys()) {
         if !params.contains(&name.as_str()) {
             return Err(DriverError::new(
                 Stage::Ktir,
@@ -357,16 +231,13 @@ fn check_names(
             ));
         }
     }
-    let tensors = module
-        .funcs
-        .iter()
-        .flat_map(|f| f.args.iter())
-        .filter(|(_, t)| matches!(t, Type::Tensor { .. }))
-        .map(|(n, _)| n.as_str());
-    let mut inputs: Vec<&str> = specs
+    let i = &plan.inputs;
+    let mut inputs: Vec<&str> = i
+        .buffers
         .iter()
         .map(|s| s.name.as_str())
-        .chain(tensors)
+        .chain(i.scratchpads.iter().map(|s| s.name.as_str()))
+        .chain(i.tensors.iter().map(|t| t.name.as_str()))
         .collect();
     inputs.sort_unstable();
     inputs.dedup();
@@ -375,7 +246,7 @@ fn check_names(
             return Err(DriverError::new(
                 Stage::Ktir,
                 format!(
-                    "input '{name}' matches no buffer or tensor argument{}; inputs: {}",
+                    "input '{name}' matches no buffer, scratchpad view or tensor argument{}; inputs: {}",
                     graph::did_you_mean(name, &inputs),
                     list(&inputs)
                 ),
@@ -418,18 +289,80 @@ pub(crate) fn run_module(
     run_mapped(text, options, progress).map(|((r, _), s)| (r, s))
 }
 
+/// Row-major element addresses of a view's points.
+fn view_addresses(base: i64, shape: &[usize], strides: &[i64]) -> Option<Vec<i64>> {
+    let n = shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d))?;
+    let mut out = Vec::with_capacity(n);
+    let mut index = vec![0usize; shape.len()];
+    for _ in 0..n {
+        let mut a = base;
+        for (&i, &s) in index.iter().zip(strides) {
+            a = a.checked_add(i64::try_from(i).ok()?.checked_mul(s)?)?;
+        }
+        out.push(a);
+        for d in (0..shape.len()).rev() {
+            index[d] += 1;
+            if index[d] < shape[d] {
+                break;
+            }
+            index[d] = 0;
+        }
+    }
+    Some(out)
+}
+
 /// [`run_module`], also returning each function's lines and events.
 pub(crate) fn run_mapped(
     text: &str,
     options: &RunOptions,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<((RunResult, Vec<KernelLink>), Schedule), DriverError> {
-    let (module, warnings) = ktir::check(text).map_err(|d| {
-        let lines: Vec<String> = d.iter().map(|d| d.to_string()).collect();
-        DriverError::from_ktir(lines.join("\n"), None, &d)
-    })?;
-    let specs = buffer_specs(&module, &options.args)?;
-    check_names(&module, &specs, options)?;
+    let (module, warnings) = check(text)?;
+    let plan = plan(&module, &options.args, &options.scalars, &options.places)?;
+    check_names(&plan, options)?;
+    if !plan.inputs.missing.is_empty() {
+        return Err(DriverError::new(
+            Stage::Ktir,
+            format!(
+                "missing inputs ({}):\n  {}",
+                plan.inputs.missing.len(),
+                plan.inputs.missing.join("\n  ")
+            ),
+        ));
+    }
+    let mut specs = plan.inputs.buffers.clone();
+    // A placed buffer takes the size of the data given for it when that is larger.
+    for s in &mut specs {
+        if let (Some(_), Some(d)) = (s.address, options.buffers.get(&s.name)) {
+            if d.len() != s.elements {
+                if d.len() < s.elements {
+                    return Err(DriverError::new(
+                        Stage::Ktir,
+                        format!(
+                            "input for '{}' has {} elements; the views at address {} reach {}",
+                            s.name,
+                            d.len(),
+                            s.address.unwrap_or(0),
+                            s.elements
+                        ),
+                    ));
+                }
+                s.elements = d.len();
+                s.shape = vec![d.len()];
+            }
+        }
+        if s.address.is_some() && s.elements == 0 && !options.timing_only {
+            return Err(DriverError::new(
+                Stage::Ktir,
+                format!(
+                    "--place {}={}: no view with a size known before the run uses that address and no {}.npy gives the buffer's contents",
+                    s.name,
+                    s.address.unwrap_or(0),
+                    s.name
+                ),
+            ));
+        }
+    }
     check_dram_limit(&specs, options)?;
     let mut rng = graph::SplitMix64::new(options.seed);
     let mut placements = Vec::new();
@@ -454,6 +387,7 @@ pub(crate) fn run_mapped(
         placements.push(Placement {
             name: spec.name.clone(),
             elem,
+            at: spec.address,
             init: if options.timing_only {
                 Init::Reserve(spec.elements)
             } else {
@@ -461,14 +395,55 @@ pub(crate) fn run_mapped(
             },
         });
     }
+    // Fixed addresses first, in address order, so buffers never overlap.
+    placements.sort_by_key(|p| (p.at.is_none(), p.at));
+    let mut scratch = Vec::new();
+    for s in &plan.inputs.scratchpads {
+        let Some(data) = options.buffers.get(&s.name) else {
+            continue;
+        };
+        let n: usize = s.shape.iter().product();
+        if data.len() != n {
+            return Err(DriverError::new(
+                Stage::Ktir,
+                format!(
+                    "input for scratchpad view '%{}' has {} elements; its shape {:?} needs {n}",
+                    s.name,
+                    data.len(),
+                    s.shape
+                ),
+            ));
+        }
+        if options.timing_only {
+            continue;
+        }
+        let addrs = view_addresses(s.address, &s.shape, &s.strides).ok_or_else(|| {
+            DriverError::new(
+                Stage::Ktir,
+                format!("scratchpad view '%{}': its addresses overflow", s.name),
+            )
+        })?;
+        for &core in &s.cores {
+            scratch.push(ScratchInit {
+                core,
+                elem: ScalarType::parse(&s.elem).unwrap_or(ScalarType::F32),
+                addrs: addrs.clone(),
+                data: data.clone(),
+                name: s.name.clone(),
+            });
+        }
+    }
     let mut launches = Vec::new();
     for f in &module.funcs {
         let mut args = Vec::new();
         for (name, ty) in &f.args {
-            if specs.iter().any(|s| &s.name == name) {
+            if plan.arg_buffers.contains(name) {
                 args.push(Arg::Buffer(name.clone()));
-            } else if let Some(v) = options.args.get(name) {
-                args.push(Arg::Value(KernelValue::Int(*v)));
+            } else if let Some(v) = plan.scalars.get(name) {
+                args.push(Arg::Value(match v {
+                    ScalarValue::Int(i) => KernelValue::Int(*i),
+                    ScalarValue::Float(x) => KernelValue::Float(*x),
+                }));
             } else if let Type::Tensor { .. } = ty {
                 // Tensor arguments: given contents or seeded random values.
                 let shape = ty.static_shape().ok_or_else(|| {
@@ -525,6 +500,7 @@ pub(crate) fn run_mapped(
         text,
         module: &module,
         placements,
+        scratch,
         launches,
     };
     execute(program, options, progress, |sim, sched| {

@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 
 mod error;
 mod examples;
+mod ktir_plan;
 mod ktir_run;
 mod latency;
 pub mod npy;
@@ -25,14 +26,18 @@ pub mod user_data;
 mod views;
 pub use error::{DriverError, Stage};
 pub use examples::{examples, Example};
-pub use ktir_run::{buffer_specs, buffers_of, run_ktir, BufferSpec, KtirRunOptions, KtirRunResult};
+pub use ktir_plan::{KtirInputs, Role, ScalarSpec, ScratchpadSpec, TensorArgSpec};
+pub use ktir_run::{
+    buffer_specs, buffers_of, ktir_inputs, read_npy_inputs, run_ktir, BufferSpec, KtirRunOptions,
+    KtirRunResult,
+};
 pub use latency::{
     render as render_latency_model, KernelLatency, LatencyModelReport, LatencyParamView,
 };
 pub use roofline::{
     render as render_roofline, Bound, Bounds, KernelRoofline, ProgramRoofline, Rates, Roofline,
 };
-pub use session::{detect_kind, Run, Session, SourceKind};
+pub use session::{classify, detect_kind, Run, Session, SourceKind};
 pub use source_map::{KernelLink, LineRange, NodeLink, OpLink, SourceMap};
 pub use views::{CoreView, LinkView, SummaryView, UnitUsageView};
 
@@ -51,7 +56,9 @@ pub fn load_graph<S: AsRef<[u8]> + ?Sized>(
     session.into_graph().ok_or_else(|| {
         DriverError::new(
             Stage::Load,
-            format!("{file_name}: a KTIR module, not a model graph"),
+            format!(
+                "{file_name}: a KTIR module, not a model graph; compile takes model graphs (JSON or ONNX): run a KTIR module with `spyre run`, check it with `spyre ktir verify`"
+            ),
         )
         .in_file(file_name)
     })
@@ -313,6 +320,10 @@ pub struct RunResult {
     #[serde(skip)]
     #[cfg_attr(test, ts(skip))]
     pub work: Vec<(sim::timing::TaskId, sim::WorkCount)>,
+    /// Points outside their views that were masked (loads read 0, stores dropped), when
+    /// the run masked them (`--out-of-bounds mask`); `None` when such points are errors.
+    #[cfg_attr(test, ts(type = "number | null"))]
+    pub masked_points: Option<u64>,
 }
 
 /// A pass snapshot for the page.
@@ -406,6 +417,27 @@ pub struct RunOptions {
     pub args: BTreeMap<String, i64>,
     /// KTIR modules: contents of buffers, by name (others get seeded random values).
     pub buffers: BTreeMap<String, Vec<f32>>,
+    /// KTIR modules: values of scalar arguments as text, by name, typed by the function
+    /// signature (`index` and integers, or floats); a value that does not fit its type
+    /// is an error.
+    pub scalars: BTreeMap<String, String>,
+    /// KTIR modules: fixed DRAM element addresses of buffers, by name (`--place`): an
+    /// argument buffer's, or a buffer holding the views at constant addresses from there.
+    pub places: BTreeMap<String, i64>,
+    /// What a point outside its view is: an error (the default) or masked.
+    pub out_of_bounds: OutOfBounds,
+}
+
+/// What happens to a point of an access tile outside its view (its sizes or
+/// `coordinate_set`, or every DRAM buffer); the spec does not say.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OutOfBounds {
+    /// The run stops with an error naming the point and the view.
+    #[default]
+    Error,
+    /// As the public reference interpreter does: a load reads 0 there and a store drops
+    /// the value; the result counts the masked points.
+    Mask,
 }
 
 /// The settings of a pipeline run (the name the tests and benchmarks know).
@@ -425,6 +457,9 @@ impl Default for RunOptions {
             ktir: None,
             args: BTreeMap::new(),
             buffers: BTreeMap::new(),
+            scalars: BTreeMap::new(),
+            places: BTreeMap::new(),
+            out_of_bounds: OutOfBounds::Error,
         }
     }
 }

@@ -237,6 +237,88 @@ pub fn holds(descr: &str, want: graph::DType) -> bool {
     }
 }
 
+/// A buffer as `.npy` bytes: float16 buffers as float16, everything else as float32,
+/// shaped like the largest view over it when that covers it exactly (else flat).
+pub fn to_bytes(spec: &BufferSpec, data: &[f32]) -> Result<Vec<u8>, String> {
+    use npyz::WriterBuilder;
+    let err = |e: std::io::Error| e.to_string();
+    let shape: Vec<u64> = if spec.shape.iter().product::<usize>() == data.len() {
+        spec.shape.iter().map(|&d| d as u64).collect()
+    } else {
+        vec![data.len() as u64]
+    };
+    let mut out = Vec::new();
+    {
+        let cursor = std::io::Cursor::new(&mut out);
+        if spec.elem == "f16" {
+            let mut w = npyz::WriteOptions::<half::f16>::new()
+                .default_dtype()
+                .shape(&shape)
+                .writer(cursor)
+                .begin_nd()
+                .map_err(err)?;
+            w.extend(data.iter().map(|&x| half::f16::from_f32(x)))
+                .map_err(err)?;
+            w.finish().map_err(err)?;
+        } else {
+            let mut w = npyz::WriteOptions::<f32>::new()
+                .default_dtype()
+                .shape(&shape)
+                .writer(cursor)
+                .begin_nd()
+                .map_err(err)?;
+            w.extend(data.iter().copied()).map_err(err)?;
+            w.finish().map_err(err)?;
+        }
+    }
+    Ok(out)
+}
+
+/// The `.npy` dtypes that fill an element type: the matching one, and for types numpy has
+/// no dtype for (bfloat16, the float8 types, narrow integers) the next wider one.
+pub fn dtypes_for(elem: &str) -> &'static [&'static str] {
+    match elem {
+        "f16" => &["<f2"],
+        "f32" => &["<f4"],
+        "f64" => &["<f8"],
+        "bf16" => &["<f4", "<f2"],
+        "f8E4M3FN" | "f8E5M2" | "f8e4m3" | "f8e5m2" => &["<f2", "<f4"],
+        "i32" => &["<i4"],
+        "i64" | "index" => &["<i8"],
+        "i1" | "i8" | "i16" => &["<i4", "<i8"],
+        _ => &[],
+    }
+}
+
+/// Checks an array's dtype against the element type it fills (see [`dtypes_for`]):
+/// float64 data for an f32 buffer is refused rather than silently rounded.
+pub fn check_dtype(array: &NpyArray, elem: &str) -> Result<(), String> {
+    let ok = dtypes_for(elem);
+    if ok.contains(&array.dtype.as_str()) {
+        return Ok(());
+    }
+    Err(format!(
+        "the array's dtype is {} ({}); it must be {}",
+        array.dtype,
+        numpy_name(&array.dtype),
+        ok.iter()
+            .map(|d| format!("{d} ({})", numpy_name(d)))
+            .collect::<Vec<_>>()
+            .join(" or ")
+    ))
+}
+
+fn numpy_name(descr: &str) -> &'static str {
+    match descr {
+        "<f2" => "float16",
+        "<f4" => "float32",
+        "<f8" => "float64",
+        "<i4" => "int32",
+        "<i8" => "int64",
+        _ => "other",
+    }
+}
+
 /// Checks an array against the buffer it fills: the buffer's view shape, or flat with the
 /// buffer's element count (how buffers whose views do not cover them are saved).
 pub fn check_shape(array: &NpyArray, spec: &BufferSpec) -> Result<(), String> {
@@ -277,6 +359,8 @@ mod tests {
             elem: "f32".into(),
             elements: shape.iter().product(),
             shape: shape.to_vec(),
+            address: None,
+            role: crate::Role::In,
         }
     }
 
@@ -360,6 +444,26 @@ mod tests {
             assert!(holds(&a.dtype, dtype));
         }
         assert!(!holds("<f8", DType::F32) && !holds("<f4", DType::F16));
+    }
+
+    #[test]
+    fn written_buffers_read_back_with_their_shape_and_dtype() {
+        let mut s = spec(&[2, 3]);
+        let data = [0.5, 1.0, 1.5, 2.0, 2.5, 3.0];
+        let a = read(&to_bytes(&s, &data).unwrap(), 16).unwrap();
+        assert_eq!(
+            (a.dtype.as_str(), &a.shape, &a.data[..]),
+            ("<f4", &vec![2, 3], &data[..])
+        );
+        check_dtype(&a, "f32").unwrap();
+        s.elem = "f16".into();
+        let a = read(&to_bytes(&s, &data).unwrap(), 16).unwrap();
+        assert_eq!(a.dtype, "<f2");
+        let e = check_dtype(&a, "f32").unwrap_err();
+        assert!(e.contains("<f2 (float16); it must be <f4 (float32)"), "{e}");
+        // Buffers their views do not cover are written flat.
+        let a = read(&to_bytes(&s, &data[..4]).unwrap(), 16).unwrap();
+        assert_eq!(a.shape, vec![4]);
     }
 
     #[test]

@@ -40,34 +40,75 @@ impl SourceKind {
 /// The kind of `bytes`: bytes that start like an ONNX `ModelProto` (field 1, a varint) are
 /// ONNX, a JSON object is a graph, MLIR text (a comment, `func.func`, `module`, an attribute
 /// or type alias) is KTIR. When the content does not say, the extension of `file_name` does
-/// (`.onnx`, `.mlir`, `.json`); otherwise bytes that are not text are taken for ONNX and
-/// text for JSON, whose loaders then say what is wrong.
+/// (`.onnx`, `.mlir`, `.ktir`, `.json`); otherwise bytes that are not text are taken for
+/// ONNX and text for JSON, whose loaders then say what is wrong. [`classify`] is the strict
+/// form that refuses content fitting no kind.
 pub fn detect_kind(bytes: &[u8], file_name: &str) -> SourceKind {
+    classify(bytes, file_name).unwrap_or_else(|_| {
+        if std::str::from_utf8(bytes).is_ok() {
+            SourceKind::Graph
+        } else {
+            SourceKind::Onnx
+        }
+    })
+}
+
+/// The kind named by a file's extension (`.onnx`, `.mlir` or `.ktir`, `.json`).
+fn kind_by_name(file_name: &str) -> Option<SourceKind> {
     let lower = file_name.to_ascii_lowercase();
-    let by_name = if lower.ends_with(".onnx") {
+    if lower.ends_with(".onnx") {
         Some(SourceKind::Onnx)
-    } else if lower.ends_with(".mlir") {
+    } else if lower.ends_with(".mlir") || lower.ends_with(".ktir") {
         Some(SourceKind::Ktir)
     } else if lower.ends_with(".json") {
         Some(SourceKind::Graph)
     } else {
         None
-    };
+    }
+}
+
+/// The kind of a file, decided by its content; the extension only breaks ties (content
+/// that fits no kind, or no content). Content that fits no kind and a name that does not
+/// say is an error describing what was found.
+pub fn classify(bytes: &[u8], file_name: &str) -> Result<SourceKind, DriverError> {
+    let by_name = kind_by_name(file_name);
     if bytes.first() == Some(&0x08) {
-        return SourceKind::Onnx;
+        return Ok(SourceKind::Onnx);
     }
     let Ok(text) = std::str::from_utf8(bytes) else {
-        return by_name.unwrap_or(SourceKind::Onnx);
+        return by_name.ok_or_else(|| {
+            DriverError::new(
+                Stage::Load,
+                format!(
+                    "{file_name}: binary content that is not an ONNX model (it does not start with a ModelProto's ir_version field)"
+                ),
+            )
+            .in_file(file_name)
+        });
     };
-    let t = text.trim_start();
+    let t = text.trim_start_matches('\u{feff}').trim_start();
     if t.starts_with('{') || t.starts_with('[') {
-        return SourceKind::Graph;
+        return Ok(SourceKind::Graph);
     }
-    let mlir = ["//", "func.func", "module", "#", "!"];
-    if mlir.iter().any(|p| t.starts_with(p)) {
-        return SourceKind::Ktir;
+    let mlir = ["//", "func.func", "module", "builtin.module", "#", "!"];
+    if mlir.iter().any(|p| t.starts_with(p)) || t.contains("func.func") || t.contains("ktdp.") {
+        return Ok(SourceKind::Ktir);
     }
-    by_name.unwrap_or(SourceKind::Graph)
+    if let Some(kind) = by_name {
+        return Ok(kind);
+    }
+    let first: String = t.lines().next().unwrap_or("").chars().take(40).collect();
+    Err(DriverError::new(
+        Stage::Load,
+        if t.is_empty() {
+            format!("{file_name}: the file is empty: neither a KTIR module, a JSON graph nor an ONNX model")
+        } else {
+            format!(
+                "{file_name}: neither a KTIR module (MLIR text with func.func), a JSON graph (an object) nor an ONNX model (protobuf bytes); it starts with '{first}'"
+            )
+        },
+    )
+    .in_file(file_name))
 }
 
 /// The loaded source.
@@ -129,7 +170,7 @@ impl Session {
         file_name: &str,
         files: std::sync::Arc<dyn graph::ExternalFiles>,
     ) -> Result<Session, DriverError> {
-        let kind = detect_kind(bytes, file_name);
+        let kind = classify(bytes, file_name)?;
         let source = match kind {
             SourceKind::Onnx => Source::Graph(Box::new(
                 graph::load_onnx_with_files(bytes, files)
@@ -330,7 +371,20 @@ pub(crate) enum Init {
 pub(crate) struct Placement {
     pub name: String,
     pub elem: ScalarType,
+    /// A fixed element address (placements with one come first, in address order).
+    pub at: Option<i64>,
     pub init: Init,
+}
+
+/// Initial scratchpad contents: `data[k]` at element address `addrs[k]` of `core`'s
+/// scratchpad.
+pub(crate) struct ScratchInit {
+    /// The view it fills, for errors.
+    pub name: String,
+    pub core: usize,
+    pub elem: ScalarType,
+    pub addrs: Vec<i64>,
+    pub data: Vec<f32>,
 }
 
 /// A kernel argument.
@@ -352,6 +406,7 @@ pub(crate) struct Program<'a> {
     pub text: &'a str,
     pub module: &'a Module,
     pub placements: Vec<Placement>,
+    pub scratch: Vec<ScratchInit>,
     pub launches: Vec<Launch>,
 }
 
@@ -382,14 +437,26 @@ pub(crate) fn execute<R>(
         Box::new(|steps, total| (*progress.borrow_mut())(Progress::Execute { steps, total })),
         PROGRESS_EVERY_STEPS,
     );
+    sim.set_mask_out_of_bounds(options.out_of_bounds == crate::OutOfBounds::Mask);
     let mut bases: BTreeMap<String, i64> = BTreeMap::new();
     for p in program.placements {
-        let base = match p.init {
-            Init::Data(data) => sim.alloc(&p.name, p.elem, data),
-            Init::Reserve(n) => sim.reserve(&p.name, p.elem, n),
+        let base = match (p.init, p.at) {
+            (Init::Data(data), Some(at)) => sim.alloc_at(&p.name, p.elem, at, data),
+            (Init::Reserve(_), Some(at)) => sim.alloc_at(&p.name, p.elem, at, Vec::new()),
+            (Init::Data(data), None) => sim.alloc(&p.name, p.elem, data),
+            (Init::Reserve(n), None) => sim.reserve(&p.name, p.elem, n),
         }
         .map_err(|e| DriverError::new(Stage::Simulate, e.to_string()))?;
         bases.insert(p.name, base);
+    }
+    for s in &program.scratch {
+        sim.init_scratchpad(s.core, s.elem, &s.addrs, &s.data)
+            .map_err(|e| {
+                DriverError::new(
+                    Stage::Simulate,
+                    format!("initial contents of scratchpad view '%{}': {e}", s.name),
+                )
+            })?;
     }
     let lines = LineLookup::new(program.text);
     for l in &program.launches {
@@ -445,6 +512,8 @@ pub(crate) fn result(
         roofline: crate::Roofline::default(),
         latency_model: crate::LatencyModelReport::default(),
         work: sim.work_counts().to_vec(),
+        masked_points: (options.out_of_bounds == crate::OutOfBounds::Mask)
+            .then(|| sim.masked_points()),
     }
 }
 
@@ -631,6 +700,7 @@ fn simulate_mapped(
             placements.push(Placement {
                 name: t.clone(),
                 elem: ktir_elem(layout.dtype),
+                at: None,
                 init: match values.get(t) {
                     Some(host) => Init::Data(layout.pack(&host.data)),
                     None => Init::Reserve(layout.device_elems()),
@@ -649,6 +719,7 @@ fn simulate_mapped(
         text,
         module,
         placements,
+        scratch: Vec::new(),
         launches,
     };
     execute(program, options, progress, |sim, sched| {
@@ -863,8 +934,36 @@ mod tests {
         assert_eq!(detect_kind(&[0xff, 0xfe], "x.json"), SourceKind::Graph);
         // Content that says nothing: the name decides.
         assert_eq!(detect_kind(b"", "x.onnx"), SourceKind::Onnx);
+        assert_eq!(detect_kind(b"", "x.ktir"), SourceKind::Ktir);
+        // KTIR by content whatever the extension, a byte order mark or leading text
+        // before the first function included.
+        assert_eq!(
+            detect_kind("\u{feff}func.func @f() {\n return\n}".as_bytes(), "x.ktir"),
+            SourceKind::Ktir
+        );
+        assert_eq!(
+            detect_kind(b"  \n#map = affine_map<(d0) -> (d0)>", "kernel.txt"),
+            SourceKind::Ktir
+        );
+        assert_eq!(
+            detect_kind(b"x = 1\nfunc.func @f() {}", "x.json"),
+            SourceKind::Ktir
+        );
         assert_eq!(detect_kind(b"", "x.mlir"), SourceKind::Ktir);
         assert_eq!(detect_kind(b"nonsense", "x"), SourceKind::Graph);
+    }
+
+    #[test]
+    fn content_that_fits_no_kind_is_a_clear_error() {
+        // The extension breaks the tie: a .ktir file is KTIR, whose verifier says more.
+        assert_eq!(classify(b"hello", "notes.ktir").unwrap(), SourceKind::Ktir);
+        let e = classify(b"hello world", "notes.txt").unwrap_err();
+        assert!(e.message.contains("neither a KTIR module"), "{e}");
+        assert!(e.message.contains("'hello world'"), "{e}");
+        let e = Session::open(&[0xff, 0xfe, 0x00], "blob.bin").unwrap_err();
+        assert!(e.message.contains("not an ONNX model"), "{e}");
+        let e = Session::open(b"   ", "empty").unwrap_err();
+        assert!(e.message.contains("empty"), "{e}");
     }
 
     #[test]

@@ -508,7 +508,38 @@ pub(crate) fn locate(
     coord: &[i64],
     core: usize,
 ) -> Result<(Loc, (usize, DramAccess)), SimError> {
-    locate_in(sim, rop, view, coord, core, true)
+    match locate_in(sim, rop, view, coord, core, true)? {
+        Located::At(loc, stop) => Ok((loc, stop)),
+        Located::Outside(message) => Err(sim.at(rop, message)),
+    }
+}
+
+/// Where a point of a load or store lives: `None` when it is outside its view and the
+/// simulator masks such points (counted in [`Simulator::masked_points`]).
+fn locate_masked(
+    sim: &mut Simulator<'_>,
+    rop: &ROp<'_>,
+    view: &ViewVal,
+    coord: &[i64],
+    core: usize,
+) -> Result<Option<Where>, SimError> {
+    match locate_in(sim, rop, view, coord, core, true)? {
+        Located::At(loc, stop) => Ok(Some((loc, stop))),
+        Located::Outside(_) if sim.mask_out_of_bounds => {
+            sim.masked_points += 1;
+            Ok(None)
+        }
+        Located::Outside(message) => Err(sim.at(rop, message)),
+    }
+}
+
+/// A point's place and the ring stop of its partition.
+type Where = (Loc, (usize, DramAccess));
+
+/// A point's place, or why it is outside its view (an error unless points are masked).
+enum Located {
+    At(Loc, (usize, DramAccess)),
+    Outside(String),
 }
 
 fn locate_in(
@@ -518,16 +549,13 @@ fn locate_in(
     coord: &[i64],
     core: usize,
     check_set: bool,
-) -> Result<(Loc, (usize, DramAccess)), SimError> {
+) -> Result<Located, SimError> {
     if !view.parts.is_empty() {
         if coord.iter().zip(&view.sizes).any(|(c, n)| *c < 0 || c >= n) {
-            return Err(sim.at(
-                rop,
-                format!(
-                    "point {coord:?} is outside the distributed view '%{}' of sizes {:?} (out of bounds)",
-                    view.name, view.sizes
-                ),
-            ));
+            return Ok(Located::Outside(format!(
+                "point {coord:?} is outside the distributed view '%{}' of sizes {:?} (out of bounds)",
+                view.name, view.sizes
+            )));
         }
         for (part, lo) in &view.parts {
             let inside = part
@@ -539,35 +567,26 @@ fn locate_in(
                 return locate_in(sim, rop, part, &local, core, false);
             }
         }
-        return Err(sim.at(
-            rop,
-            format!(
-                "point {coord:?} of the distributed view '%{}' is in none of its partitions",
-                view.name
-            ),
-        ));
+        return Ok(Located::Outside(format!(
+            "point {coord:?} of the distributed view '%{}' is in none of its partitions",
+            view.name
+        )));
     }
     if coord.len() != view.sizes.len()
         || coord.iter().zip(&view.sizes).any(|(c, n)| *c < 0 || c >= n)
     {
-        return Err(sim.at(
-            rop,
-            format!(
-                "point {coord:?} is outside the view '%{}' of sizes {:?} (out of bounds)",
-                view.name, view.sizes
-            ),
-        ));
+        return Ok(Located::Outside(format!(
+            "point {coord:?} is outside the view '%{}' of sizes {:?} (out of bounds; --out-of-bounds mask masks such points)",
+            view.name, view.sizes
+        )));
     }
     if let Some(set) = view.set.as_ref().filter(|_| check_set) {
         // (A partition's set is in global coordinates and was checked by the caller.)
         if !set.contains(coord, &view.syms) {
-            return Err(sim.at(
-                rop,
-                format!(
-                    "point {coord:?} lies outside the coordinate_set of view '%{}' (known gap: the spec does not say whether such points are masked, so the playground stops)",
-                    view.name
-                ),
-            ));
+            return Ok(Located::Outside(format!(
+                "point {coord:?} lies outside the coordinate_set of view '%{}' (known gap: the spec does not say whether such points are masked, so the playground stops; --out-of-bounds mask masks them)",
+                view.name
+            )));
         }
     }
     let mut addr = view.base;
@@ -579,10 +598,30 @@ fn locate_in(
     }
     let stop = view_stop(sim, view, core);
     match view.space {
-        MemorySpace::Global => {
-            let (buf, idx) = dram_slot(sim, rop, view, addr)?;
-            Ok((Loc::Dram { buf, idx }, stop))
-        }
+        MemorySpace::Global => match dram_slot(sim, rop, view, addr)? {
+            Some((buf, idx)) => Ok(Located::At(Loc::Dram { buf, idx }, stop)),
+            None => {
+                // Name the buffer the view starts in, when there is one.
+                let home = sim
+                    .mem
+                    .dram
+                    .iter()
+                    .rev()
+                    .find(|h| h.base <= view.base)
+                    .map_or(String::new(), |h| {
+                        format!(
+                            "; the view starts at element {} of buffer '{}', which has {}",
+                            view.base - h.base,
+                            h.name,
+                            h.len
+                        )
+                    });
+                Ok(Located::Outside(format!(
+                    "view '%{}': DRAM address {addr} is outside every buffer (out of bounds{home})",
+                    view.name
+                )))
+            }
+        },
         MemorySpace::Local { core: which } => {
             let c = match which {
                 Some(c) => usize::try_from(c).unwrap_or(usize::MAX),
@@ -610,7 +649,7 @@ fn locate_in(
                     ),
                 ));
             }
-            Ok((
+            Ok(Located::At(
                 Loc::Local {
                     core: c,
                     byte: byte as usize,
@@ -626,7 +665,7 @@ fn dram_slot(
     rop: &ROp<'_>,
     view: &ViewVal,
     addr: i64,
-) -> Result<(usize, usize), SimError> {
+) -> Result<Option<(usize, usize)>, SimError> {
     for (bi, b) in sim.mem.dram.iter().enumerate() {
         if addr >= b.base && addr < b.base + b.len as i64 {
             // Buffers are placed in order; the view belongs to the last one starting at or
@@ -658,16 +697,10 @@ fn dram_slot(
                     ),
                 ));
             }
-            return Ok((bi, (addr - b.base) as usize));
+            return Ok(Some((bi, (addr - b.base) as usize)));
         }
     }
-    Err(sim.at(
-        rop,
-        format!(
-            "view '%{}': DRAM address {addr} is outside every buffer (out of bounds)",
-            view.name
-        ),
-    ))
+    Ok(None)
 }
 
 fn tile_operand(
@@ -863,7 +896,14 @@ pub(crate) fn load(
             let mut data = sim.domain.load_points(n);
             let mut per_stop: Vec<((usize, DramAccess), u64)> = Vec::new();
             tile.visit(|k, coord| {
-                let (loc, stop) = locate(sim, rop, &tile.view, coord, ctx.core)?;
+                let Some((loc, stop)) = locate_masked(sim, rop, &tile.view, coord, ctx.core)?
+                else {
+                    // Masked: the value stays 0 and nothing moves.
+                    if let Some(slot) = data.get_mut(k) {
+                        *slot = 0.0;
+                    }
+                    return Ok(());
+                };
                 if let Some(slot) = data.get_mut(k) {
                     *slot = sim.mem.read_loc(loc, elem);
                 }
@@ -912,7 +952,11 @@ pub(crate) fn store(
         None => {
             let mut per_stop: Vec<((usize, DramAccess), u64)> = Vec::new();
             tile.visit(|k, coord| {
-                let (loc, stop) = locate(sim, rop, &tile.view, coord, ctx.core)?;
+                let Some((loc, stop)) = locate_masked(sim, rop, &tile.view, coord, ctx.core)?
+                else {
+                    // Masked: the value is dropped.
+                    return Ok(());
+                };
                 // Written where the value holds contents.
                 if let Some(x) = value.data.get(k) {
                     sim.mem.write_loc(loc, elem, *x);

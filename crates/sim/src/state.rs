@@ -41,6 +41,11 @@ pub struct Simulator<'m> {
     assumptions: Vec<String>,
     /// The arithmetic each compute task did, for roofline reports.
     work: Vec<(TaskId, WorkCount)>,
+    /// Whether points outside a view are masked (loads read 0, stores are dropped) rather
+    /// than an error; see [`Simulator::set_mask_out_of_bounds`].
+    pub(crate) mask_out_of_bounds: bool,
+    /// Points masked so far.
+    pub(crate) masked_points: u64,
 }
 
 /// The arithmetic of one compute task: what a roofline divides by the machine's rates.
@@ -159,7 +164,105 @@ impl<'m> Simulator<'m> {
             domain,
             assumptions: Vec::new(),
             work: Vec::new(),
+            mask_out_of_bounds: false,
+            masked_points: 0,
         }
+    }
+
+    /// Masks points of an access tile that fall outside its view (outside the view's
+    /// sizes or `coordinate_set`, or outside every DRAM buffer) as the public reference
+    /// interpreter does: a load reads 0 there and a store drops the value. Off by default,
+    /// where such a point is an error (the spec does not say points are masked). A view
+    /// reaching into another buffer stays an error either way.
+    pub fn set_mask_out_of_bounds(&mut self, mask: bool) {
+        self.mask_out_of_bounds = mask;
+    }
+
+    /// How many points were masked (see [`Simulator::set_mask_out_of_bounds`]).
+    pub fn masked_points(&self) -> u64 {
+        self.masked_points
+    }
+
+    /// Places a buffer of `data` at DRAM element address `base` (programs whose kernels
+    /// use constant addresses). Fixed buffers are placed before any other, in increasing
+    /// address order, so buffers stay sorted and never overlap.
+    pub fn alloc_at(
+        &mut self,
+        name: &str,
+        elem: ScalarType,
+        base: i64,
+        data: Vec<f32>,
+    ) -> Result<i64, SimError> {
+        let len = data.len();
+        self.check_dram(name, len)?;
+        if base < self.next_base {
+            let prev = self.mem.dram.last().map_or(String::new(), |b| {
+                format!(" (buffer '{}' ends at {})", b.name, b.base + b.len as i64)
+            });
+            return err(format!(
+                "DRAM buffer '{name}' at address {base} overlaps the buffers placed before it{prev}"
+            ));
+        }
+        if self.mem.dram.iter().any(|b| b.name == name) {
+            return err(format!("DRAM buffer '{name}' is allocated twice"));
+        }
+        let len_i = i64::try_from(len).map_err(|_| SimError {
+            message: format!("DRAM buffer '{name}' of {len} elements is too large"),
+            core: None,
+            op: None,
+        })?;
+        self.next_base = base.checked_add(len_i).ok_or_else(|| SimError {
+            message: "DRAM addresses overflow".into(),
+            core: None,
+            op: None,
+        })?;
+        let data = self.domain.buffer(elem, data);
+        self.mem.dram.push(DramBuffer {
+            name: name.to_string(),
+            base,
+            elem,
+            len,
+            data,
+        });
+        Ok(base)
+    }
+
+    /// Writes initial scratchpad contents: `values[k]` at element address `addrs[k]` of
+    /// core `core`'s scratchpad, as `elem`. Addresses beyond the scratchpad's capacity
+    /// are an error.
+    pub fn init_scratchpad(
+        &mut self,
+        core: usize,
+        elem: ScalarType,
+        addrs: &[i64],
+        values: &[f32],
+    ) -> Result<(), SimError> {
+        if core >= self.mem.scratchpads.len() {
+            return err(format!(
+                "the scratchpad of core {core} does not exist on this machine"
+            ));
+        }
+        let size = elem.size_bytes() as u64;
+        let cap = self.machine.scratchpad_bytes.value;
+        for (&addr, &x) in addrs.iter().zip(values) {
+            let byte = u64::try_from(addr).ok().and_then(|a| a.checked_mul(size));
+            match byte {
+                Some(b) if b.saturating_add(size) <= cap => self.mem.write_loc(
+                    crate::store::Loc::Local {
+                        core,
+                        byte: b as usize,
+                    },
+                    elem,
+                    x,
+                ),
+                _ => {
+                    return err(format!(
+                        "scratchpad element {addr} of core {core} is beyond its capacity of {cap} bytes"
+                    ))
+                }
+            }
+        }
+        Ok(())
     }
 
     /// A simulator that computes time but no numbers: tensors and DRAM buffers carry their

@@ -84,6 +84,36 @@ struct RunOptions {
     ktir: Option<String>,
     /// Compute timing only: no numbers, weights never materialised, outputs not checked.
     timing_only: Option<bool>,
+    /// KTIR modules: scalar argument values as text, typed by the function signature.
+    args: Option<std::collections::BTreeMap<String, String>>,
+    /// KTIR modules: fixed DRAM element addresses of buffers, by name.
+    places: Option<std::collections::BTreeMap<String, i64>>,
+    /// KTIR modules: "error" (default) or "mask" for points outside their views.
+    out_of_bounds: Option<String>,
+}
+
+/// The driver's options from the page's.
+fn driver_options(o: RunOptions) -> Result<driver::RunOptions, JsValue> {
+    let mut opts = driver::PipelineOptions::default();
+    if let Some(m) = &o.machine {
+        opts.machine = driver::machine(m).map_err(structured_error)?;
+    }
+    opts.seed = o.seed.unwrap_or(opts.seed);
+    opts.timing_only = o.timing_only.unwrap_or(false);
+    opts.ktir = o.ktir;
+    opts.scalars = o.args.unwrap_or_default();
+    opts.places = o.places.unwrap_or_default();
+    opts.out_of_bounds = match o.out_of_bounds.as_deref() {
+        None | Some("error") => driver::OutOfBounds::Error,
+        Some("mask") => driver::OutOfBounds::Mask,
+        Some(other) => {
+            return Err(JsError::new(&format!(
+                "options: outOfBounds is \"error\" or \"mask\", not \"{other}\""
+            ))
+            .into())
+        }
+    };
+    Ok(opts)
 }
 
 fn run_options(options: JsValue) -> Result<RunOptions, JsError> {
@@ -157,7 +187,9 @@ impl Session {
         .to_string()
     }
 
-    /// Runs the source with options `{ machine?, seed?, ktir?, timingOnly? }` and returns the
+    /// Runs the source with options `{ machine?, seed?, ktir?, timingOnly?, args?, places?,
+    /// outOfBounds? }` (the last three for KTIR: scalar values as text, fixed buffer
+    /// addresses, "error" or "mask") and returns the
     /// run (`Run` in the generated types): with `ktir`, that module runs in place of the
     /// lowered one (graphs) or of the source (KTIR); with `timingOnly`, no numbers are
     /// computed (`run.outputsChecked` is false). `progress`, when given, is called with
@@ -168,14 +200,7 @@ impl Session {
         options: JsValue,
         progress: Option<js_sys::Function>,
     ) -> Result<JsValue, JsValue> {
-        let o = run_options(options)?;
-        let mut opts = driver::PipelineOptions::default();
-        if let Some(m) = &o.machine {
-            opts.machine = driver::machine(m).map_err(structured_error)?;
-        }
-        opts.seed = o.seed.unwrap_or(opts.seed);
-        opts.timing_only = o.timing_only.unwrap_or(false);
-        opts.ktir = o.ktir;
+        let opts = driver_options(run_options(options)?)?;
         let run = match &progress {
             Some(callback) => {
                 let mut t = Throttled {
@@ -188,6 +213,83 @@ impl Session {
         }
         .map_err(structured_error)?;
         Ok(to_js(run)?)
+    }
+
+    /// What a run of this KTIR module takes (`KtirInputs` in the generated types: buffers
+    /// with dtype, shape, address and role, scratchpad views, scalars, tensor arguments and
+    /// what is missing), given the options' `args` and `places`. Throws for a graph.
+    #[wasm_bindgen(js_name = ktirInputs)]
+    pub fn ktir_inputs(&self, options: JsValue) -> Result<JsValue, JsValue> {
+        let opts = driver_options(run_options(options)?)?;
+        let text = self.inner.ktir_source().ok_or_else(|| {
+            JsValue::from(JsError::new(
+                "ktirInputs: the source is a model graph, not KTIR",
+            ))
+        })?;
+        let inputs = driver::ktir_inputs(text, &opts).map_err(structured_error)?;
+        Ok(to_js(&inputs)?)
+    }
+
+    /// Runs a KTIR module with `.npy` files: `names[i]` is filled from the bytes
+    /// `files[i]` (a `Uint8Array`), each checked against what it fills (dtype, shape, a
+    /// name that exists); then as [`Session::run`].
+    #[wasm_bindgen(js_name = runWithInputs)]
+    pub fn run_with_inputs(
+        &mut self,
+        options: JsValue,
+        names: Vec<String>,
+        files: js_sys::Array,
+        progress: Option<js_sys::Function>,
+    ) -> Result<JsValue, JsValue> {
+        let mut opts = driver_options(run_options(options)?)?;
+        if names.len() != files.length() as usize {
+            return Err(JsError::new("runWithInputs: one file per name").into());
+        }
+        let given: Vec<(String, Vec<u8>)> = names
+            .into_iter()
+            .zip(files.iter())
+            .map(|(n, f)| (n, js_sys::Uint8Array::new(&f).to_vec()))
+            .collect();
+        let text = self.inner.ktir_source().ok_or_else(|| {
+            JsValue::from(JsError::new(
+                "runWithInputs: the source is a model graph, not KTIR",
+            ))
+        })?;
+        opts.buffers = driver::read_npy_inputs(text, &opts, &given).map_err(structured_error)?;
+        let run = match &progress {
+            Some(callback) => {
+                let mut t = Throttled {
+                    callback,
+                    last: None,
+                };
+                self.inner.run(&opts, &mut |p| t.report(p))
+            }
+            None => self.inner.run(&opts, &mut |_| {}),
+        }
+        .map_err(structured_error)?;
+        Ok(to_js(run)?)
+    }
+
+    /// A buffer of the last run as `.npy` bytes (f16 buffers as float16, others float32,
+    /// shaped like their largest view), for download.
+    #[wasm_bindgen(js_name = bufferNpy)]
+    pub fn buffer_npy(&self, name: &str) -> Result<Vec<u8>, JsError> {
+        let run = self
+            .inner
+            .last_run()
+            .ok_or_else(|| JsError::new("bufferNpy: nothing has run yet"))?;
+        let (spec, data) = run
+            .run
+            .buffers
+            .iter()
+            .find(|(s, _)| s.name == name)
+            .ok_or_else(|| JsError::new(&format!("bufferNpy: no buffer named '{name}'")))?;
+        if run.run.timing_only {
+            return Err(JsError::new(
+                "bufferNpy: a timing-only run computes no buffer contents",
+            ));
+        }
+        driver::npy::to_bytes(spec, data).map_err(|e| JsError::new(&e))
     }
 
     /// The last run as Chrome trace JSON (opens in Perfetto and chrome://tracing), from its

@@ -356,9 +356,12 @@ bottleneck: "memory" | "compute" | "communication",
  */
 bottleneckReason: string, };
 
+export type Role = "in" | "out" | "inOut" | "unused";
+
 export type BufferSpec = { 
 /**
- * The argument name (without `%`).
+ * The argument name (without `%`), the `--place` name, or for views at constant
+ * addresses the name of the constant the lowest view's address comes from.
  */
 name: string, 
 /**
@@ -372,7 +375,106 @@ elements: number,
 /**
  * The shape of the largest view over it (for `.npy` files).
  */
+shape: Array<number>, 
+/**
+ * Its DRAM address in elements, when fixed (a constant in the program or
+ * `--place`); `None` for argument buffers the runner places.
+ */
+address: number | null, 
+/**
+ * Whether the kernels load it, store it, or both.
+ */
+role: Role, };
+
+export type ScratchpadSpec = { 
+/**
+ * The view's name (without `%`).
+ */
+name: string, 
+/**
+ * The function that builds it.
+ */
+function: string, 
+/**
+ * Element type.
+ */
+elem: string, 
+/**
+ * The view's sizes.
+ */
+shape: Array<number>, 
+/**
+ * Its base, in elements of the scratchpad.
+ */
+address: number, 
+/**
+ * Its strides.
+ */
+strides: Array<number>, 
+/**
+ * The cores whose scratchpad it is (`ct_id`, or every core of the grid).
+ */
+cores: Array<number>, 
+/**
+ * Loaded from, stored to, or both.
+ */
+role: Role, };
+
+export type ScalarSpec = { 
+/**
+ * The argument name (without `%`).
+ */
+name: string, 
+/**
+ * Its type as written (`index`, `f32`, `!ktdp.runtime_arg<index, ...>` as `index`).
+ */
+dtype: string, 
+/**
+ * The functions taking it.
+ */
+functions: Array<string>, 
+/**
+ * The value it will get, when given.
+ */
+value: string | null, };
+
+export type TensorArgSpec = { 
+/**
+ * The argument name.
+ */
+name: string, 
+/**
+ * Element type.
+ */
+elem: string, 
+/**
+ * Shape (from the type).
+ */
 shape: Array<number>, };
+
+export type KtirInputs = { 
+/**
+ * DRAM buffers: over arguments (address chosen at run time, or given with
+ * `--place`) and at constant addresses.
+ */
+buffers: Array<BufferSpec>, 
+/**
+ * Scratchpad views whose initial contents may be given.
+ */
+scratchpads: Array<ScratchpadSpec>, 
+/**
+ * Scalar arguments.
+ */
+scalars: Array<ScalarSpec>, 
+/**
+ * Tensor arguments.
+ */
+tensors: Array<TensorArgSpec>, 
+/**
+ * What is missing before the module can run (scalars without a value, sizes that
+ * depend on them), one line each.
+ */
+missing: Array<string>, };
 
 export type Bound = "dram" | "matmul" | "vector";
 
@@ -673,7 +775,12 @@ roofline: Roofline,
  * Per kernel: the reference interpreter's per-unit roofline latency model beside the
  * event-level cycles (`--timing roofline`).
  */
-latencyModel: LatencyModelReport, };
+latencyModel: LatencyModelReport, 
+/**
+ * Points outside their views that were masked (loads read 0, stores dropped), when
+ * the run masked them (`--out-of-bounds mask`); `None` when such points are errors.
+ */
+maskedPoints: number | null, };
 
 export type LineRange = { 
 /**

@@ -308,3 +308,70 @@ fn timing_only_runs_schedule_the_same_without_numbers() {
         );
     }
 }
+
+/// The run-error corpus's program whose views sit at constant addresses 0 and 64.
+const CONSTANT_ADDRESSES: &str =
+    include_str!("../../../../tests/ktir/run-errors/place_unused.mlir");
+
+/// A version-1 `.npy` file of f32 values of the given shape.
+fn npy_f32(shape: &str, values: &[f32]) -> Vec<u8> {
+    let mut header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': {shape}, }}");
+    while !(11 + header.len()).is_multiple_of(64) {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend((header.len() as u16).to_le_bytes());
+    out.extend(header.bytes());
+    for x in values {
+        out.extend(x.to_le_bytes());
+    }
+    out
+}
+
+#[wasm_bindgen_test]
+fn a_ktir_module_lists_its_inputs_runs_with_npy_files_and_gives_buffers_as_npy() {
+    let mut session = wasm::Session::new(CONSTANT_ADDRESSES.as_bytes(), "copy.ktir").unwrap();
+    assert_eq!(session.kind(), "ktir");
+    let inputs = session.ktir_inputs(JsValue::UNDEFINED).unwrap();
+    let buffers = js_sys::Array::from(&get(&inputs, "buffers"));
+    let src = buffers.get(0);
+    assert_eq!(get(&src, "name").as_string().as_deref(), Some("src"));
+    assert_eq!(get(&src, "address").as_f64(), Some(0.0));
+    assert_eq!(get(&src, "role").as_string().as_deref(), Some("in"));
+    assert_eq!(
+        get(&buffers.get(1), "role").as_string().as_deref(),
+        Some("out")
+    );
+    // Run with src given: dst holds a copy, and comes back as .npy bytes.
+    let values: Vec<f32> = (0..32).map(|i| i as f32).collect();
+    let files = js_sys::Array::new();
+    files.push(&js_sys::Uint8Array::from(&npy_f32("(4, 8)", &values)[..]));
+    session
+        .run_with_inputs(JsValue::UNDEFINED, vec!["src".into()], files, None)
+        .unwrap();
+    let bytes = session.buffer_npy("dst").map_err(JsValue::from).unwrap();
+    let data: Vec<u8> = values.iter().flat_map(|x| x.to_le_bytes()).collect();
+    assert!(bytes.starts_with(b"\x93NUMPY") && bytes.ends_with(&data));
+    let header = String::from_utf8_lossy(&bytes[..bytes.len() - data.len()]).into_owned();
+    assert!(
+        header.contains("'<f4'") && header.contains("(4, 8"),
+        "{header}"
+    );
+    // A misspelt file name (with the closest name) and too little data are errors.
+    let files = js_sys::Array::new();
+    files.push(&js_sys::Uint8Array::from(&npy_f32("(4, 8)", &values)[..]));
+    let e = session
+        .run_with_inputs(JsValue::UNDEFINED, vec!["srd".into()], files, None)
+        .unwrap_err();
+    assert!(message(e).contains("did you mean 'src'"));
+    let files = js_sys::Array::new();
+    files.push(&js_sys::Uint8Array::from(
+        &npy_f32("(2, 8)", &values[..16])[..],
+    ));
+    let e = session
+        .run_with_inputs(JsValue::UNDEFINED, vec!["src".into()], files, None)
+        .unwrap_err();
+    assert!(message(e).contains("the views at address 0 reach 32 elements"));
+    assert!(session.buffer_npy("nope").is_err());
+}
