@@ -60,7 +60,9 @@ export class ResultsView {
             title: `|ref - sim| <= atol + rtol * |ref|, atol = ${o.atol}, rtol = ${o.rtol}`,
           },
           `${o.name}: max abs ${formatSci(o.maxAbsError)}, max rel ${formatSci(o.maxRelError)} ` +
-            `(atol ${formatSci(o.atol)}, rtol ${formatSci(o.rtol)}) `,
+            `(atol ${formatSci(o.atol)}, rtol ${formatSci(o.rtol)}` +
+            (o.specialMatches > 0 ? `, ${formatInt(o.specialMatches)} matching inf/NaN` : "") +
+            ") ",
           el("span", {
             className: `verdict ${o.passed ? "pass" : "fail"}`,
             text: o.passed ? "ok" : "off",
