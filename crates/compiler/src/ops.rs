@@ -15,6 +15,7 @@
 //! | the same (other axes, keepdims 0 or 1) | transpose (reduced axes last), reshape (merge them), the reduction, reshape |
 //! | CastLike | to_dtype |
 //! | the ops of [`Composite`] | chains of the ops above (see `compose`) |
+//! | LayerNormalization, RMSNormalization over axes `axis..` (not only the last), LayerNormalization's Mean and InvStdDev outputs | reshapes merging the axes (scale and bias expanded and flattened), the last-axis decomposition below, reshape back; the row statistics converted to f32 and reshaped |
 //! | SimplifiedLayerNormalization / RMSNormalization (last axis) | mul, mean, add (eps), rsqrt, mul, mul (weight) |
 //! | Attention (4-D, GQA, causal) | GQA heads repeated (reshape, expand), K transposed, then plain: batchmatmul, mul (scale), add (mask), softmax, batchmatmul; or, with `Options::attention_key_block`, an online-softmax loop over key blocks (see `attention`) |
 //! | Split | one slice per output |
@@ -790,6 +791,11 @@ impl Builder<'_> {
             Decomposition::CumSum => self.cumsum(),
             Decomposition::Conv => self.conv(),
             Decomposition::TopK => self.topk(),
+            Decomposition::LayerNormalization | Decomposition::RmsNormalization
+                if self.normalization_general()? =>
+            {
+                Ok(())
+            }
             Decomposition::LayerNormalization => {
                 // mean, subtract, mean of squares, add eps, rsqrt, normalise, scale, shift.
                 // (The device's fused layernormscale/layernormnorm ops are not used: the
@@ -1591,7 +1597,7 @@ pub fn decompose(c: &mut Compilation, options: &Options) -> Result<(), CompileEr
     let mut all = Vec::new();
     for node in &nodes {
         let several = node.outputs.iter().filter(|o| !o.is_empty()).count() > 1;
-        if several && !matches!(node.op.as_str(), "Split" | "TopK") {
+        if several && !matches!(node.op.as_str(), "Split" | "TopK" | "LayerNormalization") {
             return Err(CompileError::at(
                 &node.name,
                 format!("{} with more than one output is not supported", node.op),

@@ -19,14 +19,6 @@ const NOT_ON_DEVICE: &[(&str, &str)] = &[
         "gather_embedding",
         "Gather is lowered for a vector of ids only",
     ),
-    (
-        "layernorm_axis1",
-        "LayerNormalization over an axis other than the last",
-    ),
-    (
-        "layernorm_stats",
-        "LayerNormalization's Mean and InvStdDev outputs",
-    ),
     ("slice", "slices with negative steps"),
 ];
 

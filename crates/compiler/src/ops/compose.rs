@@ -1159,3 +1159,109 @@ impl Builder<'_> {
         Ok(())
     }
 }
+
+/// Normalisations over several trailing axes, and LayerNormalization's statistics.
+impl Builder<'_> {
+    /// LayerNormalization / RMSNormalization over axes `axis..` (merged into one last axis
+    /// by reshapes, the scale and bias expanded to the normalised shape and flattened), and
+    /// LayerNormalization's Mean and InvStdDev outputs (the row statistics, converted to
+    /// their f32 and reshaped). Returns false, building nothing, for the plain case (last
+    /// axis, one output), which the caller decomposes itself.
+    pub(super) fn normalization_general(&mut self) -> Result<bool, CompileError> {
+        let x = self.input(0)?;
+        let xt = self.ty(&x)?;
+        let r = xt.shape.len();
+        if r == 0 {
+            return Err(self.err(format!("{} of a rank-0 tensor", self.node.op)));
+        }
+        let axis = self.axis(self.int_attr("axis", -1)?, r)?;
+        let outputs: Vec<String> = self.node.outputs.clone();
+        let stats = outputs.iter().skip(1).any(|o| !o.is_empty());
+        if axis == r - 1 && !stats {
+            return Ok(false);
+        }
+        let y = self.output()?;
+        let norm: usize = xt.shape[axis..].iter().product();
+        let mut rows = xt.shape[..axis].to_vec();
+        rows.push(norm);
+        let dt = xt.dtype;
+        let x2 = self.reshaped("rows", x, rows.clone(), None)?;
+        // Scale and bias as [norm] vectors.
+        let mut params = Vec::new();
+        for (i, what) in [(1, "scale"), (2, "bias")] {
+            let Some(p) = self.node.inputs.get(i).filter(|s| !s.is_empty()).cloned() else {
+                continue;
+            };
+            let pt = self.ty(&p)?;
+            let full: Vec<usize> = xt.shape[axis..].to_vec();
+            let p = if pt.shape == full {
+                p
+            } else {
+                let e = self.temp(
+                    &format!("{what}_full"),
+                    TensorType {
+                        dtype: pt.dtype,
+                        shape: full,
+                    },
+                );
+                self.push_movement(&format!("{what}_full"), Movement::Expand, p, e.clone(), &[])?;
+                e
+            };
+            params.push(self.reshaped(&format!("{what}_flat"), p, vec![norm], None)?);
+        }
+        let y2 = self.temp(
+            "rows_result",
+            TensorType {
+                dtype: dt,
+                shape: rows,
+            },
+        );
+        let mut inner_node = self.node.clone();
+        inner_node.inputs = std::iter::once(x2).chain(params).collect();
+        inner_node.outputs = vec![y2.clone()];
+        inner_node.attrs.insert("axis".into(), AttrValue::Int(-1));
+        let mut inner = Builder {
+            c: &mut *self.c,
+            node: &inner_node,
+            ops: Vec::new(),
+            key_block: None,
+        };
+        inner.decompose()?;
+        let inner_ops = std::mem::take(&mut inner.ops);
+        let produced = |step: &str| -> Option<String> {
+            let name = format!("{}/{step}", self.node.name);
+            inner_ops
+                .iter()
+                .find(|o| o.name == name)
+                .and_then(|o| o.outputs.first().cloned())
+        };
+        let (mean, inv) = (produced("mean"), produced("rsqrt"));
+        self.ops.extend(inner_ops);
+        self.reshaped("result", y2, xt.shape.clone(), Some(y))?;
+        for (k, stat) in [(1, mean), (2, inv)] {
+            let Some(out) = outputs.get(k).filter(|o| !o.is_empty()).cloned() else {
+                continue;
+            };
+            let stat = stat.ok_or_else(|| self.err("no row statistic to return"))?;
+            let (st, ot) = (self.ty(&stat)?, self.ty(&out)?);
+            let step = if k == 1 {
+                "mean_out"
+            } else {
+                "inv_std_dev_out"
+            };
+            let converted = if st.dtype == ot.dtype {
+                stat
+            } else {
+                self.ew(
+                    &format!("{step}_dtype"),
+                    DeviceOpKind::ToDtype,
+                    vec![stat],
+                    &with_dtype(&st, ot.dtype),
+                    None,
+                )
+            };
+            self.push_movement(step, Movement::Reshape, converted, out, &[])?;
+        }
+        Ok(true)
+    }
+}
