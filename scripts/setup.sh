@@ -88,7 +88,7 @@ fi
 
 # 7. ONNX's conformance suite: a local Python environment (.venv/, git-ignored) with a
 # pinned onnx, whose package ships the backend node test cases that
-# crates/graph/tests/onnx_conformance.rs runs. Made only when missing or out of date.
+# crates/driver/tests/onnx_conformance.rs runs. Made only when missing or out of date.
 ONNX_VERSION=1.23.2
 NUMPY_VERSION=2.3.5
 VENV=.venv

@@ -93,6 +93,20 @@ case("div", "Div [3, 4] by values in [0.5, 2)", [inp("a", [3, 4])],
      [node("Div", ["a", "b"], ["y"])], ["y"], [uni("b", [3, 4], 0.5, 2, 5)])
 case("pow", "Pow of [0.1, 2) to powers in [-2, 3)", [],
      [node("Pow", ["a", "b"], ["y"])], ["y"], [uni("a", [3, 4], 0.1, 2, 6), uni("b", [3, 4], -2, 3, 7)])
+case("pow_square", "Pow by a constant 2 (lowered as x * x)", [inp("x", [3, 5])],
+     [node("Pow", ["x", "e"], ["y"])], ["y"], [data("e", [], [2.0])])
+case("pow_sqrt", "Pow of [0, 4) by a constant 0.5 (lowered as sqrt)", [],
+     [node("Pow", ["x", "e"], ["y"])], ["y"], [uni("x", [3, 5], 0, 4, 12), data("e", [], [0.5])])
+case("pow_rsqrt", "Pow of [0.1, 4) by a constant -0.5 (lowered as rsqrt)", [],
+     [node("Pow", ["x", "e"], ["y"])], ["y"], [uni("x", [3, 5], 0.1, 4, 13), data("e", [], [-0.5])])
+case("pow_signs", "Pow of negative, zero and positive bases by integer and fractional powers: "
+     "a negative base takes the sign of an odd integer power and is NaN to a fractional one; "
+     "x^0 is 1",
+     [], [node("Pow", ["a", "b"], ["y"])], ["y"],
+     [data("a", [4, 4], [-2.0, -2.0, -2.0, -2.0, -1.5, -1.5, -0.5, 0.0,
+                         0.0, 0.0, 3.0, 3.0, 1.5, -3.0, 2.0, -4.0]),
+      data("b", [4, 4], [2.0, 3.0, -1.0, 0.5, 4.0, -3.0, 2.5, 2.0,
+                         -1.0, 0.0, 0.5, -2.0, 1.7, 0.0, 10.0, 5.0])])
 case("max_variadic", "Max of three broadcasting inputs",
      [inp("a", [2, 3]), inp("b", [3]), inp("c", [2, 1])], [node("Max", ["a", "b", "c"], ["y"])], ["y"])
 case("min", "Min of two inputs", [inp("a", [2, 3]), inp("b", [2, 3])],

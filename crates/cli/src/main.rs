@@ -492,8 +492,13 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                     println!("assumption     {a}");
                 }
                 for o in &result.outputs {
+                    let special = if o.special_matches > 0 {
+                        format!(", {} matching inf/NaN", o.special_matches)
+                    } else {
+                        String::new()
+                    };
                     println!(
-                        "output {:<8} {} {:?}: max abs error {:.3e}, max rel error {:.3e} (atol {:e}, rtol {:e}) {}",
+                        "output {:<8} {} {:?}: max abs error {:.3e}, max rel error {:.3e} (atol {:e}, rtol {:e}{special}) {}",
                         o.name,
                         o.dtype,
                         o.shape,

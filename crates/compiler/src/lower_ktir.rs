@@ -930,6 +930,7 @@ impl<'c> KernelEmitter<'c> {
             Reduction::Sum | Reduction::Mean => 0.0,
             Reduction::Max => -3.0e38,
             Reduction::Min => 3.0e38,
+            Reduction::Prod => 1.0,
         };
         let id = self.fresh("identity");
         let empty = self.fresh("empty");

@@ -2,17 +2,20 @@
 //!
 //! | graph op | device ops |
 //! |---|---|
-//! | MatMul (rank >= 2, batch dims broadcast) | batchmatmul |
-//! | Gemm (alpha = beta = 1, no transposes) | batchmatmul, add (when C is given) |
+//! | MatMul (batch dims broadcast; a 1-D operand as numpy: a row or a column) | batchmatmul (reshapes around it for 1-D operands) |
+//! | Gemm (any transA, transB, alpha, beta) | transpose (transA / transB), batchmatmul, mul (alpha, beta), add (when C is given) |
 //! | Add, Sub, Mul, Div, Max, Min (2+ inputs chain) | add, sub, mul, realdiv, maximum, minimum |
 //! | unary elementwise ops ([`Unary`] lists them with their graph op names) | same name, lowercase (Gelu's `approximate = "tanh"` as the attribute `approximate = [1]`) |
 //! | Cast (any dtype to any) | to_dtype |
 //! | Equal, Greater, Less | equal, greater, lesser (bool result) |
 //! | Where | where |
 //! | Trilu (when not folded as a constant) | where (with a constant bool mask and a zero) |
-//! | Softmax (last axis) | max, sub, exp, sum, realdiv |
-//! | ReduceSum, ReduceMean, ReduceMax (last axis, keepdims) | sum, mean, max |
-//! | ReduceSum, ReduceMean, ReduceMax (other axes, keepdims 0 or 1) | transpose (reduced axes last), reshape (merge them), sum / mean / max, reshape |
+//! | Softmax (any axis; another axis is first moved last, and back) | max, sub, exp, sum, realdiv |
+//! | ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd (last axis, keepdims) | sum, mean, max, min, prod |
+//! | the same (other axes, keepdims 0 or 1) | transpose (reduced axes last), reshape (merge them), the reduction, reshape |
+//! | CastLike | to_dtype |
+//! | the ops of [`Composite`] | chains of the ops above (see `compose`) |
+//! | LayerNormalization, RMSNormalization over axes `axis..` (not only the last), LayerNormalization's Mean and InvStdDev outputs | reshapes merging the axes (scale and bias expanded and flattened), the last-axis decomposition below, reshape back; the row statistics converted to f32 and reshaped |
 //! | SimplifiedLayerNormalization / RMSNormalization (last axis) | mul, mean, add (eps), rsqrt, mul, mul (weight) |
 //! | Attention (4-D, GQA, causal) | GQA heads repeated (reshape, expand), K transposed, then plain: batchmatmul, mul (scale), add (mask), softmax, batchmatmul; or, with `Options::attention_key_block`, an online-softmax loop over key blocks (see `attention`) |
 //! | Split | one slice per output |
@@ -38,8 +41,10 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 mod attention;
+mod compose;
 mod kind;
 
+pub use compose::{Composite, COMPOSITES};
 pub use kind::{Binary, Category, Comparison, DeviceOpKind, Movement, Reduction, Unary};
 
 /// One device op: the unit the rest of the compiler plans.
@@ -101,6 +106,8 @@ pub enum Decomposition {
     LayerNormalization,
     /// SimplifiedLayerNormalization and RMSNormalization.
     RmsNormalization,
+    /// A chain of existing device ops (see `compose`).
+    Composite(Composite),
 }
 
 /// Graph ops `decompose` accepts and the rule for each, besides the unary elementwise ops,
@@ -111,6 +118,7 @@ pub const GRAPH_OPS: &[(&str, Decomposition)] = {
         ("Add", D::Binary(Binary::Add)),
         ("Attention", D::Attention),
         ("Cast", D::Cast),
+        ("CastLike", D::Cast),
         ("Concat", D::Movement(Movement::Concat)),
         ("Conv", D::Conv),
         ("CumSum", D::CumSum),
@@ -135,6 +143,8 @@ pub const GRAPH_OPS: &[(&str, Decomposition)] = {
         ("RMSNormalization", D::RmsNormalization),
         ("ReduceMax", D::Reduce(Reduction::Max)),
         ("ReduceMean", D::Reduce(Reduction::Mean)),
+        ("ReduceMin", D::Reduce(Reduction::Min)),
+        ("ReduceProd", D::Reduce(Reduction::Prod)),
         ("ReduceSum", D::Reduce(Reduction::Sum)),
         ("SimplifiedLayerNormalization", D::RmsNormalization),
         ("Softmax", D::Softmax),
@@ -153,6 +163,12 @@ pub fn decomposition(op: &str) -> Option<Decomposition> {
         .find(|(n, _)| *n == op)
         .map(|&(_, d)| d)
         .or_else(|| Unary::from_graph_op(op).map(Decomposition::Unary))
+        .or_else(|| {
+            COMPOSITES
+                .iter()
+                .find(|(n, _)| *n == op)
+                .map(|&(_, c)| Decomposition::Composite(c))
+        })
 }
 
 /// Names of the graph ops `decompose` accepts, sorted.
@@ -161,6 +177,7 @@ pub fn supported_graph_ops() -> impl Iterator<Item = &'static str> {
         .iter()
         .map(|&(n, _)| n)
         .chain(Unary::ALL.iter().filter_map(|u| u.graph_op()))
+        .chain(COMPOSITES.iter().map(|&(n, _)| n))
         .collect();
     names.sort_unstable();
     names.into_iter()
@@ -541,6 +558,11 @@ impl Builder<'_> {
             .collect();
         let y = self.output()?;
         let yt = self.ty(&y)?;
+        if inputs.len() == 1 && matches!(kind, Binary::Maximum | Binary::Minimum) {
+            // The extreme of one tensor is itself.
+            let x = inputs[0].clone();
+            return self.push_movement("copy", Movement::Reshape, x, y, &[]);
+        }
         if inputs.len() < 2 {
             return Err(self.err(format!(
                 "{op} needs at least 2 inputs, got {}",
@@ -593,43 +615,9 @@ impl Builder<'_> {
             Decomposition::Binary(b) => self.binary(b),
             Decomposition::MatMul => {
                 let (a, b, y) = (self.input(0)?, self.input(1)?, self.output()?);
-                self.matmul(a, b, y, None)
+                self.matmul_numpy(a, b, y)
             }
-            Decomposition::Gemm => {
-                let (ta, tb) = (self.int_attr("transA", 0)?, self.int_attr("transB", 0)?);
-                let (alpha, beta) = (
-                    self.float_attr("alpha", 1.0)?,
-                    self.float_attr("beta", 1.0)?,
-                );
-                if ta != 0 || tb != 0 {
-                    return Err(self.err(format!(
-                        "Gemm with transA={ta}, transB={tb} is not supported (needs a transposing restickify); only transA=transB=0"
-                    )));
-                }
-                if alpha != 1.0 || beta != 1.0 {
-                    return Err(self.err(format!(
-                        "Gemm with alpha={alpha}, beta={beta} is not supported; only alpha=beta=1"
-                    )));
-                }
-                let (a, b, y) = (self.input(0)?, self.input(1)?, self.output()?);
-                let c = self.node.inputs.get(2).filter(|s| !s.is_empty()).cloned();
-                match c {
-                    None => self.matmul(a, b, y, None),
-                    Some(c) => {
-                        let yt = self.ty(&y)?;
-                        let ab = self.temp("matmul", yt.clone());
-                        self.matmul(a, b, ab.clone(), Some("matmul"))?;
-                        self.push(
-                            Some("add"),
-                            Binary::Add,
-                            vec![ab, c],
-                            y,
-                            pointwise_iteration(&yt.shape),
-                        );
-                        Ok(())
-                    }
-                }
-            }
+            Decomposition::Gemm => self.gemm(),
             Decomposition::Attention => {
                 // Masks, caches, 3-D inputs, softcap and the QK output are evaluated by the
                 // reference only so far: refuse them rather than lower a different op.
@@ -793,36 +781,8 @@ impl Builder<'_> {
                 self.matmul(p, v_all, y, Some("context"))?;
                 Ok(())
             }
-            Decomposition::Softmax => {
-                let (x, y) = (self.input(0)?, self.output()?);
-                let xt = self.ty(&x)?;
-                self.require_last_axis(self.int_attr("axis", -1)?, xt.shape.len())?;
-                let red_t = row_statistic(&xt);
-                let full = pointwise_iteration(&xt.shape);
-                let rit = reduction_iteration(&xt.shape);
-                let m = self.temp("max", red_t.clone());
-                self.push(
-                    Some("max"),
-                    Reduction::Max,
-                    vec![x.clone()],
-                    m.clone(),
-                    rit.clone(),
-                );
-                let s = self.temp("sub", xt.clone());
-                self.push(
-                    Some("sub"),
-                    Binary::Sub,
-                    vec![x, m],
-                    s.clone(),
-                    full.clone(),
-                );
-                let e = self.temp("exp", xt.clone());
-                self.push(Some("exp"), Unary::Exp, vec![s], e.clone(), full.clone());
-                let z = self.temp("sum", red_t);
-                self.push(Some("sum"), Reduction::Sum, vec![e.clone()], z.clone(), rit);
-                self.push(Some("realdiv"), Binary::RealDiv, vec![e, z], y, full);
-                Ok(())
-            }
+            Decomposition::Softmax => self.softmax(false),
+            Decomposition::Composite(op) => self.composite(op),
             Decomposition::Reduce(r) => self.reduce(r),
             Decomposition::Split => self.split(),
             Decomposition::Compare(kind) => {
@@ -846,6 +806,11 @@ impl Builder<'_> {
             Decomposition::CumSum => self.cumsum(),
             Decomposition::Conv => self.conv(),
             Decomposition::TopK => self.topk(),
+            Decomposition::LayerNormalization | Decomposition::RmsNormalization
+                if self.normalization_general()? =>
+            {
+                Ok(())
+            }
             Decomposition::LayerNormalization => {
                 // mean, subtract, mean of squares, add eps, rsqrt, normalise, scale, shift.
                 // (The device's fused layernormscale/layernormnorm ops are not used: the
@@ -1309,8 +1274,19 @@ impl Builder<'_> {
     /// ReduceSum / ReduceMean / ReduceMax over any axes: the reduced axes moved last and
     /// merged into one, reduced there, and the result shaped as the node asks.
     fn reduce(&mut self, kind: Reduction) -> Result<(), CompileError> {
-        let op = self.node.op.clone();
         let (x, y) = (self.input(0)?, self.output()?);
+        self.reduce_into(kind, x, y, None)
+    }
+
+    /// A reduction of `x` into `y` over the node's axes; `keep` overrides its `keepdims`.
+    fn reduce_into(
+        &mut self,
+        kind: Reduction,
+        x: String,
+        y: String,
+        keep: Option<bool>,
+    ) -> Result<(), CompileError> {
+        let op = self.node.op.clone();
         let (xt, yt) = (self.ty(&x)?, self.ty(&y)?);
         let r = xt.shape.len();
         let dop = kind.name();
@@ -1328,7 +1304,10 @@ impl Builder<'_> {
         };
         axes.sort_unstable();
         axes.dedup();
-        let keep = self.int_attr("keepdims", 1)? != 0;
+        let keep = match keep {
+            Some(k) => k,
+            None => self.int_attr("keepdims", 1)? != 0,
+        };
         if axes == [r - 1] && keep {
             self.push(None, kind, vec![x], y, reduction_iteration(&xt.shape));
             return Ok(());
@@ -1633,7 +1612,7 @@ pub fn decompose(c: &mut Compilation, options: &Options) -> Result<(), CompileEr
     let mut all = Vec::new();
     for node in &nodes {
         let several = node.outputs.iter().filter(|o| !o.is_empty()).count() > 1;
-        if several && !matches!(node.op.as_str(), "Split" | "TopK") {
+        if several && !matches!(node.op.as_str(), "Split" | "TopK" | "LayerNormalization") {
             return Err(CompileError::at(
                 &node.name,
                 format!("{} with more than one output is not supported", node.op),

@@ -1004,7 +1004,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn gemm_decomposes_and_rejects_transposes() {
+    fn gemm_decomposes_with_and_without_transposes() {
         let mk = |trans_b: i64| {
             graph_of(
                 r#"{"name": "a", "dtype": "f16", "shape": [64, 128]}"#,
@@ -1024,9 +1024,22 @@ pub(crate) mod tests {
             .collect();
         assert_eq!(ops, [("g/matmul", "batchmatmul"), ("g/add", "add")]);
         assert_eq!(c.ops[0].outputs, vec!["g/matmul"]);
-        let e = compile(&mk(1), &Target::spyre32(), &upto("sdsc")).unwrap_err();
-        assert_eq!(e.node.as_deref(), Some("g"));
-        assert!(e.message.contains("transB=1 is not supported"), "{e}");
+        // transB moves B's dims with a transpose before the matmul.
+        let c = compile(&mk(1), &Target::spyre32(), &upto("sdsc")).unwrap();
+        let ops: Vec<(&str, &str)> = c
+            .ops
+            .iter()
+            .map(|o| (o.name.as_str(), o.kind.name()))
+            .collect();
+        assert_eq!(
+            ops,
+            [
+                ("g/b_t", "transpose"),
+                ("g/matmul", "batchmatmul"),
+                ("g/add", "add")
+            ]
+        );
+        assert_eq!(c.ops[1].inputs, vec!["a", "g/b_t"]);
     }
 
     fn hint_err(h: Vec<usize>, node: &str) -> CompileError {

@@ -173,6 +173,9 @@ pub struct OutputCheck {
     pub rtol: f64,
     /// Whether every element is within tolerance.
     pub passed: bool,
+    /// Elements where both sides hold the same infinity, or both a NaN: these match, and
+    /// take no part in the errors above.
+    pub special_matches: usize,
 }
 
 /// One timed event, as the page and trace views want it.
@@ -664,10 +667,17 @@ pub fn compare(name: &str, want: &Tensor, got: &[f32]) -> OutputCheck {
     let mut max_abs = 0.0f64;
     let mut max_rel = 0.0f64;
     let mut passed = got.len() == want.data.len();
+    let mut special_matches = 0;
     for (g, w) in got.iter().zip(&want.data) {
         let (g, w) = (*g as f64, *w as f64);
+        if (g.is_nan() && w.is_nan()) || (g.is_infinite() && g == w) {
+            special_matches += 1;
+            continue;
+        }
         let d = (g - w).abs();
-        if d.is_nan() || d > atol + rtol * w.abs() {
+        // An unmatched infinity on either side is off by inf (the tolerance would be
+        // infinite too when the reference is).
+        if d.is_nan() || w.is_infinite() || g.is_infinite() || d > atol + rtol * w.abs() {
             passed = false;
         }
         max_abs = max_abs.max(if d.is_nan() { f64::INFINITY } else { d });
@@ -684,6 +694,7 @@ pub fn compare(name: &str, want: &Tensor, got: &[f32]) -> OutputCheck {
         atol,
         rtol,
         passed,
+        special_matches,
     }
 }
 
@@ -920,6 +931,30 @@ mod tests {
         let check = compare("C", want, &got);
         assert!(!check.passed);
         assert!((check.max_abs_error - 0.5).abs() < 1e-3);
+    }
+
+    #[test]
+    fn equal_infinities_and_nans_match_and_are_counted() {
+        let want = Tensor {
+            dtype: DType::F32,
+            shape: vec![5],
+            data: vec![f32::NEG_INFINITY, f32::INFINITY, f32::NAN, 1.0, 2.0],
+        };
+        let got = [f32::NEG_INFINITY, f32::INFINITY, f32::NAN, 1.0, 2.0];
+        let check = compare("y", &want, &got);
+        assert!(check.passed, "{check:?}");
+        assert_eq!(check.special_matches, 3);
+        assert_eq!(check.max_abs_error, 0.0);
+        // An infinity of the other sign or against a number, or a NaN against a number,
+        // still fails.
+        for bad in [
+            [f32::NEG_INFINITY, 5.0, f32::NAN, 1.0, 2.0],
+            [f32::INFINITY, f32::INFINITY, f32::NAN, 1.0, 2.0],
+            [f32::NEG_INFINITY, f32::INFINITY, 0.0, 1.0, 2.0],
+            [f32::NEG_INFINITY, f32::INFINITY, f32::NAN, f32::NAN, 2.0],
+        ] {
+            assert!(!compare("y", &want, &bad).passed, "{bad:?}");
+        }
     }
 
     #[test]

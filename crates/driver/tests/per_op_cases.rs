@@ -27,28 +27,7 @@ const NOT_ON_DEVICE: &[(&str, &str)] = &[
         "gather_embedding",
         "Gather is lowered for a vector of ids only",
     ),
-    (
-        "gemm_all_attrs",
-        "Gemm transA and transB need a transposing restickify",
-    ),
-    ("gemm_transa", "Gemm transA needs a transposing restickify"),
-    ("gemm_transb", "Gemm transB needs a transposing restickify"),
-    (
-        "layernorm_axis1",
-        "LayerNormalization over an axis other than the last",
-    ),
-    (
-        "layernorm_stats",
-        "LayerNormalization's Mean and InvStdDev outputs",
-    ),
-    ("matmul_vector", "MatMul with a 1-D operand"),
-    ("matmul_vector_right", "MatMul with a 1-D operand"),
     ("slice", "slices with negative steps"),
-    (
-        "softmax_axis0_3d",
-        "Softmax over an axis other than the last",
-    ),
-    ("softmax_axis1", "Softmax over an axis other than the last"),
 ];
 
 fn cases() -> Vec<(String, serde_json::Value)> {

@@ -479,13 +479,11 @@ op_table! {
         .v(&[1, 22]),
     Pow => op(&[req("X"), req("Y")], infer::pow, |c| c.zip(f32::powf))
         .with_notes("Y may have another dtype; output has X's")
-        .v(&[13, 15])
-        .host_only(),
+        .v(&[13, 15]),
     Clip => op(&[req("X"), opt("min"), opt("max")], infer::clip, eval::clip)
         .with_attrs(&[attr("min", F, "-inf"), attr("max", F, "inf")])
         .with_notes("bounds as attributes or single-element inputs")
-        .v(&[13])
-        .host_only(),
+        .v(&[13]),
     Max => op(&[many("X")], infer::extremum, |c| eval::extremum(c, true))
         .with_notes("variadic, broadcasting; NaN propagates")
         .v(&[13]),
@@ -646,111 +644,88 @@ op_table! {
         .v(&[23, 24, 25]),
     CastLike => op(&[req("X"), req("target_type")], infer::cast_like, |c| c.map(|v| v))
         .with_notes("X converted to target_type's dtype (only its dtype is read)")
-        .v(&[15, 19, 21, 23, 24, 25])
-        .host_only(),
+        .v(&[15, 19, 21, 23, 24, 25]),
     LogSoftmax => op(X, infer::softmax, eval::log_softmax)
         .with_attrs(&[attr("axis", I, "-1")])
-        .v(&[13])
-        .host_only(),
-    ReduceMin => reduce(eval::reduce, AXES_18).v(&[13, 18, 20]).host_only(),
-    ReduceProd => reduce(eval::reduce, AXES_18).v(&[13, 18]).host_only(),
+        .v(&[13]),
+    ReduceMin => reduce(eval::reduce, AXES_18).v(&[13, 18, 20]),
+    ReduceProd => reduce(eval::reduce, AXES_18).v(&[13, 18]),
     ReduceL2 => reduce(eval::reduce, AXES_18)
         .with_notes("sqrt of the sum of squares")
-        .v(&[13, 18])
-        .host_only(),
+        .v(&[13, 18]),
     ReduceLogSumExp => reduce(eval::reduce, AXES_18)
         .with_notes("log(sum(exp(x))), computed stably")
         .v(&[13, 18, 28])
-        .reads_all()
-        .host_only(),
+        .reads_all(),
     ArgMax => op(X, infer::arg_reduce, eval::arg_reduce)
         .with_attrs(ARG_ATTRS)
         .with_notes("i64 indices; ties give the first index (the last with select_last_index)")
-        .v(&[13])
-        .host_only(),
+        .v(&[13]),
     ArgMin => op(X, infer::arg_reduce, eval::arg_reduce)
         .with_attrs(ARG_ATTRS)
         .with_notes("i64 indices; ties give the first index (the last with select_last_index)")
-        .v(&[13])
-        .host_only(),
+        .v(&[13]),
     Mod => op(AB, infer::modulo, eval::modulo)
         .with_attrs(&[attr("fmod", I, "0")])
         .with_notes("fmod 0: a - floor(a / b) * b (the divisor's sign); fmod 1: C fmod")
         .v(&[13, 28])
-        .reads_all()
-        .host_only(),
+        .reads_all(),
     And => op(AB, infer::logical, |c| c.zip(|p, q| b2f(p != 0.0 && q != 0.0)))
         .with_notes("bool")
-        .v(&[7])
-        .host_only(),
+        .v(&[7]),
     Or => op(AB, infer::logical, |c| c.zip(|p, q| b2f(p != 0.0 || q != 0.0)))
         .with_notes("bool")
-        .v(&[7])
-        .host_only(),
+        .v(&[7]),
     Xor => op(AB, infer::logical, |c| c.zip(|p, q| b2f((p != 0.0) != (q != 0.0))))
         .with_notes("bool")
-        .v(&[7])
-        .host_only(),
+        .v(&[7]),
     Not => op(X, infer::not, |c| c.map(|v| b2f(v == 0.0)))
         .with_notes("bool")
-        .v(&[1])
-        .host_only(),
-    LessOrEqual => compare(|c| c.zip(|p, q| b2f(p <= q))).v(&[12, 16]).host_only(),
-    GreaterOrEqual => compare(|c| c.zip(|p, q| b2f(p >= q))).v(&[12, 16]).host_only(),
+        .v(&[1]),
+    LessOrEqual => compare(|c| c.zip(|p, q| b2f(p <= q))).v(&[12, 16]),
+    GreaterOrEqual => compare(|c| c.zip(|p, q| b2f(p >= q))).v(&[12, 16]),
     IsNaN => op(X, infer::float_test, |c| c.map(|v| b2f(v.is_nan())))
         .with_notes("output bool")
-        .v(&[13, 20])
-        .host_only(),
+        .v(&[13, 20]),
     IsInf => op(X, infer::float_test, eval::is_inf)
         .with_attrs(&[attr("detect_negative", I, "1"), attr("detect_positive", I, "1")])
         .with_notes("output bool")
-        .v(&[10, 20])
-        .host_only(),
+        .v(&[10, 20]),
     Abs => numeric_unary(|c| c.map(f32::abs)).v(&[13]),
     Sign => numeric_unary(|c| c.map(|v| if v > 0.0 { 1.0 } else if v < 0.0 { -1.0 } else { v }))
-        .v(&[13])
-        .host_only(),
+        .v(&[13]),
     Floor => float_unary(|c| c.map(f32::floor)).v(&[13]),
-    Ceil => float_unary(|c| c.map(f32::ceil)).v(&[13]).host_only(),
+    Ceil => float_unary(|c| c.map(f32::ceil)).v(&[13]),
     Round => float_unary(|c| c.map(f32::round_ties_even))
         .with_notes("float dtypes; halves round to even")
-        .v(&[11, 22])
-        .host_only(),
+        .v(&[11, 22]),
     Sum => op(&[many("X")], infer::extremum, eval::sum_mean)
         .with_notes("variadic, broadcasting")
-        .v(&[13])
-        .host_only(),
+        .v(&[13]),
     Mean => op(&[many("X")], infer::extremum, eval::sum_mean)
         .with_notes("variadic, broadcasting")
-        .v(&[13])
-        .host_only(),
+        .v(&[13]),
     HardSigmoid => float_unary(eval::hard_sigmoid)
         .with_attrs(&[attr("alpha", F, "0.2"), attr("beta", F, "0.5")])
         .with_notes("float dtypes; max(0, min(1, alpha x + beta))")
-        .v(&[6, 22])
-        .host_only(),
+        .v(&[6, 22]),
     HardSwish => float_unary(|c| c.map(|v| v * (v / 6.0 + 0.5).clamp(0.0, 1.0)))
         .with_notes("float dtypes; x * max(0, min(1, x / 6 + 1/2))")
-        .v(&[14, 22])
-        .host_only(),
+        .v(&[14, 22]),
     LeakyRelu => float_unary(eval::leaky_relu)
         .with_attrs(&[attr("alpha", F, "0.01")])
-        .v(&[6, 16])
-        .host_only(),
+        .v(&[6, 16]),
     Elu => float_unary(eval::elu)
         .with_attrs(&[attr("alpha", F, "1.0")])
-        .v(&[6, 22])
-        .host_only(),
+        .v(&[6, 22]),
     Selu => float_unary(eval::selu)
         .with_attrs(&[
             attr("alpha", F, "1.67326319217681884765625"),
             attr("gamma", F, "1.05070102214813232421875"),
         ])
-        .v(&[6, 22])
-        .host_only(),
+        .v(&[6, 22]),
     Softsign => float_unary(|c| c.map(|v| v / (1.0 + v.abs())))
-        .v(&[1, 22])
-        .host_only(),
+        .v(&[1, 22]),
     GatherElements => op(&[req("data"), req("indices (integer)")], infer::gather_elements, eval::gather_elements)
         .with_attrs(&[attr("axis", I, "0")])
         .with_notes("output shaped like indices; negative indices count from the end")

@@ -203,7 +203,12 @@ rtol: number,
 /**
  * Whether every element is within tolerance.
  */
-passed: boolean, };
+passed: boolean, 
+/**
+ * Elements where both sides hold the same infinity, or both a NaN: these match, and
+ * take no part in the errors above.
+ */
+specialMatches: number, };
 
 export type EventView = { 
 /**

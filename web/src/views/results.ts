@@ -35,12 +35,16 @@ export function toleranceText(o: ToleranceCheck): string {
   const rel = formatSci(o.maxRelError);
   const atol = formatSci(o.atol);
   const rtol = formatSci(o.rtol);
+  // Infinities and NaNs in the same places on both sides match; say how many there were.
+  const special = o.specialMatches > 0 ? ` (${formatInt(o.specialMatches)} matching inf/NaN)` : "";
   if (o.passed) {
-    if (o.maxAbsError <= o.atol) return `max rel ${rel}, max abs ${abs} ≤ atol ${atol}: ok`;
-    if (o.maxRelError <= o.rtol) return `max abs ${abs}, max rel ${rel} ≤ rtol ${rtol}: ok`;
-    return `max abs ${abs}, max rel ${rel}: each element ≤ atol ${atol} + rtol ${rtol}·|ref|: ok`;
+    if (o.maxAbsError <= o.atol)
+      return `max rel ${rel}, max abs ${abs} ≤ atol ${atol}${special}: ok`;
+    if (o.maxRelError <= o.rtol)
+      return `max abs ${abs}, max rel ${rel} ≤ rtol ${rtol}${special}: ok`;
+    return `max abs ${abs}, max rel ${rel}: each element ≤ atol ${atol} + rtol ${rtol}·|ref|${special}: ok`;
   }
-  return `max abs ${abs} > atol ${atol}, max rel ${rel} > rtol ${rtol}: off`;
+  return `max abs ${abs} > atol ${atol}, max rel ${rel} > rtol ${rtol}${special}: off`;
 }
 
 export class ResultsView {

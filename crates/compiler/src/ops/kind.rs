@@ -125,6 +125,7 @@ named_enum! {
         Sum = "sum",
         Mean = "mean",
         Min = "min",
+        Prod = "prod",
     }
 }
 
@@ -164,6 +165,7 @@ impl Reduction {
             Reduction::Sum | Reduction::Mean => Binary::Add,
             Reduction::Max => Binary::Maximum,
             Reduction::Min => Binary::Minimum,
+            Reduction::Prod => Binary::Mul,
         }
     }
 }
@@ -498,7 +500,8 @@ mod tests {
                 ("max", "arith.maximumf"),
                 ("sum", "arith.addf"),
                 ("mean", "arith.addf"),
-                ("min", "arith.minimumf")
+                ("min", "arith.minimumf"),
+                ("prod", "arith.mulf")
             ]
         );
     }

@@ -1,22 +1,31 @@
-//! ONNX's own backend node tests, run on the reference evaluator.
+//! ONNX's own backend node tests, run on the reference evaluator and on the simulated
+//! device.
 //!
 //! The cases come from the `onnx` Python package that `scripts/setup.sh` installs into
 //! `.venv/` (pinned there): `tests/graph/onnx_node_tests.py` writes them, in ONNX's test
 //! layout, into a cache directory under the target directory (regenerated when the onnx
-//! version changes). For every case whose inputs and outputs are tensors of this crate's
-//! dtypes and whose ops the loader reads ("claimed"), the test loads the model, evaluates
-//! it on ONNX's inputs and compares with ONNX's expected outputs:
+//! version changes). For every case whose inputs and outputs are tensors of the graph
+//! crate's dtypes and whose ops the loader reads ("claimed"):
 //!
-//! - float outputs: `|ours - expected| <= atol + rtol * |expected|` with the case's own
-//!   `rtol`/`atol` (ONNX's defaults are 1e-3 and 1e-7), raised to at least
-//!   rtol 1e-3 / atol 1e-5 for f32 and rtol 4e-3 / atol 1e-3 for f16 (our evaluator
-//!   computes each node in f32 and rounds its outputs; one f16 ulp near 1 is ~1e-3);
-//!   equal infinities and NaNs in the same places match;
-//! - integer and bool outputs: exactly.
+//! 1. the model is loaded and the reference evaluator runs on ONNX's inputs; its outputs
+//!    are compared with ONNX's expected outputs:
+//!    - float outputs: `|ours - expected| <= atol + rtol * |expected|` with the case's own
+//!      `rtol`/`atol` (ONNX's defaults are 1e-3 and 1e-7), raised to at least
+//!      rtol 1e-3 / atol 1e-5 for f32 and rtol 4e-3 / atol 1e-3 for f16 (our evaluator
+//!      computes each node in f32 and rounds its outputs; one f16 ulp near 1 is ~1e-3);
+//!      equal infinities and NaNs in the same places match;
+//!    - integer and bool outputs: exactly;
+//! 2. when every op of the loaded graph has a device lowering, the model is compiled for
+//!    spyre32, lowered to KTIR and simulated on the same inputs, and each simulated output
+//!    is compared with the reference's at the driver's tolerance for its dtype
+//!    ([`driver::tolerance`]; matching infinities and NaNs count as equal). A case passes
+//!    on the device when both comparisons pass, so its simulated outputs are within the
+//!    sum of the two tolerances of ONNX's own.
 //!
-//! A claimed case that fails must be in `tests/graph/onnx_skip.tsv` with its reason, and
-//! a listed case that passes fails the test (so the list stays true). The figures are
-//! printed.
+//! A claimed case that fails must be in `tests/graph/onnx_skip.tsv` with its reason (a
+//! reason starting `device:` marks a case that passes on the reference and fails on the
+//! device), and a listed case that passes fails the test (so the list stays true). The
+//! figures are printed.
 //!
 //! Without `.venv/` the test says so and passes as skipped, unless
 //! `SPYRE_REQUIRE_ONNX_CONFORMANCE=1` (set by `scripts/test.sh`), which makes it fail.
@@ -25,11 +34,56 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use graph::{evaluate, load_onnx, load_tensor_proto, DType, OpKind, Tensor};
+use driver::compiler::ops::decomposition;
+use driver::graph::{self, evaluate, load_onnx, load_tensor_proto, DType, Graph, OpKind, Tensor};
+use driver::{run_pipeline, RunOptions};
 use serde_json::Value;
+use std::time::{Duration, Instant};
 
 /// Claimed cases that do not pass: `case<TAB>reason` lines (`#` starts a comment).
 const SKIP: &str = include_str!("../../../tests/graph/onnx_skip.tsv");
+
+/// Ops the device lowers whose ONNX node tests are expected to pass on the device: a
+/// float case made only of these counts towards the 90% figure.
+const DEVICE_OPS_NAMED: &[&str] = &[
+    "And",
+    "ArgMax",
+    "ArgMin",
+    "CastLike",
+    "Ceil",
+    "Elu",
+    "Erf",
+    "Floor",
+    "Gemm",
+    "GreaterOrEqual",
+    "HardSigmoid",
+    "HardSwish",
+    "IsInf",
+    "IsNaN",
+    "LeakyRelu",
+    "LessOrEqual",
+    "LogSoftmax",
+    "MatMul",
+    "Mean",
+    "Mod",
+    "Not",
+    "Or",
+    "Pow",
+    "ReduceL2",
+    "ReduceLogSumExp",
+    "ReduceMin",
+    "ReduceProd",
+    "Round",
+    "Selu",
+    "Sign",
+    "Softmax",
+    "Softsign",
+    "Sum",
+    "Xor",
+];
+
+/// Fewest ops with at least one case passing on the device.
+const MIN_DEVICE_OPS: usize = 60;
 
 const REQUIRE_ENV: &str = "SPYRE_REQUIRE_ONNX_CONFORMANCE";
 
@@ -103,8 +157,17 @@ fn claimed_ops() -> BTreeSet<String> {
     s
 }
 
-enum Outcome {
+/// How a case fared on the device, once its reference passed.
+enum Device {
+    /// An op of the loaded graph has no device lowering (named).
+    NotLowered(String),
     Pass,
+    Fail(String),
+}
+
+enum Outcome {
+    /// The reference matches ONNX's outputs; the device's result.
+    Pass(Device),
     Load(String),
     Fail(String),
 }
@@ -154,8 +217,70 @@ fn read_pb(path: &Path) -> Result<(String, Tensor), String> {
     load_tensor_proto(&bytes).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// Loads and runs one case on every data set.
-fn run_case(dir: &Path, entry: &Value) -> Outcome {
+/// The inputs and expected outputs of data set `n` of a case.
+type DataSet = (BTreeMap<String, Tensor>, Vec<Tensor>);
+
+fn data_set(dir: &Path, g: &Graph, n: u64) -> Result<DataSet, String> {
+    let ds = dir.join(format!("test_data_set_{n}"));
+    let mut inputs = BTreeMap::new();
+    for (k, vi) in g.inputs.iter().enumerate() {
+        let (_, t) = read_pb(&ds.join(format!("input_{k}.pb")))?;
+        inputs.insert(vi.name.clone(), t);
+    }
+    let outputs = (0..g.outputs.len())
+        .map(|k| read_pb(&ds.join(format!("output_{k}.pb"))).map(|(_, t)| t))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((inputs, outputs))
+}
+
+/// The first op of `g` the device compiler does not lower, if any.
+fn not_lowered(g: &Graph) -> Option<String> {
+    if g.nodes.is_empty() {
+        return Some("(no nodes: every output is folded at load time)".into());
+    }
+    g.nodes
+        .iter()
+        .find(|n| decomposition(&n.op).is_none())
+        .map(|n| n.op.clone())
+}
+
+/// Compiles and simulates the case on every data set; the simulated outputs must match
+/// the reference's (which matched ONNX's).
+fn run_on_device(bytes: &[u8], sets: &[DataSet]) -> Device {
+    for (n, (inputs, _)) in sets.iter().enumerate() {
+        let options = RunOptions {
+            inputs: inputs.clone(),
+            ..RunOptions::default()
+        };
+        match run_pipeline(bytes, "model.onnx", &options) {
+            Ok(r) if r.run.passed => {}
+            Ok(r) => {
+                let bad: Vec<String> = r
+                    .run
+                    .outputs
+                    .iter()
+                    .filter(|o| !o.passed)
+                    .map(|o| {
+                        format!(
+                            "output '{}' max abs error {:.3e} (atol {:e}, rtol {:e})",
+                            o.name, o.max_abs_error, o.atol, o.rtol
+                        )
+                    })
+                    .collect();
+                return Device::Fail(format!("data set {n}: {}", bad.join("; ")));
+            }
+            Err(e) => {
+                let msg = e.to_string();
+                let first = msg.lines().next().unwrap_or("").to_string();
+                return Device::Fail(format!("{}: {first}", e.stage));
+            }
+        }
+    }
+    Device::Pass
+}
+
+/// Loads and runs one case on every data set: the reference, then the device.
+fn run_case(dir: &Path, entry: &Value, device_time: &mut Duration) -> Outcome {
     let bytes = match std::fs::read(dir.join("model.onnx")) {
         Ok(b) => b,
         Err(e) => return Outcome::Load(e.to_string()),
@@ -167,35 +292,41 @@ fn run_case(dir: &Path, entry: &Value) -> Outcome {
     let rtol = entry["rtol"].as_f64().unwrap_or(1e-3);
     let atol = entry["atol"].as_f64().unwrap_or(1e-7);
     let n_sets = entry["data_sets"].as_u64().unwrap_or(0);
+    let mut sets = Vec::new();
     for n in 0..n_sets {
-        let ds = dir.join(format!("test_data_set_{n}"));
-        let mut inputs = BTreeMap::new();
-        for (k, vi) in g.inputs.iter().enumerate() {
-            match read_pb(&ds.join(format!("input_{k}.pb"))) {
-                Ok((_, t)) => {
-                    inputs.insert(vi.name.clone(), t);
-                }
-                Err(e) => return Outcome::Fail(e),
-            }
-        }
+        let (inputs, wants) = match data_set(dir, &g, n) {
+            Ok(s) => s,
+            Err(e) => return Outcome::Fail(e),
+        };
         let values = match evaluate(&g, &inputs) {
             Ok(v) => v,
             Err(e) => return Outcome::Fail(format!("evaluation: {e}")),
         };
-        for (k, name) in g.outputs.iter().enumerate() {
-            let want = match read_pb(&ds.join(format!("output_{k}.pb"))) {
-                Ok((_, t)) => t,
-                Err(e) => return Outcome::Fail(e),
-            };
+        for (k, (name, want)) in g.outputs.iter().zip(&wants).enumerate() {
             let Some(got) = values.get(name) else {
                 return Outcome::Fail(format!("no value for output '{name}'"));
             };
-            if let Err(m) = compare(got, &want, rtol, atol) {
+            if let Err(m) = compare(got, want, rtol, atol) {
                 return Outcome::Fail(format!("data set {n}, output {k} ('{name}'): {m}"));
             }
         }
+        sets.push((inputs, wants));
     }
-    Outcome::Pass
+    if let Some(op) = not_lowered(&g) {
+        return Outcome::Pass(Device::NotLowered(op));
+    }
+    let start = Instant::now();
+    let device = run_on_device(&bytes, &sets);
+    let took = start.elapsed();
+    *device_time += took;
+    if std::env::var("SPYRE_SHOW_SLOW").is_ok() && took > Duration::from_millis(500) {
+        say(&format!(
+            "  slow on the device: {:.2} s {}",
+            took.as_secs_f64(),
+            dir.display()
+        ));
+    }
+    Outcome::Pass(device)
 }
 
 /// Writes a line to stderr past the test harness's capture, so `cargo test` shows the
@@ -206,7 +337,7 @@ fn say(line: &str) {
 }
 
 #[test]
-fn onnx_node_tests_on_the_reference() {
+fn onnx_node_tests_on_the_reference_and_the_device() {
     let required = std::env::var(REQUIRE_ENV).is_ok_and(|v| v == "1");
     let python = repo_root().join(".venv/bin/python");
     if !python.exists() {
@@ -257,11 +388,17 @@ fn onnx_node_tests_on_the_reference() {
     let (mut n_float, mut n_other) = (0, 0);
     let (mut float_load, mut float_pass) = (0, 0);
     let (mut other_load, mut other_pass) = (0, 0);
+    let (mut float_lowered, mut float_device) = (0, 0);
+    let (mut other_lowered, mut other_device) = (0, 0);
+    let (mut named_cases, mut named_device) = (0, 0);
+    let mut device_time = Duration::ZERO;
     let mut float_ops: BTreeSet<String> = BTreeSet::new();
     let mut passing_ops: BTreeSet<String> = BTreeSet::new();
+    let mut device_ops: BTreeSet<String> = BTreeSet::new();
     let mut failures: Vec<String> = Vec::new();
-    let mut stale_skips: Vec<&str> = Vec::new();
+    let mut stale_skips: Vec<String> = Vec::new();
     let mut unclaimed_float_load_fail: BTreeMap<String, usize> = BTreeMap::new();
+    let mut not_lowered_ops: BTreeMap<String, usize> = BTreeMap::new();
     for entry in &manifest {
         let name = entry["name"].as_str().unwrap_or("");
         let types: Vec<String> = [names(&entry["inputs"]), names(&entry["outputs"])].concat();
@@ -273,6 +410,8 @@ fn onnx_node_tests_on_the_reference() {
         }
         let float = types.iter().all(|t| t == "FLOAT" || t == "FLOAT16");
         let ops = names(&entry["ops"]);
+        let named = float && ops.iter().all(|o| DEVICE_OPS_NAMED.contains(&o.as_str()));
+        named_cases += usize::from(named);
         if float {
             n_float += 1;
             float_ops.extend(ops.iter().cloned());
@@ -280,17 +419,34 @@ fn onnx_node_tests_on_the_reference() {
             n_other += 1;
         }
         let is_claimed = ops.iter().all(|o| claimed.contains(o));
-        let outcome = run_case(&dir.join(name), entry);
+        let outcome = run_case(&dir.join(name), entry, &mut device_time);
         let (loaded, passed) = match &outcome {
-            Outcome::Pass => (true, true),
+            Outcome::Pass(_) => (true, true),
             Outcome::Fail(_) => (true, false),
             Outcome::Load(_) => (false, false),
         };
+        let (lowered, on_device) = match &outcome {
+            Outcome::Pass(Device::Pass) => (true, true),
+            Outcome::Pass(Device::Fail(_)) => (true, false),
+            Outcome::Pass(Device::NotLowered(op)) => {
+                if float {
+                    *not_lowered_ops.entry(op.clone()).or_default() += 1;
+                }
+                (false, false)
+            }
+            _ => (false, false),
+        };
+        named_device += usize::from(named && on_device);
         if float {
             float_load += usize::from(loaded);
             float_pass += usize::from(passed);
+            float_lowered += usize::from(lowered);
+            float_device += usize::from(on_device);
             if passed {
                 passing_ops.extend(ops.iter().cloned());
+            }
+            if on_device {
+                device_ops.extend(ops.iter().cloned());
             }
             if !is_claimed {
                 let missing = ops
@@ -304,26 +460,46 @@ fn onnx_node_tests_on_the_reference() {
         } else {
             other_load += usize::from(loaded);
             other_pass += usize::from(passed);
+            other_lowered += usize::from(lowered);
+            other_device += usize::from(on_device);
         }
         if !is_claimed {
             continue;
         }
-        match (&outcome, skip.contains_key(name)) {
-            (Outcome::Pass, true) => stale_skips.push(name),
-            (Outcome::Pass, false) | (_, true) => {}
-            (Outcome::Load(m), false) => failures.push(format!("{name}: does not load: {m}")),
-            (Outcome::Fail(m), false) => failures.push(format!("{name}: {m}")),
+        let listed = skip.get(name).copied();
+        let device_listed = listed.is_some_and(|r| r.starts_with("device:"));
+        match (&outcome, listed) {
+            (Outcome::Pass(Device::Fail(m)), None) => {
+                failures.push(format!("{name}: passes on the reference; device: {m}"))
+            }
+            (Outcome::Pass(Device::Fail(_)), Some(_)) if device_listed => {}
+            (Outcome::Pass(_), Some(_)) => stale_skips.push(name.to_string()),
+            (Outcome::Pass(_), None) => {}
+            (_, Some(_)) if device_listed => failures.push(format!(
+                "{name} is listed as failing on the device only, but fails on the reference"
+            )),
+            (_, Some(_)) => {}
+            (Outcome::Load(m), None) => failures.push(format!("{name}: does not load: {m}")),
+            (Outcome::Fail(m), None) => failures.push(format!("{name}: {m}")),
         }
     }
     let ops_passing = passing_ops.len();
     say(&format!(
-        "ONNX conformance ({}): fp16/fp32 cases: {n_float}, {float_load} load, {float_pass} pass; \
-         ops with a passing case: {ops_passing} of {} ops in those cases",
+        "ONNX conformance ({}): fp16/fp32 cases: {n_float}, {float_load} load, {float_pass} pass on the reference, \
+         {float_lowered} have every op lowered, {float_device} pass on the device; \
+         ops with a passing case: {ops_passing} on the reference, {} on the device, of {} ops in those cases",
         dir.display(),
+        device_ops.len(),
         float_ops.len()
     ));
     say(&format!(
-        "ONNX conformance: cases with integer or bool tensors: {n_other}, {other_load} load, {other_pass} pass"
+        "ONNX conformance: cases with integer or bool tensors: {n_other}, {other_load} load, {other_pass} pass on the reference, \
+         {other_lowered} have every op lowered, {other_device} pass on the device"
+    ));
+    say(&format!(
+        "ONNX conformance: fp16/fp32 cases made only of the device ops the conformance work names: \
+         {named_device} of {named_cases} pass on the device; compiling and simulating took {:.1} s",
+        device_time.as_secs_f64()
     ));
     if std::env::var("SPYRE_SHOW_UNCLAIMED").is_ok() {
         let mut v: Vec<_> = unclaimed_float_load_fail.into_iter().collect();
@@ -331,15 +507,27 @@ fn onnx_node_tests_on_the_reference() {
         for (ops, n) in v {
             println!("  unclaimed: {n:4} {ops}");
         }
+        for (op, n) in &not_lowered_ops {
+            println!("  not lowered: {n:4} {op}");
+        }
     }
     assert!(
         failures.is_empty(),
-        "{} claimed ONNX node tests fail (fix them, or list them in tests/graph/onnx_skip.tsv with a reason):\n{}",
+        "{} claimed ONNX node tests fail (fix them, or list them in tests/graph/onnx_skip.tsv with a reason; `device: ...` for a device-only failure):\n{}",
         failures.len(),
         failures.join("\n")
     );
     assert!(
         stale_skips.is_empty(),
         "these skipped ONNX node tests now pass; remove them from tests/graph/onnx_skip.tsv: {stale_skips:?}"
+    );
+    assert!(
+        device_ops.len() >= MIN_DEVICE_OPS,
+        "only {} ops have a case passing on the device (at least {MIN_DEVICE_OPS} expected)",
+        device_ops.len()
+    );
+    assert!(
+        named_device * 10 >= named_cases * 9,
+        "only {named_device} of {named_cases} cases made of the named device ops pass on the device (90% expected)"
     );
 }
