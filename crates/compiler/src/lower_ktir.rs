@@ -507,7 +507,8 @@ impl<'c> KernelEmitter<'c> {
             // A hoisted operand's tile is built before the innermost loop opens (the
             // matmul lowering opens it after loading that operand).
             let open_here = self.loops.len() - usize::from(self.hoist.is_some());
-            for (d, steps) in self.loops[..open_here].to_vec() {
+            let loops = self.loops.clone();
+            for &(d, steps) in &loops[..open_here] {
                 let iv = self.open_loop(steps);
                 self.step_dim(d, steps, &iv)?;
             }
