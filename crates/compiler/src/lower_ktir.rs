@@ -292,6 +292,9 @@ struct KernelEmitter<'c> {
     loops: Vec<(usize, usize)>,
     /// Steps of a matmul's loop over K blocks (1: no loop).
     k_steps: usize,
+    /// A matmul input (0: A, 1: B) loaded once outside the innermost time loop, which
+    /// must not cut it: the stationary operand stays resident while the other streams.
+    hoist: Option<usize>,
 }
 
 /// `tensor<shape x elem>`.
@@ -456,6 +459,7 @@ impl<'c> KernelEmitter<'c> {
             open: Vec::new(),
             loops: Vec::new(),
             k_steps: 1,
+            hoist: None,
         })
     }
 
@@ -500,12 +504,16 @@ impl<'c> KernelEmitter<'c> {
             for &i in &first {
                 self.view(i);
             }
-            for (d, steps) in self.loops.clone() {
+            // A hoisted operand's tile is built before the innermost loop opens (the
+            // matmul lowering opens it after loading that operand).
+            let open_here = self.loops.len() - usize::from(self.hoist.is_some());
+            let loops = self.loops.clone();
+            for &(d, steps) in &loops[..open_here] {
                 let iv = self.open_loop(steps);
                 self.step_dim(d, steps, &iv)?;
             }
             for &i in &first {
-                if !self.tiled_inside(i) {
+                if !self.tiled_inside(i) && self.hoist.is_none_or(|h| h == i) {
                     self.tile(i);
                 }
             }

@@ -12,7 +12,8 @@
 //!    compute = per-core MACs / (peak x eff), eff = min(1, sqrt(row passes / fill passes));
 //!    memory = bytes all cores move / aggregate DRAM bandwidth (the bandwidth is shared, so
 //!    operands replicated across cores cost once per core; our choice, the doc leaves it
-//!    open); a K split adds (k - 1) fp32 partial tiles over the ring at one stick per ns (an
+//!    open), where a share too big for the scratchpad counts the re-reads of the best time
+//!    cut that fits (reuse-aware: see `Share::traffic`); a K split adds (k - 1) fp32 partial tiles over the ring at one stick per ns (an
 //!    assumption: 128 B/cycle at 1 GHz). Ties go to fewer cores.
 //! 4. **Default**: rank the non-reduction dims by size in split units (stable), give each the
 //!    largest divisor that fits the remaining cores, then split at most one reduction dim.
@@ -288,18 +289,88 @@ pub fn matmul_cost(
             .map(|&p| ch[p] as f64)
             .product())
     };
-    let per_core = batch_of(0, a)? * mc * kc * ds(a)?
-        + batch_of(1, b)? * kc * nc * ds(b)?
-        + bc * mc * nc * ds(y)?;
+    let ksplit = splits[nb + 2];
+    let share = Share {
+        a: batch_of(0, a)? * mc * kc * ds(a)?,
+        b: batch_of(1, b)? * kc * nc * ds(b)?,
+        c: bc * mc * nc * ds(y)?,
+        acc: bc * mc * nc * 4.0,
+        rows: ch[nb],
+        n_units: ch[nb + 1].div_ceil(eps).max(1),
+        k_units: ch[nb + 2].div_ceil(eps).max(1),
+        k_split: ksplit > 1,
+    };
+    let per_core = share.traffic(t.scratchpad_capacity_bytes as f64);
     let cores: usize = splits.iter().product();
     let memory = per_core * cores as f64 / t.dram_bytes_per_ns.max(1e-9);
-    let ksplit = splits[nb + 2];
     let psum = if ksplit > 1 {
         (ksplit - 1) as f64 * bc * mc * nc * 4.0 / t.stick_bytes.max(1) as f64
     } else {
         0.0
     };
     Ok((compute, memory, psum))
+}
+
+/// One core's share of a matmul, in bytes (A, B, C as stored, C as an f32 sum), and the
+/// extents its time loops may cut: rows of M, sticks of N and of K.
+struct Share {
+    a: f64,
+    b: f64,
+    c: f64,
+    acc: f64,
+    rows: usize,
+    n_units: usize,
+    k_units: usize,
+    k_split: bool,
+}
+
+impl Share {
+    /// The DRAM bytes one core moves for its share, re-reads included, under the best time
+    /// cut that fits `cap` bytes of scratchpad: the same plans the lowering's time tiling
+    /// weighs (M, N and K blocks; without a K loop, A or B may stay resident across the
+    /// innermost loop), with the working set estimated as twice each block (a loaded tile
+    /// and its reordered copy; the sum and the product). The search covers
+    /// divisors(rows) x divisors(N sticks) x divisors(K sticks) x 3 loop orders, a few
+    /// thousand plans at most for any real shape; it runs once per candidate split.
+    /// When nothing fits, the finest cut's traffic is returned (the lowering reports it).
+    fn traffic(&self, cap: f64) -> f64 {
+        let whole = self.a + self.b + self.c;
+        let acc_whole = if self.k_split { self.acc } else { self.c };
+        if 2.0 * (self.a + self.b + acc_whole) <= cap {
+            return whole;
+        }
+        let mut best: Option<f64> = None;
+        let mut finest = f64::INFINITY;
+        for ms in divisors(self.rows) {
+            for ns in divisors(self.n_units) {
+                for ks in divisors(self.k_units) {
+                    let (m, n, k) = (ms as f64, ns as f64, ks as f64);
+                    let acc = if self.k_split || ks > 1 {
+                        self.acc
+                    } else {
+                        self.c
+                    };
+                    let need = 2.0 * (self.a / (m * k) + self.b / (n * k) + acc / (m * n));
+                    let mut moved = self.a * n + self.b * m + self.c;
+                    if ks == 1 {
+                        // A resident under an N loop, or B under an M loop.
+                        moved = moved
+                            .min(self.a + self.b * m + self.c)
+                            .min(self.b + self.a * n + self.c);
+                    }
+                    if need <= cap {
+                        best = Some(best.map_or(moved, |b: f64| b.min(moved)));
+                    }
+                    finest = if need <= cap {
+                        finest
+                    } else {
+                        finest.min(moved)
+                    };
+                }
+            }
+        }
+        best.unwrap_or(if finest.is_finite() { finest } else { whole })
+    }
 }
 
 fn divide_one(
@@ -571,6 +642,27 @@ pub fn snapshot_text(c: &Compilation) -> String {
 mod tests {
     use crate::passes::tests::{graph_of, upto};
     use crate::{compile, Compilation, Target};
+
+    #[test]
+    fn a_share_counts_re_reads_only_when_it_does_not_fit() {
+        let share = |a: f64, b: f64| super::Share {
+            a,
+            b,
+            c: 1024.0,
+            acc: 2048.0,
+            rows: 64,
+            n_units: 8,
+            k_units: 8,
+            k_split: false,
+        };
+        // Fits whole: every byte once.
+        assert_eq!(share(4096.0, 4096.0).traffic(1e6), 4096.0 * 2.0 + 1024.0);
+        // A small, B large: A stays resident while B streams once.
+        let big = share(64_000.0, 1_000_000.0);
+        assert_eq!(big.traffic(400_000.0), 64_000.0 + 1_000_000.0 + 1024.0);
+        // Too small for any cut but the finest: still a finite figure.
+        assert!(big.traffic(1.0).is_finite());
+    }
 
     fn exp_on(
         shape: &[usize],

@@ -21,6 +21,29 @@ fn neg(a: AffineExpr) -> AffineExpr {
 }
 
 impl KernelEmitter<'_> {
+    /// Opens the innermost time loop of a plan with a hoisted operand, once that operand is
+    /// loaded, and builds the tiles of the operands it cuts (`streamed` and the result).
+    fn open_innermost(&mut self, streamed: usize) -> Result<(), CompileError> {
+        let Some(&(d, steps)) = self.loops.last() else {
+            return Err(self.fail("a hoisted operand needs a time loop"));
+        };
+        let iv = self.open_loop(steps);
+        self.step_dim(d, steps, &iv)?;
+        let hoisted = &self.operands[1 - streamed.min(1)].tensor;
+        let rest: Vec<usize> = (0..self.operands.len())
+            .filter(|&j| j != 1 - streamed.min(1) && &self.operands[j].tensor != hoisted)
+            .filter(|&j| {
+                !self.operands[..j]
+                    .iter()
+                    .any(|o| o.tensor == self.operands[j].tensor)
+            })
+            .collect();
+        for j in rest {
+            self.tile(j);
+        }
+        Ok(())
+    }
+
     pub(super) fn matmul(&mut self) -> Result<(), CompileError> {
         let it = &self.op.iteration;
         if it.len() < 3 {
@@ -78,8 +101,19 @@ impl KernelEmitter<'_> {
         } else {
             None
         };
-        let mut loaded = Vec::new();
-        for (i, order) in [(0, &a_order), (1, &b_order)] {
+        let mut loaded = [None, None];
+        // A hoisted operand is loaded first, outside the innermost time loop, which opens
+        // once it is ready (the loop does not cut it, so it stays resident).
+        let order_of = |i: usize| if i == 0 { &a_order } else { &b_order };
+        let sequence = match self.hoist {
+            Some(1) => [1, 0],
+            _ => [0, 1],
+        };
+        for (pos, i) in sequence.into_iter().enumerate() {
+            let order = order_of(i);
+            if pos == 1 && self.hoist.is_some() {
+                self.open_innermost(i)?;
+            }
             let elem = self.operands[i].elem;
             let (dims, shape) = (
                 self.operands[i].dims.clone(),
@@ -155,10 +189,11 @@ impl KernelEmitter<'_> {
             } else {
                 r
             };
-            loaded.push((r, flat, elem));
+            loaded[i] = Some((r, flat, elem));
         }
-        let (a, a_shape, a_elem) = loaded[0].clone();
-        let (b, b_shape, b_elem) = loaded[1].clone();
+        let [Some((a, a_shape, a_elem)), Some((b, b_shape, b_elem))] = loaded else {
+            return Err(self.fail("a matmul input was not loaded"));
+        };
         let (ak, bk) = (a_shape[a_shape.len() - 1], b_shape[b_shape.len() - 2]);
         if ak != bk {
             return Err(self.fail(format!("padded K differs between A ({ak}) and B ({bk})")));

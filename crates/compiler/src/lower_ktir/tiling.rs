@@ -28,6 +28,9 @@ struct Plan {
     loops: Vec<(usize, usize)>,
     /// Steps over K blocks (matmul only).
     k_steps: usize,
+    /// The matmul input (0: A, 1: B) loaded once outside the innermost loop, which does
+    /// not cut it (no K loop then): it stays resident while the other input streams.
+    hoist: Option<usize>,
 }
 
 impl Plan {
@@ -183,6 +186,7 @@ pub(super) fn emit_kernel(
         let mut em = KernelEmitter::new(c, op, index, kernel)?;
         em.loops = plan.loops.clone();
         em.k_steps = plan.k_steps;
+        em.hoist = plan.hoist;
         em.emit()
     };
     let mut best: Option<(u64, ktir::Func)> = None;
@@ -310,36 +314,73 @@ fn candidate_plans(em: &KernelEmitter<'_>) -> Vec<Plan> {
         }
     }
     combos.retain(|c| c.len() == options.len() && c.iter().any(|&s| s > 1));
-    let mut plans: Vec<(Vec<u64>, Plan)> = combos
-        .into_iter()
-        .map(|c| {
-            let mut loops = Vec::new();
-            let mut k_steps = 1;
-            // Outer loops go from the least preferred dim (batch) inwards.
-            for (i, (d, k, _)) in options.iter().enumerate().rev() {
-                if *k {
-                    k_steps = c[i];
-                } else if c[i] > 1 {
-                    loops.push((*d, c[i]));
+    // A matmul without a K loop may also keep one input resident: its tile is loaded
+    // outside the innermost loop, over the dim that input lacks (N for A, M for B).
+    let matmul_dims = (op.kind.is_matmul() && it.len() >= 3 && !same_inputs(em))
+        .then(|| (it.len() - 3, it.len() - 2));
+    let mut plans: Vec<(Vec<u64>, Plan)> = Vec::new();
+    for c in combos {
+        let mut loops = Vec::new();
+        let mut k_steps = 1;
+        // Outer loops go from the least preferred dim (batch) inwards.
+        for (i, (d, k, _)) in options.iter().enumerate().rev() {
+            if *k {
+                k_steps = c[i];
+            } else if c[i] > 1 {
+                loops.push((*d, c[i]));
+            }
+        }
+        let mut variants = vec![Plan {
+            loops: loops.clone(),
+            k_steps,
+            hoist: None,
+        }];
+        if let (Some((mb, out)), 1) = (matmul_dims, k_steps) {
+            // (hoisted input, the dim its innermost loop runs over)
+            for (h, inner) in [(0, out), (1, mb)] {
+                if let Some(p) = loops.iter().position(|l| l.0 == inner) {
+                    let mut l = loops.clone();
+                    let last = l.remove(p);
+                    l.push(last);
+                    variants.push(Plan {
+                        loops: l,
+                        k_steps,
+                        hoist: Some(h),
+                    });
                 }
             }
-            // Sort key: DRAM bytes moved (re-reads included), total steps, then the
-            // steps on each dim from the least preferred.
-            let plan = Plan { loops, k_steps };
-            let mut key = vec![dram_bytes_per_core(em, &plan), plan.steps() as u64];
+        }
+        for plan in variants {
+            // Sort key: DRAM bytes moved (re-reads included); then a plan without a hoist
+            // (its stores wait for the K loop, so its loads stream back to back, while a
+            // hoisted plan stores a block every step and its next load queues behind
+            // that store); then total steps and the steps on each dim from the least
+            // preferred.
+            let mut key = vec![
+                dram_bytes_per_core(em, &plan),
+                plan.hoist.map_or(0, |h| h as u64 + 1),
+                plan.steps() as u64,
+            ];
             key.extend(c.iter().rev().map(|&s| s as u64));
-            (key, plan)
-        })
-        .collect();
+            plans.push((key, plan));
+        }
+    }
     plans.sort_by(|a, b| a.0.cmp(&b.0));
     plans.into_iter().map(|(_, p)| p).collect()
+}
+
+/// Whether a matmul multiplies a tensor by itself (one load serves both inputs).
+fn same_inputs(em: &KernelEmitter<'_>) -> bool {
+    em.operands.len() >= 2 && em.operands[0].tensor == em.operands[1].tensor
 }
 
 /// Each operand's DRAM traffic for one core under `plan`: (operand index, bytes of its
 /// slice, re-read factor). Only a matmul re-reads: its loop nest runs batch, M and N blocks
 /// outside the K loop, so A (batch, M, K) is loaded again for every N block and B (batch,
-/// K, N) for every M block; C is stored once. Every other kind touches each element once,
-/// whatever the cut. Operands the scratchpad plan holds move no DRAM bytes (left out).
+/// K, N) for every M block, except a hoisted input, loaded once per block of the loops
+/// outside the innermost one (which does not cut it): its factor is 1. C is stored once.
+/// Every other kind touches each element once, whatever the cut. Operands the scratchpad
+/// plan holds move no DRAM bytes (left out).
 fn operand_traffic(em: &KernelEmitter<'_>, plan: &Plan) -> Vec<(usize, u64, u64)> {
     let it = &em.op.iteration;
     let steps_on = |d: usize| -> u64 {
@@ -354,9 +395,10 @@ fn operand_traffic(em: &KernelEmitter<'_>, plan: &Plan) -> Vec<(usize, u64, u64)
             return 1;
         }
         let (mb, out) = (it.len() - 3, it.len() - 2);
-        match i {
-            0 => steps_on(out),
-            1 => steps_on(mb),
+        match (i, plan.hoist) {
+            (0, Some(0)) | (1, Some(1)) => 1,
+            (0, _) => steps_on(out),
+            (1, _) => steps_on(mb),
             _ => 1,
         }
     };
@@ -391,6 +433,7 @@ pub(super) fn plan_note(em: &KernelEmitter<'_>) -> String {
     let plan = Plan {
         loops: em.loops.clone(),
         k_steps: em.k_steps,
+        hoist: em.hoist,
     };
     let mut loops: Vec<String> = plan
         .loops
@@ -421,8 +464,12 @@ pub(super) fn plan_note(em: &KernelEmitter<'_>) -> String {
             }
         })
         .collect();
+    let resident = match plan.hoist.and_then(|h| em.operands.get(h)) {
+        Some(o) => format!("; {} resident across the innermost loop", o.tensor),
+        None => String::new(),
+    };
     format!(
-        "loops {} (outermost first); {}",
+        "loops {} (outermost first){resident}; {}",
         loops.join(", "),
         operands.join("; ")
     )
