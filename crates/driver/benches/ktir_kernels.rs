@@ -18,7 +18,10 @@ use std::time::Duration;
 
 const KERNELS: [(&str, &str); 4] = [
     ("softmax", include_str!("../../../bench/ktir/softmax.mlir")),
-    ("layernorm", include_str!("../../../bench/ktir/layernorm.mlir")),
+    (
+        "layernorm",
+        include_str!("../../../bench/ktir/layernorm.mlir"),
+    ),
     ("matmul", include_str!("../../../bench/ktir/matmul.mlir")),
     ("rope", include_str!("../../../bench/ktir/rope.mlir")),
 ];
