@@ -107,10 +107,10 @@ enum Command {
         #[command(flatten)]
         flags: CompileFlags,
     },
-    /// Time a model graph end to end (load, reference, compile, simulate) several times and
-    /// print wall times and events per second.
+    /// Time a model graph end to end (load, reference, compile, simulate) or a KTIR file
+    /// (parse, verify, run) several times and print wall times and events per second.
     Bench {
-        /// Model file (.json or .onnx).
+        /// Model file (.json or .onnx) or KTIR file (.mlir).
         file: PathBuf,
         /// Timed runs (after one untimed warm-up run).
         #[arg(long, default_value_t = 5)]
@@ -387,6 +387,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             timing_only,
             flags,
         } => {
+            let started = Instant::now();
             let source = read_model(&file)?;
             let name = file_name(&file);
             let mut session =
@@ -417,6 +418,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                         roofline,
                         timing,
                         timing_only,
+                        started,
                     },
                 );
             }
@@ -470,11 +472,9 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 }
             }
             let result = &session.last_run().ok_or("the run left no result")?.run;
+            let wall = started.elapsed();
             if json {
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(result).map_err(|e| e.to_string())?
-                );
+                println!("{}", json_with_wall_time(result, wall)?);
             } else {
                 let s = &result.summary;
                 println!("machine        {}", result.machine.name);
@@ -485,6 +485,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 println!("bottleneck     {:?}: {}", s.bottleneck, s.bottleneck_reason);
                 println!("ktir ops run   {}", result.steps);
                 println!("events         {}", result.events.len());
+                println!("{}", wall_line(wall));
                 if result.timing_only {
                     println!("{TIMING_ONLY_NOTE}");
                 }
@@ -556,7 +557,14 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             };
             let source = read_model(&file)?;
             let name = file_name(&file);
-            let figures = bench(&source, &name, &options, runs)?;
+            let ktir = !driver::detect_kind(&source, &name).is_graph();
+            let figures = if ktir {
+                let text = String::from_utf8(source)
+                    .map_err(|_| format!("{}: not UTF-8 text", file.display()))?;
+                bench_ktir(&text, &name, &options, runs)?
+            } else {
+                bench(&source, &name, &options, runs)?
+            };
             if json {
                 let v = serde_json::json!({
                     "file": figures.file,
@@ -573,13 +581,20 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                     serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?
                 );
             } else {
-                println!("model          {name}");
+                println!(
+                    "{}{name}",
+                    if ktir {
+                        "ktir file      "
+                    } else {
+                        "model          "
+                    }
+                );
                 println!(
                     "mode           {}",
-                    if timing_only {
-                        "timing only"
-                    } else {
-                        "numbers (reference, compile, simulate)"
+                    match (timing_only, ktir) {
+                        (true, _) => "timing only",
+                        (false, true) => "numbers (parse, verify, run)",
+                        (false, false) => "numbers (reference, compile, simulate)",
                     }
                 );
                 println!("events         {}", figures.events);
@@ -808,23 +823,108 @@ fn bench(
         json_ms.push(started.elapsed().as_secs_f64() * 1e3);
         std::hint::black_box((r, text));
     }
+    Ok(figures(
+        name,
+        options.timing_only,
+        first.run.events.len(),
+        first.run.total_cycles,
+        ms,
+        &json_ms,
+    ))
+}
+
+/// Runs a KTIR module (parse, verify, run every function) once untimed, then `runs`
+/// times timed.
+fn bench_ktir(
+    text: &str,
+    name: &str,
+    options: &PipelineOptions,
+    runs: usize,
+) -> Result<BenchFigures, String> {
+    let options = RunOptions {
+        machine: options.machine.clone(),
+        timing_only: options.timing_only,
+        ..RunOptions::default()
+    };
+    let once = || -> Result<driver::RunResult, String> {
+        let mut session = Session::open(text.as_bytes(), name).map_err(derr)?;
+        session.run(&options, &mut |_| {}).map_err(derr)?;
+        session
+            .into_run()
+            .map(|r| r.run)
+            .ok_or_else(|| "the run left no result".to_string())
+    };
+    let first = once()?;
+    let mut ms = Vec::with_capacity(runs);
+    let mut json_ms = Vec::with_capacity(runs);
+    for _ in 0..runs.max(1) {
+        let started = Instant::now();
+        let r = once()?;
+        ms.push(started.elapsed().as_secs_f64() * 1e3);
+        let started = Instant::now();
+        let text = serde_json::to_string(&r).map_err(|e| e.to_string())?;
+        json_ms.push(started.elapsed().as_secs_f64() * 1e3);
+        std::hint::black_box((r, text));
+    }
+    Ok(figures(
+        name,
+        options.timing_only,
+        first.events.len(),
+        first.total_cycles,
+        ms,
+        &json_ms,
+    ))
+}
+
+/// The figures of `runs` timed runs.
+fn figures(
+    name: &str,
+    timing_only: bool,
+    events: usize,
+    total_cycles: f64,
+    ms: Vec<f64>,
+    json_ms: &[f64],
+) -> BenchFigures {
     let median = |xs: &[f64]| {
         let mut sorted = xs.to_vec();
         sorted.sort_by(f64::total_cmp);
-        sorted[sorted.len() / 2]
+        sorted.get(sorted.len() / 2).copied().unwrap_or(0.0)
     };
     let median_ms = median(&ms);
-    let events = first.run.events.len();
-    Ok(BenchFigures {
+    BenchFigures {
         file: name.to_string(),
-        timing_only: options.timing_only,
+        timing_only,
         events,
-        total_cycles: first.run.total_cycles,
-        ms,
+        total_cycles,
         median_ms,
-        median_json_ms: median(&json_ms),
+        median_json_ms: median(json_ms),
         events_per_second: events as f64 / (median_ms / 1e3),
+        ms,
+    }
+}
+
+/// The wall-time line of `spyre run`: the whole command (reading, parsing, verifying or
+/// compiling, simulating), output excluded.
+fn wall_line(wall: Duration) -> String {
+    format!("wall time      {:.1} ms", wall.as_secs_f64() * 1e3)
+}
+
+/// A run result as `spyre run --json` prints it: the result's own fields (serialized as
+/// they are, not through a JSON value, so numbers print alike) and its wall time as
+/// `wallMs` (the command's, not the model's; see [`wall_line`]).
+fn json_with_wall_time(result: &driver::RunResult, wall: Duration) -> Result<String, String> {
+    #[derive(serde::Serialize)]
+    struct WithWallTime<'a> {
+        #[serde(flatten)]
+        result: &'a driver::RunResult,
+        #[serde(rename = "wallMs")]
+        wall_ms: f64,
+    }
+    serde_json::to_string_pretty(&WithWallTime {
+        result,
+        wall_ms: wall.as_secs_f64() * 1e3,
     })
+    .map_err(|e| e.to_string())
 }
 
 /// The `.npy` and `.pb` files of a directory, as (file name, bytes), for binding to a
@@ -860,6 +960,8 @@ struct RunKtir {
     roofline: bool,
     timing: Timing,
     timing_only: bool,
+    /// When the command started (for its wall time).
+    started: Instant,
 }
 
 /// The timing models `spyre run` can report.
@@ -941,11 +1043,9 @@ fn run_ktir_file(mut session: Session, r: RunKtir) -> Result<ExitCode, String> {
             npy::write(&dir.join(format!("{}.npy", spec.name)), spec, data)?;
         }
     }
+    let wall = r.started.elapsed();
     if r.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(result).map_err(|e| e.to_string())?
-        );
+        println!("{}", json_with_wall_time(result, wall)?);
     } else {
         let s = &result.summary;
         println!("machine        {}", result.machine.name);
@@ -956,6 +1056,7 @@ fn run_ktir_file(mut session: Session, r: RunKtir) -> Result<ExitCode, String> {
         );
         println!("bottleneck     {:?}: {}", s.bottleneck, s.bottleneck_reason);
         println!("events         {}", result.events.len());
+        println!("{}", wall_line(wall));
         if result.timing_only {
             println!("{TIMING_ONLY_NOTE}");
         }

@@ -18,7 +18,7 @@
 use crate::exec_ew;
 use crate::exec_ops::{self, Combiner};
 use crate::store::{Loc, Memory, Span};
-use crate::value::{round_to, RtValue, TensorVal, ViewVal};
+use crate::value::{round_slice, round_to, RtValue, TensorVal, ViewVal};
 use ktir::ast::{ElementwiseOp, Predicate, ScalarType};
 use std::rc::Rc;
 
@@ -182,8 +182,9 @@ impl Domain for Numbers {
         true
     }
 
-    fn buffer(&self, elem: ScalarType, data: Vec<f32>) -> Vec<f32> {
-        data.into_iter().map(|x| round_to(elem, x)).collect()
+    fn buffer(&self, elem: ScalarType, mut data: Vec<f32>) -> Vec<f32> {
+        round_slice(elem, &mut data);
+        data
     }
 
     fn filled(&self, n: usize, x: f32) -> Vec<f32> {
@@ -191,7 +192,11 @@ impl Domain for Numbers {
     }
 
     fn tensor_arg(&self, elem: ScalarType, given: &[f32], n: usize) -> Option<Vec<f32>> {
-        (given.len() == n).then(|| given.iter().map(|x| round_to(elem, *x)).collect())
+        (given.len() == n).then(|| {
+            let mut data = given.to_vec();
+            round_slice(elem, &mut data);
+            data
+        })
     }
 
     fn dense(&self, elem: ScalarType, values: &[f64]) -> Vec<f32> {
@@ -206,6 +211,12 @@ impl Domain for Numbers {
         args: &[Arg],
         n: usize,
     ) -> Result<Vec<f32>, usize> {
+        if !ints {
+            if let Some(mut data) = float_elementwise(ew, args, n) {
+                round_slice(elem, &mut data);
+                return Ok(data);
+            }
+        }
         let mut data = Vec::with_capacity(n);
         let mut vals = vec![0.0f64; args.len()];
         for i in 0..n {
@@ -248,6 +259,13 @@ impl Domain for Numbers {
     }
 
     fn cast(&self, name: &str, x: &TensorVal, from: ScalarType, to: ScalarType) -> Vec<f32> {
+        // A float result of anything but a bitcast or an unsigned conversion is the value
+        // rounded to the result type (`exec_ew::cast`), so the whole tensor rounds at once.
+        if to.is_float() && name != "arith.bitcast" && name != "arith.uitofp" {
+            let mut data = x.data.clone();
+            round_slice(to, &mut data);
+            return data;
+        }
         x.data
             .iter()
             .map(|&v| exec_ew::cast(name, v as f64, from, to) as f32)
@@ -286,12 +304,10 @@ impl Domain for Numbers {
         sizes: &[usize],
         strides: &[i64],
     ) -> Result<Vec<f32>, String> {
-        Ok(
-            exec_ops::insert_slice(&src.data, &dst.data, &dst.shape, offsets, sizes, strides)?
-                .into_iter()
-                .map(|v| round_to(dst.elem, v))
-                .collect(),
-        )
+        let mut data =
+            exec_ops::insert_slice(&src.data, &dst.data, &dst.shape, offsets, sizes, strides)?;
+        round_slice(dst.elem, &mut data);
+        Ok(data)
     }
 
     fn gather(&self, x: &TensorVal, shape: &[usize], from: &[usize]) -> Vec<f32> {
@@ -317,12 +333,9 @@ impl Domain for Numbers {
         c: &TensorVal,
         (bt, m, k, n): (usize, usize, usize, usize),
     ) -> Result<Vec<f32>, String> {
-        Ok(
-            exec_ops::batch_matmul(&a.data, &b.data, &c.data, bt, m, k, n)?
-                .into_iter()
-                .map(|v| round_to(c.elem, v))
-                .collect(),
-        )
+        let mut data = exec_ops::batch_matmul(&a.data, &b.data, &c.data, bt, m, k, n)?;
+        round_slice(c.elem, &mut data);
+        Ok(data)
     }
 
     fn reduce(
@@ -332,12 +345,9 @@ impl Domain for Numbers {
         init: &TensorVal,
         combiner: Combiner,
     ) -> Result<Vec<f32>, String> {
-        Ok(
-            exec_ops::reduce(&x.data, &x.shape, dims, &init.data, combiner)?
-                .into_iter()
-                .map(|v| round_to(init.elem, v))
-                .collect(),
-        )
+        let mut data = exec_ops::reduce(&x.data, &x.shape, dims, &init.data, combiner)?;
+        round_slice(init.elem, &mut data);
+        Ok(data)
     }
 
     fn region_space(&self, extents: &[usize]) -> Vec<usize> {
@@ -542,6 +552,78 @@ pub(crate) fn apply(ew: ElementwiseOp, elem: ScalarType, ints: bool, vals: &[f64
     }
 }
 
+/// One float operand of an elementwise op over `n` elements.
+#[derive(Clone, Copy)]
+enum Operand<'a> {
+    /// A tensor's elements (exactly `n`).
+    Slice(&'a [f32]),
+    /// A scalar broadcast to every element (as `apply` sees it: narrowed to f32).
+    Splat(f32),
+}
+
+impl Operand<'_> {
+    fn of(a: &Arg, n: usize) -> Option<Operand<'_>> {
+        match a {
+            Arg::Scalar(x) => Some(Operand::Splat(*x as f32)),
+            Arg::Tensor(t) if t.data.len() == n => Some(Operand::Slice(&t.data)),
+            _ => None,
+        }
+    }
+}
+
+/// `f` over one operand into a new vector.
+fn map1(x: Operand<'_>, n: usize, f: impl Fn(f32) -> f32) -> Vec<f32> {
+    match x {
+        Operand::Slice(a) => a.iter().map(|&v| f(v)).collect(),
+        Operand::Splat(v) => vec![f(v); n],
+    }
+}
+
+/// `f` over two operands into a new vector, one loop per operand kind so each loop is a
+/// plain pass over slices.
+fn map2(x: Operand<'_>, y: Operand<'_>, n: usize, f: impl Fn(f32, f32) -> f32) -> Vec<f32> {
+    match (x, y) {
+        (Operand::Slice(a), Operand::Slice(b)) => a.iter().zip(b).map(|(&p, &q)| f(p, q)).collect(),
+        (Operand::Slice(a), Operand::Splat(q)) => a.iter().map(|&p| f(p, q)).collect(),
+        (Operand::Splat(p), Operand::Slice(b)) => b.iter().map(|&q| f(p, q)).collect(),
+        (Operand::Splat(p), Operand::Splat(q)) => vec![f(p, q); n],
+    }
+}
+
+/// A float elementwise op over whole tensors, before rounding to the result type: the
+/// same values [`apply`] computes element by element (the per-element semantics of
+/// [`exec_ew::float`]), without per-element dispatch. `None` for operands it does not
+/// take (unknown scalars, tensors of another size), which go element by element.
+fn float_elementwise(ew: ElementwiseOp, args: &[Arg], n: usize) -> Option<Vec<f32>> {
+    use ElementwiseOp::*;
+    let ops: Vec<Operand<'_>> = args
+        .iter()
+        .take(MAX_EW_OPERANDS)
+        .map(|a| Operand::of(a, n))
+        .collect::<Option<_>>()?;
+    // Each op gets its own monomorphic loop, so the compiler sees straight-line float
+    // code over slices (vectorised where the operation allows it).
+    match (ops.as_slice(), ew) {
+        (&[x, y], AddF | LinalgAdd) => Some(map2(x, y, n, |p, q| p + q)),
+        (&[x, y], SubF | LinalgSub) => Some(map2(x, y, n, |p, q| p - q)),
+        (&[x, y], MulF | LinalgMul) => Some(map2(x, y, n, |p, q| p * q)),
+        (&[x, y], DivF | LinalgDiv) => Some(map2(x, y, n, |p, q| p / q)),
+        (&[x, y], _) => binary_any(ew, x, y, n),
+        (&[x], Exp | LinalgExp) => Some(map1(x, n, f32::exp)),
+        (&[x], Rsqrt | LinalgRsqrt) => Some(map1(x, n, |v| 1.0 / v.sqrt())),
+        (&[x], Sqrt | LinalgSqrt) => Some(map1(x, n, f32::sqrt)),
+        (&[x], NegF | LinalgNegF) => Some(map1(x, n, |v| -v)),
+        (&[x], _) => Some(map1(x, n, |v| exec_ew::float(ew, &[v]))),
+        _ => None,
+    }
+}
+
+/// A two-operand op without a dedicated loop: the per-element semantics, still without
+/// the per-element conversions.
+fn binary_any(ew: ElementwiseOp, x: Operand<'_>, y: Operand<'_>, n: usize) -> Option<Vec<f32>> {
+    Some(map2(x, y, n, |p, q| exec_ew::float(ew, &[p, q])))
+}
+
 /// The index a shapes-only run assumes at point `at` of index view `iv`, for a dimension
 /// of `size` elements (see [`ASSUMED_INDICES`]).
 fn assumed_index(iv: &ViewVal, at: &[i64], size: i64) -> f32 {
@@ -595,9 +677,7 @@ fn matmul_data(
                 *acc += x * y;
             }
         }
-        for v in row.iter_mut() {
-            *v = round_to(c.elem, *v);
-        }
+        round_slice(c.elem, row);
     }
     Some(out)
 }
@@ -619,10 +699,17 @@ fn gather(src: &[f32], shape: &[usize], from: &[usize]) -> Vec<f32> {
     let mut idx = vec![0usize; outer.len()];
     let mut row_start = 0usize;
     for _ in 0..rows {
-        let mut at = row_start;
-        for _ in 0..inner_n {
-            out.push(src.get(at).copied().unwrap_or(0.0));
-            at += inner_step;
+        match (inner_step, src.get(row_start..row_start + inner_n)) {
+            // A contiguous row is copied, a broadcast one filled.
+            (1, Some(run)) => out.extend_from_slice(run),
+            (0, Some(_)) => out.resize(out.len() + inner_n, src[row_start]),
+            _ => {
+                let mut at = row_start;
+                for _ in 0..inner_n {
+                    out.push(src.get(at).copied().unwrap_or(0.0));
+                    at += inner_step;
+                }
+            }
         }
         for d in (0..outer.len()).rev() {
             idx[d] += 1;
@@ -647,6 +734,90 @@ mod tests {
             elem: ScalarType::F32,
             data,
             ready: None,
+        }
+    }
+
+    /// Awkward f32 values: NaNs, infinities, zeros of both signs, subnormals, values at
+    /// and past the f16 range and rounding ties.
+    fn awkward() -> Vec<f32> {
+        let mut xs = vec![
+            0.0,
+            -0.0,
+            1.0,
+            -1.5,
+            f32::NAN,
+            -f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::MIN_POSITIVE,
+            1e-40,
+            65504.0,
+            65520.0,
+            1e9,
+            1.0 + f32::EPSILON,
+            2049.0,
+            3.0e-8,
+        ];
+        let mut r: u32 = 12345;
+        for _ in 0..300 {
+            r = r.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            xs.push(f32::from_bits(r));
+            xs.push(((r >> 8) as f32 / (1u32 << 24) as f32 - 0.5) * 20.0);
+        }
+        xs
+    }
+
+    #[test]
+    fn whole_tensor_elementwise_matches_the_per_element_semantics() {
+        use ElementwiseOp::*;
+        let xs = awkward();
+        let ys: Vec<f32> = xs.iter().rev().copied().collect();
+        let n = xs.len();
+        let tx = Rc::new(t(&[n], xs.clone()));
+        let ty = Rc::new(t(&[n], ys));
+        let operand_sets: Vec<Vec<Arg>> = vec![
+            vec![Arg::Tensor(tx.clone()), Arg::Tensor(ty.clone())],
+            vec![Arg::Tensor(tx.clone()), Arg::Scalar(0.1)],
+            vec![Arg::Scalar(-3.0), Arg::Tensor(ty.clone())],
+            vec![Arg::Tensor(tx.clone())],
+        ];
+        let ops = [
+            AddF, SubF, MulF, DivF, MaximumF, MinimumF, MaxNumF, Exp, Rsqrt, Sqrt, NegF, Tanh,
+            LinalgAdd, LinalgExp,
+        ];
+        for elem in [ScalarType::F32, ScalarType::F16, ScalarType::BF16] {
+            for ew in ops {
+                for args in &operand_sets {
+                    let fast = Numbers.elementwise(ew, elem, false, args, n).unwrap();
+                    let slow: Vec<f32> = (0..n)
+                        .map(|i| {
+                            let vals: Vec<f64> = args.iter().map(|a| arg_at(a, i)).collect();
+                            apply(ew, elem, false, &vals).unwrap() as f32
+                        })
+                        .collect();
+                    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                    assert_eq!(bits(&fast), bits(&slow), "{ew:?} {elem:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn slice_rounding_matches_rounding_each_element() {
+        let xs = awkward();
+        for elem in [
+            ScalarType::F16,
+            ScalarType::BF16,
+            ScalarType::F32,
+            ScalarType::F8E5M2,
+            ScalarType::I8,
+            ScalarType::I1,
+        ] {
+            let mut fast = xs.clone();
+            round_slice(elem, &mut fast);
+            for (a, x) in fast.iter().zip(&xs) {
+                assert_eq!(a.to_bits(), round_to(elem, *x).to_bits(), "{elem:?} {x}");
+            }
         }
     }
 

@@ -72,9 +72,36 @@ pub fn reduce(
         ));
     }
     let kept: Vec<usize> = (0..shape.len()).filter(|d| !dims.contains(d)).collect();
+    let mut out = init.to_vec();
+    // Reducing trailing dimensions (kept dimensions all leading): output element `o`
+    // folds the contiguous run `o * len..(o + 1) * len`, in the same order as the walk
+    // below; leading dimensions reduced (kept ones trailing): each block of the input
+    // folds onto the whole output, element by element.
+    if kept.iter().enumerate().all(|(i, &d)| i == d) && !out.is_empty() {
+        let len = input.len() / out.len();
+        if len > 0 {
+            for (acc, run) in out.iter_mut().zip(input.chunks_exact(len)) {
+                *acc = run.iter().fold(*acc, |a, &x| combiner.apply(a, x));
+            }
+        }
+        return Ok(out);
+    }
+    if kept
+        .iter()
+        .enumerate()
+        .all(|(i, &d)| d == shape.len() - kept.len() + i)
+        && !out.is_empty()
+    {
+        let w = out.len();
+        for block in input.chunks_exact(w) {
+            for (acc, &x) in out.iter_mut().zip(block) {
+                *acc = combiner.apply(*acc, x);
+            }
+        }
+        return Ok(out);
+    }
     let out_shape: Vec<usize> = kept.iter().map(|&d| shape[d]).collect();
     let out_strides = strides_of(&out_shape);
-    let mut out = init.to_vec();
     let mut idx = vec![0usize; shape.len()];
     for &x in input {
         let mut o = 0;
@@ -155,17 +182,41 @@ fn for_each_slice_element(
     offsets: &[i64],
     sizes: &[usize],
     strides: &[i64],
-    mut f: impl FnMut(usize, usize),
+    mut f: impl FnMut(usize, usize, usize),
 ) {
     let full = strides_of(shape);
     let total = numel(sizes);
+    // Unit innermost stride: whole runs along the last dimension, their start computed
+    // once per run.
+    if let (Some(&inner), Some(&1)) = (sizes.last(), strides.last()) {
+        if inner == 0 {
+            return;
+        }
+        let rank = sizes.len();
+        let mut idx = vec![0usize; rank];
+        for run in 0..total / inner {
+            let mut src = 0usize;
+            for d in 0..rank {
+                src += (offsets[d] as usize + idx[d] * strides[d] as usize) * full[d];
+            }
+            f(run * inner, src, inner);
+            for d in (0..rank - 1).rev() {
+                idx[d] += 1;
+                if idx[d] < sizes[d] {
+                    break;
+                }
+                idx[d] = 0;
+            }
+        }
+        return;
+    }
     let mut idx = vec![0usize; sizes.len()];
     for flat in 0..total {
         let mut src = 0usize;
         for d in 0..sizes.len() {
             src += (offsets[d] as usize + idx[d] * strides[d] as usize) * full[d];
         }
-        f(flat, src);
+        f(flat, src, 1);
         for d in (0..sizes.len()).rev() {
             idx[d] += 1;
             if idx[d] < sizes[d] {
@@ -186,8 +237,15 @@ pub fn extract_slice(
 ) -> Result<Vec<f32>, String> {
     check_slice(shape, offsets, sizes, strides)?;
     let mut out = vec![0.0f32; numel(sizes)];
-    for_each_slice_element(shape, offsets, sizes, strides, |i, src| {
-        out[i] = data.get(src).copied().unwrap_or(0.0);
+    for_each_slice_element(shape, offsets, sizes, strides, |i, src, len| {
+        match data.get(src..src + len) {
+            Some(run) => out[i..i + len].copy_from_slice(run),
+            None => {
+                for j in 0..len {
+                    out[i + j] = data.get(src + j).copied().unwrap_or(0.0);
+                }
+            }
+        }
     });
     Ok(out)
 }
@@ -210,9 +268,16 @@ pub fn insert_slice(
         ));
     }
     let mut out = dest.to_vec();
-    for_each_slice_element(dest_shape, offsets, sizes, strides, |i, dst| {
-        if let Some(slot) = out.get_mut(dst) {
-            *slot = source[i];
+    for_each_slice_element(dest_shape, offsets, sizes, strides, |i, dst, len| match out
+        .get_mut(dst..dst + len)
+    {
+        Some(run) => run.copy_from_slice(&source[i..i + len]),
+        None => {
+            for j in 0..len {
+                if let Some(slot) = out.get_mut(dst + j) {
+                    *slot = source[i + j];
+                }
+            }
         }
     });
     Ok(out)
@@ -297,5 +362,82 @@ mod tests {
         let r = batch_matmul(&a, &b, &[1.0, 1.0], 2, 1, 2, 1).unwrap();
         assert_eq!(r, vec![1.0 + 5.0 + 12.0, 1.0 + 21.0 + 32.0]);
         assert!(batch_matmul(&a, &b, &[0.0], 2, 1, 2, 1).is_err());
+    }
+}
+
+#[cfg(test)]
+mod run_tests {
+    use super::*;
+
+    /// The reduction as a plain walk over every element (the general path).
+    fn reduce_by_walk(input: &[f32], shape: &[usize], dims: &[usize], init: &[f32]) -> Vec<f32> {
+        let kept: Vec<usize> = (0..shape.len()).filter(|d| !dims.contains(d)).collect();
+        let out_shape: Vec<usize> = kept.iter().map(|&d| shape[d]).collect();
+        let out_strides = strides_of(&out_shape);
+        let mut out = init.to_vec();
+        let mut idx = vec![0usize; shape.len()];
+        for &x in input {
+            let o: usize = kept
+                .iter()
+                .enumerate()
+                .map(|(k, &d)| idx[d] * out_strides[k])
+                .sum();
+            out[o] += x;
+            for d in (0..shape.len()).rev() {
+                idx[d] += 1;
+                if idx[d] < shape[d] {
+                    break;
+                }
+                idx[d] = 0;
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn reductions_over_leading_or_trailing_runs_fold_in_walk_order() {
+        let shape = [3, 4, 5];
+        let x: Vec<f32> = (0..60).map(|i| (i as f32 * 0.37).sin() * 1e4).collect();
+        for dims in [
+            vec![2],
+            vec![1, 2],
+            vec![0],
+            vec![0, 1],
+            vec![1],
+            vec![0, 1, 2],
+            vec![],
+        ] {
+            let kept: Vec<usize> = (0..3)
+                .filter(|d| !dims.contains(d))
+                .map(|d| shape[d])
+                .collect();
+            let init: Vec<f32> = (0..numel(&kept)).map(|i| i as f32 * 0.5).collect();
+            let got = reduce(&x, &shape, &dims, &init, Combiner::Add).unwrap();
+            let want = reduce_by_walk(&x, &shape, &dims, &init);
+            let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&got), bits(&want), "dims {dims:?}");
+        }
+    }
+
+    #[test]
+    fn slices_with_unit_and_other_strides_copy_the_same_elements() {
+        let shape = [4, 6];
+        let x: Vec<f32> = (0..24).map(|i| i as f32).collect();
+        let s = extract_slice(&x, &shape, &[1, 2], &[2, 3], &[2, 1]).unwrap();
+        assert_eq!(s, vec![8.0, 9.0, 10.0, 20.0, 21.0, 22.0]);
+        let s = extract_slice(&x, &shape, &[0, 1], &[2, 2], &[1, 2]).unwrap();
+        assert_eq!(s, vec![1.0, 3.0, 7.0, 9.0]);
+        let y = insert_slice(
+            &[-1.0, -2.0, -3.0, -4.0],
+            &x,
+            &shape,
+            &[2, 4],
+            &[2, 2],
+            &[1, 1],
+        )
+        .unwrap();
+        assert_eq!(&y[16..18], &[-1.0, -2.0]);
+        assert_eq!(&y[22..24], &[-3.0, -4.0]);
+        assert_eq!(y.iter().filter(|v| **v < 0.0).count(), 4);
     }
 }

@@ -556,6 +556,36 @@ impl<'m> Simulator<'m> {
         Ok(())
     }
 
+    /// Whether `n` more steps stay within the step limit.
+    pub(crate) fn has_steps_left(&self, n: u64) -> bool {
+        self.steps
+            .checked_add(n)
+            .is_some_and(|s| s <= self.limits.max_steps)
+    }
+
+    /// Counts `n` steps at once (ops run over whole tensors on behalf of every point),
+    /// with a progress report when a reporting multiple is passed on the way.
+    pub(crate) fn count_steps(&mut self, rop: &ROp<'_>, n: u64) -> Result<(), SimError> {
+        if n == 0 {
+            return Ok(());
+        }
+        let before = self.steps;
+        self.steps = before.saturating_add(n - 1);
+        let after = self.steps.saturating_add(1);
+        if let Some((f, every)) = &mut self.progress {
+            // The last step's own report is `count_step`'s.
+            if after / *every > before / *every && !after.is_multiple_of(*every) {
+                let total = if self.progress_total > 0 {
+                    self.progress_total
+                } else {
+                    self.limits.max_steps
+                };
+                f(after / *every * *every, total);
+            }
+        }
+        self.count_step(rop)
+    }
+
     pub(crate) fn at(&self, rop: &ROp<'_>, message: String) -> SimError {
         SimError {
             message,

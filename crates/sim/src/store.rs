@@ -3,7 +3,7 @@
 //! leaves them empty.
 
 use crate::timing::DramAccess;
-use crate::value::round_to;
+use crate::value::{round_slice, round_to};
 use half::{bf16, f16};
 use ktir::ast::ScalarType;
 
@@ -120,8 +120,21 @@ impl Memory {
         match span.place {
             Place::Dram(bi) => {
                 let b = &self.dram[bi];
-                walk_span(span, |_, addr| {
-                    data.push(b.data.get((addr - b.base) as usize).copied().unwrap_or(0.0))
+                walk_runs(span, |_, addr, len, step| {
+                    let start = (addr - b.base) as usize;
+                    match b
+                        .data
+                        .get(start..start.saturating_add(len))
+                        .filter(|_| step == 1)
+                    {
+                        Some(run) => data.extend_from_slice(run),
+                        None => {
+                            for i in 0..len as i64 {
+                                let at = (addr + i * step - b.base) as usize;
+                                data.push(b.data.get(at).copied().unwrap_or(0.0));
+                            }
+                        }
+                    }
                 });
             }
             Place::Local(core) => {
@@ -142,11 +155,23 @@ impl Memory {
                 let b = &mut self.dram[bi];
                 let base = b.base;
                 let data = &mut b.data;
-                walk_span(span, |k, addr| {
-                    if let (Some(slot), Some(x)) =
-                        (data.get_mut((addr - base) as usize), values.get(k))
-                    {
-                        *slot = round_to(elem, *x);
+                walk_runs(span, |k, addr, len, step| {
+                    let start = (addr - base) as usize;
+                    let run = data.get_mut(start..start.saturating_add(len));
+                    match (run, values.get(k..k + len)) {
+                        (Some(run), Some(xs)) if step == 1 => {
+                            run.copy_from_slice(xs);
+                            round_slice(elem, run);
+                        }
+                        _ => {
+                            for i in 0..len {
+                                let at = (addr + i as i64 * step - base) as usize;
+                                if let (Some(slot), Some(x)) = (data.get_mut(at), values.get(k + i))
+                                {
+                                    *slot = round_to(elem, *x);
+                                }
+                            }
+                        }
                     }
                 });
             }
@@ -185,6 +210,31 @@ pub(crate) struct Span {
     /// The largest address.
     pub end: i64,
     pub stop: (usize, DramAccess),
+}
+
+/// Calls `f(k, address, len, step)` for each innermost run of the span, in enumeration
+/// order: points `k..k + len` at addresses `address + i * step`. The address arithmetic
+/// is done once per run, so a contiguous run (`step == 1`) is copied as a slice.
+pub(crate) fn walk_runs(span: &Span, mut f: impl FnMut(usize, i64, usize, i64)) {
+    let Some((&(inner_n, inner_step), outer)) = span.loops.split_last() else {
+        f(0, span.first, 1, 1);
+        return;
+    };
+    let rows: usize = outer.iter().map(|l| l.0).product();
+    let mut idx = vec![0usize; outer.len()];
+    let mut row_start = span.first;
+    for r in 0..rows {
+        f(r * inner_n, row_start, inner_n, inner_step);
+        for d in (0..outer.len()).rev() {
+            idx[d] += 1;
+            row_start += outer[d].1;
+            if idx[d] < outer[d].0 {
+                break;
+            }
+            row_start -= outer[d].1 * outer[d].0 as i64;
+            idx[d] = 0;
+        }
+    }
 }
 
 /// Calls `f(k, address)` for the span's points in enumeration order.

@@ -1,9 +1,11 @@
 //! Tensor compute ops of the interpreter: tensor construction, element access and
-//! slicing, transposes, broadcasts and reshapes; linalg named ops, `linalg.generic` (its region interpreted per iteration point) and `linalg.reduce`
+//! slicing, transposes, broadcasts and reshapes; linalg named ops, `linalg.generic` (a body
+//! of float arithmetic run once over whole tensors, any other region interpreted per
+//! iteration point) and `linalg.reduce`
 //! (a fast path for single-op combiners, the region interpreted otherwise).
 
 use crate::elementwise;
-use crate::resolve::ROp;
+use crate::resolve::{ROp, Region};
 use crate::state::*;
 use crate::timing::{Unit, Work};
 use crate::value::*;
@@ -539,8 +541,19 @@ fn linalg_generic(
         }
         Some(o)
     };
+    // A body of float arithmetic runs once over whole tensors; anything else point by
+    // point (no points left when it already ran).
+    let whole = whole_tensor_body(sim, rop, region, slots, &operands, &maps, &extents, n_in)?;
+    let ran_whole = whole.is_some();
+    if let Some(data) = whole {
+        out_data = data;
+    }
     let mut err = None;
-    let points_to_run = sim.domain.region_space(&extents);
+    let points_to_run = if ran_whole {
+        vec![0]
+    } else {
+        sim.domain.region_space(&extents)
+    };
     for_each_point(&points_to_run, |_, p| {
         let mut args = Vec::with_capacity(n_in + n_out);
         for (j, v) in operands.iter().enumerate() {
@@ -603,6 +616,163 @@ fn linalg_generic(
         sim.set(slots, rop, k, v);
     }
     Ok(())
+}
+
+/// A slot's value while a body runs over whole tensors: one element per point of the
+/// iteration space, or a scalar every point shares.
+type WholeValue = crate::domain::Arg;
+
+/// Runs a `linalg.generic` body once over whole tensors, when that computes exactly what
+/// running it point by point does: numbers are computed, the body is float `arith`/`math`
+/// ops (no integer, index, compare or region ops) ending in `linalg.yield`, every input
+/// map picks whole dimensions of its operand (permutations, projections and broadcasts),
+/// every output map is the identity, and the step limit leaves room for every point. Each
+/// op then rounds exactly as its scalar form does, element for element. Returns the
+/// outputs' contents, or `None` for the point-by-point walk.
+#[allow(clippy::too_many_arguments)]
+fn whole_tensor_body(
+    sim: &mut Simulator<'_>,
+    rop: &ROp<'_>,
+    region: &Region<'_>,
+    slots: &[Option<RtValue>],
+    operands: &[RtValue],
+    maps: &[AffineMap],
+    extents: &[usize],
+    n_in: usize,
+) -> Result<Option<Vec<Vec<f32>>>, SimError> {
+    use crate::domain::Arg;
+    if !sim.domain.computes_numbers() || extents.contains(&0) {
+        return Ok(None);
+    }
+    let n: usize = extents.iter().product();
+    let Some((yield_op, body)) = region.ops.split_last() else {
+        return Ok(None);
+    };
+    if !matches!(yield_op.op.kind, OpKind::LinalgYield { .. })
+        || yield_op.operands.len() != operands.len() - n_in
+    {
+        return Ok(None);
+    }
+    let steps = (n as u64).saturating_mul(region.ops.len() as u64);
+    if !sim.has_steps_left(steps) {
+        return Ok(None);
+    }
+    let mut values: Vec<(usize, WholeValue)> = Vec::new();
+    for (j, (v, m)) in operands.iter().zip(maps).enumerate() {
+        let Some(&slot) = region.args.get(j) else {
+            return Ok(None);
+        };
+        let value = match v {
+            RtValue::Tensor(t) => {
+                if !t.elem.is_float() || t.data.len() != t.numel() {
+                    return Ok(None);
+                }
+                // Element steps of the operand per loop dimension.
+                let strides = strides_of(&t.shape);
+                let mut from = vec![0usize; extents.len()];
+                for (r, e) in m.results.iter().enumerate() {
+                    match e {
+                        AffineExpr::Dim(d) if t.shape.get(r) == extents.get(*d) => {
+                            from[*d] += strides[r];
+                        }
+                        _ => return Ok(None),
+                    }
+                }
+                let identity = m.results.len() == extents.len()
+                    && m.results
+                        .iter()
+                        .enumerate()
+                        .all(|(r, e)| matches!(e, AffineExpr::Dim(d) if *d == r));
+                if j >= n_in && !identity {
+                    return Ok(None);
+                }
+                let data = if identity {
+                    t.data.clone()
+                } else {
+                    sim.domain.gather(t, extents, &from)
+                };
+                Arg::Tensor(Rc::new(TensorVal {
+                    shape: vec![n],
+                    elem: t.elem,
+                    data,
+                    ready: None,
+                }))
+            }
+            RtValue::Float(x) => Arg::Scalar(*x),
+            _ => return Ok(None),
+        };
+        values.push((slot, value));
+    }
+    let lookup = |values: &[(usize, WholeValue)], slot: usize| -> Option<WholeValue> {
+        let found = values
+            .iter()
+            .rev()
+            .find(|(s, _)| *s == slot)
+            .map(|(_, v)| match v {
+                Arg::Tensor(t) => Arg::Tensor(t.clone()),
+                Arg::Scalar(x) => Arg::Scalar(*x),
+                Arg::Unknown(l) => Arg::Unknown(*l),
+            });
+        // Values from outside the body are scalars every point shares.
+        found.or_else(|| match slots.get(slot) {
+            Some(Some(RtValue::Float(x))) => Some(Arg::Scalar(*x)),
+            _ => None,
+        })
+    };
+    for op in body {
+        let OpKind::Elementwise { op: ew, .. } = op.op.kind else {
+            return Ok(None);
+        };
+        let elem = op
+            .op
+            .result_types
+            .first()
+            .and_then(Type::elem)
+            .unwrap_or(ScalarType::F32);
+        if !elem.is_float()
+            || crate::exec_ew::computes_on_ints(ew, elem)
+            || op.results.len() != 1
+            || !op.regions.is_empty()
+        {
+            return Ok(None);
+        }
+        let Some(args) = op
+            .operands
+            .iter()
+            .map(|&s| lookup(&values, s))
+            .collect::<Option<Vec<_>>>()
+        else {
+            return Ok(None);
+        };
+        let data = match sim.domain.elementwise(ew, elem, false, &args, n) {
+            Ok(d) => d,
+            Err(_) => return Ok(None),
+        };
+        values.push((
+            op.results[0],
+            Arg::Tensor(Rc::new(TensorVal {
+                shape: vec![n],
+                elem,
+                data,
+                ready: None,
+            })),
+        ));
+    }
+    let mut outs = Vec::with_capacity(yield_op.operands.len());
+    for (k, &s) in yield_op.operands.iter().enumerate() {
+        let RtValue::Tensor(t) = &operands[n_in + k] else {
+            return Ok(None);
+        };
+        let mut data = match lookup(&values, s) {
+            Some(Arg::Tensor(v)) => v.data.clone(),
+            Some(Arg::Scalar(x)) => vec![x as f32; n],
+            _ => return Ok(None),
+        };
+        crate::value::round_slice(t.elem, &mut data);
+        outs.push(data);
+    }
+    sim.count_steps(rop, steps)?;
+    Ok(Some(outs))
 }
 
 fn linalg_reduce(

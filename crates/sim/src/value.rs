@@ -3,6 +3,7 @@
 //! runaway programs into them. The bottom layer: it depends on no other part of execution.
 
 use crate::timing::TaskId;
+use half::slice::HalfFloatSliceExt;
 use half::{bf16, f16};
 use ktir::ast::*;
 use std::fmt;
@@ -101,6 +102,38 @@ pub fn round_to(elem: ScalarType, x: f32) -> f32 {
         ScalarType::I8 => x.trunc().clamp(-128.0, 127.0),
         ScalarType::I16 => x.trunc().clamp(-32768.0, 32767.0),
         ScalarType::I32 | ScalarType::I64 | ScalarType::Index => x.trunc(),
+    }
+}
+
+/// [`round_to`] over a whole slice, in place. The element type is matched once; f16 and
+/// bf16 go through `half`'s slice conversions (vector instructions where the machine has
+/// them), in chunks small enough to stay in a stack buffer. Bit for bit what `round_to`
+/// gives each element.
+pub fn round_slice(elem: ScalarType, xs: &mut [f32]) {
+    const CHUNK: usize = 256;
+    match elem {
+        ScalarType::F32 | ScalarType::F64 => {}
+        ScalarType::F16 | ScalarType::F8E4M3 | ScalarType::F8E5M2 => {
+            let mut buf = [f16::ZERO; CHUNK];
+            for c in xs.chunks_mut(CHUNK) {
+                let b = &mut buf[..c.len()];
+                b.convert_from_f32_slice(c);
+                b.convert_to_f32_slice(c);
+            }
+        }
+        ScalarType::BF16 => {
+            let mut buf = [bf16::ZERO; CHUNK];
+            for c in xs.chunks_mut(CHUNK) {
+                let b = &mut buf[..c.len()];
+                b.convert_from_f32_slice(c);
+                b.convert_to_f32_slice(c);
+            }
+        }
+        _ => {
+            for x in xs {
+                *x = round_to(elem, *x);
+            }
+        }
     }
 }
 
