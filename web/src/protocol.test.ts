@@ -55,6 +55,8 @@ function minimalResult(): PipelineResult {
       warnings: [],
       roofline: emptyRoofline(),
       latencyModel: emptyLatencyModel(),
+      expected: [],
+      maskedPoints: null,
     },
     sourceMap: { nodes: [], ops: [], kernels: [] },
   };
@@ -63,7 +65,14 @@ function minimalResult(): PipelineResult {
 /** What the Rust session returns for a KTIR module: its buffers as the graph's outputs. */
 function ktirRun(): PipelineResult {
   const r = minimalResult();
-  const spec = { name: "x", elem: "f32", elements: 4, shape: [4] };
+  const spec = {
+    name: "x",
+    elem: "f32",
+    elements: 4,
+    shape: [4],
+    address: null,
+    role: "inOut" as const,
+  };
   return {
     ...r,
     kind: "ktir",
