@@ -98,6 +98,8 @@ export function syntheticRun(machine: RunInfo["machine"], tiles: number): RunInf
     warnings: [],
     roofline: emptyRoofline(),
     latencyModel: emptyLatencyModel(),
+    expected: [],
+    maskedPoints: null,
   };
 }
 
