@@ -23,6 +23,8 @@ export interface ToleranceCheck {
   atol: number;
   rtol: number;
   passed: boolean;
+  /** Elements holding the same infinity, or a NaN, on both sides. */
+  specialMatches?: number;
 }
 
 /**
@@ -36,7 +38,8 @@ export function toleranceText(o: ToleranceCheck): string {
   const atol = formatSci(o.atol);
   const rtol = formatSci(o.rtol);
   // Infinities and NaNs in the same places on both sides match; say how many there were.
-  const special = o.specialMatches > 0 ? ` (${formatInt(o.specialMatches)} matching inf/NaN)` : "";
+  const special =
+    (o.specialMatches ?? 0) > 0 ? ` (${formatInt(o.specialMatches ?? 0)} matching inf/NaN)` : "";
   if (o.passed) {
     if (o.maxAbsError <= o.atol)
       return `max rel ${rel}, max abs ${abs} ≤ atol ${atol}${special}: ok`;

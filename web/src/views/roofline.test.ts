@@ -129,10 +129,10 @@ describe("timingRows", () => {
       notes: [],
     });
     expect(rows.map((r) => r.name)).toEqual(["k0", "k1", "program"]);
-    expect(rows[0].difference).toBe("+500");
-    expect(rows[1].difference).toBe("-300");
-    expect(rows[2].difference).toBe("+200");
-    expect(rows[0].bound).toBe("memory");
+    expect(rows[0]?.difference).toBe("+500");
+    expect(rows[1]?.difference).toBe("-300");
+    expect(rows[2]?.difference).toBe("+200");
+    expect(rows[0]?.bound).toBe("memory");
     expect(timingRows(emptyLatencyModel())).toEqual([]);
   });
 });

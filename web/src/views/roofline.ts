@@ -312,7 +312,13 @@ export class RooflineTab implements View {
     if (rows.length === 0) return null;
     const cell = (tag: "td" | "th", text: string) => el(tag, { text });
     const params = m.params.map((p) => `${p.label} = ${p.value} (from ${p.from})`).join("\n");
-    const headers = ["kernel", "event-level cycles", "roofline model cycles", "difference", "bound"];
+    const headers = [
+      "kernel",
+      "event-level cycles",
+      "roofline model cycles",
+      "difference",
+      "bound",
+    ];
     return el(
       "table",
       { className: "rl-timing muted", "data-testid": "roofline-timing", title: params },
