@@ -5,6 +5,7 @@
 import type {
   Diagnostic,
   ExampleInfo,
+  NamedBytes,
   RunOptions,
   RunProgress,
   SourceMap,
@@ -12,7 +13,6 @@ import type {
 } from "./api";
 import { CancelledError, WorkerHost, type StopReason } from "./client";
 import { byId, el, isEditableTarget } from "./dom";
-import type { NamedBytes } from "./api";
 import {
   describeLocation,
   errorLocation,
