@@ -59,6 +59,8 @@ export interface RunOptions {
   ktir?: string;
   /** Timing only: tensors carry shapes, no numbers are computed or checked. */
   timingOnly?: boolean;
+  /** KTIR modules: scalar argument values as text, by name (typed by the signature). */
+  args?: Record<string, string>;
 }
 
 /** How far a run has come: KTIR operations executed (against an estimate), then tasks scheduled. */
@@ -80,6 +82,40 @@ export interface SpyreSession {
   run(options: RunOptions, progress?: (p: RunProgress) => void): unknown;
   /** The last run's Chrome trace, from its stored schedule. */
   traceJson(): string;
+  /** KTIR modules: what a run takes (`KtirInputs`). */
+  ktirInputs(options: RunOptions): unknown;
+  /** KTIR modules: runs with `.npy` files filling the named buffers, views and arguments. */
+  runWithInputs(
+    options: RunOptions,
+    names: string[],
+    files: Uint8Array[],
+    progress?: (p: RunProgress) => void,
+  ): unknown;
+  /** KTIR modules: a buffer of the last run as `.npy` bytes. */
+  bufferNpy(name: string): Uint8Array;
+  /** Model graphs: `{ inputs, outputs }` as `TensorView` lists. */
+  graphIo(): unknown;
+  /**
+   * Model graphs: runs with the user's tensors (`.npy` or ONNX `.pb`) for some inputs, and
+   * compares the named outputs with the expected ones. Errors about one file carry `input`
+   * (its name) and `role` ("input" or "expected").
+   */
+  runGraphWithInputs(
+    options: RunOptions,
+    inputNames: string[],
+    inputFiles: Uint8Array[],
+    expectedNames: string[],
+    expectedFiles: Uint8Array[],
+    progress?: (p: RunProgress) => void,
+  ): unknown;
+  /** Model graphs: an output of the last run as `.npy` bytes. */
+  outputNpy(name: string): Uint8Array;
+}
+
+/** A file's name and bytes. */
+export interface NamedBytes {
+  name: string;
+  bytes: Uint8Array;
 }
 
 /** The functions the wasm module exports (besides its default `init`). */
@@ -89,6 +125,9 @@ export interface SpyreModule {
   exampleSource(name: string): string;
   machinePresets(): string[];
   verifyKtir(text: string): unknown;
-  /** Opens a file's bytes; throws on bytes that do not load. */
-  open(bytes: Uint8Array, fileName: string): SpyreSession;
+  /**
+   * Opens a file's bytes, with the files dropped with it (an ONNX model's external data);
+   * throws on bytes that do not load.
+   */
+  open(bytes: Uint8Array, fileName: string, extra?: readonly NamedBytes[]): SpyreSession;
 }

@@ -3,11 +3,14 @@
 
 import type {
   Diagnostic,
+  KtirInputs,
+  NamedBytes,
   PipelineResult,
   RunOptions,
   RunProgress,
   SpyreModule,
   SpyreSession,
+  TensorView,
 } from "./api";
 import { layoutGraph, tensorTypes } from "./graph/layout";
 import { splitKtirBuffers } from "./ktirBuffers";
@@ -17,6 +20,8 @@ import {
   parseProgress,
   parseRequest,
   type ProgressMessage,
+  type RunData,
+  type RunIo,
   type RunResult,
   type SourceRef,
   type WorkerResponse,
@@ -85,6 +90,53 @@ export function describeFailure(err: unknown): string {
     : message;
 }
 
+/** Runs an opened session with the user's data (the wasm call that fits its kind). */
+function runWithData(
+  session: SpyreSession,
+  options: RunOptions,
+  data: RunData,
+  progress: (p: RunProgress) => void,
+): unknown {
+  const names = (list: NamedBytes[]): string[] => list.map((f) => f.name);
+  const files = (list: NamedBytes[]): Uint8Array[] => list.map((f) => f.bytes);
+  if (session.kind === "ktir") {
+    if (data.expected.length > 0) throw new Error("expected outputs apply to model graphs");
+    return session.runWithInputs(options, names(data.inputs), files(data.inputs), progress);
+  }
+  return session.runGraphWithInputs(
+    options,
+    names(data.inputs),
+    files(data.inputs),
+    names(data.expected),
+    files(data.expected),
+    progress,
+  );
+}
+
+/** What a run of the session's source takes; null when it cannot be listed. */
+export function listIo(
+  session: SpyreSession,
+  kind: "ktir" | "graph",
+  options: RunOptions,
+): RunIo | null {
+  try {
+    if (kind === "ktir") {
+      const inputs = toPlain(session.ktirInputs(options)) as KtirInputs | null;
+      if (!inputs || !Array.isArray(inputs.buffers)) return null;
+      return { kind: "ktir", inputs };
+    }
+    const io = toPlain(session.graphIo()) as { inputs?: unknown; outputs?: unknown } | null;
+    if (!io || !Array.isArray(io.inputs) || !Array.isArray(io.outputs)) return null;
+    return {
+      kind: "graph",
+      inputs: io.inputs as TensorView[],
+      outputs: io.outputs as TensorView[],
+    };
+  } catch {
+    return null;
+  }
+}
+
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: false });
 
@@ -118,9 +170,13 @@ export function createHandler(load: () => Promise<SpyreModule>): Handler {
     fileName: string,
     options: RunOptions,
     progress: (p: RunProgress) => void,
+    extra: readonly NamedBytes[] = [],
+    data?: RunData,
   ): { session: SpyreSession; raw: unknown } => {
-    const session = m.open(bytes, fileName);
-    const raw = session.run(options, progress);
+    const session = m.open(bytes, fileName, extra);
+    const raw = data
+      ? runWithData(session, options, data, progress)
+      : session.run(options, progress);
     last = { key: JSON.stringify([fileName, options]), bytes, session };
     return { session, raw };
   };
@@ -130,7 +186,7 @@ export function createHandler(load: () => Promise<SpyreModule>): Handler {
   const resolveTarget = (
     m: SpyreModule,
     target: SourceRef,
-  ): { bytes: Uint8Array; fileName: string; source: string } => {
+  ): { bytes: Uint8Array; fileName: string; source: string; extra?: NamedBytes[] } => {
     if (target.kind === "example") {
       const source = m.exampleSource(target.name);
       // The kind comes from the content; the name labels the run.
@@ -144,6 +200,7 @@ export function createHandler(load: () => Promise<SpyreModule>): Handler {
       bytes: target.bytes,
       fileName: target.fileName,
       source: binary ? "" : decoder.decode(target.bytes),
+      ...(target.extra ? { extra: target.extra } : {}),
     };
   };
 
@@ -175,16 +232,32 @@ export function createHandler(load: () => Promise<SpyreModule>): Handler {
             },
           };
         case "run": {
-          const { bytes, fileName, source } = resolveTarget(m, req.params.target);
-          const { raw } = runSession(m, bytes, fileName, req.params.options, progress);
+          const { bytes, fileName, source, extra } = resolveTarget(m, req.params.target);
+          const { session, raw } = runSession(
+            m,
+            bytes,
+            fileName,
+            req.params.options,
+            progress,
+            extra,
+            req.params.data,
+          );
           const result = checkRun(raw);
           const kind: RunResult["kind"] = result.kind === "ktir" ? "ktir" : "graph";
           // A module's buffers all come back as outputs; those it only loads are inputs.
           if (kind === "ktir") result.graph = splitKtirBuffers(result.graph, result.ktir);
           const canon = result.passes.find((p) => p.name === "canonicalize")?.data ?? null;
           const layout = layoutGraph(result.graph, tensorTypes(result.graph, canon));
-          const res: RunResult = { kind, fileName, source, result, layout };
+          const io = listIo(session, kind, req.params.options);
+          const res: RunResult = { kind, fileName, source, result, layout, io };
           return { id: req.id, ok: true, result: res };
+        }
+        case "outputNpy": {
+          if (!last) throw new Error("nothing has run yet");
+          const s = last.session;
+          const name = req.params.name;
+          const bytes = s.kind === "ktir" ? s.bufferNpy(name) : s.outputNpy(name);
+          return { id: req.id, ok: true, result: { bytes } };
         }
         case "verifyKtir":
           return {

@@ -5,6 +5,7 @@
 import type {
   Diagnostic,
   ExampleInfo,
+  NamedBytes,
   RunOptions,
   RunProgress,
   SourceMap,
@@ -12,7 +13,16 @@ import type {
 } from "./api";
 import { CancelledError, WorkerHost, type StopReason } from "./client";
 import { byId, el, isEditableTarget } from "./dom";
-import { describeLocation, errorMessage, type RunResult, type SourceRef } from "./protocol";
+import {
+  describeLocation,
+  errorLocation,
+  errorMessage,
+  LocatedError,
+  type ErrorInfo,
+  type RunData,
+  type RunResult,
+  type SourceRef,
+} from "./protocol";
 import type { LineRange } from "./ring/draw";
 import { sceneCores, sceneCycles } from "./ring/model";
 import { LINK_RUN_BUDGET_MS, progressText, stoppedText } from "./runStatus";
@@ -106,11 +116,13 @@ class App {
   private saveTimer: ReturnType<typeof setTimeout> | null = null;
   /** A KTIR file that failed to load: its text is in the editor, and Run runs it. */
   private failedKtir: { fileName: string } | null = null;
+  /** What the last failed run threw (the Run inputs panel shows it on the row it names). */
+  private lastFailure: unknown = null;
 
   constructor() {
     this.header = new Header({
       onExample: (name) => void this.load({ kind: "example", name }, name),
-      onFile: (bytes, fileName) => void this.openFile(bytes, fileName),
+      onFile: (bytes, fileName, extra) => void this.openFile(bytes, fileName, extra),
       onFileError: (message) => banner.show("Could not open file", message),
       onMachine: () => void this.rerun(),
     });
@@ -202,6 +214,8 @@ class App {
         this.scheduleSave();
       },
       runKtir: (text) => void this.runKtir(text),
+      runWithInputs: (data, args) => this.runWithInputs(data, args),
+      outputNpy: async (name) => (await this.host.call("outputNpy", { name })).bytes,
       verify: (text) => this.verify(text),
       save: () => this.scheduleSave(),
     };
@@ -262,8 +276,16 @@ class App {
     await this.restore(read);
   }
 
-  /** Opens a dropped or picked file: a session file restores its session, anything else runs. */
-  private async openFile(bytes: Uint8Array, fileName: string): Promise<void> {
+  /**
+   * Opens a dropped or picked file: a session file restores its session, anything else runs
+   * (with the files dropped along with it: an ONNX model's external data). A model whose
+   * external data was not given runs timing-only, and the notice names the missing file.
+   */
+  private async openFile(
+    bytes: Uint8Array,
+    fileName: string,
+    extra: NamedBytes[] = [],
+  ): Promise<void> {
     let session: UrlState | null;
     try {
       session = /\.json$/i.test(fileName) ? readSessionFile(bytes) : null;
@@ -271,8 +293,47 @@ class App {
       banner.show(`Could not open ${fileName}`, errorMessage(err));
       return;
     }
-    if (session) await this.restore({ state: session, problems: [] });
-    else await this.load({ kind: "file", bytes, fileName }, null);
+    if (session) {
+      await this.restore({ state: session, problems: [] });
+      return;
+    }
+    const target: SourceRef =
+      extra.length > 0
+        ? { kind: "file", bytes, fileName, extra }
+        : { kind: "file", bytes, fileName };
+    if ((await this.load(target, null)) !== "failed") return;
+    const missing = /external data file '([^']+)' was not given/.exec(
+      errorMessage(this.lastFailure),
+    )?.[1];
+    if (missing === undefined) return;
+    if ((await this.load(target, null, { timingOnly: true })) === "ok") {
+      notice.show(
+        `${fileName} keeps its weights in ${missing}, which was not opened with it: showing a timing-only run. Open or drop ${fileName} together with ${missing} to run it with numbers.`,
+      );
+    }
+  }
+
+  /**
+   * Runs what is loaded again with the user's tensors (and KTIR scalar values); returns the
+   * failure, if any, for the Run inputs panel to show on the row it concerns.
+   */
+  private async runWithInputs(
+    data: RunData,
+    args: Record<string, string>,
+  ): Promise<ErrorInfo | null> {
+    const c = this.loaded;
+    if (!c) return { message: "nothing is loaded" };
+    const outcome = await this.load(c.target, c.example, {
+      ktir: this.edited ? this.ktir : null,
+      t: null,
+      data,
+      args,
+      timingOnly: c.timingOnly === true,
+    });
+    if (outcome !== "failed") return null;
+    const err = this.lastFailure;
+    const where = err instanceof LocatedError ? err.location : errorLocation(err);
+    return { message: errorMessage(err), ...where };
   }
 
   /** What is on screen, for messages ("the example matmul_add", "the file a.mlir"). */
@@ -380,9 +441,10 @@ class App {
     await this.restore(await readUrlState(location.hash));
   }
 
-  private options(target: SourceRef, ktir: string | null): RunOptions {
+  private options(target: SourceRef, ktir: string | null, timingOnly = false): RunOptions {
     const o: RunOptions = { machine: this.header.machine };
     if (ktir !== null) o.ktir = ktir;
+    if (timingOnly) o.timingOnly = true;
     // Gallery models too large to run with numbers run timing-only.
     if (target.kind === "example" && this.examples.find((e) => e.name === target.name)?.timingOnly)
       o.timingOnly = true;
@@ -396,7 +458,16 @@ class App {
   private async load(
     target: SourceRef,
     example: string | null,
-    keep: { ktir?: string | null; t?: number | null } = {},
+    keep: {
+      ktir?: string | null;
+      t?: number | null;
+      /** The user's tensors (Run inputs panel). */
+      data?: RunData;
+      /** KTIR scalar argument values. */
+      args?: Record<string, string>;
+      /** Run timing-only (a model opened without its external data). */
+      timingOnly?: boolean;
+    } = {},
     budgetMs = 0,
   ): Promise<Outcome> {
     const seq = ++this.runSeq;
@@ -421,12 +492,16 @@ class App {
     this.setRunning(+1);
     let res: RunResult;
     try {
-      res = await this.host.call("run", { target, options: this.options(target, ktir) }, (p) => {
+      const options = this.options(target, ktir, keep.timingOnly === true);
+      if (keep.args && Object.keys(keep.args).length > 0) options.args = keep.args;
+      const params = keep.data ? { target, options, data: keep.data } : { target, options };
+      res = await this.host.call("run", params, (p) => {
         progress = p;
         showProgress();
       });
     } catch (err) {
       this.setRunning(-1);
+      this.lastFailure = err;
       if (seq !== this.runSeq) return "superseded";
       if (err instanceof CancelledError) {
         const text = stoppedText(err.reason);
@@ -443,7 +518,12 @@ class App {
         target.kind === "example" ? `Example ${target.name}` : `Could not load ${target.fileName}`;
       banner.show(what, errorMessage(err), describeLocation(err));
       this.restoreHeader();
-      if (target.kind === "file" && /\.mlir$/i.test(target.fileName) && ktir === null) {
+      if (
+        target.kind === "file" &&
+        /\.mlir$/i.test(target.fileName) &&
+        ktir === null &&
+        keep.data === undefined
+      ) {
         // An invalid module opens in the editor with its errors marked, to be fixed in place.
         this.failedKtir = { fileName: target.fileName };
         this.ktir = new TextDecoder().decode(target.bytes);
@@ -476,6 +556,8 @@ class App {
       spans,
       sdsc: res.result.passes.find((p) => p.name === "sdsc")?.text ?? "",
       note: ktir !== null && ktir !== originalKtir ? "edited KTIR" : "",
+      timingOnly: keep.timingOnly === true,
+      withData: keep.data !== undefined,
     };
     this.header.setSource(example ? "" : res.fileName, example);
     this.ktir = ktir ?? r.ktir;
@@ -526,6 +608,7 @@ class App {
     await this.load(c.target, c.example, {
       ktir: this.edited ? this.ktir : null,
       t: null,
+      timingOnly: c.timingOnly === true,
     });
   }
 

@@ -46,6 +46,8 @@ function minimalResult(): PipelineResult {
       outputsChecked: true,
       passed: true,
       outputs: [],
+      expected: [],
+      maskedPoints: null,
       assumptions: [],
       events: [],
       summary,
@@ -118,6 +120,33 @@ function stubSession(
       if (ran === null) throw new Error("nothing has run yet");
       return ktir ? '{"traceEvents":[1]}' : '{"traceEvents":[]}';
     },
+    ktirInputs: () => ({
+      buffers: [{ name: "x", elem: "f32", elements: 4, shape: [4], address: null, role: "inOut" }],
+      scratchpads: [],
+      scalars: [],
+      tensors: [],
+      missing: [],
+    }),
+    runWithInputs: (_options, names) => {
+      counts.runs++;
+      if (names.includes("bad"))
+        throw Object.assign(new Error("bad.npy: shape"), { input: "bad", role: "input" });
+      ran = ktirRun();
+      return ran;
+    },
+    bufferNpy: (name) => new TextEncoder().encode(`npy:${name}`),
+    graphIo: () => ({
+      inputs: [{ name: "a", dtype: "f32", shape: [2] }],
+      outputs: [{ name: "y", dtype: "f32", shape: [2] }],
+    }),
+    runGraphWithInputs: (options, inputNames, _inputFiles, expectedNames) => {
+      counts.runs++;
+      if (expectedNames.includes("z"))
+        throw Object.assign(new Error("no output z"), { input: "z", role: "expected" });
+      ran = run(bytes, fileName, { ...options, inputs: inputNames } as RunOptions);
+      return ran;
+    },
+    outputNpy: (name) => new TextEncoder().encode(`out:${name}`),
   };
 }
 
@@ -301,6 +330,90 @@ describe("worker handler", () => {
     expect(trace).toEqual({ id: 6, ok: true, result: { json: '{"traceEvents":[]}' } });
     // Another source than the last run's is opened and run first.
     expect(counts.runs).toBe(runs + 1);
+  });
+
+  it("runs with the user's data, lists what a run takes and hands outputs over as .npy", async () => {
+    const counts = { runs: 0 };
+    let opened: unknown = null;
+    const module = stubModule(undefined, counts);
+    const open = module.open;
+    module.open = (bytes, fileName, extra) => {
+      opened = extra?.map((f) => f.name);
+      return open(bytes, fileName, extra);
+    };
+    const handle = createHandler(async () => module);
+    const npy = new Uint8Array([0x93, 1, 2]);
+    const graph = await handle({
+      id: 1,
+      method: "run",
+      params: {
+        target: {
+          kind: "file",
+          bytes: new TextEncoder().encode("{}"),
+          fileName: "m.onnx",
+          extra: [{ name: "w.bin", bytes: npy }],
+        },
+        options: {},
+        data: { inputs: [{ name: "a", bytes: npy }], expected: [{ name: "y", bytes: npy }] },
+      },
+    });
+    expect(opened).toEqual(["w.bin"]);
+    const gr = graph.ok ? (graph.result as RunResult) : null;
+    expect(gr?.io).toEqual({
+      kind: "graph",
+      inputs: [{ name: "a", dtype: "f32", shape: [2] }],
+      outputs: [{ name: "y", dtype: "f32", shape: [2] }],
+    });
+    expect(await handle({ id: 2, method: "outputNpy", params: { name: "y" } })).toEqual({
+      id: 2,
+      ok: true,
+      result: { bytes: new TextEncoder().encode("out:y") },
+    });
+    const bad = await handle({
+      id: 3,
+      method: "run",
+      params: {
+        target: { kind: "file", bytes: new TextEncoder().encode("{}"), fileName: "m.json" },
+        options: {},
+        data: { inputs: [], expected: [{ name: "z", bytes: npy }] },
+      },
+    });
+    expect(bad).toMatchObject({ ok: false, error: { input: "z", role: "expected" } });
+    const mlir = new TextEncoder().encode("module {}");
+    const k = await handle({
+      id: 4,
+      method: "run",
+      params: {
+        target: { kind: "file", bytes: mlir, fileName: "k.mlir" },
+        options: { args: { n: "4" } },
+        data: { inputs: [{ name: "x", bytes: npy }], expected: [] },
+      },
+    });
+    const kr = k.ok ? (k.result as RunResult) : null;
+    expect(kr?.io?.kind).toBe("ktir");
+    expect(await handle({ id: 5, method: "outputNpy", params: { name: "x" } })).toMatchObject({
+      ok: true,
+      result: { bytes: new TextEncoder().encode("npy:x") },
+    });
+    // Malformed data is refused before anything runs.
+    expect(
+      parseRequest({
+        id: 6,
+        method: "run",
+        params: {
+          target: { kind: "example", name: "one" },
+          options: {},
+          data: { inputs: [{ name: 1 }], expected: [] },
+        },
+      }),
+    ).toBeNull();
+    expect(
+      parseRequest({
+        id: 7,
+        method: "run",
+        params: { target: { kind: "example", name: "one" }, options: { args: { n: 4 } } },
+      }),
+    ).toBeNull();
   });
 
   it("passes timingOnly to the module and a timing-only run's flag and assumptions back", async () => {

@@ -2,7 +2,16 @@
 // Every request carries an id; the worker answers each request exactly once with
 // either a result or an error (errors are values, never a silent failure).
 
-import type { Diagnostic, ExampleInfo, PipelineResult, RunOptions, RunProgress } from "./api";
+import type {
+  Diagnostic,
+  ExampleInfo,
+  KtirInputs,
+  NamedBytes,
+  PipelineResult,
+  RunOptions,
+  RunProgress,
+  TensorView,
+} from "./api";
 import type { GraphLayout } from "./graph/layout";
 
 export interface InitResult {
@@ -11,9 +20,26 @@ export interface InitResult {
   machines: string[];
 }
 
-/** What to run: a gallery example, or a file's bytes (.json / .onnx graph, .mlir KTIR). */
+/**
+ * What to run: a gallery example, or a file's bytes (.json / .onnx graph, .mlir KTIR), with
+ * the files opened with it (`extra`: an ONNX model's external data).
+ */
 export type SourceRef =
-  { kind: "example"; name: string } | { kind: "file"; bytes: Uint8Array; fileName: string };
+  | { kind: "example"; name: string }
+  | { kind: "file"; bytes: Uint8Array; fileName: string; extra?: NamedBytes[] };
+
+/** The user's data for a run: tensors by input name, expected outputs (graphs), scalars (KTIR). */
+export interface RunData {
+  /** `.npy` (or ONNX `.pb`, graphs) contents, named by the input they fill. */
+  inputs: NamedBytes[];
+  /** Graphs: values the outputs are compared with, named by output. */
+  expected: NamedBytes[];
+}
+
+/** What a run of the source takes (and, for graphs, gives). */
+export type RunIo =
+  | { kind: "ktir"; inputs: KtirInputs }
+  | { kind: "graph"; inputs: TensorView[]; outputs: TensorView[] };
 
 /** A loaded and simulated source. */
 export interface RunResult {
@@ -25,12 +51,16 @@ export interface RunResult {
   result: PipelineResult;
   /** The graph drawn in the worker (node boxes and edges). */
   layout: GraphLayout;
+  /** What a run takes, for the Run inputs panel (null when it could not be listed). */
+  io: RunIo | null;
 }
 
 /** Method name -> parameters and result. Add a method here and the types follow. */
 export interface Methods {
   init: { params: Record<string, never>; result: InitResult };
-  run: { params: { target: SourceRef; options: RunOptions }; result: RunResult };
+  run: { params: { target: SourceRef; options: RunOptions; data?: RunData }; result: RunResult };
+  /** An output (graph) or buffer (KTIR) of the last run as `.npy` bytes. */
+  outputNpy: { params: { name: string }; result: { bytes: Uint8Array } };
   verifyKtir: { params: { text: string }; result: Diagnostic[] };
   trace: { params: { target: SourceRef; options: RunOptions }; result: { json: string } };
 }
@@ -55,6 +85,10 @@ export interface ErrorInfo {
   column?: number;
   /** The graph node. */
   node?: string;
+  /** The input (or output, for expected values) a file given for a run failed to fill. */
+  input?: string;
+  /** "input" or "expected": what that file was given as. */
+  role?: string;
 }
 
 /** The location fields of a thrown value (the wasm session's errors carry them). */
@@ -67,6 +101,8 @@ export function errorLocation(err: unknown): Omit<ErrorInfo, "message"> {
   if (typeof e.line === "number" && e.line > 0) out.line = e.line;
   if (typeof e.column === "number" && e.column > 0) out.column = e.column;
   if (typeof e.node === "string") out.node = e.node;
+  if (typeof e.input === "string") out.input = e.input;
+  if (typeof e.role === "string") out.role = e.role;
   return out;
 }
 
@@ -98,7 +134,7 @@ export interface ProgressMessage {
 /** Everything the worker posts. */
 export type WorkerMessage = WorkerResponse | ProgressMessage;
 
-const METHODS: readonly Method[] = ["init", "run", "verifyKtir", "trace"];
+const METHODS: readonly Method[] = ["init", "run", "verifyKtir", "trace", "outputNpy"];
 
 /** Turns anything thrown (Error, string, wasm-bindgen JsValue) into a readable message. */
 export function errorMessage(err: unknown): string {
@@ -121,9 +157,32 @@ function parseTarget(v: unknown): SourceRef | null {
   if (!v || typeof v !== "object") return null;
   const t = v as Record<string, unknown>;
   if (t.kind === "example" && typeof t.name === "string") return { kind: "example", name: t.name };
-  if (t.kind === "file" && t.bytes instanceof Uint8Array && typeof t.fileName === "string")
-    return { kind: "file", bytes: t.bytes, fileName: t.fileName };
+  if (t.kind === "file" && t.bytes instanceof Uint8Array && typeof t.fileName === "string") {
+    if (t.extra === undefined) return { kind: "file", bytes: t.bytes, fileName: t.fileName };
+    const extra = parseNamedBytes(t.extra);
+    return extra ? { kind: "file", bytes: t.bytes, fileName: t.fileName, extra } : null;
+  }
   return null;
+}
+
+function parseNamedBytes(v: unknown): NamedBytes[] | null {
+  if (!Array.isArray(v)) return null;
+  const out: NamedBytes[] = [];
+  for (const f of v as unknown[]) {
+    if (!f || typeof f !== "object") return null;
+    const { name, bytes } = f as Record<string, unknown>;
+    if (typeof name !== "string" || !(bytes instanceof Uint8Array)) return null;
+    out.push({ name, bytes });
+  }
+  return out;
+}
+
+function parseData(v: unknown): RunData | null {
+  if (!v || typeof v !== "object") return null;
+  const d = v as Record<string, unknown>;
+  const inputs = parseNamedBytes(d.inputs);
+  const expected = parseNamedBytes(d.expected);
+  return inputs && expected ? { inputs, expected } : null;
 }
 
 function parseOptions(v: unknown): RunOptions | null {
@@ -147,6 +206,15 @@ function parseOptions(v: unknown): RunOptions | null {
     if (typeof o.timingOnly !== "boolean") return null;
     out.timingOnly = o.timingOnly;
   }
+  if (o.args !== undefined) {
+    if (!o.args || typeof o.args !== "object") return null;
+    const args: Record<string, string> = {};
+    for (const [k, v] of Object.entries(o.args)) {
+      if (typeof v !== "string") return null;
+      args[k] = v;
+    }
+    out.args = args;
+  }
   return out;
 }
 
@@ -161,13 +229,24 @@ export function parseRequest(data: unknown): WorkerRequest | null {
   switch (d.method as Method) {
     case "init":
       return { id: d.id, method: "init", params: {} };
-    case "run":
+    case "run": {
+      const target = parseTarget(p.target);
+      const options = parseOptions(p.options);
+      if (!target || !options) return null;
+      if (p.data === undefined) return { id: d.id, method: "run", params: { target, options } };
+      const data = parseData(p.data);
+      if (!data) return null;
+      return { id: d.id, method: "run", params: { target, options, data } };
+    }
     case "trace": {
       const target = parseTarget(p.target);
       const options = parseOptions(p.options);
       if (!target || !options) return null;
-      return { id: d.id, method: d.method as "run" | "trace", params: { target, options } };
+      return { id: d.id, method: "trace", params: { target, options } };
     }
+    case "outputNpy":
+      if (typeof p.name !== "string") return null;
+      return { id: d.id, method: "outputNpy", params: { name: p.name } };
     case "verifyKtir":
       if (typeof p.text !== "string") return null;
       return { id: d.id, method: "verifyKtir", params: { text: p.text } };

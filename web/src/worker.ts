@@ -20,7 +20,15 @@ const handle = createHandler(async () => {
     exampleSource: (name) => spyre.exampleSource(name),
     machinePresets: () => spyre.machinePresets() as string[],
     verifyKtir: (text) => spyre.verifyKtir(text) as unknown,
-    open: (bytes, fileName) => new spyre.Session(bytes, fileName),
+    open: (bytes, fileName, extra) =>
+      extra && extra.length > 0
+        ? spyre.Session.openWithFiles(
+            bytes,
+            fileName,
+            extra.map((f) => f.name),
+            extra.map((f) => f.bytes),
+          )
+        : new spyre.Session(bytes, fileName),
   };
   return m;
 });

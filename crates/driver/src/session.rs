@@ -290,6 +290,23 @@ impl Session {
         self.bind(files, crate::user_data::Role::Outputs)
     }
 
+    /// [`Session::read_inputs`] or [`Session::read_expected`] (by `role`) where tensors may
+    /// go without a file: inputs left out stay seeded random, outputs left out are compared
+    /// with the reference only.
+    pub fn read_some(
+        &self,
+        files: &[(String, Vec<u8>)],
+        role: crate::user_data::Role,
+    ) -> Result<BTreeMap<String, Tensor>, DriverError> {
+        let g = self.graph().ok_or_else(|| {
+            DriverError::new(
+                Stage::Load,
+                "a KTIR module has buffers, not graph inputs and outputs",
+            )
+        })?;
+        crate::user_data::bind_some(g, files, role)
+    }
+
     fn bind(
         &self,
         files: &[(String, Vec<u8>)],

@@ -81,6 +81,25 @@ pub fn bind(
     files: &[(String, Vec<u8>)],
     role: Role,
 ) -> Result<BTreeMap<String, Tensor>, DriverError> {
+    bind_files(graph, files, role, true)
+}
+
+/// [`bind`] where tensors may go without a file: the page fills some inputs and leaves the
+/// rest seeded random, and compares only the outputs the user gave values for.
+pub fn bind_some(
+    graph: &Graph,
+    files: &[(String, Vec<u8>)],
+    role: Role,
+) -> Result<BTreeMap<String, Tensor>, DriverError> {
+    bind_files(graph, files, role, false)
+}
+
+fn bind_files(
+    graph: &Graph,
+    files: &[(String, Vec<u8>)],
+    role: Role,
+    every: bool,
+) -> Result<BTreeMap<String, Tensor>, DriverError> {
     let wanted = targets(graph, role)?;
     let other = match role {
         Role::Inputs => Role::Outputs,
@@ -189,7 +208,7 @@ pub fn bind(
         .filter(|(_, n)| !bound.contains_key(**n))
         .map(|(k, n)| format!("'{n}' ({n}.npy or {}{k}.pb)", role.pb_prefix()))
         .collect();
-    if !missing.is_empty() {
+    if every && !missing.is_empty() {
         return Err(err(format!(
             "no value for {} {}",
             role.word(),

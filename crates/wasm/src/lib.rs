@@ -123,6 +123,48 @@ fn run_options(options: JsValue) -> Result<RunOptions, JsError> {
     serde_wasm_bindgen::from_value(options).map_err(|e| JsError::new(&format!("options: {e}")))
 }
 
+/// A model graph's inputs and outputs with their types, for the page's Run inputs panel.
+#[derive(Serialize)]
+struct GraphIo {
+    inputs: Vec<driver::TensorView>,
+    outputs: Vec<driver::TensorView>,
+}
+
+/// Names and `Uint8Array`s given side by side, as (name, bytes) pairs.
+fn pairs(names: Vec<String>, files: &js_sys::Array) -> Result<Vec<(String, Vec<u8>)>, JsValue> {
+    if names.len() != files.length() as usize {
+        return Err(JsError::new("one file per name").into());
+    }
+    Ok(names
+        .into_iter()
+        .zip(files.iter())
+        .map(|(n, f)| (n, js_sys::Uint8Array::new(&f).to_vec()))
+        .collect())
+}
+
+/// The file name the driver binds a tensor's bytes by: `NAME.npy` for `.npy` contents
+/// (they start with the numpy magic), else an ONNX `TensorProto` (matched by
+/// the name inside it, else by `prefix_K.pb`, K being the tensor's position `at`).
+fn npy_or_pb_name(name: &str, bytes: &[u8], prefix: &str, at: Option<usize>) -> String {
+    match at {
+        _ if bytes.starts_with(b"\x93NUMPY") => format!("{name}.npy"),
+        Some(k) => format!("{prefix}{k}.pb"),
+        None => format!("{name}.pb"),
+    }
+}
+
+/// Marks an error as concerning one input (`input`: its name; `role`: "input" or
+/// "expected"), so the page shows it on that input's row.
+fn about_input(error: JsValue, name: &str, role: &str) -> JsValue {
+    let _ = js_sys::Reflect::set(
+        &error,
+        &JsValue::from_str("input"),
+        &JsValue::from_str(name),
+    );
+    let _ = js_sys::Reflect::set(&error, &JsValue::from_str("role"), &JsValue::from_str(role));
+    error
+}
+
 /// The playground's version.
 #[wasm_bindgen]
 pub fn version() -> String {
@@ -176,6 +218,23 @@ impl Session {
             .map_err(structured_error)
     }
 
+    /// Opens a model with the files dropped with it: `names[i]` is the file name of the
+    /// bytes `files[i]` (a `Uint8Array`), where an ONNX model's external data is looked up
+    /// (read only when values are needed, so a timing-only run reads none).
+    #[wasm_bindgen(js_name = openWithFiles)]
+    pub fn open_with_files(
+        bytes: &[u8],
+        file_name: &str,
+        names: Vec<String>,
+        files: js_sys::Array,
+    ) -> Result<Session, JsValue> {
+        let given = pairs(names, &files)?;
+        let map: std::collections::BTreeMap<String, Vec<u8>> = given.into_iter().collect();
+        driver::Session::open_with_files(bytes, file_name, std::sync::Arc::new(map))
+            .map(|inner| Session { inner })
+            .map_err(structured_error)
+    }
+
     /// What the source is: "graph", "onnx" or "ktir".
     #[wasm_bindgen(getter)]
     pub fn kind(&self) -> String {
@@ -201,18 +260,7 @@ impl Session {
         progress: Option<js_sys::Function>,
     ) -> Result<JsValue, JsValue> {
         let opts = driver_options(run_options(options)?)?;
-        let run = match &progress {
-            Some(callback) => {
-                let mut t = Throttled {
-                    callback,
-                    last: None,
-                };
-                self.inner.run(&opts, &mut |p| t.report(p))
-            }
-            None => self.inner.run(&opts, &mut |_| {}),
-        }
-        .map_err(structured_error)?;
-        Ok(to_js(run)?)
+        self.run_now(&opts, progress)
     }
 
     /// What a run of this KTIR module takes (`KtirInputs` in the generated types: buffers
@@ -242,32 +290,129 @@ impl Session {
         progress: Option<js_sys::Function>,
     ) -> Result<JsValue, JsValue> {
         let mut opts = driver_options(run_options(options)?)?;
-        if names.len() != files.length() as usize {
-            return Err(JsError::new("runWithInputs: one file per name").into());
-        }
-        let given: Vec<(String, Vec<u8>)> = names
-            .into_iter()
-            .zip(files.iter())
-            .map(|(n, f)| (n, js_sys::Uint8Array::new(&f).to_vec()))
-            .collect();
+        let given = pairs(names, &files)?;
         let text = self.inner.ktir_source().ok_or_else(|| {
             JsValue::from(JsError::new(
                 "runWithInputs: the source is a model graph, not KTIR",
             ))
         })?;
-        opts.buffers = driver::read_npy_inputs(text, &opts, &given).map_err(structured_error)?;
-        let run = match &progress {
-            Some(callback) => {
-                let mut t = Throttled {
-                    callback,
-                    last: None,
-                };
-                self.inner.run(&opts, &mut |p| t.report(p))
-            }
-            None => self.inner.run(&opts, &mut |_| {}),
+        // One file at a time, so an error names the input it concerns (the page shows it on
+        // that input's row).
+        for file in &given {
+            let one = std::slice::from_ref(file);
+            let values = driver::read_npy_inputs(text, &opts, one)
+                .map_err(|e| about_input(structured_error(e), &file.0, "input"))?;
+            opts.buffers.extend(values);
         }
-        .map_err(structured_error)?;
-        Ok(to_js(run)?)
+        self.run_now(&opts, progress)
+    }
+
+    /// What a run of this model graph takes and gives (`{ inputs, outputs }`, each a list
+    /// of `{ name, dtype, shape }`), without running it. Throws for a KTIR module.
+    #[wasm_bindgen(js_name = graphIo)]
+    pub fn graph_io(&self) -> Result<JsValue, JsValue> {
+        let g = self.inner.graph().ok_or_else(|| {
+            JsValue::from(JsError::new(
+                "graphIo: the source is KTIR, not a model graph",
+            ))
+        })?;
+        let types = g.infer_types().map_err(|e| {
+            structured_error(driver::DriverError::from_graph(
+                self.inner.file_name(),
+                e,
+                driver::Stage::Load,
+            ))
+        })?;
+        let view = |name: &str| driver::TensorView {
+            name: name.to_string(),
+            dtype: types
+                .get(name)
+                .map(|t| t.dtype.name().to_string())
+                .unwrap_or_default(),
+            shape: types.get(name).map(|t| t.shape.clone()).unwrap_or_default(),
+        };
+        let io = GraphIo {
+            inputs: g.inputs.iter().map(|i| view(&i.name)).collect(),
+            outputs: g.outputs.iter().map(|o| view(o)).collect(),
+        };
+        Ok(to_js(&io)?)
+    }
+
+    /// Runs a model graph with the user's tensors: `inputNames[i]` is filled from the
+    /// `.npy` or ONNX `TensorProto` bytes `inputFiles[i]` (inputs left out stay seeded
+    /// random), and `expectedNames[j]`'s simulated value is compared with `expectedFiles[j]`
+    /// (as `spyre run --expected`: `run.run.expected`). A file that does not fit (dtype,
+    /// shape, unknown name) throws an error carrying `input` (the name) and `role`
+    /// ("input" or "expected"). Then as [`Session::run`].
+    #[wasm_bindgen(js_name = runGraphWithInputs)]
+    pub fn run_graph_with_inputs(
+        &mut self,
+        options: JsValue,
+        input_names: Vec<String>,
+        input_files: js_sys::Array,
+        expected_names: Vec<String>,
+        expected_files: js_sys::Array,
+        progress: Option<js_sys::Function>,
+    ) -> Result<JsValue, JsValue> {
+        let mut opts = driver_options(run_options(options)?)?;
+        let (graph_inputs, graph_outputs): (Vec<String>, Vec<String>) = match self.inner.graph() {
+            Some(g) => (
+                g.inputs.iter().map(|i| i.name.clone()).collect(),
+                g.outputs.clone(),
+            ),
+            None => {
+                return Err(JsError::new(
+                    "runGraphWithInputs: the source is KTIR, not a model graph",
+                )
+                .into())
+            }
+        };
+        let groups = [
+            (
+                input_names,
+                input_files,
+                driver::user_data::Role::Inputs,
+                "input",
+                "input_",
+                &graph_inputs,
+            ),
+            (
+                expected_names,
+                expected_files,
+                driver::user_data::Role::Outputs,
+                "expected",
+                "output_",
+                &graph_outputs,
+            ),
+        ];
+        for (names, files, role, word, prefix, order) in groups {
+            for (name, bytes) in pairs(names, &files)? {
+                let at = order.iter().position(|n| *n == name);
+                let file = (npy_or_pb_name(&name, &bytes, prefix, at), bytes);
+                let values = self
+                    .inner
+                    .read_some(std::slice::from_ref(&file), role)
+                    .map_err(|e| about_input(structured_error(e), &name, word))?;
+                match role {
+                    driver::user_data::Role::Inputs => opts.inputs.extend(values),
+                    driver::user_data::Role::Outputs => opts.expected.extend(values),
+                }
+            }
+        }
+        self.run_now(&opts, progress)
+    }
+
+    /// A graph output of the last run as `.npy` bytes, for download.
+    #[wasm_bindgen(js_name = outputNpy)]
+    pub fn output_npy(&self, name: &str) -> Result<Vec<u8>, JsError> {
+        let file = format!("{}.npy", name.replace(['/', '\\'], "_"));
+        self.inner
+            .output_npy()
+            .map_err(driver_error)?
+            .into_iter()
+            .find(|(f, _)| *f == file)
+            .map(|(_, bytes)| bytes)
+            .ok_or_else(|| JsError::new(&format!("outputNpy: no output named '{name}'")))
     }
 
     /// A buffer of the last run as `.npy` bytes (f16 buffers as float16, others float32,
@@ -290,6 +435,25 @@ impl Session {
             ));
         }
         driver::npy::to_bytes(spec, data).map_err(|e| JsError::new(&e))
+    }
+
+    fn run_now(
+        &mut self,
+        opts: &driver::RunOptions,
+        progress: Option<js_sys::Function>,
+    ) -> Result<JsValue, JsValue> {
+        let run = match &progress {
+            Some(callback) => {
+                let mut t = Throttled {
+                    callback,
+                    last: None,
+                };
+                self.inner.run(opts, &mut |p| t.report(p))
+            }
+            None => self.inner.run(opts, &mut |_| {}),
+        }
+        .map_err(structured_error)?;
+        Ok(to_js(run)?)
     }
 
     /// The last run as Chrome trace JSON (opens in Perfetto and chrome://tracing), from its

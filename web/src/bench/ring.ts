@@ -89,6 +89,8 @@ export function syntheticRun(machine: RunInfo["machine"], tiles: number): RunInf
     outputsChecked: false,
     passed: false,
     outputs: [],
+    expected: [],
+    maskedPoints: null,
     assumptions: [],
     events,
     summary,

@@ -1,11 +1,12 @@
 // Header: example picker, file open (button and drag-and-drop), theme toggle, status.
 
-import type { ExampleInfo } from "../api";
+import type { ExampleInfo, NamedBytes } from "../api";
 import { byId, el } from "../dom";
 
 export interface HeaderEvents {
   onExample(name: string): void;
-  onFile(bytes: Uint8Array, fileName: string): void;
+  /** A file opened or dropped; `extra`: the files that came with it (external data). */
+  onFile(bytes: Uint8Array, fileName: string, extra: NamedBytes[]): void;
   onMachine(name: string): void;
   onFileError(message: string): void;
 }
@@ -32,18 +33,18 @@ export class Header {
       if (this.machinePicker.value) events.onMachine(this.machinePicker.value);
     });
     this.fileInput.addEventListener("change", () => {
-      const file = this.fileInput.files?.[0];
+      const files = [...(this.fileInput.files ?? [])];
       this.fileInput.value = "";
-      if (file) void this.readFile(file);
+      if (files.length > 0) void this.readFiles(files);
     });
     document.addEventListener("dragover", (ev) => {
       if (ev.dataTransfer?.types.includes("Files")) ev.preventDefault();
     });
     document.addEventListener("drop", (ev) => {
-      const file = ev.dataTransfer?.files[0];
-      if (!file) return;
+      const files = [...(ev.dataTransfer?.files ?? [])];
+      if (files.length === 0) return;
       ev.preventDefault();
-      void this.readFile(file);
+      void this.readFiles(files);
     });
     this.themeButton.addEventListener("click", () =>
       this.setTheme(this.theme === "dark" ? "light" : "dark"),
@@ -108,18 +109,30 @@ export class Header {
     for (const fn of this.themeListeners) fn(theme);
   }
 
-  private async readFile(file: File): Promise<void> {
-    if (file.size > MAX_FILE_BYTES) {
+  /**
+   * Reads files opened or dropped together: the program is the model (.onnx) when there is
+   * one, else the first file; the others come with it (an ONNX model's external data).
+   */
+  private async readFiles(files: File[]): Promise<void> {
+    const main = files.find((f) => /\.onnx$/i.test(f.name)) ?? files[0]!;
+    const total = files.reduce((n, f) => n + f.size, 0);
+    if (total > MAX_FILE_BYTES) {
+      const what = files.length > 1 ? `the ${files.length} files come to` : `${main.name} is`;
       this.events.onFileError(
-        `${file.name} is ${file.size} bytes; the playground reads files up to ${MAX_FILE_BYTES} bytes`,
+        `${what} ${total} bytes; the playground reads files up to ${MAX_FILE_BYTES} bytes`,
       );
       return;
     }
     try {
-      const bytes = new Uint8Array(await file.arrayBuffer());
-      this.events.onFile(bytes, file.name);
+      const read = async (f: File): Promise<NamedBytes> => ({
+        name: f.name,
+        bytes: new Uint8Array(await f.arrayBuffer()),
+      });
+      const bytes = (await read(main)).bytes;
+      const extra = await Promise.all(files.filter((f) => f !== main).map(read));
+      this.events.onFile(bytes, main.name, extra);
     } catch (err) {
-      this.events.onFileError(`could not read ${file.name}: ${String(err)}`);
+      this.events.onFileError(`could not read ${main.name}: ${String(err)}`);
     }
   }
 }

@@ -25,6 +25,7 @@ import { PassesTab } from "./passes";
 import { ResultsPane } from "./results";
 import { RingTab } from "./ring";
 import { RooflineTab } from "./roofline";
+import { RunInputsTab } from "./runInputs";
 import { TimelineTab } from "./timeline";
 import type { View } from "./view";
 
@@ -38,6 +39,7 @@ export function createViews(): View[] {
     new TimelineTab(),
     new CoresTab(),
     new RooflineTab(),
+    new RunInputsTab(),
     new ResultsPane(),
   ];
 }

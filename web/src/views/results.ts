@@ -105,6 +105,20 @@ export class ResultsView {
         ),
       );
     }
+    // The user's expected outputs (the Run inputs tab), compared as `spyre run --expected`.
+    for (const o of run.expected ?? []) {
+      parts.push(
+        el(
+          "span",
+          { "data-expected": o.name, "data-passed": String(o.passed) },
+          `${o.name} vs expected: `,
+          el("span", {
+            className: `tolerance ${o.passed ? "pass" : "fail"}`,
+            text: toleranceText(o),
+          }),
+        ),
+      );
+    }
     if (run.outputs.length === 0)
       parts.push(
         el("span", {

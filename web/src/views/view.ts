@@ -4,7 +4,7 @@
 // report what the user did through the context's actions. Views never call each other.
 
 import type { Diagnostic, TraceEvent } from "../api";
-import type { RunResult, SourceRef } from "../protocol";
+import type { ErrorInfo, RunData, RunResult, SourceRef } from "../protocol";
 import type { LineRange } from "../ring/draw";
 import type { Span } from "../session";
 
@@ -25,6 +25,10 @@ export interface Loaded {
   sdsc: string;
   /** A remark for the results line ("edited KTIR"), or "". */
   note: string;
+  /** Run timing-only although the source could run with numbers (external data missing). */
+  timingOnly?: boolean;
+  /** Run with the user's tensors (the Run inputs panel). */
+  withData?: boolean;
 }
 
 /** A request to highlight (and maybe scroll to) a line of one IR editor. */
@@ -89,6 +93,13 @@ export interface ViewContext {
   /** The KTIR editor's text changed (edited, reset or set). */
   ktirChanged(text: string): void;
   runKtir(text: string): void;
+  /**
+   * Runs what is loaded again with the user's tensors and KTIR scalar values; resolves with
+   * the failure (its `input` naming the row it concerns), or null when the run went through.
+   */
+  runWithInputs(data: RunData, args: Record<string, string>): Promise<ErrorInfo | null>;
+  /** An output (graph) or buffer (KTIR) of the last run as `.npy` bytes. */
+  outputNpy(name: string): Promise<Uint8Array>;
   verify(text: string): Promise<Diagnostic[]>;
   /** Something kept in the URL changed. */
   save(): void;

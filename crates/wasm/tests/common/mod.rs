@@ -375,3 +375,93 @@ fn a_ktir_module_lists_its_inputs_runs_with_npy_files_and_gives_buffers_as_npy()
     assert!(message(e).contains("the views at address 0 reach 32 elements"));
     assert!(session.buffer_npy("nope").is_err());
 }
+
+const MLP_EXTERNAL: &[u8] =
+    include_bytes!("../../../../tests/graph/onnx_external/mlp_external.onnx");
+const MLP_WEIGHTS: &[u8] = include_bytes!("../../../../tests/graph/onnx_external/weights.bin");
+const MLP_INPUT: &[u8] =
+    include_bytes!("../../../../tests/graph/onnx_external/test_data_set_0/input_0.pb");
+const MLP_OUTPUT: &[u8] =
+    include_bytes!("../../../../tests/graph/onnx_external/test_data_set_0/output_0.pb");
+
+fn one_file(bytes: &[u8]) -> js_sys::Array {
+    let files = js_sys::Array::new();
+    files.push(&js_sys::Uint8Array::from(bytes));
+    files
+}
+
+#[wasm_bindgen_test]
+fn a_model_opens_with_its_external_data_runs_on_the_users_tensors_and_gives_outputs_as_npy() {
+    let mut session = wasm::Session::open_with_files(
+        MLP_EXTERNAL,
+        "mlp_external.onnx",
+        vec!["weights.bin".into()],
+        one_file(MLP_WEIGHTS),
+    )
+    .unwrap();
+    let io = session.graph_io().unwrap();
+    let input = js_sys::Array::from(&get(&io, "inputs")).get(0);
+    assert_eq!(get(&input, "name").as_string().as_deref(), Some("x"));
+    assert_eq!(get(&input, "dtype").as_string().as_deref(), Some("f32"));
+    let output = js_sys::Array::from(&get(&io, "outputs")).get(0);
+    assert_eq!(get(&output, "name").as_string().as_deref(), Some("y"));
+    let shape = js_sys::Array::from(&get(&output, "shape"));
+    assert_eq!(
+        (shape.get(0).as_f64(), shape.get(1).as_f64()),
+        (Some(4.0), Some(32.0))
+    );
+    // The ONNX test data set's own input and output: the simulated output matches theirs.
+    let result = session
+        .run_graph_with_inputs(
+            JsValue::UNDEFINED,
+            vec!["x".into()],
+            one_file(MLP_INPUT),
+            vec!["y".into()],
+            one_file(MLP_OUTPUT),
+            None,
+        )
+        .unwrap();
+    let expected = js_sys::Array::from(&get(&get(&result, "run"), "expected"));
+    assert_eq!(expected.length(), 1);
+    assert_eq!(get(&expected.get(0), "passed").as_bool(), Some(true));
+    let npy = session.output_npy("y").map_err(JsValue::from).unwrap();
+    assert!(npy.starts_with(b"\x93NUMPY"));
+    let header = String::from_utf8_lossy(&npy[..npy.len() - 4 * 4 * 32]).replace(' ', "");
+    assert!(header.contains("'shape':(4,32"), "{header}");
+    assert!(session.output_npy("z").is_err());
+    // A .npy of the wrong shape is an error that names the input.
+    let e = session
+        .run_graph_with_inputs(
+            JsValue::UNDEFINED,
+            vec!["x".into()],
+            one_file(&npy_f32("(2, 64)", &[0.0; 128])),
+            vec![],
+            js_sys::Array::new(),
+            None,
+        )
+        .unwrap_err();
+    assert_eq!(get(&e, "input").as_string().as_deref(), Some("x"));
+    assert_eq!(get(&e, "role").as_string().as_deref(), Some("input"));
+    assert!(message(e).contains("shape"));
+    // Inputs left out stay seeded random.
+    session
+        .run_graph_with_inputs(
+            JsValue::UNDEFINED,
+            vec![],
+            js_sys::Array::new(),
+            vec![],
+            js_sys::Array::new(),
+            None,
+        )
+        .unwrap();
+}
+
+#[wasm_bindgen_test]
+fn a_model_without_its_external_data_runs_timing_only_and_names_the_missing_file() {
+    let mut session = wasm::Session::new(MLP_EXTERNAL, "mlp_external.onnx").unwrap();
+    let timing = js_sys::Object::new();
+    js_sys::Reflect::set(&timing, &"timingOnly".into(), &JsValue::TRUE).unwrap();
+    session.run(timing.into(), None).unwrap();
+    let e = session.run(JsValue::UNDEFINED, None).unwrap_err();
+    assert!(message(e).contains("weights.bin"));
+}
