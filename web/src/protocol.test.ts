@@ -57,8 +57,6 @@ function minimalResult(): PipelineResult {
       warnings: [],
       roofline: emptyRoofline(),
       latencyModel: emptyLatencyModel(),
-      expected: [],
-      maskedPoints: null,
     },
     sourceMap: { nodes: [], ops: [], kernels: [] },
   };

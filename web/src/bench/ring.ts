@@ -100,8 +100,6 @@ export function syntheticRun(machine: RunInfo["machine"], tiles: number): RunInf
     warnings: [],
     roofline: emptyRoofline(),
     latencyModel: emptyLatencyModel(),
-    expected: [],
-    maskedPoints: null,
   };
 }
 
