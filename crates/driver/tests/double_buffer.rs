@@ -48,7 +48,8 @@ fn dma_under_pt(run: &RunResult) -> f64 {
 
 #[test]
 fn a_tiled_matmul_overlaps_dma_and_pt_only_when_double_buffered() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/pipeline/tiling/matmul_n_loop.json");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/pipeline/tiling/matmul_n_loop.json");
     let source = std::fs::read_to_string(path).expect("case");
     let run = |on: bool| {
         let mut options = PipelineOptions {
@@ -61,7 +62,12 @@ fn a_tiled_matmul_overlaps_dma_and_pt_only_when_double_buffered() {
     let (on, off) = (run(true), run(false));
     assert!(on.run.passed && off.run.passed);
     assert!(on.ktir.contains("double buffering ("), "{}", on.ktir);
-    assert!(off.ktir.contains("single buffering (double buffering is off)"), "{}", off.ktir);
+    assert!(
+        off.ktir
+            .contains("single buffering (double buffering is off)"),
+        "{}",
+        off.ktir
+    );
     let (a, b) = (dma_under_pt(&on.run), dma_under_pt(&off.run));
     assert!(a > 0.0, "no DMA under PT with double buffering");
     assert!(a > b, "overlap on {a} vs off {b}");
