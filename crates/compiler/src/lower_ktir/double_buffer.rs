@@ -202,8 +202,11 @@ fn pipeline(op: &mut Op, fresh: &mut Fresh, done: &mut usize) -> Option<Vec<Op>>
     order.sort_unstable();
     let load_types: Vec<Type> = loads
         .iter()
-        .map(|&j| body.ops[j].result_types[0].clone())
+        .filter_map(|&j| body.ops[j].result_types.first().cloned())
         .collect();
+    if load_types.len() != loads.len() {
+        return None;
+    }
     let load_names: Vec<String> = loads
         .iter()
         .map(|&j| body.ops[j].results[0].clone())
@@ -211,6 +214,7 @@ fn pipeline(op: &mut Op, fresh: &mut Fresh, done: &mut usize) -> Option<Vec<Op>>
 
     // Block 0, before the loop.
     let (prologue, first) = copy_slice(body, &order, induction, &lower.name, fresh);
+    let initial: Option<Vec<String>> = load_names.iter().map(|n| first.get(n).cloned()).collect();
     // The buffer each step computes on, carried from the step before.
     let current: Vec<String> = load_names.iter().map(|n| fresh.name(n)).collect();
     // Block i+1, loaded while block i computes.
@@ -235,7 +239,11 @@ fn pipeline(op: &mut Op, fresh: &mut Fresh, done: &mut usize) -> Option<Vec<Op>>
     for o in ahead {
         b.push(o);
     }
-    let loaded: Vec<_> = load_names.iter().map(|n| value(&after[n])).collect();
+    let next: Option<Vec<String>> = load_names.iter().map(|n| after.get(n).cloned()).collect();
+    let (Some(initial), Some(next)) = (initial, next) else {
+        return None;
+    };
+    let loaded: Vec<_> = next.iter().map(|n| value(n)).collect();
     b.yield_(&loaded.iter().collect::<Vec<_>>(), load_types.clone());
     let then = b.end_block();
     b.begin_block(Vec::new());
@@ -298,7 +306,7 @@ fn pipeline(op: &mut Op, fresh: &mut Fresh, done: &mut usize) -> Option<Vec<Op>>
         current
             .iter()
             .cloned()
-            .zip(load_names.iter().map(|n| value(&first[n]))),
+            .zip(initial.iter().map(|n| value(n))),
     );
     for n in &load_names {
         op.results.push(fresh.name(n));
