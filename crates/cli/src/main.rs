@@ -149,6 +149,10 @@ struct CompileFlags {
     /// (default: one softmax over all keys).
     #[arg(long, value_name = "KEYS")]
     attention_block: Option<usize>,
+    /// Single-buffer every time loop (default: the next block loads while this one
+    /// computes), to compare the two regimes.
+    #[arg(long)]
+    no_double_buffer: bool,
 }
 
 impl CompileFlags {
@@ -159,6 +163,7 @@ impl CompileFlags {
                 .parse()
                 .map_err(|e: compiler::CompileError| e.to_string())?,
             attention_key_block: self.attention_block,
+            double_buffer: !self.no_double_buffer,
             ..Default::default()
         })
     }

@@ -137,7 +137,7 @@ impl std::str::FromStr for Allocator {
 }
 
 /// What the user asks of one compilation.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Options {
     /// Stop after this pass (one of [`PASS_NAMES`]).
     pub stop_after: Option<String>,
@@ -153,6 +153,24 @@ pub struct Options {
     pub skip_snapshots: bool,
     /// Most work units the compile may spend (see [`MAX_COMPILE_WORK`], the default).
     pub work_limit: Option<u64>,
+    /// Double-buffer the loads of time loops (on by default): block i+1 loads while block
+    /// i computes, at the price of a second buffer per streamed operand. Off, every kernel
+    /// is single-buffered, so the two regimes can be compared.
+    pub double_buffer: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            stop_after: None,
+            allocator: Allocator::default(),
+            hints: BTreeMap::new(),
+            attention_key_block: None,
+            skip_snapshots: false,
+            work_limit: None,
+            double_buffer: true,
+        }
+    }
 }
 
 /// The default bound on a compile's work: one unit per device op planned and per KTIR

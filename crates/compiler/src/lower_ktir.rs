@@ -28,6 +28,7 @@ use ktir::{ElementwiseOp, Literal, MemorySpace, ScalarType, Type, Value};
 use std::collections::BTreeMap;
 
 mod convert;
+mod double_buffer;
 mod matmul;
 mod movement;
 mod tiling;
@@ -82,15 +83,18 @@ pub fn lower(c: &Compilation) -> Result<ktir::Module, CompileError> {
         c,
         &mut crate::WorkBudget::new(&crate::Options::default()),
         &mut |_| {},
+        true,
     )
 }
 
 /// [`lower`], spending one unit of `budget` per KTIR operation built and reporting each
-/// kernel done to `progress`.
+/// kernel done to `progress`; `double_buffer` pipelines the loads of time loops
+/// ([`crate::Options::double_buffer`]).
 pub(crate) fn lower_with(
     c: &Compilation,
     budget: &mut crate::WorkBudget,
     progress: &mut dyn FnMut(crate::CompileProgress),
+    double_buffer: bool,
 ) -> Result<ktir::Module, CompileError> {
     let mut module = ktir::Module {
         comments: vec![format!(
@@ -101,7 +105,14 @@ pub(crate) fn lower_with(
     };
     let held = tiling::planned_live_bytes(c);
     for (i, (op, kernel)) in c.ops.iter().zip(kernels(c)).enumerate() {
-        let func = tiling::emit_kernel(c, op, i, &kernel, held.get(i).copied().unwrap_or(0))?;
+        let func = tiling::emit_kernel(
+            c,
+            op,
+            i,
+            &kernel,
+            held.get(i).copied().unwrap_or(0),
+            double_buffer,
+        )?;
         budget.spend(op_count(&func.body), Some(&op.name))?;
         module.funcs.push(verified(op, func)?);
         progress(crate::CompileProgress {

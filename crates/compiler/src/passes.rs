@@ -509,7 +509,12 @@ pub fn compile_with_progress(
                 )
             }
             "ktir" => 'snap: {
-                let module = crate::lower_ktir::lower_with(&c, &mut budget, progress)?;
+                let module = crate::lower_ktir::lower_with(
+                    &c,
+                    &mut budget,
+                    progress,
+                    options.double_buffer,
+                )?;
                 // Text only at the edge: for the snapshot, output and the page.
                 let text = ktir::print(&module);
                 c.ktir_module = Some(module);

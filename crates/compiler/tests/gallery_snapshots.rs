@@ -22,8 +22,27 @@ fn gallery() -> Vec<(String, PathBuf)> {
     out
 }
 
-/// KTIR summary: per kernel, its signature line and how many of each op it has.
+/// KTIR summary: per kernel, its signature line, its time cut as its header comment
+/// states it (loops, tiles, bytes per operand and re-read factor, buffering) when it is cut,
+/// and how many of each op it has.
 fn ktir_summary(text: &str) -> String {
+    // The parser drops comments: the header is the comment line before `func.func @name(`.
+    let mut headers: BTreeMap<String, String> = BTreeMap::new();
+    let mut last_comment = "";
+    for line in text.lines() {
+        let t = line.trim_start();
+        if let Some(c) = t.strip_prefix("// ") {
+            last_comment = c;
+        } else if let Some(rest) = t.strip_prefix("func.func @") {
+            let name = rest.split('(').next().unwrap_or("").to_string();
+            if let Some(at) = last_comment.find(" time steps per core: ") {
+                // From the step count on: "N time steps per core: loops ..., ...".
+                let from = last_comment[..at].rfind("; ").map_or(0, |i| i + 2);
+                headers.insert(name, last_comment[from..].to_string());
+            }
+            last_comment = "";
+        }
+    }
     let (module, diags) = ktir::parse(text);
     assert!(
         diags.iter().all(|d| !d.is_error()),
@@ -49,6 +68,11 @@ fn ktir_summary(text: &str) -> String {
                 .collect::<Vec<_>>()
                 .join(", ")
         ));
+        if let Some(h) = headers.get(&f.name) {
+            for part in h.split("; ") {
+                s.push_str(&format!("  | {part}\n"));
+            }
+        }
         for (op, n) in counts {
             s.push_str(&format!("  {op} x{n}\n"));
         }

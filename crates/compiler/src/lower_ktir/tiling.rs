@@ -164,13 +164,17 @@ fn time_steps(body: &ktir::Block) -> usize {
 }
 
 /// The kernel of op `index`, cut in time when its tiles do not fit beside the `held` bytes
-/// the scratchpad plan keeps while it runs ([`planned_live_bytes`]).
+/// the scratchpad plan keeps while it runs ([`planned_live_bytes`]). With `double`, the
+/// time loops of the chosen plan are double-buffered when the second buffers fit the budget
+/// too (among the plans that move as few DRAM bytes); otherwise the kernel stays
+/// single-buffered and its header says why.
 pub(super) fn emit_kernel(
     c: &Compilation,
     op: &DeviceOp,
     index: usize,
     kernel: &Kernel,
     held: u64,
+    double: bool,
 ) -> Result<ktir::Func, CompileError> {
     let fail = |m: String| CompileError::at(&op.name, m);
     let need = |f: &ktir::Func| -> Result<u64, CompileError> { Ok(peak_live_bytes(f)) };
@@ -181,7 +185,8 @@ pub(super) fn emit_kernel(
     if whole_need <= budget {
         return Ok(whole);
     }
-    let plans = candidate_plans(&KernelEmitter::new(c, op, index, kernel)?);
+    let probe = KernelEmitter::new(c, op, index, kernel)?;
+    let plans = candidate_plans(&probe);
     let emit = |plan: &Plan| -> Result<ktir::Func, CompileError> {
         let mut em = KernelEmitter::new(c, op, index, kernel)?;
         em.loops = plan.loops.clone();
@@ -196,14 +201,22 @@ pub(super) fn emit_kernel(
         let n = need(&text)?;
         best = Some((n, text));
         if n <= budget {
-            for plan in plans.iter().take(MAX_TRIES) {
+            for (i, plan) in plans.iter().enumerate().take(MAX_TRIES) {
                 let text = emit(plan)?;
                 let n = need(&text)?;
                 if n <= budget {
-                    return Ok(text);
+                    return if double {
+                        Ok(buffered(&probe, &plans[i..], text, budget, &emit)?)
+                    } else {
+                        Ok(note(text, "single buffering (double buffering is off)"))
+                    };
                 }
             }
-            return Ok(best.map(|b| b.1).unwrap_or(whole));
+            let text = best.map(|b| b.1).unwrap_or(whole);
+            return Ok(note(
+                text,
+                "single buffering (the most finely cut plan only just fits)",
+            ));
         }
     }
     let (least, text) = match best {
@@ -222,6 +235,105 @@ pub(super) fn emit_kernel(
     Err(fail(format!(
         "a core's tiles need {least} bytes of scratchpad ({how}), but the budget is {budget} bytes ({cap} plannable, {held} held by the scratchpad plan)"
     )))
+}
+
+/// Appends `text` to a kernel's header comment.
+fn note(mut f: ktir::Func, text: &str) -> ktir::Func {
+    f.comment = Some(match f.comment.take() {
+        Some(c) => format!("{c}; {text}"),
+        None => text.to_string(),
+    });
+    f
+}
+
+/// The double-buffered kernel of the first of `plans` (the one chosen single-buffered,
+/// `single`) whose second buffers fit `budget`, looking only at plans that move as many
+/// DRAM bytes as the chosen one (a finer cut that reads no more is worth its extra steps
+/// when it overlaps); `single` with the reason when none fits.
+fn buffered(
+    em: &KernelEmitter<'_>,
+    plans: &[Plan],
+    single: ktir::Func,
+    budget: u64,
+    emit: &dyn Fn(&Plan) -> Result<ktir::Func, CompileError>,
+) -> Result<ktir::Func, CompileError> {
+    let Some(chosen) = plans.first() else {
+        return Ok(single);
+    };
+    let bytes = dram_bytes_per_core(em, chosen);
+    let mut first_need = None;
+    for (i, plan) in plans.iter().take(MAX_TRIES).enumerate() {
+        if dram_bytes_per_core(em, plan) != bytes {
+            break;
+        }
+        let mut f = if i == 0 { single.clone() } else { emit(plan)? };
+        let loads = double_buffer::double_buffer(&mut f);
+        if loads == 0 {
+            if i == 0 {
+                return Ok(note(single, "single buffering (no load to prefetch)"));
+            }
+            continue;
+        }
+        let n = peak_live_bytes(&f);
+        first_need.get_or_insert(n);
+        if n <= budget {
+            let why = overlap_note(em, plan);
+            return Ok(note(
+                f,
+                &format!("double buffering ({loads} load(s) prefetched one step ahead, {n} B of {budget} B){why}"),
+            ));
+        }
+    }
+    let need = first_need.unwrap_or(0);
+    Ok(note(
+        single,
+        &format!(
+            "single buffering (the second buffers would need {need} B, the budget is {budget} B)"
+        ),
+    ))
+}
+
+/// Whether DMA or compute dominates a step, roughly, for the header: where DMA is shorter
+/// than compute the overlap only hides the DMA, and the header says so instead of
+/// claiming a gain beyond it.
+fn overlap_note(em: &KernelEmitter<'_>, plan: &Plan) -> String {
+    let t = &em.c.target;
+    let cores = em.division().map_or(1, |d| d.cores_used.max(1)) as f64;
+    let bytes = dram_bytes_per_core(em, plan) as f64;
+    // DRAM bandwidth is shared by the cores working at once (one-way efficiency as in the
+    // roofline).
+    let dma = bytes / (t.dram_bytes_per_ns * 0.732 / cores).max(1e-9);
+    let per_core: f64 = em
+        .op
+        .iteration
+        .iter()
+        .enumerate()
+        .map(|(d, x)| {
+            let split = em
+                .division()
+                .and_then(|w| w.splits.get(d).copied())
+                .unwrap_or(1)
+                .max(1);
+            (x.extent as f64 / split as f64).max(1.0)
+        })
+        .product();
+    let compute = if em.op.kind.is_matmul() {
+        per_core / t.matmul_macs_per_ns.max(1.0)
+    } else {
+        // One vector op per 64 lanes per cycle.
+        per_core / 64.0
+    };
+    if dma < compute {
+        format!(
+            "; DMA (~{:.0} cycles) is shorter than compute (~{:.0} cycles) per core: overlap hides the DMA, compute bounds the kernel",
+            dma, compute
+        )
+    } else {
+        format!(
+            "; DMA (~{:.0} cycles) is longer than compute (~{:.0} cycles) per core: overlap hides the compute, DMA bounds the kernel",
+            dma, compute
+        )
+    }
 }
 
 /// Kernels this pass cuts in time: matmuls, elementwise ops and reductions.
