@@ -274,9 +274,7 @@ pub fn run_ktir(
 
 /// Seeded random values in [-1, 1).
 fn random(rng: &mut graph::SplitMix64, n: usize) -> Vec<f32> {
-    (0..n)
-        .map(|_| (rng.next_f64() * 2.0 - 1.0) as f32)
-        .collect()
+    rng.signed_unit_f32s(n)
 }
 
 /// Verifies a KTIR module, finds its buffers and arguments, and runs every function in
@@ -509,10 +507,7 @@ pub(crate) fn run_mapped(
         result.buffers = specs
             .into_iter()
             .map(|s| {
-                let data = sim
-                    .buffer(&s.name)
-                    .map(|b| b.data.clone())
-                    .unwrap_or_default();
+                let data = sim.take_buffer_data(&s.name).unwrap_or_default();
                 (s, data)
             })
             .collect();

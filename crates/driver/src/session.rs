@@ -434,7 +434,7 @@ pub(crate) fn execute<R>(
     program: Program<'_>,
     options: &RunOptions,
     progress: &mut dyn FnMut(Progress),
-    finish: impl FnOnce(&Simulator<'_>, &Schedule) -> Result<R, DriverError>,
+    finish: impl FnOnce(&mut Simulator<'_>, &Schedule) -> Result<R, DriverError>,
 ) -> Result<(R, Schedule), DriverError> {
     let machine = &options.machine;
     // Shared by the simulator's hook and the scheduler's, which never run at once.
@@ -495,7 +495,7 @@ pub(crate) fn execute<R>(
         })
     })
     .map_err(|e| DriverError::new(Stage::Simulate, format!("timing: {e}")))?;
-    let r = finish(&sim, &sched)?;
+    let r = finish(&mut sim, &sched)?;
     Ok((r, sched))
 }
 

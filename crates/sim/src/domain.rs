@@ -635,8 +635,12 @@ fn assumed_index(iv: &ViewVal, at: &[i64], size: i64) -> f32 {
 }
 
 /// `round(c + op(a) x op(b))` for `[m, k] x [k, n]`, each element accumulated in f32 in
-/// ascending `p` (the order of a dot product per element), row by row so the innermost
-/// loop runs along contiguous rows of `b` and of the result.
+/// ascending `p` (the order of a dot product per element).
+///
+/// The output is cut into [`TILE_M`] x [`TILE_N`] register tiles whose accumulators stay
+/// in registers for the whole `p` loop; tiles sweep down a column strip of `b`, which
+/// stays in cache while every row block uses it. Only `i` and `j` are blocked, so every
+/// element sees exactly the additions of the plain triple loop.
 fn matmul_data(
     a: &TensorVal,
     b: &TensorVal,
@@ -648,38 +652,116 @@ fn matmul_data(
     if a.data.len() != m * k || b.data.len() != k * n || c.data.len() != m * n {
         return None;
     }
-    // `b` as k rows of n.
+    // `a` as m rows of k, `b` as k rows of n.
+    let at;
+    let a_rows: &[f32] = if transpose_a {
+        at = transposed(&a.data, k, m);
+        &at
+    } else {
+        &a.data
+    };
     let bt;
     let b_rows: &[f32] = if transpose_b {
-        let mut t = vec![0.0f32; k * n];
-        for j in 0..n {
-            for p in 0..k {
-                t[p * n + j] = b.data[j * k + p];
-            }
-        }
-        bt = t;
+        bt = transposed(&b.data, n, k);
         &bt
     } else {
         &b.data
     };
     let mut out = c.data.clone();
-    for i in 0..m {
-        let row = &mut out[i * n..(i + 1) * n];
-        for p in 0..k {
-            let x = if transpose_a {
-                a.data[p * m + i]
-            } else {
-                a.data[i * k + p]
-            };
-            // Every term is added, zeros included, so NaN and signed zeros behave as in
-            // a plain dot product.
-            for (acc, y) in row.iter_mut().zip(&b_rows[p * n..(p + 1) * n]) {
-                *acc += x * y;
+    if k == 0 || n == 0 {
+        round_slice(c.elem, &mut out);
+        return Some(out);
+    }
+    let full_m = m - m % TILE_M;
+    let full_n = n - n % TILE_N;
+    for j0 in (0..full_n).step_by(TILE_N) {
+        for i0 in (0..full_m).step_by(TILE_M) {
+            matmul_tile(a_rows, b_rows, &mut out, (i0, j0), k, n);
+        }
+    }
+    // The ragged edges: the last columns of the tiled rows, then the last rows.
+    matmul_plain(a_rows, b_rows, &mut out, 0..full_m, full_n..n, k, n);
+    matmul_plain(a_rows, b_rows, &mut out, full_m..m, 0..n, k, n);
+    round_slice(c.elem, &mut out);
+    Some(out)
+}
+
+/// Rows of one register tile of [`matmul_data`].
+const TILE_M: usize = 4;
+/// Columns of one register tile of [`matmul_data`]: 4 x 8 f32 accumulators fill eight
+/// 128-bit registers (SSE2, WebAssembly SIMD128), leaving room for a row of `b`.
+const TILE_N: usize = 8;
+
+/// `x` (`rows` rows of `cols`) transposed to `cols` rows of `rows`.
+fn transposed(x: &[f32], rows: usize, cols: usize) -> Vec<f32> {
+    let mut t = vec![0.0f32; rows * cols];
+    for r in 0..rows {
+        for c in 0..cols {
+            t[c * rows + r] = x[r * cols + c];
+        }
+    }
+    t
+}
+
+/// Adds `a[i0.., :] x b[:, j0..]` onto the [`TILE_M`] x [`TILE_N`] tile of `out` at
+/// `(i0, j0)`, in ascending `p` per element.
+fn matmul_tile(
+    a: &[f32],
+    b: &[f32],
+    out: &mut [f32],
+    (i0, j0): (usize, usize),
+    k: usize,
+    n: usize,
+) {
+    let mut acc = [[0.0f32; TILE_N]; TILE_M];
+    for (r, row) in acc.iter_mut().enumerate() {
+        let at = (i0 + r) * n + j0;
+        row.copy_from_slice(&out[at..at + TILE_N]);
+    }
+    let a_rows: [&[f32]; TILE_M] = std::array::from_fn(|r| &a[(i0 + r) * k..(i0 + r + 1) * k]);
+    for (p, b_row) in b.chunks_exact(n).take(k).enumerate() {
+        let Some(y) = b_row[j0..].first_chunk::<TILE_N>() else {
+            return;
+        };
+        for (acc_row, a_row) in acc.iter_mut().zip(&a_rows) {
+            let x = a_row[p];
+            for (s, &y) in acc_row.iter_mut().zip(y) {
+                // Every term is added, zeros included, so NaN and signed zeros behave as
+                // in a plain dot product.
+                *s += x * y;
             }
         }
-        round_slice(c.elem, row);
     }
-    Some(out)
+    for (r, row) in acc.iter().enumerate() {
+        let at = (i0 + r) * n + j0;
+        out[at..at + TILE_N].copy_from_slice(row);
+    }
+}
+
+/// Adds `a[rows, :] x b[:, cols]` onto `out` with the plain loops, in ascending `p` per
+/// element.
+fn matmul_plain(
+    a: &[f32],
+    b: &[f32],
+    out: &mut [f32],
+    rows: std::ops::Range<usize>,
+    cols: std::ops::Range<usize>,
+    k: usize,
+    n: usize,
+) {
+    if cols.is_empty() {
+        return;
+    }
+    for i in rows {
+        let row = &mut out[i * n + cols.start..i * n + cols.end];
+        for p in 0..k {
+            let x = a[i * k + p];
+            let y = &b[p * n + cols.start..p * n + cols.end];
+            for (s, &y) in row.iter_mut().zip(y) {
+                *s += x * y;
+            }
+        }
+    }
 }
 
 /// The elements of `src` at `sum(p[d] * from[d])` for every point `p` of `shape` in
@@ -699,10 +781,20 @@ fn gather(src: &[f32], shape: &[usize], from: &[usize]) -> Vec<f32> {
     let mut idx = vec![0usize; outer.len()];
     let mut row_start = 0usize;
     for _ in 0..rows {
-        match (inner_step, src.get(row_start..row_start + inner_n)) {
-            // A contiguous row is copied, a broadcast one filled.
-            (1, Some(run)) => out.extend_from_slice(run),
-            (0, Some(_)) => out.resize(out.len() + inner_n, src[row_start]),
+        // The row's last source element, when the whole row lies inside `src`.
+        let last = (inner_n - 1)
+            .checked_mul(inner_step)
+            .and_then(|d| d.checked_add(row_start))
+            .filter(|&l| l < src.len());
+        match (inner_step, last) {
+            // A broadcast row is filled, a contiguous one copied, a strided one walked
+            // without a bounds check per element.
+            (0, _) => out.resize(
+                out.len() + inner_n,
+                src.get(row_start).copied().unwrap_or(0.0),
+            ),
+            (1, Some(l)) => out.extend_from_slice(&src[row_start..=l]),
+            (_, Some(l)) => out.extend(src[row_start..=l].iter().step_by(inner_step).copied()),
             _ => {
                 let mut at = row_start;
                 for _ in 0..inner_n {
@@ -834,6 +926,19 @@ mod tests {
             gather(&x[..3], &[2, 3], &[0, 1]),
             vec![0.0, 1.0, 2.0, 0.0, 1.0, 2.0]
         );
+        // Broadcast a column of 2 along rows of 4 (shorter than a row).
+        assert_eq!(
+            gather(&x[..2], &[2, 4], &[1, 0]),
+            vec![0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0]
+        );
+        // Points past the end read 0, in strided and contiguous rows alike.
+        assert_eq!(gather(&x, &[2, 2], &[1, 4]), vec![0.0, 4.0, 1.0, 5.0]);
+        assert_eq!(
+            gather(&x, &[2, 3], &[1, 2]),
+            vec![0.0, 2.0, 4.0, 1.0, 3.0, 5.0]
+        );
+        assert_eq!(gather(&x, &[1, 4], &[0, 2]), vec![0.0, 2.0, 4.0, 0.0]);
+        assert_eq!(gather(&x[..2], &[1, 3], &[0, 1]), vec![0.0, 1.0, 0.0]);
         assert_eq!(gather(&x, &[], &[]), vec![0.0]);
         assert!(gather(&x, &[0, 3], &[3, 1]).is_empty());
     }
@@ -866,5 +971,34 @@ mod tests {
             got.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
         );
         assert!(matmul_data(&a, &b, &c, (2, 2, 2), false, false).is_none());
+    }
+
+    #[test]
+    fn tiled_matmul_matches_the_plain_loops_bit_for_bit() {
+        // Sizes around the register tile, so full tiles and both ragged edges are hit.
+        let mut state = 1u32;
+        let mut next = move || {
+            state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (state >> 8) as f32 / (1u32 << 23) as f32 - 1.0
+        };
+        for (m, k, n) in [(4, 5, 8), (9, 7, 19), (3, 4, 5), (8, 33, 16), (5, 0, 9)] {
+            let a = t(&[m, k], (0..m * k).map(|_| next()).collect());
+            let b = t(&[k, n], (0..k * n).map(|_| next()).collect());
+            let c = t(&[m, n], (0..m * n).map(|_| next()).collect());
+            let got = matmul_data(&a, &b, &c, (m, k, n), false, false).unwrap();
+            for i in 0..m {
+                for j in 0..n {
+                    let mut acc = c.data[i * n + j];
+                    for p in 0..k {
+                        acc += a.data[i * k + p] * b.data[p * n + j];
+                    }
+                    assert_eq!(
+                        got[i * n + j].to_bits(),
+                        acc.to_bits(),
+                        "{m}x{k}x{n} ({i}, {j})"
+                    );
+                }
+            }
+        }
     }
 }

@@ -390,6 +390,16 @@ impl<'m> Simulator<'m> {
         &self.mem.dram
     }
 
+    /// Moves the contents of the DRAM buffer `name` out, leaving it empty: for handing
+    /// results over after a run without copying them.
+    pub fn take_buffer_data(&mut self, name: &str) -> Option<Vec<f32>> {
+        self.mem
+            .dram
+            .iter_mut()
+            .find(|b| b.name == name)
+            .map(|b| std::mem::take(&mut b.data))
+    }
+
     /// The timing tasks recorded so far.
     pub fn tasks(&self) -> &[Task] {
         &self.tasks
