@@ -471,12 +471,17 @@ pub(crate) fn execute<R>(
         sim.launch_values(program.module, &lines, &l.func, &args)
             .map_err(|e| DriverError::from_sim(&l.func, e))?;
     }
-    let sched = schedule_with_progress(machine, sim.tasks(), &Limits::default(), &mut |d, t| {
-        (*progress.borrow_mut())(Progress::Schedule {
-            done: d as u64,
-            total: t as u64,
-        })
-    })
+    let sched = schedule_with_progress(
+        machine,
+        sim.tasks(),
+        &Limits::sized_for(sim.tasks()),
+        &mut |d, t| {
+            (*progress.borrow_mut())(Progress::Schedule {
+                done: d as u64,
+                total: t as u64,
+            })
+        },
+    )
     .map_err(|e| DriverError::new(Stage::Simulate, format!("timing: {e}")))?;
     let r = finish(&sim, &sched)?;
     Ok((r, sched))
