@@ -266,6 +266,11 @@ impl Session {
             kernels: &run.source_map.kernels,
             total_cycles: run.schedule.total_cycles,
         });
+        run.run.layers = crate::layers::compute(
+            &run.source_map,
+            &run.schedule.events,
+            run.schedule.total_cycles,
+        );
         let (_, run) = self.last.insert((options.machine.clone(), run));
         Ok(run)
     }
@@ -515,6 +520,7 @@ pub(crate) fn result(
         warnings: Vec::new(),
         launch_peak_bytes: sim.launch_peak_bytes().to_vec(),
         roofline: crate::Roofline::default(),
+        layers: Vec::new(),
         latency_model: crate::LatencyModelReport::default(),
         work: sim.work_counts().to_vec(),
         masked_points: (options.out_of_bounds == crate::OutOfBounds::Mask)

@@ -98,6 +98,7 @@ export function syntheticRun(machine: RunInfo["machine"], tiles: number): RunInf
     warnings: [],
     roofline: emptyRoofline(),
     latencyModel: emptyLatencyModel(),
+    layers: [],
   };
 }
 
