@@ -57,6 +57,7 @@ function minimalResult(): PipelineResult {
       warnings: [],
       roofline: emptyRoofline(),
       latencyModel: emptyLatencyModel(),
+      layers: [],
     },
     sourceMap: { nodes: [], ops: [], kernels: [] },
   };

@@ -534,6 +534,9 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 if timing == Timing::Roofline {
                     print!("{}", driver::render_latency_model(&result.latency_model));
                 }
+                if result.timing_only && !result.layers.is_empty() {
+                    print!("{}", driver::render_layers(&result.layers));
+                }
             }
             Ok(if result.passed || !result.outputs_checked {
                 ExitCode::SUCCESS

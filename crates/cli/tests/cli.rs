@@ -752,3 +752,39 @@ fn ktir_inputs_lists_buffers_and_scalars_and_run_takes_places_and_masks() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn run_timing_only_prints_cycles_per_layer() {
+    let o = spyre(&[
+        "run",
+        "examples/graphs/tiny_two_layer.json",
+        "--timing-only",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    let total: f64 = field(&text, "cycles")
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let table = text.split("per layer").nth(1).expect("a per-layer table");
+    let rows: Vec<(&str, f64)> = table
+        .lines()
+        .skip(2)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            Some((*f.first()?, f.get(2)?.parse().ok()?))
+        })
+        .collect();
+    let names: Vec<&str> = rows.iter().map(|r| r.0).collect();
+    for want in ["embed", "layer0", "layer1", "final_norm", "lm_head"] {
+        assert!(names.contains(&want), "{want} missing from {names:?}");
+    }
+    // Kernels run one after another: the layers add up to the run, to within rounding.
+    let sum: f64 = rows.iter().map(|r| r.1).sum();
+    assert!(
+        (sum - total).abs() <= rows.len() as f64 + 1.0,
+        "{sum} vs {total}"
+    );
+}

@@ -113,12 +113,14 @@ pub(crate) fn compute(inp: Inputs<'_>) -> LatencyModelReport {
     let work: BTreeMap<TaskId, WorkCount> = inp.work.iter().copied().collect();
     let lanes = inp.machine.sfp_lanes.value.max(1);
     let mut kernels = Vec::new();
-    for (i, k) in inp.kernels.iter().enumerate() {
-        let evs: Vec<&Event> = inp
-            .events
-            .iter()
-            .filter(|e| k.lines.contains(e.line))
-            .collect();
+    // One pass over the events, not one per kernel: a full model has millions of events.
+    let mut by_kernel: Vec<Vec<&Event>> = vec![Vec::new(); inp.kernels.len()];
+    for e in inp.events {
+        if let Some(k) = crate::source_map::kernel_at(inp.kernels, e.line) {
+            by_kernel[k].push(e);
+        }
+    }
+    for ((i, k), evs) in inp.kernels.iter().enumerate().zip(by_kernel) {
         if evs.is_empty() {
             continue;
         }

@@ -18,6 +18,7 @@ mod examples;
 mod ktir_plan;
 mod ktir_run;
 mod latency;
+mod layers;
 pub mod npy;
 mod roofline;
 mod session;
@@ -34,6 +35,7 @@ pub use ktir_run::{
 pub use latency::{
     render as render_latency_model, KernelLatency, LatencyModelReport, LatencyParamView,
 };
+pub use layers::{render as render_layers, LayerCycles};
 pub use roofline::{
     render as render_roofline, Bound, Bounds, KernelRoofline, ProgramRoofline, Rates, Roofline,
 };
@@ -319,6 +321,9 @@ pub struct RunResult {
     /// Per kernel: the reference interpreter's per-unit roofline latency model beside the
     /// event-level cycles (`--timing roofline`).
     pub latency_model: LatencyModelReport,
+    /// Cycles per layer or block of a graph (from its nodes' name prefixes), in run order;
+    /// empty for KTIR modules.
+    pub layers: Vec<LayerCycles>,
     /// The arithmetic of each compute task, by task id (what the roofline is computed from).
     #[serde(skip)]
     #[cfg_attr(test, ts(skip))]

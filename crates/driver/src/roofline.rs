@@ -302,7 +302,7 @@ pub(crate) fn compute(inp: Inputs<'_>) -> Roofline {
     for e in inp.events {
         let w = work.get(&e.task).copied();
         program.add(e, w);
-        if let Some(k) = inp.kernels.iter().position(|k| k.lines.contains(e.line)) {
+        if let Some(k) = crate::source_map::kernel_at(inp.kernels, e.line) {
             per_kernel[k].add(e, w);
         }
     }

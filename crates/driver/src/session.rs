@@ -266,6 +266,11 @@ impl Session {
             kernels: &run.source_map.kernels,
             total_cycles: run.schedule.total_cycles,
         });
+        run.run.layers = crate::layers::compute(
+            &run.source_map,
+            &run.schedule.events,
+            run.schedule.total_cycles,
+        );
         let (_, run) = self.last.insert((options.machine.clone(), run));
         Ok(run)
     }
@@ -488,12 +493,17 @@ pub(crate) fn execute<R>(
         sim.launch_values(program.module, &lines, &l.func, &args)
             .map_err(|e| DriverError::from_sim(&l.func, e))?;
     }
-    let sched = schedule_with_progress(machine, sim.tasks(), &Limits::default(), &mut |d, t| {
-        (*progress.borrow_mut())(Progress::Schedule {
-            done: d as u64,
-            total: t as u64,
-        })
-    })
+    let sched = schedule_with_progress(
+        machine,
+        sim.tasks(),
+        &Limits::sized_for(sim.tasks()),
+        &mut |d, t| {
+            (*progress.borrow_mut())(Progress::Schedule {
+                done: d as u64,
+                total: t as u64,
+            })
+        },
+    )
     .map_err(|e| DriverError::new(Stage::Simulate, format!("timing: {e}")))?;
     let r = finish(&mut sim, &sched)?;
     Ok((r, sched))
@@ -527,6 +537,7 @@ pub(crate) fn result(
         warnings: Vec::new(),
         launch_peak_bytes: sim.launch_peak_bytes().to_vec(),
         roofline: crate::Roofline::default(),
+        layers: Vec::new(),
         latency_model: crate::LatencyModelReport::default(),
         work: sim.work_counts().to_vec(),
         masked_points: (options.out_of_bounds == crate::OutOfBounds::Mask)

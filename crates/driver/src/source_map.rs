@@ -140,16 +140,22 @@ pub(crate) fn kernel_links(module: &Module, text: &str, events: &[EventView]) ->
     // The kernels' line ranges are disjoint and in order: find an event's by bisection
     // (a run has far more events than kernels), scanning only if that ever fails.
     for (e_index, e) in events.iter().enumerate() {
-        let at = out.partition_point(|k| k.lines.from <= e.line);
-        let k = match at.checked_sub(1) {
-            Some(k) if out[k].lines.contains(e.line) => Some(k),
-            _ => out.iter().position(|k| k.lines.contains(e.line)),
-        };
-        if let Some(k) = k {
+        if let Some(k) = kernel_at(&out, e.line) {
             out[k].events.push(e_index);
         }
     }
     out
+}
+
+/// The kernel whose lines hold `line`: the first such in `kernels`, found by bisection as
+/// their ranges are disjoint and in order (scanning only if that ever fails), so reports
+/// over every event stay linear in the events.
+pub(crate) fn kernel_at(kernels: &[KernelLink], line: u32) -> Option<usize> {
+    let at = kernels.partition_point(|k| k.lines.from <= line);
+    match at.checked_sub(1) {
+        Some(k) if kernels[k].lines.contains(line) => Some(k),
+        _ => kernels.iter().position(|k| k.lines.contains(line)),
+    }
 }
 
 /// The device ops of a compilation, linked to the kernels that run them (by the lowering's

@@ -42,6 +42,7 @@ fn declarations() -> Vec<String> {
         LatencyParamView::decl(&cfg),
         KernelLatency::decl(&cfg),
         LatencyModelReport::decl(&cfg),
+        LayerCycles::decl(&cfg),
         RunResult::decl(&cfg),
         LineRange::decl(&cfg),
         NodeLink::decl(&cfg),

@@ -24,6 +24,8 @@ pub struct Simulator<'m> {
     pub(crate) mem: Memory,
     next_base: i64,
     pub(crate) tasks: Vec<Task>,
+    /// What the recorded tasks take, as [`ExecLimits::max_task_bytes`] counts it.
+    task_bytes: u64,
     /// Tasks every task of the next launch must wait for.
     pub(crate) barrier: Option<TaskId>,
     steps: u64,
@@ -154,6 +156,7 @@ impl<'m> Simulator<'m> {
             },
             next_base: 0,
             tasks: Vec::new(),
+            task_bytes: 0,
             barrier: None,
             steps: 0,
             peak_tensor_bytes: vec![0; cores],
@@ -481,12 +484,18 @@ impl<'m> Simulator<'m> {
     }
 
     pub(crate) fn push_task(&mut self, mut task: Task) -> Result<TaskId, SimError> {
-        if self.tasks.len() >= self.limits.max_tasks {
+        let bytes = self
+            .task_bytes
+            .saturating_add(crate::timing::task_footprint(&task));
+        if bytes > self.limits.max_task_bytes {
             return err(format!(
-                "the run recorded more than {} timing tasks; raise the limit or shrink the problem",
-                self.limits.max_tasks
+                "the run's timing tasks would take {bytes} bytes ({} tasks), over the limit of {} bytes (ExecLimits::max_task_bytes) by {} bytes; shrink the problem or raise the limit",
+                self.tasks.len() + 1,
+                self.limits.max_task_bytes,
+                bytes - self.limits.max_task_bytes
             ));
         }
+        self.task_bytes = bytes;
         if let Some(b) = self.barrier {
             if !task.deps.contains(&b) {
                 task.deps.push(b);

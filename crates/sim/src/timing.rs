@@ -127,6 +127,39 @@ pub struct Limits {
     pub max_rate_samples: usize,
 }
 
+impl Limits {
+    /// Limits that admit `tasks` (already bounded by the simulator's byte limit): the
+    /// defaults, raised to the task list's own size where it is larger. Each task
+    /// contributes at most a setup end, a stream end and a finish to the steps.
+    pub fn sized_for(tasks: &[Task]) -> Limits {
+        let d = Limits::default();
+        let deps: usize = tasks.iter().map(|t| t.deps.len()).sum();
+        Limits {
+            max_tasks: d.max_tasks.max(tasks.len()),
+            max_deps: d.max_deps.max(deps),
+            max_steps: d
+                .max_steps
+                .max(tasks.len().saturating_mul(3).saturating_add(1)),
+            max_rate_samples: d.max_rate_samples,
+        }
+    }
+}
+
+/// Bytes one task takes through a run: its record, dependency list and op name, its
+/// [`Event`] in the schedule (with the op name again) and the scheduler's per-task state.
+/// What `sim::ExecLimits::max_task_bytes` counts.
+pub fn task_footprint(task: &Task) -> u64 {
+    // Scheduler state per task: route, dependents, queues, start/end times (measured
+    // generously), and the page's view of the event.
+    const SCHEDULER_BYTES: usize = 256;
+    let bytes = std::mem::size_of::<Task>()
+        + task.deps.len() * std::mem::size_of::<TaskId>()
+        + std::mem::size_of::<Event>()
+        + 2 * task.op.len()
+        + SCHEDULER_BYTES;
+    bytes as u64
+}
+
 impl Default for Limits {
     fn default() -> Self {
         Limits {

@@ -19,8 +19,11 @@ pub struct ExecLimits {
     pub max_tensor_elements: usize,
     /// Elements in all DRAM buffers together.
     pub max_dram_elements: usize,
-    /// Timing tasks recorded.
-    pub max_tasks: usize,
+    /// Bytes the recorded timing tasks take through the run: each task's record, its
+    /// dependency list and op name, and what scheduling it and reporting its event add
+    /// (see [`crate::timing::task_footprint`]). Bounding bytes rather than a task count
+    /// lets a timing-only run of a large model use the memory a run may take.
+    pub max_task_bytes: u64,
 }
 
 impl Default for ExecLimits {
@@ -29,7 +32,7 @@ impl Default for ExecLimits {
             max_steps: 50_000_000,
             max_tensor_elements: 1 << 24,
             max_dram_elements: 1 << 28,
-            max_tasks: 2_000_000,
+            max_task_bytes: 1 << 30,
         }
     }
 }

@@ -337,3 +337,25 @@ func.func @f(%a: index) attributes {grid = [1]} {
         .unwrap();
     sim.launch(&m, &LineLookup::new(text), "f", &[a]).unwrap();
 }
+
+#[test]
+fn timing_tasks_stop_at_the_byte_limit_with_the_excess() {
+    let text = program("add_rows.mlir");
+    let m = module(&text);
+    let machine = Machine::preset("tiny4").unwrap();
+    let limits = ExecLimits {
+        max_task_bytes: 2000,
+        ..ExecLimits::default()
+    };
+    let mut sim = Simulator::new_timing_only(&machine, limits);
+    let ba = sim.reserve("a", ktir::ScalarType::F16, 64 * 64).unwrap();
+    let bb = sim.reserve("b", ktir::ScalarType::F16, 64 * 64).unwrap();
+    let bc = sim.reserve("c", ktir::ScalarType::F16, 64 * 64).unwrap();
+    let e = sim
+        .launch(&m, &LineLookup::new(&text), "add_rows", &[ba, bb, bc])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("over the limit of 2000 bytes"), "{e}");
+    assert!(e.contains("max_task_bytes"), "{e}");
+    assert!(sim.tasks().len() < 16, "{}", sim.tasks().len());
+}

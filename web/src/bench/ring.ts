@@ -100,6 +100,7 @@ export function syntheticRun(machine: RunInfo["machine"], tiles: number): RunInf
     warnings: [],
     roofline: emptyRoofline(),
     latencyModel: emptyLatencyModel(),
+    layers: [],
   };
 }
 

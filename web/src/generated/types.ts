@@ -713,6 +713,25 @@ eventCycles: number,
  */
 notes: Array<string>, };
 
+export type LayerCycles = { 
+/**
+ * The name prefix its nodes share: a node's name up to its first `.` or `/`
+ * (`layer3`, `embed`, `final_norm`, `lm_head`).
+ */
+layer: string, 
+/**
+ * Kernels that ran for it.
+ */
+kernels: number, 
+/**
+ * The sum of its kernels' spans, in cycles.
+ */
+cycles: number, 
+/**
+ * `cycles` over the run's total (0 for an empty run).
+ */
+share: number, };
+
 export type RunResult = { 
 /**
  * The machine it ran on.
@@ -781,6 +800,11 @@ roofline: Roofline,
  * event-level cycles (`--timing roofline`).
  */
 latencyModel: LatencyModelReport, 
+/**
+ * Cycles per layer or block of a graph (from its nodes' name prefixes), in run order;
+ * empty for KTIR modules.
+ */
+layers: Array<LayerCycles>, 
 /**
  * Points outside their views that were masked (loads read 0, stores dropped), when
  * the run masked them (`--out-of-bounds mask`); `None` when such points are errors.
