@@ -51,5 +51,9 @@ fn a_torchscript_style_llama_export_loads_and_runs_without_preprocessing() {
     let r = s.run(&options, &mut |_| {}).unwrap();
     assert!(r.run.passed, "{:?} {:?}", r.run.outputs, r.run.expected);
     assert_eq!(r.run.expected.len(), 1);
-    assert!(r.run.expected.iter().all(|c| c.passed), "{:?}", r.run.expected);
+    assert!(
+        r.run.expected.iter().all(|c| c.passed),
+        "{:?}",
+        r.run.expected
+    );
 }
