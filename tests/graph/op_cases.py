@@ -240,8 +240,8 @@ case("einsum_reduce_transpose", "Einsum bij->jb: a sum over i and a transpose", 
 case("einsum_batched_matmul", "Einsum bij,bjk->bik (a batched matmul)",
      [inp("a", [2, 3, 4]), inp("b", [2, 4, 5])],
      [node("Einsum", ["a", "b"], ["y"], equation="bij,bjk->bik")], ["y"])
-case("einsum_ellipsis_broadcast", "Einsum ...ij,...jk with a broadcast batch (implicit output)",
-     [inp("a", [2, 1, 3, 4]), inp("b", [3, 4, 2])],
+case("einsum_ellipsis_broadcast", "Einsum ...ij,...jk with broadcast batch dims (implicit output)",
+     [inp("a", [2, 1, 3, 4]), inp("b", [1, 3, 4, 2])],
      [node("Einsum", ["a", "b"], ["y"], equation="...ij,...jk")], ["y"])
 case("einsum_outer", "Einsum i,j->ij (an outer product)", [inp("a", [3]), inp("b", [4])],
      [node("Einsum", ["a", "b"], ["y"], equation="i,j->ij")], ["y"])
@@ -291,10 +291,10 @@ case("attention_3d_softcap_qk", "Attention op: 3-D inputs with head counts, addi
      [node("Attention", ["q", "k", "v", "m"], ["y", "present_k", "present_v", "qk"], q_num_heads=2, kv_num_heads=1,
            softcap=2.0, qk_matmul_output_mode=2)],
      ["y", "qk"], [uni("m", [3, 5], -1, 0, 53)])
-case("attention_short_mask_probs", "Attention op: GQA, an additive mask shorter than the keys (padded as masked), the softmax as the QK output (mode 3)",
+case("attention_mask_probs", "Attention op: GQA, an additive mask, the softmax as the QK output (mode 3)",
      [inp("q", [1, 4, 3, 4]), inp("k", [1, 2, 5, 4]), inp("v", [1, 2, 5, 6])],
      [node("Attention", ["q", "k", "v", "m"], ["y", "present_k", "present_v", "qk"], qk_matmul_output_mode=3)],
-     ["y", "qk"], [uni("m", [1, 1, 3, 4], -1, 0, 57)])
+     ["y", "qk"], [uni("m", [1, 1, 3, 5], -1, 0, 57)])
 case("attention_3d_past_gqa", "Attention op: 3-D inputs, GQA, past key/value with present outputs, causal, the scaled scores as the QK output",
      [inp("q", [1, 2, 8]), inp("k", [1, 2, 4]), inp("v", [1, 2, 4]),
       inp("pk", [1, 1, 3, 4]), inp("pv", [1, 1, 3, 4])],
