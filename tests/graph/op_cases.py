@@ -224,11 +224,34 @@ case("scatter_nd_kv_cache", "ScatterND writing one position per head into a [B, 
      [inp("cache", [1, 2, 6, 4]), inp("new", [1, 2, 1, 4])],
      [node("ScatterND", ["cache", "pos", "new"], ["y"])], ["y"],
      [data("pos", [1, 2, 1, 3], [0, 0, 3, 0, 1, 3], "i64")])
+case("gather_elements_last_axis", "GatherElements along the last axis, indices narrower than the data off the axis",
+     [inp("x", [3, 4, 5])],
+     [node("GatherElements", ["x", "ids"], ["y"], axis=-1)], ["y"],
+     [data("ids", [2, 4, 2], [0, 4, -1, 2, 3, 3, 1, 0, 2, 2, 4, -5, 0, 1, 1, 3], "i64")])
+case("scatter_nd_add_rows", "ScatterND with reduction add: two rows of a [4, 3] table",
+     [inp("x", [4, 3]), inp("u", [2, 3])],
+     [node("ScatterND", ["x", "ids", "u"], ["y"], reduction="add")], ["y"],
+     [data("ids", [2, 1], [3, -4], "i64")])
 case("einsum_scores", "Einsum bhqd,bhkd->bhqk (attention scores as exporters write them)",
      [inp("q", [1, 2, 3, 4]), inp("k", [1, 2, 5, 4])],
      [node("Einsum", ["q", "k"], ["y"], equation="bhqd,bhkd->bhqk")], ["y"])
 case("einsum_reduce_transpose", "Einsum bij->jb: a sum over i and a transpose", [inp("x", [2, 3, 4])],
      [node("Einsum", ["x"], ["y"], equation="bij->jb")], ["y"])
+case("einsum_batched_matmul", "Einsum bij,bjk->bik (a batched matmul)",
+     [inp("a", [2, 3, 4]), inp("b", [2, 4, 5])],
+     [node("Einsum", ["a", "b"], ["y"], equation="bij,bjk->bik")], ["y"])
+case("einsum_ellipsis_broadcast", "Einsum ...ij,...jk with broadcast batch dims (implicit output)",
+     [inp("a", [2, 1, 3, 4]), inp("b", [1, 3, 4, 2])],
+     [node("Einsum", ["a", "b"], ["y"], equation="...ij,...jk")], ["y"])
+case("einsum_outer", "Einsum i,j->ij (an outer product)", [inp("a", [3]), inp("b", [4])],
+     [node("Einsum", ["a", "b"], ["y"], equation="i,j->ij")], ["y"])
+case("einsum_diagonal", "Einsum bii->bi (a diagonal per batch)", [inp("x", [2, 3, 3])],
+     [node("Einsum", ["x"], ["y"], equation="bii->bi")], ["y"])
+case("einsum_three_operands", "Einsum ij,jk,kl->il (a chain of three)",
+     [inp("a", [2, 3]), inp("b", [3, 4]), inp("c", [4, 5])],
+     [node("Einsum", ["a", "b", "c"], ["y"], equation="ij,jk,kl->il")], ["y"])
+case("einsum_dot", "Einsum i,i-> (a dot product to a scalar)", [inp("a", [6]), inp("b", [6])],
+     [node("Einsum", ["a", "b"], ["y"], equation="i,i->")], ["y"])
 case("expand", "Expand [3, 1] to [2, 3, 4]", [inp("x", [3, 1])],
      [node("Expand", ["x"], ["y"], shape=[2, 1, 4])], ["y"])
 case("cumsum", "CumSum along axis 1", [inp("x", [3, 5])],
@@ -268,6 +291,16 @@ case("attention_3d_softcap_qk", "Attention op: 3-D inputs with head counts, addi
      [node("Attention", ["q", "k", "v", "m"], ["y", "present_k", "present_v", "qk"], q_num_heads=2, kv_num_heads=1,
            softcap=2.0, qk_matmul_output_mode=2)],
      ["y", "qk"], [uni("m", [3, 5], -1, 0, 53)])
+case("attention_mask_probs", "Attention op: GQA, an additive mask, the softmax as the QK output (mode 3)",
+     [inp("q", [1, 4, 3, 4]), inp("k", [1, 2, 5, 4]), inp("v", [1, 2, 5, 6])],
+     [node("Attention", ["q", "k", "v", "m"], ["y", "present_k", "present_v", "qk"], qk_matmul_output_mode=3)],
+     ["y", "qk"], [uni("m", [1, 1, 3, 5], -1, 0, 57)])
+case("attention_3d_past_gqa", "Attention op: 3-D inputs, GQA, past key/value with present outputs, causal, the scaled scores as the QK output",
+     [inp("q", [1, 2, 8]), inp("k", [1, 2, 4]), inp("v", [1, 2, 4]),
+      inp("pk", [1, 1, 3, 4]), inp("pv", [1, 1, 3, 4])],
+     [node("Attention", ["q", "k", "v", "", "pk", "pv"], ["y", "present_k", "present_v", "qk"], q_num_heads=2,
+           kv_num_heads=1, is_causal=1)],
+     ["y", "present_k", "present_v", "qk"])
 
 # --- ops read from exporters' graphs (reference only until the compiler lowers them)
 case("castlike", "CastLike of f32 to the dtype of an f16 tensor", [inp("x", [3, 4]), inp("t", [1], "f16")],

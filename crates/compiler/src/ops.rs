@@ -17,7 +17,10 @@
 //! | the ops of [`Composite`] | chains of the ops above (see `compose`) |
 //! | LayerNormalization, RMSNormalization over axes `axis..` (not only the last), LayerNormalization's Mean and InvStdDev outputs | reshapes merging the axes (scale and bias expanded and flattened), the last-axis decomposition below, reshape back; the row statistics converted to f32 and reshaped |
 //! | SimplifiedLayerNormalization / RMSNormalization (last axis) | mul, mean, add (eps), rsqrt, mul, mul (weight) |
+//! | Attention with a bool or additive mask, past key/value and present outputs, 3-D inputs, softcap or the QK output | reshape and transpose (3-D to heads first and back), concat (past and new keys/values), the plain decomposition below with softcap as mul, tanh, mul, a bool mask as where, a short mask padded by concat, and a fully masked row giving zeros (equal, where); the QK output a copy (see `attention`) |
 //! | Attention (4-D, GQA, causal) | GQA heads repeated (reshape, expand), K transposed, then plain: batchmatmul, mul (scale), add (mask), softmax, batchmatmul; or, with `Options::attention_key_block`, an online-softmax loop over key blocks (see `attention`) |
+//! | Einsum (any equation the graph crate parses: implicit output, ellipses, diagonals) | where with an identity mask and sum (diagonals), expand (broadcast axes), per operand pair: sum (labels nothing later needs), transpose and reshape to `[batch, m, k]` / `[batch, k, n]`, batchmatmul, reshape; transpose to the output's order (see `einsum`) |
+//! | GatherElements, ScatterND (none, add) | one-hot selections from comparisons with the indices: where and sum, or a batchmatmul (see `indexed`) |
 //! | Split | one slice per output |
 //! | CumSum | batchmatmul with a constant triangular ones matrix (reshapes around it for an inner axis) |
 //! | Conv, 1-D depthwise (group = C = M) | concat (zero padding), per tap: slice, mul by the tap's weight column; add chain; add (bias) |
@@ -42,6 +45,8 @@ use std::collections::BTreeMap;
 
 mod attention;
 mod compose;
+mod einsum;
+mod indexed;
 mod kind;
 
 pub use compose::{Composite, COMPOSITES};
@@ -108,6 +113,12 @@ pub enum Decomposition {
     RmsNormalization,
     /// A chain of existing device ops (see `compose`).
     Composite(Composite),
+    /// Transposes, reshapes, batched matmuls and sums (see `einsum`).
+    Einsum,
+    /// One-hot selections from comparisons with the indices (see `indexed`).
+    GatherElements,
+    /// One-hot selections and a batched matmul (see `indexed`).
+    ScatterND,
 }
 
 /// Graph ops `decompose` accepts and the rule for each, besides the unary elementwise ops,
@@ -121,6 +132,7 @@ pub const GRAPH_OPS: &[(&str, Decomposition)] = {
         ("CastLike", D::Cast),
         ("Concat", D::Movement(Movement::Concat)),
         ("Conv", D::Conv),
+        ("Einsum", D::Einsum),
         ("CumSum", D::CumSum),
         ("Equal", D::Compare(Comparison::Equal)),
         ("Expand", D::Movement(Movement::Expand)),
@@ -132,6 +144,7 @@ pub const GRAPH_OPS: &[(&str, Decomposition)] = {
         ("Unsqueeze", D::Movement(Movement::Reshape)),
         ("Div", D::Binary(Binary::RealDiv)),
         ("Gather", D::Movement(Movement::Gather)),
+        ("GatherElements", D::GatherElements),
         ("Gemm", D::Gemm),
         ("Greater", D::Compare(Comparison::Greater)),
         ("LayerNormalization", D::LayerNormalization),
@@ -146,6 +159,7 @@ pub const GRAPH_OPS: &[(&str, Decomposition)] = {
         ("ReduceMin", D::Reduce(Reduction::Min)),
         ("ReduceProd", D::Reduce(Reduction::Prod)),
         ("ReduceSum", D::Reduce(Reduction::Sum)),
+        ("ScatterND", D::ScatterND),
         ("SimplifiedLayerNormalization", D::RmsNormalization),
         ("Softmax", D::Softmax),
         ("Split", D::Split),
@@ -619,8 +633,8 @@ impl Builder<'_> {
             }
             Decomposition::Gemm => self.gemm(),
             Decomposition::Attention => {
-                // Masks, caches, 3-D inputs, softcap and the QK output are evaluated by the
-                // reference only so far: refuse them rather than lower a different op.
+                // Masks, caches, 3-D inputs, softcap and the QK output take the general
+                // decomposition; the plain form keeps its own (and the online-softmax loop).
                 let extra_attr = [
                     "q_num_heads",
                     "kv_num_heads",
@@ -630,9 +644,7 @@ impl Builder<'_> {
                 .iter()
                 .any(|a| self.node.attrs.contains_key(*a));
                 if self.node.inputs.len() > 3 || self.node.outputs.len() > 1 || extra_attr {
-                    return Err(self.err(
-                        "Attention with attn_mask, past key/value, 3-D inputs, softcap or the QK output is not lowered to the device yet (the reference evaluator runs it)",
-                    ));
+                    return self.attention_general();
                 }
                 // GQA heads repeated by movement ops, K transposed, Q K^T scaled and masked,
                 // softmax, then the weighted sum of V: all device ops the machine has.
@@ -783,6 +795,9 @@ impl Builder<'_> {
             }
             Decomposition::Softmax => self.softmax(false),
             Decomposition::Composite(op) => self.composite(op),
+            Decomposition::Einsum => self.einsum(),
+            Decomposition::GatherElements => self.gather_elements(),
+            Decomposition::ScatterND => self.scatter_nd(),
             Decomposition::Reduce(r) => self.reduce(r),
             Decomposition::Split => self.split(),
             Decomposition::Compare(kind) => {
@@ -1612,7 +1627,12 @@ pub fn decompose(c: &mut Compilation, options: &Options) -> Result<(), CompileEr
     let mut all = Vec::new();
     for node in &nodes {
         let several = node.outputs.iter().filter(|o| !o.is_empty()).count() > 1;
-        if several && !matches!(node.op.as_str(), "Split" | "TopK" | "LayerNormalization") {
+        if several
+            && !matches!(
+                node.op.as_str(),
+                "Split" | "TopK" | "LayerNormalization" | "Attention"
+            )
+        {
             return Err(CompileError::at(
                 &node.name,
                 format!("{} with more than one output is not supported", node.op),
@@ -2145,5 +2165,95 @@ mod tests {
             assert_eq!(e.node.as_deref(), Some(node));
             assert_eq!(e.message, message);
         }
+    }
+
+    #[test]
+    fn einsum_contracts_pairs_with_one_batched_matmul() {
+        let c = decompose(
+            r#"{"name": "q", "dtype": "f32", "shape": [1, 2, 3, 4]}, {"name": "k", "dtype": "f32", "shape": [1, 2, 5, 4]}"#,
+            "",
+            r#"{"name": "e", "op": "Einsum", "inputs": ["q", "k"], "outputs": ["y"], "attrs": {"equation": "bhqd,bhkd->bhqk"}}"#,
+            r#""y""#,
+        );
+        let kinds: Vec<String> = ops(&c).into_iter().map(|(_, k)| k).collect();
+        assert_eq!(kinds.iter().filter(|k| *k == "batchmatmul").count(), 1);
+        assert!(!kinds.iter().any(|k| k == "sum"), "{kinds:?}");
+        // A diagonal is a select with an identity mask and a sum.
+        let c = decompose(
+            r#"{"name": "x", "dtype": "f32", "shape": [3, 3]}"#,
+            "",
+            r#"{"name": "d", "op": "Einsum", "inputs": ["x"], "outputs": ["y"], "attrs": {"equation": "ii->i"}}"#,
+            r#""y""#,
+        );
+        let kinds: Vec<String> = ops(&c).into_iter().map(|(_, k)| k).collect();
+        assert!(kinds.contains(&"where".to_string()), "{kinds:?}");
+        assert!(kinds.contains(&"sum".to_string()), "{kinds:?}");
+        // An equation the parser refuses is an error naming it.
+        let e = try_decompose(
+            r#"{"name": "x", "dtype": "f32", "shape": [3, 4]}"#,
+            "",
+            r#"{"name": "bad", "op": "Einsum", "inputs": ["x"], "outputs": ["y"], "attrs": {"equation": "ij->j"}}"#,
+            r#""y""#,
+        );
+        assert!(e.is_ok(), "a sum over i is an equation the device takes");
+        let e = try_decompose(
+            r#"{"name": "x", "dtype": "f32", "shape": [3, 3]}"#,
+            "",
+            r#"{"name": "dot", "op": "Einsum", "inputs": ["x", "x"], "outputs": ["y"], "attrs": {"equation": "ij,ij->"}}"#,
+            r#""y""#,
+        );
+        assert!(e.is_ok(), "{:?}", e.err());
+    }
+
+    #[test]
+    fn attention_forms_decompose_with_their_extra_outputs() {
+        let c = decompose(
+            r#"{"name": "q", "dtype": "f32", "shape": [1, 2, 8]}, {"name": "k", "dtype": "f32", "shape": [1, 2, 4]}, {"name": "v", "dtype": "f32", "shape": [1, 2, 4]}, {"name": "pk", "dtype": "f32", "shape": [1, 1, 3, 4]}, {"name": "pv", "dtype": "f32", "shape": [1, 1, 3, 4]}, {"name": "m", "dtype": "bool", "shape": [2, 4]}"#,
+            "",
+            r#"{"name": "att", "op": "Attention", "inputs": ["q", "k", "v", "m", "pk", "pv"], "outputs": ["y", "pk_out", "pv_out", "qk"], "attrs": {"q_num_heads": 2, "kv_num_heads": 1, "softcap": 3.0, "qk_matmul_output_mode": 1}}"#,
+            r#""y", "pk_out", "pv_out", "qk""#,
+        );
+        let all = ops(&c);
+        let named = |n: &str| {
+            all.iter()
+                .find(|(name, _)| name == n)
+                .map(|(_, k)| k.as_str())
+        };
+        assert_eq!(named("att/present_key"), Some("concat"));
+        assert_eq!(named("att/present_value"), Some("concat"));
+        assert_eq!(named("att/softcap_tanh"), Some("tanh"));
+        assert_eq!(named("att/mask_bias"), Some("where"));
+        // The mask covers 4 of the 5 keys: the rest is padded as masked.
+        assert_eq!(named("att/mask_padded"), Some("concat"));
+        assert!(c.ops.iter().any(|o| o.outputs == ["qk"]));
+        assert!(c.ops.iter().any(|o| o.outputs == ["y"]));
+    }
+
+    #[test]
+    fn indexed_ops_decompose_to_one_hot_selections() {
+        let c = decompose(
+            r#"{"name": "cache", "dtype": "f16", "shape": [1, 2, 6, 4]}, {"name": "new", "dtype": "f16", "shape": [1, 2, 1, 4]}, {"name": "pos", "dtype": "i64", "shape": [1, 2, 1, 3]}"#,
+            "",
+            r#"{"name": "s", "op": "ScatterND", "inputs": ["cache", "pos", "new"], "outputs": ["y"]}"#,
+            r#""y""#,
+        );
+        let kinds: Vec<String> = ops(&c).into_iter().map(|(_, k)| k).collect();
+        assert!(kinds.contains(&"batchmatmul".to_string()), "{kinds:?}");
+        assert!(kinds.contains(&"equal".to_string()), "{kinds:?}");
+        let c = decompose(
+            r#"{"name": "x", "dtype": "f32", "shape": [4, 3]}, {"name": "u", "dtype": "f32", "shape": [1, 3]}, {"name": "i", "dtype": "i64", "shape": [1, 1]}"#,
+            "",
+            r#"{"name": "m", "op": "ScatterND", "inputs": ["x", "i", "u"], "outputs": ["y"], "attrs": {"reduction": "max"}}"#,
+            r#""y""#,
+        );
+        let kinds: Vec<String> = ops(&c).into_iter().map(|(_, k)| k).collect();
+        assert!(kinds.contains(&"maximum".to_string()), "{kinds:?}");
+        let c = decompose(
+            r#"{"name": "x", "dtype": "f32", "shape": [3, 4]}, {"name": "i", "dtype": "i64", "shape": [3, 2]}"#,
+            "",
+            r#"{"name": "g", "op": "GatherElements", "inputs": ["x", "i"], "outputs": ["y"], "attrs": {"axis": 1}}"#,
+            r#""y""#,
+        );
+        assert!(c.ops.iter().any(|o| o.outputs == ["y"]));
     }
 }

@@ -12,12 +12,8 @@ use std::path::Path;
 /// why. Each must still be refused: when support lands, the test says to drop it here.
 const NOT_ON_DEVICE: &[(&str, &str)] = &[
     (
-        "attention_3d_softcap_qk",
-        "Attention with 3-D inputs, a mask, softcap or the QK output is reference-only",
-    ),
-    (
-        "attention_mask_past_causal",
-        "Attention with a mask or past key/value is reference-only",
+        "einsum_dot",
+        "a rank-0 result: the reshape of [1] to a scalar is not lowered to KTIR",
     ),
     (
         "gather_axis1",

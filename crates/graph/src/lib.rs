@@ -57,6 +57,7 @@ pub use onnx::{
     load_onnx, load_onnx_with_files, load_tensor_proto, tensor_proto_bytes, to_onnx,
     FOLDED_OPS as ONNX_FOLDED_OPS, MAX_OPSET as ONNX_MAX_OPSET, MIN_OPSET as ONNX_MIN_OPSET,
 };
+pub use ops::{einsum_plan, EinsumPlan};
 pub use rng::{random_inputs, SplitMix64, MAX_MATERIALISED_ELEMENTS};
 pub use spec::{
     did_you_mean, ops_markdown, AttrKind, AttrSpec, ConstForm, ConstInput, OnnxName, OpKind,

@@ -533,7 +533,9 @@ pub(crate) fn attention_plan(
 
 /// An Einsum equation resolved against its operands' shapes: every subscript label
 /// (letters, and one label per dimension covered by an ellipsis) numbered, with its size.
-pub(crate) struct EinsumPlan {
+/// The compiler's Einsum decomposition reads it too, so both sides parse alike.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EinsumPlan {
     /// The size of each label.
     pub sizes: Vec<usize>,
     /// The label of each axis, per operand.
@@ -568,7 +570,7 @@ fn einsum_term(term: &str) -> Result<Vec<Option<char>>, String> {
 /// Parses an Einsum `equation` (`"bij,bjk->bik"`, implicit `"ij,jk"`, ellipses,
 /// repeated labels) for operands of the given shapes. Sizes of a letter must agree
 /// across operands; ellipsis dimensions broadcast numpy-style.
-pub(crate) fn einsum_plan(equation: &str, shapes: &[&[usize]]) -> Result<EinsumPlan, String> {
+pub fn einsum_plan(equation: &str, shapes: &[&[usize]]) -> Result<EinsumPlan, String> {
     let eq: String = equation.chars().filter(|c| !c.is_whitespace()).collect();
     let (lhs, rhs) = match eq.split_once("->") {
         Some((l, r)) => (l, Some(r)),

@@ -729,8 +729,7 @@ op_table! {
     GatherElements => op(&[req("data"), req("indices (integer)")], infer::gather_elements, eval::gather_elements)
         .with_attrs(&[attr("axis", I, "0")])
         .with_notes("output shaped like indices; negative indices count from the end")
-        .v(&[13])
-        .host_only(),
+        .v(&[13]),
     ScatterND => op(
         &[req("data"), req("indices (i64) [..., k]"), req("updates")],
         infer::scatter_nd,
@@ -738,13 +737,11 @@ op_table! {
     )
         .with_attrs(&[attr("reduction", S, "\"none\"; or add, mul, max, min")])
         .with_notes("data with the slices at indices replaced by updates (the KV-cache update); later duplicates win")
-        .v(&[13, 16, 18])
-        .host_only(),
+        .v(&[13, 16, 18]),
     Einsum => op(&[many("Inputs")], infer::einsum, eval::einsum)
         .with_attrs(&[attr("equation", S, "required")])
         .with_notes("any equation: explicit or implicit output, ellipsis broadcasting, repeated labels (diagonals)")
-        .v(&[12])
-        .host_only(),
+        .v(&[12]),
 }
 
 // ---- lookups the loaders use ----

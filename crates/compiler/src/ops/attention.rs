@@ -242,3 +242,381 @@ impl Builder<'_> {
         Ok(next)
     }
 }
+
+/// The optional graph tensor at `i` of `names`, when it is named.
+fn named(names: &[String], i: usize) -> Option<String> {
+    names.get(i).filter(|s| !s.is_empty()).cloned()
+}
+
+impl Builder<'_> {
+    /// Attention's general form, by decomposition into plain device ops:
+    ///
+    /// - 3-D `[B, S, H * D]` inputs are reshaped to `[B, S, H, D]` and transposed to heads
+    ///   first (and Y back);
+    /// - a past key/value is joined with the new ones by a concat along the sequence, which
+    ///   is also the present key/value output (a copy when there is no past);
+    /// - GQA heads are repeated (reshape, expand), K is transposed, `Q K^T` scaled;
+    /// - softcap `c` is `c * tanh(s / c)`;
+    /// - a bool mask becomes `where(mask, 0, -inf)`, a mask shorter than the keys is padded
+    ///   with `-inf` (concat), and it is added, with the causal mask (offset by the past);
+    /// - softmax with a fully masked row giving zeros, as the reference does (a row maximum
+    ///   of `-inf` is taken as 0 and a zero row sum as 1);
+    /// - the QK output is the scores after softcap (modes 0 and 1), after the mask (2) or
+    ///   the softmax (3), as the reference evaluator reads the modes.
+    pub(super) fn attention_general(&mut self) -> Result<(), CompileError> {
+        let (q, k, v) = (self.input(0)?, self.input(1)?, self.input(2)?);
+        let ins = self.node.inputs.clone();
+        let outs = self.node.outputs.clone();
+        let y = self.output()?;
+        let (mask, past_k, past_v) = (named(&ins, 3), named(&ins, 4), named(&ins, 5));
+        if named(&ins, 6).is_some() {
+            return Err(self.err(
+                "Attention with nonpad_kv_seqlen is not lowered (the reference does not read it either)",
+            ));
+        }
+        let (qt, kt, vt) = (self.ty(&q)?, self.ty(&k)?, self.ty(&v)?);
+        let dt = qt.dtype;
+        let t = |shape: Vec<usize>| TensorType { dtype: dt, shape };
+        let three_d = qt.shape.len() == 3;
+        let heads = |this: &Self, name: &str| -> Result<usize, CompileError> {
+            match this.node.attrs.get(name) {
+                Some(AttrValue::Int(h)) if *h > 0 => Ok(*h as usize),
+                _ => Err(this.err(format!(
+                    "Attention with 3-D inputs needs a positive '{name}' attribute"
+                ))),
+            }
+        };
+        // Q, K and V heads first: [b, h, s, d].
+        let (q4, k4, v4) = if three_d {
+            if kt.shape.len() != 3 || vt.shape.len() != 3 {
+                return Err(self.err("Attention's Q, K and V must all be 3-D or all 4-D"));
+            }
+            let (hq, hkv) = (heads(self, "q_num_heads")?, heads(self, "kv_num_heads")?);
+            let split = |this: &mut Self,
+                         x: String,
+                         what: &str,
+                         h: usize|
+             -> Result<String, CompileError> {
+                let s = this.ty(&x)?.shape;
+                if s[2] % h != 0 {
+                    return Err(this.err(format!(
+                        "Attention's {what} {s:?} does not split into {h} heads"
+                    )));
+                }
+                let r = this.reshaped(
+                    &format!("{what}_split"),
+                    x,
+                    vec![s[0], s[1], h, s[2] / h],
+                    None,
+                )?;
+                this.transposed(&format!("{what}_heads_first"), r, &[0, 2, 1, 3], None)
+            };
+            (
+                split(self, q, "q", hq)?,
+                split(self, k, "k", hkv)?,
+                split(self, v, "v", hkv)?,
+            )
+        } else if qt.shape.len() == 4 && kt.shape.len() == 4 && vt.shape.len() == 4 {
+            (q, k, v)
+        } else {
+            return Err(self.err(
+                "Attention is lowered for 3-D [batch, seq, heads * dim] or 4-D [batch, heads, seq, dim] inputs",
+            ));
+        };
+        let (qs, ks, vs) = (
+            self.ty(&q4)?.shape,
+            self.ty(&k4)?.shape,
+            self.ty(&v4)?.shape,
+        );
+        let (b, hq, sq, d) = (qs[0], qs[1], qs[2], qs[3]);
+        let (hkv, skv, dv) = (ks[1], ks[2], vs[3]);
+        if hkv == 0 || hq % hkv != 0 {
+            return Err(self.err(format!(
+                "{hq} query heads do not share {hkv} key/value heads evenly"
+            )));
+        }
+        // Past and new keys and values joined: the present key/value.
+        let join = |this: &mut Self,
+                    past: Option<String>,
+                    new: String,
+                    out: Option<String>,
+                    what: &str|
+         -> Result<(String, usize), CompileError> {
+            let nt = this.ty(&new)?;
+            let p = match &past {
+                Some(p) => this.ty(p)?.shape.get(2).copied().unwrap_or(0),
+                None => 0,
+            };
+            let mut shape = nt.shape.clone();
+            shape[2] += p;
+            let Some(p_name) = past else {
+                return match out {
+                    Some(o) => {
+                        this.push_movement(
+                            &format!("present_{what}"),
+                            Movement::Reshape,
+                            new,
+                            o.clone(),
+                            &[],
+                        )?;
+                        Ok((o, 0))
+                    }
+                    None => Ok((new, 0)),
+                };
+            };
+            let o = this.target(&format!("present_{what}"), t(shape), out);
+            this.push_op(
+                Some(&format!("present_{what}")),
+                Movement::Concat,
+                vec![p_name, new],
+                vec![o.clone()],
+                pointwise_iteration(&this.ty(&o)?.shape),
+                &[("axis", vec![2])],
+            );
+            Ok((o, p))
+        };
+        let (k_all, past) = join(self, past_k, k4, named(&outs, 1), "key")?;
+        let (v_all, _) = join(self, past_v, v4, named(&outs, 2), "value")?;
+        let total = past + skv;
+        let group = hq / hkv;
+        let repeat = |this: &mut Self, x: String, name: &str, last: usize| {
+            if group == 1 {
+                return Ok::<String, CompileError>(x);
+            }
+            let u = this.reshaped(
+                &format!("{name}_heads"),
+                x,
+                vec![b, hkv, 1, total, last],
+                None,
+            )?;
+            let e = this.temp(
+                &format!("{name}_repeat"),
+                t(vec![b, hkv, group, total, last]),
+            );
+            this.push_movement(
+                &format!("{name}_repeat"),
+                Movement::Expand,
+                u,
+                e.clone(),
+                &[],
+            )?;
+            this.reshaped(
+                &format!("{name}_grouped"),
+                e,
+                vec![b, hq, total, last],
+                None,
+            )
+        };
+        let k_rep = repeat(self, k_all, "k", d)?;
+        let v_rep = repeat(self, v_all, "v", dv)?;
+        let k_t = self.transposed("k_t", k_rep, &[0, 1, 3, 2], None)?;
+        let scores_ty = t(vec![b, hq, sq, total]);
+        let scores = self.temp("scores", scores_ty.clone());
+        self.matmul(q4, k_t, scores.clone(), Some("scores"))?;
+        let scale = match self.node.attrs.get("scale") {
+            Some(AttrValue::Float(f)) => *f,
+            _ => 1.0 / (d as f32).sqrt(),
+        };
+        let scale_name = self.scalar("scale_value", dt, scale);
+        let mut logits = self.ew(
+            "scaled",
+            Binary::Mul,
+            vec![scores, scale_name],
+            &scores_ty,
+            None,
+        );
+        let cap = self.float_attr("softcap", 0.0)?;
+        if cap > 0.0 {
+            let inv = self.scalar("softcap_inverse", dt, 1.0 / cap);
+            let c = self.scalar("softcap_value", dt, cap);
+            let shrunk = self.ew(
+                "softcap_shrunk",
+                Binary::Mul,
+                vec![logits, inv],
+                &scores_ty,
+                None,
+            );
+            let th = self.ew("softcap_tanh", Unary::Tanh, vec![shrunk], &scores_ty, None);
+            logits = self.ew("softcapped", Binary::Mul, vec![th, c], &scores_ty, None);
+        }
+        let mode = self.int_attr("qk_matmul_output_mode", 0)?;
+        let qk_out = named(&outs, 3);
+        if !(0..=3).contains(&mode) {
+            return Err(self.err(format!("qk_matmul_output_mode must be 0 to 3, got {mode}")));
+        }
+        if let (Some(o), true) = (&qk_out, mode < 2) {
+            self.copy(logits.clone(), o.clone())?;
+        }
+        if let Some(m) = &mask {
+            let bias = self.attention_bias(m.clone(), total)?;
+            logits = self.ew("masked", Binary::Add, vec![logits, bias], &scores_ty, None);
+        }
+        if self.int_attr("is_causal", 0)? != 0 {
+            let n = self.table("causal mask", sq, total)?;
+            let table: Vec<f32> = (0..n)
+                .map(|f| {
+                    if f % total > f / total + past {
+                        f32::NEG_INFINITY
+                    } else {
+                        0.0
+                    }
+                })
+                .collect();
+            let cm = self.constant(
+                "causal_mask",
+                t(vec![sq, total]),
+                graph::InitSpec::Data(table),
+            );
+            logits = self.ew("causal", Binary::Add, vec![logits, cm], &scores_ty, None);
+        }
+        if let (Some(o), 2) = (&qk_out, mode) {
+            self.copy(logits.clone(), o.clone())?;
+        }
+        // Softmax over the keys; a row with every key masked gives zeros.
+        let stat = row_statistic(&scores_ty);
+        let rows = reduction_iteration(&scores_ty.shape);
+        let mx = self.temp("max", stat.clone());
+        self.push(
+            Some("max"),
+            Reduction::Max,
+            vec![logits.clone()],
+            mx.clone(),
+            rows.clone(),
+        );
+        let guarded = mask.is_some();
+        let mx = if guarded {
+            let ninf = self.scalar("neg_inf", dt, f32::NEG_INFINITY);
+            let zero = self.scalar("zero", dt, 0.0);
+            let bool_stat = TensorType {
+                dtype: DType::Bool,
+                shape: stat.shape.clone(),
+            };
+            let none = self.ew(
+                "row_masked",
+                Comparison::Equal,
+                vec![mx.clone(), ninf],
+                &bool_stat,
+                None,
+            );
+            self.ew(
+                "safe_max",
+                DeviceOpKind::Where,
+                vec![none, zero, mx],
+                &stat,
+                None,
+            )
+        } else {
+            mx
+        };
+        let centred = self.ew("centred", Binary::Sub, vec![logits, mx], &scores_ty, None);
+        let e = self.ew("exp", Unary::Exp, vec![centred], &scores_ty, None);
+        let z = self.temp("sum", stat.clone());
+        self.push(
+            Some("sum"),
+            Reduction::Sum,
+            vec![e.clone()],
+            z.clone(),
+            rows,
+        );
+        let z = if guarded {
+            let zero = self.scalar("zero_sum", dt, 0.0);
+            let one = self.scalar("one", dt, 1.0);
+            let bool_stat = TensorType {
+                dtype: DType::Bool,
+                shape: stat.shape.clone(),
+            };
+            let empty = self.ew(
+                "row_empty",
+                Comparison::Equal,
+                vec![z.clone(), zero],
+                &bool_stat,
+                None,
+            );
+            self.ew(
+                "safe_sum",
+                DeviceOpKind::Where,
+                vec![empty, one, z],
+                &stat,
+                None,
+            )
+        } else {
+            z
+        };
+        let p = self.ew("probs", Binary::RealDiv, vec![e, z], &scores_ty, None);
+        if let (Some(o), 3) = (&qk_out, mode) {
+            self.copy(p.clone(), o.clone())?;
+        }
+        if three_d {
+            let ctx = self.temp("context", t(vec![b, hq, sq, dv]));
+            self.matmul(p, v_rep, ctx.clone(), Some("context"))?;
+            let seq_first = self.transposed("seq_first", ctx, &[0, 2, 1, 3], None)?;
+            self.reshaped("merged_heads", seq_first, vec![b, sq, hq * dv], Some(y))?;
+        } else {
+            self.matmul(p, v_rep, y, Some("context"))?;
+        }
+        Ok(())
+    }
+
+    /// The additive bias of an attention mask over `total` keys: a bool mask as
+    /// `where(mask, 0, -inf)`, and a mask shorter than the keys padded with `-inf`.
+    fn attention_bias(&mut self, m: String, total: usize) -> Result<String, CompileError> {
+        let mt = self.ty(&m)?;
+        let dt = self.ty(&self.input(0)?)?.dtype;
+        let ft = TensorType {
+            dtype: dt,
+            shape: mt.shape.clone(),
+        };
+        let bias = if mt.dtype == DType::Bool {
+            let zero = self.scalar("mask_zero", dt, 0.0);
+            let ninf = self.scalar("mask_neg_inf", dt, f32::NEG_INFINITY);
+            self.ew(
+                "mask_bias",
+                DeviceOpKind::Where,
+                vec![m, zero, ninf],
+                &ft,
+                None,
+            )
+        } else {
+            m
+        };
+        let last = mt.shape.last().copied().unwrap_or(1);
+        if last == 1 || last >= total {
+            return Ok(bias);
+        }
+        let mut pad_shape = mt.shape.clone();
+        if let Some(l) = pad_shape.last_mut() {
+            *l = total - last;
+        }
+        let n: usize = pad_shape.iter().product();
+        self.table("mask padding", n, 1)?;
+        let pad = self.constant(
+            "mask_padding",
+            TensorType {
+                dtype: dt,
+                shape: pad_shape,
+            },
+            graph::InitSpec::Constant(f32::NEG_INFINITY),
+        );
+        let mut full = mt.shape.clone();
+        if let Some(l) = full.last_mut() {
+            *l = total;
+        }
+        let out = self.temp(
+            "mask_padded",
+            TensorType {
+                dtype: dt,
+                shape: full.clone(),
+            },
+        );
+        let axis = full.len() as i64 - 1;
+        self.push_op(
+            Some("mask_padded"),
+            Movement::Concat,
+            vec![bias, pad],
+            vec![out.clone()],
+            pointwise_iteration(&full),
+            &[("axis", vec![axis])],
+        );
+        Ok(out)
+    }
+}

@@ -111,7 +111,7 @@ fn with_dtype(t: &TensorType, dtype: DType) -> TensorType {
 
 impl Builder<'_> {
     /// A one-element constant of `dtype` (it broadcasts against anything).
-    fn scalar(&mut self, step: &str, dtype: DType, v: f32) -> String {
+    pub(super) fn scalar(&mut self, step: &str, dtype: DType, v: f32) -> String {
         self.constant(
             step,
             TensorType {
@@ -124,7 +124,7 @@ impl Builder<'_> {
 
     /// One elementwise step whose result has type `ty`: into `out` when given, else into
     /// a new `node/step`.
-    fn ew(
+    pub(super) fn ew(
         &mut self,
         step: &str,
         kind: impl Into<DeviceOpKind>,
@@ -144,7 +144,7 @@ impl Builder<'_> {
     }
 
     /// A copy of `x` into `y` (a reshape to the same shape).
-    fn copy(&mut self, x: String, y: String) -> Result<(), CompileError> {
+    pub(super) fn copy(&mut self, x: String, y: String) -> Result<(), CompileError> {
         self.push_movement("copy", Movement::Reshape, x, y, &[])
     }
 
