@@ -66,7 +66,8 @@ pub fn ktir_run(data: &[u8]) {
             max_steps: 20_000,
             max_tensor_elements: 1 << 12,
             max_dram_elements: 1 << 16,
-            max_tasks: 20_000,
+            // About 20,000 tasks at a few hundred bytes each (`sim::timing::task_footprint`).
+            max_task_bytes: 20_000 * 512,
         },
         // Sizes that depend on runtime values get small ones.
         args: ["n", "m", "k", "v"]
