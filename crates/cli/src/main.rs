@@ -811,14 +811,12 @@ struct BenchFigures {
 /// figures it keeps stay small (docs/limits.md).
 const MAX_BENCH_RUNS: usize = 1000;
 
-/// Runs the whole pipeline on `source` once untimed, then `runs` times timed.
-fn bench(
-    source: &[u8],
-    name: &str,
-    options: &PipelineOptions,
+/// Runs `once` untimed, then `runs` times timed: the first result, and the wall times of
+/// each run and of serialising its result to JSON, in milliseconds.
+fn time_runs<R: serde::Serialize>(
+    once: impl Fn() -> Result<R, String>,
     runs: usize,
-) -> Result<BenchFigures, String> {
-    let once = || driver::run_pipeline(source, name, options).map_err(derr);
+) -> Result<(R, Vec<f64>, Vec<f64>), String> {
     let first = once()?;
     let mut ms = Vec::with_capacity(runs);
     let mut json_ms = Vec::with_capacity(runs);
@@ -831,6 +829,18 @@ fn bench(
         json_ms.push(started.elapsed().as_secs_f64() * 1e3);
         std::hint::black_box((r, text));
     }
+    Ok((first, ms, json_ms))
+}
+
+/// Runs the whole pipeline on `source` once untimed, then `runs` times timed.
+fn bench(
+    source: &[u8],
+    name: &str,
+    options: &PipelineOptions,
+    runs: usize,
+) -> Result<BenchFigures, String> {
+    let once = || driver::run_pipeline(source, name, options).map_err(derr);
+    let (first, ms, json_ms) = time_runs(once, runs)?;
     Ok(figures(
         name,
         options.timing_only,
@@ -862,18 +872,7 @@ fn bench_ktir(
             .map(|r| r.run)
             .ok_or_else(|| "the run left no result".to_string())
     };
-    let first = once()?;
-    let mut ms = Vec::with_capacity(runs);
-    let mut json_ms = Vec::with_capacity(runs);
-    for _ in 0..runs.max(1) {
-        let started = Instant::now();
-        let r = once()?;
-        ms.push(started.elapsed().as_secs_f64() * 1e3);
-        let started = Instant::now();
-        let text = serde_json::to_string(&r).map_err(|e| e.to_string())?;
-        json_ms.push(started.elapsed().as_secs_f64() * 1e3);
-        std::hint::black_box((r, text));
-    }
+    let (first, ms, json_ms) = time_runs(once, runs)?;
     Ok(figures(
         name,
         options.timing_only,

@@ -303,13 +303,7 @@ impl Session {
         files: &[(String, Vec<u8>)],
         role: crate::user_data::Role,
     ) -> Result<BTreeMap<String, Tensor>, DriverError> {
-        let g = self.graph().ok_or_else(|| {
-            DriverError::new(
-                Stage::Load,
-                "a KTIR module has buffers, not graph inputs and outputs",
-            )
-        })?;
-        crate::user_data::bind_some(g, files, role)
+        crate::user_data::bind_some(self.graph_for_files()?, files, role)
     }
 
     fn bind(
@@ -317,13 +311,17 @@ impl Session {
         files: &[(String, Vec<u8>)],
         role: crate::user_data::Role,
     ) -> Result<BTreeMap<String, Tensor>, DriverError> {
-        let g = self.graph().ok_or_else(|| {
+        crate::user_data::bind(self.graph_for_files()?, files, role)
+    }
+
+    /// The graph that user files bind to; an error for a KTIR module.
+    fn graph_for_files(&self) -> Result<&Graph, DriverError> {
+        self.graph().ok_or_else(|| {
             DriverError::new(
                 Stage::Load,
                 "a KTIR module has buffers, not graph inputs and outputs",
             )
-        })?;
-        crate::user_data::bind(g, files, role)
+        })
     }
 
     /// The simulated outputs of the last run as `.npy` files: (`NAME.npy`, bytes), in the
