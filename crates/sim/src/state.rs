@@ -172,6 +172,7 @@ impl<'m> Simulator<'m> {
             mem: Memory {
                 dram: Vec::new(),
                 scratchpads: vec![Vec::new(); cores],
+                dram_sorted: true,
             },
             next_base: 0,
             tasks: Vec::new(),
@@ -240,7 +241,7 @@ impl<'m> Simulator<'m> {
             op: None,
         })?;
         let data = self.domain.buffer(elem, data);
-        self.mem.dram.push(DramBuffer {
+        self.mem.push_dram(DramBuffer {
             name: name.to_string(),
             base,
             elem,
@@ -489,7 +490,7 @@ impl<'m> Simulator<'m> {
                 core: None,
                 op: None,
             })?;
-        self.mem.dram.push(DramBuffer {
+        self.mem.push_dram(DramBuffer {
             name: name.to_string(),
             base,
             elem,
