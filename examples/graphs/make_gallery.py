@@ -333,10 +333,10 @@ def llama3_8b(seq):
     g.write(subdir="full")
 
 
-def mamba2_mixer(g, x, seq, d_model, p):
+def mamba2_mixer(g, x, seq, d_model, p, n_heads=4, d_state=16, k=4, expand=2):
     """Mamba-2: in_proj -> causal depthwise conv -> SSD selective scan (one chunk, as the
     decomposed pattern) -> gated RMSNorm -> out_proj."""
-    d_inner, n_heads, d_state, k = 2 * d_model, 4, 16, 4
+    d_inner = expand * d_model
     hp = d_inner // n_heads
     conv_dim = d_inner + 2 * d_state
     w_in = g.normal(f"{p}.in_proj", [d_model, 2 * d_inner + 2 * d_state + n_heads], 0.05)
@@ -430,6 +430,43 @@ def granite_hybrid():
     g.write()
 
 
+# Granite-4-hybrid stack dimensions. Provenance: the dimensions the playground's issue 13
+# asks for (hidden 2048, 40 layers, attention at layers 5, 15, 25 and 35 and Mamba-2
+# elsewhere, 32 query / 8 key-value heads, Mamba-2 with 64 heads of dim 64, state 128,
+# conv kernel 4, expand 2, MLP intermediate 8192); not read from a published model config.
+GRANITE4 = dict(hidden=2048, layers=40, attention_at=(5, 15, 25, 35), n_q=32, n_kv=8,
+                mamba_heads=64, d_state=128, conv=4, expand=2, mlp=8192)
+
+
+def granite4_hybrid(seq):
+    """The full-size Granite-4-hybrid layer stack (no embedding or LM head): each layer a
+    pre-normed mixer (Mamba-2, or causal GQA attention at GRANITE4['attention_at']) and a
+    pre-normed SwiGLU MLP, each with a residual. For planning and timing only."""
+    c = GRANITE4
+    d = c["hidden"]
+    g = G(f"granite4_hybrid_seq{seq}",
+          f"A Granite-4-hybrid layer stack at full size, sequence {seq}, fp16: {c['layers']} layers "
+          f"of hidden {d}, causal GQA attention ({c['n_q']}/{c['n_kv']} heads) at layers "
+          f"{', '.join(map(str, c['attention_at']))} and Mamba-2 ({c['mamba_heads']} heads of dim "
+          f"{c['expand'] * d // c['mamba_heads']}, state {c['d_state']}, conv {c['conv']}) elsewhere, "
+          f"each followed by a SwiGLU MLP of {c['mlp']}. Dimensions as issue 13 states them, not "
+          "read from a published config; no embedding or LM head. For planning and timing only.")
+    x = g.input("hidden_states", [1, seq, d])
+    for i in range(c["layers"]):
+        p = f"layer{i}"
+        h = rmsnorm(g, x, d, f"{p}.mixer_norm")
+        if i in c["attention_at"]:
+            h = attention_op_layer(g, h, seq, d, c["n_q"], c["n_kv"], f"{p}.attn")
+        else:
+            h = mamba2_mixer(g, h, seq, d, f"{p}.mamba", n_heads=c["mamba_heads"],
+                             d_state=c["d_state"], k=c["conv"], expand=c["expand"])
+        x = g.op("Add", [x, h], name=f"{p}.mixer_residual")
+        x = swiglu(g, x, d, c["mlp"], f"{p}.mlp", 0.02, True)
+    x = rmsnorm(g, x, d, "final_norm")
+    g.outputs = [x]
+    g.write(subdir="full")
+
+
 def main():
     matmul()
     softmax()
@@ -447,6 +484,7 @@ def main():
     granite_hybrid()
     for seq in (128, 2048, 8192):
         llama3_8b(seq)
+    granite4_hybrid(64)
 
 
 if __name__ == "__main__":

@@ -500,6 +500,7 @@ pub(crate) fn run_mapped(
         placements,
         scratch,
         launches,
+        reuse: false,
     };
     execute(program, options, progress, |sim, sched| {
         let mut result = crate::session::result(sim, sched, options, None);

@@ -434,6 +434,11 @@ pub struct RunOptions {
     pub places: BTreeMap<String, i64>,
     /// What a point outside its view is: an error (the default) or masked.
     pub out_of_bounds: OutOfBounds,
+    /// Timing-only graph runs: interpret each distinct kernel once and replay its tasks
+    /// for every later launch of an identical kernel (same program up to names, equally
+    /// long buffers), as in stacked layers. The tasks, and so the timing, are the same as
+    /// interpreting every launch; off only to check exactly that.
+    pub reuse_kernels: bool,
 }
 
 /// What happens to a point of an access tile outside its view (its sizes or
@@ -468,6 +473,7 @@ impl Default for RunOptions {
             scalars: BTreeMap::new(),
             places: BTreeMap::new(),
             out_of_bounds: OutOfBounds::Error,
+            reuse_kernels: true,
         }
     }
 }

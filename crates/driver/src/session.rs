@@ -428,6 +428,10 @@ pub(crate) struct Program<'a> {
     pub placements: Vec<Placement>,
     pub scratch: Vec<ScratchInit>,
     pub launches: Vec<Launch>,
+    /// Whether identical kernels are interpreted once and replayed (timing-only runs of
+    /// compiled graphs, whose kernels take buffer addresses alone; see
+    /// [`RunOptions::reuse_kernels`]).
+    pub reuse: bool,
 }
 
 /// The run loop: builds the simulator, wires progress, places the buffers, launches the
@@ -459,6 +463,22 @@ pub(crate) fn execute<R>(
     );
     sim.set_mask_out_of_bounds(options.out_of_bounds == crate::OutOfBounds::Mask);
     let mut bases: BTreeMap<String, i64> = BTreeMap::new();
+    let lens: BTreeMap<&str, (ScalarType, usize)> = program
+        .placements
+        .iter()
+        .map(|p| {
+            let len = match &p.init {
+                Init::Data(d) => d.len(),
+                Init::Reserve(n) => *n,
+            };
+            (p.name.as_str(), (p.elem, len))
+        })
+        .collect();
+    let keys = if program.reuse {
+        launch_keys(&program, &lens)
+    } else {
+        Vec::new()
+    };
     for p in program.placements {
         let base = match (p.init, p.at) {
             (Init::Data(data), Some(at)) => sim.alloc_at(&p.name, p.elem, at, data),
@@ -479,7 +499,23 @@ pub(crate) fn execute<R>(
             })?;
     }
     let lines = LineLookup::new(program.text);
-    for l in &program.launches {
+    // The first launch of each kernel key, and its function's header line.
+    let mut first: std::collections::HashMap<&LaunchKey, (usize, u32)> =
+        std::collections::HashMap::new();
+    for (i, l) in program.launches.iter().enumerate() {
+        if let Some(Some(key)) = keys.get(i) {
+            match first.get(key) {
+                Some(&(j, line)) => {
+                    let shift = i64::from(key.line) - i64::from(line);
+                    sim.replay_launch(j, &l.func, shift)
+                        .map_err(|e| DriverError::from_sim(&l.func, e))?;
+                    continue;
+                }
+                None => {
+                    first.insert(key, (i, key.line));
+                }
+            }
+        }
         let args: Vec<KernelValue> = l
             .args
             .iter()
@@ -505,6 +541,127 @@ pub(crate) fn execute<R>(
     .map_err(|e| DriverError::new(Stage::Simulate, format!("timing: {e}")))?;
     let r = finish(&mut sim, &sched)?;
     Ok((r, sched))
+}
+
+/// What makes two launches record the same tasks: the kernel's text up to names, and
+/// the element type and length of each buffer it is given. `line` (the function's
+/// header line) is not part of the key; it places the replayed tasks' lines.
+#[derive(Debug)]
+pub(crate) struct LaunchKey {
+    text: String,
+    buffers: Vec<(ScalarType, usize)>,
+    line: u32,
+}
+
+impl PartialEq for LaunchKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text && self.buffers == other.buffers
+    }
+}
+
+impl Eq for LaunchKey {}
+
+impl std::hash::Hash for LaunchKey {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.text.hash(state);
+        self.buffers.hash(state);
+    }
+}
+
+/// The key of each launch, `None` for one that cannot be replayed (an argument that is
+/// not a placed buffer, or a function missing from the module).
+fn launch_keys(
+    program: &Program<'_>,
+    lens: &BTreeMap<&str, (ScalarType, usize)>,
+) -> Vec<Option<LaunchKey>> {
+    let text = program.text;
+    let lines = LineLookup::new(text);
+    // Each function's text: from its header to the next function's header.
+    let funcs = &program.module.funcs;
+    let mut texts: std::collections::HashMap<&str, (String, u32)> =
+        std::collections::HashMap::new();
+    for (k, f) in funcs.iter().enumerate() {
+        let start = f.span.start as usize;
+        let end = funcs
+            .get(k + 1)
+            .map_or(text.len(), |g| g.span.start as usize);
+        let Some(body) = text.get(start..end) else {
+            continue;
+        };
+        texts.insert(
+            f.name.as_str(),
+            (canonical_function(body, &f.name), lines.line(f.span.start)),
+        );
+    }
+    program
+        .launches
+        .iter()
+        .map(|l| {
+            let (text, line) = texts.get(l.func.as_str())?;
+            let buffers = l
+                .args
+                .iter()
+                .map(|a| match a {
+                    Arg::Buffer(name) => lens.get(name.as_str()).copied(),
+                    Arg::Value(_) => None,
+                })
+                .collect::<Option<Vec<_>>>()?;
+            Some(LaunchKey {
+                text: text.clone(),
+                buffers,
+                line: *line,
+            })
+        })
+        .collect()
+}
+
+/// A function's text with its own name removed and its SSA names numbered in order of
+/// first appearance, so functions that differ only in names compare equal. Comment lines
+/// become a bare `//` (keeping every op on the same line relative to the header) and
+/// trailing comments and blank lines are dropped.
+fn canonical_function(body: &str, name: &str) -> String {
+    let mut names: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut out = String::with_capacity(body.len());
+    let own = format!("@{name}(");
+    for (n, line) in body.lines().enumerate() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("//") || trimmed.is_empty() {
+            out.push_str("//\n");
+            continue;
+        }
+        let line = if n == 0 {
+            std::borrow::Cow::Owned(line.replacen(&own, "@(", 1))
+        } else {
+            std::borrow::Cow::Borrowed(line)
+        };
+        let mut rest: &str = &line;
+        while let Some(at) = rest.find('%') {
+            out.push_str(&rest[..=at]);
+            let after = &rest[at + 1..];
+            let len = after
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '$' || c == '.'))
+                .unwrap_or(after.len());
+            let ident = &after[..len];
+            if !ident.is_empty() {
+                let id = match names.get(ident) {
+                    Some(id) => *id,
+                    None => {
+                        let id = names.len();
+                        names.insert(ident.to_string(), id);
+                        id
+                    }
+                };
+                out.push_str(&id.to_string());
+            }
+            rest = &after[len..];
+        }
+        out.push_str(rest);
+        out.push('\n');
+    }
+    while out.ends_with("//\n") {
+        out.truncate(out.len() - 3);
+    }
+    out
 }
 
 /// Fills a run result from a finished simulation.
@@ -747,6 +904,7 @@ fn simulate_mapped(
         placements,
         scratch: Vec::new(),
         launches,
+        reuse: options.timing_only && options.reuse_kernels,
     };
     execute(program, options, progress, |sim, sched| {
         let mut outputs = Vec::new();

@@ -114,6 +114,13 @@ impl Simulator<'_> {
             ));
         }
         self.launch_peaks.push(0);
+        let log_start = (
+            self.tasks.len(),
+            self.steps(),
+            self.work_counts().len(),
+            self.masked_points,
+        );
+        self.launch_log.push(LaunchLog::default());
         let mut resolver = Resolver {
             module,
             scopes: vec![HashMap::new()],
@@ -201,7 +208,8 @@ impl Simulator<'_> {
             .flat_map(|c| c.ctx.last_tasks.iter().copied())
             .filter(|t| *t != NO_TASK)
             .collect();
-        if !launch_tails.is_empty() {
+        let has_tails = !launch_tails.is_empty();
+        if has_tails {
             // A zero-cost barrier: the next launch starts when this one has finished.
             let id = self.push_task(Task {
                 core: 0,
@@ -212,6 +220,24 @@ impl Simulator<'_> {
                 line: 0,
             })?;
             self.barrier = Some(id);
+        }
+        let (tasks, steps, work, masked) = log_start;
+        let end = (
+            self.tasks.len(),
+            self.steps(),
+            self.work_counts().len(),
+            self.masked_points,
+        );
+        let peak = self.launch_peaks.last().copied().unwrap_or(0);
+        let returned = self.returned.clone();
+        if let Some(log) = self.launch_log.last_mut() {
+            log.tasks = tasks..end.0;
+            log.has_barrier = has_tails;
+            log.steps = end.1 - steps;
+            log.work = work..end.2;
+            log.masked_points = end.3 - masked;
+            log.peak = peak;
+            log.returned = returned;
         }
         Ok(())
     }

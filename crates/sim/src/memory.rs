@@ -666,41 +666,40 @@ fn dram_slot(
     view: &ViewVal,
     addr: i64,
 ) -> Result<Option<(usize, usize)>, SimError> {
-    for (bi, b) in sim.mem.dram.iter().enumerate() {
-        if addr >= b.base && addr < b.base + b.len as i64 {
-            // Buffers are placed in order; the view belongs to the last one starting at or
-            // before its base, and must not read its neighbours.
-            let home = sim.mem.dram.iter().rposition(|h| h.base <= view.base);
-            if let Some(h) = home.filter(|&h| h != bi) {
-                let h = &sim.mem.dram[h];
-                return Err(sim.at(
-                    rop,
-                    format!(
-                        "view '%{}' over buffer '{}' (at element {} of it) reaches element {} of buffer '{}' (out of bounds)",
-                        view.name,
-                        h.name,
-                        view.base - h.base,
-                        addr - b.base,
-                        b.name
-                    ),
-                ));
-            }
-            if b.elem != view.elem {
-                return Err(sim.at(
-                    rop,
-                    format!(
-                        "view '%{}' of {} reads DRAM buffer '{}' which holds {}",
-                        view.name,
-                        view.elem.name(),
-                        b.name,
-                        b.elem.name()
-                    ),
-                ));
-            }
-            return Ok(Some((bi, (addr - b.base) as usize)));
-        }
+    let Some(bi) = sim.mem.dram_containing(addr) else {
+        return Ok(None);
+    };
+    let b = &sim.mem.dram[bi];
+    // Buffers are placed in order; the view belongs to the last one starting at or
+    // before its base, and must not read its neighbours.
+    let home = sim.mem.dram_home(view.base);
+    if let Some(h) = home.filter(|&h| h != bi) {
+        let h = &sim.mem.dram[h];
+        return Err(sim.at(
+                rop,
+                format!(
+                    "view '%{}' over buffer '{}' (at element {} of it) reaches element {} of buffer '{}' (out of bounds)",
+                    view.name,
+                    h.name,
+                    view.base - h.base,
+                    addr - b.base,
+                    b.name
+                ),
+            ));
     }
-    Ok(None)
+    if b.elem != view.elem {
+        return Err(sim.at(
+            rop,
+            format!(
+                "view '%{}' of {} reads DRAM buffer '{}' which holds {}",
+                view.name,
+                view.elem.name(),
+                b.name,
+                b.elem.name()
+            ),
+        ));
+    }
+    Ok(Some((bi, (addr - b.base) as usize)))
 }
 
 fn tile_operand(

@@ -48,6 +48,25 @@ pub struct Simulator<'m> {
     pub(crate) mask_out_of_bounds: bool,
     /// Points masked so far.
     pub(crate) masked_points: u64,
+    /// What each launch recorded, in launch order, so [`Simulator::replay_launch`] can
+    /// repeat it without interpreting the kernel again.
+    pub(crate) launch_log: Vec<LaunchLog>,
+}
+
+/// What one launch added to the simulator's records: index ranges into its lists.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct LaunchLog {
+    /// The launch's tasks, its closing barrier (when it has one) last.
+    pub tasks: std::ops::Range<TaskId>,
+    /// Whether the last task of `tasks` is the launch's closing barrier.
+    pub has_barrier: bool,
+    pub steps: u64,
+    pub work: std::ops::Range<usize>,
+    /// The assumptions the launch made, by their op line and text after the line.
+    pub assumptions: Vec<(u32, String)>,
+    pub masked_points: u64,
+    pub peak: u64,
+    pub returned: Vec<Vec<KernelValue>>,
 }
 
 /// The arithmetic of one compute task: what a roofline divides by the machine's rates.
@@ -153,6 +172,7 @@ impl<'m> Simulator<'m> {
             mem: Memory {
                 dram: Vec::new(),
                 scratchpads: vec![Vec::new(); cores],
+                dram_sorted: true,
             },
             next_base: 0,
             tasks: Vec::new(),
@@ -169,6 +189,7 @@ impl<'m> Simulator<'m> {
             work: Vec::new(),
             mask_out_of_bounds: false,
             masked_points: 0,
+            launch_log: Vec::new(),
         }
     }
 
@@ -220,7 +241,7 @@ impl<'m> Simulator<'m> {
             op: None,
         })?;
         let data = self.domain.buffer(elem, data);
-        self.mem.dram.push(DramBuffer {
+        self.mem.push_dram(DramBuffer {
             name: name.to_string(),
             base,
             elem,
@@ -293,10 +314,123 @@ impl<'m> Simulator<'m> {
     }
 
     pub(crate) fn assume(&mut self, rop: &ROp<'_>, what: &str) {
-        let line = format!("line {}: '{}': {what}", rop.line, rop.op.kind.name());
-        if !self.assumptions.contains(&line) {
-            self.assumptions.push(line);
+        self.assume_at(rop.line, &format!("'{}': {what}", rop.op.kind.name()));
+    }
+
+    /// Notes an assumption made at `line` (once per line and text), for the launch
+    /// running too so a replay makes it again at its own line.
+    fn assume_at(&mut self, line: u32, rest: &str) {
+        let text = format!("line {line}: {rest}");
+        if !self.assumptions.contains(&text) {
+            self.assumptions.push(text);
         }
+        if let Some(log) = self.launch_log.last_mut() {
+            if !log.assumptions.iter().any(|(l, r)| *l == line && r == rest) {
+                log.assumptions.push((line, rest.to_string()));
+            }
+        }
+    }
+
+    /// Repeats launch number `earlier` (0-based, in launch order) as a launch of `func`
+    /// without interpreting it again: its tasks, steps, arithmetic, assumptions and
+    /// scratchpad peak are recorded once more after the current barrier, their source
+    /// lines moved by `line_shift` and its closing barrier named after `func`.
+    ///
+    /// The caller vouches that interpreting `func` here would record exactly that: the
+    /// two functions are the same program up to names and position in the text, and the
+    /// arguments differ at most in the base addresses of equally long buffers (tasks name
+    /// ring stops, bytes and cycles, never addresses). A timing-only run of repeated
+    /// kernels, as in stacked transformer layers, then interprets each kernel once.
+    pub fn replay_launch(
+        &mut self,
+        earlier: usize,
+        func: &str,
+        line_shift: i64,
+    ) -> Result<(), SimError> {
+        let Some(log) = self.launch_log.get(earlier).cloned() else {
+            return err(format!(
+                "no launch {earlier} to replay ({} launches so far)",
+                self.launch_log.len()
+            ));
+        };
+        let steps = self.steps.saturating_add(log.steps);
+        if steps > self.limits.max_steps {
+            return err(format!(
+                "the run executed more than {} operations; stopping (raise the step limit if this is expected)",
+                self.limits.max_steps
+            ));
+        }
+        let shift = |line: u32| -> u32 {
+            if line == 0 {
+                0
+            } else {
+                u32::try_from(i64::from(line) + line_shift).unwrap_or(0)
+            }
+        };
+        let start = self.tasks.len();
+        let work_start = self.work.len();
+        let from = log.tasks.start;
+        let last = log.tasks.end.saturating_sub(1);
+        self.launch_log.push(LaunchLog {
+            peak: log.peak,
+            returned: log.returned.clone(),
+            ..LaunchLog::default()
+        });
+        self.launch_peaks.push(log.peak);
+        for id in log.tasks.clone() {
+            let Some(old) = self.tasks.get(id) else {
+                return err(format!(
+                    "launch {earlier} names task {id}, which is not recorded"
+                ));
+            };
+            let mut task = old.clone();
+            // Tasks before the launch are its barrier, which `push_task` puts back.
+            task.deps = task
+                .deps
+                .iter()
+                .filter(|d| **d >= from)
+                .map(|d| d - from + start)
+                .collect();
+            task.line = shift(task.line);
+            let barrier = log.has_barrier && id == last;
+            if barrier {
+                task.op = format!("end of @{func}");
+            }
+            let new = self.push_task(task)?;
+            if barrier {
+                self.barrier = Some(new);
+            }
+        }
+        for k in log.work.clone() {
+            if let Some(&(task, work)) = self.work.get(k) {
+                self.work.push((task - from + start, work));
+            }
+        }
+        for (line, rest) in &log.assumptions {
+            self.assume_at(shift(*line), rest);
+        }
+        let before = self.steps;
+        self.steps = steps;
+        self.masked_points = self.masked_points.saturating_add(log.masked_points);
+        self.returned = log.returned.clone();
+        if let Some((f, every)) = &mut self.progress {
+            if steps / *every > before / *every {
+                let total = if self.progress_total > 0 {
+                    self.progress_total
+                } else {
+                    self.limits.max_steps
+                };
+                f(steps / *every * *every, total);
+            }
+        }
+        if let Some(l) = self.launch_log.last_mut() {
+            l.tasks = start..self.tasks.len();
+            l.has_barrier = log.has_barrier;
+            l.steps = log.steps;
+            l.work = work_start..self.work.len();
+            l.masked_points = log.masked_points;
+        }
+        Ok(())
     }
 
     /// Calls `f(steps, total)` every `every` operations, where `total` is the estimate
@@ -356,7 +490,7 @@ impl<'m> Simulator<'m> {
                 core: None,
                 op: None,
             })?;
-        self.mem.dram.push(DramBuffer {
+        self.mem.push_dram(DramBuffer {
             name: name.to_string(),
             base,
             elem,

@@ -75,13 +75,48 @@ pub(crate) fn decode(elem: ScalarType, b: &[u8]) -> f32 {
 
 /// DRAM and the scratchpads.
 pub(crate) struct Memory {
-    /// Named DRAM buffers, in allocation order.
+    /// Named DRAM buffers, in allocation order (add them with [`Memory::push_dram`]).
     pub dram: Vec<DramBuffer>,
     /// Byte-addressed scratchpad contents per core (grown on demand).
     pub scratchpads: Vec<Vec<u8>>,
+    /// Whether `dram` is in address order without overlaps, so lookups by address can
+    /// bisect rather than scan every buffer (a model has thousands).
+    pub dram_sorted: bool,
 }
 
 impl Memory {
+    /// Adds a DRAM buffer after the others.
+    pub(crate) fn push_dram(&mut self, b: DramBuffer) {
+        if let Some(last) = self.dram.last() {
+            let end = last.base.saturating_add(last.len as i64);
+            self.dram_sorted &= b.base >= end;
+        }
+        self.dram.push(b);
+    }
+
+    /// The first buffer, in allocation order, holding element address `addr`.
+    pub(crate) fn dram_containing(&self, addr: i64) -> Option<usize> {
+        let holds = |b: &DramBuffer| addr >= b.base && addr < b.base + b.len as i64;
+        if !self.dram_sorted {
+            return self.dram.iter().position(holds);
+        }
+        // Sorted and disjoint: only the last buffer starting at or before `addr` that has
+        // elements can hold it (empty ones hold nothing).
+        let after = self.dram.partition_point(|b| b.base <= addr);
+        self.dram[..after]
+            .iter()
+            .rposition(|b| b.len > 0)
+            .filter(|&i| holds(&self.dram[i]))
+    }
+
+    /// The last buffer, in allocation order, starting at or before `base`: the one a view
+    /// at `base` belongs to.
+    pub(crate) fn dram_home(&self, base: i64) -> Option<usize> {
+        if !self.dram_sorted {
+            return self.dram.iter().rposition(|h| h.base <= base);
+        }
+        self.dram.partition_point(|b| b.base <= base).checked_sub(1)
+    }
     pub(crate) fn read_loc(&self, loc: Loc, elem: ScalarType) -> f32 {
         match loc {
             Loc::Dram { buf, idx } => self.dram[buf].data.get(idx).copied().unwrap_or(0.0),
