@@ -134,6 +134,12 @@ unary("Silu", -6, 6)
 unary("Softplus", -6, 6)
 unary("Sin", -4, 4)
 unary("Cos", -4, 4)
+for op in ("Sin", "Cos"):
+    case(f"{op.lower()}_wide", f"{op} of [4, 70] values in [-1000, 1000): range reduction "
+         "far from 0, across a stick boundary", [],
+         [node(op, ["x"], ["y"])], ["y"], [uni("x", [4, 70], -1000, 1000, 31)])
+    case(f"{op.lower()}_f16", f"{op} in fp16 of [3, 70] values in [-10, 10)", [],
+         [node(op, ["x"], ["y"])], ["y"], [uni("x", [3, 70], -10, 10, 32, "f16")])
 unary("Gelu", -4, 4, name="gelu_erf")
 unary("Gelu", -4, 4, name="gelu_tanh", approximate="tanh")
 unary("Clip", -2, 2, name="clip", min=-0.5, max=1.0)

@@ -571,7 +571,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                     .map_err(|_| format!("{}: not UTF-8 text", file.display()))?;
                 bench_ktir(&text, &name, &options, runs)?
             } else {
-                bench(&source, &name, &options, runs)?
+                bench(&source, &name, model_dir(&file), &options, runs)?
             };
             if json {
                 let v = serde_json::json!({
@@ -832,14 +832,23 @@ fn time_runs<R: serde::Serialize>(
     Ok((first, ms, json_ms))
 }
 
-/// Runs the whole pipeline on `source` once untimed, then `runs` times timed.
+/// Runs the whole pipeline on `source` once untimed, then `runs` times timed. Each run
+/// opens a session as `spyre run` does, so an ONNX model's external data is read from
+/// `files` (its directory), and only when the run needs values.
 fn bench(
     source: &[u8],
     name: &str,
+    files: std::sync::Arc<ModelDir>,
     options: &PipelineOptions,
     runs: usize,
 ) -> Result<BenchFigures, String> {
-    let once = || driver::run_pipeline(source, name, options).map_err(derr);
+    let once = || -> Result<driver::PipelineResult, String> {
+        let mut session = Session::open_with_files(source, name, files.clone()).map_err(derr)?;
+        session.run(options, &mut |_| {}).map_err(derr)?;
+        session
+            .into_run()
+            .ok_or_else(|| "the run left no result".to_string())
+    };
     let (first, ms, json_ms) = time_runs(once, runs)?;
     Ok(figures(
         name,

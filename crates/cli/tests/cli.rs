@@ -639,6 +639,29 @@ fn an_onnx_model_with_external_data_runs_its_own_test_data_set_as_it_is() {
 }
 
 #[test]
+fn bench_reads_an_onnx_models_external_data_as_run_does() {
+    let model = "tests/graph/onnx_external/mlp_external.onnx";
+    let o = spyre(&["bench", model, "--runs", "1", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["timingOnly"], false, "{v}");
+    assert!(v["events"].as_f64().unwrap() > 0.0, "{v}");
+    // Without its weights file it times only, as a run does, and a run with numbers
+    // names the missing file.
+    let dir = std::env::temp_dir().join(format!("spyre-cli-bench-external-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let copy = dir.join("mlp_external.onnx");
+    std::fs::copy(root().join(model), &copy).unwrap();
+    let p = copy.to_str().unwrap();
+    let o = spyre(&["bench", p, "--runs", "1", "--timing-only"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = spyre(&["bench", p, "--runs", "1"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("weights.bin"), "{}", stderr(&o));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn a_timing_only_run_never_reads_external_data() {
     let dir = std::env::temp_dir().join(format!("spyre-cli-external-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

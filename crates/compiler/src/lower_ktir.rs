@@ -1442,4 +1442,24 @@ mod tests {
             "{text}"
         );
     }
+
+    #[test]
+    fn reshapes_to_and_from_rank_0_lower() {
+        // [] -> [1, 1] expands and [1, 1] -> [] collapses, each with no groups.
+        let text = verified(
+            r#"{"name": "x", "dtype": "f32", "shape": []}"#,
+            "",
+            r#"{"name": "r", "op": "Reshape", "inputs": ["x"], "outputs": ["t"], "attrs": {"shape": [1, 1]}},
+               {"name": "n", "op": "Neg", "inputs": ["t"], "outputs": ["u"]},
+               {"name": "s", "op": "Reshape", "inputs": ["u"], "outputs": ["y"], "attrs": {"shape": []}}"#,
+        );
+        assert!(
+            text.contains("tensor.expand_shape") && text.contains("into tensor<1xf32>"),
+            "{text}"
+        );
+        assert!(
+            text.contains("tensor.collapse_shape") && text.contains("into tensor<f32>"),
+            "{text}"
+        );
+    }
 }

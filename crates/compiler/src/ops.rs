@@ -1899,7 +1899,20 @@ mod tests {
             v
         };
         assert_eq!(sorted(single), sorted(OLD_SINGLE_OP.to_vec()));
-        assert_eq!(decomposition("Sin"), None);
+        assert_eq!(decomposition("Frobnicate"), None);
+    }
+
+    #[test]
+    fn the_op_table_says_which_ops_are_lowered() {
+        for &k in graph::OpKind::ALL {
+            let spec = k.spec();
+            assert_eq!(
+                spec.device,
+                crate::ops::decomposition(spec.name).is_some(),
+                "{}: the op table's device column disagrees with the compiler",
+                spec.name
+            );
+        }
     }
 
     #[test]

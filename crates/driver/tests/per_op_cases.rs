@@ -12,10 +12,6 @@ use std::path::Path;
 /// why. Each must still be refused: when support lands, the test says to drop it here.
 const NOT_ON_DEVICE: &[(&str, &str)] = &[
     (
-        "einsum_dot",
-        "a rank-0 result: the reshape of [1] to a scalar is not lowered to KTIR",
-    ),
-    (
         "gather_axis1",
         "Gather is lowered for axis 0 of a 2-D table only",
     ),

@@ -254,24 +254,27 @@ impl KernelEmitter<'_> {
                 let numel: usize = in_host.iter().product();
                 let mut v = x;
                 let mut cur = in_host.clone();
-                if cur.len() != 1 {
+                // Through one flat dim: a rank-0 side is one element, so reaching it from
+                // [1] collapses (and leaving it expands) with no groups.
+                if cur.is_empty() {
                     let flat = self.fresh("flat");
-                    let groups = if cur.is_empty() {
-                        Vec::new()
-                    } else {
-                        vec![(0..cur.len()).collect()]
-                    };
+                    self.expand(&flat, &v, Vec::new(), (&[], &[numel]), elem);
+                    v = flat;
+                    cur = vec![numel];
+                } else if cur.len() != 1 {
+                    let flat = self.fresh("flat");
+                    let groups = vec![(0..cur.len()).collect()];
                     self.collapse(&flat, &v, groups, (&cur, &[numel]), elem);
                     v = flat;
                     cur = vec![numel];
                 }
-                if out_host.len() != 1 {
+                if out_host.is_empty() {
                     let r = self.fresh("reshaped");
-                    let groups = if out_host.is_empty() {
-                        Vec::new()
-                    } else {
-                        vec![(0..out_host.len()).collect()]
-                    };
+                    self.collapse(&r, &v, Vec::new(), (&cur, &[]), elem);
+                    v = r;
+                } else if out_host.len() != 1 {
+                    let r = self.fresh("reshaped");
+                    let groups = vec![(0..out_host.len()).collect()];
                     self.expand(&r, &v, groups, (&cur, &out_host), elem);
                     v = r;
                 }
