@@ -265,15 +265,17 @@ impl Session {
 
     /// What a run of this KTIR module takes (`KtirInputs` in the generated types: buffers
     /// with dtype, shape, address and role, scratchpad views, scalars, tensor arguments and
-    /// what is missing), given the options' `args` and `places`. Throws for a graph.
+    /// what is missing), given the options' `args` and `places`; with `ktir`, of that
+    /// module, which a run would run in place of the source. Throws for a graph.
     #[wasm_bindgen(js_name = ktirInputs)]
     pub fn ktir_inputs(&self, options: JsValue) -> Result<JsValue, JsValue> {
         let opts = driver_options(run_options(options)?)?;
-        let text = self.inner.ktir_source().ok_or_else(|| {
+        let source = self.inner.ktir_source().ok_or_else(|| {
             JsValue::from(JsError::new(
                 "ktirInputs: the source is a model graph, not KTIR",
             ))
         })?;
+        let text = opts.ktir.as_deref().unwrap_or(source);
         let inputs = driver::ktir_inputs(text, &opts).map_err(structured_error)?;
         Ok(to_js(&inputs)?)
     }
@@ -291,11 +293,14 @@ impl Session {
     ) -> Result<JsValue, JsValue> {
         let mut opts = driver_options(run_options(options)?)?;
         let given = pairs(names, &files)?;
-        let text = self.inner.ktir_source().ok_or_else(|| {
+        let source = self.inner.ktir_source().ok_or_else(|| {
             JsValue::from(JsError::new(
                 "runWithInputs: the source is a model graph, not KTIR",
             ))
         })?;
+        // Files fill the module that runs: the edited one, when given.
+        let ktir = opts.ktir.clone();
+        let text = ktir.as_deref().unwrap_or(source);
         // One file at a time, so an error names the input it concerns (the page shows it on
         // that input's row).
         for file in &given {
