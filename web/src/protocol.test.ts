@@ -654,6 +654,15 @@ describe("progress", () => {
       id: 3,
       progress: { phase: "execute", done: 1, total: 4 },
     });
+    expect(
+      parseProgress({
+        id: 3,
+        progress: { phase: "compile", done: 200, total: 700, pass: "layout" },
+      }),
+    ).toEqual({ id: 3, progress: { phase: "compile", done: 200, total: 700, pass: "layout" } });
+    expect(
+      parseProgress({ id: 3, progress: { phase: "compile", done: 0, total: 700, pass: 5 } }),
+    ).toEqual({ id: 3, progress: { phase: "compile", done: 0, total: 700 } });
     expect(parseProgress({ id: 3, progress: { phase: "other", done: 1, total: 4 } })).toBeNull();
     expect(parseProgress({ id: 3, progress: { phase: "execute", done: -1, total: 4 } })).toBeNull();
     expect(parseProgress({ id: 3, ok: true, result: 1 })).toBeNull();

@@ -294,9 +294,13 @@ export function parseProgress(data: unknown): ProgressMessage | null {
   const d = data as Record<string, unknown>;
   if (typeof d.id !== "number" || !d.progress || typeof d.progress !== "object") return null;
   const p = d.progress as Record<string, unknown>;
-  if (p.phase !== "execute" && p.phase !== "schedule") return null;
+  if (p.phase !== "compile" && p.phase !== "execute" && p.phase !== "schedule") return null;
   const done = Number(p.done);
   const total = Number(p.total);
   if (!Number.isFinite(done) || !Number.isFinite(total) || done < 0 || total < 0) return null;
-  return { id: d.id, progress: { phase: p.phase, done, total } };
+  // A compile names its pass; a name that is not short text is left out.
+  const pass =
+    p.phase === "compile" && typeof p.pass === "string" && p.pass.length <= 40 ? p.pass : null;
+  const progress: RunProgress = { phase: p.phase, done, total, ...(pass ? { pass } : {}) };
+  return { id: d.id, progress };
 }
