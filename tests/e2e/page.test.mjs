@@ -779,6 +779,15 @@ describe("Spyre Playground page", { timeout: 20 * TEST_TIMEOUT }, () => {
         .setInputFiles(join(ROOT, "examples", "graphs", "full", "llama3_8b_seq8192.json"));
       await p.locator("#cancel-run").waitFor({ state: "visible" });
       assert.match((await p.locator("#status").textContent()) ?? "", /^compiling…/);
+      // The compile reports its pass and how far it has come.
+      await p.waitForFunction(
+        () =>
+          /^compiling… pass [a-z-]+ · \d+%/.test(
+            document.getElementById("status")?.textContent ?? "",
+          ),
+        undefined,
+        { timeout: 30_000 },
+      );
       await p.locator("#cancel-run").click();
       await waitForNotice(p, /^The run was cancelled; the worker was restarted/);
       assert.equal(await p.locator("#cancel-run").isVisible(), false);

@@ -17,6 +17,35 @@ const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
 const T = 120_000;
 const EXTERNAL = join(ROOT, "tests", "graph", "onnx_external");
 
+/** A KTIR module whose scalar argument %n has no value until the user gives one. */
+const SCALE_KTIR = `func.func @scale(%x: index, %y: index, %n: index) attributes {grid = [2]} {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %id = ktdp.get_compute_tile_id : index
+  %r = arith.muli %id, %c4 : index
+  %xv = ktdp.construct_memory_view %x, sizes: [8, 16], strides: [16, 1] {
+    coordinate_set = affine_set<(d0, d1) : (d0 >= 0, 7 - d0 >= 0, d1 >= 0, 15 - d1 >= 0)>,
+    memory_space = #ktdp.memory_space<global>
+  } : memref<8x16xf32>
+  %yv = ktdp.construct_memory_view %y, sizes: [8, 16], strides: [16, 1] {
+    coordinate_set = affine_set<(d0, d1) : (d0 >= 0, 7 - d0 >= 0, d1 >= 0, 15 - d1 >= 0)>,
+    memory_space = #ktdp.memory_space<global>
+  } : memref<8x16xf32>
+  %xt = ktdp.construct_access_tile %xv[%r, %c0] {
+    access_tile_set = affine_set<(d0, d1) : (d0 >= 0, 3 - d0 >= 0, d1 >= 0, 15 - d1 >= 0)>,
+    access_tile_order = affine_map<(d0, d1) -> (d0, d1)>
+  } : memref<8x16xf32> -> !ktdp.access_tile<4x16xindex>
+  %yt = ktdp.construct_access_tile %yv[%r, %c0] {
+    access_tile_set = affine_set<(d0, d1) : (d0 >= 0, 3 - d0 >= 0, d1 >= 0, 15 - d1 >= 0)>,
+    access_tile_order = affine_map<(d0, d1) -> (d0, d1)>
+  } : memref<8x16xf32> -> !ktdp.access_tile<4x16xindex>
+  %a = ktdp.load %xt : !ktdp.access_tile<4x16xindex> -> tensor<4x16xf32>
+  %b = arith.addf %a, %a : tensor<4x16xf32>
+  ktdp.store %b, %yt : tensor<4x16xf32>, !ktdp.access_tile<4x16xindex>
+  return
+}
+`;
+
 /** @type {Awaited<ReturnType<typeof serveStatic>>} */ let server;
 /** @type {import("playwright-core").Browser} */ let browser;
 /** @type {import("playwright-core").Page} */ let page;
@@ -272,6 +301,45 @@ describe("Run inputs", { timeout: 10 * T }, () => {
       assert.ok((await runs()) > n);
       assert.match(await page.locator("#notice-text").innerText(), /timing-only/);
       assert.equal(await bannerText(), "");
+    },
+  );
+
+  it(
+    "lists a KTIR module's missing scalar when its run fails, and runs it with the value typed in",
+    { timeout: T },
+    async () => {
+      // %n is neither a view's base nor given a value: the module cannot run without it.
+      const module = SCALE_KTIR;
+      const n = await runs();
+      await dropFiles([{ name: "scale.mlir", bytes: Buffer.from(module) }]);
+      await settle(n);
+      const banner = await bannerText();
+      assert.match(banner, /missing inputs/);
+      assert.match(banner, /n=VALUE/);
+      assert.match(banner, /Run inputs tab/);
+      // The page opens the Run inputs tab on the module that did not run.
+      await page.locator("#view-inputs").waitFor({ state: "visible" });
+      const tab = page.locator("#view-inputs");
+      const row = tab.getByTestId("input-row-n");
+      assert.equal(await row.getAttribute("data-missing"), "true");
+      assert.match(await row.innerText(), /n\s+index/);
+      assert.match(await row.innerText(), /missing/);
+      assert.match(await tab.getByTestId("inputs-missing").innerText(), /a value for n/);
+      assert.match(await tab.getByTestId("input-row-x").innerText(), /x\s+f32\s+8×16/);
+      assert.match(await tab.getByTestId("inputs-unrun").innerText(), /did not run/);
+      // The value typed in runs it.
+      await tab.getByTestId("scalar-n").fill("3");
+      const m = await runs();
+      await tab.getByTestId("run-with-inputs").click();
+      await settle(m);
+      assert.equal(await bannerText(), "");
+      assert.ok((await runs()) > m);
+      assert.match((await page.locator("#source-name").textContent()) ?? "", /scale\.mlir/);
+      // Listed now as given, with its value, and the outputs of the run offered.
+      assert.equal(await row.getAttribute("data-missing"), null);
+      assert.equal(await tab.getByTestId("scalar-n").inputValue(), "3");
+      assert.equal(await tab.getByTestId("inputs-missing").count(), 0);
+      assert.equal(await tab.getByTestId("output-row-y").count(), 1);
     },
   );
 

@@ -63,11 +63,16 @@ export interface RunOptions {
   args?: Record<string, string>;
 }
 
-/** How far a run has come: KTIR operations executed (against an estimate), then tasks scheduled. */
+/**
+ * How far a run has come: a model graph compiled (work of every pass), KTIR operations
+ * executed (against an estimate), then tasks scheduled.
+ */
 export interface RunProgress {
-  phase: "execute" | "schedule";
+  phase: "compile" | "execute" | "schedule";
   done: number;
   total: number;
+  /** Compiling: the pass running ("decompose", ..., "ktir"). */
+  pass?: string;
 }
 
 /** An opened source, held by the worker across runs and trace exports (the wasm `Session`). */
@@ -77,7 +82,7 @@ export interface SpyreSession {
   /**
    * Throws an Error whose message names a location on bad input, carrying `stage`, `file`,
    * `line`, `column`, `node` and `diagnostics`. `progress` is called as the run goes
-   * (throttled) with `{ phase: "execute" | "schedule", done, total }`.
+   * (throttled) with `{ phase: "compile" | "execute" | "schedule", done, total, pass? }`.
    */
   run(options: RunOptions, progress?: (p: RunProgress) => void): unknown;
   /** The last run's Chrome trace, from its stored schedule. */

@@ -80,12 +80,8 @@ export function normalizeDiagnostics(raw: unknown): Diagnostic[] {
 
 /** A trap inside wasm (a Rust panic) leaves the module unusable: say so plainly. */
 export function describeFailure(err: unknown): string {
-  const isTrap =
-    typeof WebAssembly !== "undefined" &&
-    typeof WebAssembly.RuntimeError === "function" &&
-    err instanceof WebAssembly.RuntimeError;
   const message = errorMessage(err);
-  return isTrap
+  return isTrap(err)
     ? `the wasm module crashed (${message}); this is a bug, please report it. Reload the page to continue.`
     : message;
 }
@@ -137,6 +133,27 @@ export function listIo(
   }
 }
 
+/** A run that failed after its source opened: the session can still list what a run takes. */
+class OpenedButFailed {
+  constructor(
+    readonly cause: unknown,
+    readonly session: SpyreSession,
+  ) {}
+}
+
+/** The kind `listIo` lists by, from a session's kind ("onnx" models list as graphs). */
+function ioKind(session: SpyreSession): "ktir" | "graph" {
+  return session.kind === "ktir" ? "ktir" : "graph";
+}
+
+function isTrap(err: unknown): boolean {
+  return (
+    typeof WebAssembly !== "undefined" &&
+    typeof WebAssembly.RuntimeError === "function" &&
+    err instanceof WebAssembly.RuntimeError
+  );
+}
+
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: false });
 
@@ -174,11 +191,15 @@ export function createHandler(load: () => Promise<SpyreModule>): Handler {
     data?: RunData,
   ): { session: SpyreSession; raw: unknown } => {
     const session = m.open(bytes, fileName, extra);
-    const raw = data
-      ? runWithData(session, options, data, progress)
-      : session.run(options, progress);
-    last = { key: JSON.stringify([fileName, options]), bytes, session };
-    return { session, raw };
+    try {
+      const raw = data
+        ? runWithData(session, options, data, progress)
+        : session.run(options, progress);
+      last = { key: JSON.stringify([fileName, options]), bytes, session };
+      return { session, raw };
+    } catch (err) {
+      throw new OpenedButFailed(err, session);
+    }
   };
   const sameBytes = (a: Uint8Array, b: Uint8Array): boolean =>
     a === b || (a.length === b.length && a.every((x, i) => x === b[i]));
@@ -276,11 +297,18 @@ export function createHandler(load: () => Promise<SpyreModule>): Handler {
           return { id: req.id, ok: true, result: { json: session.traceJson() } };
         }
       }
-    } catch (err) {
+    } catch (thrown) {
+      const err = thrown instanceof OpenedButFailed ? thrown.cause : thrown;
+      // A source that opened but did not run (a KTIR module missing scalar values) still
+      // says what a run takes, so the page can ask for it. A trapped module is not asked.
+      const io =
+        thrown instanceof OpenedButFailed && req.method === "run" && !isTrap(err)
+          ? listIo(thrown.session, ioKind(thrown.session), req.params.options)
+          : null;
       return {
         id: req.id,
         ok: false,
-        error: { message: describeFailure(err), ...errorLocation(err) },
+        error: { message: describeFailure(err), ...errorLocation(err), ...(io ? { io } : {}) },
       };
     }
   };

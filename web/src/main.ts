@@ -62,6 +62,7 @@ import type {
   PageState,
   Reveal,
   Shortcut,
+  Unrun,
   View,
   ViewContext,
 } from "./views/view";
@@ -103,6 +104,8 @@ class App {
   private examples: ExampleInfo[] = [];
   private machines: string[] = [];
   private loaded: Loaded | null = null;
+  /** The last run's source when it failed but listed what it takes (the Run inputs tab). */
+  private unrun: Unrun | null = null;
   private view = DEFAULT_VIEW;
   private lines: LineRange | null = null;
   private reveal: Reveal | null = null;
@@ -224,6 +227,7 @@ class App {
   private state(): PageState {
     return {
       loaded: this.loaded,
+      unrun: this.unrun,
       view: this.view,
       lines: this.lines,
       reveal: this.reveal,
@@ -321,15 +325,21 @@ class App {
     data: RunData,
     args: Record<string, string>,
   ): Promise<ErrorInfo | null> {
+    const u = this.unrun;
     const c = this.loaded;
-    if (!c) return { message: "nothing is loaded" };
-    const outcome = await this.load(c.target, c.example, {
-      ktir: this.edited ? this.ktir : null,
-      t: null,
-      data,
-      args,
-      timingOnly: c.timingOnly === true,
-    });
+    // A source that failed to run (its inputs listed) is the one the panel shows.
+    const outcome = u
+      ? await this.load(u.target, u.example, { ktir: u.ktir, t: null, data, args })
+      : c
+        ? await this.load(c.target, c.example, {
+            ktir: this.edited ? this.ktir : null,
+            t: null,
+            data,
+            args,
+            timingOnly: c.timingOnly === true,
+          })
+        : null;
+    if (outcome === null) return { message: "nothing is loaded" };
     if (outcome !== "failed") return null;
     const err = this.lastFailure;
     const where = err instanceof LocatedError ? err.location : errorLocation(err);
@@ -516,8 +526,28 @@ class App {
       this.header.setStatus("failed");
       const what =
         target.kind === "example" ? `Example ${target.name}` : `Could not load ${target.fileName}`;
-      banner.show(what, errorMessage(err), describeLocation(err));
+      const io = err instanceof LocatedError ? err.io : null;
+      const missing = io?.kind === "ktir" && io.inputs.missing.length > 0;
+      const hint = missing
+        ? "\nGive the missing values in the Run inputs tab (key 8), then run with them."
+        : "";
+      banner.show(what, `${errorMessage(err)}${hint}`, describeLocation(err));
       this.restoreHeader();
+      // A file given for the run that did not fit leaves the listing as it was (the error
+      // goes on that file's row); any other failure lists what this source takes, if it can.
+      const where = err instanceof LocatedError ? err.location : errorLocation(err);
+      if (where.input === undefined)
+        this.unrun = io
+          ? {
+              target,
+              example,
+              ktir,
+              name,
+              io,
+              failure: { message: errorMessage(err), ...where },
+            }
+          : null;
+      this.broadcast(["unrun"]);
       if (
         target.kind === "file" &&
         /\.mlir$/i.test(target.fileName) &&
@@ -529,7 +559,9 @@ class App {
         this.ktir = new TextDecoder().decode(target.bytes);
         this.header.setSource(`${target.fileName} (not run)`, null);
         this.broadcast(["ktir"]);
-        this.setView("ir");
+        // A valid module that lacks values is completed in the Run inputs tab; one that
+        // does not verify is fixed in the editor.
+        this.setView(missing ? "inputs" : "ir");
       }
       document.body.dataset.state = "error";
       return "failed";
@@ -541,6 +573,7 @@ class App {
     if (seq !== this.runSeq) return "superseded"; // a newer request superseded this one
     banner.clear();
     this.failedKtir = null;
+    this.unrun = null;
     // What an earlier stop or link said no longer describes the screen (a link's restore
     // shows its own notice after its runs).
     notice.clear();
@@ -565,7 +598,7 @@ class App {
     this.reveal = null;
     if (this.core !== null && this.core >= sceneCores(r.run)) this.core = null;
     this.clock.setRun(sceneCycles(r.run), keep.t ?? 0);
-    this.broadcast(["run", "ktir", "lines", "core"]);
+    this.broadcast(["run", "unrun", "ktir", "lines", "core"]);
     this.showLinesMeta();
     const ms = Math.round(performance.now() - started);
     this.header.setStatus(

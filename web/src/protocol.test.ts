@@ -5,6 +5,7 @@ import { checkRun, createHandler, toPlain } from "./handler";
 import { emptyLatencyModel, emptyRoofline } from "./views/roofline";
 import {
   errorMessage,
+  LocatedError,
   parseProgress,
   parseRequest,
   parseResponse,
@@ -463,7 +464,15 @@ describe("worker handler", () => {
     ).toEqual({
       id: 7,
       ok: false,
-      error: { message: "b.json:1:2: expected '{'" },
+      // The file opened: what a run of it takes comes with the failure.
+      error: {
+        message: "b.json:1:2: expected '{'",
+        io: {
+          kind: "graph",
+          inputs: [{ name: "a", dtype: "f32", shape: [2] }],
+          outputs: [{ name: "y", dtype: "f32", shape: [2] }],
+        },
+      },
     });
     expect(
       await handle({
@@ -477,6 +486,72 @@ describe("worker handler", () => {
       error: { message: "unknown example zzz" },
     });
     expect(await handle({ id: 9, method: "bogus" })).toMatchObject({ id: 9, ok: false });
+  });
+
+  it("sends what a KTIR module takes with a run that fails for want of a scalar", async () => {
+    const module = stubModule();
+    const open = module.open;
+    module.open = (bytes, fileName, extra) => {
+      const session = open(bytes, fileName, extra);
+      const inputs = (options: RunOptions): unknown => ({
+        buffers: [],
+        scratchpads: [],
+        scalars: [{ name: "n", dtype: "index", functions: ["k"], value: options.args?.n ?? null }],
+        tensors: [],
+        missing: options.args?.n ? [] : ["--arg n=VALUE (index; an argument of @k)"],
+      });
+      session.ktirInputs = inputs;
+      session.run = (options) => {
+        if (!options.args?.n) {
+          throw Object.assign(new Error("missing inputs (1):\n  --arg n=VALUE"), {
+            stage: "ktir",
+          });
+        }
+        return ktirRun();
+      };
+      return session;
+    };
+    const handle = createHandler(async () => module);
+    const target = {
+      kind: "file",
+      bytes: new TextEncoder().encode("func.func @k(%n: index) {}"),
+      fileName: "k.mlir",
+    };
+    const failed = await handle({ id: 1, method: "run", params: { target, options: {} } });
+    expect(failed).toMatchObject({
+      id: 1,
+      ok: false,
+      error: {
+        message: expect.stringMatching(/missing inputs/),
+        stage: "ktir",
+        io: {
+          kind: "ktir",
+          inputs: {
+            scalars: [{ name: "n", value: null }],
+            missing: ["--arg n=VALUE (index; an argument of @k)"],
+          },
+        },
+      },
+    });
+    // The page side keeps the list on the error it raises.
+    const res = parseResponse(structuredClone(failed));
+    expect(res && !res.ok && res.error.io?.kind).toBe("ktir");
+    const err = new LocatedError(res && !res.ok ? res.error : { message: "" });
+    expect(err.io?.kind === "ktir" && err.io.inputs.missing).toHaveLength(1);
+    expect(err.location).toEqual({ stage: "ktir" });
+    // With the value, it runs and lists it as given.
+    const ok = await handle({
+      id: 2,
+      method: "run",
+      params: { target, options: { args: { n: "4" } } },
+    });
+    const io = ok.ok ? (ok.result as RunResult).io : null;
+    expect(io?.kind === "ktir" && io.inputs.scalars[0]?.value).toBe("4");
+    expect(io?.kind === "ktir" && io.inputs.missing).toEqual([]);
+    // A source that does not open has nothing to list; a malformed list is dropped.
+    expect(
+      parseResponse({ id: 3, ok: false, error: { message: "x", io: { kind: "ktir" } } }),
+    ).toEqual({ id: 3, ok: false, error: { message: "x" } });
   });
 
   it("says plainly when the wasm module traps", async () => {
@@ -579,6 +654,15 @@ describe("progress", () => {
       id: 3,
       progress: { phase: "execute", done: 1, total: 4 },
     });
+    expect(
+      parseProgress({
+        id: 3,
+        progress: { phase: "compile", done: 200, total: 700, pass: "layout" },
+      }),
+    ).toEqual({ id: 3, progress: { phase: "compile", done: 200, total: 700, pass: "layout" } });
+    expect(
+      parseProgress({ id: 3, progress: { phase: "compile", done: 0, total: 700, pass: 5 } }),
+    ).toEqual({ id: 3, progress: { phase: "compile", done: 0, total: 700 } });
     expect(parseProgress({ id: 3, progress: { phase: "other", done: 1, total: 4 } })).toBeNull();
     expect(parseProgress({ id: 3, progress: { phase: "execute", done: -1, total: 4 } })).toBeNull();
     expect(parseProgress({ id: 3, ok: true, result: 1 })).toBeNull();

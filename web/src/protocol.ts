@@ -89,13 +89,18 @@ export interface ErrorInfo {
   input?: string;
   /** "input" or "expected": what that file was given as. */
   role?: string;
+  /**
+   * What a run of the source takes, when the source opened but did not run (a KTIR
+   * module missing scalar values): the Run inputs panel lists it so they can be given.
+   */
+  io?: RunIo;
 }
 
 /** The location fields of a thrown value (the wasm session's errors carry them). */
-export function errorLocation(err: unknown): Omit<ErrorInfo, "message"> {
+export function errorLocation(err: unknown): Omit<ErrorInfo, "message" | "io"> {
   if (!err || typeof err !== "object") return {};
   const e = err as Record<string, unknown>;
-  const out: Omit<ErrorInfo, "message"> = {};
+  const out: Omit<ErrorInfo, "message" | "io"> = {};
   if (typeof e.stage === "string") out.stage = e.stage;
   if (typeof e.file === "string") out.file = e.file;
   if (typeof e.line === "number" && e.line > 0) out.line = e.line;
@@ -106,13 +111,31 @@ export function errorLocation(err: unknown): Omit<ErrorInfo, "message"> {
   return out;
 }
 
-/** An Error carrying a failure's location fields. */
+/** An Error carrying a failure's location fields (and what the source takes, when known). */
 export class LocatedError extends Error {
-  readonly location: Omit<ErrorInfo, "message">;
+  readonly location: Omit<ErrorInfo, "message" | "io">;
+  readonly io: RunIo | null;
   constructor(info: ErrorInfo) {
     super(info.message);
     this.location = errorLocation(info);
+    this.io = info.io ?? null;
   }
+}
+
+/**
+ * Reads what a run takes from a worker message; null when `v` is not one. Only the outline
+ * is checked: the lists come from the driver's typed structs.
+ */
+export function parseIo(v: unknown): RunIo | null {
+  if (!v || typeof v !== "object") return null;
+  const o = v as Record<string, unknown>;
+  if (o.kind === "graph") {
+    return Array.isArray(o.inputs) && Array.isArray(o.outputs) ? (v as RunIo) : null;
+  }
+  if (o.kind !== "ktir" || !o.inputs || typeof o.inputs !== "object") return null;
+  const k = o.inputs as Record<string, unknown>;
+  const lists = ["buffers", "scratchpads", "scalars", "tensors", "missing"];
+  return lists.every((l) => Array.isArray(k[l])) ? (v as RunIo) : null;
 }
 
 /** "line 3, column 7" (or just the line) when a failure says where; "" otherwise. */
@@ -261,7 +284,8 @@ export function parseResponse(data: unknown): WorkerResponse | null {
   if (d.ok) return { id: d.id, ok: true, result: d.result };
   const e = d.error as Record<string, unknown> | undefined;
   const message = e && typeof e.message === "string" ? e.message : "unknown worker error";
-  return { id: d.id, ok: false, error: { message, ...errorLocation(e) } };
+  const io = parseIo(e?.io);
+  return { id: d.id, ok: false, error: { message, ...errorLocation(e), ...(io ? { io } : {}) } };
 }
 
 /** Reads a progress report (a `run` or `trace` under way); null if `data` is not one. */
@@ -270,9 +294,13 @@ export function parseProgress(data: unknown): ProgressMessage | null {
   const d = data as Record<string, unknown>;
   if (typeof d.id !== "number" || !d.progress || typeof d.progress !== "object") return null;
   const p = d.progress as Record<string, unknown>;
-  if (p.phase !== "execute" && p.phase !== "schedule") return null;
+  if (p.phase !== "compile" && p.phase !== "execute" && p.phase !== "schedule") return null;
   const done = Number(p.done);
   const total = Number(p.total);
   if (!Number.isFinite(done) || !Number.isFinite(total) || done < 0 || total < 0) return null;
-  return { id: d.id, progress: { phase: p.phase, done, total } };
+  // A compile names its pass; a name that is not short text is left out.
+  const pass =
+    p.phase === "compile" && typeof p.pass === "string" && p.pass.length <= 40 ? p.pass : null;
+  const progress: RunProgress = { phase: p.phase, done, total, ...(pass ? { pass } : {}) };
+  return { id: d.id, progress };
 }

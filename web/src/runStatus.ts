@@ -6,8 +6,9 @@ import type { RunProgress } from "./api";
 export const LINK_RUN_BUDGET_MS = 10_000;
 
 /**
- * "compiling… 3 s", "executing 42% · 3 s", "scheduling 80% · 4 s". Before the first report
- * the run is still loading and compiling (`before` says which word to use).
+ * "compiling… 3 s", "compiling… pass ktir · 40% · 3 s", "executing 42% · 3 s",
+ * "scheduling 80% · 4 s". Before the first report the run is still loading (`before` says
+ * which word to use: "compiling" or "running KTIR").
  */
 export function progressText(before: string, p: RunProgress | null, elapsedMs: number): string {
   const secs = Math.max(0, Math.floor(elapsedMs / 1000));
@@ -16,6 +17,10 @@ export function progressText(before: string, p: RunProgress | null, elapsedMs: n
   const total = Math.max(1, p.total, p.done);
   // The step total is an estimate: say 99% until the phase really ends.
   const pct = p.done >= total ? 100 : Math.min(99, Math.floor((p.done * 100) / total));
+  if (p.phase === "compile") {
+    const pass = p.pass ? `pass ${p.pass} · ` : "";
+    return `compiling… ${pass}${pct}%${time}`;
+  }
   const what = p.phase === "execute" ? "executing" : "scheduling";
   return `${what} ${pct}%${time}`;
 }

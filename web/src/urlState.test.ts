@@ -305,6 +305,28 @@ describe("run status", () => {
     expect(progressText("x", { phase: "schedule", done: 0, total: 0 }, 0)).toBe("scheduling 0%");
   });
 
+  it("shows a compile's pass and how far the compile has come", () => {
+    const at = (pass: string, done: number) => ({
+      phase: "compile" as const,
+      done,
+      total: 700,
+      pass,
+    });
+    expect(progressText("compiling", at("canonicalize", 0), 0)).toBe(
+      "compiling… pass canonicalize · 0%",
+    );
+    expect(progressText("compiling", at("layout", 280), 3400)).toBe(
+      "compiling… pass layout · 40% · 3 s",
+    );
+    // The compile's end, and a report without a pass name.
+    expect(progressText("compiling", at("ktir", 700), 0)).toBe("compiling… pass ktir · 100%");
+    expect(progressText("compiling", { phase: "compile", done: 7, total: 14 }, 0)).toBe(
+      "compiling… 50%",
+    );
+    // Still matches what the status said before the first report.
+    expect(progressText("compiling", at("layout", 200), 0)).toMatch(/^compiling…/);
+  });
+
   it("says why a run stopped", () => {
     expect(stoppedText("cancelled")).toBe("the run was cancelled");
     expect(stoppedText("budget")).toContain(`${LINK_RUN_BUDGET_MS / 1000} s time budget`);

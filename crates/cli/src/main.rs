@@ -704,7 +704,7 @@ struct RunProgress {
     enabled: bool,
     started: Instant,
     /// The phase shown, to restyle the bar when the next one starts.
-    scheduling: Option<bool>,
+    phase: Option<Phase>,
     /// The compile pass shown (compiles only).
     pass: Option<&'static str>,
 }
@@ -725,7 +725,7 @@ impl RunProgress {
             bar,
             enabled,
             started: Instant::now(),
-            scheduling: None,
+            phase: None,
             pass: None,
         }
     }
@@ -750,27 +750,35 @@ impl RunProgress {
     }
 
     fn update(&mut self, p: driver::Progress) {
-        let (scheduling, done, total) = match p {
-            driver::Progress::Execute { steps, total } => (false, steps, total),
-            driver::Progress::Schedule { done, total } => (true, done, total),
+        let (phase, done, total) = match p {
+            driver::Progress::Compile { done, total, .. } => (Phase::Compile, done, total),
+            driver::Progress::Execute { steps, total } => (Phase::Execute, steps, total),
+            driver::Progress::Schedule { done, total } => (Phase::Schedule, done, total),
         };
-        if self.scheduling != Some(scheduling) {
-            self.scheduling = Some(scheduling);
+        if self.phase != Some(phase) {
+            self.phase = Some(phase);
             // Counts of the previous phase must not show against this one's total.
             self.bar.set_position(0);
             self.bar.set_length(total.max(done));
-            let (template, message) = if scheduling {
-                ("{msg:>10} [{wide_bar}] {pos}/{len} tasks", "scheduling")
-            } else {
-                (
+            let (template, message) = match phase {
+                Phase::Compile => ("{msg:>10} [{wide_bar}] {percent}%", "compiling"),
+                Phase::Execute => (
                     "{msg:>10} [{wide_bar}] {pos}/{len} ops (estimated)",
                     "executing",
-                )
+                ),
+                Phase::Schedule => ("{msg:>10} [{wide_bar}] {pos}/{len} tasks", "scheduling"),
             };
             if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
                 self.bar.set_style(style.progress_chars("=> "));
             }
             self.bar.set_message(message);
+        }
+        // A compile names the pass running.
+        if let driver::Progress::Compile { pass, .. } = p {
+            if self.pass != Some(pass) {
+                self.pass = Some(pass);
+                self.bar.set_message(pass);
+            }
         }
         // The estimate can fall short (per-element regions are not counted): grow it.
         self.bar.set_length(total.max(done));
@@ -784,6 +792,17 @@ impl RunProgress {
     fn finish(&self) {
         self.bar.finish_and_clear();
     }
+}
+
+/// The phases of a run the bar shows, each styled on its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    /// A model graph's passes.
+    Compile,
+    /// KTIR operations run.
+    Execute,
+    /// Tasks timed.
+    Schedule,
 }
 
 /// What `spyre bench` measured.
@@ -1242,10 +1261,25 @@ mod tests {
     #[test]
     fn the_bar_follows_both_phases_and_stays_hidden_when_disabled() {
         let mut bar = RunProgress::new(false);
+        bar.update(driver::Progress::Compile {
+            pass: "decompose",
+            done: 100,
+            total: 700,
+        });
+        assert_eq!((bar.bar.position(), bar.bar.length()), (100, Some(700)));
+        assert_eq!(bar.bar.message(), "decompose");
+        bar.update(driver::Progress::Compile {
+            pass: "ktir",
+            done: 650,
+            total: 700,
+        });
+        assert_eq!(bar.bar.position(), 650);
+        assert_eq!(bar.bar.message(), "ktir");
         bar.update(driver::Progress::Execute {
             steps: 30,
             total: 100,
         });
+        assert_eq!(bar.bar.message(), "executing");
         assert_eq!((bar.bar.position(), bar.bar.length()), (30, Some(100)));
         // An estimate that falls short grows with the count.
         bar.update(driver::Progress::Execute {

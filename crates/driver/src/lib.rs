@@ -481,6 +481,18 @@ impl Default for RunOptions {
 /// How far a long run has come, for progress bars.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Progress {
+    /// Compiling a model graph: the pass running, and the compile's work done out of its
+    /// total. Every pass counts [`COMPILE_PASS_WORK`]; a pass that reports its device ops
+    /// (`ktir`) moves through its share op by op. The reports of one compile never go
+    /// back, and the last has `done == total`.
+    Compile {
+        /// The pass running (one of [`compiler::PASS_NAMES`]).
+        pass: &'static str,
+        /// Work done.
+        done: u64,
+        /// All the work of the compile (the same in each of its reports).
+        total: u64,
+    },
     /// Executing the kernels: KTIR operations run so far, and the total they count towards
     /// (a static estimate, see [`sim::estimate_steps`]; runs with numbers may exceed it).
     Execute {
@@ -496,6 +508,42 @@ pub enum Progress {
         /// All tasks.
         total: u64,
     },
+}
+
+/// The share of one compiler pass in [`Progress::Compile`]'s work.
+pub const COMPILE_PASS_WORK: u64 = 100;
+
+impl Progress {
+    /// A compiler report as the whole compile's progress (see [`Progress::Compile`]).
+    pub fn compile(p: compiler::CompileProgress) -> Progress {
+        let index = compiler::PASS_NAMES
+            .iter()
+            .position(|n| *n == p.pass)
+            .unwrap_or(0) as u64;
+        let within = match p.total {
+            0 => 0,
+            total => (p.done.min(total) as u64).saturating_mul(COMPILE_PASS_WORK) / total as u64,
+        };
+        Progress::Compile {
+            pass: p.pass,
+            done: index * COMPILE_PASS_WORK + within,
+            total: Progress::compile_total(),
+        }
+    }
+
+    /// The report of a compile that has finished: all its work done.
+    pub fn compiled() -> Progress {
+        let total = Progress::compile_total();
+        Progress::Compile {
+            pass: compiler::PASS_NAMES.last().copied().unwrap_or("ktir"),
+            done: total,
+            total,
+        }
+    }
+
+    fn compile_total() -> u64 {
+        compiler::PASS_NAMES.len() as u64 * COMPILE_PASS_WORK
+    }
 }
 
 /// Operations between two [`Progress::Execute`] reports.

@@ -5,8 +5,8 @@
 use crate::roofline;
 use crate::source_map::{kernel_links, node_links, op_links};
 use crate::{
-    compare, compile, event_views, ktir_elem, DriverError, GraphView, MachineView, NodeView,
-    OutputCheck, PassView, Progress, RunOptions, RunResult, SourceMap, Stage, TensorView,
+    compare, compile_with_progress, event_views, ktir_elem, DriverError, GraphView, MachineView,
+    NodeView, OutputCheck, PassView, Progress, RunOptions, RunResult, SourceMap, Stage, TensorView,
     PROGRESS_EVERY_STEPS,
 };
 use graph::{Graph, Tensor};
@@ -963,7 +963,10 @@ fn run_graph(
         .map_err(|e| DriverError::from_graph("", e, Stage::Load))?;
     let mut compile_options = options.compile.clone();
     compile_options.stop_after = None;
-    let mut c = compile(graph, &options.machine, &compile_options)?;
+    let mut c = compile_with_progress(graph, &options.machine, &compile_options, &mut |p| {
+        progress(Progress::compile(p))
+    })?;
+    progress(Progress::compiled());
     let tree = c.ktir_module.take();
     let (module, ktir) = ktir_to_run(&c, tree, options.ktir.as_deref())?;
     let ((run, mut source_map), schedule) = simulate_mapped(&c, &module, &ktir, options, progress)?;
@@ -1135,6 +1138,51 @@ mod tests {
         );
         assert_eq!(detect_kind(b"", "x.mlir"), SourceKind::Ktir);
         assert_eq!(detect_kind(b"nonsense", "x"), SourceKind::Graph);
+    }
+
+    #[test]
+    fn a_graph_run_reports_its_compile_monotone_to_the_end_before_executing() {
+        let ex = crate::examples();
+        let model = ex.iter().find(|e| e.name == "gelu_mlp").unwrap();
+        let mut s = Session::open(model.source.as_bytes(), "model").unwrap();
+        let mut seen = Vec::new();
+        s.run(&RunOptions::default(), &mut |p| seen.push(p))
+            .unwrap();
+        let compile: Vec<(&str, u64, u64)> = seen
+            .iter()
+            .filter_map(|p| match *p {
+                Progress::Compile { pass, done, total } => Some((pass, done, total)),
+                _ => None,
+            })
+            .collect();
+        let total = compiler::PASS_NAMES.len() as u64 * crate::COMPILE_PASS_WORK;
+        assert!(
+            compile.iter().all(|&(_, done, t)| t == total && done <= t),
+            "{compile:?}"
+        );
+        assert!(compile.windows(2).all(|w| w[0].1 <= w[1].1), "{compile:?}");
+        assert_eq!(
+            compile.first().map(|c| (c.0, c.1)),
+            Some(("canonicalize", 0))
+        );
+        assert_eq!(compile.last().map(|c| (c.0, c.1)), Some(("ktir", total)));
+        // Every pass is reported, in order, and the ktir pass op by op in between.
+        let mut passes: Vec<&str> = compile.iter().map(|c| c.0).collect();
+        passes.dedup();
+        assert_eq!(passes, compiler::PASS_NAMES);
+        let ktir_reports = compile.iter().filter(|c| c.0 == "ktir").count();
+        assert!(ktir_reports > 2, "{compile:?}");
+        // The compile ends before anything executes.
+        let first_other = seen
+            .iter()
+            .position(|p| !matches!(p, Progress::Compile { .. }));
+        let last_compile = seen
+            .iter()
+            .rposition(|p| matches!(p, Progress::Compile { .. }));
+        assert!(
+            first_other.is_some() && last_compile < first_other,
+            "{seen:?}"
+        );
     }
 
     #[test]

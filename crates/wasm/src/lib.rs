@@ -35,37 +35,48 @@ fn structured_error(e: driver::DriverError) -> JsValue {
     error.into()
 }
 
-/// What the progress callback receives: `{ phase, done, total }`, the phase being
-/// "execute" (KTIR operations run against the static estimate) or "schedule" (tasks timed).
+/// What the progress callback receives: `{ phase, done, total, pass? }`, the phase being
+/// "compile" (a model graph's passes, `pass` the one running), "execute" (KTIR operations
+/// run against the static estimate) or "schedule" (tasks timed).
 #[derive(Serialize)]
 struct ProgressReport {
     phase: &'static str,
     done: u64,
     total: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pass: Option<&'static str>,
 }
 
 /// Calls `callback` with the driver's progress, at most once per percent of each phase
 /// (and at each phase's start and end), so a long run does not flood JavaScript.
 struct Throttled<'a> {
     callback: &'a js_sys::Function,
-    last: Option<(&'static str, u64)>,
+    last: Option<(&'static str, Option<&'static str>, u64)>,
 }
 
 impl Throttled<'_> {
     fn report(&mut self, p: driver::Progress) {
-        let (phase, done, total) = match p {
-            driver::Progress::Execute { steps, total } => ("execute", steps, total),
-            driver::Progress::Schedule { done, total } => ("schedule", done, total),
+        let (phase, pass, done, total) = match p {
+            driver::Progress::Compile { pass, done, total } => ("compile", Some(pass), done, total),
+            driver::Progress::Execute { steps, total } => ("execute", None, steps, total),
+            driver::Progress::Schedule { done, total } => ("schedule", None, done, total),
         };
         // The estimate can fall short: never report more done than total.
         let total = total.max(done).max(1);
         let percent = done.saturating_mul(100) / total;
-        let key = (phase, percent);
+        // A new pass is worth a report even within the same percent.
+        let key = (phase, pass, percent);
         if self.last == Some(key) && done != total {
             return;
         }
         self.last = Some(key);
-        if let Ok(v) = to_js(&ProgressReport { phase, done, total }) {
+        let report = ProgressReport {
+            phase,
+            done,
+            total,
+            pass,
+        };
+        if let Ok(v) = to_js(&report) {
             // A throwing callback must not abort the run.
             let _ = self.callback.call1(&JsValue::NULL, &v);
         }
@@ -265,15 +276,17 @@ impl Session {
 
     /// What a run of this KTIR module takes (`KtirInputs` in the generated types: buffers
     /// with dtype, shape, address and role, scratchpad views, scalars, tensor arguments and
-    /// what is missing), given the options' `args` and `places`. Throws for a graph.
+    /// what is missing), given the options' `args` and `places`; with `ktir`, of that
+    /// module, which a run would run in place of the source. Throws for a graph.
     #[wasm_bindgen(js_name = ktirInputs)]
     pub fn ktir_inputs(&self, options: JsValue) -> Result<JsValue, JsValue> {
         let opts = driver_options(run_options(options)?)?;
-        let text = self.inner.ktir_source().ok_or_else(|| {
+        let source = self.inner.ktir_source().ok_or_else(|| {
             JsValue::from(JsError::new(
                 "ktirInputs: the source is a model graph, not KTIR",
             ))
         })?;
+        let text = opts.ktir.as_deref().unwrap_or(source);
         let inputs = driver::ktir_inputs(text, &opts).map_err(structured_error)?;
         Ok(to_js(&inputs)?)
     }
@@ -291,11 +304,14 @@ impl Session {
     ) -> Result<JsValue, JsValue> {
         let mut opts = driver_options(run_options(options)?)?;
         let given = pairs(names, &files)?;
-        let text = self.inner.ktir_source().ok_or_else(|| {
+        let source = self.inner.ktir_source().ok_or_else(|| {
             JsValue::from(JsError::new(
                 "runWithInputs: the source is a model graph, not KTIR",
             ))
         })?;
+        // Files fill the module that runs: the edited one, when given.
+        let ktir = opts.ktir.clone();
+        let text = ktir.as_deref().unwrap_or(source);
         // One file at a time, so an error names the input it concerns (the page shows it on
         // that input's row).
         for file in &given {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { RunIo } from "../protocol";
-import { inputRows, outputRows } from "./runInputs";
+import { inputRows, missingName, missingText, outputRows } from "./runInputs";
 
 const ktir: RunIo = {
   kind: "ktir",
@@ -50,5 +50,30 @@ describe("run inputs rows", () => {
     };
     expect(inputRows(io).map((r) => [r.name, r.role, r.shape])).toEqual([["x", "input", [4, 64]]]);
     expect(outputRows(io)).toEqual(io.outputs);
+  });
+
+  it("marks the scalars a run cannot start without, in the page's words", () => {
+    const io: RunIo = {
+      kind: "ktir",
+      inputs: {
+        buffers: [{ name: "x", elem: "f32", elements: 8, shape: [8], address: null, role: "in" }],
+        scratchpads: [],
+        scalars: [
+          { name: "n", dtype: "index", functions: ["k"], value: null },
+          { name: "s", dtype: "f32", functions: ["k"], value: "0.5" },
+        ],
+        tensors: [],
+        missing: ["--arg n=VALUE (index; an argument of @k)"],
+      },
+    };
+    expect(inputRows(io).map((r) => [r.name, r.missing])).toEqual([
+      ["x", false],
+      ["n", true],
+      ["s", false],
+    ]);
+    expect(missingName(io.inputs.missing[0]!)).toBe("n");
+    expect(missingText(io.inputs.missing[0]!)).toBe("a value for n (index; an argument of @k)");
+    expect(missingName("size %d0 of a view depends on n")).toBeNull();
+    expect(missingText("size %d0 of a view depends on n")).toBe("size %d0 of a view depends on n");
   });
 });

@@ -2,13 +2,15 @@
 // scratchpad views, tensor arguments and scalars; a model graph's inputs), a .npy for each
 // (picked or dropped on its row), scalar values, and a run with them. After the run, each
 // output is offered as .npy, and for model graphs an expected .npy per output is compared
-// with the simulated one as `spyre run --expected` does.
+// with the simulated one as `spyre run --expected` does. A source that did not run because
+// it lacks values (a KTIR module's scalar arguments) is listed too, the missing ones marked,
+// so they can be given here.
 
 import type { NamedBytes, OutputCheck } from "../api";
 import { el } from "../dom";
 import type { ErrorInfo, RunIo } from "../protocol";
 import { toleranceText } from "./results";
-import type { Change, Loaded, PageState, View, ViewContext } from "./view";
+import type { Change, Loaded, PageState, Unrun, View, ViewContext } from "./view";
 
 /** One thing a run takes, as a row of the table. */
 export interface InputRow {
@@ -23,6 +25,8 @@ export interface InputRow {
   kind: string;
   /** The value a scalar gets now, when given. */
   value: string | null;
+  /** A run cannot start without it (a scalar with no value). */
+  missing: boolean;
 }
 
 /** An output a run gives, downloadable as .npy. */
@@ -43,9 +47,11 @@ export function inputRows(io: RunIo): InputRow[] {
       role: "input",
       kind: "input",
       value: null,
+      missing: false,
     }));
   }
   const k = io.inputs;
+  const named = (name: string): boolean => k.missing.some((m) => missingName(m) === name);
   return [
     ...k.buffers.map((b) => ({
       name: b.name,
@@ -55,6 +61,7 @@ export function inputRows(io: RunIo): InputRow[] {
       role: b.role,
       kind: "buffer",
       value: null,
+      missing: false,
     })),
     ...k.scratchpads.map((s) => ({
       name: s.name,
@@ -64,6 +71,7 @@ export function inputRows(io: RunIo): InputRow[] {
       role: s.role,
       kind: "scratchpad",
       value: null,
+      missing: false,
     })),
     ...k.tensors.map((t) => ({
       name: t.name,
@@ -73,6 +81,7 @@ export function inputRows(io: RunIo): InputRow[] {
       role: "tensor",
       kind: "tensor",
       value: null,
+      missing: false,
     })),
     ...k.scalars.map((s) => ({
       name: s.name,
@@ -82,8 +91,20 @@ export function inputRows(io: RunIo): InputRow[] {
       role: "scalar",
       kind: "scalar",
       value: s.value,
+      missing: s.value === null || named(s.name),
     })),
   ];
+}
+
+/** The scalar a line of `KtirInputs.missing` asks for ("--arg n=VALUE (...)"), if any. */
+export function missingName(line: string): string | null {
+  return /^--arg ([^=\s]+)=/.exec(line)?.[1] ?? null;
+}
+
+/** A line of `KtirInputs.missing` in the page's words (the driver's are the CLI's flags). */
+export function missingText(line: string): string {
+  const name = missingName(line);
+  return name === null ? line : line.replace(/^--arg [^=\s]+=VALUE/, `a value for ${name}`);
 }
 
 /** The outputs offered for download: graph outputs, or buffers the module stores to. */
@@ -126,6 +147,7 @@ export class RunInputsTab implements View {
   /** The source the choices below belong to: another source starts afresh. */
   private target: Loaded["target"] | null = null;
   private loaded: Loaded | null = null;
+  private unrun: Unrun | null = null;
   private readonly inputs = new Map<string, { fileName: string; bytes: Uint8Array }>();
   private readonly expected = new Map<string, { fileName: string; bytes: Uint8Array }>();
   private readonly scalars = new Map<string, string>();
@@ -141,12 +163,15 @@ export class RunInputsTab implements View {
   }
 
   update(state: PageState, changed: ReadonlySet<Change>): void {
-    if (!changed.has("run") && !changed.has("busy")) return;
+    if (!changed.has("run") && !changed.has("unrun") && !changed.has("busy")) return;
     this.busy = state.busy;
-    if (changed.has("run")) {
+    if (changed.has("run") || changed.has("unrun")) {
       this.loaded = state.loaded;
-      if (state.loaded?.target !== this.target) {
-        this.target = state.loaded?.target ?? null;
+      this.unrun = state.unrun;
+      // A source that failed to run is the one listed; the run on screen otherwise.
+      const target = state.unrun?.target ?? state.loaded?.target ?? null;
+      if (target !== this.target) {
+        this.target = target;
         this.inputs.clear();
         this.expected.clear();
         this.scalars.clear();
@@ -234,7 +259,7 @@ export class RunInputsTab implements View {
   }
 
   private errorCell(name: string, role: string): HTMLElement {
-    const f = this.failure;
+    const f = this.failure ?? this.unrun?.failure ?? null;
     const mine = f?.input === name && (f.role ?? "input") === role;
     return el("td", {
       className: mine ? "row-error" : "",
@@ -246,9 +271,10 @@ export class RunInputsTab implements View {
   private render(): void {
     const root = this.root;
     if (!root) return;
+    const u = this.unrun;
     const c = this.loaded;
-    const io = c?.res.io ?? null;
-    if (!c || !io) {
+    const io = u ? u.io : (c?.res.io ?? null);
+    if (!io) {
       root.replaceChildren(
         el("p", {
           className: "muted",
@@ -276,20 +302,33 @@ export class RunInputsTab implements View {
     );
     const body = el("tbody");
     for (const r of rows) {
-      const tr = el("tr", { "data-testid": `input-row-${r.name}`, "data-kind": r.kind });
+      const tr = el("tr", {
+        "data-testid": `input-row-${r.name}`,
+        "data-kind": r.kind,
+        "data-missing": r.missing ? "true" : undefined,
+        className: r.missing ? "missing" : "",
+      });
       tr.append(
         el("td", { className: "name", text: r.name }),
         el("td", { text: r.dtype }),
         el("td", { text: shapeText(r.shape) }),
         el("td", { text: r.address }),
-        el("td", { text: r.role }),
+        el(
+          "td",
+          {},
+          r.role,
+          ...(r.missing
+            ? [" ", el("span", { className: "badge-missing", text: "missing: required" })]
+            : []),
+        ),
       );
       if (r.kind === "scalar") {
         const input = el("input", {
           type: "text",
           "data-testid": `scalar-${r.name}`,
           "aria-label": `value of ${r.name}`,
-          placeholder: r.dtype,
+          "aria-required": r.missing ? "true" : undefined,
+          placeholder: r.missing ? `${r.dtype} (required)` : r.dtype,
           value: this.scalars.get(r.name) ?? r.value ?? "",
         });
         input.addEventListener("input", () => this.scalars.set(r.name, input.value));
@@ -316,8 +355,9 @@ export class RunInputsTab implements View {
       left === 0
         ? `every ${graph ? "input" : "buffer"} is given.`
         : `${given} given; the ${left} left empty keep the seeded random values (seed 0).`;
+    const name = u ? u.name : (c?.res.result.graph.name ?? "");
     const parts: HTMLElement[] = [
-      el("h3", { text: `What a run of ${c.res.result.graph.name} takes` }),
+      el("h3", { text: `What a run of ${name} takes` }),
       el("p", {
         className: "muted",
         text: `One .npy per ${graph ? "input (or an ONNX .pb)" : "buffer or view"}: pick it or drop it on its row. Rows left empty keep the seeded random values.`,
@@ -325,7 +365,18 @@ export class RunInputsTab implements View {
       table,
       el("p", {}, runButton, " ", el("span", { className: "muted", text: summary })),
     ];
-    const f = this.failure;
+    if (u)
+      parts.push(
+        el("p", {
+          className: "row-error",
+          "data-testid": "inputs-unrun",
+          text:
+            io.kind === "ktir" && io.inputs.missing.length > 0
+              ? `${name} did not run: give the values marked missing, then run with them.`
+              : `${name} did not run; what a run of it takes is listed below.`,
+        }),
+      );
+    const f = this.failure ?? u?.failure ?? null;
     const onRow =
       f?.role === "expected"
         ? outputRows(io).some((o) => o.name === f.input)
@@ -337,9 +388,14 @@ export class RunInputsTab implements View {
       );
     if (io.kind === "ktir" && io.inputs.missing.length > 0)
       parts.push(
-        el("p", { className: "row-error", text: `Missing: ${io.inputs.missing.join("; ")}` }),
+        el("p", {
+          className: "row-error",
+          "data-testid": "inputs-missing",
+          text: `Missing: ${io.inputs.missing.map(missingText).join("; ")}`,
+        }),
       );
-    parts.push(this.outputs(c, io));
+    // Outputs come from a run: a source that did not run has none yet.
+    if (!u && c) parts.push(this.outputs(c, io));
     root.replaceChildren(...parts);
   }
 

@@ -4,7 +4,7 @@
 // report what the user did through the context's actions. Views never call each other.
 
 import type { Diagnostic, TraceEvent } from "../api";
-import type { ErrorInfo, RunData, RunResult, SourceRef } from "../protocol";
+import type { ErrorInfo, RunData, RunIo, RunResult, SourceRef } from "../protocol";
 import type { LineRange } from "../ring/draw";
 import type { Span } from "../session";
 
@@ -31,6 +31,23 @@ export interface Loaded {
   withData?: boolean;
 }
 
+/**
+ * A source that opened but did not run (a KTIR module missing scalar values), with what a
+ * run of it takes: the Run inputs tab lists it, so the values can be given and run.
+ */
+export interface Unrun {
+  target: SourceRef;
+  /** Example name, or null for an opened file. */
+  example: string | null;
+  /** The edited KTIR that was run in place of the source, or null. */
+  ktir: string | null;
+  /** The file or example name, for headings. */
+  name: string;
+  io: RunIo;
+  /** Why it did not run. */
+  failure: ErrorInfo;
+}
+
 /** A request to highlight (and maybe scroll to) a line of one IR editor. */
 export interface Reveal {
   kind: IrKind;
@@ -44,6 +61,8 @@ export interface Reveal {
 /** What every view may read; the page replaces it and tells views what changed. */
 export interface PageState {
   readonly loaded: Loaded | null;
+  /** The last run's source when it failed but could list its inputs (else null). */
+  readonly unrun: Unrun | null;
   /** Id of the tab on screen. */
   readonly view: string;
   /** KTIR lines linked across views (tiles, events, graph node, editor). */
@@ -64,7 +83,17 @@ export interface PageState {
 
 /** The parts of the page state an update is about. */
 export type Change =
-  "run" | "view" | "lines" | "reveal" | "op" | "core" | "time" | "ktir" | "busy" | "theme";
+  | "run"
+  | "unrun"
+  | "view"
+  | "lines"
+  | "reveal"
+  | "op"
+  | "core"
+  | "time"
+  | "ktir"
+  | "busy"
+  | "theme";
 
 /** The shared clock: simulated time, play / pause and speed (the transport bar). */
 export interface Clock {
