@@ -272,6 +272,7 @@ pub fn run_tensor_parallel(
             let timing =
                 cards::time_collective(&system, n, CollectiveKind::AllReduce, bytes, tp.algorithm);
             let order = match timing.algorithm {
+                _ if n == 1 => "none: one card holds the whole sum".to_string(),
                 cards::Algorithm::Ring => format!(
                     "ring: {n} chunks of ceil(len/{n}) elements; chunk j summed from card j onwards, ((x[j] + x[j+1]) + ...) + x[j+{}] (cards mod {n}), rounded to {} after each addition",
                     n.saturating_sub(1),
@@ -314,7 +315,11 @@ pub fn run_tensor_parallel(
                 tensor: name.clone(),
                 kind: "all-reduce".into(),
                 algorithm: format!("{:?}", timing.algorithm).to_lowercase(),
-                reason: timing.reason.clone(),
+                reason: if n == 1 {
+                    "one card: no communication".into()
+                } else {
+                    timing.reason.clone()
+                },
                 bytes,
                 start: t,
                 cycles: timing.cycles,
