@@ -38,6 +38,8 @@ enum Command {
         machine: String,
         #[command(flatten)]
         flags: CompileFlags,
+        #[command(flatten)]
+        tp: TpFlags,
         /// Write the output here instead of standard output (with `--emit sdsc`: a
         /// directory that receives the bundle's files).
         #[arg(short, long)]
@@ -106,6 +108,8 @@ enum Command {
         timing_only: bool,
         #[command(flatten)]
         flags: CompileFlags,
+        #[command(flatten)]
+        tp: TpFlags,
     },
     /// Time a model graph end to end (load, reference, compile, simulate) or a KTIR file
     /// (parse, verify, run) several times and print wall times and events per second.
@@ -126,6 +130,8 @@ enum Command {
         json: bool,
         #[command(flatten)]
         flags: CompileFlags,
+        #[command(flatten)]
+        tp: TpFlags,
     },
     /// Show a model graph's inputs, outputs, op counts and parameter count.
     Inspect {
@@ -165,6 +171,74 @@ impl CompileFlags {
             attention_key_block: self.attention_block,
             double_buffer: !self.no_double_buffer,
             ..Default::default()
+        })
+    }
+}
+
+/// Tensor parallelism over several cards, shared by `compile`, `run` and `bench` (model
+/// graphs only).
+#[derive(clap::Args)]
+struct TpFlags {
+    /// Shard the graph Megatron-style over this many cards (1: one card, as without it).
+    #[arg(long, default_value_t = 1)]
+    tp: usize,
+    /// System preset (drawer8, ring4) or a system description file; default: --tp cards
+    /// of --machine behind a PCIe switch, with drawer8's links.
+    #[arg(long)]
+    system: Option<String>,
+    /// All-reduce algorithm: auto (the cheaper by the stated cost estimate), ring or tree.
+    #[arg(long, default_value = "auto")]
+    allreduce: String,
+    /// Host cost of one kernel launch, in milliseconds (default: the public 1.6 ms).
+    #[arg(long, value_name = "MS")]
+    launch_overhead_ms: Option<f64>,
+    /// Transformer blocks the host runtime model runs back to back (the layer repeated).
+    #[arg(long, default_value_t = 1)]
+    blocks: usize,
+}
+
+impl TpFlags {
+    /// Whether the run goes through the tensor-parallel path.
+    fn active(&self) -> bool {
+        self.tp != 1 || self.system.is_some()
+    }
+
+    fn options(&self, machine: &sim::Machine) -> Result<driver::TpOptions, String> {
+        let system = match &self.system {
+            None => None,
+            Some(spec) => Some(match sim::system::System::preset(spec) {
+                Some(s) => s,
+                None => {
+                    let text = read(Path::new(spec))?;
+                    sim::system::System::from_json(&text).map_err(|e| format!("{spec}: {e}"))?
+                }
+            }),
+        };
+        let mut runtime = sim::host::RuntimeParams::default();
+        if let Some(ms) = self.launch_overhead_ms {
+            if !(ms.is_finite() && (0.0..=1e6).contains(&ms)) {
+                return Err(format!(
+                    "--launch-overhead-ms {ms}: must be between 0 and 1e6"
+                ));
+            }
+            runtime.launch_overhead_cycles = sim::machine::Param::new(
+                ms * 1e6 * machine.clock_ghz.value,
+                sim::machine::Status::Assumed,
+                "set with --launch-overhead-ms",
+            );
+        }
+        if self.blocks == 0 || self.blocks > 1024 {
+            return Err(format!(
+                "--blocks {}: must be between 1 and 1024",
+                self.blocks
+            ));
+        }
+        Ok(driver::TpOptions {
+            degree: self.tp,
+            system,
+            algorithm: self.allreduce.parse()?,
+            runtime,
+            blocks: self.blocks,
         })
     }
 }
@@ -320,11 +394,15 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             after,
             machine,
             flags,
+            tp,
             output,
         } => {
             let machine = load_machine(&machine)?;
             let graph = load_graph_file(&file)?;
             let mut options = flags.options()?;
+            if tp.active() {
+                return compile_tensor_parallel(&graph, &machine, &options, &tp, emit, &output);
+            }
             // KTIR out needs no pass snapshots, which are most of a large compile's cost.
             options.skip_snapshots = after.is_none() && matches!(emit, Emit::Ktir);
             if let Some(pass) = &after {
@@ -391,6 +469,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             timing,
             timing_only,
             flags,
+            tp,
         } => {
             let started = Instant::now();
             let source = read_model(&file)?;
@@ -449,6 +528,35 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 compile: flags.options()?,
                 ..RunOptions::default()
             };
+            if tp.active() {
+                if inputs.is_some()
+                    || expected.is_some()
+                    || save_outputs.is_some()
+                    || trace.is_some()
+                {
+                    return Err(
+                        "--inputs, --expected, --save-outputs and --trace are not yet supported with --tp".into(),
+                    );
+                }
+                let graph = session.graph().ok_or("--tp takes a model graph")?;
+                let tpo = tp.options(&options.machine)?;
+                let r = driver::run_tensor_parallel(graph, &options, &tpo, &mut |_| {})
+                    .map_err(derr)?;
+                if json {
+                    println!(
+                        "{}",
+                        serde_json::to_string_pretty(&r).map_err(|e| e.to_string())?
+                    );
+                } else {
+                    print!("{}", driver::render_tensor_parallel(&r));
+                    println!("{}", wall_line(started.elapsed()));
+                }
+                return Ok(if r.outputs_checked && !r.passed {
+                    ExitCode::FAILURE
+                } else {
+                    ExitCode::SUCCESS
+                });
+            }
             if let Some(dir) = &inputs {
                 let files = read_tensor_files(dir)?;
                 options.inputs = session
@@ -551,6 +659,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             timing_only,
             json,
             flags,
+            tp,
         } => {
             if runs > MAX_BENCH_RUNS {
                 return Err(format!(
@@ -565,6 +674,34 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             };
             let source = read_model(&file)?;
             let name = file_name(&file);
+            if tp.active() {
+                let graph = load_graph_file(&file)?;
+                let tpo = tp.options(&options.machine)?;
+                let once = || {
+                    driver::run_tensor_parallel(&graph, &options, &tpo, &mut |_| {}).map_err(derr)
+                };
+                let mut ms = Vec::new();
+                let first = once()?;
+                for _ in 0..runs {
+                    let t = Instant::now();
+                    std::hint::black_box(once()?);
+                    ms.push(t.elapsed().as_secs_f64() * 1e3);
+                }
+                if json {
+                    let v = serde_json::json!({ "run": first, "wallMs": ms });
+                    println!(
+                        "{}",
+                        serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?
+                    );
+                } else {
+                    print!("{}", driver::render_tensor_parallel(&first));
+                    println!(
+                        "wall ms per run {:?}",
+                        ms.iter().map(|m| m.round()).collect::<Vec<_>>()
+                    );
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
             let ktir = !driver::detect_kind(&source, &name).is_graph();
             let figures = if ktir {
                 let text = String::from_utf8(source)
@@ -849,6 +986,53 @@ fn time_runs<R: serde::Serialize>(
         std::hint::black_box((r, text));
     }
     Ok((first, ms, json_ms))
+}
+
+/// `spyre compile --tp N`: the tensor-parallel snapshot, then each segment of one card's
+/// shard compiled once, emitted as asked.
+fn compile_tensor_parallel(
+    graph: &driver::graph::Graph,
+    machine: &sim::Machine,
+    options: &compiler::Options,
+    tp: &TpFlags,
+    emit: Emit,
+    output: &Option<PathBuf>,
+) -> Result<ExitCode, String> {
+    let tpo = tp.options(machine)?;
+    let system = match tpo.system.clone() {
+        Some(s) => s,
+        None => {
+            sim::system::System::switch_of(machine, tpo.degree.max(1)).map_err(|e| e.to_string())?
+        }
+    };
+    system.check_degree(tpo.degree).map_err(|e| e.to_string())?;
+    let machine = system.machine(0).unwrap_or(machine);
+    let plan = compiler::tp::shard(graph, tpo.degree).map_err(|e| e.to_string())?;
+    let mut text = format!(
+        "==== {} ({}) ====\n{}\n",
+        plan.snapshot.pass, plan.snapshot.title, plan.snapshot.text
+    );
+    for (k, seg) in plan.segments.iter().enumerate() {
+        let c = driver::compile(&seg.graph, machine, options).map_err(derr)?;
+        let body = match emit {
+            Emit::Ktir => c.ktir.clone().unwrap_or_default(),
+            Emit::Sdsc => c
+                .snapshot("sdsc")
+                .map(|s| s.text.clone())
+                .unwrap_or_default(),
+            Emit::Snapshots => c
+                .snapshots
+                .iter()
+                .map(|s| format!("==== {} ({}) ====\n{}\n", s.pass, s.title, s.text))
+                .collect(),
+        };
+        text.push_str(&format!(
+            "==== segment {k} (compiled once for all {} cards) ====\n{body}\n",
+            tpo.degree
+        ));
+    }
+    write_out(output, &text)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Runs the whole pipeline on `source` once untimed, then `runs` times timed. Each run

@@ -811,3 +811,52 @@ fn run_timing_only_prints_cycles_per_layer() {
         "{sum} vs {total}"
     );
 }
+
+const LLAMA: &str = "examples/graphs/llama_decoder_layer.json";
+
+#[test]
+fn compile_with_tp_prints_the_tensor_parallel_pass_and_each_segment_once() {
+    let o = spyre(&["compile", LLAMA, "--tp", "4", "--emit", "ktir"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("==== tensor-parallel"), "{text}");
+    assert!(text.contains("replicated"), "{text}");
+    assert_eq!(text.matches("compiled once for all 4 cards").count(), 3);
+}
+
+#[test]
+fn bad_tensor_parallel_input_names_the_problem() {
+    let o = spyre(&["run", LLAMA, "--tp", "3"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("attention heads (8)"), "{}", stderr(&o));
+    let o = spyre(&["run", LLAMA, "--tp", "8", "--system", "ring4"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("has 4"), "{}", stderr(&o));
+    let file = std::env::temp_dir().join(format!("spyre-cli-system-{}.json", std::process::id()));
+    let mut v: serde_json::Value =
+        serde_json::from_str(include_str!("../../sim/systems/ring4.json")).unwrap();
+    v["card_links"].as_array_mut().unwrap().remove(1);
+    std::fs::write(&file, v.to_string()).unwrap();
+    let o = spyre(&[
+        "run",
+        LLAMA,
+        "--tp",
+        "2",
+        "--system",
+        file.to_str().unwrap(),
+    ]);
+    let _ = std::fs::remove_file(&file);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("missing link card1 <-> card2"),
+        "{}",
+        stderr(&o)
+    );
+    let o = spyre(&["run", LLAMA, "--tp", "2", "--allreduce", "star"]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("unknown all-reduce algorithm"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -9,6 +9,10 @@
 //! 6. `sdsc` ([`sdsc_emit`]): one SuperDSC descriptor per op plus the bundle manifest.
 //! 7. `ktir` ([`lower_ktir`]): SDSC to KTIR text.
 //!
+//! Before them, for several cards, [`tp`] (`tensor-parallel`) cuts a Llama-style layer into
+//! identical per-card shard segments joined by all-reduces; each segment then compiles
+//! through the passes above.
+//!
 //! [`compile`] runs them and records a [`Snapshot`] after each. The compiler knows nothing of
 //! JS or timing; machine numbers come in through [`Target`]. Library code never panics: every
 //! problem is a [`CompileError`] naming the node and saying why.
@@ -37,6 +41,7 @@ pub mod ops;
 pub mod passes;
 pub mod scratchpad;
 pub mod sdsc_emit;
+pub mod tp;
 pub mod workdiv;
 
 use serde::{Deserialize, Serialize};

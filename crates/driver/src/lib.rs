@@ -19,6 +19,7 @@ mod ktir_plan;
 mod ktir_run;
 mod latency;
 mod layers;
+mod multi_card;
 pub mod npy;
 mod roofline;
 mod session;
@@ -36,6 +37,10 @@ pub use latency::{
     render as render_latency_model, KernelLatency, LatencyModelReport, LatencyParamView,
 };
 pub use layers::{render as render_layers, LayerCycles};
+pub use multi_card::{
+    render as render_tensor_parallel, run_tensor_parallel, CollectiveView, HostView, LinkEventView,
+    SegmentView, TpOptions, TpRun,
+};
 pub use roofline::{
     render as render_roofline, Bound, Bounds, KernelRoofline, ProgramRoofline, Rates, Roofline,
 };

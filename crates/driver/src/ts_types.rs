@@ -50,6 +50,11 @@ fn declarations() -> Vec<String> {
         KernelLink::decl(&cfg),
         SourceMap::decl(&cfg),
         Run::decl(&cfg),
+        LinkEventView::decl(&cfg),
+        CollectiveView::decl(&cfg),
+        SegmentView::decl(&cfg),
+        HostView::decl(&cfg),
+        TpRun::decl(&cfg),
     ]
 }
 

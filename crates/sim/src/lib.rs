@@ -16,10 +16,13 @@
 //! resolved form) <- `state` (simulator and per-core state, shared op helpers) <- the op
 //! families `memory`, `tensor`, `elementwise`, `collectives` <- [`exec`] (the driver loop:
 //! launches, frames, control flow, dispatch). [`latency_model`] is a second, per-op timing
-//! model kept beside the event-level one for comparison. [`exec_ew`] and [`exec_ops`] are the
+//! model kept beside the event-level one for comparison. Above one card: [`system`] (several
+//! cards and their links, as data), [`cards`] (collectives across cards) and [`host`] (the
+//! host runtime: allocation, transfers, launches). [`exec_ew`] and [`exec_ops`] are the
 //! per-element semantics and tensor kernels the numbers domain computes with.
 
 mod affine;
+pub mod cards;
 mod collectives;
 mod domain;
 mod elementwise;
@@ -27,12 +30,14 @@ mod estimate;
 pub mod exec;
 pub mod exec_ew;
 pub mod exec_ops;
+pub mod host;
 pub mod latency_model;
 pub mod machine;
 mod memory;
 mod resolve;
 mod state;
 mod store;
+pub mod system;
 mod tensor;
 pub mod timing;
 pub mod trace;

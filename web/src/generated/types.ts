@@ -911,3 +911,161 @@ run: RunResult,
  * Graph node <-> device op <-> kernel <-> KTIR lines <-> events.
  */
 sourceMap: SourceMap, };
+
+export type LinkEventView = { 
+/**
+ * The link direction (`card0->switch`).
+ */
+channel: string, 
+/**
+ * Start and end in cycles from the start of the run.
+ */
+start: number, end: number, bytes: number, };
+
+export type CollectiveView = { 
+/**
+ * The tensor reduced.
+ */
+tensor: string, 
+/**
+ * "all-reduce".
+ */
+kind: string, 
+/**
+ * "ring" or "tree".
+ */
+algorithm: string, 
+/**
+ * Why that algorithm.
+ */
+reason: string, 
+/**
+ * Bytes per card.
+ */
+bytes: number, 
+/**
+ * Start and modelled cycles.
+ */
+start: number, cycles: number, 
+/**
+ * The estimates (ring, tree).
+ */
+estimateRing: number, estimateTree: number, 
+/**
+ * The order the values were summed in.
+ */
+reductionOrder: string, };
+
+export type SegmentView = { 
+/**
+ * Graph nodes in it.
+ */
+nodes: number, 
+/**
+ * Kernels it compiled to (once for every card).
+ */
+kernels: number, 
+/**
+ * Start and modelled cycles on each card.
+ */
+start: number, cycles: number, 
+/**
+ * Card-segments simulated (1 when timing-only: the shards are identical).
+ */
+simulated: number, };
+
+export type HostView = { 
+/**
+ * "per-kernel" or "per-block".
+ */
+grouping: string, 
+/**
+ * How launches were grouped.
+ */
+note: string, 
+/**
+ * Launches per card.
+ */
+launches: number, 
+/**
+ * Input upload to output download, in cycles.
+ */
+endToEndCycles: number, 
+/**
+ * Kernels and collectives.
+ */
+deviceBusyCycles: number, 
+/**
+ * (end-to-end - device busy) / end-to-end.
+ */
+overhead: number, 
+/**
+ * Whether it is under the roadmap's 5%.
+ */
+under5Percent: boolean, 
+/**
+ * Open, allocations and the weight upload, before the timed run.
+ */
+setupCycles: number, };
+
+export type TpRun = { 
+/**
+ * Cards used.
+ */
+degree: number, 
+/**
+ * The system's name.
+ */
+system: string, 
+/**
+ * How key/value heads were placed.
+ */
+kv: string, 
+/**
+ * The `tensor-parallel` pass snapshot.
+ */
+pass: PassView, 
+/**
+ * The segments of one card's program, in order.
+ */
+segments: Array<SegmentView>, 
+/**
+ * The all-reduces between them.
+ */
+collectives: Array<CollectiveView>, 
+/**
+ * Card-link transfers, for the timeline.
+ */
+linkEvents: Array<LinkEventView>, 
+/**
+ * Modelled device cycles: segments and collectives back to back.
+ */
+totalCycles: number, 
+/**
+ * Cycles in collectives.
+ */
+collectiveCycles: number, 
+/**
+ * Their share of the total.
+ */
+collectiveShare: number, 
+/**
+ * Whether numbers were computed (false: timing only).
+ */
+outputsChecked: boolean, 
+/**
+ * Every output against the TP-1 reference evaluator.
+ */
+outputs: Array<OutputCheck>, 
+/**
+ * Whether every output is within tolerance.
+ */
+passed: boolean, 
+/**
+ * The host runtime in both launch regimes: per kernel, per block.
+ */
+host: Array<HostView>, 
+/**
+ * Figures the run assumed (system links, runtime), as "field: note".
+ */
+assumptions: Array<string>, };
