@@ -470,6 +470,7 @@ impl<'m> Simulator<'m> {
                     elem: *elem,
                     data: held,
                     ready: None,
+                    charged: true,
                 }))
             }
             (KernelValue::Tensor { .. }, _) => {
@@ -680,6 +681,7 @@ impl<'m> Simulator<'m> {
             elem,
             data,
             ready: ready.filter(|r| *r != NO_TASK),
+            charged: true,
         };
         if ctx.record {
             ctx.live_bytes += tensor_bytes(&t);
