@@ -1,8 +1,9 @@
 //! The working set of a kernel: the peak bytes of tensor values live at once on the core
 //! that runs it, counted the way the simulator charges its scratchpad.
 //!
-//! Every op that yields a tensor (loads, `tensor.empty`, fills, transposed and padded
-//! copies, reshapes, constants of tensor type, accumulators) adds its bytes when it runs; a
+//! Every op that yields a tensor (loads, fills, transposed and padded copies, reshapes,
+//! constants of tensor type, accumulators) adds its bytes when it runs; a `tensor.empty`
+//! adds none (it is the destination its user's result is written into); a
 //! value defined in a block is freed after its last use in that block, where a use inside a
 //! nested region counts as a use by the op that holds the region (a loop body runs again,
 //! so values from outside stay alive until the loop ends). A loop's iteration arguments
@@ -191,8 +192,11 @@ impl Walker {
                 }
                 _ => {}
             }
+            // A `tensor.empty` is only the destination its user writes the result into; the
+            // result is charged, the empty is not (the simulator counts it the same way).
+            let is_empty = matches!(op.kind, OpKind::TensorEmpty { .. });
             for (name, t) in op.results.iter().zip(&op.result_types) {
-                let b = tensor_bytes(t);
+                let b = if is_empty { 0 } else { tensor_bytes(t) };
                 live += b;
                 sizes.insert(name, b);
             }

@@ -826,6 +826,7 @@ mod tests {
             elem: ScalarType::F32,
             data,
             ready: None,
+            charged: true,
         }
     }
 

@@ -604,6 +604,7 @@ impl<'m> Simulator<'m> {
                     elem: *elem,
                     data: held,
                     ready: None,
+                    charged: true,
                 }))
             }
             (KernelValue::Tensor { .. }, _) => {
@@ -814,6 +815,7 @@ impl<'m> Simulator<'m> {
             elem,
             data,
             ready: ready.filter(|r| *r != NO_TASK),
+            charged: true,
         };
         if ctx.record {
             ctx.live_bytes += tensor_bytes(&t);

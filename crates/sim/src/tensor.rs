@@ -52,8 +52,16 @@ pub(crate) fn exec_tensor(
     match &rop.op.kind {
         OpKind::TensorEmpty { .. } => {
             let (shape, elem) = sim.dynamic_result_shape(slots, rop, 0)?;
+            // Only a destination: the op that writes into it charges its result, so the
+            // empty itself takes no scratchpad (as the working-set analysis counts it).
             let data = sim.domain.filled(shape.iter().product(), 0.0);
-            let v = sim.new_tensor(ctx, rop, shape, elem, data, None)?;
+            let v = RtValue::Tensor(Rc::new(TensorVal {
+                shape,
+                elem,
+                data,
+                ready: None,
+                charged: false,
+            }));
             sim.set(slots, rop, 0, v);
         }
         OpKind::TensorSplat { .. } => {
@@ -696,6 +704,7 @@ fn whole_tensor_body(
                     elem: t.elem,
                     data,
                     ready: None,
+                    charged: true,
                 }))
             }
             RtValue::Float(x) => Arg::Scalar(*x),
@@ -755,6 +764,7 @@ fn whole_tensor_body(
                 elem,
                 data,
                 ready: None,
+                charged: true,
             })),
         ));
     }

@@ -168,6 +168,9 @@ pub(crate) struct TensorVal {
     pub data: Vec<f32>,
     /// The task whose completion makes this value available.
     pub ready: Option<TaskId>,
+    /// Whether the value takes scratchpad: a `tensor.empty` does not (it is only the
+    /// destination an op writes its result into, and that result is charged).
+    pub charged: bool,
 }
 
 impl TensorVal {
@@ -284,6 +287,9 @@ pub(crate) fn set_slot(slots: &mut [Option<RtValue>], s: Option<&usize>, v: RtVa
 
 /// Scratchpad bytes a tensor value is charged: the working-set analysis's count.
 pub(crate) fn tensor_bytes(t: &TensorVal) -> u64 {
+    if !t.charged {
+        return 0;
+    }
     ktir::working_set::bytes(t.numel(), t.elem)
 }
 

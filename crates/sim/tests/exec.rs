@@ -190,10 +190,15 @@ fn grid_larger_than_machine_is_an_error() {
 
 #[test]
 fn scratchpad_overflow_names_core_sizes_and_capacity() {
+    // The fills are charged (an empty is only their destination).
     let text = r#"
 func.func @big() attributes {grid = [1]} {
+  %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<256x256xf32>
+  %a = linalg.fill ins(%zero : f32) outs(%e : tensor<256x256xf32>) -> tensor<256x256xf32>
   %f = tensor.empty() : tensor<256x256xf32>
+  %b = linalg.fill ins(%zero : f32) outs(%f : tensor<256x256xf32>) -> tensor<256x256xf32>
+  %s = arith.addf %a, %b : tensor<256x256xf32>
   return
 }
 "#;
