@@ -37,6 +37,7 @@ pub mod ops;
 pub mod passes;
 pub mod scratchpad;
 pub mod sdsc_emit;
+pub mod state;
 pub mod workdiv;
 
 use serde::{Deserialize, Serialize};
