@@ -269,23 +269,26 @@ describe("Spyre Playground page", { timeout: 20 * TEST_TIMEOUT }, () => {
     { timeout: TEST_TIMEOUT },
     async () => {
       await showView("passes");
+      // SDSC and KTIR are shown side by side; the passes before them are diffed.
       await page.locator('#pass-list [data-pass="ktir"]').click();
-      const ktirText = await snapshotText();
-      const ktirDiff = await diffText();
-      assert.match(await page.locator("#diff-title").textContent(), /→ ktir/);
+      assert.match(await page.locator("#diff-title").textContent(), /SDSC beside KTIR/);
+      await page.locator('#pass-list [data-pass="scratchpad"]').click();
+      const scratchText = await snapshotText();
+      const scratchDiff = await diffText();
+      assert.match(await page.locator("#diff-title").textContent(), /→ scratchpad/);
       // With focus in the pass list.
       await page.locator('#pass-list [aria-selected="true"]').focus();
       await page.keyboard.press("ArrowUp");
       const upPass = await selectedPass();
-      assert.notEqual(upPass, "ktir", "ArrowUp did not change the selected pass");
-      assert.notEqual(await snapshotText(), ktirText, "ArrowUp did not change the snapshot");
-      assert.notEqual(await diffText(), ktirDiff, "ArrowUp did not change the diff");
+      assert.notEqual(upPass, "scratchpad", "ArrowUp did not change the selected pass");
+      assert.notEqual(await snapshotText(), scratchText, "ArrowUp did not change the snapshot");
+      assert.notEqual(await diffText(), scratchDiff, "ArrowUp did not change the diff");
       assert.match(await page.locator("#diff-meta").textContent(), /^\+\d+ −\d+$/);
       assert.ok((await page.locator("#diff .dl.add, #diff .dl.del").count()) > 0, "no diff lines");
       await page.keyboard.press("ArrowDown");
-      assert.equal(await selectedPass(), "ktir");
-      assert.equal(await snapshotText(), ktirText);
-      assert.equal(await diffText(), ktirDiff);
+      assert.equal(await selectedPass(), "scratchpad");
+      assert.equal(await snapshotText(), scratchText);
+      assert.equal(await diffText(), scratchDiff);
       // Globally, with focus on nothing in particular, from the first pass.
       await page.locator("#pass-list [data-pass]").first().click();
       assert.match(await diffText(), /first pass/);

@@ -61,6 +61,16 @@ export interface RunOptions {
   timingOnly?: boolean;
   /** KTIR modules: scalar argument values as text, by name (typed by the signature). */
   args?: Record<string, string>;
+  /** Model graphs: the scratchpad allocator ("greedy", "first-fit", "best-fit"). */
+  allocator?: string;
+  /** Model graphs: online-softmax attention over blocks of this many keys. */
+  attentionBlock?: number;
+  /** Model graphs: double-buffer the loads of time loops (default true). */
+  doubleBuffer?: boolean;
+  /** KTIR modules: "error" (default) or "mask" for points outside their views. */
+  outOfBounds?: string;
+  /** KTIR modules: fixed DRAM element addresses of buffers, by name. */
+  places?: Record<string, number>;
 }
 
 /**

@@ -50,6 +50,8 @@ import {
 } from "./urlState";
 import { formatSessionFile, readSessionFile, sessionFileName } from "./sessionFile";
 import { Drawers } from "./drawers";
+import { sanitizeSettings, settingsOptions } from "./runSettings";
+import { OptionsPanel } from "./views/options";
 import { ErrorBanner } from "./views/errorBanner";
 import { Notice } from "./views/notice";
 import { Header } from "./views/header";
@@ -98,6 +100,9 @@ class App {
   private readonly keys = new Map<string, Shortcut>();
   private readonly help: Help;
   private readonly drawers = new Drawers();
+  private readonly optionsPanel = new OptionsPanel(() => {
+    void this.rerun();
+  });
   private readonly mainPane = document.querySelector<HTMLElement>(".main-pane")!;
   private readonly viewMeta = byId<HTMLSpanElement>("view-meta");
   private readonly cancelButton = byId<HTMLButtonElement>("cancel-run");
@@ -371,6 +376,7 @@ class App {
     ];
     notice.clear();
     if (wanted.machine) this.header.setMachine(wanted.machine);
+    this.optionsPanel.set(sanitizeSettings(wanted));
     const first = this.examples[0]?.name ?? null;
     const example = wanted.example ?? first;
     let target: SourceRef | null = null;
@@ -452,12 +458,18 @@ class App {
   }
 
   private options(target: SourceRef, ktir: string | null, timingOnly = false): RunOptions {
-    const o: RunOptions = { machine: this.header.machine };
+    const o: RunOptions = {
+      machine: this.header.machine,
+      ...settingsOptions(this.optionsPanel.settings),
+    };
     if (ktir !== null) o.ktir = ktir;
     if (timingOnly) o.timingOnly = true;
     // Gallery models too large to run with numbers run timing-only.
-    if (target.kind === "example" && this.examples.find((e) => e.name === target.name)?.timingOnly)
-      o.timingOnly = true;
+    const forced =
+      target.kind === "example" &&
+      this.examples.find((e) => e.name === target.name)?.timingOnly === true;
+    this.optionsPanel.setForcedTimingOnly(forced);
+    if (forced) o.timingOnly = true;
     return o;
   }
 
@@ -827,6 +839,7 @@ class App {
       line: this.lines && this.lines.from === this.lines.to ? this.lines.from : null,
       core: this.core,
       embed: this.embed,
+      ...this.optionsPanel.settings,
     };
     for (const v of this.views) if (v.url) Object.assign(state, v.url.read());
     return state;

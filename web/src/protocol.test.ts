@@ -209,6 +209,35 @@ describe("message parsing", () => {
         params: { target: { kind: "example", name: "x" }, options: { seed: -1 } },
       }),
     ).toBeNull();
+    const compile = {
+      allocator: "best-fit",
+      attentionBlock: 32,
+      doubleBuffer: false,
+      outOfBounds: "mask",
+      places: { a: 64 },
+    };
+    expect(
+      parseRequest({
+        id: 4,
+        method: "run",
+        params: { target: { kind: "example", name: "x" }, options: compile },
+      }),
+    ).toMatchObject({ params: { options: compile } });
+    for (const bad of [
+      { attentionBlock: 0 },
+      { doubleBuffer: "no" },
+      { outOfBounds: "wrap" },
+      { places: { a: -1 } },
+      { allocator: 1 },
+    ]) {
+      expect(
+        parseRequest({
+          id: 4,
+          method: "run",
+          params: { target: { kind: "example", name: "x" }, options: bad },
+        }),
+      ).toBeNull();
+    }
     expect(parseRequest({ id: 4, method: "verifyKtir", params: { text: 1 } })).toBeNull();
     expect(parseRequest({ id: 4, method: "verifyKtir", params: { text: "x" } })).not.toBeNull();
     expect(parseRequest({ id: 5, method: "nope", params: {} })).toBeNull();

@@ -238,6 +238,32 @@ function parseOptions(v: unknown): RunOptions | null {
     }
     out.args = args;
   }
+  if (o.allocator !== undefined) {
+    if (typeof o.allocator !== "string") return null;
+    out.allocator = o.allocator;
+  }
+  if (o.attentionBlock !== undefined) {
+    const b = o.attentionBlock;
+    if (typeof b !== "number" || !Number.isInteger(b) || b < 1) return null;
+    out.attentionBlock = b;
+  }
+  if (o.doubleBuffer !== undefined) {
+    if (typeof o.doubleBuffer !== "boolean") return null;
+    out.doubleBuffer = o.doubleBuffer;
+  }
+  if (o.outOfBounds !== undefined) {
+    if (o.outOfBounds !== "error" && o.outOfBounds !== "mask") return null;
+    out.outOfBounds = o.outOfBounds;
+  }
+  if (o.places !== undefined) {
+    if (!o.places || typeof o.places !== "object") return null;
+    const places: Record<string, number> = {};
+    for (const [k, v] of Object.entries(o.places)) {
+      if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 0) return null;
+      places[k] = v;
+    }
+    out.places = places;
+  }
   return out;
 }
 

@@ -108,6 +108,62 @@ async function stateHash(obj: unknown): Promise<string> {
   return `#v=2&s=${await compress(JSON.stringify(obj))}`;
 }
 
+describe("run settings in links", () => {
+  it("read each setting, and the defaults spelled out without a problem", async () => {
+    const r = await readUrlState(
+      await stateHash({
+        allocator: "best-fit",
+        attentionBlock: 64,
+        noDoubleBuffer: true,
+        timingOnly: true,
+        seed: 7,
+        outOfBounds: "mask",
+        places: { a: 0, b: 4096 },
+      }),
+    );
+    expect(r.problems).toEqual([]);
+    expect(r.state).toMatchObject({
+      allocator: "best-fit",
+      attentionBlock: 64,
+      noDoubleBuffer: true,
+      timingOnly: true,
+      seed: 7,
+      outOfBounds: "mask",
+      places: { a: 0, b: 4096 },
+    });
+    const d = await readUrlState(
+      await stateHash({ allocator: "greedy", outOfBounds: "error", seed: 0 }),
+    );
+    expect(d.problems).toEqual([]);
+    expect(d.state).toEqual(EMPTY_STATE);
+  });
+
+  it("drop bad settings and name them", async () => {
+    const r = await readUrlState(
+      await stateHash({
+        allocator: "random",
+        attentionBlock: 0,
+        seed: -1,
+        outOfBounds: "wrap",
+        places: { "a=b": 1, __proto__: 2 },
+      }),
+    );
+    expect(r.state).toEqual(EMPTY_STATE);
+    for (const k of ["allocator", "attentionBlock", "seed", "outOfBounds", "places"])
+      expect(r.problems.some((p) => p.includes(`field ${k} `))).toBe(true);
+  });
+
+  it("read plain parameters of a hand-written link", async () => {
+    const r = await readUrlState("#v=2&noDoubleBuffer=1&attentionBlock=32&allocator=first-fit");
+    expect(r.problems).toEqual([]);
+    expect(r.state).toMatchObject({
+      noDoubleBuffer: true,
+      attentionBlock: 32,
+      allocator: "first-fit",
+    });
+  });
+});
+
 describe("bad links", () => {
   it("say what was wrong with the state", async () => {
     const cases: [string, RegExp][] = [
@@ -280,6 +336,13 @@ describe("url state under random input", () => {
         core: g.maybe(() => g.int(0, 31)),
         embed: g.bool(),
         pass: g.maybe(() => g.text(10)),
+        allocator: g.maybe(() => g.pick(["first-fit", "best-fit"] as const)),
+        attentionBlock: g.maybe(() => g.int(1, 4096)),
+        noDoubleBuffer: g.bool(),
+        timingOnly: g.bool(),
+        seed: g.maybe(() => g.int(1, 1e9)),
+        outOfBounds: g.maybe(() => "mask" as const),
+        places: g.maybe(() => ({ [`b${g.int(0, 9)}`]: g.int(0, 1e6), x: g.int(0, 5) })),
       };
       const hash = await formatUrlState(s);
       const r = await readUrlState(hash);

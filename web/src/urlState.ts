@@ -9,6 +9,7 @@
 // The state is one flat object: the page's fields below, plus each view's own fields (its
 // `url` part in views/registry.ts, e.g. the Passes view's `pass`).
 
+import { DEFAULT_SETTINGS, type RunSettings, sanitizeSettings } from "./runSettings";
 import { isView, VIEWS } from "./views/registry";
 
 export const URL_STATE_VERSION = 2;
@@ -35,8 +36,8 @@ export function toUrlFile(name: string, bytes: Uint8Array, binary: boolean): Url
     : { name, text: new TextDecoder().decode(bytes) };
 }
 
-/** The fields the page itself keeps in the URL. */
-export interface PageUrlState {
+/** The fields the page itself keeps in the URL (with the run settings, see runSettings.ts). */
+export interface PageUrlState extends RunSettings {
   example: string | null;
   /** Id of the tab shown. */
   view: string | null;
@@ -68,6 +69,7 @@ const EMPTY_PAGE: PageUrlState = {
   line: null,
   core: null,
   embed: false,
+  ...DEFAULT_SETTINGS,
 };
 
 /** Names of the page's own fields (view fields must not reuse them). */
@@ -230,6 +232,7 @@ export function sanitize(o: Record<string, unknown>): UrlState {
     line: num(o.line),
     core: num(o.core),
     embed: o.embed === true || o.embed === "1",
+    ...sanitizeSettings(o),
   };
   return Object.assign({}, page, ...VIEWS.map((v) => v.url?.decode(o) ?? {})) as UrlState;
 }
@@ -245,6 +248,13 @@ function shown(v: unknown): string {
   return s.length > 40 ? `${s.slice(0, 37)}…` : s;
 }
 
+/** Values a link may spell out that mean the default (kept as null). */
+const DEFAULT_SPELLINGS: Record<string, unknown> = {
+  allocator: "greedy",
+  outOfBounds: "error",
+  seed: 0,
+};
+
 /** The fields of `o` that `sanitize` had to drop (present, but of the wrong type or value). */
 function droppedFields(o: Record<string, unknown>, state: UrlState): string[] {
   const out: string[] = [];
@@ -258,6 +268,7 @@ function droppedFields(o: Record<string, unknown>, state: UrlState): string[] {
       JSON.stringify(v) !== JSON.stringify(got)
     ) {
       if (k === "example" && v === "") continue;
+      if (DEFAULT_SPELLINGS[k] !== undefined && DEFAULT_SPELLINGS[k] === v) continue;
       out.push(`field ${k} has an unusable value ${shown(v)}`);
     }
   }

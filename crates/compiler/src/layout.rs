@@ -406,29 +406,6 @@ pub fn run(c: &mut Compilation) -> Result<(LayoutNotes, Vec<String>), CompileErr
     Ok((notes, restick))
 }
 
-/// Text of the layout snapshot.
-pub fn snapshot_text(c: &Compilation, notes: &LayoutNotes, restick: &[String]) -> String {
-    let mut s = String::from("tensors:\n");
-    let w = c.layouts.keys().map(|k| k.len()).max().unwrap_or(0);
-    for (name, l) in &c.layouts {
-        s.push_str(&format!("  {name:<w$}  {}", l.describe()));
-        if let Some(n) = notes.get(name) {
-            s.push_str(&format!("  ({n})"));
-        }
-        s.push('\n');
-    }
-    s.push_str("restickify:");
-    if restick.is_empty() {
-        s.push_str(" none\n");
-    } else {
-        s.push('\n');
-        for r in restick {
-            s.push_str(&format!("  {r}\n"));
-        }
-    }
-    s
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -574,7 +551,7 @@ mod tests {
         );
         let text = &c.snapshot("layout").unwrap().text;
         assert!(
-            text.contains("i  i32[6,40] -> [2, 6, 32] strides [32, 40, 1], 1536 B  (i64 held as i32 on the device)"),
+            text.contains("tensor i: i64[6,40] (output)\n  layout: i32[6,40] -> [2, 6, 32] strides [32, 40, 1], 1536 B  (i64 held as i32 on the device)"),
             "{text}"
         );
     }

@@ -41,6 +41,7 @@ pub mod ops;
 pub mod passes;
 pub mod scratchpad;
 pub mod sdsc_emit;
+pub mod state;
 pub mod tp;
 pub mod workdiv;
 

@@ -6,8 +6,8 @@
 //! reach a graph output, and drops initializers nothing reads. Graph inputs are the
 //! interface and always stay.
 
-use crate::ops::describe_op;
-use crate::{layout, ops, scratchpad, sdsc_emit, workdiv};
+use crate::state::PassNotes;
+use crate::{layout, ops, scratchpad, sdsc_emit, state, workdiv};
 use crate::{
     Compilation, CompileError, CompileProgress, Options, Snapshot, Target, WorkBudget, PASS_NAMES,
 };
@@ -265,11 +265,6 @@ fn evaluate_node(
         .collect()
 }
 
-fn ty_str(t: &TensorType) -> String {
-    let d: Vec<String> = t.shape.iter().map(|x| x.to_string()).collect();
-    format!("{}[{}]", t.dtype.name(), d.join(","))
-}
-
 fn ty_json(t: &TensorType) -> serde_json::Value {
     json!({"dtype": t.dtype.name(), "shape": t.shape})
 }
@@ -396,6 +391,11 @@ pub fn compile_with_progress(
         target: target.clone(),
     };
     let none = || (String::new(), String::new(), serde_json::Value::Null);
+    // What the passes found besides `c`, shown in every later snapshot of the state.
+    let mut notes = PassNotes::default();
+    if record {
+        notes.set_canonicalize(&report);
+    }
     for &pass in PASS_NAMES {
         progress(CompileProgress {
             pass,
@@ -404,7 +404,7 @@ pub fn compile_with_progress(
         });
         let (title, text, data) = match pass {
             "canonicalize" if !record => none(),
-            "canonicalize" => canonicalize_snapshot(&c, &report),
+            "canonicalize" => canonicalize_snapshot(&c, &report, &notes),
             "decompose" => {
                 let before: BTreeSet<String> = if record {
                     c.types.keys().cloned().collect()
@@ -416,37 +416,26 @@ pub fn compile_with_progress(
                 if !record {
                     (String::new(), String::new(), serde_json::Value::Null)
                 } else {
-                    let mut text = String::from("ops:\n");
-                    for op in &c.ops {
-                        text.push_str(&format!("  {}\n", describe_op(op)));
-                    }
                     let new: Vec<&String> =
                         c.types.keys().filter(|k| !before.contains(*k)).collect();
-                    text.push_str("new tensors:");
-                    if new.is_empty() {
-                        text.push_str(" none\n");
-                    } else {
-                        text.push('\n');
-                        for t in &new {
-                            text.push_str(&format!("  {t}: {}\n", ty_str(&c.types[*t])));
-                        }
-                    }
+                    let text = state::render(&c, &notes);
                     let data = json!({"ops": camel(&c.ops), "newTensors": new});
                     (format!("{} device ops", c.ops.len()), text, data)
                 }
             }
             "layout" => 'snap: {
-                let (notes, restick) = layout::run(&mut c)?;
+                let (layout_notes, restick) = layout::run(&mut c)?;
                 if !record {
                     break 'snap none();
                 }
-                let text = layout::snapshot_text(&c, &notes, &restick);
+                notes.set_layout(layout_notes.clone(), &restick);
+                let text = state::render(&c, &notes);
                 let layouts: serde_json::Map<String, serde_json::Value> = c
                     .layouts
                     .iter()
                     .map(|(k, l)| (k.clone(), l.to_json()))
                     .collect();
-                let data = json!({"layouts": layouts, "notes": notes, "restickify": restick, "ops": camel(&c.ops)});
+                let data = json!({"layouts": layouts, "notes": layout_notes, "restickify": restick, "ops": camel(&c.ops)});
                 (
                     format!(
                         "{} tensors laid out, {} restickify",
@@ -462,7 +451,7 @@ pub fn compile_with_progress(
                 if !record {
                     break 'snap none();
                 }
-                let text = workdiv::snapshot_text(&c);
+                let text = state::render(&c, &notes);
                 let data = json!({"divisions": camel(&c.divisions), "ops": camel(&c.ops), "cores": c.target.cores});
                 let max = c.divisions.iter().map(|d| d.cores_used).max().unwrap_or(0);
                 (
@@ -476,7 +465,8 @@ pub fn compile_with_progress(
                 if !record {
                     break 'snap none();
                 }
-                let text = scratchpad::snapshot_text(&plan);
+                notes.plan = Some(plan.clone());
+                let text = state::render(&c, &notes);
                 let data =
                     json!({"plan": camel(&plan), "placements": camel_by_name(&c.placements)});
                 let lx = plan.buffers.iter().filter(|b| b.offset.is_some()).count();
@@ -554,77 +544,9 @@ pub fn compile_with_progress(
 fn canonicalize_snapshot(
     c: &Compilation,
     r: &CanonicalizeReport,
+    notes: &PassNotes,
 ) -> (String, String, serde_json::Value) {
     let g = &c.graph;
-    let mut s = format!(
-        "graph {}: {} inputs, {} initializers, {} nodes, outputs {}\n",
-        g.name,
-        g.inputs.len(),
-        g.initializers.len(),
-        g.nodes.len(),
-        g.outputs.join(", ")
-    );
-    let mut changes = Vec::new();
-    if !r.folded_identities.is_empty() {
-        changes.push(format!(
-            "folded Identity {}",
-            r.folded_identities.join(", ")
-        ));
-    }
-    if !r.folded_constants.is_empty() {
-        changes.push(format!(
-            "folded constant nodes {}",
-            r.folded_constants.join(", ")
-        ));
-    }
-    if !r.views.is_empty() {
-        changes.push(format!(
-            "views (users read the input in place): {}",
-            r.views.join(", ")
-        ));
-    }
-    if !r.removed_nodes.is_empty() {
-        changes.push(format!("removed dead nodes {}", r.removed_nodes.join(", ")));
-    }
-    if !r.removed_initializers.is_empty() {
-        changes.push(format!(
-            "removed unused initializers {}",
-            r.removed_initializers.join(", ")
-        ));
-    }
-    if changes.is_empty() {
-        s.push_str("changes: none\n");
-    } else {
-        s.push_str("changes:\n");
-        for ch in &changes {
-            s.push_str(&format!("  {ch}\n"));
-        }
-    }
-    s.push_str("inputs:\n");
-    for v in &g.inputs {
-        s.push_str(&format!("  {}: {}\n", v.name, ty_str(&v.ty)));
-    }
-    for i in &g.initializers {
-        s.push_str(&format!("  {}: {} (initializer)\n", i.name, ty_str(&i.ty)));
-    }
-    s.push_str("nodes:\n");
-    for n in &g.nodes {
-        let outs: Vec<String> = n
-            .outputs
-            .iter()
-            .map(|o| match c.types.get(o) {
-                Some(t) => format!("{o}: {}", ty_str(t)),
-                None => o.clone(),
-            })
-            .collect();
-        s.push_str(&format!(
-            "  {}: {}({}) -> {}\n",
-            n.name,
-            n.op,
-            n.inputs.join(", "),
-            outs.join(", ")
-        ));
-    }
     let types: serde_json::Map<String, serde_json::Value> = c
         .types
         .iter()
@@ -635,12 +557,16 @@ fn canonicalize_snapshot(
         "nodes": g.nodes.iter().map(|n| json!({"name": n.name, "op": n.op, "inputs": n.inputs, "outputs": n.outputs})).collect::<Vec<_>>(),
         "types": types,
     });
-    let title = if changes.is_empty() {
+    let title = if notes.canonicalize.is_empty() {
         format!("{} nodes, unchanged", g.nodes.len())
     } else {
-        format!("{} nodes, {} changes", g.nodes.len(), changes.len())
+        format!(
+            "{} nodes, {} changes",
+            g.nodes.len(),
+            notes.canonicalize.len()
+        )
     };
-    (title, s, data)
+    (title, state::render(c, notes), data)
 }
 
 #[cfg(test)]
@@ -751,40 +677,75 @@ pub(crate) mod tests {
             }
         }
         expect![[r#"
-            graph matmul_add: 1 inputs, 2 initializers, 2 nodes, outputs C
-            changes: none
-            inputs:
-              A: f16[128,100]
-              B: f16[100,130] (initializer)
-              bias: f16[130] (initializer)
-            nodes:
-              matmul: MatMul(A, B) -> AB: f16[128,130]
-              add_bias: Add(AB, bias) -> C: f16[128,130]
+            program matmul_add: 1 inputs, 2 initializers, 2 nodes, outputs C
+              target: 32 cores, 128 B sticks
+              canonicalize: no changes
+            tensor A: f16[128,100] (input)
+            tensor AB: f16[128,130] (intermediate)
+            tensor B: f16[100,130] (initializer)
+            tensor C: f16[128,130] (output)
+            tensor bias: f16[130] (initializer)
+            node matmul: MatMul(A, B) -> AB
+            node add_bias: Add(AB, bias) -> C
         "#]]
         .assert_eq(text(&c, "canonicalize"));
         expect![[r#"
-            ops:
-              matmul: batchmatmul(A, B) -> AB  iter [mb=128, out=130 sticks, in=100 sticks red]
-              add_bias: add(AB, bias) -> C  iter [d0=128, d1=130 sticks]
-            new tensors: none
+            program matmul_add: 1 inputs, 2 initializers, 2 nodes, outputs C
+              target: 32 cores, 128 B sticks
+              canonicalize: no changes
+            tensor A: f16[128,100] (input)
+            tensor AB: f16[128,130] (intermediate)
+            tensor B: f16[100,130] (initializer)
+            tensor C: f16[128,130] (output)
+            tensor bias: f16[130] (initializer)
+            node matmul: MatMul(A, B) -> AB
+            node add_bias: Add(AB, bias) -> C
+            op matmul: batchmatmul(A, B) -> AB  iter [mb=128, out=130 sticks, in=100 sticks red]
+            op add_bias: add(AB, bias) -> C  iter [d0=128, d1=130 sticks]
         "#]]
         .assert_eq(text(&c, "decompose"));
         expect![[r#"
-            tensors:
-              A     f16[128,100] -> [2, 128, 64] strides [64, 100, 1], 32768 B
-              AB    f16[128,130] -> [3, 128, 64] strides [64, 130, 1], 49152 B
-              B     f16[100,130] -> [3, 128, 64] strides [64, 130, 1], 49152 B  (matmul kernel of 'matmul': K zero-padded to whole sticks)
-              C     f16[128,130] -> [3, 128, 64] strides [64, 130, 1], 49152 B
-              bias  f16[130] -> [3, 64] strides [64, 1], 384 B
-            restickify: none
+            program matmul_add: 1 inputs, 2 initializers, 2 nodes, outputs C
+              target: 32 cores, 128 B sticks
+              canonicalize: no changes
+            tensor A: f16[128,100] (input)
+              layout: f16[128,100] -> [2, 128, 64] strides [64, 100, 1], 32768 B
+            tensor AB: f16[128,130] (intermediate)
+              layout: f16[128,130] -> [3, 128, 64] strides [64, 130, 1], 49152 B
+            tensor B: f16[100,130] (initializer)
+              layout: f16[100,130] -> [3, 128, 64] strides [64, 130, 1], 49152 B  (matmul kernel of 'matmul': K zero-padded to whole sticks)
+            tensor C: f16[128,130] (output)
+              layout: f16[128,130] -> [3, 128, 64] strides [64, 130, 1], 49152 B
+            tensor bias: f16[130] (initializer)
+              layout: f16[130] -> [3, 64] strides [64, 1], 384 B
+            node matmul: MatMul(A, B) -> AB
+            node add_bias: Add(AB, bias) -> C
+            op matmul: batchmatmul(A, B) -> AB  iter [mb=128, out=130 sticks, in=100 sticks red]
+            op add_bias: add(AB, bias) -> C  iter [d0=128, d1=130 sticks]
         "#]].assert_eq(text(&c, "layout"));
         expect![[r#"
-            target: 32 cores
-            matmul (batchmatmul): mb=2 out=3 in=1 -> 6 cores
+            program matmul_add: 1 inputs, 2 initializers, 2 nodes, outputs C
+              target: 32 cores, 128 B sticks
+              canonicalize: no changes
+            tensor A: f16[128,100] (input)
+              layout: f16[128,100] -> [2, 128, 64] strides [64, 100, 1], 32768 B
+            tensor AB: f16[128,130] (intermediate)
+              layout: f16[128,130] -> [3, 128, 64] strides [64, 130, 1], 49152 B
+            tensor B: f16[100,130] (initializer)
+              layout: f16[100,130] -> [3, 128, 64] strides [64, 130, 1], 49152 B  (matmul kernel of 'matmul': K zero-padded to whole sticks)
+            tensor C: f16[128,130] (output)
+              layout: f16[128,130] -> [3, 128, 64] strides [64, 130, 1], 49152 B
+            tensor bias: f16[130] (initializer)
+              layout: f16[130] -> [3, 64] strides [64, 1], 384 B
+            node matmul: MatMul(A, B) -> AB
+            node add_bias: Add(AB, bias) -> C
+            op matmul: batchmatmul(A, B) -> AB  iter [mb=128, out=130 sticks, in=100 sticks red]
+              split: mb=2 out=3 in=1 -> 6 cores
               rule: matmul cost model over 18 candidates: best mb=2 out=3 in=1 (6 cores): compute 341.3 + memory 1200.0 + partial sums 0.0 = 1541.3 ns; next mb=1 out=3 in=1 (3 cores): compute 682.7 + memory 960.0 + partial sums 0.0 = 1642.7 ns; best on all 32 cores mb=16 out=1 in=2 (32 cores): compute 181.0 + memory 4480.0 + partial sums 48.0 = 4709.0 ns
               core -> (mb,out):
                 0:(0,0) 1:(1,0) 2:(0,1) 3:(1,1) 4:(0,2) 5:(1,2)
-            add_bias (add): d0=32 d1=1 -> 32 cores
+            op add_bias: add(AB, bias) -> C  iter [d0=128, d1=130 sticks]
+              split: d0=32 d1=1 -> 32 cores
               rule: default: d0 (128 elems) -> 32; 32 of 32 cores
               core -> (d0):
                 0:(0) 1:(1) 2:(2) 3:(3) 4:(4) 5:(5) 6:(6) 7:(7)
@@ -793,15 +754,40 @@ pub(crate) mod tests {
                 24:(24) 25:(25) 26:(26) 27:(27) 28:(28) 29:(29) 30:(30) 31:(31)
         "#]].assert_eq(text(&c, "work-division"));
         expect![[r#"
-            allocator: greedy, capacity 1677696 B per core, peak 0 B per core
-            scratchpad:
-              (none)
-            dram (180608 B):
-              A  offset 0  32768 B
-              B  offset 32768  49152 B
-              bias  offset 81920  384 B
-              C  offset 82304  49152 B
-              AB  offset 131456  49152 B  ops [0, 2)  ('add_bias' splits it differently from its producer)
+            program matmul_add: 1 inputs, 2 initializers, 2 nodes, outputs C
+              target: 32 cores, 128 B sticks
+              canonicalize: no changes
+              allocator: greedy, capacity 1677696 B per core, peak 0 B per core, dram 180608 B
+            tensor A: f16[128,100] (input)
+              layout: f16[128,100] -> [2, 128, 64] strides [64, 100, 1], 32768 B
+              dram: offset 0, 32768 B
+            tensor AB: f16[128,130] (intermediate)
+              layout: f16[128,130] -> [3, 128, 64] strides [64, 130, 1], 49152 B
+              dram: offset 131456, 49152 B, ops [0, 2)  ('add_bias' splits it differently from its producer)
+            tensor B: f16[100,130] (initializer)
+              layout: f16[100,130] -> [3, 128, 64] strides [64, 130, 1], 49152 B  (matmul kernel of 'matmul': K zero-padded to whole sticks)
+              dram: offset 32768, 49152 B
+            tensor C: f16[128,130] (output)
+              layout: f16[128,130] -> [3, 128, 64] strides [64, 130, 1], 49152 B
+              dram: offset 82304, 49152 B
+            tensor bias: f16[130] (initializer)
+              layout: f16[130] -> [3, 64] strides [64, 1], 384 B
+              dram: offset 81920, 384 B
+            node matmul: MatMul(A, B) -> AB
+            node add_bias: Add(AB, bias) -> C
+            op matmul: batchmatmul(A, B) -> AB  iter [mb=128, out=130 sticks, in=100 sticks red]
+              split: mb=2 out=3 in=1 -> 6 cores
+              rule: matmul cost model over 18 candidates: best mb=2 out=3 in=1 (6 cores): compute 341.3 + memory 1200.0 + partial sums 0.0 = 1541.3 ns; next mb=1 out=3 in=1 (3 cores): compute 682.7 + memory 960.0 + partial sums 0.0 = 1642.7 ns; best on all 32 cores mb=16 out=1 in=2 (32 cores): compute 181.0 + memory 4480.0 + partial sums 48.0 = 4709.0 ns
+              core -> (mb,out):
+                0:(0,0) 1:(1,0) 2:(0,1) 3:(1,1) 4:(0,2) 5:(1,2)
+            op add_bias: add(AB, bias) -> C  iter [d0=128, d1=130 sticks]
+              split: d0=32 d1=1 -> 32 cores
+              rule: default: d0 (128 elems) -> 32; 32 of 32 cores
+              core -> (d0):
+                0:(0) 1:(1) 2:(2) 3:(3) 4:(4) 5:(5) 6:(6) 7:(7)
+                8:(8) 9:(9) 10:(10) 11:(11) 12:(12) 13:(13) 14:(14) 15:(15)
+                16:(16) 17:(17) 18:(18) 19:(19) 20:(20) 21:(21) 22:(22) 23:(23)
+                24:(24) 25:(25) 26:(26) 27:(27) 28:(28) 29:(29) 30:(30) 31:(31)
         "#]].assert_eq(text(&c, "scratchpad"));
     }
 
@@ -1131,15 +1117,69 @@ pub(crate) mod tests {
         }
         assert_eq!(c.placements["sm/exp"], c.placements["sm/sub"]);
         expect![[r#"
-            allocator: greedy, capacity 1677696 B per core, peak 1280 B per core
-            scratchpad:
-              sm/max  ops [0, 2)  offset 0  256 B/core
-              sm/sub  ops [1, 3)  offset 256  1024 B/core
-              sm/exp  ops [2, 5)  offset 256  1024 B/core  in place of sm/sub
-              sm/sum  ops [3, 5)  offset 0  256 B/core
-            dram (65536 B):
-              x  offset 0  32768 B
-              y  offset 32768  32768 B
+            program t: 1 inputs, 0 initializers, 1 nodes, outputs y
+              target: 32 cores, 128 B sticks
+              canonicalize: no changes
+              allocator: greedy, capacity 1677696 B per core, peak 1280 B per core, dram 65536 B
+            tensor sm/exp: f16[64,256] (intermediate)
+              layout: f16[64,256] -> [4, 64, 64] strides [64, 256, 1], 32768 B
+              scratchpad: offset 256, 1024 B/core, ops [2, 5)  in place of sm/sub
+            tensor sm/max: f16[64,1] (intermediate)
+              layout: f16[64,1] -> [1, 64, 64] strides [64, 1, 1], 8192 B
+              scratchpad: offset 0, 256 B/core, ops [0, 2)
+            tensor sm/sub: f16[64,256] (intermediate)
+              layout: f16[64,256] -> [4, 64, 64] strides [64, 256, 1], 32768 B
+              scratchpad: offset 256, 1024 B/core, ops [1, 3)
+            tensor sm/sum: f16[64,1] (intermediate)
+              layout: f16[64,1] -> [1, 64, 64] strides [64, 1, 1], 8192 B
+              scratchpad: offset 0, 256 B/core, ops [3, 5)
+            tensor x: f16[64,256] (input)
+              layout: f16[64,256] -> [4, 64, 64] strides [64, 256, 1], 32768 B
+              dram: offset 0, 32768 B
+            tensor y: f16[64,256] (output)
+              layout: f16[64,256] -> [4, 64, 64] strides [64, 256, 1], 32768 B
+              dram: offset 32768, 32768 B
+            node sm: Softmax(x) -> y
+            op sm/max: max(x) -> sm/max  iter [d0=64, d1=256 sticks red]
+              split: d0=32 d1=1 -> 32 cores
+              rule: kept whole: d1 (its kernel does not combine partial results across cores); default: d0 (64 elems) -> 32; 32 of 32 cores
+              core -> (d0):
+                0:(0) 1:(1) 2:(2) 3:(3) 4:(4) 5:(5) 6:(6) 7:(7)
+                8:(8) 9:(9) 10:(10) 11:(11) 12:(12) 13:(13) 14:(14) 15:(15)
+                16:(16) 17:(17) 18:(18) 19:(19) 20:(20) 21:(21) 22:(22) 23:(23)
+                24:(24) 25:(25) 26:(26) 27:(27) 28:(28) 29:(29) 30:(30) 31:(31)
+            op sm/sub: sub(x, sm/max) -> sm/sub  iter [d0=64, d1=256 sticks]
+              split: d0=32 d1=1 -> 32 cores
+              rule: default: d0 (64 elems) -> 32; 32 of 32 cores
+              core -> (d0):
+                0:(0) 1:(1) 2:(2) 3:(3) 4:(4) 5:(5) 6:(6) 7:(7)
+                8:(8) 9:(9) 10:(10) 11:(11) 12:(12) 13:(13) 14:(14) 15:(15)
+                16:(16) 17:(17) 18:(18) 19:(19) 20:(20) 21:(21) 22:(22) 23:(23)
+                24:(24) 25:(25) 26:(26) 27:(27) 28:(28) 29:(29) 30:(30) 31:(31)
+            op sm/exp: exp(sm/sub) -> sm/exp  iter [d0=64, d1=256 sticks]
+              split: d0=32 d1=1 -> 32 cores
+              rule: default: d0 (64 elems) -> 32; 32 of 32 cores
+              core -> (d0):
+                0:(0) 1:(1) 2:(2) 3:(3) 4:(4) 5:(5) 6:(6) 7:(7)
+                8:(8) 9:(9) 10:(10) 11:(11) 12:(12) 13:(13) 14:(14) 15:(15)
+                16:(16) 17:(17) 18:(18) 19:(19) 20:(20) 21:(21) 22:(22) 23:(23)
+                24:(24) 25:(25) 26:(26) 27:(27) 28:(28) 29:(29) 30:(30) 31:(31)
+            op sm/sum: sum(sm/exp) -> sm/sum  iter [d0=64, d1=256 sticks red]
+              split: d0=32 d1=1 -> 32 cores
+              rule: kept whole: d1 (its kernel does not combine partial results across cores); default: d0 (64 elems) -> 32; 32 of 32 cores
+              core -> (d0):
+                0:(0) 1:(1) 2:(2) 3:(3) 4:(4) 5:(5) 6:(6) 7:(7)
+                8:(8) 9:(9) 10:(10) 11:(11) 12:(12) 13:(13) 14:(14) 15:(15)
+                16:(16) 17:(17) 18:(18) 19:(19) 20:(20) 21:(21) 22:(22) 23:(23)
+                24:(24) 25:(25) 26:(26) 27:(27) 28:(28) 29:(29) 30:(30) 31:(31)
+            op sm/realdiv: realdiv(sm/exp, sm/sum) -> y  iter [d0=64, d1=256 sticks]
+              split: d0=32 d1=1 -> 32 cores
+              rule: default: d0 (64 elems) -> 32; 32 of 32 cores
+              core -> (d0):
+                0:(0) 1:(1) 2:(2) 3:(3) 4:(4) 5:(5) 6:(6) 7:(7)
+                8:(8) 9:(9) 10:(10) 11:(11) 12:(12) 13:(13) 14:(14) 15:(15)
+                16:(16) 17:(17) 18:(18) 19:(19) 20:(20) 21:(21) 22:(22) 23:(23)
+                24:(24) 25:(25) 26:(26) 27:(27) 28:(28) 29:(29) 30:(30) 31:(31)
         "#]]
         .assert_eq(text(&c, "scratchpad"));
     }
@@ -1207,7 +1247,12 @@ pub(crate) mod tests {
         assert_eq!(c.layouts["xr"].device_size, vec![3, 100, 64]);
         assert_eq!(c.layouts["xr@restick"].device_size, vec![3, 128, 64]);
         assert!(matches!(c.placements["xr@restick"], Placement::Dram { .. }));
-        assert!(text(&c, "layout").contains("mm/restickify_1: xr -> xr@restick"));
+        let layout = text(&c, "layout");
+        assert!(
+            layout.contains("op mm/restickify_1: restickify(xr) -> xr@restick")
+                && layout.contains("\n  restickify: xr -> xr@restick ("),
+            "{layout}"
+        );
     }
 
     #[test]

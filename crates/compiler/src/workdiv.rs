@@ -605,39 +605,6 @@ pub fn run(c: &mut Compilation, options: &Options) -> Result<(), CompileError> {
     Ok(())
 }
 
-/// Text of the work-division snapshot: per op, the splits, the rule, and the core map.
-pub fn snapshot_text(c: &Compilation) -> String {
-    let mut s = format!("target: {} cores\n", c.target.cores);
-    for (op, d) in c.ops.iter().zip(&c.divisions) {
-        s.push_str(&format!(
-            "{} ({}): {} -> {} cores\n  rule: {}\n",
-            op.name,
-            op.kind,
-            fmt_splits(op, &d.splits),
-            d.cores_used,
-            d.rule
-        ));
-        let split_dims: Vec<usize> = (0..d.splits.len()).filter(|&i| d.splits[i] > 1).collect();
-        if split_dims.is_empty() {
-            continue;
-        }
-        let labels: Vec<&str> = split_dims
-            .iter()
-            .map(|&i| op.iteration[i].label.as_str())
-            .collect();
-        s.push_str(&format!("  core -> ({}):", labels.join(",")));
-        for (core, sl) in d.core_to_slice.iter().enumerate() {
-            if core % 8 == 0 {
-                s.push_str("\n   ");
-            }
-            let v: Vec<String> = split_dims.iter().map(|&i| sl[i].to_string()).collect();
-            s.push_str(&format!(" {core}:({})", v.join(",")));
-        }
-        s.push('\n');
-    }
-    s
-}
-
 #[cfg(test)]
 mod tests {
     use crate::passes::tests::{graph_of, upto};

@@ -29,7 +29,7 @@ fn steps(r: &driver::PipelineResult, prefix: &str) -> usize {
         .expect("a decompose snapshot")
         .text;
     text.lines()
-        .filter(|l| l.contains(" -> ") && l.trim_start().starts_with(&format!("a/{prefix}")))
+        .filter(|l| l.contains(" -> ") && l.starts_with(&format!("op a/{prefix}")))
         .count()
 }
 

@@ -144,15 +144,26 @@ fn cores_by_op(r: &driver::PipelineResult) -> Vec<(String, usize)> {
         .iter()
         .find(|p| p.name == "work-division")
         .expect("a work-division snapshot");
-    wd.text
-        .lines()
-        .filter(|l| !l.starts_with(' ') && l.ends_with(" cores") && l.contains("): "))
-        .filter_map(|l| {
-            let (head, tail) = l.split_once(" -> ")?;
-            let n = tail.trim_end_matches(" cores").parse().ok()?;
-            Some((head.to_string(), n))
-        })
-        .collect()
+    // The state form: "op NAME: KIND(...) ..." then "  split: SPLITS -> N cores".
+    let mut out = Vec::new();
+    let mut op: Option<(String, String)> = None;
+    for l in wd.text.lines() {
+        if let Some(rest) = l.strip_prefix("op ") {
+            op = rest.split_once(": ").map(|(name, tail)| {
+                let kind = tail.split('(').next().unwrap_or("").to_string();
+                (name.to_string(), kind)
+            });
+        } else if !l.starts_with(' ') {
+            op = None;
+        } else if let (Some((name, kind)), Some(split)) = (&op, l.strip_prefix("  split: ")) {
+            if let Some((splits, n)) = split.split_once(" -> ") {
+                if let Ok(n) = n.trim_end_matches(" cores").parse() {
+                    out.push((format!("{name} ({kind}): {splits}"), n));
+                }
+            }
+        }
+    }
+    out
 }
 
 #[test]

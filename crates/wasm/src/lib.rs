@@ -101,6 +101,13 @@ struct RunOptions {
     places: Option<std::collections::BTreeMap<String, i64>>,
     /// KTIR modules: "error" (default) or "mask" for points outside their views.
     out_of_bounds: Option<String>,
+    /// Model graphs: the scratchpad allocator, "greedy" (default), "first-fit" or "best-fit".
+    allocator: Option<String>,
+    /// Model graphs: decompose attention as an online-softmax loop over blocks of this many
+    /// keys (default: one softmax over all keys).
+    attention_block: Option<usize>,
+    /// Model graphs: double-buffer the loads of time loops (default true).
+    double_buffer: Option<bool>,
 }
 
 /// The driver's options from the page's.
@@ -112,6 +119,16 @@ fn driver_options(o: RunOptions) -> Result<driver::RunOptions, JsValue> {
     opts.seed = o.seed.unwrap_or(opts.seed);
     opts.timing_only = o.timing_only.unwrap_or(false);
     opts.ktir = o.ktir;
+    if let Some(a) = &o.allocator {
+        opts.compile.allocator = a
+            .parse()
+            .map_err(|e: driver::compiler::CompileError| JsError::new(&format!("options: {e}")))?;
+    }
+    if o.attention_block == Some(0) {
+        return Err(JsError::new("options: attentionBlock is a number of keys, at least 1").into());
+    }
+    opts.compile.attention_key_block = o.attention_block;
+    opts.compile.double_buffer = o.double_buffer.unwrap_or(true);
     opts.scalars = o.args.unwrap_or_default();
     opts.places = o.places.unwrap_or_default();
     opts.out_of_bounds = match o.out_of_bounds.as_deref() {
@@ -257,9 +274,10 @@ impl Session {
         .to_string()
     }
 
-    /// Runs the source with options `{ machine?, seed?, ktir?, timingOnly?, args?, places?,
-    /// outOfBounds? }` (the last three for KTIR: scalar values as text, fixed buffer
-    /// addresses, "error" or "mask") and returns the
+    /// Runs the source with options `{ machine?, seed?, ktir?, timingOnly?, allocator?,
+    /// attentionBlock?, doubleBuffer?, args?, places?, outOfBounds? }` (the compiler's three
+    /// as `spyre compile`'s flags; the last three for KTIR: scalar values as text, fixed
+    /// buffer addresses, "error" or "mask") and returns the
     /// run (`Run` in the generated types): with `ktir`, that module runs in place of the
     /// lowered one (graphs) or of the source (KTIR); with `timingOnly`, no numbers are
     /// computed (`run.outputsChecked` is false). `progress`, when given, is called with

@@ -2,7 +2,8 @@
 
 import type { PassSnapshot } from "../api";
 import { byId, el, isEditableTarget } from "../dom";
-import { lineDiff } from "./diff";
+import { lineDiff, type DiffLine } from "./diff";
+import { diffEntities, type EntityChange, isStateText, summarize } from "./stateDiff";
 import type { Change, PageState, Shortcut, UrlPart, View, ViewContext } from "./view";
 
 /** The pass shown when nothing else was asked for. */
@@ -12,6 +13,21 @@ export const DEFAULT_PASS = "ktir";
 const MAX_DIFF_CHARS = 400_000;
 /** Most diff lines drawn. */
 const MAX_DIFF_LINES = 4000;
+
+/** The passes whose snapshots are the two IRs, shown side by side rather than diffed. */
+const IR_PASSES: Record<string, string> = { sdsc: "ktir", ktir: "sdsc" };
+
+/**
+ * Whether each pass changed the program: a pass whose state snapshot equals the previous
+ * one's did nothing (the page hides it). IR snapshots always count as changes.
+ */
+export function passChanged(passes: readonly PassSnapshot[]): boolean[] {
+  return passes.map((p, i) => {
+    const prev = passes[i - 1];
+    if (!prev || !isStateText(p.text) || !isStateText(prev.text)) return true;
+    return p.text !== prev.text;
+  });
+}
 
 /** Index after stepping `delta` from `current` in a list of `count`, clamped to the ends. */
 export function stepIndex(current: number, delta: number, count: number): number {
@@ -54,10 +70,21 @@ export class PassView {
   private readonly diff = byId<HTMLDivElement>("diff");
   private readonly diffTitle = byId<HTMLSpanElement>("diff-title");
   private readonly diffMeta = byId<HTMLSpanElement>("diff-meta");
+  private readonly summary = byId<HTMLUListElement>("diff-summary");
+  private readonly unchangedToggle = byId<HTMLButtonElement>("show-unchanged");
+  private showUnchanged = false;
+  private changed: boolean[] = [];
   private passes: readonly PassSnapshot[] = [];
   private buttons: HTMLButtonElement[] = [];
   private selected = -1;
   private listeners: ((pass: PassSnapshot) => void)[] = [];
+
+  constructor() {
+    this.unchangedToggle.addEventListener("click", () => {
+      this.showUnchanged = !this.showUnchanged;
+      this.applyHidden();
+    });
+  }
 
   get selectedName(): string | null {
     return this.passes[this.selected]?.name ?? null;
@@ -89,9 +116,30 @@ export class PassView {
       return b;
     });
     this.list.replaceChildren(...this.buttons);
+    this.changed = passChanged(passes);
+    this.buttons.forEach((b, i) => {
+      if (!this.changed[i]) {
+        b.classList.add("unchanged");
+        b.title = `${passes[i]!.title} (changed nothing)`;
+      }
+    });
     this.selected = -1;
     const want = preferred === null ? -1 : passes.findIndex((p) => p.name === preferred);
+    this.applyHidden(want);
     this.select(want >= 0 ? want : 0);
+  }
+
+  /** Hides the passes that changed nothing (unless asked to show them, or `keep`). */
+  private applyHidden(keep = this.selected): void {
+    const n = this.changed.filter((c) => !c).length;
+    this.unchangedToggle.hidden = n === 0;
+    this.unchangedToggle.textContent = this.showUnchanged
+      ? `Hide ${n} unchanged`
+      : `Show ${n} unchanged`;
+    this.unchangedToggle.setAttribute("aria-pressed", String(this.showUnchanged));
+    this.buttons.forEach((b, i) => {
+      b.hidden = !this.showUnchanged && !this.changed[i] && i !== keep;
+    });
   }
 
   select(index: number, focus = false): void {
@@ -125,7 +173,13 @@ export class PassView {
   }
 
   step(delta: number, focus = false): void {
-    const next = stepIndex(this.selected, delta, this.passes.length);
+    let next = stepIndex(this.selected, delta, this.passes.length);
+    // Hidden passes are stepped over.
+    while (next >= 0 && this.buttons[next]?.hidden) {
+      const after = stepIndex(next, Math.sign(delta), this.passes.length);
+      if (after === next) return;
+      next = after;
+    }
     if (next >= 0 && next !== this.selected) this.select(next, focus);
   }
 
@@ -140,14 +194,33 @@ export class PassView {
 
   private showDiff(prev: PassSnapshot | null, pass: PassSnapshot, text: string): void {
     this.diff.scrollTop = 0;
+    this.summary.replaceChildren();
+    this.summary.hidden = true;
+    const other = IR_PASSES[pass.name];
+    const beside = other === undefined ? undefined : this.passes.find((p) => p.name === other);
+    if (beside) {
+      // SDSC and KTIR are two forms of one program: shown side by side, not diffed.
+      this.diffTitle.textContent = `${beside.name.toUpperCase()} beside ${pass.name.toUpperCase()}`;
+      this.diffMeta.textContent = "side by side";
+      this.diff.dataset.mode = "beside";
+      this.diff.replaceChildren(
+        el("pre", { className: "code beside", text: displayText(beside.text) }),
+      );
+      return;
+    }
     if (!prev) {
       this.diffTitle.textContent = "Diff";
       this.diffMeta.textContent = "first pass: nothing before it";
+      this.diff.dataset.mode = "first";
       this.diff.replaceChildren(el("div", { className: "dl skip", text: "(first pass)" }));
       return;
     }
     this.diffTitle.textContent = `Diff ${prev.name} → ${pass.name}`;
     const before = displayText(prev.text);
+    if (isStateText(before) && isStateText(text)) {
+      this.showEntityDiff(diffEntities(before, text));
+      return;
+    }
     if (before.length + text.length > MAX_DIFF_CHARS) {
       this.diffMeta.textContent = "too large to diff";
       this.diff.replaceChildren(
@@ -155,22 +228,46 @@ export class PassView {
       );
       return;
     }
+    this.diff.dataset.mode = "lines";
     const d = lineDiff(before, text);
     this.diffMeta.textContent = `+${d.added} −${d.removed}`;
-    const rows = d.lines.slice(0, MAX_DIFF_LINES).map((l) => {
+    this.showRows(d.lines, d.added === 0 && d.removed === 0);
+  }
+
+  /** The state diff: each changed entity with its changed lines, and the summary above. */
+  private showEntityDiff(changes: readonly EntityChange[]): void {
+    this.diff.dataset.mode = "entities";
+    let added = 0;
+    let removed = 0;
+    const lines: DiffLine[] = [];
+    for (const c of changes) {
+      for (const l of c.lines) {
+        if (l.kind === "add") added++;
+        else if (l.kind === "del") removed++;
+        lines.push(l);
+      }
+    }
+    this.diffMeta.textContent = `+${added} −${removed}`;
+    const words = summarize(changes);
+    this.summary.replaceChildren(...words.map((w) => el("li", { text: w })));
+    this.summary.hidden = words.length === 0;
+    this.showRows(lines, changes.length === 0);
+  }
+
+  private showRows(lines: readonly DiffLine[], none: boolean): void {
+    const rows = lines.slice(0, MAX_DIFF_LINES).map((l) => {
       const sign =
         l.kind === "add" ? "+ " : l.kind === "del" ? "- " : l.kind === "skip" ? "" : "  ";
       return el("div", { className: `dl ${l.kind}`, text: sign + l.text });
     });
-    if (d.lines.length > MAX_DIFF_LINES)
+    if (lines.length > MAX_DIFF_LINES)
       rows.push(
         el("div", {
           className: "dl skip",
-          text: `⋯ ${d.lines.length - MAX_DIFF_LINES} more lines`,
+          text: `⋯ ${lines.length - MAX_DIFF_LINES} more lines`,
         }),
       );
-    if (d.added === 0 && d.removed === 0)
-      rows.unshift(el("div", { className: "dl skip", text: "(no change)" }));
+    if (none) rows.unshift(el("div", { className: "dl skip", text: "(no change)" }));
     this.diff.replaceChildren(...rows);
   }
 

@@ -1,0 +1,158 @@
+// End-to-end: pass snapshots that diff (issue 19): every snapshot up to scratchpad is the
+// whole program state, diffed entity by entity with a summary in words; SDSC and KTIR side
+// by side; large models never "too large to diff". At 1440x900 and 390x844; screenshots go
+// to test-artifacts/screenshots/. Run `bash scripts/build-web.sh` first.
+
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+import { serveStatic } from "./server.mjs";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+const DIST = join(ROOT, "web", "dist");
+const SHOTS = join(ROOT, "test-artifacts", "screenshots");
+const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
+const T = 120_000;
+const SIZES = [
+  { name: "desktop", width: 1440, height: 900, touch: false },
+  { name: "phone", width: 390, height: 844, touch: true },
+];
+/** The largest gallery model. */
+const LARGE = "llama3_8b_layer";
+
+/** @type {Awaited<ReturnType<typeof serveStatic>>} */ let server;
+/** @type {import("playwright-core").Browser} */ let browser;
+const problems = [];
+
+async function newPage(size) {
+  const ctx = await browser.newContext({
+    viewport: { width: size.width, height: size.height },
+    hasTouch: size.touch,
+    isMobile: size.touch,
+  });
+  const p = await ctx.newPage();
+  p.setDefaultTimeout(20_000);
+  p.on("pageerror", (err) => problems.push(String(err)));
+  p.on("console", (m) => {
+    if (m.type() === "error") problems.push(`${p.url()}: ${m.text()}`);
+  });
+  return p;
+}
+
+async function ready(p) {
+  await p.waitForFunction(
+    () => document.body.dataset.state === "ready" || document.body.dataset.state === "error",
+    undefined,
+    { timeout: 60_000 },
+  );
+}
+
+async function shot(p, name) {
+  mkdirSync(SHOTS, { recursive: true });
+  await p.screenshot({ path: join(SHOTS, name), animations: "allow" });
+}
+
+async function noSidewaysScroll(p, what) {
+  const [sw, iw] = await p.evaluate(() => [document.scrollingElement.scrollWidth, innerWidth]);
+  assert.ok(sw <= iw, `${what}: the page is ${sw} px wide in a ${iw} px window`);
+}
+
+const text = async (p, id) => (await p.locator(`#${id}`).textContent()) ?? "";
+
+/** Selects a pass in the list (on a phone, through the pass drawer). */
+async function pickPass(p, name, phone) {
+  if (phone) await p.getByTestId("passes-drawer").click();
+  await p.locator(`#pass-list [data-pass="${name}"]`).click();
+  if (phone) await p.keyboard.press("Escape");
+  await p.waitForFunction(
+    (name) => document.querySelector('#pass-list [aria-selected="true"]')?.dataset.pass === name,
+    name,
+  );
+}
+
+describe("pass snapshots that diff", { timeout: 10 * T }, () => {
+  before(
+    async () => {
+      if (!existsSync(join(DIST, "index.html")))
+        throw new Error(`${DIST} is incomplete: run bash scripts/build-web.sh first`);
+      server = await serveStatic(DIST);
+      browser = await chromium.launch({
+        executablePath: CHROMIUM,
+        timeout: 30_000,
+        args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"],
+      });
+    },
+    { timeout: T },
+  );
+
+  after(async () => {
+    await browser?.close().catch(() => {});
+    await server?.close();
+    assert.deepEqual(problems, [], "console or page errors");
+  });
+
+  for (const size of SIZES) {
+    const phone = size.touch;
+    it(
+      `diffs each pass's program state and summarises it at ${size.width}x${size.height}`,
+      { timeout: 2 * T },
+      async () => {
+        const p = await newPage(size);
+        await p.goto(`${server.url}#v=2&example=matmul_add&view=passes&pass=layout`, {
+          waitUntil: "load",
+        });
+        await ready(p);
+        await p.locator("#view-passes").waitFor({ state: "visible" });
+        // Every snapshot before SDSC is the whole state: layout's still lists the graph.
+        const snap = await text(p, "snapshot");
+        assert.match(snap, /^program matmul_add: /);
+        assert.match(snap, /\nnode matmul: MatMul\(A, B\) -> AB\n/);
+        assert.match(snap, /\ntensor B: f16\[100,130\] \(initializer\)\n {2}layout: /);
+        // The diff shows only what layout added, and says it in words.
+        assert.match(await text(p, "diff-meta"), /^\+\d+ −0$/);
+        assert.match(await text(p, "diff-summary"), /5 tensors laid out/);
+        const diff = await text(p, "diff");
+        assert.match(diff, /\+ {3}layout: f16\[100,130\]/);
+        assert.doesNotMatch(diff, /^[+-] node /m, "unchanged graph nodes are not in the diff");
+        await noSidewaysScroll(p, `passes at ${size.width}`);
+        await shot(p, `passes-state-diff-${size.width}x${size.height}.png`);
+        await pickPass(p, "work-division", phone);
+        assert.match(await text(p, "diff-summary"), /2 ops divided, 2 split over up to 32 cores/);
+        await pickPass(p, "scratchpad", phone);
+        assert.match(await text(p, "diff-summary"), /5 tensors placed in DRAM/);
+        // No pass of this model is a no-op: none is hidden.
+        assert.equal(await p.getByTestId("show-unchanged").isVisible(), false);
+        assert.equal(await p.locator("#pass-list [data-pass]:visible").count(), 7);
+        // SDSC and KTIR side by side.
+        await pickPass(p, "ktir", phone);
+        assert.equal(await text(p, "diff-title"), "SDSC beside KTIR");
+        assert.match(await text(p, "diff"), /"ops"/);
+        assert.match(await text(p, "snapshot"), /func\.func @/);
+        await shot(p, `passes-ir-beside-${size.width}x${size.height}.png`);
+        await p.context().close();
+      },
+    );
+  }
+
+  it("diffs a large model per entity, never too large", { timeout: 3 * T }, async () => {
+    const p = await newPage(SIZES[0]);
+    await p.goto(`${server.url}#v=2&example=${LARGE}&view=passes&pass=scratchpad`, {
+      waitUntil: "load",
+    });
+    await ready(p);
+    await p.locator("#view-passes").waitFor({ state: "visible" });
+    for (const pass of ["decompose", "layout", "work-division", "scratchpad"]) {
+      await pickPass(p, pass, false);
+      const meta = await text(p, "diff-meta");
+      assert.match(meta, /^\+\d+ −\d+$/, `${pass}: ${meta}`);
+      assert.ok((await text(p, "diff-summary")).length > 0, `${pass} has no summary`);
+    }
+    await pickPass(p, "sdsc", false);
+    assert.equal(await text(p, "diff-title"), "KTIR beside SDSC");
+    await shot(p, "passes-large-1440x900.png");
+    await p.context().close();
+  });
+});

@@ -1,0 +1,65 @@
+// The run settings: what reaches the worker, the flags shown, and typed places.
+
+import { describe, expect, it } from "vitest";
+import {
+  DEFAULT_SETTINGS,
+  formatPlaces,
+  parsePlaces,
+  sanitizeSettings,
+  settingsFlags,
+  settingsOptions,
+} from "./runSettings";
+
+describe("run settings", () => {
+  it("send nothing for the defaults", () => {
+    expect(settingsOptions(DEFAULT_SETTINGS)).toEqual({});
+    expect(settingsFlags(DEFAULT_SETTINGS)).toEqual([]);
+  });
+
+  it("map each setting to its run option and CLI flag", () => {
+    const s = {
+      allocator: "first-fit" as const,
+      attentionBlock: 16,
+      noDoubleBuffer: true,
+      timingOnly: true,
+      seed: 3,
+      outOfBounds: "mask" as const,
+      places: { x: 128 },
+    };
+    expect(settingsOptions(s)).toEqual({
+      allocator: "first-fit",
+      attentionBlock: 16,
+      doubleBuffer: false,
+      timingOnly: true,
+      seed: 3,
+      outOfBounds: "mask",
+      places: { x: 128 },
+    });
+    expect(settingsFlags(s).join(" ")).toBe(
+      "--allocator first-fit --attention-block 16 --no-double-buffer --timing-only --seed 3 --out-of-bounds mask --place x=128",
+    );
+  });
+
+  it("parse typed places, and say what is wrong", () => {
+    expect(parsePlaces("")).toBeNull();
+    expect(parsePlaces("a=1, b=20\nc=3")).toEqual({ a: 1, b: 20, c: 3 });
+    expect(formatPlaces({ a: 1, b: 20 })).toBe("a=1, b=20");
+    expect(parsePlaces("a=1 b")).toMatch(/"b" is not NAME=ADDR/);
+    expect(parsePlaces("a=-1")).toMatch(/not NAME=ADDR/);
+    expect(parsePlaces("__proto__=1")).toMatch(/not NAME=ADDR/);
+  });
+
+  it("keep only well-typed values", () => {
+    expect(
+      sanitizeSettings({
+        allocator: 3,
+        attentionBlock: 1.5,
+        noDoubleBuffer: "yes",
+        timingOnly: {},
+        seed: Number.MAX_VALUE,
+        outOfBounds: ["mask"],
+        places: [1],
+      }),
+    ).toEqual(DEFAULT_SETTINGS);
+  });
+});

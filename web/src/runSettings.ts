@@ -1,0 +1,154 @@
+// The compiler and simulator settings the page offers, one for each flag of `spyre compile`
+// and `spyre run` that changes what runs: the scratchpad allocator, the attention block,
+// double buffering, timing-only, the seed, and for KTIR modules the out-of-bounds mode and
+// fixed buffer places. They live in the URL state (flat fields, defaults left out) and go
+// to the worker as run options.
+
+import type { RunOptions } from "./api";
+
+/** The scratchpad allocators (`--allocator`), the first being the default. */
+export const ALLOCATORS = ["greedy", "first-fit", "best-fit"] as const;
+export type Allocator = (typeof ALLOCATORS)[number];
+
+/** What a point outside its view is (`--out-of-bounds`), the first being the default. */
+export const OUT_OF_BOUNDS = ["error", "mask"] as const;
+export type OutOfBounds = (typeof OUT_OF_BOUNDS)[number];
+
+/** Largest attention block, seed and place the page accepts (beyond, a link is garbage). */
+export const MAX_ATTENTION_BLOCK = 1 << 24;
+export const MAX_SEED = Number.MAX_SAFE_INTEGER;
+export const MAX_PLACE = Number.MAX_SAFE_INTEGER;
+/** Most buffer places a link may carry. */
+export const MAX_PLACES = 256;
+
+/**
+ * The settings as the URL keeps them: each field null or false at its default, so a link
+ * that sets nothing stays short and old links mean what they meant.
+ */
+export interface RunSettings {
+  /** `--allocator` (null: greedy). */
+  allocator: Allocator | null;
+  /** `--attention-block KEYS` (null: one softmax over all keys). */
+  attentionBlock: number | null;
+  /** `--no-double-buffer`. */
+  noDoubleBuffer: boolean;
+  /** `--timing-only`. */
+  timingOnly: boolean;
+  /** `--seed` (null: 0). */
+  seed: number | null;
+  /** `--out-of-bounds` for KTIR modules (null: error). */
+  outOfBounds: OutOfBounds | null;
+  /** `--place NAME=ADDR` for KTIR modules (null: none). */
+  places: Record<string, number> | null;
+}
+
+export const DEFAULT_SETTINGS: RunSettings = {
+  allocator: null,
+  attentionBlock: null,
+  noDoubleBuffer: false,
+  timingOnly: false,
+  seed: null,
+  outOfBounds: null,
+  places: null,
+};
+
+/** Names of the settings' fields (in the URL state, beside the page's own). */
+export const SETTINGS_FIELDS = Object.keys(DEFAULT_SETTINGS) as (keyof RunSettings)[];
+
+function intIn(v: unknown, lo: number, hi: number): number | null {
+  const n = typeof v === "string" && v.trim() !== "" ? Number(v) : v;
+  return typeof n === "number" && Number.isInteger(n) && n >= lo && n <= hi ? n : null;
+}
+
+function flag(v: unknown): boolean {
+  return v === true || v === "1" || v === "true";
+}
+
+/** A buffer name as `--place` takes it: no separators, not empty. */
+function placeName(k: string): boolean {
+  return k.length > 0 && k.length <= 256 && !/[\s=,]/.test(k);
+}
+
+function places(v: unknown): Record<string, number> | null {
+  if (!v || typeof v !== "object" || Array.isArray(v)) return null;
+  const out: Record<string, number> = {};
+  const entries = Object.entries(v as Record<string, unknown>);
+  if (entries.length === 0 || entries.length > MAX_PLACES) return null;
+  for (const [k, a] of entries) {
+    const addr = intIn(a, 0, MAX_PLACE);
+    if (!placeName(k) || addr === null || k === "__proto__") return null;
+    out[k] = addr;
+  }
+  return out;
+}
+
+/** Reads the settings' fields of a state object, keeping only well-typed values. */
+export function sanitizeSettings(o: Record<string, unknown>): RunSettings {
+  return {
+    allocator:
+      typeof o.allocator === "string" && (ALLOCATORS as readonly string[]).includes(o.allocator)
+        ? o.allocator === "greedy"
+          ? null
+          : (o.allocator as Allocator)
+        : null,
+    attentionBlock: intIn(o.attentionBlock, 1, MAX_ATTENTION_BLOCK),
+    noDoubleBuffer: flag(o.noDoubleBuffer),
+    timingOnly: flag(o.timingOnly),
+    seed: intIn(o.seed, 0, MAX_SEED) || null,
+    outOfBounds: o.outOfBounds === "mask" ? "mask" : null,
+    places: places(o.places),
+  };
+}
+
+/** The run options the settings give (defaults left out). */
+export function settingsOptions(s: RunSettings): RunOptions {
+  const o: RunOptions = {};
+  if (s.allocator !== null) o.allocator = s.allocator;
+  if (s.attentionBlock !== null) o.attentionBlock = s.attentionBlock;
+  if (s.noDoubleBuffer) o.doubleBuffer = false;
+  if (s.timingOnly) o.timingOnly = true;
+  if (s.seed !== null) o.seed = s.seed;
+  if (s.outOfBounds !== null) o.outOfBounds = s.outOfBounds;
+  if (s.places !== null) o.places = { ...s.places };
+  return o;
+}
+
+/** The settings as CLI flags, for the options panel to show what a run matches. */
+export function settingsFlags(s: RunSettings): string[] {
+  const f: string[] = [];
+  if (s.allocator !== null) f.push(`--allocator ${s.allocator}`);
+  if (s.attentionBlock !== null) f.push(`--attention-block ${s.attentionBlock}`);
+  if (s.noDoubleBuffer) f.push("--no-double-buffer");
+  if (s.timingOnly) f.push("--timing-only");
+  if (s.seed !== null) f.push(`--seed ${s.seed}`);
+  if (s.outOfBounds !== null) f.push(`--out-of-bounds ${s.outOfBounds}`);
+  for (const [k, a] of Object.entries(s.places ?? {})) f.push(`--place ${k}=${a}`);
+  return f;
+}
+
+/**
+ * Reads `NAME=ADDR` pairs (separated by commas or white space) as typed in the options
+ * panel; an error message for text that is not such a list.
+ */
+export function parsePlaces(text: string): Record<string, number> | null | string {
+  const parts = text.split(/[\s,]+/).filter((p) => p !== "");
+  if (parts.length === 0) return null;
+  if (parts.length > MAX_PLACES) return `at most ${MAX_PLACES} places`;
+  const out: Record<string, number> = {};
+  for (const p of parts) {
+    const m = /^([^=]+)=(\d+)$/.exec(p);
+    const addr = m ? intIn(m[2], 0, MAX_PLACE) : null;
+    if (!m || addr === null || !placeName(m[1]!) || m[1] === "__proto__") {
+      return `"${p.length > 30 ? `${p.slice(0, 27)}…` : p}" is not NAME=ADDR`;
+    }
+    out[m[1]!] = addr;
+  }
+  return out;
+}
+
+/** The places as the options panel shows them. */
+export function formatPlaces(p: Record<string, number> | null): string {
+  return Object.entries(p ?? {})
+    .map(([k, a]) => `${k}=${a}`)
+    .join(", ");
+}

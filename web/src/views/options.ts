@@ -1,0 +1,218 @@
+// The Options menu in the header: every compiler and simulator flag of `spyre compile` and
+// `spyre run` that changes a run, as controls. A change reruns what is loaded; the settings
+// go into the URL state; the equivalent command-line flags are shown underneath.
+
+import { byId, el } from "../dom";
+import {
+  ALLOCATORS,
+  type Allocator,
+  DEFAULT_SETTINGS,
+  formatPlaces,
+  MAX_ATTENTION_BLOCK,
+  MAX_SEED,
+  parsePlaces,
+  type RunSettings,
+  settingsFlags,
+} from "../runSettings";
+
+/** The header's Options menu (a `<details>` holding a small form). */
+export class OptionsPanel {
+  private readonly root = byId<HTMLDetailsElement>("run-options");
+  private readonly summary = byId<HTMLElement>("run-options-summary");
+  private readonly allocator = el("select", {
+    "data-testid": "opt-allocator",
+    id: "opt-allocator",
+  });
+  private readonly attention = el("input", {
+    "data-testid": "opt-attention-block",
+    id: "opt-attention-block",
+    type: "number",
+    min: 1,
+    max: MAX_ATTENTION_BLOCK,
+    step: 1,
+    placeholder: "all keys",
+  });
+  private readonly doubleBuffer = el("input", {
+    "data-testid": "opt-double-buffer",
+    id: "opt-double-buffer",
+    type: "checkbox",
+  });
+  private readonly timingOnly = el("input", {
+    "data-testid": "opt-timing-only",
+    id: "opt-timing-only",
+    type: "checkbox",
+  });
+  private readonly seed = el("input", {
+    "data-testid": "opt-seed",
+    id: "opt-seed",
+    type: "number",
+    min: 0,
+    step: 1,
+    placeholder: "0",
+  });
+  private readonly outOfBounds = el("select", {
+    "data-testid": "opt-out-of-bounds",
+    id: "opt-out-of-bounds",
+  });
+  private readonly places = el("input", {
+    "data-testid": "opt-places",
+    id: "opt-places",
+    type: "text",
+    placeholder: "NAME=ADDR, …",
+    spellcheck: "false",
+  });
+  private readonly problem = el("div", { className: "options-problem", role: "alert" });
+  private readonly flags = el("code", { "data-testid": "opt-flags", className: "options-flags" });
+  private current: RunSettings = { ...DEFAULT_SETTINGS };
+  /** The loaded example is too large to run with numbers: timing-only is forced. */
+  private forcedTimingOnly = false;
+
+  constructor(private readonly onChange: (s: RunSettings) => void) {
+    this.allocator.append(...ALLOCATORS.map((a) => el("option", { value: a, text: a })));
+    this.outOfBounds.append(
+      el("option", { value: "error", text: "error" }),
+      el("option", { value: "mask", text: "mask (read 0, drop stores)" }),
+    );
+    const row = (label: string, control: HTMLElement, title: string, forId: string): HTMLElement =>
+      el(
+        "div",
+        { className: "options-row", title },
+        el("label", { for: forId, text: label }),
+        control,
+      );
+    const form = byId("run-options-form");
+    form.append(
+      el("div", { className: "options-heading", text: "Compiler (model graphs)" }),
+      row("Allocator", this.allocator, "Scratchpad allocator (--allocator)", "opt-allocator"),
+      row(
+        "Attention block",
+        this.attention,
+        "Decompose attention as an online-softmax loop over blocks of this many keys; empty: one softmax over all keys (--attention-block)",
+        "opt-attention-block",
+      ),
+      row(
+        "Double buffering",
+        this.doubleBuffer,
+        "The next block loads while this one computes; off: every time loop is single-buffered (--no-double-buffer)",
+        "opt-double-buffer",
+      ),
+      el("div", { className: "options-heading", text: "Simulator" }),
+      row(
+        "Timing only",
+        this.timingOnly,
+        "No numbers: weights are never materialised and outputs are not checked (--timing-only)",
+        "opt-timing-only",
+      ),
+      row("Seed", this.seed, "Seed of the random inputs (--seed)", "opt-seed"),
+      el("div", { className: "options-heading", text: "KTIR modules" }),
+      row(
+        "Out of bounds",
+        this.outOfBounds,
+        "What a point of an access tile outside its view is (--out-of-bounds)",
+        "opt-out-of-bounds",
+      ),
+      row(
+        "Places",
+        this.places,
+        "Place buffer NAME at DRAM element address ADDR (--place NAME=ADDR)",
+        "opt-places",
+      ),
+      this.problem,
+      el("div", { className: "options-heading", text: "As command-line flags" }),
+      this.flags,
+    );
+    this.problem.hidden = true;
+    for (const c of [this.allocator, this.doubleBuffer, this.timingOnly, this.outOfBounds])
+      c.addEventListener("change", () => this.changed());
+    for (const c of [this.attention, this.seed, this.places])
+      c.addEventListener("change", () => this.changed());
+    document.addEventListener("click", (ev) => {
+      if (this.root.open && !this.root.contains(ev.target as Node)) this.root.open = false;
+    });
+    this.root.addEventListener("keydown", (ev) => {
+      if (ev.key === "Escape") {
+        this.root.open = false;
+        this.summary.focus();
+      }
+    });
+    this.set(DEFAULT_SETTINGS);
+  }
+
+  get settings(): RunSettings {
+    return { ...this.current, places: this.current.places && { ...this.current.places } };
+  }
+
+  /** Shows `s` (from a link) without running anything. */
+  set(s: RunSettings): void {
+    this.current = { ...s };
+    this.allocator.value = s.allocator ?? "greedy";
+    this.attention.value = s.attentionBlock === null ? "" : String(s.attentionBlock);
+    this.doubleBuffer.checked = !s.noDoubleBuffer;
+    this.timingOnly.checked = s.timingOnly || this.forcedTimingOnly;
+    this.seed.value = s.seed === null ? "" : String(s.seed);
+    this.outOfBounds.value = s.outOfBounds ?? "error";
+    this.places.value = formatPlaces(s.places);
+    this.problem.hidden = true;
+    this.showFlags();
+  }
+
+  /** Marks timing-only as forced (a gallery model too large to run with numbers). */
+  setForcedTimingOnly(forced: boolean): void {
+    this.forcedTimingOnly = forced;
+    this.timingOnly.disabled = forced;
+    this.timingOnly.checked = forced || this.current.timingOnly;
+    this.timingOnly.title = forced ? "This example is too large to run with numbers" : "";
+  }
+
+  private showFlags(): void {
+    const f = settingsFlags(this.current);
+    this.flags.textContent = f.length > 0 ? f.join(" ") : "(the defaults)";
+    const n = f.length;
+    this.summary.textContent = n > 0 ? `Options (${n})` : "Options";
+  }
+
+  private read(): RunSettings | string {
+    const a = this.allocator.value as Allocator;
+    const block = this.attention.value.trim();
+    let attentionBlock: number | null = null;
+    if (block !== "") {
+      const b = Number(block);
+      if (!Number.isInteger(b) || b < 1 || b > MAX_ATTENTION_BLOCK)
+        return `attention block: a whole number of keys from 1 to ${MAX_ATTENTION_BLOCK}`;
+      attentionBlock = b;
+    }
+    const seedText = this.seed.value.trim();
+    let seed: number | null = null;
+    if (seedText !== "") {
+      const n = Number(seedText);
+      if (!Number.isInteger(n) || n < 0 || n > MAX_SEED)
+        return `seed: a whole number from 0 to ${MAX_SEED}`;
+      seed = n === 0 ? null : n;
+    }
+    const places = parsePlaces(this.places.value);
+    if (typeof places === "string") return `places: ${places}`;
+    return {
+      allocator: a === "greedy" ? null : a,
+      attentionBlock,
+      noDoubleBuffer: !this.doubleBuffer.checked,
+      timingOnly: this.forcedTimingOnly ? this.current.timingOnly : this.timingOnly.checked,
+      seed,
+      outOfBounds: this.outOfBounds.value === "mask" ? "mask" : null,
+      places,
+    };
+  }
+
+  private changed(): void {
+    const s = this.read();
+    if (typeof s === "string") {
+      this.problem.textContent = s;
+      this.problem.hidden = false;
+      return;
+    }
+    this.problem.hidden = true;
+    if (JSON.stringify(s) === JSON.stringify(this.current)) return;
+    this.current = s;
+    this.showFlags();
+    this.onChange(this.settings);
+  }
+}
