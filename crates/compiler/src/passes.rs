@@ -394,6 +394,7 @@ pub fn compile_with_progress(
         ktir_module: None,
         snapshots: Vec::new(),
         target: target.clone(),
+        padding: Vec::new(),
     };
     let none = || (String::new(), String::new(), serde_json::Value::Null);
     for &pass in PASS_NAMES {
