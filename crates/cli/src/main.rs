@@ -537,6 +537,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 if result.timing_only && !result.layers.is_empty() {
                     print!("{}", driver::render_layers(&result.layers));
                 }
+                print!("{}", driver::render_padding(&result.padding));
             }
             Ok(if result.passed || !result.outputs_checked {
                 ExitCode::SUCCESS

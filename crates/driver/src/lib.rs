@@ -20,6 +20,7 @@ mod ktir_run;
 mod latency;
 mod layers;
 pub mod npy;
+mod padding;
 mod roofline;
 mod session;
 mod source_map;
@@ -36,6 +37,7 @@ pub use latency::{
     render as render_latency_model, KernelLatency, LatencyModelReport, LatencyParamView,
 };
 pub use layers::{render as render_layers, LayerCycles};
+pub use padding::{render as render_padding, PaddingCost, SequenceView};
 pub use roofline::{
     render as render_roofline, Bound, Bounds, KernelRoofline, ProgramRoofline, Rates, Roofline,
 };
@@ -324,6 +326,9 @@ pub struct RunResult {
     /// Cycles per layer or block of a graph (from its nodes' name prefixes), in run order;
     /// empty for KTIR modules.
     pub layers: Vec<LayerCycles>,
+    /// What the serving stack's padding rules would cost each PagedAttention node (empty
+    /// without one).
+    pub padding: Vec<PaddingCost>,
     /// The arithmetic of each compute task, by task id (what the roofline is computed from).
     #[serde(skip)]
     #[cfg_attr(test, ts(skip))]
