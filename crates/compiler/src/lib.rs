@@ -30,6 +30,7 @@
 // `usize::is_multiple_of` needs Rust 1.87; the workspace declares rust-version 1.85.
 #![allow(clippy::manual_is_multiple_of)]
 
+pub mod artifact_cache;
 pub mod layout;
 pub mod lower_ktir;
 pub mod movement_split;
@@ -47,7 +48,7 @@ use std::fmt;
 pub use layout::Layout;
 pub use ops::{access_map, DeviceOp, DeviceOpKind, IterDim};
 pub use padding::{PaddingReport, PaddingRules, SequencePadding};
-pub use passes::{compile, compile_with_progress};
+pub use passes::{compile, compile_cached, compile_with_progress};
 pub use scratchpad::Placement;
 pub use workdiv::WorkDivision;
 

@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 
 mod error;
 mod examples;
+mod kernel_store;
 mod ktir_plan;
 mod ktir_run;
 mod latency;
@@ -28,6 +29,7 @@ pub mod user_data;
 mod views;
 pub use error::{DriverError, Stage};
 pub use examples::{examples, Example};
+pub use kernel_store::DirStore;
 pub use ktir_plan::{KtirInputs, Role, ScalarSpec, ScratchpadSpec, TensorArgSpec};
 pub use ktir_run::{
     buffer_specs, buffers_of, ktir_inputs, read_npy_inputs, run_ktir, BufferSpec, KtirRunOptions,
@@ -123,6 +125,23 @@ pub fn compile_with_progress(
     check_no_empty_tensors(graph)?;
     compiler::compile_with_progress(graph, &target_for(machine), options, progress)
         .map_err(DriverError::from_compile)
+}
+
+/// [`compile_with_progress`] through a kernel cache over `store` (see
+/// [`compiler::artifact_cache`]): identical kernels are lowered once; the stats say how
+/// many were reused within the compile and from the store.
+pub fn compile_cached(
+    graph: &Graph,
+    machine: &Machine,
+    options: &Options,
+    progress: &mut dyn FnMut(compiler::CompileProgress),
+    store: Option<&mut dyn compiler::artifact_cache::KernelStore>,
+) -> Result<(Compilation, compiler::artifact_cache::CacheStats), DriverError> {
+    check_no_empty_tensors(graph)?;
+    let mut cache = compiler::artifact_cache::KernelCache::new(store);
+    let c = compiler::compile_cached(graph, &target_for(machine), options, progress, &mut cache)
+        .map_err(DriverError::from_compile)?;
+    Ok((c, cache.stats))
 }
 
 /// A tensor with no elements is an input error, named here, rather than a kernel the
