@@ -55,7 +55,22 @@ impl KernelStore for DirStore {
             ));
             return None;
         }
-        module.funcs.into_iter().next()
+        // The parser drops comments; the kernel's header comment is the line before its
+        // `func.func`.
+        let mut comment = None;
+        let mut prev = "";
+        for line in rest.lines() {
+            let t = line.trim_start();
+            if t.starts_with("func.func") {
+                comment = prev.strip_prefix("// ").map(str::to_string);
+                break;
+            }
+            prev = t;
+        }
+        module.funcs.into_iter().next().map(|mut f| {
+            f.comment = comment;
+            f
+        })
     }
 
     fn put(&mut self, key: &str, func: &ktir::Func) {
