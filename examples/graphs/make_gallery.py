@@ -4,6 +4,11 @@ hand-written) as spyre-graph JSON. The files are checked in; rerun after changin
 script: `python3 examples/graphs/make_gallery.py`. Weights are seeded initializers, so
 every file stays small whatever the model's size.
 
+Serving scenarios (PagedAttention over a paged KV cache) go to `serving/`: their
+reference outputs are not onnxruntime's (PagedAttention is not an ONNX op), so they stay
+out of the onnxruntime comparison and are checked against the reference evaluator by
+crates/driver/tests/serving.rs.
+
 Full-size models go to `full/`: they are for planning and timing only (`spyre run
 --timing-only examples/graphs/full/llama3_8b_seq8192.json`), and stay out of the gallery
 tests, which run every model here in a debug build.
@@ -193,6 +198,64 @@ def swiglu(g, x, hidden, mlp, p, std, norm):
     act = g.op("Mul", [g.op("Silu", [gate], name=f"{p}.silu"), up], name=f"{p}.gate_mul_up")
     down = g.op("MatMul", [act, wd], name=f"{p}.down_proj")
     return g.op("Add", [x, down], name=f"{p}.residual") if norm else down
+
+
+def paged_decode():
+    """One decode step of a small Llama-style layer over a paged KV cache: 8 sequences of
+    different lengths, each bringing one new token, in one ragged batch."""
+    lens = [17, 48, 130, 255, 400, 640, 960, 1500]
+    b, hidden, n_q, n_kv, hd, mlp, bs = len(lens), 256, 4, 1, 64, 512, 64
+    g = G("paged_decode",
+          "One decode step of a small Llama-style layer (hidden 256, 4 query heads sharing 1 key-value head, heads of 64, MLP 512) "
+          "for 8 sequences of 17 to 1,500 tokens in one ragged batch: PagedAttention over a paged KV cache "
+          "(pages of 64 tokens scattered through 66 pages, per-sequence block tables), RoPE at each sequence's "
+          "own position, SwiGLU; fp16.")
+    std = 0.02
+    x = g.input("x", [b, 1, hidden])
+    kc = g.input("key_cache", [66, bs, n_kv, hd])
+    vc = g.input("value_cache", [66, bs, n_kv, hd])
+    # Pages handed out in a scattered order, as an allocator that has served other
+    # requests would. The cache is sized so that its reshape to slot rows (one core's
+    # kernel today) fits a scratchpad.
+    order = [(i * 29 + 11) % 66 for i in range(66)]
+    need = [-(-l // bs) for l in lens]
+    width = max(need)
+    tables, k = [], 0
+    for n in need:
+        row = order[k:k + n]
+        k += n
+        tables.append(row + [0] * (width - n))
+    bt = g.init("block_tables", [b, width], data=[p for row in tables for p in row], dtype="i64")
+    sl = g.init("seq_lens", [b], data=lens, dtype="i64")
+    half = hd // 2
+    inv = [10000.0 ** (-2.0 * i / hd) for i in range(half)]
+    cos, sin = [], []
+    for l in lens:
+        ang = [(l - 1) * f for f in inv] * 2
+        cos += [float(f"{math.cos(a):.9g}") for a in ang]
+        sin += [float(f"{math.sin(a):.9g}") for a in ang]
+    cos = g.init("rope.cos", [b, 1, 1, hd], data=cos)
+    sin = g.init("rope.sin", [b, 1, 1, hd], data=sin)
+    p = "layer0"
+    h = rmsnorm(g, x, hidden, f"{p}.input_norm")
+    proj = {}
+    for name, n in (("q", n_q), ("k", n_kv), ("v", n_kv)):
+        w = g.normal(f"{p}.attn.w{name}", [hidden, n * hd], std)
+        t = g.op("MatMul", [h, w], name=f"{p}.attn.{name}_proj")
+        proj[name] = g.op("Reshape", [t], name=f"{p}.attn.{name}.split_heads", shape=[b, 1, n, hd])
+    q = apply_rope(g, proj["q"], cos, sin, hd, f"{p}.attn.rope_q")
+    k = apply_rope(g, proj["k"], cos, sin, hd, f"{p}.attn.rope_k")
+    ctx = g.op("PagedAttention", [q, k, proj["v"], kc, vc, bt, sl], name=f"{p}.attn.paged",
+               out=[f"{p}.attn.context", "key_cache_out", "value_cache_out"])
+    ctx = ctx[0]
+    merged = g.op("Reshape", [ctx], name=f"{p}.attn.merge_heads", shape=[b, 1, n_q * hd])
+    wo = g.normal(f"{p}.attn.wo", [n_q * hd, hidden], std)
+    o = g.op("MatMul", [merged, wo], name=f"{p}.attn.o_proj")
+    x1 = g.op("Add", [x, o], name=f"{p}.attn_residual")
+    swiglu(g, x1, hidden, mlp, f"{p}.mlp", std, norm=True)
+    g.finish()
+    g.outputs = ["y", "key_cache_out", "value_cache_out"]
+    g.write(subdir="serving")
 
 
 # ---------------------------------------------------------------------------------------
@@ -482,6 +545,7 @@ def main():
           4096, 32, 8, 14336, 128)
     tiny_two_layer()
     granite_hybrid()
+    paged_decode()
     for seq in (128, 2048, 8192):
         llama3_8b(seq)
     granite4_hybrid(64)

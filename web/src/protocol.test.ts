@@ -59,6 +59,7 @@ function minimalResult(): PipelineResult {
       roofline: emptyRoofline(),
       latencyModel: emptyLatencyModel(),
       layers: [],
+      padding: [],
     },
     sourceMap: { nodes: [], ops: [], kernels: [] },
   };

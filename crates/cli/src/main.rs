@@ -44,6 +44,11 @@ enum Command {
         /// directory that receives the bundle's files).
         #[arg(short, long)]
         output: Option<PathBuf>,
+        /// Keep compiled kernels in this directory, keyed on a SHA-256 of their op spec:
+        /// identical kernels (repeated layers) are lowered once, and a later compile reuses
+        /// them. Prints the cache's hits and misses and the compile time.
+        #[arg(long, value_name = "DIR")]
+        cache_dir: Option<PathBuf>,
     },
     /// Simulate a model graph (compiled first, outputs compared with the reference) or a
     /// KTIR file (every function in order, buffers found from its memory views).
@@ -396,6 +401,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             flags,
             tp,
             output,
+            cache_dir,
         } => {
             let machine = load_machine(&machine)?;
             let graph = load_graph_file(&file)?;
@@ -415,9 +421,36 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 return Ok(ExitCode::SUCCESS);
             }
             let mut bar = RunProgress::on_stderr(true);
-            let c = driver::compile_with_progress(&graph, &machine, &options, &mut |p| {
-                bar.update_compile(p)
-            });
+            let started = std::time::Instant::now();
+            let c = match cache_dir {
+                None => driver::compile_with_progress(&graph, &machine, &options, &mut |p| {
+                    bar.update_compile(p)
+                }),
+                Some(dir) => {
+                    let mut store = driver::DirStore::open(dir.clone());
+                    let r = driver::compile_cached(
+                        &graph,
+                        &machine,
+                        &options,
+                        &mut |p| bar.update_compile(p),
+                        Some(&mut store),
+                    );
+                    for w in &store.warnings {
+                        eprintln!("warning: {w}");
+                    }
+                    r.map(|(c, stats)| {
+                        eprintln!(
+                            "kernel cache {}: {} lowered, {} reused within the compile, {} from the cache; compile {:.3} s",
+                            dir.display(),
+                            stats.misses,
+                            stats.hits_in_compile,
+                            stats.hits_from_store,
+                            started.elapsed().as_secs_f64()
+                        );
+                        c
+                    })
+                }
+            };
             bar.finish();
             let c = c.map_err(derr)?;
             if let (Emit::Sdsc, Some(dir)) = (emit, &output) {
@@ -645,6 +678,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 if result.timing_only && !result.layers.is_empty() {
                     print!("{}", driver::render_layers(&result.layers));
                 }
+                print!("{}", driver::render_padding(&result.padding));
             }
             Ok(if result.passed || !result.outputs_checked {
                 ExitCode::SUCCESS

@@ -860,3 +860,29 @@ fn bad_tensor_parallel_input_names_the_problem() {
         stderr(&o)
     );
 }
+
+#[test]
+fn compile_with_a_cache_dir_lowers_repeated_layers_once_and_comes_back_warm() {
+    let dir = std::env::temp_dir().join(format!("spyre-cli-cache-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let d = dir.to_string_lossy().into_owned();
+    let model = "examples/graphs/tiny_two_layer.json";
+    let cold = spyre(&["compile", model, "--cache-dir", &d]);
+    assert!(cold.status.success(), "{}", stderr(&cold));
+    let e = stderr(&cold);
+    assert!(e.contains("reused within the compile"), "{e}");
+    assert!(!e.contains(" 0 reused within"), "{e}");
+    let warm = spyre(&["compile", model, "--cache-dir", &d]);
+    assert!(warm.status.success(), "{}", stderr(&warm));
+    assert!(stderr(&warm).contains(": 0 lowered"), "{}", stderr(&warm));
+    // The warm module has the cold one's kernels, under their own names (the parser
+    // drops trailing comments, so the texts differ in those).
+    let funcs = |t: &str| -> Vec<String> {
+        t.lines()
+            .filter(|l| l.trim_start().starts_with("func.func"))
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(funcs(&stdout(&cold)), funcs(&stdout(&warm)));
+    let _ = std::fs::remove_dir_all(&dir);
+}

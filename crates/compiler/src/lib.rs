@@ -34,10 +34,12 @@
 // `usize::is_multiple_of` needs Rust 1.87; the workspace declares rust-version 1.85.
 #![allow(clippy::manual_is_multiple_of)]
 
+pub mod artifact_cache;
 pub mod layout;
 pub mod lower_ktir;
 pub mod movement_split;
 pub mod ops;
+pub mod padding;
 pub mod passes;
 pub mod scratchpad;
 pub mod sdsc_emit;
@@ -51,7 +53,8 @@ use std::fmt;
 
 pub use layout::Layout;
 pub use ops::{access_map, DeviceOp, DeviceOpKind, IterDim};
-pub use passes::{compile, compile_with_progress};
+pub use padding::{PaddingReport, PaddingRules, SequencePadding};
+pub use passes::{compile, compile_cached, compile_with_progress};
 pub use scratchpad::Placement;
 pub use workdiv::WorkDivision;
 
@@ -163,6 +166,9 @@ pub struct Options {
     /// i computes, at the price of a second buffer per streamed operand. Off, every kernel
     /// is single-buffered, so the two regimes can be compared.
     pub double_buffer: bool,
+    /// The serving stack's padding and alignment rules whose cost PagedAttention reports
+    /// (the public values by default; the compile itself keeps sequences ragged).
+    pub padding: PaddingRules,
 }
 
 impl Default for Options {
@@ -175,6 +181,7 @@ impl Default for Options {
             skip_snapshots: false,
             work_limit: None,
             double_buffer: true,
+            padding: PaddingRules::PUBLIC,
         }
     }
 }
@@ -288,6 +295,8 @@ pub struct Compilation {
     pub ktir_module: Option<ktir::Module>,
     pub snapshots: Vec<Snapshot>,
     pub target: Target,
+    /// What the padding rules would cost each PagedAttention node.
+    pub padding: Vec<PaddingReport>,
 }
 
 impl Compilation {

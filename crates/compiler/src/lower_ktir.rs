@@ -84,17 +84,20 @@ pub fn lower(c: &Compilation) -> Result<ktir::Module, CompileError> {
         &mut crate::WorkBudget::new(&crate::Options::default()),
         &mut |_| {},
         true,
+        None,
     )
 }
 
 /// [`lower`], spending one unit of `budget` per KTIR operation built and reporting each
 /// kernel done to `progress`; `double_buffer` pipelines the loads of time loops
-/// ([`crate::Options::double_buffer`]).
+/// ([`crate::Options::double_buffer`]); with a `cache`, a kernel whose key it knows is
+/// reused instead of lowered (see [`crate::artifact_cache`]).
 pub(crate) fn lower_with(
     c: &Compilation,
     budget: &mut crate::WorkBudget,
     progress: &mut dyn FnMut(crate::CompileProgress),
     double_buffer: bool,
+    mut cache: Option<&mut crate::artifact_cache::KernelCache<'_>>,
 ) -> Result<ktir::Module, CompileError> {
     let mut module = ktir::Module {
         comments: vec![format!(
@@ -105,16 +108,27 @@ pub(crate) fn lower_with(
     };
     let held = tiling::planned_live_bytes(c);
     for (i, (op, kernel)) in c.ops.iter().zip(kernels(c)).enumerate() {
-        let func = tiling::emit_kernel(
-            c,
-            op,
-            i,
-            &kernel,
-            held.get(i).copied().unwrap_or(0),
-            double_buffer,
-        )?;
-        budget.spend(op_count(&func.body), Some(&op.name))?;
-        module.funcs.push(verified(op, func)?);
+        let held_i = held.get(i).copied().unwrap_or(0);
+        let key = cache
+            .as_ref()
+            .map(|_| crate::artifact_cache::kernel_key(c, op, i, &kernel, held_i, double_buffer));
+        let reused = match (cache.as_deref_mut(), &key) {
+            (Some(cache), Some(key)) => cache.lookup(key, &kernel.func),
+            _ => None,
+        };
+        let func = match reused {
+            Some(f) => f,
+            None => {
+                let func = tiling::emit_kernel(c, op, i, &kernel, held_i, double_buffer)?;
+                budget.spend(op_count(&func.body), Some(&op.name))?;
+                let func = verified(op, func)?;
+                if let (Some(cache), Some(key)) = (cache.as_deref_mut(), &key) {
+                    cache.insert(key, &func);
+                }
+                func
+            }
+        };
+        module.funcs.push(func);
         progress(crate::CompileProgress {
             pass: "ktir",
             done: i + 1,

@@ -21,6 +21,7 @@
 //! | Attention (4-D, GQA, causal) | GQA heads repeated (reshape, expand), K transposed, then plain: batchmatmul, mul (scale), add (mask), softmax, batchmatmul; or, with `Options::attention_key_block`, an online-softmax loop over key blocks (see `attention`) |
 //! | Einsum (any equation the graph crate parses: implicit output, ellipses, diagonals) | where with an identity mask and sum (diagonals), expand (broadcast axes), per operand pair: sum (labels nothing later needs), transpose and reshape to `[batch, m, k]` / `[batch, k, n]`, batchmatmul, reshape; transpose to the output's order (see `einsum`) |
 //! | GatherElements, ScatterND (none, add) | one-hot selections from comparisons with the indices: where and sum, or a batchmatmul (see `indexed`) |
+//! | PagedAttention (block tables and sequence lengths constant) | a one-hot cache update (batchmatmul, where), per sequence a gather of its pages' rows (an indirect access tile over the slot ids the block table gives), the online-softmax loop with one key block per page, and a concat (see `paged`) |
 //! | Split | one slice per output |
 //! | CumSum | batchmatmul with a constant triangular ones matrix (reshapes around it for an inner axis) |
 //! | Conv, 1-D depthwise (group = C = M) | concat (zero padding), per tap: slice, mul by the tap's weight column; add chain; add (bias) |
@@ -48,6 +49,7 @@ mod compose;
 mod einsum;
 mod indexed;
 mod kind;
+mod paged;
 
 pub use compose::{Composite, COMPOSITES};
 pub use kind::{Binary, Category, Comparison, DeviceOpKind, Movement, Reduction, Unary};
@@ -119,6 +121,9 @@ pub enum Decomposition {
     GatherElements,
     /// One-hot selections and a batched matmul (see `indexed`).
     ScatterND,
+    /// A one-hot cache update, page gathers and online-softmax attention per sequence
+    /// (see `paged`).
+    PagedAttention,
 }
 
 /// Graph ops `decompose` accepts and the rule for each, besides the unary elementwise ops,
@@ -150,6 +155,7 @@ pub const GRAPH_OPS: &[(&str, Decomposition)] = {
         ("LayerNormalization", D::LayerNormalization),
         ("Less", D::Compare(Comparison::Lesser)),
         ("MatMul", D::MatMul),
+        ("PagedAttention", D::PagedAttention),
         ("Max", D::Binary(Binary::Maximum)),
         ("Min", D::Binary(Binary::Minimum)),
         ("Mul", D::Binary(Binary::Mul)),
@@ -290,6 +296,8 @@ struct Builder<'a> {
     ops: Vec<DeviceOp>,
     /// Keys per block of online-softmax attention; `None` for plain attention.
     key_block: Option<usize>,
+    /// The padding rules whose cost PagedAttention reports.
+    padding: crate::PaddingRules,
 }
 
 impl Builder<'_> {
@@ -798,6 +806,7 @@ impl Builder<'_> {
             Decomposition::Einsum => self.einsum(),
             Decomposition::GatherElements => self.gather_elements(),
             Decomposition::ScatterND => self.scatter_nd(),
+            Decomposition::PagedAttention => self.paged_attention(),
             Decomposition::Reduce(r) => self.reduce(r),
             Decomposition::Split => self.split(),
             Decomposition::Compare(kind) => {
@@ -1630,7 +1639,7 @@ pub fn decompose(c: &mut Compilation, options: &Options) -> Result<(), CompileEr
         if several
             && !matches!(
                 node.op.as_str(),
-                "Split" | "TopK" | "LayerNormalization" | "Attention"
+                "Split" | "TopK" | "LayerNormalization" | "Attention" | "PagedAttention"
             )
         {
             return Err(CompileError::at(
@@ -1643,6 +1652,7 @@ pub fn decompose(c: &mut Compilation, options: &Options) -> Result<(), CompileEr
             node,
             ops: Vec::new(),
             key_block: options.attention_key_block,
+            padding: options.padding,
         };
         b.decompose()?;
         all.extend(b.ops);

@@ -351,6 +351,29 @@ pub fn compile_with_progress(
     options: &Options,
     progress: &mut dyn FnMut(CompileProgress),
 ) -> Result<Compilation, CompileError> {
+    compile_inner(graph, target, options, progress, None)
+}
+
+/// [`compile_with_progress`] with a kernel cache: identical kernels (by the key of
+/// [`crate::artifact_cache`]) are lowered once and reused, within the compile and, through
+/// the cache's store, across compiles; the cache's stats say how often.
+pub fn compile_cached(
+    graph: &Graph,
+    target: &Target,
+    options: &Options,
+    progress: &mut dyn FnMut(CompileProgress),
+    cache: &mut crate::artifact_cache::KernelCache<'_>,
+) -> Result<Compilation, CompileError> {
+    compile_inner(graph, target, options, progress, Some(cache))
+}
+
+fn compile_inner(
+    graph: &Graph,
+    target: &Target,
+    options: &Options,
+    progress: &mut dyn FnMut(CompileProgress),
+    mut cache: Option<&mut crate::artifact_cache::KernelCache<'_>>,
+) -> Result<Compilation, CompileError> {
     let mut budget = WorkBudget::new(options);
     let record = !options.skip_snapshots;
     if let Some(s) = &options.stop_after {
@@ -389,6 +412,7 @@ pub fn compile_with_progress(
         ktir_module: None,
         snapshots: Vec::new(),
         target: target.clone(),
+        padding: Vec::new(),
     };
     let none = || (String::new(), String::new(), serde_json::Value::Null);
     // What the passes found besides `c`, shown in every later snapshot of the state.
@@ -504,6 +528,7 @@ pub fn compile_with_progress(
                     &mut budget,
                     progress,
                     options.double_buffer,
+                    cache.as_deref_mut(),
                 )?;
                 // Text only at the edge: for the snapshot, output and the page.
                 let text = ktir::print(&module);

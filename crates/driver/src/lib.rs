@@ -15,12 +15,14 @@ use std::collections::BTreeMap;
 
 mod error;
 mod examples;
+mod kernel_store;
 mod ktir_plan;
 mod ktir_run;
 mod latency;
 mod layers;
 mod multi_card;
 pub mod npy;
+mod padding;
 mod roofline;
 mod session;
 mod source_map;
@@ -28,6 +30,7 @@ pub mod user_data;
 mod views;
 pub use error::{DriverError, Stage};
 pub use examples::{examples, Example};
+pub use kernel_store::DirStore;
 pub use ktir_plan::{KtirInputs, Role, ScalarSpec, ScratchpadSpec, TensorArgSpec};
 pub use ktir_run::{
     buffer_specs, buffers_of, ktir_inputs, read_npy_inputs, run_ktir, BufferSpec, KtirRunOptions,
@@ -41,6 +44,7 @@ pub use multi_card::{
     render as render_tensor_parallel, run_tensor_parallel, CollectiveView, HostView, LinkEventView,
     SegmentView, TpOptions, TpRun,
 };
+pub use padding::{render as render_padding, PaddingCost, SequenceView};
 pub use roofline::{
     render as render_roofline, Bound, Bounds, KernelRoofline, ProgramRoofline, Rates, Roofline,
 };
@@ -126,6 +130,23 @@ pub fn compile_with_progress(
     check_no_empty_tensors(graph)?;
     compiler::compile_with_progress(graph, &target_for(machine), options, progress)
         .map_err(DriverError::from_compile)
+}
+
+/// [`compile_with_progress`] through a kernel cache over `store` (see
+/// [`compiler::artifact_cache`]): identical kernels are lowered once; the stats say how
+/// many were reused within the compile and from the store.
+pub fn compile_cached(
+    graph: &Graph,
+    machine: &Machine,
+    options: &Options,
+    progress: &mut dyn FnMut(compiler::CompileProgress),
+    store: Option<&mut dyn compiler::artifact_cache::KernelStore>,
+) -> Result<(Compilation, compiler::artifact_cache::CacheStats), DriverError> {
+    check_no_empty_tensors(graph)?;
+    let mut cache = compiler::artifact_cache::KernelCache::new(store);
+    let c = compiler::compile_cached(graph, &target_for(machine), options, progress, &mut cache)
+        .map_err(DriverError::from_compile)?;
+    Ok((c, cache.stats))
 }
 
 /// A tensor with no elements is an input error, named here, rather than a kernel the
@@ -329,6 +350,9 @@ pub struct RunResult {
     /// Cycles per layer or block of a graph (from its nodes' name prefixes), in run order;
     /// empty for KTIR modules.
     pub layers: Vec<LayerCycles>,
+    /// What the serving stack's padding rules would cost each PagedAttention node (empty
+    /// without one).
+    pub padding: Vec<PaddingCost>,
     /// The arithmetic of each compute task, by task id (what the roofline is computed from).
     #[serde(skip)]
     #[cfg_attr(test, ts(skip))]

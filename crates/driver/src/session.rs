@@ -139,6 +139,10 @@ pub struct Run {
     #[serde(skip)]
     #[cfg_attr(test, ts(skip))]
     pub schedule: Schedule,
+    /// The compiler's padding reports, which the run's cycles turn into `run.padding`.
+    #[serde(skip)]
+    #[cfg_attr(test, ts(skip))]
+    pub padding: Vec<compiler::PaddingReport>,
 }
 
 /// A source opened for running: a graph or a KTIR module, and its last run.
@@ -271,6 +275,7 @@ impl Session {
             &run.schedule.events,
             run.schedule.total_cycles,
         );
+        run.run.padding = crate::padding::compute(&run.padding, &run.source_map, &run.run.roofline);
         let (_, run) = self.last.insert((options.machine.clone(), run));
         Ok(run)
     }
@@ -693,6 +698,7 @@ pub(crate) fn result(
         launch_peak_bytes: sim.launch_peak_bytes().to_vec(),
         roofline: crate::Roofline::default(),
         layers: Vec::new(),
+        padding: Vec::new(),
         latency_model: crate::LatencyModelReport::default(),
         work: sim.work_counts().to_vec(),
         masked_points: (options.out_of_bounds == crate::OutOfBounds::Mask)
@@ -967,6 +973,7 @@ fn run_graph(
         progress(Progress::compile(p))
     })?;
     progress(Progress::compiled());
+    let padding = std::mem::take(&mut c.padding);
     let tree = c.ktir_module.take();
     let (module, ktir) = ktir_to_run(&c, tree, options.ktir.as_deref())?;
     let ((run, mut source_map), schedule) = simulate_mapped(&c, &module, &ktir, options, progress)?;
@@ -1012,6 +1019,7 @@ fn run_graph(
         run,
         source_map,
         schedule,
+        padding,
     })
 }
 
@@ -1061,6 +1069,7 @@ fn run_ktir_module(
             ..SourceMap::default()
         },
         schedule,
+        padding: Vec::new(),
     })
 }
 

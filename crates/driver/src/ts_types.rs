@@ -43,6 +43,8 @@ fn declarations() -> Vec<String> {
         KernelLatency::decl(&cfg),
         LatencyModelReport::decl(&cfg),
         LayerCycles::decl(&cfg),
+        SequenceView::decl(&cfg),
+        PaddingCost::decl(&cfg),
         RunResult::decl(&cfg),
         LineRange::decl(&cfg),
         NodeLink::decl(&cfg),

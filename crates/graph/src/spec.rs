@@ -15,6 +15,7 @@ use crate::eval::{self, EvalCx};
 use crate::infer::{self, InferCx};
 use crate::ir::AttrValue;
 use crate::onnx::MIN_OPSET;
+use crate::paged;
 use crate::tensor::TensorType;
 
 /// The kind of value an attribute holds.
@@ -743,6 +744,23 @@ op_table! {
         .with_attrs(&[attr("equation", S, "required")])
         .with_notes("any equation: explicit or implicit output, ellipsis broadcasting, repeated labels (diagonals)")
         .v(&[12]),
+    PagedAttention => op(
+        &[
+            req("query [B, Q, Hq, D]"),
+            req("key [B, Q, Hkv, D]"),
+            req("value [B, Q, Hkv, Dv]"),
+            req("key_cache [blocks, block_size, Hkv, D]"),
+            req("value_cache [blocks, block_size, Hkv, Dv]"),
+            req("block_tables (integer) [B, max_blocks]"),
+            req("seq_lens (integer) [B]"),
+        ],
+        paged::infer,
+        paged::eval,
+    )
+        .with_outputs(&[req("Y [B, Q, Hq, Dv]"), opt("key_cache_out"), opt("value_cache_out")])
+        .with_attrs(&[attr("scale", F, "1/sqrt(D)")])
+        .with_notes("not an ONNX op (read by name; version 1 is this table's). Decode (Q = 1) or chunked prefill of a ragged batch over a paged KV cache: the Q new keys/values of sequence b go to positions seq_lens[b] - Q .. seq_lens[b] - 1 of its pages (ScatterND-style), each new token attends causally to its sequence; see docs/serving.md")
+        .v(&[1]),
 }
 
 // ---- lookups the loaders use ----

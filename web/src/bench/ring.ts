@@ -101,6 +101,7 @@ export function syntheticRun(machine: RunInfo["machine"], tiles: number): RunInf
     roofline: emptyRoofline(),
     latencyModel: emptyLatencyModel(),
     layers: [],
+    padding: [],
   };
 }
 

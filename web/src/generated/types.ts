@@ -732,6 +732,67 @@ cycles: number,
  */
 share: number, };
 
+export type SequenceView = { 
+/**
+ * New (query) tokens.
+ */
+qLen: number, 
+/**
+ * KV length after the step.
+ */
+kvLen: number, 
+/**
+ * Query tokens after padding.
+ */
+paddedQ: number, 
+/**
+ * KV length after alignment.
+ */
+paddedKv: number, 
+/**
+ * The pages its block table names, in order.
+ */
+pages: Array<number>, };
+
+export type PaddingCost = { 
+/**
+ * The graph node.
+ */
+node: string, 
+/**
+ * The rules: query alignment, KV alignment, decode-only alignment, head-size and
+ * block-size multiples.
+ */
+queryAlign: number, kvAlign: number, decodeAlign: number, headMultiple: number, blockMultiple: number, 
+/**
+ * Whether every sequence brings one new token.
+ */
+decodeOnly: boolean, 
+/**
+ * The batch.
+ */
+sequences: Array<SequenceView>, 
+/**
+ * Head size and page size, as given and after the rules.
+ */
+headDim: number, paddedHeadDim: number, blockSize: number, paddedBlockSize: number, 
+/**
+ * Share of the padded attention work that is padding, in percent.
+ */
+wastePercent: number, 
+/**
+ * The same if decode-only batches had no exception.
+ */
+wastePercentWithoutDecodeAlignment: number, 
+/**
+ * Cycles the node's kernels took, ragged (alignment 1).
+ */
+cycles: number, 
+/**
+ * Cycles the padding would add (cycles taken as proportional to the work).
+ */
+wastedCycles: number, };
+
 export type RunResult = { 
 /**
  * The machine it ran on.
@@ -805,6 +866,11 @@ latencyModel: LatencyModelReport,
  * empty for KTIR modules.
  */
 layers: Array<LayerCycles>, 
+/**
+ * What the serving stack's padding rules would cost each PagedAttention node (empty
+ * without one).
+ */
+padding: Array<PaddingCost>, 
 /**
  * Points outside their views that were masked (loads read 0, stores dropped), when
  * the run masked them (`--out-of-bounds mask`); `None` when such points are errors.

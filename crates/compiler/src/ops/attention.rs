@@ -18,6 +18,15 @@
 
 use super::*;
 
+/// The keys an online-softmax loop walks: `total` keys in blocks of `block`, the queries
+/// at keys `past..past + period`.
+pub(super) struct KeyBlocks {
+    pub total: usize,
+    pub block: usize,
+    pub past: usize,
+    pub period: usize,
+}
+
 /// The running state of the recurrence after some blocks.
 struct Running {
     max: String,
@@ -25,7 +34,11 @@ struct Running {
     out: String,
 }
 
-impl Builder<'_> {
+/// Gives key block `j` (keys `[c0, c1)`): its transposed keys and its values.
+pub(super) type FetchBlock<'f, 'b> =
+    dyn FnMut(&mut Builder<'b>, usize, usize, usize) -> Result<(String, String), CompileError> + 'f;
+
+impl<'b> Builder<'b> {
     /// Online-softmax attention with `block` keys per block. `q` is `[b, h, sq, d]`, `k_t`
     /// the keys transposed `[b, h, d, skv]`, `v` `[b, h, skv, dv]`, `scale` a one-element
     /// initializer; `causal` masks key `j > i` for query `i`.
@@ -40,25 +53,22 @@ impl Builder<'_> {
         causal: bool,
         block: usize,
     ) -> Result<(), CompileError> {
-        if block == 0 {
-            return Err(self.err("the attention key block must hold at least one key"));
-        }
-        let (qt, kt, vt) = (self.ty(&q)?, self.ty(&k_t)?, self.ty(&v)?);
-        let (b, h, sq) = (qt.shape[0], qt.shape[1], qt.shape[2]);
-        let (d, skv, dv) = (kt.shape[2], kt.shape[3], vt.shape[3]);
-        let dt = qt.dtype;
-        let t = |shape: Vec<usize>| TensorType { dtype: dt, shape };
-        let mut state: Option<Running> = None;
-        for (j, c0) in (0..skv).step_by(block).enumerate() {
-            if causal && c0 >= sq {
-                break;
-            }
-            let c1 = (c0 + block).min(skv);
+        let (kt, vt) = (self.ty(&k_t)?, self.ty(&v)?);
+        let (b, h, d, skv, dv) = (
+            kt.shape[0],
+            kt.shape[1],
+            kt.shape[2],
+            kt.shape[3],
+            vt.shape[3],
+        );
+        let dt = kt.dtype;
+        let t = move |shape: Vec<usize>| TensorType { dtype: dt, shape };
+        let mut fetch = |this: &mut Self, j: usize, c0: usize, c1: usize| {
             let w = c1 - c0;
             let span = vec![c0 as i64];
             let end = vec![c1 as i64];
-            let k_j = self.temp(&format!("k{j}"), t(vec![b, h, d, w]));
-            self.push_movement(
+            let k_j = this.temp(&format!("k{j}"), t(vec![b, h, d, w]));
+            this.push_movement(
                 &format!("k{j}"),
                 Movement::Slice,
                 k_t.clone(),
@@ -69,49 +79,100 @@ impl Builder<'_> {
                     ("axes", vec![3]),
                 ],
             )?;
-            let v_j = self.temp(&format!("v{j}"), t(vec![b, h, w, dv]));
-            self.push_movement(
+            let v_j = this.temp(&format!("v{j}"), t(vec![b, h, w, dv]));
+            this.push_movement(
                 &format!("v{j}"),
                 Movement::Slice,
                 v.clone(),
                 v_j.clone(),
                 &[("starts", span), ("ends", end), ("axes", vec![2])],
             )?;
+            Ok((k_j, v_j))
+        };
+        let sq = self.ty(&q)?.shape[2];
+        let keys = KeyBlocks {
+            total: skv,
+            block,
+            past: 0,
+            period: sq,
+        };
+        self.online_blocks(q, &keys, &mut fetch, y, scale, causal, "")
+    }
+
+    /// The online-softmax loop over the key blocks `keys` describes; `fetch` gives block
+    /// `j` (keys `[c0, c1)`) as its transposed keys `[b, h, d, w]` and values `[b, h, w, dv]`
+    /// when the loop reaches it. Query row `r` is query `r % keys.period` at key
+    /// `keys.past + r % keys.period` (rows may stack several heads' queries); a causal mask
+    /// lets it see the keys up to that one. Steps are named with `prefix`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn online_blocks(
+        &mut self,
+        q: String,
+        keys: &KeyBlocks,
+        fetch: &mut FetchBlock<'_, 'b>,
+        y: String,
+        scale: String,
+        causal: bool,
+        prefix: &str,
+    ) -> Result<(), CompileError> {
+        let (skv, block, past, period) = (keys.total, keys.block, keys.past, keys.period.max(1));
+        if block == 0 {
+            return Err(self.err("the attention key block must hold at least one key"));
+        }
+        let qt = self.ty(&q)?;
+        let (b, h, sq) = (qt.shape[0], qt.shape[1], qt.shape[2]);
+        let dt = qt.dtype;
+        let t = |shape: Vec<usize>| TensorType { dtype: dt, shape };
+        let mut state: Option<Running> = None;
+        let mut dv = 0;
+        for (j, c0) in (0..skv).step_by(block).enumerate() {
+            if causal && c0 >= period + past {
+                break;
+            }
+            let c1 = (c0 + block).min(skv);
+            let w = c1 - c0;
+            let (k_j, v_j) = fetch(self, j, c0, c1)?;
+            dv = self.ty(&v_j)?.shape.get(3).copied().unwrap_or(0);
             let scores_ty = t(vec![b, h, sq, w]);
             let full = pointwise_iteration(&scores_ty.shape);
             let rows = reduction_iteration(&scores_ty.shape);
             let stat = row_statistic(&scores_ty);
             let out_ty = t(vec![b, h, sq, dv]);
-            let s = self.temp(&format!("scores{j}"), scores_ty.clone());
-            self.matmul(q.clone(), k_j, s.clone(), Some(&format!("scores{j}")))?;
-            let mut logits = self.temp(&format!("scaled{j}"), scores_ty.clone());
+            let s = self.temp(&format!("{prefix}scores{j}"), scores_ty.clone());
+            self.matmul(
+                q.clone(),
+                k_j,
+                s.clone(),
+                Some(&format!("{prefix}scores{j}")),
+            )?;
+            let mut logits = self.temp(&format!("{prefix}scaled{j}"), scores_ty.clone());
             self.push(
-                Some(&format!("scaled{j}")),
+                Some(&format!("{prefix}scaled{j}")),
                 Binary::Mul,
                 vec![s, scale.clone()],
                 logits.clone(),
                 full.clone(),
             );
             // Only blocks that reach past the diagonal hold masked scores.
-            if causal && c1 > 1 {
+            if causal && c1 > past + 1 {
                 let mask: Vec<f32> = (0..sq * w)
                     .map(|i| {
-                        if c0 + i % w > i / w {
+                        if c0 + i % w > (i / w) % period + past {
                             f32::NEG_INFINITY
                         } else {
                             0.0
                         }
                     })
                     .collect();
-                let mask_name = self.temp(&format!("causal_mask{j}"), t(vec![sq, w]));
+                let mask_name = self.temp(&format!("{prefix}causal_mask{j}"), t(vec![sq, w]));
                 self.c.graph.initializers.push(graph::Initializer {
                     name: mask_name.clone(),
                     ty: t(vec![sq, w]),
                     init: graph::InitSpec::Data(mask),
                 });
-                let masked = self.temp(&format!("masked{j}"), scores_ty.clone());
+                let masked = self.temp(&format!("{prefix}masked{j}"), scores_ty.clone());
                 self.push(
-                    Some(&format!("masked{j}")),
+                    Some(&format!("{prefix}masked{j}")),
                     Binary::Add,
                     vec![logits, mask_name],
                     masked.clone(),
@@ -119,9 +180,9 @@ impl Builder<'_> {
                 );
                 logits = masked;
             }
-            let block_max = self.temp(&format!("block_max{j}"), stat.clone());
+            let block_max = self.temp(&format!("{prefix}block_max{j}"), stat.clone());
             self.push(
-                Some(&format!("block_max{j}")),
+                Some(&format!("{prefix}block_max{j}")),
                 Reduction::Max,
                 vec![logits.clone()],
                 block_max.clone(),
@@ -132,25 +193,25 @@ impl Builder<'_> {
             let (max, alpha) = match &state {
                 None => (block_max, None),
                 Some(prev) => {
-                    let max = self.temp(&format!("max{j}"), stat.clone());
+                    let max = self.temp(&format!("{prefix}max{j}"), stat.clone());
                     self.push(
-                        Some(&format!("max{j}")),
+                        Some(&format!("{prefix}max{j}")),
                         Binary::Maximum,
                         vec![prev.max.clone(), block_max],
                         max.clone(),
                         stat_it.clone(),
                     );
-                    let diff = self.temp(&format!("max_change{j}"), stat.clone());
+                    let diff = self.temp(&format!("{prefix}max_change{j}"), stat.clone());
                     self.push(
-                        Some(&format!("max_change{j}")),
+                        Some(&format!("{prefix}max_change{j}")),
                         Binary::Sub,
                         vec![prev.max.clone(), max.clone()],
                         diff.clone(),
                         stat_it.clone(),
                     );
-                    let alpha = self.temp(&format!("rescale{j}"), stat.clone());
+                    let alpha = self.temp(&format!("{prefix}rescale{j}"), stat.clone());
                     self.push(
-                        Some(&format!("rescale{j}")),
+                        Some(&format!("{prefix}rescale{j}")),
                         Unary::Exp,
                         vec![diff],
                         alpha.clone(),
@@ -159,43 +220,53 @@ impl Builder<'_> {
                     (max, Some(alpha))
                 }
             };
-            let centred = self.temp(&format!("centred{j}"), scores_ty.clone());
+            let centred = self.temp(&format!("{prefix}centred{j}"), scores_ty.clone());
             self.push(
-                Some(&format!("centred{j}")),
+                Some(&format!("{prefix}centred{j}")),
                 Binary::Sub,
                 vec![logits, max.clone()],
                 centred.clone(),
                 full.clone(),
             );
-            let p = self.temp(&format!("weights{j}"), scores_ty.clone());
+            let p = self.temp(&format!("{prefix}weights{j}"), scores_ty.clone());
             self.push(
-                Some(&format!("weights{j}")),
+                Some(&format!("{prefix}weights{j}")),
                 Unary::Exp,
                 vec![centred],
                 p.clone(),
                 full,
             );
-            let block_sum = self.temp(&format!("block_sum{j}"), stat.clone());
+            let block_sum = self.temp(&format!("{prefix}block_sum{j}"), stat.clone());
             self.push(
-                Some(&format!("block_sum{j}")),
+                Some(&format!("{prefix}block_sum{j}")),
                 Reduction::Sum,
                 vec![p.clone()],
                 block_sum.clone(),
                 rows,
             );
-            let partial = self.temp(&format!("partial{j}"), out_ty.clone());
-            self.matmul(p, v_j, partial.clone(), Some(&format!("partial{j}")))?;
+            let partial = self.temp(&format!("{prefix}partial{j}"), out_ty.clone());
+            self.matmul(
+                p,
+                v_j,
+                partial.clone(),
+                Some(&format!("{prefix}partial{j}")),
+            )?;
             state = Some(match (state.take(), alpha) {
                 (Some(prev), Some(alpha)) => {
                     let sum = self.rescaled_add(
-                        &format!("sum{j}"),
+                        &format!("{prefix}sum{j}"),
                         prev.sum,
                         &alpha,
                         block_sum,
                         stat.clone(),
                     )?;
-                    let out =
-                        self.rescaled_add(&format!("out{j}"), prev.out, &alpha, partial, out_ty)?;
+                    let out = self.rescaled_add(
+                        &format!("{prefix}out{j}"),
+                        prev.out,
+                        &alpha,
+                        partial,
+                        out_ty,
+                    )?;
                     Running { max, sum, out }
                 }
                 _ => Running {
@@ -210,7 +281,7 @@ impl Builder<'_> {
         };
         let it = pointwise_iteration(&[b, h, sq, dv]);
         self.push(
-            Some("normalised"),
+            Some(&format!("{prefix}normalised")),
             Binary::RealDiv,
             vec![last.out, last.sum],
             y,
@@ -244,7 +315,7 @@ impl Builder<'_> {
 }
 
 /// The optional graph tensor at `i` of `names`, when it is named.
-fn named(names: &[String], i: usize) -> Option<String> {
+pub(super) fn named(names: &[String], i: usize) -> Option<String> {
     names.get(i).filter(|s| !s.is_empty()).cloned()
 }
 

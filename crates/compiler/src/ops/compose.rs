@@ -1346,6 +1346,7 @@ impl Builder<'_> {
             node: &inner_node,
             ops: Vec::new(),
             key_block: None,
+            padding: crate::PaddingRules::PUBLIC,
         };
         inner.decompose()?;
         let inner_ops = std::mem::take(&mut inner.ops);

@@ -1,0 +1,288 @@
+//! PagedAttention over a paged KV cache, for one step whose schedule (block tables and
+//! sequence lengths) is a constant of the compile, as a serving stack compiles each step's
+//! batch shape.
+//!
+//! | step | device ops |
+//! |---|---|
+//! | cache update (ScatterND-style) | reshape of each cache to slots `[blocks * block_size, kv_heads * head_dim]` and of the new keys/values to rows; batchmatmul of a constant one-hot `[slots, new tokens]` by the new rows (each new token into its slot); where with a constant mask of the written slots (new rows there, the old cache elsewhere); reshape back |
+//! | per sequence `b`: its keys and values | gather of its `seq_lens[b]` slot rows out of the updated cache: the slot ids `block_tables[b, p / block_size] * block_size + p % block_size` are a constant index vector, which the gather kernel reads through a KTIR indirect access tile; reshape and transpose to `[1, kv_heads, len, dim]`; GQA heads repeated (reshape, expand) |
+//! | per sequence `b`: attention | its queries sliced out and moved heads first; the online-softmax loop of `attention` with one key block per page (`block_size` keys), causal with the new tokens at the end of the sequence; the result moved back to `[1, Q, heads, dim]` |
+//! | output | concat of the sequences' results |
+//!
+//! Each sequence is attended over exactly its own length: no sequence is padded to
+//! another's (the public alignment rules are options whose cost the compile reports, see
+//! [`crate::PaddingReport`]). Work division: sequences run one after another, each over
+//! all cores; within a sequence the per-page matmuls and softmax steps split their rows,
+//! heads and sticks over the cores by the ordinary rules of `workdiv`, and the gather of a
+//! sequence's pages splits its rows' sticks.
+
+use super::attention::{named, KeyBlocks};
+use super::*;
+
+impl Builder<'_> {
+    /// The values of a constant initializer (`None` for a graph input or a seeded one).
+    fn const_data(&self, name: &str) -> Option<Vec<f32>> {
+        let init = self.c.graph.initializers.iter().find(|i| i.name == name)?;
+        let n = init.ty.numel();
+        match &init.init {
+            graph::InitSpec::Data(d) => Some(d.clone()),
+            graph::InitSpec::Zeros => Some(vec![0.0; n]),
+            graph::InitSpec::Ones => Some(vec![1.0; n]),
+            graph::InitSpec::Constant(v) => Some(vec![*v; n]),
+            _ => None,
+        }
+    }
+
+    /// See the module doc.
+    pub(super) fn paged_attention(&mut self) -> Result<(), CompileError> {
+        let names: Vec<String> = (0..7).map(|i| self.input(i)).collect::<Result<_, _>>()?;
+        let types: Vec<TensorType> = names.iter().map(|n| self.ty(n)).collect::<Result<_, _>>()?;
+        let refs: Vec<&TensorType> = types.iter().collect();
+        let d = graph::PagedDims::of(&refs).map_err(|m| self.err(m))?;
+        let (tables, lens) = match (self.const_data(&names[5]), self.const_data(&names[6])) {
+            (Some(t), Some(l)) => (t, l),
+            _ => {
+                return Err(self.err(
+                    "PagedAttention is lowered when the block tables and sequence lengths are constants of the compile (one step's schedule)",
+                ))
+            }
+        };
+        let lens = graph::check_paged_batch(&d, &tables, &lens).map_err(|m| self.err(m))?;
+        let pages: Vec<(usize, usize, Vec<usize>)> = lens
+            .iter()
+            .enumerate()
+            .map(|(b, &l)| {
+                let n = l.div_ceil(d.block_size);
+                let row = tables
+                    .get(b * d.max_blocks..b * d.max_blocks + n)
+                    .unwrap_or(&[]);
+                (d.q_len, l, row.iter().map(|&p| p as usize).collect())
+            })
+            .collect();
+        let report = crate::PaddingReport::new(
+            &self.node.name,
+            self.padding,
+            &pages,
+            d.head_dim,
+            d.block_size,
+        );
+        self.c.padding.push(report);
+        let dt = types[0].dtype;
+        let t = |shape: Vec<usize>| TensorType { dtype: dt, shape };
+        let bs = d.block_size;
+        let slot = |b: usize, p: usize| -> usize {
+            let page = tables
+                .get(b * d.max_blocks + p / bs)
+                .copied()
+                .unwrap_or(0.0);
+            page as usize * bs + p % bs
+        };
+        let slots = d.num_blocks * bs;
+        let new_rows = d.batch * d.q_len;
+        let (kw, vw) = (d.kv_heads * d.head_dim, d.kv_heads * d.v_dim);
+        // The cache update: every new token into its slot.
+        let mut written = vec![0.0f32; slots];
+        self.table("one-hot slot matrix", slots, new_rows)?;
+        let mut onehot = vec![0.0f32; slots * new_rows];
+        for (b, &l) in lens.iter().enumerate() {
+            for q in 0..d.q_len {
+                let s = slot(b, l - d.q_len + q);
+                if let Some(v) = onehot.get_mut(s * new_rows + b * d.q_len + q) {
+                    *v = 1.0;
+                }
+                if let Some(w) = written.get_mut(s) {
+                    *w = 1.0;
+                }
+            }
+        }
+        let onehot = self.constant(
+            "slot_onehot",
+            t(vec![slots, new_rows]),
+            graph::InitSpec::Data(onehot),
+        );
+        let mask = self.constant(
+            "written_slots",
+            TensorType {
+                dtype: DType::Bool,
+                shape: vec![slots, 1],
+            },
+            graph::InitSpec::Data(written),
+        );
+        let outs = self.node.outputs.clone();
+        let update = |this: &mut Self,
+                      what: &str,
+                      cache: &str,
+                      new: &str,
+                      width: usize,
+                      out: Option<String>|
+         -> Result<String, CompileError> {
+            let flat = this.reshaped(
+                &format!("{what}_slots"),
+                cache.to_string(),
+                vec![slots, width],
+                None,
+            )?;
+            let rows = this.reshaped(
+                &format!("{what}_new_rows"),
+                new.to_string(),
+                vec![new_rows, width],
+                None,
+            )?;
+            let placed = this.temp(&format!("{what}_placed"), t(vec![slots, width]));
+            this.matmul(
+                onehot.clone(),
+                rows,
+                placed.clone(),
+                Some(&format!("{what}_placed")),
+            )?;
+            let updated = this.ew(
+                &format!("{what}_updated"),
+                DeviceOpKind::Where,
+                vec![mask.clone(), placed, flat],
+                &t(vec![slots, width]),
+                None,
+            );
+            if let Some(o) = out {
+                let shape = this.ty(cache)?.shape;
+                this.reshaped(
+                    &format!("{what}_cache_out"),
+                    updated.clone(),
+                    shape,
+                    Some(o),
+                )?;
+            }
+            Ok(updated)
+        };
+        let kc = update(self, "key", &names[3], &names[1], kw, named(&outs, 1))?;
+        let vc = update(self, "value", &names[4], &names[2], vw, named(&outs, 2))?;
+        let scale = match self.node.attrs.get("scale") {
+            Some(AttrValue::Float(f)) => *f,
+            Some(AttrValue::Int(i)) => *i as f32,
+            _ => 1.0 / (d.head_dim as f32).sqrt(),
+        };
+        let scale = self.scalar("scale_value", dt, scale);
+        let (hq, hkv, group, ql) = (d.q_heads, d.kv_heads, d.q_heads / d.kv_heads, d.q_len);
+        let mut parts = Vec::new();
+        for (b, &l) in lens.iter().enumerate() {
+            // The queries sharing a key/value head stacked as rows: [1, hkv, group * Q, D].
+            let q = self.sliced(&format!("seq{b}_q"), names[0].clone(), 0, b, 1, 1, None)?;
+            let q = self.reshaped(
+                &format!("seq{b}_q_groups"),
+                q,
+                vec![ql, hkv, group, d.head_dim],
+                None,
+            )?;
+            let q = self.transposed(&format!("seq{b}_q_heads"), q, &[1, 2, 0, 3], None)?;
+            let q = self.reshaped(
+                &format!("seq{b}_q_rows"),
+                q,
+                vec![1, hkv, group * ql, d.head_dim],
+                None,
+            )?;
+            // Page by page: the page's rows gathered through the slot ids, keys transposed.
+            let (kc, vc) = (kc.clone(), vc.clone());
+            let mut fetch = |this: &mut Self, j: usize, c0: usize, c1: usize| {
+                let w = c1 - c0;
+                let rows = |this: &mut Self, what: &str, cache: &str, dim: usize| {
+                    let step = format!("seq{b}_page{j}_{what}");
+                    // A one-token page reads its slot with a slice: a single row takes no
+                    // part in the gather's layout.
+                    if w == 1 {
+                        return this.sliced(&step, cache.to_string(), 0, slot(b, c0), 1, 1, None);
+                    }
+                    let ids: Vec<f32> = (c0..c1).map(|p| slot(b, p) as f32).collect();
+                    let ids = this.constant(
+                        &format!("{step}_slots"),
+                        TensorType {
+                            dtype: DType::I64,
+                            shape: vec![w],
+                        },
+                        graph::InitSpec::Data(ids),
+                    );
+                    let out = this.temp(&step, t(vec![w, hkv * dim]));
+                    this.push_op(
+                        Some(&step),
+                        Movement::Gather,
+                        vec![cache.to_string(), ids],
+                        vec![out.clone()],
+                        pointwise_iteration(&[w, hkv * dim]),
+                        &[("axis", vec![0])],
+                    );
+                    Ok(out)
+                };
+                let k = rows(this, "k", &kc, d.head_dim)?;
+                let k = this.reshaped(
+                    &format!("seq{b}_page{j}_k_heads"),
+                    k,
+                    vec![w, hkv, d.head_dim],
+                    None,
+                )?;
+                let k = this.transposed(&format!("seq{b}_page{j}_k_t"), k, &[1, 2, 0], None)?;
+                let k = this.reshaped(
+                    &format!("seq{b}_page{j}_k_4d"),
+                    k,
+                    vec![1, hkv, d.head_dim, w],
+                    None,
+                )?;
+                let v = rows(this, "v", &vc, d.v_dim)?;
+                let v = this.reshaped(
+                    &format!("seq{b}_page{j}_v_heads"),
+                    v,
+                    vec![w, hkv, d.v_dim],
+                    None,
+                )?;
+                let v = this.transposed(&format!("seq{b}_page{j}_v_first"), v, &[1, 0, 2], None)?;
+                let v = this.reshaped(
+                    &format!("seq{b}_page{j}_v_4d"),
+                    v,
+                    vec![1, hkv, w, d.v_dim],
+                    None,
+                )?;
+                Ok((k, v))
+            };
+            let y = self.temp(&format!("seq{b}_y"), t(vec![1, hkv, group * ql, d.v_dim]));
+            let keys = KeyBlocks {
+                total: l,
+                block: bs,
+                past: l - ql,
+                period: ql,
+            };
+            self.online_blocks(
+                q,
+                &keys,
+                &mut fetch,
+                y.clone(),
+                scale.clone(),
+                ql > 1,
+                &format!("seq{b}_"),
+            )?;
+            let y = self.reshaped(
+                &format!("seq{b}_y_groups"),
+                y,
+                vec![hkv, group, ql, d.v_dim],
+                None,
+            )?;
+            let y = self.transposed(&format!("seq{b}_y_tokens"), y, &[2, 0, 1, 3], None)?;
+            parts.push(self.reshaped(
+                &format!("seq{b}_y_rows"),
+                y,
+                vec![1, ql, hq, d.v_dim],
+                None,
+            )?);
+        }
+        let y = self.output()?;
+        if parts.len() == 1 {
+            return self.copy(parts.remove(0), y);
+        }
+        let shape = self.ty(&y)?.shape;
+        self.push_op(
+            Some("sequences"),
+            Movement::Concat,
+            parts,
+            vec![y],
+            pointwise_iteration(&shape),
+            &[("axis", vec![0])],
+        );
+        Ok(())
+    }
+}

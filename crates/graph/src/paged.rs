@@ -1,0 +1,331 @@
+//! PagedAttention: attention of a ragged batch over a paged KV cache, as a serving stack
+//! runs it for decode (one new token per sequence) and chunked prefill (`Q` new tokens per
+//! sequence).
+//!
+//! The cache holds pages `[num_blocks, block_size, kv_heads, head_dim]`; sequence `b` owns
+//! the pages its row of the block table names, in order, and holds `seq_lens[b]` tokens
+//! after this step, the last `Q` of them new. The op first writes the new keys and values
+//! into their pages (token `p` of sequence `b` goes to page `block_tables[b, p / block_size]`,
+//! slot `p % block_size`, as a ScatterND would), then every new token `q` (position
+//! `seq_lens[b] - Q + q`) attends causally to the sequence's tokens `0..=position`, read
+//! through the block table. Sequences keep their own lengths: none is padded to another's.
+//!
+//! The reference evaluator here computes the dense equivalent: it gathers each sequence's
+//! keys and values into one dense run and applies softmax attention to it.
+
+use crate::eval::EvalCx;
+use crate::infer::InferCx;
+use crate::tensor::TensorType;
+
+/// The checked dimensions of one PagedAttention node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PagedDims {
+    /// Sequences in the batch.
+    pub batch: usize,
+    /// New tokens per sequence (1 for decode).
+    pub q_len: usize,
+    /// Query heads.
+    pub q_heads: usize,
+    /// Key/value heads (query heads share them in groups).
+    pub kv_heads: usize,
+    /// Size of a query/key head.
+    pub head_dim: usize,
+    /// Size of a value head.
+    pub v_dim: usize,
+    /// Pages in the cache.
+    pub num_blocks: usize,
+    /// Tokens per page.
+    pub block_size: usize,
+    /// Entries per block-table row: the most pages a sequence may own.
+    pub max_blocks: usize,
+}
+
+impl PagedDims {
+    /// The dimensions of a node from its input types, or a message naming the mismatch.
+    pub fn of(types: &[&TensorType]) -> Result<PagedDims, String> {
+        let [q, k, v, kc, vc, bt, sl] = types else {
+            return Err("PagedAttention takes 7 inputs".into());
+        };
+        let dims4 = |t: &TensorType, what: &str| -> Result<[usize; 4], String> {
+            <[usize; 4]>::try_from(t.shape.as_slice())
+                .map_err(|_| format!("PagedAttention's {what} must be 4-D, got {:?}", t.shape))
+        };
+        let [b, ql, hq, d] = dims4(q, "query [batch, q_len, q_heads, head_dim]")?;
+        let [kb, kq, hkv, kd] = dims4(k, "key [batch, q_len, kv_heads, head_dim]")?;
+        let [vb, vq, vh, dv] = dims4(v, "value [batch, q_len, kv_heads, v_dim]")?;
+        let [nb, bs, ch, cd] = dims4(kc, "key cache [num_blocks, block_size, kv_heads, head_dim]")?;
+        let [vnb, vbs, vch, vcd] =
+            dims4(vc, "value cache [num_blocks, block_size, kv_heads, v_dim]")?;
+        if (kb, kq, kd) != (b, ql, d) || (vb, vq, vh) != (b, ql, hkv) {
+            return Err(format!(
+                "PagedAttention's new key {:?} and value {:?} must match the query {:?} in batch, tokens, heads and head size",
+                k.shape, v.shape, q.shape
+            ));
+        }
+        if (ch, cd) != (hkv, d) || (vnb, vbs, vch, vcd) != (nb, bs, hkv, dv) {
+            return Err(format!(
+                "PagedAttention's key cache {:?} and value cache {:?} must be [num_blocks, block_size, {hkv}, {d}] and [num_blocks, block_size, {hkv}, {dv}]",
+                kc.shape, vc.shape
+            ));
+        }
+        if hkv == 0 || hq % hkv != 0 {
+            return Err(format!(
+                "{hq} query heads do not share {hkv} key/value heads evenly"
+            ));
+        }
+        let max_blocks = match bt.shape.as_slice() {
+            [r, m] if *r == b => *m,
+            s => {
+                return Err(format!(
+                    "PagedAttention's block tables must be [{b}, max_blocks], got {s:?}"
+                ))
+            }
+        };
+        if sl.shape != [b] {
+            return Err(format!(
+                "PagedAttention's sequence lengths must be [{b}], got {:?}",
+                sl.shape
+            ));
+        }
+        if ql == 0 || bs == 0 || nb == 0 {
+            return Err("PagedAttention needs at least one new token, page and page slot".into());
+        }
+        Ok(PagedDims {
+            batch: b,
+            q_len: ql,
+            q_heads: hq,
+            kv_heads: hkv,
+            head_dim: d,
+            v_dim: dv,
+            num_blocks: nb,
+            block_size: bs,
+            max_blocks,
+        })
+    }
+}
+
+/// Checks a batch's block tables and sequence lengths against the cache: every length
+/// covers the new tokens and fits its pages, every page in use lies inside the cache and no
+/// page is used twice. Returns each sequence's length; errors name the sequence and page.
+pub fn check_batch(
+    dims: &PagedDims,
+    block_tables: &[f32],
+    seq_lens: &[f32],
+) -> Result<Vec<usize>, String> {
+    let mut lens = Vec::with_capacity(dims.batch);
+    let mut owner: Vec<Option<(usize, usize)>> = vec![None; dims.num_blocks];
+    for b in 0..dims.batch {
+        let l = seq_lens.get(b).copied().unwrap_or(0.0);
+        let cap = dims.max_blocks * dims.block_size;
+        if l.is_nan() || l < dims.q_len as f32 || l.fract() != 0.0 {
+            return Err(format!(
+                "sequence {b}: length {l} does not cover its {} new tokens",
+                dims.q_len
+            ));
+        }
+        let l = l as usize;
+        if l > cap {
+            return Err(format!(
+                "sequence {b}: length {l} is beyond its {} pages of {} tokens ({cap} tokens)",
+                dims.max_blocks, dims.block_size
+            ));
+        }
+        for j in 0..l.div_ceil(dims.block_size) {
+            let p = block_tables
+                .get(b * dims.max_blocks + j)
+                .copied()
+                .unwrap_or(-1.0);
+            if p.is_nan() || p < 0.0 || p >= dims.num_blocks as f32 || p.fract() != 0.0 {
+                return Err(format!(
+                    "sequence {b}: block table entry {j} points at page {p}, outside the cache's {} pages",
+                    dims.num_blocks
+                ));
+            }
+            let p = p as usize;
+            if let Some(slot) = owner.get_mut(p) {
+                if let Some((ob, oj)) = *slot {
+                    return Err(format!(
+                        "sequence {b}: page {p} (its block {j}) is also block {oj} of sequence {ob}; pages must not overlap"
+                    ));
+                }
+                *slot = Some((b, j));
+            }
+        }
+        lens.push(l);
+    }
+    Ok(lens)
+}
+
+/// Type inference: Y `[batch, q_len, q_heads, v_dim]` and the updated key and value caches.
+pub(crate) fn infer(cx: &InferCx) -> Result<Vec<TensorType>, String> {
+    if cx.node.outputs.len() > 3 {
+        return Err("PagedAttention has at most 3 outputs".into());
+    }
+    let ts: Vec<&TensorType> = (0..7).map(|i| cx.get(i)).collect::<Result<_, _>>()?;
+    let dims = PagedDims::of(&ts)?;
+    let dt = cx.x.dtype;
+    if !dt.is_float() {
+        return Err(format!("PagedAttention needs a float query, got {dt}"));
+    }
+    for (t, what) in ts[1..5]
+        .iter()
+        .zip(["key", "value", "key cache", "value cache"])
+    {
+        if t.dtype != dt {
+            return Err(format!(
+                "PagedAttention's {what} is {}, the query {dt} (insert a Cast)",
+                t.dtype
+            ));
+        }
+    }
+    for (t, what) in ts[5..].iter().zip(["block tables", "sequence lengths"]) {
+        if !t.dtype.is_int() {
+            return Err(format!(
+                "PagedAttention's {what} must be integers, got {}",
+                t.dtype
+            ));
+        }
+    }
+    Ok(vec![
+        TensorType::new(dt, vec![dims.batch, dims.q_len, dims.q_heads, dims.v_dim]),
+        ts[3].clone(),
+        ts[4].clone(),
+    ])
+}
+
+/// Reference evaluation (see the module doc).
+pub(crate) fn eval(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
+    let ins: Vec<_> = (0..7).map(|i| cx.get(i)).collect::<Result<_, _>>()?;
+    let types: Vec<TensorType> = ins
+        .iter()
+        .map(|t| TensorType::new(t.dtype, t.shape.clone()))
+        .collect();
+    let refs: Vec<&TensorType> = types.iter().collect();
+    let d = PagedDims::of(&refs)?;
+    let lens = check_batch(&d, &ins[5].data, &ins[6].data)?;
+    let scale = cx.a.float("scale", 1.0 / (d.head_dim as f32).sqrt())?;
+    let (q, k_new, v_new) = (&ins[0].data, &ins[1].data, &ins[2].data);
+    let mut kc = ins[3].data.clone();
+    let mut vc = ins[4].data.clone();
+    let (hkv, dk, dv, bs) = (d.kv_heads, d.head_dim, d.v_dim, d.block_size);
+    let page = |b: usize, p: usize| -> usize {
+        let e = ins[5]
+            .data
+            .get(b * d.max_blocks + p / bs)
+            .copied()
+            .unwrap_or(0.0);
+        e as usize * bs + p % bs
+    };
+    // The new keys and values into their pages.
+    for (b, &l) in lens.iter().enumerate() {
+        for t in 0..d.q_len {
+            let slot = page(b, l - d.q_len + t);
+            let src = (b * d.q_len + t) * hkv;
+            for h in 0..hkv {
+                for e in 0..dk {
+                    if let (Some(o), Some(&x)) = (
+                        kc.get_mut((slot * hkv + h) * dk + e),
+                        k_new.get((src + h) * dk + e),
+                    ) {
+                        *o = x;
+                    }
+                }
+                for e in 0..dv {
+                    if let (Some(o), Some(&x)) = (
+                        vc.get_mut((slot * hkv + h) * dv + e),
+                        v_new.get((src + h) * dv + e),
+                    ) {
+                        *o = x;
+                    }
+                }
+            }
+        }
+    }
+    // Dense attention of each new token over its sequence's gathered keys.
+    let group = d.q_heads / hkv;
+    let mut y = vec![0.0f32; d.batch * d.q_len * d.q_heads * dv];
+    let mut scores = Vec::new();
+    for (b, &l) in lens.iter().enumerate() {
+        let slots: Vec<usize> = (0..l).map(|p| page(b, p)).collect();
+        for t in 0..d.q_len {
+            let visible = l - d.q_len + t + 1;
+            for h in 0..d.q_heads {
+                let kvh = h / group;
+                let qrow = ((b * d.q_len + t) * d.q_heads + h) * dk;
+                scores.clear();
+                for &s in &slots[..visible] {
+                    let kr = (s * hkv + kvh) * dk;
+                    let dot: f32 = (0..dk)
+                        .map(|e| {
+                            q.get(qrow + e).copied().unwrap_or(0.0)
+                                * kc.get(kr + e).copied().unwrap_or(0.0)
+                        })
+                        .sum();
+                    scores.push(dot * scale);
+                }
+                let m = scores.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+                let mut z = 0.0f32;
+                for s in scores.iter_mut() {
+                    *s = (*s - m).exp();
+                    z += *s;
+                }
+                let yrow = ((b * d.q_len + t) * d.q_heads + h) * dv;
+                for (&w, &s) in scores.iter().zip(&slots) {
+                    let vr = (s * hkv + kvh) * dv;
+                    for e in 0..dv {
+                        if let (Some(o), Some(&x)) = (y.get_mut(yrow + e), vc.get(vr + e)) {
+                            *o += w / z * x;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let mut outs = vec![y, kc, vc];
+    outs.truncate(cx.out.len());
+    Ok(outs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dims() -> PagedDims {
+        PagedDims {
+            batch: 2,
+            q_len: 1,
+            q_heads: 2,
+            kv_heads: 1,
+            head_dim: 4,
+            v_dim: 4,
+            num_blocks: 4,
+            block_size: 2,
+            max_blocks: 2,
+        }
+    }
+
+    #[test]
+    fn a_block_table_pointing_outside_the_cache_names_the_sequence_and_page() {
+        let e = check_batch(&dims(), &[0., 1., 7., 2.], &[3., 1.]).unwrap_err();
+        assert!(e.contains("sequence 1") && e.contains("page 7"), "{e}");
+    }
+
+    #[test]
+    fn a_length_beyond_the_pages_is_an_error() {
+        let e = check_batch(&dims(), &[0., 1., 2., 3.], &[5., 1.]).unwrap_err();
+        assert!(e.contains("sequence 0") && e.contains("beyond"), "{e}");
+    }
+
+    #[test]
+    fn overlapping_pages_name_both_sequences() {
+        let e = check_batch(&dims(), &[0., 1., 1., 3.], &[3., 1.]).unwrap_err();
+        assert!(e.contains("sequence 1") && e.contains("page 1"), "{e}");
+        assert!(e.contains("sequence 0"), "{e}");
+    }
+
+    #[test]
+    fn unused_table_entries_may_repeat_pages() {
+        let lens = check_batch(&dims(), &[0., 0., 1., 0.], &[2., 1.]).unwrap();
+        assert_eq!(lens, vec![2, 1]);
+    }
+}

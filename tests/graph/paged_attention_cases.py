@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Writes the PagedAttention per-op cases of tests/graph/ops/ with their expected outputs.
+
+PagedAttention is not an ONNX op, so onnxruntime cannot give its outputs. This script
+computes them independently of the Rust evaluator, in plain Python (no numpy): it draws
+the inputs with the same SplitMix64 stream as graph::random_inputs, writes the new keys
+and values into their pages, then for every new token runs softmax attention over its
+sequence's tokens read page by page through the block table. Rerun after editing:
+`python3 tests/graph/paged_attention_cases.py`.
+"""
+import math
+import os
+import struct
+
+import case_file
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MASK = (1 << 64) - 1
+GAMMA = 0x9E3779B97F4A7C15
+
+
+class SplitMix64:
+    def __init__(self, seed):
+        self.state = seed & MASK
+
+    def next_u64(self):
+        self.state = (self.state + GAMMA) & MASK
+        z = self.state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
+        return z ^ (z >> 31)
+
+    def next_f64(self):
+        return (self.next_u64() >> 11) * (1.0 / (1 << 53))
+
+
+def f32(v):
+    return struct.unpack("f", struct.pack("f", v))[0]
+
+
+def case(name, desc, b, q, hq, hkv, d, nb, bs, tables, lens):
+    mb = len(tables[0])
+    inputs = [
+        ("query", [b, q, hq, d]),
+        ("key", [b, q, hkv, d]),
+        ("value", [b, q, hkv, d]),
+        ("key_cache", [nb, bs, hkv, d]),
+        ("value_cache", [nb, bs, hkv, d]),
+    ]
+    graph = {
+        "format": "spyre-graph",
+        "version": 1,
+        "name": name,
+        "description": desc,
+        "inputs": [{"name": n, "dtype": "f32", "shape": s} for n, s in inputs],
+        "initializers": [
+            {"name": "block_tables", "dtype": "i64", "shape": [b, mb],
+             "data": [p for row in tables for p in row]},
+            {"name": "seq_lens", "dtype": "i64", "shape": [b], "data": lens},
+        ],
+        "nodes": [{"name": "paged", "op": "PagedAttention",
+                   "inputs": [n for n, _ in inputs] + ["block_tables", "seq_lens"],
+                   "outputs": ["y", "key_cache_out", "value_cache_out"]}],
+        "outputs": ["y", "key_cache_out", "value_cache_out"],
+    }
+    rng = SplitMix64(case_file.SEED)
+    vals = {}
+    for n, s in inputs:
+        vals[n] = [f32(-1.0 + 2.0 * rng.next_f64()) for _ in range(math.prod(s))]
+    kc, vc = list(vals["key_cache"]), list(vals["value_cache"])
+
+    def slot(bi, p):
+        return tables[bi][p // bs] * bs + p % bs
+
+    for bi in range(b):
+        for t in range(q):
+            s = slot(bi, lens[bi] - q + t)
+            for h in range(hkv):
+                for e in range(d):
+                    src = ((bi * q + t) * hkv + h) * d + e
+                    kc[(s * hkv + h) * d + e] = vals["key"][src]
+                    vc[(s * hkv + h) * d + e] = vals["value"][src]
+    scale = 1.0 / math.sqrt(d)
+    y = [0.0] * (b * q * hq * d)
+    group = hq // hkv
+    for bi in range(b):
+        for t in range(q):
+            visible = lens[bi] - q + t + 1
+            for h in range(hq):
+                g = h // group
+                qr = ((bi * q + t) * hq + h) * d
+                scores = []
+                for p in range(visible):
+                    kr = (slot(bi, p) * hkv + g) * d
+                    scores.append(scale * sum(vals["query"][qr + e] * kc[kr + e] for e in range(d)))
+                m = max(scores)
+                w = [math.exp(x - m) for x in scores]
+                z = sum(w)
+                for p in range(visible):
+                    vr = (slot(bi, p) * hkv + g) * d
+                    for e in range(d):
+                        y[qr + e] += w[p] / z * vc[vr + e]
+    outs = [("y", [b, q, hq, d], y), ("key_cache_out", [nb, bs, hkv, d], kc),
+            ("value_cache_out", [nb, bs, hkv, d], vc)]
+    expected = {
+        "producer": "tests/graph/paged_attention_cases.py (plain Python, f64)",
+        "outputs": [{"name": n, "dtype": "f32", "shape": s, "data": [f32(v) for v in data]}
+                    for n, s, data in outs],
+    }
+    case_file.write(os.path.join(HERE, "ops", name + ".json"), graph, expected)
+
+
+case("paged_attention_chunked_prefill",
+     "PagedAttention: 3 sequences of 5, 2 and 9 tokens, 2 new each, GQA 2:1, pages of 4 "
+     "scattered through the cache (unused table entries may name pages others use)",
+     b=3, q=2, hq=2, hkv=1, d=16, nb=8, bs=4,
+     tables=[[3, 0, 7], [5, 1, 2], [6, 4, 1]], lens=[5, 2, 9])
+case("paged_attention_decode",
+     "PagedAttention decode: 4 sequences of 1, 7, 12 and 3 tokens, one new each, pages of 4",
+     b=4, q=1, hq=4, hkv=2, d=16, nb=10, bs=4,
+     tables=[[9, 0, 0], [2, 7, 0], [1, 5, 3], [8, 0, 0]], lens=[1, 7, 12, 3])
