@@ -5,6 +5,7 @@
 // Stop 0 is at the top and positions increase clockwise.
 
 import type { RingStop, TraceEvent } from "../api";
+import { coreUtilisation, heatColour, type CoreUtil, type HeatMetric } from "./heat";
 
 export interface Point {
   x: number;
@@ -234,6 +235,10 @@ export interface RingScene {
   /** PT and SFP events. */
   compute: EventIndex;
   totalCycles: number;
+  /** Busy fractions per core id over the whole run. */
+  util: CoreUtil[];
+  /** The heatmap's fill colour per core id, per metric (computed once, not per frame). */
+  heatFill: Record<Exclude<HeatMetric, "off">, string[]>;
 }
 
 /** Cores drawn for a run: the machine's, or more if a stop names a higher core. */
@@ -260,6 +265,8 @@ export function buildScene(run: {
   const stops = run.machine.stops;
   const count = stops.length;
   const coreCount = sceneCores(run);
+  const totalCycles = sceneCycles(run);
+  const util = coreUtilisation(run.events, coreCount, totalCycles);
   return {
     machineName: run.machine.name,
     stops,
@@ -269,6 +276,12 @@ export function buildScene(run: {
       run.events.filter((e) => e.unit === "dma" && validRoute(e.route, count)),
     ),
     compute: new EventIndex(run.events.filter((e) => e.unit === "pt" || e.unit === "sfp")),
-    totalCycles: sceneCycles(run),
+    totalCycles,
+    util,
+    heatFill: {
+      compute: util.map((u) => heatColour(u.compute)),
+      pt: util.map((u) => heatColour(u.pt)),
+      dma: util.map((u) => heatColour(u.dma)),
+    },
   };
 }

@@ -14,6 +14,7 @@ import {
   type Palette,
   type RingMarks,
 } from "../ring/draw";
+import { describeCore, heatGradient, type HeatMetric } from "../ring/heat";
 import { buildScene, type RingScene } from "../ring/model";
 import { CoreDetails } from "./coreDetails";
 import { EventBox } from "./eventBox";
@@ -27,6 +28,9 @@ export class RingView {
   private readonly stage = byId<HTMLDivElement>("ring-stage");
   private readonly canvas = byId<HTMLCanvasElement>("ring-canvas");
   private readonly machineMeta = byId<HTMLSpanElement>("machine-meta");
+  private readonly heatLegend = byId<HTMLDivElement>("heat-legend");
+  private readonly heatPick = byId<HTMLSelectElement>("heat-metric");
+  private readonly heatReadout = byId<HTMLSpanElement>("heat-readout");
   private readonly ctx: CanvasRenderingContext2D;
   private palette: Palette;
   private scene: RingScene | null = null;
@@ -36,7 +40,9 @@ export class RingView {
   private cssHeight = 0;
   /** Whether the ring canvas is on screen (hidden canvases are not drawn). */
   private visible = false;
-  private marks: RingMarks = { core: null, lines: null };
+  private marks: RingMarks = { core: null, lines: null, heat: "compute" };
+  /** The core under the mouse, whose figures the readout shows (else the selected one). */
+  private hoverCore: number | null = null;
   /** Frames drawn (for the benchmark and tests). */
   framesDrawn = 0;
 
@@ -53,6 +59,12 @@ export class RingView {
     this.ctx = ctx;
     this.palette = readPalette(document.documentElement);
     this.box = new EventBox(this.stage, "tile-details", onOpen);
+    byId<HTMLSpanElement>("heat-bar").style.background = heatGradient();
+    this.heatPick.addEventListener("change", () => {
+      this.marks = { ...this.marks, heat: this.heatPick.value as HeatMetric };
+      this.heatLegend.dataset.metric = this.marks.heat;
+      this.requestDraw();
+    });
     // Pointer events: a mouse click, a pen or a finger's tap all pick a tile or a core.
     this.canvas.addEventListener("pointerdown", (ev) => {
       this.down = { x: ev.clientX, y: ev.clientY };
@@ -77,8 +89,17 @@ export class RingView {
       const tile = tileAt(this.cssWidth, this.cssHeight, this.scene, this.t, x, y);
       if (tile) this.box.show(tile.event, x, y, false);
       else this.box.hide();
+      const core = tile ? null : coreAt(this.cssWidth, this.cssHeight, this.scene, x, y);
+      if (core !== this.hoverCore) {
+        this.hoverCore = core;
+        this.renderReadout();
+      }
     });
-    this.canvas.addEventListener("pointerleave", () => this.box.hide());
+    this.canvas.addEventListener("pointerleave", () => {
+      this.box.hide();
+      this.hoverCore = null;
+      this.renderReadout();
+    });
     new ResizeObserver(() => this.resize()).observe(this.stage);
     this.resize();
   }
@@ -97,6 +118,12 @@ export class RingView {
     this.scene = buildScene(run);
     const m = run.machine;
     this.machineMeta.textContent = `${m.name} · ${m.cores} cores · ${m.stops.length} stops · ${m.clockGhz} GHz`;
+    // The per-core figures, for scripts and tests: compute and DMA busy in percent.
+    this.heatLegend.dataset.compute = this.scene.util
+      .map((u) => Math.round(u.compute * 100))
+      .join(",");
+    this.heatLegend.dataset.dma = this.scene.util.map((u) => Math.round(u.dma * 100)).join(",");
+    this.renderReadout();
     this.requestDraw();
   }
 
@@ -114,7 +141,16 @@ export class RingView {
 
   setCore(core: number | null): void {
     this.marks = { ...this.marks, core };
+    this.renderReadout();
     this.requestDraw();
+  }
+
+  /** The hovered (else the selected) core's busy figures over the run. */
+  private renderReadout(): void {
+    const core = this.hoverCore ?? this.marks.core;
+    const u = core === null ? undefined : this.scene?.util[core];
+    this.heatReadout.textContent = u ? describeCore(u) : "hover or tap a core for its figures";
+    this.heatReadout.dataset.core = u ? String(u.core) : "";
   }
 
   /** Re-reads colours after a theme change. */
