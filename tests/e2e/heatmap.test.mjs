@@ -135,7 +135,8 @@ describe("utilisation heatmap and shared timeline lanes", { timeout: 6 * T }, ()
       let core = "";
       for (let dy = -40; dy <= 40 && !core; dy += 4) {
         for (let dx = 0; dx < 70 && !core; dx += 4) {
-          const x = box.x + box.width - 20 - dx;
+          // The cores at three o'clock: the ring fits the canvas's shorter side.
+          const x = box.x + box.width / 2 + Math.min(box.width, box.height) / 2 - 20 - dx;
           const y = box.y + box.height / 2 + dy;
           if (size.touch) await p.touchscreen.tap(x, y);
           else await p.mouse.move(x, y);

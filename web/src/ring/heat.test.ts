@@ -1,6 +1,14 @@
 import { describe, expect, it } from "vitest";
 import type { TraceEvent } from "../api";
-import { coreUtilisation, describeCore, heatColour, HEAT_STOPS, unionLength } from "./heat";
+import {
+  coreUtilisation,
+  describeCore,
+  heatColour,
+  heatPaint,
+  HEAT_STOPS,
+  luminance,
+  unionLength,
+} from "./heat";
 import { buildScene } from "./model";
 
 function ev(partial: Partial<TraceEvent>): TraceEvent {
@@ -76,8 +84,30 @@ describe("heatColour", () => {
   });
 });
 
+describe("heatPaint", () => {
+  const util = [
+    { core: 0, pt: 0, sfp: 0, compute: 0, dma: 1 },
+    { core: 1, pt: 1, sfp: 0, compute: 1, dma: 0 },
+  ];
+
+  it("starts at the idle-core colour and keeps labels readable", () => {
+    const p = heatPaint(util, "compute", "#eeeeee", "#333333")!;
+    expect(p.fill).toEqual(["#eeeeee", HEAT_STOPS[HEAT_STOPS.length - 1]]);
+    // Idle: the usual label; hot (light yellow): dark text.
+    expect(p.text).toEqual(["#333333", "#1a1a1a"]);
+    expect(heatPaint(util, "dma", "#eeeeee", "#333333")!.fill[0]).toBe(
+      HEAT_STOPS[HEAT_STOPS.length - 1],
+    );
+    expect(heatPaint(util, "off", "#eeeeee", "#333333")).toBeNull();
+    // A colour the scale cannot parse falls back to its own first stop.
+    expect(heatPaint(util, "pt", "rgb(1, 2, 3)", "#333333")!.fill[0]).toBe(HEAT_STOPS[0]);
+    expect(luminance("#ffffff")).toBeCloseTo(1);
+    expect(luminance("#000000")).toBe(0);
+  });
+});
+
 describe("buildScene", () => {
-  it("computes the heatmap once, with the scene", () => {
+  it("computes the busy fractions once, with the scene", () => {
     const scene = buildScene({
       machine: {
         name: "m",
@@ -91,7 +121,6 @@ describe("buildScene", () => {
       events: [ev({ core: 1, start: 0, end: 100 })],
     });
     expect(scene.util.map((u) => u.compute)).toEqual([0, 1]);
-    expect(scene.heatFill.compute).toEqual([HEAT_STOPS[0], HEAT_STOPS[HEAT_STOPS.length - 1]]);
-    expect(scene.heatFill.dma).toEqual([HEAT_STOPS[0], HEAT_STOPS[0]]);
+    expect(scene.util.map((u) => u.dma)).toEqual([0, 0]);
   });
 });

@@ -88,8 +88,14 @@ export const HEAT_STOPS: readonly string[] = [
 ];
 
 function rgb(hex: string): [number, number, number] {
-  const v = parseInt(hex.slice(1), 16);
+  const v = /^#[0-9a-f]{6}$/i.test(hex) ? parseInt(hex.slice(1), 16) : 0;
   return [(v >> 16) & 255, (v >> 8) & 255, v & 255];
+}
+
+/** Relative luminance (0 dark .. 1 light) of a `#rrggbb` colour. */
+export function luminance(hex: string): number {
+  const [r, g, b] = rgb(hex);
+  return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255;
 }
 
 /** The scale's colour for a fraction in [0, 1] (clamped), as `#rrggbb`. */
@@ -106,9 +112,30 @@ export function heatColour(x: number, stops: readonly string[] = HEAT_STOPS): st
   return `#${mix.map((v) => v.toString(16).padStart(2, "0")).join("")}`;
 }
 
-/** Whether text over a heat colour should be dark (the hot end is light). */
-export function heatTextDark(x: number): boolean {
-  return x >= 0.7;
+/** The cores' fill and label colours for one metric, computed once per run and theme. */
+export interface HeatPaint {
+  fill: string[];
+  text: string[];
+}
+
+/**
+ * Paint for every core: the scale starts at the theme's idle-core colour (so an idle core
+ * looks as it does without the heatmap), and labels are dark on light fills.
+ */
+export function heatPaint(
+  util: readonly CoreUtil[],
+  metric: HeatMetric,
+  idle: string,
+  label: string,
+): HeatPaint | null {
+  if (metric === "off") return null;
+  const base = /^#[0-9a-f]{6}$/i.test(idle) ? idle : (HEAT_STOPS[0] as string);
+  const stops = [base, ...HEAT_STOPS.slice(1)];
+  const fill = util.map((u) => heatColour(heatValue(u, metric), stops));
+  const text = util.map((u, i) =>
+    heatValue(u, metric) <= 0 ? label : luminance(fill[i] as string) > 0.55 ? "#1a1a1a" : "#f2f2f2",
+  );
+  return { fill, text };
 }
 
 /** A CSS gradient of the scale, for the legend. */

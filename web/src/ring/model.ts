@@ -5,7 +5,7 @@
 // Stop 0 is at the top and positions increase clockwise.
 
 import type { RingStop, TraceEvent } from "../api";
-import { coreUtilisation, heatColour, type CoreUtil, type HeatMetric } from "./heat";
+import { coreUtilisation, type CoreUtil } from "./heat";
 
 export interface Point {
   x: number;
@@ -237,8 +237,6 @@ export interface RingScene {
   totalCycles: number;
   /** Busy fractions per core id over the whole run. */
   util: CoreUtil[];
-  /** The heatmap's fill colour per core id, per metric (computed once, not per frame). */
-  heatFill: Record<Exclude<HeatMetric, "off">, string[]>;
 }
 
 /** Cores drawn for a run: the machine's, or more if a stop names a higher core. */
@@ -278,10 +276,5 @@ export function buildScene(run: {
     compute: new EventIndex(run.events.filter((e) => e.unit === "pt" || e.unit === "sfp")),
     totalCycles,
     util,
-    heatFill: {
-      compute: util.map((u) => heatColour(u.compute)),
-      pt: util.map((u) => heatColour(u.pt)),
-      dma: util.map((u) => heatColour(u.dma)),
-    },
   };
 }

@@ -14,7 +14,7 @@ import {
   type Palette,
   type RingMarks,
 } from "../ring/draw";
-import { describeCore, heatGradient, type HeatMetric } from "../ring/heat";
+import { describeCore, heatGradient, heatPaint, HEAT_STOPS, type HeatMetric } from "../ring/heat";
 import { buildScene, type RingScene } from "../ring/model";
 import { CoreDetails } from "./coreDetails";
 import { EventBox } from "./eventBox";
@@ -31,6 +31,7 @@ export class RingView {
   private readonly heatLegend = byId<HTMLDivElement>("heat-legend");
   private readonly heatPick = byId<HTMLSelectElement>("heat-metric");
   private readonly heatReadout = byId<HTMLSpanElement>("heat-readout");
+  private readonly heatBar = byId<HTMLSpanElement>("heat-bar");
   private readonly ctx: CanvasRenderingContext2D;
   private palette: Palette;
   private scene: RingScene | null = null;
@@ -40,7 +41,8 @@ export class RingView {
   private cssHeight = 0;
   /** Whether the ring canvas is on screen (hidden canvases are not drawn). */
   private visible = false;
-  private marks: RingMarks = { core: null, lines: null, heat: "compute" };
+  private marks: RingMarks = { core: null, lines: null, heat: null };
+  private heatMetric: HeatMetric = "compute";
   /** The core under the mouse, whose figures the readout shows (else the selected one). */
   private hoverCore: number | null = null;
   /** Frames drawn (for the benchmark and tests). */
@@ -59,11 +61,10 @@ export class RingView {
     this.ctx = ctx;
     this.palette = readPalette(document.documentElement);
     this.box = new EventBox(this.stage, "tile-details", onOpen);
-    byId<HTMLSpanElement>("heat-bar").style.background = heatGradient();
     this.heatPick.addEventListener("change", () => {
-      this.marks = { ...this.marks, heat: this.heatPick.value as HeatMetric };
-      this.heatLegend.dataset.metric = this.marks.heat;
-      this.requestDraw();
+      this.heatMetric = this.heatPick.value as HeatMetric;
+      this.heatLegend.dataset.metric = this.heatMetric;
+      this.repaintHeat();
     });
     // Pointer events: a mouse click, a pen or a finger's tap all pick a tile or a core.
     this.canvas.addEventListener("pointerdown", (ev) => {
@@ -102,6 +103,7 @@ export class RingView {
     });
     new ResizeObserver(() => this.resize()).observe(this.stage);
     this.resize();
+    this.repaintHeat();
   }
 
   private local(ev: MouseEvent): { x: number; y: number } {
@@ -124,6 +126,15 @@ export class RingView {
       .join(",");
     this.heatLegend.dataset.dma = this.scene.util.map((u) => Math.round(u.dma * 100)).join(",");
     this.renderReadout();
+    this.repaintHeat();
+  }
+
+  /** Recolours the cores (once per run, theme or metric; never per frame). */
+  private repaintHeat(): void {
+    const util = this.scene?.util ?? [];
+    const heat = heatPaint(util, this.heatMetric, this.palette.core, this.palette.label);
+    this.marks = { ...this.marks, heat };
+    this.heatBar.style.background = heatGradient([this.palette.core, ...HEAT_STOPS.slice(1)]);
     this.requestDraw();
   }
 
@@ -156,7 +167,7 @@ export class RingView {
   /** Re-reads colours after a theme change. */
   refreshPalette(): void {
     this.palette = readPalette(document.documentElement);
-    this.requestDraw();
+    this.repaintHeat();
   }
 
   setVisible(visible: boolean): void {
