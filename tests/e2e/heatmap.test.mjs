@@ -219,6 +219,9 @@ describe("utilisation heatmap and shared timeline lanes", { timeout: 6 * T }, ()
         }
         assert.ok(found, "no DRAM transfer showed its details");
         assert.match(await details.innerText(), /bytes/);
+        // Close the pinned box so the screenshot shows the lanes.
+        await details.locator(".event-box-head button").last().tap();
+        await details.waitFor({ state: "hidden" });
       } else {
         let hover = "";
         for (let x = box.x + 62; x < box.x + box.width - 4 && !/DRAM: [1-9]/.test(hover); x += 6) {
