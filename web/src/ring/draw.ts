@@ -1,6 +1,7 @@
 // Draws one frame of the ring on a 2D canvas context. Stateless: scene + time in, pixels out.
 
 import { formatInt } from "../dom";
+import type { HeatPaint } from "./heat";
 import {
   coreActivityAt,
   pointAt,
@@ -36,6 +37,8 @@ export interface RingMarks {
   core: number | null;
   /** Selected KTIR lines (inclusive): tiles from them are drawn highlighted. */
   lines: LineRange | null;
+  /** The cores' colours by busy fraction over the whole run (absent or null: off). */
+  heat?: HeatPaint | null;
 }
 
 export interface LineRange {
@@ -197,7 +200,7 @@ export function drawRing(
       ctx.fill();
       ctx.globalAlpha = 1;
     }
-    ctx.fillStyle = pal.core;
+    ctx.fillStyle = marks.heat?.fill[s.index] ?? pal.core;
     ctx.strokeStyle = a?.pt ? pal.pt : a?.sfp ? pal.sfp : pal.coreBorder;
     ctx.lineWidth = a && (a.pt || a.sfp) ? 2 : 1;
     ctx.beginPath();
@@ -217,7 +220,7 @@ export function drawRing(
       ctx.arc(p.x, p.y, sr + 4, 0, 2 * Math.PI);
       ctx.stroke();
     }
-    ctx.fillStyle = pal.label;
+    ctx.fillStyle = marks.heat?.text[s.index] ?? pal.label;
     ctx.font = `${Math.max(8, Math.round(sr * 0.85))}px ${pal.font}`;
     ctx.fillText(String(s.index), p.x, p.y + 0.5);
   }

@@ -5,6 +5,7 @@
 // Stop 0 is at the top and positions increase clockwise.
 
 import type { RingStop, TraceEvent } from "../api";
+import { coreUtilisation, type CoreUtil } from "./heat";
 
 export interface Point {
   x: number;
@@ -234,6 +235,8 @@ export interface RingScene {
   /** PT and SFP events. */
   compute: EventIndex;
   totalCycles: number;
+  /** Busy fractions per core id over the whole run. */
+  util: CoreUtil[];
 }
 
 /** Cores drawn for a run: the machine's, or more if a stop names a higher core. */
@@ -260,6 +263,8 @@ export function buildScene(run: {
   const stops = run.machine.stops;
   const count = stops.length;
   const coreCount = sceneCores(run);
+  const totalCycles = sceneCycles(run);
+  const util = coreUtilisation(run.events, coreCount, totalCycles);
   return {
     machineName: run.machine.name,
     stops,
@@ -269,6 +274,7 @@ export function buildScene(run: {
       run.events.filter((e) => e.unit === "dma" && validRoute(e.route, count)),
     ),
     compute: new EventIndex(run.events.filter((e) => e.unit === "pt" || e.unit === "sfp")),
-    totalCycles: sceneCycles(run),
+    totalCycles,
+    util,
   };
 }

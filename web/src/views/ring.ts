@@ -14,6 +14,7 @@ import {
   type Palette,
   type RingMarks,
 } from "../ring/draw";
+import { describeCore, heatGradient, heatPaint, HEAT_STOPS, type HeatMetric } from "../ring/heat";
 import { buildScene, type RingScene } from "../ring/model";
 import { CoreDetails } from "./coreDetails";
 import { EventBox } from "./eventBox";
@@ -27,6 +28,10 @@ export class RingView {
   private readonly stage = byId<HTMLDivElement>("ring-stage");
   private readonly canvas = byId<HTMLCanvasElement>("ring-canvas");
   private readonly machineMeta = byId<HTMLSpanElement>("machine-meta");
+  private readonly heatLegend = byId<HTMLDivElement>("heat-legend");
+  private readonly heatPick = byId<HTMLSelectElement>("heat-metric");
+  private readonly heatReadout = byId<HTMLSpanElement>("heat-readout");
+  private readonly heatBar = byId<HTMLSpanElement>("heat-bar");
   private readonly ctx: CanvasRenderingContext2D;
   private palette: Palette;
   private scene: RingScene | null = null;
@@ -36,7 +41,10 @@ export class RingView {
   private cssHeight = 0;
   /** Whether the ring canvas is on screen (hidden canvases are not drawn). */
   private visible = false;
-  private marks: RingMarks = { core: null, lines: null };
+  private marks: RingMarks = { core: null, lines: null, heat: null };
+  private heatMetric: HeatMetric = "compute";
+  /** The core under the mouse, whose figures the readout shows (else the selected one). */
+  private hoverCore: number | null = null;
   /** Frames drawn (for the benchmark and tests). */
   framesDrawn = 0;
 
@@ -53,6 +61,11 @@ export class RingView {
     this.ctx = ctx;
     this.palette = readPalette(document.documentElement);
     this.box = new EventBox(this.stage, "tile-details", onOpen);
+    this.heatPick.addEventListener("change", () => {
+      this.heatMetric = this.heatPick.value as HeatMetric;
+      this.heatLegend.dataset.metric = this.heatMetric;
+      this.repaintHeat();
+    });
     // Pointer events: a mouse click, a pen or a finger's tap all pick a tile or a core.
     this.canvas.addEventListener("pointerdown", (ev) => {
       this.down = { x: ev.clientX, y: ev.clientY };
@@ -77,10 +90,20 @@ export class RingView {
       const tile = tileAt(this.cssWidth, this.cssHeight, this.scene, this.t, x, y);
       if (tile) this.box.show(tile.event, x, y, false);
       else this.box.hide();
+      const core = tile ? null : coreAt(this.cssWidth, this.cssHeight, this.scene, x, y);
+      if (core !== this.hoverCore) {
+        this.hoverCore = core;
+        this.renderReadout();
+      }
     });
-    this.canvas.addEventListener("pointerleave", () => this.box.hide());
+    this.canvas.addEventListener("pointerleave", () => {
+      this.box.hide();
+      this.hoverCore = null;
+      this.renderReadout();
+    });
     new ResizeObserver(() => this.resize()).observe(this.stage);
     this.resize();
+    this.repaintHeat();
   }
 
   private local(ev: MouseEvent): { x: number; y: number } {
@@ -97,6 +120,21 @@ export class RingView {
     this.scene = buildScene(run);
     const m = run.machine;
     this.machineMeta.textContent = `${m.name} · ${m.cores} cores · ${m.stops.length} stops · ${m.clockGhz} GHz`;
+    // The per-core figures, for scripts and tests: compute and DMA busy in percent.
+    this.heatLegend.dataset.compute = this.scene.util
+      .map((u) => Math.round(u.compute * 100))
+      .join(",");
+    this.heatLegend.dataset.dma = this.scene.util.map((u) => Math.round(u.dma * 100)).join(",");
+    this.renderReadout();
+    this.repaintHeat();
+  }
+
+  /** Recolours the cores (once per run, theme or metric; never per frame). */
+  private repaintHeat(): void {
+    const util = this.scene?.util ?? [];
+    const heat = heatPaint(util, this.heatMetric, this.palette.core, this.palette.label);
+    this.marks = { ...this.marks, heat };
+    this.heatBar.style.background = heatGradient([this.palette.core, ...HEAT_STOPS.slice(1)]);
     this.requestDraw();
   }
 
@@ -114,13 +152,22 @@ export class RingView {
 
   setCore(core: number | null): void {
     this.marks = { ...this.marks, core };
+    this.renderReadout();
     this.requestDraw();
+  }
+
+  /** The hovered (else the selected) core's busy figures over the run. */
+  private renderReadout(): void {
+    const core = this.hoverCore ?? this.marks.core;
+    const u = core === null ? undefined : this.scene?.util[core];
+    this.heatReadout.textContent = u ? describeCore(u) : "hover or tap a core for its figures";
+    this.heatReadout.dataset.core = u ? String(u.core) : "";
   }
 
   /** Re-reads colours after a theme change. */
   refreshPalette(): void {
     this.palette = readPalette(document.documentElement);
-    this.requestDraw();
+    this.repaintHeat();
   }
 
   setVisible(visible: boolean): void {

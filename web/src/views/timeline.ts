@@ -18,6 +18,7 @@ import {
   zoomAt,
   type Window,
 } from "../timeline/model";
+import { loadAt, sharedLanes, type SharedLane } from "../timeline/lanes";
 import { EventBox } from "./eventBox";
 import { formatDuration } from "./results";
 import { detailsContext } from "./ring";
@@ -25,6 +26,8 @@ import type { Change, PageState, Shortcut, View, ViewContext } from "./view";
 
 const LABEL_W = 58;
 const AXIS_H = 20;
+/** Gap between the core lanes and the DRAM and link lanes below them. */
+const SHARED_GAP = 5;
 
 export interface TimelineEvents {
   /** Click on empty space: set the time. */
@@ -44,6 +47,9 @@ export class TimelineView {
   private palette: Palette;
   private run: RunInfo | null = null;
   private byLane = new Map<number, TraceEvent[]>();
+  /** DRAM and busiest-link lanes, below the cores (computed once per run). */
+  private shared: SharedLane[] = [];
+  private sharedByLane = new Map<number, TraceEvent[]>();
   private cores = 0;
   private win: Window = { start: 0, end: 1 };
   private t = 0;
@@ -135,10 +141,12 @@ export class TimelineView {
         return;
       }
       const e = this.hit(ev);
+      const lane = this.sharedHover(ev);
       this.hover.textContent = e
         ? `core ${e.core} ${e.unit.toUpperCase()} · ${e.op} (line ${e.line}) · ${formatInt(e.start)}–${formatInt(e.end)} cycles` +
-          (e.bytes ? ` · ${formatInt(e.bytes)} B` : "")
-        : "";
+          (e.bytes ? ` · ${formatInt(e.bytes)} B` : "") +
+          (lane ? ` · ${lane}` : "")
+        : (lane ?? "");
       if (ev.pointerType === "mouse") {
         const r = this.stage.getBoundingClientRect();
         if (e) this.box.show(e, ev.clientX - r.left, ev.clientY - r.top, false);
@@ -174,23 +182,58 @@ export class TimelineView {
     return Math.max(1, this.w - LABEL_W);
   }
 
+  /** Height of one DRAM or link lane. */
+  private get sharedLaneH(): number {
+    return Math.round(Math.max(14, Math.min(22, (this.h - AXIS_H) * 0.05)));
+  }
+
+  /** Top of the DRAM and link lanes (the core lanes end above it). */
+  private get sharedTop(): number {
+    if (this.shared.length === 0) return this.h;
+    return this.h - this.shared.length * this.sharedLaneH;
+  }
+
   private get laneH(): number {
     const rows = Math.max(1, this.cores * UNITS.length);
-    return Math.max(2, (this.h - AXIS_H) / rows);
+    const gap = this.shared.length ? SHARED_GAP : 0;
+    return Math.max(2, (this.sharedTop - gap - AXIS_H) / rows);
   }
 
   private plotX(ev: MouseEvent): number {
     return ev.clientX - this.canvas.getBoundingClientRect().left - LABEL_W;
   }
 
+  /** The shared lane (index into `shared`) under a canvas y, or null. */
+  private sharedLaneAt(canvasY: number): number | null {
+    if (canvasY < this.sharedTop) return null;
+    const i = Math.floor((canvasY - this.sharedTop) / this.sharedLaneH);
+    return i >= 0 && i < this.shared.length ? i : null;
+  }
+
   private hit(ev: MouseEvent): TraceEvent | null {
-    const y = ev.clientY - this.canvas.getBoundingClientRect().top - AXIS_H;
+    const cy = ev.clientY - this.canvas.getBoundingClientRect().top;
+    const y = cy - AXIS_H;
     if (y < 0) return null;
-    const lane = Math.floor(y / this.laneH);
     const x = this.plotX(ev);
     if (x < 0) return null;
     const slack = (3 / this.plotW) * this.span;
-    return eventAt(this.byLane, lane, cycleAt(x, this.win, this.plotW), slack);
+    const cycle = cycleAt(x, this.win, this.plotW);
+    const s = this.sharedLaneAt(cy);
+    if (s !== null) return eventAt(this.sharedByLane, s, cycle, slack);
+    const lane = Math.floor(y / this.laneH);
+    if (lane >= this.cores * UNITS.length) return null;
+    return eventAt(this.byLane, lane, cycle, slack);
+  }
+
+  /** A hover line for the DRAM or link lane under the pointer, or null. */
+  private sharedHover(ev: MouseEvent): string | null {
+    const s = this.sharedLaneAt(ev.clientY - this.canvas.getBoundingClientRect().top);
+    const x = this.plotX(ev);
+    const l = s === null ? undefined : this.shared[s];
+    if (!l || x < 0) return null;
+    const cycle = cycleAt(x, this.win, this.plotW);
+    const used = loadAt(l, cycle, this.total);
+    return `${l.label}: ${(used * 100).toFixed(0)}% of ${l.capacity.toFixed(1)} B/cycle at cycle ${formatInt(cycle)} · ${(l.utilisation * 100).toFixed(0)}% over the run`;
   }
 
   get window(): Window {
@@ -212,6 +255,18 @@ export class TimelineView {
       list.push(e);
       this.byLane.set(lane, list);
     }
+    this.shared = sharedLanes({
+      machine: run.machine,
+      totalCycles: run.totalCycles,
+      events: run.events,
+      dramBytesPerCycle: run.roofline?.rates?.dramBytesPerCycle ?? null,
+      links: run.summary?.links ?? [],
+    });
+    this.sharedByLane = new Map(this.shared.map((l, i) => [i, l.events]));
+    // The lanes' figures, for scripts and tests.
+    this.canvas.dataset.lanes = this.shared
+      .map((l) => `${l.label}:${Math.round(l.utilisation * 100)}:${l.events.length}`)
+      .join(",");
     this.win = clampWindow({ start: 0, end: run.totalCycles }, run.totalCycles);
     this.renderSummary(run);
     this.requestDraw();
@@ -313,7 +368,7 @@ export class TimelineView {
     // Events, batched per unit colour.
     ctx.save();
     ctx.beginPath();
-    ctx.rect(LABEL_W, AXIS_H, pw, h - AXIS_H);
+    ctx.rect(LABEL_W, AXIS_H, pw, this.cores * UNITS.length * laneH);
     ctx.clip();
     const gap = laneH > 4 ? 1 : 0;
     for (const [ui, u] of UNITS.entries()) {
@@ -349,6 +404,7 @@ export class TimelineView {
       ctx.stroke();
     }
     ctx.restore();
+    this.drawShared();
     // Axis.
     ctx.fillStyle = pal.bg;
     ctx.fillRect(0, 0, w, AXIS_H);
@@ -376,6 +432,61 @@ export class TimelineView {
       ctx.lineTo(x, h);
       ctx.stroke();
     }
+  }
+
+  /** DRAM and link lanes: transfers as faint bars, bandwidth use as a filled profile. */
+  private drawShared(): void {
+    const { ctx, palette: pal, w } = this;
+    if (this.shared.length === 0) return;
+    const lh = this.sharedLaneH;
+    const top = this.sharedTop;
+    const pw = this.plotW;
+    const total = this.total;
+    ctx.fillStyle = pal.bg;
+    ctx.fillRect(0, top - SHARED_GAP, w, SHARED_GAP + lh * this.shared.length);
+    ctx.strokeStyle = pal.link;
+    ctx.lineWidth = 1;
+    ctx.beginPath();
+    ctx.moveTo(0, top - SHARED_GAP / 2);
+    ctx.lineTo(w, top - SHARED_GAP / 2);
+    ctx.stroke();
+    this.shared.forEach((l, i) => {
+      const y = top + i * lh;
+      const colour = l.kind === "dram" ? pal.memoryBorder : pal.move;
+      ctx.fillStyle = pal.core;
+      ctx.fillRect(LABEL_W, y + 1, pw, lh - 2);
+      ctx.fillStyle = colour;
+      ctx.textAlign = "left";
+      ctx.fillText(l.label, 4, y + lh / 2);
+      ctx.save();
+      ctx.beginPath();
+      ctx.rect(LABEL_W, y, pw, lh);
+      ctx.clip();
+      // Transfers: faint bars over the lane's height.
+      ctx.globalAlpha = 0.28;
+      ctx.beginPath();
+      for (const e of l.events) {
+        if (e.end < this.win.start || e.start > this.win.end) continue;
+        const x0 = LABEL_W + xOf(e.start, this.win, pw);
+        const x1 = LABEL_W + xOf(e.end, this.win, pw);
+        ctx.rect(x0, y + 1, Math.max(1, x1 - x0), lh - 2);
+      }
+      ctx.fill();
+      // Bandwidth use: one column per pixel, as high as the share of capacity in use.
+      ctx.globalAlpha = 1;
+      ctx.beginPath();
+      if (total > 0)
+        for (let px = 0; px < pw; px += 1) {
+          const c = cycleAt(px + 0.5, this.win, pw);
+          if (c < 0 || c >= total) continue;
+          const f = loadAt(l, c, total);
+          if (f <= 0) continue;
+          const bh = f * (lh - 3);
+          ctx.rect(LABEL_W + px, y + lh - 1.5 - bh, 1, bh);
+        }
+      ctx.fill();
+      ctx.restore();
+    });
   }
 
   private renderSummary(run: RunInfo): void {
