@@ -13,8 +13,10 @@
 //!    memory = bytes all cores move / aggregate DRAM bandwidth (the bandwidth is shared, so
 //!    operands replicated across cores cost once per core; our choice, the doc leaves it
 //!    open), where a share too big for the scratchpad counts the re-reads of the best time
-//!    cut that fits (reuse-aware: see `Share::traffic`); a K split adds (k - 1) fp32 partial tiles over the ring at one stick per ns (an
-//!    assumption: 128 B/cycle at 1 GHz). Ties go to fewer cores.
+//!    cut that fits (reuse-aware: see `Share::traffic`); a K split adds its fp32 partial tile
+//!    reduced to the group's first core over the ring at one stick per ns (an assumption:
+//!    128 B/cycle at 1 GHz), pipelined in pieces as the simulator times it:
+//!    `(1 + (k - 2) / pieces)` tiles ([`reduce_pipeline_pieces`]). Ties go to fewer cores.
 //! 4. **Default**: rank the non-reduction dims by size in split units (stable), give each the
 //!    largest divisor that fits the remaining cores, then split at most one reduction dim.
 //!
@@ -304,11 +306,29 @@ pub fn matmul_cost(
     let cores: usize = splits.iter().product();
     let memory = per_core * cores as f64 / t.dram_bytes_per_ns.max(1e-9);
     let psum = if ksplit > 1 {
-        (ksplit - 1) as f64 * bc * mc * nc * 4.0 / t.stick_bytes.max(1) as f64
+        // A chain of k - 1 hops to the leader, the partial cut into pieces that move down
+        // it concurrently: the last piece lands k - 2 pieces after one whole partial.
+        let hops = (ksplit - 1) as f64;
+        let partial = bc * mc * nc * 4.0;
+        let pieces = reduce_pipeline_pieces(ksplit - 1, partial) as f64;
+        (1.0 + (hops - 1.0) / pieces) * partial / t.stick_bytes.max(1) as f64
     } else {
         0.0
     };
     Ok((compute, memory, psum))
+}
+
+/// How many pieces the reduction of a K split's `bytes` partial sums is cut into along a
+/// chain of `hops` cores: four per hop but none under 32 KiB (the fixed cost of starting a
+/// transfer), and none for a single hop. It must match the simulator's reduce-to-one timing
+/// (`ktdp.inter_tile_reduce` with one consumer per group), which the compiler cannot call:
+/// data flows from the compiler to the simulator, not back.
+pub fn reduce_pipeline_pieces(hops: usize, bytes: f64) -> usize {
+    if hops <= 1 {
+        1
+    } else {
+        ((bytes / (32.0 * 1024.0)) as usize).clamp(1, 4 * hops)
+    }
 }
 
 /// One core's share of a matmul, in bytes (A, B, C as stored, C as an f32 sum), and the

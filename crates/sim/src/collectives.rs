@@ -29,10 +29,14 @@
 //!   `2 (n - 1)` chunk transfers plus `n - 1` chunk combines, and bandwidth-optimal.
 //!   For two adjacent cores (a K-split matmul over a pair) that is one half-size exchange
 //!   each way, a half-size combine, and one more half-size exchange.
-//! - Reduce to a subset (typically one leader): for each consumer, a chain on each side of
-//!   the ring toward it: the farthest source sends its partial to the next one on the same
-//!   side, which combines and forwards; the consumer combines what arrives from both sides.
-//!   Latency is about half the sources' span in full-partial transfers.
+//! - Reduce to a subset (typically one leader): for each consumer, a pipelined chain on
+//!   each side of the ring toward it: the partial is cut into pieces
+//!   ([`reduce_pipeline_pieces`], four per hop, none under 32 KiB); the farthest source sends each piece to
+//!   the next one on the same side, which combines it with its own and forwards it while
+//!   the next piece arrives; the consumer combines what arrives from both sides. Every link
+//!   carries the partial once, so with `h` hops on a side the cost is about
+//!   `(1 + (h - 1) / pieces)` full-partial transfers, not `h`; a single hop sends the
+//!   partial whole.
 //! - Consume: one transfer of the partial from the source to the consumer (none when they
 //!   are the same tile).
 
@@ -589,8 +593,22 @@ fn ring_all_reduce(
     Ok(finals)
 }
 
-/// Chains toward consumer `c` from both sides of the ring; the tasks after which `c`
-/// holds the result.
+/// How many pieces a reduce-to-one chain of `hops` sources cuts its `bytes` partial into:
+/// four per hop, so the pieces move down the chain concurrently (every link carries the
+/// partial once, and the last piece arrives `hops - 1` pieces after the first), but none
+/// under 32 KiB, where the fixed cost of starting a transfer would eat the gain; a single
+/// hop gains nothing from cutting. The compiler's work-division cost model prices a K split
+/// with the same rule.
+pub(crate) fn reduce_pipeline_pieces(hops: u64, bytes: u64) -> u64 {
+    if hops <= 1 {
+        1
+    } else {
+        (bytes / (32 * 1024)).clamp(1, 4 * hops)
+    }
+}
+
+/// Pipelined chains toward consumer `c` from both sides of the ring; the tasks after which
+/// `c` holds the result.
 fn chain_reduce(
     sim: &mut Simulator<'_>,
     rop: &ROp<'_>,
@@ -621,24 +639,39 @@ fn chain_reduce(
         Vec::new()
     };
     for side in [side_a, side_b] {
-        let mut carry: Option<(usize, Vec<TaskId>)> = None;
-        for t in side {
-            carry = Some(match carry {
-                None => (t, ready_of(t)),
-                Some((prev, deps)) => {
-                    let send = ring_send(sim, rop, prev, t, bytes, deps)?;
-                    let mut d = vec![send];
-                    d.extend(ready_of(t));
-                    (t, vec![combine_task(sim, rop, t, elems, d)?])
-                }
-            });
+        if side.is_empty() {
+            continue;
         }
-        if let Some((last, deps)) = carry {
-            let send = ring_send(sim, rop, last, c, bytes, deps)?;
-            let mut d = vec![send];
-            d.extend(at_c);
-            at_c = vec![combine_task(sim, rop, c, elems, d)?];
+        // Piece `j` covers bytes [bytes * j / n, bytes * (j + 1) / n), never empty.
+        let n = reduce_pipeline_pieces(side.len() as u64, bytes)
+            .min(elems.max(1))
+            .max(1);
+        let share = |total: u64, j: u64| total * (j + 1) / n - total * j / n;
+        let mut arrived = Vec::with_capacity(n as usize);
+        // Piece-major order: each core's DMA and SFP issue the pieces in order, so piece
+        // j + 1 leaves a core while the next core combines piece j.
+        for j in 0..n {
+            let (pb, pe) = (share(bytes, j), share(elems, j));
+            let mut carry: Option<(usize, Vec<TaskId>)> = None;
+            for &t in &side {
+                carry = Some(match carry {
+                    None => (t, ready_of(t)),
+                    Some((prev, deps)) => {
+                        let send = ring_send(sim, rop, prev, t, pb, deps)?;
+                        let mut d = vec![send];
+                        d.extend(ready_of(t));
+                        (t, vec![combine_task(sim, rop, t, pe, d)?])
+                    }
+                });
+            }
+            if let Some((last, deps)) = carry {
+                let send = ring_send(sim, rop, last, c, pb, deps)?;
+                let mut d = vec![send];
+                d.extend(at_c.iter().copied());
+                arrived.push(combine_task(sim, rop, c, pe, d)?);
+            }
         }
+        at_c = arrived;
     }
     Ok(at_c)
 }

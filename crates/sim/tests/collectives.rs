@@ -562,3 +562,83 @@ fn a_partial_is_uncharged_once_its_reduce_has_consumed_it() {
     let y = &sim.buffer("y").unwrap().data;
     assert!(y.iter().all(|&v| v == 4f32.powi(16)), "{:?}", &y[..4]);
 }
+
+/// Eight cores each hold a 256x512 f32 partial of ones; core 0 receives the sum.
+const CHAIN8: &str = r#"
+#all = affine_set<(i)[g] : (i >= 0, -i + 7 >= 0)>
+#lead = affine_set<(i)[g] : (i == 0)>
+#one = affine_set<(g) : (g == 0)>
+#c = affine_set<(d0, d1) : (d0 >= 0, -d0 + 255 >= 0, d1 >= 0, -d1 + 511 >= 0)>
+#ord = affine_map<(d0, d1) -> (d0, d1)>
+module {
+  func.func @chain(%c: index) attributes {grid = [8]} {
+    %c0 = arith.constant 0 : index
+    %id = ktdp.get_compute_tile_id : index
+    %cv = ktdp.construct_memory_view %c, sizes: [256, 512], strides: [512, 1] {coordinate_set = #c, memory_space = #ktdp.memory_space<global>} : memref<256x512xf32>
+    %one = arith.constant 1.0 : f32
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<256x512xf32>
+    %p = linalg.fill ins(%one : f32) outs(%e : tensor<256x512xf32>) -> tensor<256x512xf32>
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<256x512xf32>) -> tensor<256x512xf32>
+    %f = ktdp.inter_tile_produce producer_tiles_per_group = #all -> !ktdp.tile_future<(tensor<256x512xf32>), groups = #one> {
+    ^bb0(%gid: index):
+      ktdp.yield_partial %p : tensor<256x512xf32>
+    }
+    %sum = ktdp.inter_tile_reduce(%f) consumer_tiles_per_group = #lead, identity(%z : tensor<256x512xf32>) : !ktdp.tile_future<(tensor<256x512xf32>), groups = #one> -> tensor<256x512xf32> {
+    ^bb0(%l: tensor<256x512xf32>, %r: tensor<256x512xf32>):
+      %s = arith.addf %l, %r : tensor<256x512xf32>
+      ktdp.yield_reduced %s : tensor<256x512xf32>
+    }
+    %first = arith.cmpi eq, %id, %c0 : index
+    scf.if %first {
+      %ct = ktdp.construct_access_tile %cv[%c0, %c0] {access_tile_set = #c, access_tile_order = #ord} : memref<256x512xf32> -> !ktdp.access_tile<256x512xindex>
+      ktdp.store %sum, %ct : tensor<256x512xf32>, !ktdp.access_tile<256x512xindex>
+    }
+    return
+  }
+}
+"#;
+
+#[test]
+fn reduce_to_one_pipelines_pieces_down_the_chain() {
+    let m = module(CHAIN8);
+    let machine = Machine::preset("spyre32").unwrap();
+    let mut sim = Simulator::new(&machine, ExecLimits::default());
+    let bc = sim
+        .alloc("c", ktir::ScalarType::F32, vec![0.0; 256 * 512])
+        .unwrap();
+    sim.launch(&m, &LineLookup::new(CHAIN8), "chain", &[bc])
+        .unwrap();
+    assert!(sim.buffer("c").unwrap().data.iter().all(|&x| x == 8.0));
+    let tasks = sim.tasks().to_vec();
+    let sends: Vec<_> = tasks
+        .iter()
+        .filter(|t| t.op == "ktdp.inter_tile_reduce" && t.unit == Unit::Dma)
+        .collect();
+    // Seven hops, each carrying the whole partial once, cut into 16 pieces of 32 KiB (fewer than 4 x 7: none smaller).
+    let partial = 256 * 512 * 4;
+    assert_eq!(sends.len(), 7 * 16);
+    for core in 1..8 {
+        let carried: u64 = sends
+            .iter()
+            .filter(|t| t.core == core)
+            .map(|t| match t.work {
+                Work::Transfer { bytes, .. } => bytes,
+                _ => 0,
+            })
+            .sum();
+        assert_eq!(carried, partial, "core {core}");
+    }
+    // The pieces overlap: each hop adds one piece's transfer and combine, so the reduce
+    // takes about (15 + 1.5 x 7) / 16 whole transfers plus setups, against 7 x 1.5 unpipelined.
+    let sched = schedule(&machine, &tasks, &Limits::default()).unwrap();
+    let reduce: Vec<_> = sched
+        .events
+        .iter()
+        .filter(|e| tasks[e.task].op == "ktdp.inter_tile_reduce")
+        .collect();
+    let start = reduce.iter().map(|e| e.start).fold(f64::MAX, f64::min);
+    let end = reduce.iter().map(|e| e.end).fold(0.0, f64::max);
+    let whole = partial as f64 / machine.ring_bytes_per_cycle_per_direction.value;
+    assert!(end - start < 2.5 * whole, "{} vs {whole}", end - start);
+}
