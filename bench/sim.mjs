@@ -5,8 +5,8 @@
 //   - llama3_8b_layer, timing only: one real-size Llama 3.1 8B layer without numbers (load,
 //     compile, simulate).
 // Both run on spyre32.
-// The wasm side calls runPipelineWith, as the page does, so its time includes handing the
-// result to JavaScript as objects; the native side is `spyre bench` (the same pipeline,
+// The wasm side opens a Session and runs it, as the page does, so its time includes handing
+// the result to JavaScript as objects; the native side is `spyre bench` (the same pipeline,
 // in-process), which also times serializing the result as JSON, the native counterpart of
 // handing it on. Prints median wall times and events per second, and wasm/native against
 // the pipeline alone and against pipeline + JSON.
@@ -69,7 +69,14 @@ for (const w of workloads) {
   const path = join(ROOT, "examples", "graphs", w.model);
   const bytes = readFileSync(path);
   const options = { timingOnly: w.timingOnly };
-  const once = () => wasm.runPipelineWith(bytes, w.model, options);
+  const once = () => {
+    const session = new wasm.Session(bytes, w.model);
+    try {
+      return session.run(options);
+    } finally {
+      session.free();
+    }
+  };
   const events = once().run.events.length; // also the warm-up
   const ms = [];
   for (let i = 0; i < runs; i++) {
