@@ -21,6 +21,7 @@ pub struct NpyArray {
 pub fn read(bytes: &[u8], max_elements: usize) -> Result<NpyArray, String> {
     check_header_length(bytes)?;
     check_header_is_flat(bytes)?;
+    check_header_shape(bytes)?;
     let file = npyz::NpyFile::new(bytes).map_err(|e| e.to_string())?;
     let dtype = file.dtype().descr().trim_matches('\'').to_string();
     let item = match dtype.as_str() {
@@ -135,6 +136,41 @@ fn check_header_is_flat(bytes: &[u8]) -> Result<(), String> {
             "the header is not a flat dictionary with one shape tuple (structured or nested dtypes are not read)"
                 .into(),
         );
+    }
+    Ok(())
+}
+
+/// The shape tuple must be plain integers whose product fits 64 bits. The header
+/// parser multiplies the dimensions without checking, so a shape such as
+/// `(2, 88+0980888888888)` or one whose product overflows is refused here first.
+fn check_header_shape(bytes: &[u8]) -> Result<(), String> {
+    let start = if bytes.get(6) == Some(&1) { 10 } else { 12 };
+    let end = header_end(bytes).unwrap_or(bytes.len()).min(bytes.len());
+    let header = String::from_utf8_lossy(bytes.get(start..end).unwrap_or_default());
+    let (Some(open), Some(close)) = (header.find('('), header.find(')')) else {
+        // No tuple: the header parser reports what is missing.
+        return Ok(());
+    };
+    let bad = || {
+        format!(
+            "the header's shape {} is not a tuple of non-negative integers whose product fits 64 bits",
+            header.get(open..=close).unwrap_or("(…)")
+        )
+    };
+    if close < open {
+        return Err(bad());
+    }
+    let mut product: u64 = 1;
+    for item in header[open + 1..close].split(',') {
+        let item = item.trim();
+        if item.is_empty() {
+            continue;
+        }
+        if !item.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(bad());
+        }
+        let d: u64 = item.parse().map_err(|_| bad())?;
+        product = product.checked_mul(d).ok_or_else(bad)?;
     }
     Ok(())
 }
@@ -390,6 +426,31 @@ mod tests {
         );
         check_shape(&a, &spec(&[32, 128])).unwrap();
         check_shape(&a, &spec(&[4096])).unwrap_err();
+    }
+
+    #[test]
+    fn shapes_that_are_not_plain_integers_or_overflow_are_errors() {
+        for shape in [
+            "(2, 88+09808888888880000000)",
+            "(4294967296, 4294967296, 4)",
+            "(2, -3)",
+            "(2, 0x10)",
+        ] {
+            let header = format!("{{'descr': '<f2', 'fortran_order': False, 'shape': {shape}, }}");
+            let e = read(&file(&header, &[0.0; 4]), 1 << 20).unwrap_err();
+            assert!(
+                e.contains("not a tuple of non-negative integers"),
+                "{shape}: {e}"
+            );
+        }
+        // The fuzzer's input that made the header parser overflow, kept as a seed.
+        let found = include_bytes!("../../../fuzz/seeds/npy_read/shape_with_plus_overflows.npy");
+        assert!(read(found, 1 << 20).unwrap_err().contains("not a tuple"));
+        let f = file(
+            "{'descr': '<f4', 'fortran_order': False, 'shape': (), }",
+            &[1.5],
+        );
+        assert_eq!(read(&f, 1 << 20).unwrap().data, vec![1.5]);
     }
 
     #[test]
