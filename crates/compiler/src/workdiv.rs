@@ -16,7 +16,7 @@
 //!    cut that fits (reuse-aware: see `Share::traffic`); a K split adds its fp32 partial tile
 //!    reduced to the group's first core over the ring at one stick per ns (an assumption:
 //!    128 B/cycle at 1 GHz), pipelined in pieces as the simulator times it:
-//!    `(1 + (k - 2) / pieces)` tiles ([`reduce_pipeline_pieces`]). Ties go to fewer cores.
+//!    `(1 + (k - 2) / pieces)` tiles ([`ktir::reduce::reduce_pipeline_pieces`], the rule the simulator times with). Ties go to fewer cores.
 //! 4. **Default**: rank the non-reduction dims by size in split units (stable), give each the
 //!    largest divisor that fits the remaining cores, then split at most one reduction dim.
 //!
@@ -310,25 +310,12 @@ pub fn matmul_cost(
         // it concurrently: the last piece lands k - 2 pieces after one whole partial.
         let hops = (ksplit - 1) as f64;
         let partial = bc * mc * nc * 4.0;
-        let pieces = reduce_pipeline_pieces(ksplit - 1, partial) as f64;
+        let pieces = ktir::reduce::reduce_pipeline_pieces(ksplit as u64 - 1, partial as u64) as f64;
         (1.0 + (hops - 1.0) / pieces) * partial / t.stick_bytes.max(1) as f64
     } else {
         0.0
     };
     Ok((compute, memory, psum))
-}
-
-/// How many pieces the reduction of a K split's `bytes` partial sums is cut into along a
-/// chain of `hops` cores: four per hop but none under 32 KiB (the fixed cost of starting a
-/// transfer), and none for a single hop. It must match the simulator's reduce-to-one timing
-/// (`ktdp.inter_tile_reduce` with one consumer per group), which the compiler cannot call:
-/// data flows from the compiler to the simulator, not back.
-pub fn reduce_pipeline_pieces(hops: usize, bytes: f64) -> usize {
-    if hops <= 1 {
-        1
-    } else {
-        ((bytes / (32.0 * 1024.0)) as usize).clamp(1, 4 * hops)
-    }
 }
 
 /// One core's share of a matmul, in bytes (A, B, C as stored, C as an f32 sum), and the

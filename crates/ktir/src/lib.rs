@@ -10,6 +10,7 @@ pub mod build;
 pub mod diag;
 pub mod parser;
 pub mod printer;
+pub mod reduce;
 pub mod verify;
 pub mod working_set;
 

@@ -31,7 +31,7 @@
 //!   each way, a half-size combine, and one more half-size exchange.
 //! - Reduce to a subset (typically one leader): for each consumer, a pipelined chain on
 //!   each side of the ring toward it: the partial is cut into pieces
-//!   ([`reduce_pipeline_pieces`], four per hop, none under 32 KiB); the farthest source sends each piece to
+//!   ([`ktir::reduce::reduce_pipeline_pieces`], four per hop, none under 32 KiB); the farthest source sends each piece to
 //!   the next one on the same side, which combines it with its own and forwards it while
 //!   the next piece arrives; the consumer combines what arrives from both sides. Every link
 //!   carries the partial once, so with `h` hops on a side the cost is about
@@ -593,20 +593,6 @@ fn ring_all_reduce(
     Ok(finals)
 }
 
-/// How many pieces a reduce-to-one chain of `hops` sources cuts its `bytes` partial into:
-/// four per hop, so the pieces move down the chain concurrently (every link carries the
-/// partial once, and the last piece arrives `hops - 1` pieces after the first), but none
-/// under 32 KiB, where the fixed cost of starting a transfer would eat the gain; a single
-/// hop gains nothing from cutting. The compiler's work-division cost model prices a K split
-/// with the same rule.
-pub(crate) fn reduce_pipeline_pieces(hops: u64, bytes: u64) -> u64 {
-    if hops <= 1 {
-        1
-    } else {
-        (bytes / (32 * 1024)).clamp(1, 4 * hops)
-    }
-}
-
 /// Pipelined chains toward consumer `c` from both sides of the ring; the tasks after which
 /// `c` holds the result.
 fn chain_reduce(
@@ -643,7 +629,7 @@ fn chain_reduce(
             continue;
         }
         // Piece `j` covers bytes [bytes * j / n, bytes * (j + 1) / n), never empty.
-        let n = reduce_pipeline_pieces(side.len() as u64, bytes)
+        let n = ktir::reduce::reduce_pipeline_pieces(side.len() as u64, bytes)
             .min(elems.max(1))
             .max(1);
         let share = |total: u64, j: u64| total * (j + 1) / n - total * j / n;
