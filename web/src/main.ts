@@ -6,12 +6,15 @@ import type {
   Diagnostic,
   ExampleInfo,
   NamedBytes,
+  PipelineResult,
   RunOptions,
   RunProgress,
   SourceMap,
   TraceEvent,
 } from "./api";
 import { CancelledError, WorkerHost, type StopReason } from "./client";
+import { RUN_MESSAGE, type RunReport } from "./embed/url";
+import { lessonMetrics } from "./lessons/metrics";
 import { byId, el, isEditableTarget } from "./dom";
 import {
   describeLocation,
@@ -618,8 +621,28 @@ class App {
     );
     document.body.dataset.state = "ready";
     document.body.dataset.runs = String(Number(document.body.dataset.runs ?? "0") + 1);
+    this.reportRun(res.result);
     this.scheduleSave();
     return "ok";
+  }
+
+  /**
+   * Embedded: tells the page around the frame what the run measured (the quantities lessons
+   * check). Only derived figures of the run that page asked for leave the frame, so any origin
+   * may receive them (the standalone script embeds from other sites).
+   */
+  private reportRun(run: PipelineResult): void {
+    if (!this.embed || window.parent === window) return;
+    const s = this.optionsPanel.settings;
+    const settings: RunReport["settings"] = {
+      example: this.loaded?.example ?? null,
+      machine: this.header.machine,
+      allocator: s.allocator ?? "greedy",
+      attentionBlock: s.attentionBlock,
+      doubleBuffer: !s.noDoubleBuffer,
+    };
+    const report: RunReport = { type: RUN_MESSAGE, metrics: lessonMetrics(run), settings };
+    window.parent.postMessage(report, "*");
   }
 
   /** Keeps the header showing what is actually displayed. */
