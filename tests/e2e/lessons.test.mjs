@@ -1,0 +1,158 @@
+// End-to-end: the lessons page (issue 19, item 7). The list and one lesson at 1440x900 and
+// 390x844: the reader does the lesson's task (turns double buffering on), the example reruns,
+// and the checks pass. Also a lesson embedded with <spyre-playground lesson=...>.
+// Screenshots go to test-artifacts/screenshots/lessons-*.png. Run `bash scripts/build-web.sh`
+// first.
+
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, readdirSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+import { serveStatic } from "./server.mjs";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+const DIST = join(ROOT, "web", "dist");
+const SHOTS = join(ROOT, "test-artifacts", "screenshots");
+const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
+const T = 120_000;
+const SIZES = [
+  { name: "desktop", width: 1440, height: 900, touch: false },
+  { name: "phone", width: 390, height: 844, touch: true },
+];
+const LESSON = "05-double-buffering";
+const LESSON_FILES = readdirSync(join(ROOT, "lessons")).filter((f) => f.endsWith(".md"));
+
+/** @type {Awaited<ReturnType<typeof serveStatic>>} */ let server;
+/** @type {import("playwright-core").Browser} */ let browser;
+const problems = [];
+
+async function newPage(size) {
+  const ctx = await browser.newContext({
+    viewport: { width: size.width, height: size.height },
+    hasTouch: size.touch,
+    isMobile: size.touch,
+  });
+  const p = await ctx.newPage();
+  p.setDefaultTimeout(30_000);
+  p.on("pageerror", (err) => problems.push(String(err)));
+  p.on("console", (m) => {
+    if (m.type() === "error") problems.push(`${p.url()}: ${m.text()}`);
+  });
+  return p;
+}
+
+async function shot(p, name) {
+  mkdirSync(SHOTS, { recursive: true });
+  await p.screenshot({ path: join(SHOTS, name), animations: "allow", fullPage: false });
+}
+
+async function noSidewaysScroll(p, what) {
+  const [sw, iw] = await p.evaluate(() => [document.scrollingElement.scrollWidth, innerWidth]);
+  assert.ok(sw <= iw, `${what}: the page is ${sw} px wide in a ${iw} px window`);
+}
+
+/** Waits until the lesson's example has reported more than `n` runs. */
+async function runsAbove(p, n) {
+  await p.waitForFunction(
+    (n) => Number(document.querySelector("[data-testid=lesson-example]")?.dataset.runs ?? 0) > n,
+    n,
+    { timeout: 90_000 },
+  );
+}
+
+const status = (p, i) => p.getByTestId(`check-${i}`).getAttribute("data-status");
+
+describe("lessons page", { timeout: 10 * T }, () => {
+  before(
+    async () => {
+      if (!existsSync(join(DIST, "lessons.html")))
+        throw new Error(`${DIST} is incomplete: run bash scripts/build-web.sh first`);
+      server = await serveStatic(DIST);
+      browser = await chromium.launch({
+        executablePath: CHROMIUM,
+        timeout: 30_000,
+        args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"],
+      });
+    },
+    { timeout: T },
+  );
+
+  after(async () => {
+    await browser?.close().catch(() => {});
+    await server?.close();
+    assert.deepEqual(problems, [], "console or page errors");
+  });
+
+  for (const size of SIZES) {
+    it(
+      `lists the lessons, and a task's check passes at ${size.width}x${size.height}`,
+      { timeout: 3 * T },
+      async () => {
+        const p = await newPage(size);
+        await p.goto(`${server.url}/lessons.html`, { waitUntil: "load" });
+        const links = p.getByTestId("lesson-list").locator("a");
+        await links.first().waitFor();
+        assert.equal(await links.count(), LESSON_FILES.length);
+        await noSidewaysScroll(p, `lesson list at ${size.width}`);
+        await shot(p, `lessons-list-${size.width}x${size.height}.png`);
+
+        await p.getByTestId(`lesson-link-${LESSON}`).click();
+        const example = p.getByTestId("lesson-example");
+        await example.scrollIntoViewIfNeeded();
+        // The embedded playground runs the lesson's own settings: the baseline.
+        await runsAbove(p, 0);
+        const player = p.getByTestId("lesson-player");
+        assert.equal(await player.evaluate((e) => e.tagName.toLowerCase()), "spyre-playground");
+        assert.equal(await player.getAttribute("double-buffer"), "off");
+        assert.equal(await status(p, 0), "failed", "the check passed before the task was done");
+        // The task: turn double buffering on; the example reruns and both checks pass.
+        const box = p.getByTestId("lesson-doubleBuffer");
+        assert.equal(await box.isChecked(), false);
+        await box.check();
+        await runsAbove(p, 1);
+        await p.waitForFunction(
+          () => document.querySelector("[data-testid=check-0]")?.dataset.status === "passed",
+          undefined,
+          { timeout: 30_000 },
+        );
+        assert.equal(await status(p, 1), "passed", await p.getByTestId("readout").innerText());
+        const readout = await p.getByTestId("readout").innerText();
+        assert.match(readout, /cycles/);
+        assert.match(readout, /overlap/);
+        await noSidewaysScroll(p, `lesson at ${size.width}`);
+        await example.scrollIntoViewIfNeeded();
+        await shot(p, `lessons-task-${size.width}x${size.height}.png`);
+        await p.getByTestId("check-0").scrollIntoViewIfNeeded();
+        await shot(p, `lessons-check-${size.width}x${size.height}.png`);
+        // Reset goes back to the lesson's settings, where the check no longer holds.
+        await p.getByTestId("lesson-reset").click();
+        await runsAbove(p, 2);
+        assert.equal(await status(p, 0), "failed");
+        await p.context().close();
+      },
+    );
+  }
+
+  it("embeds a lesson with <spyre-playground lesson=...>", { timeout: 2 * T }, async () => {
+    const p = await newPage(SIZES[0]);
+    await p.goto(`${server.url}/lessons.html`, { waitUntil: "load" });
+    await p.getByTestId("lesson-list").waitFor();
+    // The element comes with the lessons page (it embeds its examples with it).
+    const src = await p.evaluate((lesson) => {
+      const e = document.createElement("spyre-playground");
+      e.setAttribute("lesson", lesson);
+      e.setAttribute("height", "700px");
+      document.querySelector("main").prepend(e);
+      return e.iframe?.src ?? "";
+    }, LESSON);
+    assert.match(src, new RegExp(`/lessons\\.html#lesson=${LESSON}&embed=1$`));
+    const frame = p.frameLocator("spyre-playground >> nth=0").first();
+    await frame.getByTestId("lesson").waitFor();
+    assert.equal(await frame.locator("body.embed").count(), 1);
+    assert.equal(await frame.locator(".lessons-top").isVisible(), false);
+    await shot(p, "lessons-embedded-1440x900.png");
+    await p.context().close();
+  });
+});
