@@ -13,7 +13,7 @@ import type {
   TraceEvent,
 } from "./api";
 import { CancelledError, WorkerHost, type StopReason } from "./client";
-import { RUN_MESSAGE, type RunReport } from "./embed/url";
+import { RUN_FAILED_MESSAGE, RUN_MESSAGE, type RunFailure, type RunReport } from "./embed/url";
 import { lessonMetrics } from "./lessons/metrics";
 import { byId, el, isEditableTarget } from "./dom";
 import {
@@ -547,6 +547,7 @@ class App {
         ? "\nGive the missing values in the Run inputs tab (key 8), then run with them."
         : "";
       banner.show(what, `${errorMessage(err)}${hint}`, describeLocation(err));
+      this.reportFailure(errorMessage(err));
       this.restoreHeader();
       // A file given for the run that did not fit leaves the listing as it was (the error
       // goes on that file's row); any other failure lists what this source takes, if it can.
@@ -642,6 +643,13 @@ class App {
       doubleBuffer: !s.noDoubleBuffer,
     };
     const report: RunReport = { type: RUN_MESSAGE, metrics: lessonMetrics(run), settings };
+    window.parent.postMessage(report, "*");
+  }
+
+  /** Embedded: tells the page around the frame that a run failed, and why. */
+  private reportFailure(message: string): void {
+    if (!this.embed || window.parent === window) return;
+    const report: RunFailure = { type: RUN_FAILED_MESSAGE, message };
     window.parent.postMessage(report, "*");
   }
 

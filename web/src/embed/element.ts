@@ -15,9 +15,9 @@
 //
 // After every run the framed page reports the run's quantities (lessons/metrics.ts); the
 // element re-dispatches them as a `spyre-run` event (`detail`: `{ metrics, settings }`, see
-// `RunReport` in url.ts).
+// `RunReport` in url.ts), and a failed run as a `spyre-run-failed` event (`detail.message`).
 
-import { ATTRS, embedUrl, RUN_MESSAGE, type EmbedAttrs } from "./url";
+import { ATTRS, embedUrl, RUN_FAILED_MESSAGE, RUN_MESSAGE, type EmbedAttrs } from "./url";
 
 export class SpyrePlaygroundElement extends HTMLElement {
   static get observedAttributes(): readonly string[] {
@@ -32,6 +32,13 @@ export class SpyrePlaygroundElement extends HTMLElement {
     const data: unknown = ev.data;
     if (!data || typeof data !== "object") return;
     const msg = data as { type?: unknown; metrics?: unknown; settings?: unknown };
+    if (msg.type === RUN_FAILED_MESSAGE) {
+      const message = String((data as { message?: unknown }).message ?? "");
+      this.dispatchEvent(
+        new CustomEvent("spyre-run-failed", { detail: { message }, bubbles: true }),
+      );
+      return;
+    }
     if (msg.type !== RUN_MESSAGE || !msg.metrics || typeof msg.metrics !== "object") return;
     if (!msg.settings || typeof msg.settings !== "object") return;
     const detail = { metrics: msg.metrics, settings: msg.settings };

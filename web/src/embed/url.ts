@@ -34,6 +34,15 @@ export interface RunReport {
   };
 }
 
+/** The message type an embedded page posts to its parent when a run fails. */
+export const RUN_FAILED_MESSAGE = "spyre-playground:run-failed";
+
+/** What an embedded page posts when a run fails (a `spyre-run-failed` event on the element). */
+export interface RunFailure {
+  type: typeof RUN_FAILED_MESSAGE;
+  message: string;
+}
+
 export type EmbedAttrs = Partial<Record<(typeof ATTRS)[number], string | null>>;
 
 /** Schemes an embedded page may be loaded from: the web's, never `javascript:` or `data:`. */

@@ -171,6 +171,11 @@ class LiveExample {
     if (spec.view) this.player.setAttribute("view", spec.view);
     if (spec.pass) this.player.setAttribute("pass", spec.pass);
     this.player.setAttribute("data-testid", "lesson-player");
+    this.player.addEventListener("spyre-run-failed", (ev) => {
+      const message = (ev as CustomEvent<{ message: string }>).detail.message;
+      this.status.textContent = `The run failed: ${message}`;
+      this.root.dataset.state = "failed";
+    });
     this.player.addEventListener("spyre-run", (ev) =>
       this.onRun((ev as CustomEvent<Pick<RunReport, "metrics" | "settings">>).detail),
     );
