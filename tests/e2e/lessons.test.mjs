@@ -6,7 +6,7 @@
 
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readdirSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
@@ -91,7 +91,7 @@ describe("lessons page", { timeout: 10 * T }, () => {
       { timeout: 3 * T },
       async () => {
         const p = await newPage(size);
-        await p.goto(`${server.url}/lessons.html`, { waitUntil: "load" });
+        await p.goto(`${server.url}lessons.html`, { waitUntil: "load" });
         const links = p.getByTestId("lesson-list").locator("a");
         await links.first().waitFor();
         assert.equal(await links.count(), LESSON_FILES.length);
@@ -108,7 +108,7 @@ describe("lessons page", { timeout: 10 * T }, () => {
         assert.equal(await player.getAttribute("double-buffer"), "off");
         assert.equal(await status(p, 0), "failed", "the check passed before the task was done");
         // The task: turn double buffering on; the example reruns and both checks pass.
-        const box = p.getByTestId("lesson-doubleBuffer");
+        const box = p.getByTestId("lesson-set-doubleBuffer");
         assert.equal(await box.isChecked(), false);
         await box.check();
         await runsAbove(p, 1);
@@ -135,9 +135,57 @@ describe("lessons page", { timeout: 10 * T }, () => {
     );
   }
 
+  it(
+    "every lesson's example loads, and each check's solution passes it",
+    { timeout: 12 * T },
+    async () => {
+      const p = await newPage(SIZES[0]);
+      for (const file of LESSON_FILES.sort()) {
+        const id = file.replace(/\.md$/, "");
+        const text = readFileSync(join(ROOT, "lessons", file), "utf8");
+        const solutions = [...text.matchAll(/^solution:\s*(.*)$/gm)].map((m) =>
+          m[1].split(/[\s,]+/).map((pair) => pair.split("=")),
+        );
+        await p.goto(`${server.url}lessons.html#lesson=${id}`, { waitUntil: "load" });
+        await p.getByTestId("lesson-example").scrollIntoViewIfNeeded();
+        await runsAbove(p, 0);
+        for (const [i, solution] of solutions.entries()) {
+          const before = Number(await p.getByTestId("lesson-example").getAttribute("data-runs"));
+          let changed = false;
+          for (const [control, value] of solution) {
+            const input = p.getByTestId(`lesson-set-${control}`);
+            if (control === "doubleBuffer") {
+              changed ||= (await input.isChecked()) !== (value === "on");
+              await input.setChecked(value === "on");
+            } else if (control === "attentionBlock") {
+              const v = value === "all" ? "" : value;
+              changed ||= (await input.inputValue()) !== v;
+              await input.fill(v);
+              await input.dispatchEvent("change");
+            } else {
+              changed ||= (await input.inputValue()) !== value;
+              await input.selectOption(value);
+            }
+          }
+          if (changed) await runsAbove(p, before);
+          const readout = async () => p.getByTestId("readout").innerText();
+          await p
+            .waitForFunction(
+              (i) =>
+                document.querySelector(`[data-testid=check-${i}]`)?.dataset.status === "passed",
+              i,
+              { timeout: 30_000 },
+            )
+            .catch(async () => assert.fail(`${id} check ${i}: ${await readout()}`));
+        }
+      }
+      await p.context().close();
+    },
+  );
+
   it("embeds a lesson with <spyre-playground lesson=...>", { timeout: 2 * T }, async () => {
     const p = await newPage(SIZES[0]);
-    await p.goto(`${server.url}/lessons.html`, { waitUntil: "load" });
+    await p.goto(`${server.url}lessons.html`, { waitUntil: "load" });
     await p.getByTestId("lesson-list").waitFor();
     // The element comes with the lessons page (it embeds its examples with it).
     const src = await p.evaluate((lesson) => {
@@ -148,7 +196,7 @@ describe("lessons page", { timeout: 10 * T }, () => {
       return e.iframe?.src ?? "";
     }, LESSON);
     assert.match(src, new RegExp(`/lessons\\.html#lesson=${LESSON}&embed=1$`));
-    const frame = p.frameLocator("spyre-playground >> nth=0").first();
+    const frame = p.locator("main > spyre-playground iframe").first().contentFrame();
     await frame.getByTestId("lesson").waitFor();
     assert.equal(await frame.locator("body.embed").count(), 1);
     assert.equal(await frame.locator(".lessons-top").isVisible(), false);

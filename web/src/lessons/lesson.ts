@@ -10,16 +10,20 @@
 //   attentionBlock: 32            online-softmax block size in keys (default: all keys)
 //   doubleBuffer: off             on or off (default on)
 //   controls: machine, doubleBuffer   the settings the reader may change on the page
+//   choices: matmul, softmax      other gallery examples the example control offers
+//   show: dramBytes               quantities the readout shows besides those the checks read
 //   ```
 //
 //   ```spyre-check              one check per block:
 //   task: Turn double buffering on.     what the reader is asked to do
 //   expect: cycles <= 0.9 * baseline.cycles   when it counts as done (check.ts)
 //   says: cycles fell by at least 10%   the check in words, shown beside its status
-//   ```
+//   solution: doubleBuffer=on           settings that do the task (the browser test applies
+//   ```                                 them and expects the check to pass)
 
 import { parseExpr, quantitiesOf, type Expr } from "./check";
 import { parseMarkdown, plainText, type Block } from "./markdown";
+import { isQuantity, type Quantity } from "./metrics";
 
 /** The tabs an example may open on (the playground's view ids; a unit test keeps them in step). */
 export const VIEW_IDS = [
@@ -65,10 +69,14 @@ export interface LessonExample {
   controls: Control[];
   /** Other gallery examples the example control offers (besides `settings.example`). */
   choices: string[];
+  /** Quantities the readout shows besides those the checks read. */
+  show: Quantity[];
 }
 
 /** One check. */
 export interface LessonCheck {
+  /** Settings that complete the task, by control (values as the controls take them). */
+  solution: Partial<Record<Control, string>>;
   task: string;
   says: string;
   source: string;
@@ -117,7 +125,7 @@ function parseExample(text: string, line: number, problems: string[]): LessonExa
   const f = fields(text, line, problems);
   const known = ["example", "view", "pass", "machine", "allocator", "attentionBlock"];
   for (const k of f.keys()) {
-    if (![...known, "doubleBuffer", "controls", "choices"].includes(k)) {
+    if (![...known, "doubleBuffer", "controls", "choices", "show"].includes(k)) {
       problems.push(`line ${line}: the example has an unknown key "${k}"`);
     }
   }
@@ -151,7 +159,12 @@ function parseExample(text: string, line: number, problems: string[]): LessonExa
       problems.push(`line ${line}: there is no control "${c}" (${CONTROLS.join(", ")})`);
     }
   }
+  const show = list(f.get("show"));
+  for (const q of show) {
+    if (!isQuantity(q)) problems.push(`line ${line}: the readout shows an unknown quantity "${q}"`);
+  }
   return {
+    show: show.filter(isQuantity),
     settings: {
       example,
       machine,
@@ -175,12 +188,21 @@ function parseCheck(text: string, line: number, problems: string[]): LessonCheck
     problems.push(`line ${line}: a check needs task, expect and says`);
     return null;
   }
+  const solution: Partial<Record<Control, string>> = {};
+  for (const pair of list(f.get("solution"))) {
+    const m = /^([A-Za-z]+)=(.+)$/.exec(pair);
+    if (!m || !(CONTROLS as readonly string[]).includes(m[1]!)) {
+      problems.push(`line ${line}: the solution "${pair}" is not CONTROL=VALUE`);
+      continue;
+    }
+    solution[m[1] as Control] = m[2]!;
+  }
   const expr = parseExpr(source);
   if (typeof expr === "string") {
     problems.push(`line ${line}: the check "${source}" does not parse: ${expr}`);
     return null;
   }
-  return { task, says, source, expr, quantities: quantitiesOf(expr) };
+  return { task, says, source, expr, quantities: quantitiesOf(expr), solution };
 }
 
 /** Parses a lesson file. Never throws: problems are listed in the result. */
@@ -203,6 +225,13 @@ export function parseLesson(id: string, text: string): Lesson {
   }
   if (!title) problems.push("the lesson has no title (a first-level heading)");
   if (!example) problems.push("the lesson has no spyre-example block");
+  for (const c of checks) {
+    for (const k of Object.keys(c.solution)) {
+      if (example && !example.controls.includes(k as Control)) {
+        problems.push(`the solution of "${c.task}" sets ${k}, which the reader has no control for`);
+      }
+    }
+  }
   if (checks.length === 0) problems.push("the lesson has no spyre-check block");
   return {
     id,

@@ -54,6 +54,17 @@ describe("lesson files", () => {
           for (const q of c.quantities) expect(isQuantity(q), q).toBe(true);
         }
         expect(lesson.example!.controls.length).toBeGreaterThan(0);
+        for (const c of lesson.checks) {
+          expect(Object.keys(c.solution).length, c.task).toBeGreaterThan(0);
+          const ex = lesson.example!;
+          for (const [k, v] of Object.entries(c.solution)) {
+            if (k === "example") expect([ex.settings.example, ...ex.choices]).toContain(v);
+            if (k === "machine") expect(["spyre32", "tiny4"]).toContain(v);
+            if (k === "doubleBuffer") expect(["on", "off"]).toContain(v);
+            if (k === "allocator") expect(["greedy", "first-fit", "best-fit"]).toContain(v);
+            if (k === "attentionBlock") expect(v).toMatch(/^(\d+|all)$/);
+          }
+        }
       });
     });
   }
@@ -67,11 +78,12 @@ describe("lesson format", () => {
   it("reports what is wrong with a lesson", () => {
     const l = parseLesson(
       "x",
-      "# T\n\ntext\n\n```spyre-example\nexample: a\nview: nowhere\nmachine: big\ncolour: red\n```\n\n```spyre-check\ntask: t\nexpect: speed > 1\nsays: s\n```\n",
+      "# T\n\ntext\n\n```spyre-example\nexample: a\nview: nowhere\nmachine: big\ncolour: red\nshow: speed\n```\n\n```spyre-check\ntask: t\nexpect: speed > 1\nsays: s\n```\n",
     );
     expect(l.problems.join("\n")).toMatch(/no view "nowhere"/);
     expect(l.problems.join("\n")).toMatch(/no machine "big"/);
     expect(l.problems.join("\n")).toMatch(/unknown key "colour"/);
+    expect(l.problems.join("\n")).toMatch(/shows an unknown quantity "speed"/);
     expect(l.problems.join("\n")).toMatch(/unknown quantity "speed"/);
     expect(parseLesson("y", "no title").problems).toHaveLength(3);
   });

@@ -208,7 +208,7 @@ class LiveExample {
   }
 
   private control(c: Control): HTMLElement {
-    const id = `lesson-${c}`;
+    const id = `lesson-set-${c}`;
     let input: HTMLInputElement | HTMLSelectElement;
     const choose = (options: readonly string[]): HTMLSelectElement =>
       el(
@@ -299,7 +299,7 @@ class LiveExample {
 
   /** The quantities the checks read: the baseline and this run. */
   private renderReadout(): void {
-    const names = new Set<Quantity>(["cycles"]);
+    const names = new Set<Quantity>(["cycles", ...this.spec.show]);
     for (const c of this.checks) for (const q of c.quantities) if (isQuantity(q)) names.add(q);
     const head = el(
       "tr",
