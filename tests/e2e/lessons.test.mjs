@@ -1,56 +1,35 @@
 // End-to-end: the lessons page (issue 19, item 7). The list and one lesson at 1440x900 and
 // 390x844: the reader does the lesson's task (turns double buffering on), the example reruns,
-// and the checks pass. Also a lesson embedded with <spyre-playground lesson=...>.
+// and the checks pass; every lesson with the settings that do each of its tasks; a lesson
+// embedded with <spyre-playground lesson=...>.
 // Screenshots go to test-artifacts/screenshots/lessons-*.png. Run `bash scripts/build-web.sh`
 // first.
 
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
-import { serveStatic } from "./server.mjs";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import {
+  newPage as harnessPage,
+  noSidewaysScroll,
+  ROOT,
+  server,
+  shot,
+  SIZES,
+  suite,
+  T,
+} from "./harness.mjs";
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-const DIST = join(ROOT, "web", "dist");
-const SHOTS = join(ROOT, "test-artifacts", "screenshots");
-const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
-const T = 120_000;
-const SIZES = [
-  { name: "desktop", width: 1440, height: 900, touch: false },
-  { name: "phone", width: 390, height: 844, touch: true },
-];
 const LESSON = "05-double-buffering";
-const LESSON_FILES = readdirSync(join(ROOT, "lessons")).filter((f) => f.endsWith(".md"));
+const LESSON_FILES = readdirSync(join(ROOT, "lessons"))
+  .filter((f) => f.endsWith(".md"))
+  .sort();
 
-/** @type {Awaited<ReturnType<typeof serveStatic>>} */ let server;
-/** @type {import("playwright-core").Browser} */ let browser;
-const problems = [];
-
+/** A page with the longer default wait a lesson's embedded runs need. */
 async function newPage(size) {
-  const ctx = await browser.newContext({
-    viewport: { width: size.width, height: size.height },
-    hasTouch: size.touch,
-    isMobile: size.touch,
-  });
-  const p = await ctx.newPage();
+  const p = await harnessPage(size);
   p.setDefaultTimeout(30_000);
-  p.on("pageerror", (err) => problems.push(String(err)));
-  p.on("console", (m) => {
-    if (m.type() === "error") problems.push(`${p.url()}: ${m.text()}`);
-  });
   return p;
-}
-
-async function shot(p, name) {
-  mkdirSync(SHOTS, { recursive: true });
-  await p.screenshot({ path: join(SHOTS, name), animations: "allow", fullPage: false });
-}
-
-async function noSidewaysScroll(p, what) {
-  const [sw, iw] = await p.evaluate(() => [document.scrollingElement.scrollWidth, innerWidth]);
-  assert.ok(sw <= iw, `${what}: the page is ${sw} px wide in a ${iw} px window`);
 }
 
 /** Waits until the lesson's example has reported more than `n` runs. */
@@ -65,25 +44,7 @@ async function runsAbove(p, n) {
 const status = (p, i) => p.getByTestId(`check-${i}`).getAttribute("data-status");
 
 describe("lessons page", { timeout: 10 * T }, () => {
-  before(
-    async () => {
-      if (!existsSync(join(DIST, "lessons.html")))
-        throw new Error(`${DIST} is incomplete: run bash scripts/build-web.sh first`);
-      server = await serveStatic(DIST);
-      browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        timeout: 30_000,
-        args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"],
-      });
-    },
-    { timeout: T },
-  );
-
-  after(async () => {
-    await browser?.close().catch(() => {});
-    await server?.close();
-    assert.deepEqual(problems, [], "console or page errors");
-  });
+  suite({ need: ["index.html", "lessons.html"] });
 
   for (const size of SIZES) {
     it(
@@ -140,7 +101,7 @@ describe("lessons page", { timeout: 10 * T }, () => {
     { timeout: 12 * T },
     async () => {
       const p = await newPage(SIZES[0]);
-      for (const file of LESSON_FILES.sort()) {
+      for (const file of LESSON_FILES) {
         const id = file.replace(/\.md$/, "");
         const text = readFileSync(join(ROOT, "lessons", file), "utf8");
         const solutions = [...text.matchAll(/^solution:\s*(.*)$/gm)].map((m) =>
