@@ -205,6 +205,15 @@ function parseCheck(text: string, line: number, problems: string[]): LessonCheck
   return { task, says, source, expr, quantities: quantitiesOf(expr), solution };
 }
 
+/** The opening sentences of a paragraph, enough for a line in the list (about 60+ characters). */
+export function leadSentences(text: string): string {
+  const re = /[.!?](\s|$)/g;
+  for (let m = re.exec(text); m; m = re.exec(text)) {
+    if (m.index >= 60) return text.slice(0, m.index + 1);
+  }
+  return text;
+}
+
 /** Parses a lesson file. Never throws: problems are listed in the result. */
 export function parseLesson(id: string, text: string): Lesson {
   const problems: string[] = [];
@@ -236,7 +245,7 @@ export function parseLesson(id: string, text: string): Lesson {
   return {
     id,
     title: title && title.kind === "heading" ? plainText(title.children) : id,
-    summary: first && first.kind === "para" ? plainText(first.children) : "",
+    summary: first && first.kind === "para" ? leadSentences(plainText(first.children)) : "",
     blocks,
     example,
     checks,

@@ -7,7 +7,7 @@ import type { TraceEvent } from "../api";
 import { embedUrl } from "../embed/url";
 import { TABS } from "../views/registry";
 import { evaluate, parseExpr, quantitiesOf, usesBaseline, type Expr } from "./check";
-import { parseLesson, VIEW_IDS } from "./lesson";
+import { leadSentences, parseLesson, VIEW_IDS } from "./lesson";
 import { parseInline, parseMarkdown, safeHref } from "./markdown";
 import { dmaComputeOverlap, isQuantity, QUANTITIES, type Metrics } from "./metrics";
 
@@ -86,6 +86,15 @@ describe("lesson format", () => {
     expect(l.problems.join("\n")).toMatch(/shows an unknown quantity "speed"/);
     expect(l.problems.join("\n")).toMatch(/unknown quantity "speed"/);
     expect(parseLesson("y", "no title").problems).toHaveLength(3);
+  });
+});
+
+describe("lesson list", () => {
+  it("shows the opening sentences of a lesson", () => {
+    expect(
+      leadSentences("Short. Still short. This sentence makes it long enough to stop. More."),
+    ).toBe("Short. Still short. This sentence makes it long enough to stop.");
+    expect(leadSentences("No full stop")).toBe("No full stop");
   });
 });
 
