@@ -3,13 +3,13 @@
 
 import { describe, expect, it } from "vitest";
 import examplesRs from "../../../crates/driver/src/examples.rs?raw";
-import type { TraceEvent } from "../api";
+import type { PipelineResult, TraceEvent } from "../api";
 import { embedUrl } from "../embed/url";
 import { TABS } from "../views/registry";
 import { evaluate, parseExpr, quantitiesOf, usesBaseline, type Expr } from "./check";
 import { leadSentences, parseLesson, VIEW_IDS } from "./lesson";
 import { parseInline, parseMarkdown, safeHref } from "./markdown";
-import { dmaComputeOverlap, isQuantity, QUANTITIES, type Metrics } from "./metrics";
+import { dmaComputeOverlap, isQuantity, lessonMetrics, QUANTITIES, type Metrics } from "./metrics";
 
 // The same files the lessons page bundles.
 const texts = import.meta.glob<string>("../../../lessons/*.md", {
@@ -199,6 +199,97 @@ describe("quantities", () => {
       ev("dma", 0, 0, 2),
     ];
     expect(dmaComputeOverlap(events)).toBeCloseTo(7 / 20);
+  });
+});
+
+describe("a run's quantities", () => {
+  it("reads layouts, the scratchpad plan, kernels and the roofline", () => {
+    const bounds = { dramCycles: 1, matmulCycles: 2, vectorCycles: 0, lowerBoundCycles: 2 };
+    const res = {
+      kind: "graph",
+      passes: [
+        {
+          name: "layout",
+          data: {
+            layouts: {
+              // 100 fp16 elements per row pad to 128: 56 of 256 bytes per row are padding.
+              a: {
+                dtype: "f16",
+                hostShape: [2, 100],
+                deviceSize: [2, 2, 64],
+                deviceBytes: 512,
+                elemsPerStick: 64,
+              },
+            },
+          },
+        },
+        {
+          name: "scratchpad",
+          data: {
+            plan: {
+              capacityBytes: 1000,
+              peakBytes: 384,
+              buffers: [
+                { tensor: "x", bytesPerCore: 128, offset: 0, start: 0, end: 1 },
+                { tensor: "y", bytesPerCore: 128, offset: null, start: 0, end: 1 },
+              ],
+            },
+          },
+        },
+      ],
+      sourceMap: {
+        nodes: [],
+        ops: [
+          { name: "m", kind: "batchmatmul", node: 0, kernel: 0, sdscLines: null },
+          { name: "r", kind: "restickify", node: 0, kernel: 1, sdscLines: null },
+        ],
+        kernels: [
+          { func: "k0", lines: { from: 1, to: 2 }, op: 0, events: [] },
+          { func: "k1", lines: { from: 3, to: 4 }, op: 1, events: [] },
+        ],
+      },
+      run: {
+        totalCycles: 1234,
+        machine: { cores: 32 },
+        summary: { bottleneck: "memory", links: [{ utilisation: 0.25 }, { utilisation: 0.5 }] },
+        events: [],
+        padding: [],
+        roofline: {
+          kernels: [
+            { kernel: 0, coresUsed: 6 },
+            { kernel: 1, coresUsed: 32 },
+          ],
+          program: {
+            dramReadBytes: 100,
+            dramWriteBytes: 50,
+            ringBytes: 7,
+            rereadFactor: 1.5,
+            ratio: 3,
+            bounds: { ...bounds, bound: "matmul" },
+          },
+        },
+      },
+    } as unknown as PipelineResult;
+    expect(lessonMetrics(res)).toEqual({
+      cycles: 1234,
+      machineCores: 32,
+      bottleneck: "memory",
+      bound: "matmul",
+      rooflineRatio: 3,
+      rereadFactor: 1.5,
+      dramBytes: 150,
+      ringBytes: 7,
+      busiestLink: 0.5,
+      overlap: 0,
+      matmulCores: 6,
+      maxCores: 32,
+      kernels: 2,
+      restickifies: 1,
+      paddingShare: 1 - 400 / 512,
+      scratchpadPeak: 384,
+      scratchpadBuffers: 1,
+      pagedWaste: null,
+    });
   });
 });
 
