@@ -326,13 +326,18 @@ class LiveExample {
 
   /** A check's card, placed where its block stands in the prose. */
   checkCard(i: number, check: LessonCheck): HTMLElement {
-    const state = el("span", { className: "lesson-check-state", text: "waiting for a run" });
+    // The verdict is a live region: a screen reader hears it change after each run.
+    const state = el("span", {
+      className: "lesson-check-state",
+      role: "status",
+      text: "waiting for a run",
+    });
     const node = el(
       "div",
       {
         className: "lesson-check",
         "data-testid": `check-${i}`,
-        role: "status",
+        role: "group",
         "aria-label": `Check ${i + 1}: ${check.says}`,
       },
       el("p", {}, el("strong", { text: "Try this: " }), check.task),
