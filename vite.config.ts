@@ -4,7 +4,8 @@ import { defineConfig } from "vite";
 // (see scripts/). `base: "./"` keeps every asset URL relative, so the built page
 // works from any path (a docs site subfolder, a file server, CI artifacts).
 // Pages: index.html (the playground), demo.html (a documentation page embedding
-// <spyre-playground>), bench.html (the ring frame-rate benchmark, `npm run bench:ring`).
+// <spyre-playground>), bench.html (the ring frame-rate benchmark, `npm run bench:ring`),
+// lessons.html (the guided lessons in lessons/*.md, each with a live example).
 const page = (name: string): string =>
   decodeURIComponent(new URL(`./web/${name}`, import.meta.url).pathname);
 
@@ -22,6 +23,7 @@ export default defineConfig({
         index: page("index.html"),
         demo: page("demo.html"),
         bench: page("bench.html"),
+        lessons: page("lessons.html"),
       },
     },
   },

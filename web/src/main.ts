@@ -6,12 +6,15 @@ import type {
   Diagnostic,
   ExampleInfo,
   NamedBytes,
+  PipelineResult,
   RunOptions,
   RunProgress,
   SourceMap,
   TraceEvent,
 } from "./api";
 import { CancelledError, WorkerHost, type StopReason } from "./client";
+import { RUN_FAILED_MESSAGE, RUN_MESSAGE, type RunFailure, type RunReport } from "./embed/url";
+import { lessonMetrics } from "./lessons/metrics";
 import { byId, el, isEditableTarget } from "./dom";
 import {
   describeLocation,
@@ -544,6 +547,7 @@ class App {
         ? "\nGive the missing values in the Run inputs tab (key 8), then run with them."
         : "";
       banner.show(what, `${errorMessage(err)}${hint}`, describeLocation(err));
+      this.reportFailure(errorMessage(err));
       this.restoreHeader();
       // A file given for the run that did not fit leaves the listing as it was (the error
       // goes on that file's row); any other failure lists what this source takes, if it can.
@@ -618,8 +622,35 @@ class App {
     );
     document.body.dataset.state = "ready";
     document.body.dataset.runs = String(Number(document.body.dataset.runs ?? "0") + 1);
+    this.reportRun(res.result);
     this.scheduleSave();
     return "ok";
+  }
+
+  /**
+   * Embedded: tells the page around the frame what the run measured (the quantities lessons
+   * check). Only derived figures of the run that page asked for leave the frame, so any origin
+   * may receive them (the standalone script embeds from other sites).
+   */
+  private reportRun(run: PipelineResult): void {
+    if (!this.embed || window.parent === window) return;
+    const s = this.optionsPanel.settings;
+    const settings: RunReport["settings"] = {
+      example: this.loaded?.example ?? null,
+      machine: this.header.machine,
+      allocator: s.allocator ?? "greedy",
+      attentionBlock: s.attentionBlock,
+      doubleBuffer: !s.noDoubleBuffer,
+    };
+    const report: RunReport = { type: RUN_MESSAGE, metrics: lessonMetrics(run), settings };
+    window.parent.postMessage(report, "*");
+  }
+
+  /** Embedded: tells the page around the frame that a run failed, and why. */
+  private reportFailure(message: string): void {
+    if (!this.embed || window.parent === window) return;
+    const report: RunFailure = { type: RUN_FAILED_MESSAGE, message };
+    window.parent.postMessage(report, "*");
   }
 
   /** Keeps the header showing what is actually displayed. */

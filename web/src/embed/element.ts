@@ -6,11 +6,18 @@
 //   example  gallery example name (default: the first)
 //   view     graph | passes | ir | ring | timeline | cores (default ring)
 //   pass     pass to select;  t  simulated time in cycles
+//   machine, allocator, attention-block, double-buffer ("off")   run settings (the CLI's
+//            --machine, --allocator, --attention-block, --no-double-buffer)
+//   lesson   a lesson id (`05-double-buffering`): frames that lesson from the lessons page
 //   src      address of the playground page (default: the index.html beside the standalone
 //            script spyre-playground.js when loaded from it, else ./index.html beside this page)
 //   height   CSS height (default 480px)
+//
+// After every run the framed page reports the run's quantities (lessons/metrics.ts); the
+// element re-dispatches them as a `spyre-run` event (`detail`: `{ metrics, settings }`, see
+// `RunReport` in url.ts), and a failed run as a `spyre-run-failed` event (`detail.message`).
 
-import { ATTRS, embedUrl, type EmbedAttrs } from "./url";
+import { ATTRS, embedUrl, RUN_FAILED_MESSAGE, RUN_MESSAGE, type EmbedAttrs } from "./url";
 
 export class SpyrePlaygroundElement extends HTMLElement {
   static get observedAttributes(): readonly string[] {
@@ -18,6 +25,25 @@ export class SpyrePlaygroundElement extends HTMLElement {
   }
 
   private frame: HTMLIFrameElement | null = null;
+
+  private readonly onMessage = (ev: MessageEvent): void => {
+    const frame = this.frame;
+    if (!frame || ev.source !== frame.contentWindow) return;
+    const data: unknown = ev.data;
+    if (!data || typeof data !== "object") return;
+    const msg = data as { type?: unknown; metrics?: unknown; settings?: unknown };
+    if (msg.type === RUN_FAILED_MESSAGE) {
+      const message = String((data as { message?: unknown }).message ?? "");
+      this.dispatchEvent(
+        new CustomEvent("spyre-run-failed", { detail: { message }, bubbles: true }),
+      );
+      return;
+    }
+    if (msg.type !== RUN_MESSAGE || !msg.metrics || typeof msg.metrics !== "object") return;
+    if (!msg.settings || typeof msg.settings !== "object") return;
+    const detail = { metrics: msg.metrics, settings: msg.settings };
+    this.dispatchEvent(new CustomEvent("spyre-run", { detail, bubbles: true }));
+  };
 
   connectedCallback(): void {
     if (!this.shadowRoot) {
@@ -30,11 +56,16 @@ export class SpyrePlaygroundElement extends HTMLElement {
       );
       root.adoptedStyleSheets = [sheet];
       this.frame = document.createElement("iframe");
-      this.frame.title = `Spyre Playground: ${this.getAttribute("example") ?? "example"}`;
+      this.frame.title = `Spyre Playground: ${this.getAttribute("example") ?? this.getAttribute("lesson") ?? "example"}`;
       this.frame.setAttribute("loading", "lazy");
       root.append(this.frame);
     }
+    window.addEventListener("message", this.onMessage);
     this.update();
+  }
+
+  disconnectedCallback(): void {
+    window.removeEventListener("message", this.onMessage);
   }
 
   attributeChangedCallback(): void {
