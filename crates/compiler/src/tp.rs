@@ -95,6 +95,12 @@ pub struct TpPlan {
     pub segments: Vec<Segment>,
     /// The pass's snapshot.
     pub snapshot: Snapshot,
+    /// Lines for the state text's `program` entity: the degree, heads and segments.
+    pub program_notes: Vec<String>,
+    /// How each tensor is held on the cards, by name (see [`TpPlan::state_text`]).
+    pub tensor_notes: BTreeMap<String, String>,
+    /// Each node's shard role, by name.
+    pub node_notes: BTreeMap<String, String>,
 }
 
 fn err(message: impl Into<String>) -> CompileError {
@@ -526,6 +532,89 @@ pub fn shard(graph: &Graph, degree: usize) -> Result<TpPlan, CompileError> {
             }
         );
     }
+    let ty_text = |t: &TensorType| {
+        let d: Vec<String> = t.shape.iter().map(|x| x.to_string()).collect();
+        format!("{}[{}]", t.dtype.name(), d.join(","))
+    };
+    let mut tensor_notes: BTreeMap<String, String> = BTreeMap::new();
+    for i in &graph.inputs {
+        tensor_notes.insert(
+            i.name.clone(),
+            "replicated: every card receives the whole input".into(),
+        );
+    }
+    for i in &graph.initializers {
+        tensor_notes.insert(i.name.clone(), "replicated on every card".into());
+    }
+    for w in &weights {
+        let role = projections
+            .iter()
+            .find(|p| node_of(&p.0).is_some_and(|nd| nd.inputs.get(1) == Some(&w.name)))
+            .map(|p| p.1);
+        let mut per = w.full.clone();
+        per[w.axis] = w.ranges[0].1;
+        let cut = match role {
+            Some(Parallel::Row) => "row-parallel: cut by rows (input features)",
+            _ => "column-parallel: cut by columns (output features)",
+        };
+        let kv_note = match kv {
+            KvSharding::Replicated { copies } if w.ranges.windows(2).any(|r| r[0].0 == r[1].0) => {
+                format!("; key/value heads replicated, each piece held by {copies} cards")
+            }
+            _ => String::new(),
+        };
+        tensor_notes.insert(
+            w.name.clone(),
+            format!("{cut}, {:?} -> {per:?} per card{kv_note}", w.full),
+        );
+    }
+    for nd in &g.nodes {
+        for o in &nd.outputs {
+            let note = if partial.contains(o) {
+                format!("partial sum on each card, all-reduced across the {n} cards")
+            } else if path.contains_key(o) {
+                match (types.get(o), shard_types.get(o)) {
+                    (Some(full), Some(per)) if full != per => format!(
+                        "cut over the cards: {} -> {} per card",
+                        ty_text(full),
+                        ty_text(per)
+                    ),
+                    _ => "cut over the cards".into(),
+                }
+            } else {
+                "replicated: every card computes it whole".into()
+            };
+            tensor_notes.insert(o.clone(), note);
+        }
+    }
+    let mut program_notes = vec![format!(
+        "tensor parallel: {n} card(s), Megatron-style (column-parallel, then row-parallel and an all-reduce)"
+    )];
+    if heads > 0 {
+        program_notes.push(format!(
+            "heads: {heads} attention heads -> {q_per_card} per card; {kv_heads} key/value heads {}",
+            match kv {
+                KvSharding::Split => format!("split, {kv_per_card} per card"),
+                KvSharding::Replicated { copies } =>
+                    format!("replicated: each card computes 1, each held by {copies} cards"),
+            }
+        ));
+    }
+    for (k, s) in segments.iter().enumerate() {
+        program_notes.push(format!(
+            "segment {k}: {} node(s){}",
+            s.graph.nodes.len(),
+            if s.all_reduce.is_empty() {
+                String::new()
+            } else {
+                format!(", then all-reduce [{}]", s.all_reduce.join(", "))
+            }
+        ));
+    }
+    let node_notes: BTreeMap<String, String> = node_roles
+        .iter()
+        .map(|(k, v)| (k.clone(), v.to_string()))
+        .collect();
     let snapshot = Snapshot {
         pass: PASS_NAME.into(),
         title: format!("Tensor parallel (TP {n})"),
@@ -553,10 +642,25 @@ pub fn shard(graph: &Graph, degree: usize) -> Result<TpPlan, CompileError> {
         weights,
         segments,
         snapshot,
+        program_notes,
+        tensor_notes,
+        node_notes,
     })
 }
 
 impl TpPlan {
+    /// The pass as a whole-state text: `canonical` (the state after `canonicalize`, see
+    /// [`crate::state`]) with a `shard:` line on every tensor and node saying how the cards
+    /// hold it, so its diff against that state is exactly the sharding.
+    pub fn state_text(&self, canonical: &str) -> String {
+        crate::state::annotate(
+            canonical,
+            &self.program_notes,
+            &self.tensor_notes,
+            &self.node_notes,
+        )
+    }
+
     /// Card `card`'s piece of weight `full` (named `name`), or `None` if the weight is not
     /// sharded.
     pub fn shard_weight(&self, name: &str, full: &Tensor, card: usize) -> Option<Tensor> {
@@ -653,5 +757,35 @@ mod tests {
         let o1 = p.shard_weight("layer0.attn.wo", &full, 1).unwrap();
         assert_eq!(o1.shape, vec![128, 256]);
         assert_eq!(o1.data[0], (128 * 256) as f32);
+    }
+}
+
+#[cfg(test)]
+mod state_tests {
+    use super::*;
+
+    #[test]
+    fn the_state_text_says_how_every_projection_weight_and_node_is_held() {
+        let g = graph::load_json(include_str!(
+            "../../../examples/graphs/llama_decoder_layer.json"
+        ))
+        .unwrap();
+        let p = shard(&g, 4).unwrap();
+        let c = crate::compile(&g, &crate::Target::spyre32(), &crate::Options::default()).unwrap();
+        let canonical = &c.snapshot("canonicalize").unwrap().text;
+        let text = p.state_text(canonical);
+        assert!(text.starts_with("program "));
+        assert!(text.contains("  tensor parallel: 4 card(s)"));
+        assert!(text.contains("key/value heads replicated"), "{text}");
+        for w in &p.weights {
+            let header = text.find(&format!("tensor {}: ", w.name)).unwrap();
+            assert!(text[header..]
+                .lines()
+                .nth(1)
+                .unwrap()
+                .starts_with("  shard: "));
+        }
+        assert!(text.contains("shard: row-parallel, then all-reduce"));
+        assert!(text.contains("shard: partial sum on each card, all-reduced across the 4 cards"));
     }
 }
