@@ -62,6 +62,7 @@ function minimalResult(): PipelineResult {
       padding: [],
     },
     sourceMap: { nodes: [], ops: [], kernels: [] },
+    tp: null,
   };
 }
 
