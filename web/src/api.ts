@@ -71,6 +71,12 @@ export interface RunOptions {
   outOfBounds?: string;
   /** KTIR modules: fixed DRAM element addresses of buffers, by name. */
   places?: Record<string, number>;
+  /** Model graphs: also run tensor-parallel over this many cards (`result.tp`). */
+  tp?: number;
+  /** With `tp`: a system preset name or a system description's JSON text. */
+  system?: string;
+  /** With `tp`: "auto" (default), "ring" or "tree". */
+  allreduce?: string;
 }
 
 /**

@@ -62,6 +62,7 @@ function minimalResult(): PipelineResult {
       padding: [],
     },
     sourceMap: { nodes: [], ops: [], kernels: [] },
+    tp: null,
   };
 }
 
@@ -216,6 +217,9 @@ describe("message parsing", () => {
       doubleBuffer: false,
       outOfBounds: "mask",
       places: { a: 64 },
+      tp: 2,
+      system: "ring4",
+      allreduce: "tree",
     };
     expect(
       parseRequest({
@@ -230,6 +234,10 @@ describe("message parsing", () => {
       { outOfBounds: "wrap" },
       { places: { a: -1 } },
       { allocator: 1 },
+      { tp: 0 },
+      { tp: 1.5 },
+      { system: 4 },
+      { allreduce: "star" },
     ]) {
       expect(
         parseRequest({

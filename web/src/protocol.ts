@@ -264,6 +264,19 @@ function parseOptions(v: unknown): RunOptions | null {
     }
     out.places = places;
   }
+  if (o.tp !== undefined) {
+    if (typeof o.tp !== "number" || !Number.isInteger(o.tp) || o.tp < 1 || o.tp > 8) return null;
+    out.tp = o.tp;
+  }
+  if (o.system !== undefined) {
+    if (typeof o.system !== "string") return null;
+    out.system = o.system;
+  }
+  if (o.allreduce !== undefined) {
+    const a = o.allreduce;
+    if (a !== "auto" && a !== "ring" && a !== "tree") return null;
+    out.allreduce = a;
+  }
   return out;
 }
 

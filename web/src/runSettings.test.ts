@@ -8,6 +8,7 @@ import {
   sanitizeSettings,
   settingsFlags,
   settingsOptions,
+  systemLabel,
 } from "./runSettings";
 
 describe("run settings", () => {
@@ -25,6 +26,9 @@ describe("run settings", () => {
       seed: 3,
       outOfBounds: "mask" as const,
       places: { x: 128 },
+      tp: null,
+      system: null,
+      allreduce: null,
     };
     expect(settingsOptions(s)).toEqual({
       allocator: "first-fit",
@@ -59,7 +63,24 @@ describe("run settings", () => {
         seed: Number.MAX_VALUE,
         outOfBounds: ["mask"],
         places: [1],
+        tp: 3,
+        system: "<script>",
+        allreduce: "star",
       }),
     ).toEqual(DEFAULT_SETTINGS);
+  });
+
+  it("send the tensor-parallel settings only with a degree above 1", () => {
+    const s = { ...DEFAULT_SETTINGS, tp: 2, system: "ring4", allreduce: "tree" as const };
+    expect(settingsOptions(s)).toEqual({ tp: 2, system: "ring4", allreduce: "tree" });
+    expect(settingsFlags(s).join(" ")).toBe("--tp 2 --system ring4 --allreduce tree");
+    expect(settingsOptions({ ...s, tp: null })).toEqual({});
+    expect(sanitizeSettings({ tp: "4", system: '{"name": "mine"}' })).toMatchObject({
+      tp: 4,
+      system: '{"name": "mine"}',
+    });
+    expect(sanitizeSettings({ tp: 1 }).tp).toBeNull();
+    expect(systemLabel('{"name": "mine"}')).toBe("file (mine)");
+    expect(systemLabel(null)).toBe("default");
   });
 });

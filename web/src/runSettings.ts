@@ -1,7 +1,8 @@
 // The compiler and simulator settings the page offers, one for each flag of `spyre compile`
 // and `spyre run` that changes what runs: the scratchpad allocator, the attention block,
-// double buffering, timing-only, the seed, and for KTIR modules the out-of-bounds mode and
-// fixed buffer places. They live in the URL state (flat fields, defaults left out) and go
+// double buffering, timing-only, the seed, for KTIR modules the out-of-bounds mode and
+// fixed buffer places, and for model graphs the tensor-parallel degree, system and
+// all-reduce algorithm. They live in the URL state (flat fields, defaults left out) and go
 // to the worker as run options.
 
 import type { RunOptions } from "./api";
@@ -13,6 +14,16 @@ export type Allocator = (typeof ALLOCATORS)[number];
 /** What a point outside its view is (`--out-of-bounds`), the first being the default. */
 export const OUT_OF_BOUNDS = ["error", "mask"] as const;
 export type OutOfBounds = (typeof OUT_OF_BOUNDS)[number];
+
+/** Tensor-parallel degrees offered (`--tp`); 1 is the default (one card). */
+export const TP_DEGREES = [1, 2, 4, 8] as const;
+/** The system presets (`--system`); none: `--tp` cards of the machine behind a PCIe switch. */
+export const SYSTEM_PRESETS = ["drawer8", "ring4"] as const;
+/** The all-reduce algorithms that override the cost estimate (`--allreduce`). */
+export const ALLREDUCE = ["ring", "tree"] as const;
+export type Allreduce = (typeof ALLREDUCE)[number];
+/** Longest system description text a link may carry. */
+export const MAX_SYSTEM_TEXT = 64 * 1024;
 
 /** Largest attention block, seed and place the page accepts (beyond, a link is garbage). */
 export const MAX_ATTENTION_BLOCK = 1 << 24;
@@ -40,6 +51,12 @@ export interface RunSettings {
   outOfBounds: OutOfBounds | null;
   /** `--place NAME=ADDR` for KTIR modules (null: none). */
   places: Record<string, number> | null;
+  /** `--tp N` for model graphs (null: 1, one card). */
+  tp: number | null;
+  /** `--system`: a preset name or a system description's JSON text (null: the default). */
+  system: string | null;
+  /** `--allreduce` (null: auto, by the cost estimate). */
+  allreduce: Allreduce | null;
 }
 
 export const DEFAULT_SETTINGS: RunSettings = {
@@ -50,6 +67,9 @@ export const DEFAULT_SETTINGS: RunSettings = {
   seed: null,
   outOfBounds: null,
   places: null,
+  tp: null,
+  system: null,
+  allreduce: null,
 };
 
 /** Names of the settings' fields (in the URL state, beside the page's own). */
@@ -97,7 +117,33 @@ export function sanitizeSettings(o: Record<string, unknown>): RunSettings {
     seed: intIn(o.seed, 0, MAX_SEED) || null,
     outOfBounds: o.outOfBounds === "mask" ? "mask" : null,
     places: places(o.places),
+    tp: tpDegree(o.tp),
+    system: systemSpec(o.system),
+    allreduce:
+      typeof o.allreduce === "string" && (ALLREDUCE as readonly string[]).includes(o.allreduce)
+        ? (o.allreduce as Allreduce)
+        : null,
   };
+}
+
+function tpDegree(v: unknown): number | null {
+  const n = intIn(v, 1, 8);
+  return n !== null && n > 1 && (TP_DEGREES as readonly number[]).includes(n) ? n : null;
+}
+
+/** A preset name, or a JSON object's text (checked by the run, not here). */
+function systemSpec(v: unknown): string | null {
+  if (typeof v !== "string") return null;
+  if ((SYSTEM_PRESETS as readonly string[]).includes(v)) return v;
+  return v.trimStart().startsWith("{") && v.length <= MAX_SYSTEM_TEXT ? v : null;
+}
+
+/** How the options panel and flags name a system setting. */
+export function systemLabel(system: string | null): string {
+  if (system === null) return "default";
+  if ((SYSTEM_PRESETS as readonly string[]).includes(system)) return system;
+  const m = /"name"\s*:\s*"([^"]{1,64})"/.exec(system);
+  return m ? `file (${m[1]})` : "file";
 }
 
 /** The run options the settings give (defaults left out). */
@@ -110,6 +156,11 @@ export function settingsOptions(s: RunSettings): RunOptions {
   if (s.seed !== null) o.seed = s.seed;
   if (s.outOfBounds !== null) o.outOfBounds = s.outOfBounds;
   if (s.places !== null) o.places = { ...s.places };
+  if (s.tp !== null) {
+    o.tp = s.tp;
+    if (s.system !== null) o.system = s.system;
+    if (s.allreduce !== null) o.allreduce = s.allreduce;
+  }
   return o;
 }
 
@@ -123,6 +174,12 @@ export function settingsFlags(s: RunSettings): string[] {
   if (s.seed !== null) f.push(`--seed ${s.seed}`);
   if (s.outOfBounds !== null) f.push(`--out-of-bounds ${s.outOfBounds}`);
   for (const [k, a] of Object.entries(s.places ?? {})) f.push(`--place ${k}=${a}`);
+  if (s.tp !== null) {
+    f.push(`--tp ${s.tp}`);
+    if (s.system !== null)
+      f.push(`--system ${SYSTEM_PRESETS.includes(s.system as never) ? s.system : "FILE.json"}`);
+    if (s.allreduce !== null) f.push(`--allreduce ${s.allreduce}`);
+  }
   return f;
 }
 

@@ -561,20 +561,37 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 compile: flags.options()?,
                 ..RunOptions::default()
             };
+            if let Some(dir) = &inputs {
+                let files = read_tensor_files(dir)?;
+                options.inputs = session
+                    .read_inputs(&files)
+                    .map_err(|e| format!("--inputs {}: {}", dir.display(), e.message))?;
+            }
+            if let Some(dir) = &expected {
+                let files = read_tensor_files(dir)?;
+                options.expected = session
+                    .read_expected(&files)
+                    .map_err(|e| format!("--expected {}: {}", dir.display(), e.message))?;
+            }
             if tp.active() {
-                if inputs.is_some()
-                    || expected.is_some()
-                    || save_outputs.is_some()
-                    || trace.is_some()
-                {
-                    return Err(
-                        "--inputs, --expected, --save-outputs and --trace are not yet supported with --tp".into(),
-                    );
-                }
                 let graph = session.graph().ok_or("--tp takes a model graph")?;
                 let tpo = tp.options(&options.machine)?;
+                // Every card takes the inputs as the one-card program would; the outputs
+                // are gathered from the cards after the last all-reduce.
                 let r = driver::run_tensor_parallel(graph, &options, &tpo, &mut |_| {})
                     .map_err(derr)?;
+                if let Some(path) = &trace {
+                    let text = driver::tp_trace_json(&r, options.machine.clock_ghz.value);
+                    std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+                }
+                if let Some(dir) = &save_outputs {
+                    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+                    for (name, bytes) in driver::tp_output_npy(graph, &r).map_err(derr)? {
+                        let path = dir.join(name);
+                        std::fs::write(&path, bytes)
+                            .map_err(|e| format!("{}: {e}", path.display()))?;
+                    }
+                }
                 if json {
                     println!(
                         "{}",
@@ -589,18 +606,6 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 } else {
                     ExitCode::SUCCESS
                 });
-            }
-            if let Some(dir) = &inputs {
-                let files = read_tensor_files(dir)?;
-                options.inputs = session
-                    .read_inputs(&files)
-                    .map_err(|e| format!("--inputs {}: {}", dir.display(), e.message))?;
-            }
-            if let Some(dir) = &expected {
-                let files = read_tensor_files(dir)?;
-                options.expected = session
-                    .read_expected(&files)
-                    .map_err(|e| format!("--expected {}: {}", dir.display(), e.message))?;
             }
             let mut bar = RunProgress::on_stderr(!json);
             let run = session.run(&options, &mut |p| bar.update(p)).map(|_| ());

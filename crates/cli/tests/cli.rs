@@ -825,6 +825,79 @@ fn compile_with_tp_prints_the_tensor_parallel_pass_and_each_segment_once() {
 }
 
 #[test]
+fn tensor_parallel_runs_take_inputs_compare_expected_save_outputs_and_trace() {
+    let dir = std::env::temp_dir().join(format!("spyre-cli-tp-data-{}", std::process::id()));
+    let (ins, one, two) = (dir.join("in"), dir.join("one"), dir.join("two"));
+    std::fs::create_dir_all(&ins).unwrap();
+    write_example_input(&ins, "hidden_states", &[1, 64, 256], 3);
+    let i = ins.to_str().unwrap();
+    // The one-card run's outputs for these inputs...
+    let o = spyre(&[
+        "run",
+        LLAMA,
+        "--inputs",
+        i,
+        "--save-outputs",
+        one.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // ...are what the TP 2 run of the same inputs gives, gathered from the cards.
+    let trace = dir.join("trace.json");
+    let o = spyre(&[
+        "run",
+        LLAMA,
+        "--tp",
+        "2",
+        "--inputs",
+        i,
+        "--expected",
+        one.to_str().unwrap(),
+        "--save-outputs",
+        two.to_str().unwrap(),
+        "--trace",
+        trace.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("output y vs expected") && !text.contains("FAIL"),
+        "{text}"
+    );
+    assert!(two.join("y.npy").is_file());
+    let t: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    let names: Vec<String> = t["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["args"]["name"].as_str().map(str::to_string))
+        .collect();
+    assert!(
+        names.iter().any(|n| n.starts_with("card link ")),
+        "{names:?}"
+    );
+    assert!(
+        names.iter().any(|n| n.starts_with("host runtime")),
+        "{names:?}"
+    );
+    // Other inputs do not give those outputs.
+    write_example_input(&ins, "hidden_states", &[1, 64, 256], 9);
+    let o = spyre(&[
+        "run",
+        LLAMA,
+        "--tp",
+        "2",
+        "--inputs",
+        i,
+        "--expected",
+        one.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(stdout(&o).contains("FAIL"), "{}", stdout(&o));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
 fn bad_tensor_parallel_input_names_the_problem() {
     let o = spyre(&["run", LLAMA, "--tp", "3"]);
     assert!(!o.status.success());

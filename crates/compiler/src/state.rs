@@ -209,3 +209,53 @@ fn tensors(s: &mut String, c: &Compilation, notes: &PassNotes) {
         }
     }
 }
+
+/// A state text with extra attribute lines: `program` lines after the program header, and
+/// `shard:` lines after the header of each tensor and node named in `tensors` and `nodes`.
+/// For passes that describe the state without changing it (the tensor-parallel pass says
+/// how each tensor and node is cut over the cards), so their diff is exactly what they add.
+pub fn annotate(
+    text: &str,
+    program: &[String],
+    tensors: &BTreeMap<String, String>,
+    nodes: &BTreeMap<String, String>,
+) -> String {
+    let mut s = String::with_capacity(text.len() * 2);
+    for line in text.lines() {
+        s.push_str(line);
+        s.push('\n');
+        let note = if line.starts_with("program ") {
+            for p in program {
+                let _ = writeln!(s, "  {p}");
+            }
+            None
+        } else if let Some(rest) = line.strip_prefix("tensor ") {
+            rest.split_once(": ").and_then(|(n, _)| tensors.get(n))
+        } else if let Some(rest) = line.strip_prefix("node ") {
+            rest.split_once(": ").and_then(|(n, _)| nodes.get(n))
+        } else {
+            None
+        };
+        if let Some(note) = note {
+            let _ = writeln!(s, "  shard: {note}");
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod annotate_tests {
+    use super::*;
+
+    #[test]
+    fn annotations_follow_their_entity_headers() {
+        let text = "program g: x\n  target: 1\ntensor a: f16[2] (input)\nnode n: Add(a, a) -> b\n";
+        let t = BTreeMap::from([("a".to_string(), "replicated".to_string())]);
+        let n = BTreeMap::from([("n".to_string(), "sharded".to_string())]);
+        let out = annotate(text, &["tensor parallel: 2 cards".into()], &t, &n);
+        assert_eq!(
+            out,
+            "program g: x\n  tensor parallel: 2 cards\n  target: 1\ntensor a: f16[2] (input)\n  shard: replicated\nnode n: Add(a, a) -> b\n  shard: sharded\n"
+        );
+    }
+}

@@ -1,13 +1,20 @@
 //! The tensor-parallel pass: Megatron-style sharding of Llama-style layers over N cards.
 //!
 //! # What it shards
-//! Projections are `MatMul` nodes whose weight (second input) is a rank-2 initializer, and
-//! whose name ends in the Llama (Hugging Face) projection names:
-//! - column-parallel (weights cut by columns, no communication): `q_proj`, `k_proj`,
-//!   `v_proj`, `gate_proj`, `up_proj`;
-//! - row-parallel (weights cut by rows, each card holds a partial sum): `o_proj`,
-//!   `down_proj`; each is followed by an all-reduce of its output, which is where the
-//!   program crosses cards.
+//! Projections are `MatMul` nodes whose weight (second input) is a rank-2 initializer,
+//! found by the graph's structure, never by their names:
+//! - column-parallel (weights cut by columns, no communication): the projections that read
+//!   a normalization's output (the normed hidden state) and feed attention (query: the left
+//!   side of the `q k^T` scores matmul before the softmax; key: its right side; value: the
+//!   right side of the matmul after the softmax) or the MLP (gate and up: their outputs meet
+//!   before a projection back to the hidden size);
+//! - row-parallel (weights cut by rows, each card holds a partial sum): the projections
+//!   after the attention context and at the end of the MLP, which feed the residual adds;
+//!   each is followed by an all-reduce of its output, which is where the program crosses
+//!   cards.
+//!
+//! Other weighted matmuls (an LM head reading the final norm) stay replicated. Attention or
+//! an MLP whose parts cannot be traced is an error naming the node where tracing stopped.
 //!
 //! Attention heads are split across cards: card c gets query heads `[c H/N, (c+1) H/N)`.
 //! Key/value heads (GQA) are split when N divides their count; otherwise, when each card's
@@ -95,22 +102,232 @@ pub struct TpPlan {
     pub segments: Vec<Segment>,
     /// The pass's snapshot.
     pub snapshot: Snapshot,
+    /// Lines for the state text's `program` entity: the degree, heads and segments.
+    pub program_notes: Vec<String>,
+    /// How each tensor is held on the cards, by name (see [`TpPlan::state_text`]).
+    pub tensor_notes: BTreeMap<String, String>,
+    /// Each node's shard role, by name.
+    pub node_notes: BTreeMap<String, String>,
 }
 
 fn err(message: impl Into<String>) -> CompileError {
     CompileError::new(message, None)
 }
 
-fn role_of(name: &str) -> Option<Parallel> {
-    const COL: [&str; 5] = ["q_proj", "k_proj", "v_proj", "gate_proj", "up_proj"];
-    const ROW: [&str; 2] = ["o_proj", "down_proj"];
-    if COL.iter().any(|s| name.ends_with(s)) {
-        Some(Parallel::Column)
-    } else if ROW.iter().any(|s| name.ends_with(s)) {
-        Some(Parallel::Row)
-    } else {
-        None
+/// What a projection is in a Llama-style layer, found from the graph's structure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Proj {
+    Q,
+    K,
+    V,
+    /// Gate or up: the MLP's column-parallel projections.
+    MlpIn,
+    /// The attention output projection.
+    O,
+    /// The MLP's down projection.
+    Down,
+}
+
+impl Proj {
+    fn parallel(self) -> Parallel {
+        match self {
+            Proj::O | Proj::Down => Parallel::Row,
+            _ => Parallel::Column,
+        }
     }
+}
+
+/// Normalization ops whose output is the normed hidden state projections read.
+fn is_norm(op: &str) -> bool {
+    matches!(
+        op,
+        "SimplifiedLayerNormalization"
+            | "LayerNormalization"
+            | "RMSNormalization"
+            | "SkipSimplifiedLayerNormalization"
+            | "SkipLayerNormalization"
+    )
+}
+
+/// Longest chain of ops followed between a projection and the matmuls around attention.
+const MAX_WALK: usize = 64;
+
+/// Finds the projections by structure: returns them in graph order with their kinds.
+fn classify(
+    graph: &Graph,
+    inits: &BTreeMap<&str, &Initializer>,
+) -> Result<Vec<(String, Proj)>, CompileError> {
+    let nodes = &graph.nodes;
+    let producer: BTreeMap<&str, usize> = nodes
+        .iter()
+        .enumerate()
+        .flat_map(|(i, n)| n.outputs.iter().map(move |o| (o.as_str(), i)))
+        .collect();
+    let mut consumers: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, n) in nodes.iter().enumerate() {
+        for inp in &n.inputs {
+            consumers.entry(inp.as_str()).or_default().push(i);
+        }
+    }
+    let weighted = |i: usize| {
+        let n = &nodes[i];
+        n.op == "MatMul"
+            && n.inputs
+                .get(1)
+                .and_then(|w| inits.get(w.as_str()))
+                .is_some_and(|w| w.ty.shape.len() == 2)
+    };
+    let out = |i: usize| nodes[i].outputs.first().map(String::as_str).unwrap_or("");
+    // Back along first inputs from `tensor` to the weighted matmul that made it.
+    let back_to_weighted = |tensor: &str| -> Option<usize> {
+        let mut t = tensor;
+        for _ in 0..MAX_WALK {
+            let &p = producer.get(t)?;
+            if weighted(p) {
+                return Some(p);
+            }
+            t = nodes[p].inputs.first()?;
+        }
+        None
+    };
+    // Forward from node `i`'s output to the first weighted matmul (breadth first).
+    let forward_to_weighted = |i: usize| -> Option<usize> {
+        let mut seen = BTreeSet::new();
+        let mut frontier = vec![i];
+        for _ in 0..MAX_WALK {
+            let mut next = Vec::new();
+            for &f in &frontier {
+                for &c in consumers.get(out(f)).map(Vec::as_slice).unwrap_or(&[]) {
+                    if weighted(c) {
+                        return Some(c);
+                    }
+                    if seen.insert(c) {
+                        next.push(c);
+                    }
+                }
+            }
+            if next.is_empty() {
+                return None;
+            }
+            frontier = next;
+        }
+        None
+    };
+    let unrecognised = |node: usize, what: &str| {
+        CompileError::new(
+            format!(
+                "tensor parallelism cannot recognise the layer's structure at '{}' ({}): {what}",
+                nodes[node].name, nodes[node].op
+            ),
+            Some(&nodes[node].name),
+        )
+    };
+    let mut kinds: BTreeMap<usize, Proj> = BTreeMap::new();
+    // Attention: around each softmax, the scores matmul before it and the context after.
+    for (s, n) in nodes.iter().enumerate().filter(|(_, n)| n.op == "Softmax") {
+        let mut t = n.inputs.first().map(String::as_str).unwrap_or("");
+        let mut scores = None;
+        for _ in 0..MAX_WALK {
+            let Some(&p) = producer.get(t) else { break };
+            if nodes[p].op == "MatMul" && !weighted(p) {
+                scores = Some(p);
+                break;
+            }
+            t = nodes[p].inputs.first().map(String::as_str).unwrap_or("");
+        }
+        let scores = scores.ok_or_else(|| {
+            unrecognised(
+                s,
+                "no q k^T matmul of two activations leads to this softmax",
+            )
+        })?;
+        let mut context = None;
+        let mut at = s;
+        for _ in 0..MAX_WALK {
+            let Some(&c) = consumers.get(out(at)).and_then(|cs| {
+                cs.iter()
+                    .find(|&&c| nodes[c].inputs.first().map(String::as_str) == Some(out(at)))
+            }) else {
+                break;
+            };
+            if nodes[c].op == "MatMul" {
+                context = Some(c);
+                break;
+            }
+            at = c;
+        }
+        let context = context
+            .ok_or_else(|| unrecognised(s, "its probabilities reach no matmul with the values"))?;
+        let side = |node: usize, k: usize, what: &str| {
+            nodes[node]
+                .inputs
+                .get(k)
+                .and_then(|t| back_to_weighted(t))
+                .ok_or_else(|| {
+                    unrecognised(
+                        node,
+                        &format!("its {what} comes from no projection with a weight initializer"),
+                    )
+                })
+        };
+        let q = side(scores, 0, "query (left input)")?;
+        let k = side(scores, 1, "key (right input)")?;
+        let v = side(context, 1, "value (right input)")?;
+        let o = forward_to_weighted(context).ok_or_else(|| {
+            unrecognised(
+                context,
+                "the attention context reaches no output projection",
+            )
+        })?;
+        for (i, kind) in [(q, Proj::Q), (k, Proj::K), (v, Proj::V), (o, Proj::O)] {
+            kinds.insert(i, kind);
+        }
+    }
+    // The MLP: weighted matmuls reading a norm that are not attention's, meeting before a
+    // projection back down.
+    for (i, n) in nodes.iter().enumerate() {
+        if !weighted(i) || kinds.contains_key(&i) {
+            continue;
+        }
+        let reads_norm = n
+            .inputs
+            .first()
+            .and_then(|t| producer.get(t.as_str()))
+            .is_some_and(|&p| is_norm(&nodes[p].op));
+        if !reads_norm {
+            continue;
+        }
+        let Some(down) = forward_to_weighted(i) else {
+            // Nothing weighted after it (an LM head): replicated.
+            continue;
+        };
+        if kinds.get(&down).is_some_and(|k| *k != Proj::Down) {
+            return Err(unrecognised(
+                i,
+                "it reads the normed hidden state and feeds another projection of attention",
+            ));
+        }
+        kinds.insert(i, Proj::MlpIn);
+        kinds.insert(down, Proj::Down);
+    }
+    // Row-parallel projections hold partial sums: they must feed the residual adds.
+    for (&i, kind) in &kinds {
+        if kind.parallel() == Parallel::Row {
+            let feeds_add = consumers
+                .get(out(i))
+                .is_some_and(|cs| cs.iter().any(|&c| nodes[c].op == "Add"));
+            if !feeds_add {
+                return Err(unrecognised(
+                    i,
+                    "a projection after attention or the MLP must feed a residual add",
+                ));
+            }
+        }
+    }
+    Ok(kinds
+        .into_iter()
+        .map(|(i, k)| (nodes[i].name.clone(), k))
+        .collect())
 }
 
 /// Which head count a tensor's head dim carries on the path from a projection.
@@ -137,39 +354,28 @@ pub fn shard(graph: &Graph, degree: usize) -> Result<TpPlan, CompileError> {
         .iter()
         .map(|i| (i.name.as_str(), i))
         .collect();
-    let mut projections = Vec::new();
-    for n in &graph.nodes {
-        if n.op != "MatMul" {
-            continue;
-        }
-        let Some(role) = role_of(&n.name) else {
-            continue;
-        };
-        let w = n.inputs.get(1).map(String::as_str).unwrap_or("");
-        match inits.get(w) {
-            Some(i) if i.ty.shape.len() == 2 => projections.push((n.name.clone(), role)),
-            _ => {
-                return Err(CompileError::new(
-                    format!("projection '{}' has no rank-2 weight initializer as its second input, so it cannot be sharded", n.name),
-                    Some(&n.name),
-                ))
-            }
-        }
-    }
+    let kinds = classify(graph, &inits)?;
+    let kind_of = |name: &str| kinds.iter().find(|k| k.0 == name).map(|k| k.1);
+    // In graph order.
+    let projections: Vec<(String, Parallel)> = graph
+        .nodes
+        .iter()
+        .filter_map(|n| kind_of(&n.name).map(|k| (n.name.clone(), k.parallel())))
+        .collect();
     if !projections.iter().any(|p| p.1 == Parallel::Row) {
         return Err(err(
-            "tensor parallelism needs Llama-style projections (MatMul nodes named *q_proj, *k_proj, *v_proj, *o_proj, *gate_proj, *up_proj, *down_proj with weight initializers); this graph has no o_proj or down_proj",
+            "tensor parallelism needs a Llama-style layer: projections (MatMul nodes with rank-2 weight initializers) that read a normalization's output and feed a softmax attention or an MLP, and projections after them that feed the residual adds; this graph has none",
         ));
     }
     let node_of = |name: &str| graph.nodes.iter().find(|n| n.name == name);
-    let find_proj = |suffix: &str| {
-        projections
+    let find_proj = |want: Proj| {
+        kinds
             .iter()
-            .find(|p| p.0.ends_with(suffix))
-            .and_then(|p| node_of(&p.0))
+            .find(|k| k.1 == want)
+            .and_then(|k| node_of(&k.0))
     };
     // Head counts from the reshapes that split the q and k projections into heads.
-    let split_heads = |proj: &str| -> Option<(usize, usize)> {
+    let split_heads = |proj: Proj| -> Option<(usize, usize)> {
         let p = find_proj(proj)?;
         let out = p.outputs.first()?;
         let r = graph
@@ -179,8 +385,8 @@ pub fn shard(graph: &Graph, degree: usize) -> Result<TpPlan, CompileError> {
         let shape = types.get(r.outputs.first()?)?.shape.clone();
         (shape.len() >= 2).then(|| (shape[shape.len() - 2], shape[shape.len() - 1]))
     };
-    let (heads, head_dim) = split_heads("q_proj").unwrap_or((0, 0));
-    let (kv_heads, _) = split_heads("k_proj").unwrap_or((heads, head_dim));
+    let (heads, head_dim) = split_heads(Proj::Q).unwrap_or((0, 0));
+    let (kv_heads, _) = split_heads(Proj::K).unwrap_or((heads, head_dim));
     let n = degree;
     if heads > 0 && heads % n != 0 {
         return Err(err(format!(
@@ -217,7 +423,7 @@ pub fn shard(graph: &Graph, degree: usize) -> Result<TpPlan, CompileError> {
             Parallel::Row => (0, "rows (input features)"),
         };
         let size = shape[axis];
-        let is_kv = name.ends_with("k_proj") || name.ends_with("v_proj");
+        let is_kv = matches!(kind_of(name), Some(Proj::K | Proj::V));
         let ranges = if is_kv && heads > 0 {
             let d = size / kv_heads.max(1);
             (0..n)
@@ -231,10 +437,7 @@ pub fn shard(graph: &Graph, degree: usize) -> Result<TpPlan, CompileError> {
                 .collect()
         } else {
             if size % n != 0 {
-                let dim = if name.ends_with("gate_proj")
-                    || name.ends_with("up_proj")
-                    || name.ends_with("down_proj")
-                {
+                let dim = if matches!(kind_of(name), Some(Proj::MlpIn | Proj::Down)) {
                     "MLP intermediate size"
                 } else {
                     "hidden size"
@@ -277,12 +480,10 @@ pub fn shard(graph: &Graph, degree: usize) -> Result<TpPlan, CompileError> {
         let out = node.outputs.first().cloned().unwrap_or_default();
         match role {
             Some(Parallel::Column) => {
-                let p = if node.name.ends_with("k_proj") || node.name.ends_with("v_proj") {
-                    Path::Kv
-                } else if node.name.ends_with("q_proj") {
-                    Path::Q
-                } else {
-                    Path::Flat
+                let p = match kind_of(&node.name) {
+                    Some(Proj::K | Proj::V) => Path::Kv,
+                    Some(Proj::Q) => Path::Q,
+                    _ => Path::Flat,
                 };
                 path.insert(out, p);
                 node_roles.insert(node.name.clone(), "column-parallel");
@@ -526,6 +727,89 @@ pub fn shard(graph: &Graph, degree: usize) -> Result<TpPlan, CompileError> {
             }
         );
     }
+    let ty_text = |t: &TensorType| {
+        let d: Vec<String> = t.shape.iter().map(|x| x.to_string()).collect();
+        format!("{}[{}]", t.dtype.name(), d.join(","))
+    };
+    let mut tensor_notes: BTreeMap<String, String> = BTreeMap::new();
+    for i in &graph.inputs {
+        tensor_notes.insert(
+            i.name.clone(),
+            "replicated: every card receives the whole input".into(),
+        );
+    }
+    for i in &graph.initializers {
+        tensor_notes.insert(i.name.clone(), "replicated on every card".into());
+    }
+    for w in &weights {
+        let role = projections
+            .iter()
+            .find(|p| node_of(&p.0).is_some_and(|nd| nd.inputs.get(1) == Some(&w.name)))
+            .map(|p| p.1);
+        let mut per = w.full.clone();
+        per[w.axis] = w.ranges[0].1;
+        let cut = match role {
+            Some(Parallel::Row) => "row-parallel: cut by rows (input features)",
+            _ => "column-parallel: cut by columns (output features)",
+        };
+        let kv_note = match kv {
+            KvSharding::Replicated { copies } if w.ranges.windows(2).any(|r| r[0].0 == r[1].0) => {
+                format!("; key/value heads replicated, each piece held by {copies} cards")
+            }
+            _ => String::new(),
+        };
+        tensor_notes.insert(
+            w.name.clone(),
+            format!("{cut}, {:?} -> {per:?} per card{kv_note}", w.full),
+        );
+    }
+    for nd in &g.nodes {
+        for o in &nd.outputs {
+            let note = if partial.contains(o) {
+                format!("partial sum on each card, all-reduced across the {n} cards")
+            } else if path.contains_key(o) {
+                match (types.get(o), shard_types.get(o)) {
+                    (Some(full), Some(per)) if full != per => format!(
+                        "cut over the cards: {} -> {} per card",
+                        ty_text(full),
+                        ty_text(per)
+                    ),
+                    _ => "cut over the cards".into(),
+                }
+            } else {
+                "replicated: every card computes it whole".into()
+            };
+            tensor_notes.insert(o.clone(), note);
+        }
+    }
+    let mut program_notes = vec![format!(
+        "tensor parallel: {n} card(s), Megatron-style (column-parallel, then row-parallel and an all-reduce)"
+    )];
+    if heads > 0 {
+        program_notes.push(format!(
+            "heads: {heads} attention heads -> {q_per_card} per card; {kv_heads} key/value heads {}",
+            match kv {
+                KvSharding::Split => format!("split, {kv_per_card} per card"),
+                KvSharding::Replicated { copies } =>
+                    format!("replicated: each card computes 1, each held by {copies} cards"),
+            }
+        ));
+    }
+    for (k, s) in segments.iter().enumerate() {
+        program_notes.push(format!(
+            "segment {k}: {} node(s){}",
+            s.graph.nodes.len(),
+            if s.all_reduce.is_empty() {
+                String::new()
+            } else {
+                format!(", then all-reduce [{}]", s.all_reduce.join(", "))
+            }
+        ));
+    }
+    let node_notes: BTreeMap<String, String> = node_roles
+        .iter()
+        .map(|(k, v)| (k.clone(), v.to_string()))
+        .collect();
     let snapshot = Snapshot {
         pass: PASS_NAME.into(),
         title: format!("Tensor parallel (TP {n})"),
@@ -553,10 +837,25 @@ pub fn shard(graph: &Graph, degree: usize) -> Result<TpPlan, CompileError> {
         weights,
         segments,
         snapshot,
+        program_notes,
+        tensor_notes,
+        node_notes,
     })
 }
 
 impl TpPlan {
+    /// The pass as a whole-state text: `canonical` (the state after `canonicalize`, see
+    /// [`crate::state`]) with a `shard:` line on every tensor and node saying how the cards
+    /// hold it, so its diff against that state is exactly the sharding.
+    pub fn state_text(&self, canonical: &str) -> String {
+        crate::state::annotate(
+            canonical,
+            &self.program_notes,
+            &self.tensor_notes,
+            &self.node_notes,
+        )
+    }
+
     /// Card `card`'s piece of weight `full` (named `name`), or `None` if the weight is not
     /// sharded.
     pub fn shard_weight(&self, name: &str, full: &Tensor, card: usize) -> Option<Tensor> {
@@ -653,5 +952,82 @@ mod tests {
         let o1 = p.shard_weight("layer0.attn.wo", &full, 1).unwrap();
         assert_eq!(o1.shape, vec![128, 256]);
         assert_eq!(o1.data[0], (128 * 256) as f32);
+    }
+}
+
+#[cfg(test)]
+mod state_tests {
+    use super::*;
+
+    #[test]
+    fn the_state_text_says_how_every_projection_weight_and_node_is_held() {
+        let g = graph::load_json(include_str!(
+            "../../../examples/graphs/llama_decoder_layer.json"
+        ))
+        .unwrap();
+        let p = shard(&g, 4).unwrap();
+        let c = crate::compile(&g, &crate::Target::spyre32(), &crate::Options::default()).unwrap();
+        let canonical = &c.snapshot("canonicalize").unwrap().text;
+        let text = p.state_text(canonical);
+        assert!(text.starts_with("program "));
+        assert!(text.contains("  tensor parallel: 4 card(s)"));
+        assert!(text.contains("key/value heads replicated"), "{text}");
+        for w in &p.weights {
+            let header = text.find(&format!("tensor {}: ", w.name)).unwrap();
+            assert!(text[header..]
+                .lines()
+                .nth(1)
+                .unwrap()
+                .starts_with("  shard: "));
+        }
+        assert!(text.contains("shard: row-parallel, then all-reduce"));
+        assert!(text.contains("shard: partial sum on each card, all-reduced across the 4 cards"));
+    }
+}
+
+#[cfg(test)]
+mod structure_tests {
+    use super::*;
+
+    fn llama() -> Graph {
+        graph::load_json(include_str!(
+            "../../../examples/graphs/llama_decoder_layer.json"
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn projections_are_found_by_structure_whatever_their_names() {
+        let mut g = llama();
+        for (i, n) in g.nodes.iter_mut().enumerate() {
+            n.name = format!("node{i}");
+        }
+        let p = shard(&g, 2).unwrap();
+        assert_eq!(p.projections.len(), 7, "{:?}", p.projections);
+        assert_eq!(
+            p.projections
+                .iter()
+                .filter(|x| x.1 == Parallel::Row)
+                .count(),
+            2
+        );
+        assert_eq!((p.heads, p.kv_heads, p.head_dim), (8, 2, 32));
+        assert_eq!(p.segments.len(), 3);
+        let named = shard(&llama(), 2).unwrap();
+        assert_eq!(p.weights, named.weights);
+    }
+
+    #[test]
+    fn a_structure_it_cannot_recognise_is_an_error_naming_the_node() {
+        let mut g = llama();
+        let r = g
+            .nodes
+            .iter_mut()
+            .find(|n| n.name == "layer0.attn_residual")
+            .unwrap();
+        r.op = "Sub".into();
+        let e = shard(&g, 2).unwrap_err();
+        assert!(e.message.contains("'layer0.attn.o_proj'"), "{e}");
+        assert!(e.message.contains("residual add"), "{e}");
     }
 }

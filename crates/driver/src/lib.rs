@@ -41,8 +41,9 @@ pub use latency::{
 };
 pub use layers::{render as render_layers, LayerCycles};
 pub use multi_card::{
-    render as render_tensor_parallel, run_tensor_parallel, CollectiveView, HostView, LinkEventView,
-    SegmentView, TpOptions, TpRun,
+    output_npy as tp_output_npy, render as render_tensor_parallel, run_tensor_parallel,
+    trace_json as tp_trace_json, CollectiveView, HostEventView, HostView, LinkEventView,
+    SegmentView, SystemCardView, SystemLinkView, SystemView, TpOptions, TpRun,
 };
 pub use padding::{render as render_padding, PaddingCost, SequenceView};
 pub use roofline::{

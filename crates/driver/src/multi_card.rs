@@ -97,6 +97,73 @@ pub struct SegmentView {
     pub simulated: usize,
 }
 
+/// One span of the host runtime model, for the host lane.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct HostEventView {
+    /// "host" (launch calls), "host-link" (copies) or "device" (the launched work).
+    pub lane: String,
+    /// What it is (`launch (3 item(s))`, `copy in 4096 B`, a kernel's name).
+    pub what: String,
+    /// Start and end in cycles from the input upload.
+    pub start: f64,
+    pub end: f64,
+}
+
+/// A card of the system, for the system view.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct SystemCardView {
+    /// Its name in the system (`card0`).
+    pub name: String,
+    /// Its machine description's name.
+    pub machine: String,
+    /// Cores on its ring.
+    pub cores: usize,
+    /// Whether the run used it (card index below the TP degree).
+    pub used: bool,
+}
+
+/// A link of the system with its figures' provenance and the bytes the run moved on it.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct SystemLinkView {
+    /// Endpoints: card names, `switch`, or `host`.
+    pub from: String,
+    pub to: String,
+    /// Bandwidth per direction and its status ("public" or "assumed").
+    pub bytes_per_cycle: f64,
+    pub bandwidth_status: String,
+    /// Latency and its status.
+    #[cfg_attr(test, ts(type = "number"))]
+    pub latency_cycles: u64,
+    pub latency_status: String,
+    /// Bytes the run moved from `from` to `to`, and back.
+    #[cfg_attr(test, ts(type = "number"))]
+    pub bytes_forward: u64,
+    #[cfg_attr(test, ts(type = "number"))]
+    pub bytes_back: u64,
+}
+
+/// The system a run used: its cards and links, for the system view.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct SystemView {
+    /// "pcie_switch" or "ring".
+    pub topology: String,
+    /// Every card of the system.
+    pub cards: Vec<SystemCardView>,
+    /// Card-to-card (or card-to-switch) links.
+    pub card_links: Vec<SystemLinkView>,
+    /// Each card's host link (the same figures per card); bytes are per card for the
+    /// inputs, card 0's for the outputs.
+    pub host_links: Vec<SystemLinkView>,
+}
+
 /// The host runtime model's report for one launch regime.
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -118,6 +185,8 @@ pub struct HostView {
     pub under5_percent: bool,
     /// Open, allocations and the weight upload, before the timed run.
     pub setup_cycles: f64,
+    /// Host, host-link and device spans of the first block.
+    pub events: Vec<HostEventView>,
 }
 
 /// A tensor-parallel run.
@@ -129,6 +198,8 @@ pub struct TpRun {
     pub degree: usize,
     /// The system's name.
     pub system: String,
+    /// Its cards and links, with the bytes the run moved on each.
+    pub system_view: SystemView,
     /// How key/value heads were placed.
     pub kv: String,
     /// The `tensor-parallel` pass snapshot.
@@ -149,8 +220,15 @@ pub struct TpRun {
     pub outputs_checked: bool,
     /// Every output against the TP-1 reference evaluator.
     pub outputs: Vec<OutputCheck>,
-    /// Whether every output is within tolerance.
+    /// Every output against the values the user expects ([`RunOptions::expected`]).
+    pub expected: Vec<OutputCheck>,
+    /// Whether every output is within tolerance (of the reference and of the expected).
     pub passed: bool,
+    /// The gathered outputs (card 0's, equal on every card after the last all-reduce), by
+    /// name; empty when timing-only. [`output_npy`] writes them.
+    #[serde(skip)]
+    #[cfg_attr(test, ts(skip))]
+    pub output_values: BTreeMap<String, Tensor>,
     /// The host runtime in both launch regimes: per kernel, per block.
     pub host: Vec<HostView>,
     /// Figures the run assumed (system links, runtime), as "field: note".
@@ -173,7 +251,10 @@ pub fn run_tensor_parallel(
     system
         .check_degree(n)
         .map_err(|e| DriverError::new(Stage::Machine, e.to_string()))?;
+    crate::session::check_expected(graph, &options.expected)?;
     let mut run_options = options.clone();
+    // Segments are compared with the reference at the end, on the gathered outputs.
+    run_options.expected.clear();
     if let Some(m) = system.machine(0) {
         run_options.machine = m.clone();
     }
@@ -333,6 +414,8 @@ pub fn run_tensor_parallel(
     let collective_cycles: f64 = collectives.iter().map(|c| c.cycles).sum();
 
     let mut outputs = Vec::new();
+    let mut expected = Vec::new();
+    let mut output_values = BTreeMap::new();
     if !timing_only {
         for o in &graph.outputs {
             let (Some(want), Some(got)) = (reference.get(o), cards[0].get(o)) else {
@@ -342,6 +425,10 @@ pub fn run_tensor_parallel(
                 ));
             };
             outputs.push(compare(o, want, &got.data));
+            if let Some(user) = options.expected.get(o) {
+                expected.push(compare(o, user, &got.data));
+            }
+            output_values.insert(o.clone(), got.clone());
         }
     }
 
@@ -382,6 +469,16 @@ pub fn run_tensor_parallel(
             overhead: r.overhead,
             under5_percent: r.under_5_percent,
             setup_cycles: r.setup_cycles,
+            events: r
+                .events
+                .iter()
+                .map(|e| HostEventView {
+                    lane: e.lane.to_string(),
+                    what: e.what.clone(),
+                    start: e.start,
+                    end: e.end,
+                })
+                .collect(),
         });
     }
     let mut assumptions: Vec<String> = system
@@ -401,10 +498,14 @@ pub fn run_tensor_parallel(
         };
         assumptions.push(format!("{field}: {} ({status}: {})", p.value, p.source));
     }
-    let passed = !outputs.is_empty() && outputs.iter().all(|o| o.passed);
+    let passed = !outputs.is_empty()
+        && outputs.iter().all(|o| o.passed)
+        && expected.iter().all(|o| o.passed);
+    let system_view = system_view(&system, n, &link_events, job.input_bytes, job.output_bytes);
     Ok(TpRun {
         degree: n,
         system: system.name.clone(),
+        system_view,
         kv: match plan.kv {
             compiler::tp::KvSharding::Split => format!(
                 "key/value heads split: {} per card",
@@ -428,10 +529,86 @@ pub fn run_tensor_parallel(
         collective_share: if t > 0.0 { collective_cycles / t } else { 0.0 },
         outputs_checked: !timing_only,
         outputs,
+        expected,
         passed,
+        output_values,
         host: host_views,
         assumptions,
     })
+}
+
+fn status_name(s: sim::machine::Status) -> String {
+    match s {
+        sim::machine::Status::Public => "public".into(),
+        sim::machine::Status::Assumed => "assumed".into(),
+    }
+}
+
+/// The system's cards and links, with the bytes `events` moved on each link direction.
+fn system_view(
+    system: &System,
+    degree: usize,
+    events: &[LinkEventView],
+    input_bytes: u64,
+    output_bytes: u64,
+) -> SystemView {
+    let mut moved: BTreeMap<&str, u64> = BTreeMap::new();
+    for e in events {
+        *moved.entry(e.channel.as_str()).or_default() += e.bytes;
+    }
+    let bytes = |a: &str, b: &str| {
+        moved
+            .get(format!("{a}->{b}").as_str())
+            .copied()
+            .unwrap_or(0)
+    };
+    let cards = system
+        .cards
+        .value
+        .iter()
+        .enumerate()
+        .map(|(i, c)| SystemCardView {
+            name: c.name.clone(),
+            machine: system.machine(i).map_or(String::new(), |m| m.name.clone()),
+            cores: system.machine(i).map_or(0, |m| m.cores.value),
+            used: i < degree,
+        })
+        .collect::<Vec<_>>();
+    let card_links = system
+        .card_links
+        .iter()
+        .map(|l| SystemLinkView {
+            from: l.from.clone(),
+            to: l.to.clone(),
+            bytes_per_cycle: l.bytes_per_cycle.value,
+            bandwidth_status: status_name(l.bytes_per_cycle.status),
+            latency_cycles: l.latency_cycles.value,
+            latency_status: status_name(l.latency_cycles.status),
+            bytes_forward: bytes(&l.from, &l.to),
+            bytes_back: bytes(&l.to, &l.from),
+        })
+        .collect();
+    let h = &system.host_link;
+    let host_links = cards
+        .iter()
+        .enumerate()
+        .map(|(i, c)| SystemLinkView {
+            from: "host".into(),
+            to: c.name.clone(),
+            bytes_per_cycle: h.bytes_per_cycle.value,
+            bandwidth_status: status_name(h.bytes_per_cycle.status),
+            latency_cycles: h.latency_cycles.value,
+            latency_status: status_name(h.latency_cycles.status),
+            bytes_forward: if c.used { input_bytes } else { 0 },
+            bytes_back: if i == 0 { output_bytes } else { 0 },
+        })
+        .collect();
+    SystemView {
+        topology: system.topology_name().to_string(),
+        cards,
+        card_links,
+        host_links,
+    }
 }
 
 /// Each kernel's share of the schedule, in module order: from the previous kernel's end to
@@ -465,6 +642,109 @@ fn kernel_spans(ktir: &str, r: &crate::RunResult) -> Vec<f64> {
         last = next;
     }
     spans
+}
+
+/// The gathered outputs of a tensor-parallel run as `.npy` files (`NAME.npy`, bytes), in
+/// the graph's output order; an error after a timing-only run.
+pub fn output_npy(graph: &Graph, r: &TpRun) -> Result<Vec<(String, Vec<u8>)>, DriverError> {
+    if !r.outputs_checked {
+        return Err(DriverError::new(
+            Stage::Simulate,
+            "a timing-only run computes no output values",
+        ));
+    }
+    let mut out = Vec::new();
+    for o in &graph.outputs {
+        if let Some(t) = r.output_values.get(o) {
+            let bytes = crate::npy::write_tensor(t)
+                .map_err(|m| DriverError::new(Stage::Simulate, format!("output '{o}': {m}")))?;
+            out.push((format!("{}.npy", o.replace(['/', '\\'], "_")), bytes));
+        }
+    }
+    Ok(out)
+}
+
+/// A tensor-parallel run as Chrome trace JSON (Perfetto, chrome://tracing): one process for
+/// the cards (segments and all-reduces) with a thread per card-link direction carrying the
+/// collectives' transfers, and one per launch regime of the host runtime (host calls, host
+/// link copies, device work). Times in microseconds at `clock_ghz`.
+pub fn trace_json(r: &TpRun, clock_ghz: f64) -> String {
+    let us = |cycles: f64| cycles / (clock_ghz.max(1e-9) * 1e3);
+    let mut events = Vec::new();
+    let mut meta = |pid: usize, tid: usize, process: &str, thread: &str| {
+        events.push(serde_json::json!({"ph": "M", "name": "process_name", "pid": pid, "tid": tid, "args": {"name": process}}));
+        events.push(serde_json::json!({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "args": {"name": thread}}));
+    };
+    meta(
+        1,
+        0,
+        &format!("cards (TP {}, {})", r.degree, r.system),
+        "every card",
+    );
+    let mut channels: Vec<&str> = r.link_events.iter().map(|e| e.channel.as_str()).collect();
+    channels.sort_unstable();
+    channels.dedup();
+    for (i, ch) in channels.iter().enumerate() {
+        meta(
+            1,
+            i + 1,
+            &format!("cards (TP {}, {})", r.degree, r.system),
+            &format!("card link {ch}"),
+        );
+    }
+    let lanes = ["host", "host-link", "device"];
+    for (k, h) in r.host.iter().enumerate() {
+        for (j, lane) in lanes.iter().enumerate() {
+            meta(2 + k, j, &format!("host runtime, {}", h.grouping), lane);
+        }
+    }
+    let mut span = |name: String, cat: &str, pid: usize, tid: usize, start: f64, end: f64| {
+        events.push(serde_json::json!({
+            "name": name, "cat": cat, "ph": "X", "pid": pid, "tid": tid,
+            "ts": us(start), "dur": us((end - start).max(0.0)),
+        }));
+    };
+    for (k, s) in r.segments.iter().enumerate() {
+        span(
+            format!("segment {k}"),
+            "segment",
+            1,
+            0,
+            s.start,
+            s.start + s.cycles,
+        );
+    }
+    for c in &r.collectives {
+        span(
+            format!("{} {} ({})", c.kind, c.tensor, c.algorithm),
+            "collective",
+            1,
+            0,
+            c.start,
+            c.start + c.cycles,
+        );
+    }
+    for e in &r.link_events {
+        let tid = channels
+            .iter()
+            .position(|c| *c == e.channel)
+            .map_or(0, |i| i + 1);
+        span(
+            format!("{} B", e.bytes),
+            "card-link",
+            1,
+            tid,
+            e.start,
+            e.end,
+        );
+    }
+    for (k, h) in r.host.iter().enumerate() {
+        for e in &h.events {
+            let tid = lanes.iter().position(|l| *l == e.lane).unwrap_or(0);
+            span(e.what.clone(), &e.lane, 2 + k, tid, e.start, e.end);
+        }
+    }
+    serde_json::json!({"traceEvents": events, "displayTimeUnit": "ns"}).to_string()
 }
 
 /// Renders a tensor-parallel run as text.
@@ -512,6 +792,17 @@ pub fn render(r: &TpRun) -> String {
         );
     }
     if r.outputs_checked {
+        for o in &r.expected {
+            let _ = writeln!(
+                s,
+                "output {} vs expected: max abs error {:.3e} (atol {}, rtol {}) {}",
+                o.name,
+                o.max_abs_error,
+                o.atol,
+                o.rtol,
+                if o.passed { "PASS" } else { "FAIL" }
+            );
+        }
         for o in &r.outputs {
             let _ = writeln!(
                 s,
@@ -591,5 +882,41 @@ mod tests {
         let e =
             run_tensor_parallel(&llama(), &RunOptions::default(), &tp, &mut |_| {}).unwrap_err();
         assert!(e.message.contains("has 4"), "{e}");
+    }
+
+    #[test]
+    fn a_session_run_with_tp_carries_the_run_the_pass_and_the_system() {
+        let ex = crate::examples();
+        let e = ex.iter().find(|e| e.name == "llama_decoder_layer").unwrap();
+        let mut s = crate::Session::open(e.source.as_bytes(), e.name).unwrap();
+        let tp = TpOptions {
+            degree: 2,
+            ..TpOptions::default()
+        };
+        let r = s
+            .run_with_tp(&RunOptions::default(), Some(&tp), &mut |_| {})
+            .unwrap_or_else(|e| panic!("{e}"));
+        let t = r.tp.as_ref().unwrap();
+        assert!(t.passed);
+        let names: Vec<&str> = r.passes.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(
+            &names[..3],
+            ["canonicalize", "tensor-parallel", "decompose"]
+        );
+        assert!(r.passes[1].text.starts_with("program "));
+        assert!(r.passes[1].text.contains("  shard: column-parallel"));
+        let sys = &t.system_view;
+        assert_eq!(sys.cards.iter().filter(|c| c.used).count(), 2);
+        assert!(sys.card_links.iter().any(|l| l.bytes_forward > 0));
+        assert!(sys.host_links[0].bytes_forward > 0 && sys.host_links[0].bytes_back > 0);
+        assert!(t
+            .host
+            .iter()
+            .all(|h| h.events.iter().any(|e| e.lane == "host")));
+        // Without tp the run is the one-card run.
+        let r = s
+            .run_with_tp(&RunOptions::default(), None, &mut |_| {})
+            .unwrap();
+        assert!(r.tp.is_none());
     }
 }

@@ -143,6 +143,9 @@ pub struct Run {
     #[serde(skip)]
     #[cfg_attr(test, ts(skip))]
     pub padding: Vec<compiler::PaddingReport>,
+    /// The same graph run tensor-parallel over several cards, when asked for
+    /// ([`Session::run_with_tp`]); the rest of the run is the one-card run.
+    pub tp: Option<crate::TpRun>,
 }
 
 /// A source opened for running: a graph or a KTIR module, and its last run.
@@ -277,6 +280,52 @@ impl Session {
         );
         run.run.padding = crate::padding::compute(&run.padding, &run.source_map, &run.run.roofline);
         let (_, run) = self.last.insert((options.machine.clone(), run));
+        Ok(run)
+    }
+
+    /// [`Session::run`], then for a model graph with `tp` given, the same graph
+    /// tensor-parallel ([`crate::run_tensor_parallel`]) with the same options: the result
+    /// goes in `tp`, and the `tensor-parallel` pass joins the pass list after
+    /// `canonicalize`, as that state with a `shard:` line on every tensor and node.
+    pub fn run_with_tp(
+        &mut self,
+        options: &RunOptions,
+        tp: Option<&crate::TpOptions>,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<&Run, DriverError> {
+        let graph = match (&self.source, tp) {
+            (Source::Graph(g), Some(_)) => Some(g.as_ref().clone()),
+            _ => None,
+        };
+        let (Some(g), Some(tp)) = (graph, tp) else {
+            return self.run(options, progress);
+        };
+        self.run(options, progress)?;
+        let r = crate::run_tensor_parallel(&g, options, tp, progress)?;
+        let plan = compiler::tp::shard(&g, tp.degree).map_err(DriverError::from_compile)?;
+        let Some((_, run)) = self.last.as_mut() else {
+            return Err(DriverError::new(Stage::Simulate, "the run left no result"));
+        };
+        let at = run
+            .passes
+            .iter()
+            .position(|p| p.name == "canonicalize")
+            .map_or(0, |i| i + 1);
+        let canonical = at
+            .checked_sub(1)
+            .and_then(|i| run.passes.get(i))
+            .map(|p| p.text.clone())
+            .unwrap_or_default();
+        run.passes.insert(
+            at,
+            PassView {
+                name: r.pass.name.clone(),
+                title: r.pass.title.clone(),
+                text: plan.state_text(&canonical),
+                data: r.pass.data.clone(),
+            },
+        );
+        run.tp = Some(r);
         Ok(run)
     }
 
@@ -707,7 +756,10 @@ pub(crate) fn result(
 }
 
 /// Checks the values the user expects against the graph's outputs.
-fn check_expected(graph: &Graph, expected: &BTreeMap<String, Tensor>) -> Result<(), DriverError> {
+pub(crate) fn check_expected(
+    graph: &Graph,
+    expected: &BTreeMap<String, Tensor>,
+) -> Result<(), DriverError> {
     if expected.is_empty() {
         return Ok(());
     }
@@ -1020,6 +1072,7 @@ fn run_graph(
         source_map,
         schedule,
         padding,
+        tp: None,
     })
 }
 
@@ -1070,6 +1123,7 @@ fn run_ktir_module(
         },
         schedule,
         padding: Vec::new(),
+        tp: None,
     })
 }
 

@@ -55,7 +55,11 @@ fn declarations() -> Vec<String> {
         LinkEventView::decl(&cfg),
         CollectiveView::decl(&cfg),
         SegmentView::decl(&cfg),
+        HostEventView::decl(&cfg),
         HostView::decl(&cfg),
+        SystemCardView::decl(&cfg),
+        SystemLinkView::decl(&cfg),
+        SystemView::decl(&cfg),
         TpRun::decl(&cfg),
     ]
 }

@@ -374,7 +374,8 @@ impl System {
         Ok(())
     }
 
-    fn topology_name(&self) -> &'static str {
+    /// The topology as the system file names it ("pcie_switch" or "ring").
+    pub fn topology_name(&self) -> &'static str {
         match self.topology.value {
             Topology::PcieSwitch => "pcie_switch",
             Topology::Ring => "ring",

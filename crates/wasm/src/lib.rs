@@ -108,6 +108,54 @@ struct RunOptions {
     attention_block: Option<usize>,
     /// Model graphs: double-buffer the loads of time loops (default true).
     double_buffer: Option<bool>,
+    /// Model graphs: also run tensor-parallel over this many cards (`--tp`; 1 or absent:
+    /// one card only).
+    tp: Option<usize>,
+    /// With `tp`: a system preset name ("drawer8", "ring4") or a system description's JSON
+    /// text (`--system`); absent: `tp` cards of the machine behind a PCIe switch.
+    system: Option<String>,
+    /// With `tp`: the all-reduce algorithm, "auto" (default), "ring" or "tree".
+    allreduce: Option<String>,
+}
+
+/// The tensor-parallel settings of the page's options, `None` for a one-card run.
+fn tp_options(o: &RunOptions) -> Result<Option<driver::TpOptions>, JsValue> {
+    let degree = o.tp.unwrap_or(1);
+    if degree == 0 || degree > driver::sim::system::MAX_CARDS {
+        return Err(JsError::new(&format!(
+            "options: tp is a number of cards from 1 to {}, not {degree}",
+            driver::sim::system::MAX_CARDS
+        ))
+        .into());
+    }
+    if degree == 1 {
+        return Ok(None);
+    }
+    let system = match o.system.as_deref() {
+        None | Some("") => None,
+        Some(text) if text.trim_start().starts_with('{') => Some(
+            driver::sim::system::System::from_json(text)
+                .map_err(|e| JsError::new(&format!("options: system: {e}")))?,
+        ),
+        Some(name) => Some(driver::sim::system::System::preset(name).ok_or_else(|| {
+            JsError::new(&format!(
+                "options: system: no preset named '{name}'; presets are {}",
+                driver::sim::system::System::preset_names().join(", ")
+            ))
+        })?),
+    };
+    let algorithm = o
+        .allreduce
+        .as_deref()
+        .unwrap_or("auto")
+        .parse()
+        .map_err(|e: String| JsError::new(&format!("options: allreduce: {e}")))?;
+    Ok(Some(driver::TpOptions {
+        degree,
+        system,
+        algorithm,
+        ..driver::TpOptions::default()
+    }))
 }
 
 /// The driver's options from the page's.
@@ -288,8 +336,10 @@ impl Session {
         options: JsValue,
         progress: Option<js_sys::Function>,
     ) -> Result<JsValue, JsValue> {
-        let opts = driver_options(run_options(options)?)?;
-        self.run_now(&opts, progress)
+        let o = run_options(options)?;
+        let tp = tp_options(&o)?;
+        let opts = driver_options(o)?;
+        self.run_now(&opts, tp.as_ref(), progress)
     }
 
     /// What a run of this KTIR module takes (`KtirInputs` in the generated types: buffers
@@ -320,7 +370,9 @@ impl Session {
         files: js_sys::Array,
         progress: Option<js_sys::Function>,
     ) -> Result<JsValue, JsValue> {
-        let mut opts = driver_options(run_options(options)?)?;
+        let o = run_options(options)?;
+        let tp = tp_options(&o)?;
+        let mut opts = driver_options(o)?;
         let given = pairs(names, &files)?;
         let source = self.inner.ktir_source().ok_or_else(|| {
             JsValue::from(JsError::new(
@@ -338,7 +390,7 @@ impl Session {
                 .map_err(|e| about_input(structured_error(e), &file.0, "input"))?;
             opts.buffers.extend(values);
         }
-        self.run_now(&opts, progress)
+        self.run_now(&opts, tp.as_ref(), progress)
     }
 
     /// What a run of this model graph takes and gives (`{ inputs, outputs }`, each a list
@@ -388,7 +440,9 @@ impl Session {
         expected_files: js_sys::Array,
         progress: Option<js_sys::Function>,
     ) -> Result<JsValue, JsValue> {
-        let mut opts = driver_options(run_options(options)?)?;
+        let o = run_options(options)?;
+        let tp = tp_options(&o)?;
+        let mut opts = driver_options(o)?;
         let (graph_inputs, graph_outputs): (Vec<String>, Vec<String>) = match self.inner.graph() {
             Some(g) => (
                 g.inputs.iter().map(|i| i.name.clone()).collect(),
@@ -433,7 +487,7 @@ impl Session {
                 }
             }
         }
-        self.run_now(&opts, progress)
+        self.run_now(&opts, tp.as_ref(), progress)
     }
 
     /// A graph output of the last run as `.npy` bytes, for download.
@@ -474,6 +528,7 @@ impl Session {
     fn run_now(
         &mut self,
         opts: &driver::RunOptions,
+        tp: Option<&driver::TpOptions>,
         progress: Option<js_sys::Function>,
     ) -> Result<JsValue, JsValue> {
         let run = match &progress {
@@ -482,9 +537,9 @@ impl Session {
                     callback,
                     last: None,
                 };
-                self.inner.run(opts, &mut |p| t.report(p))
+                self.inner.run_with_tp(opts, tp, &mut |p| t.report(p))
             }
-            None => self.inner.run(opts, &mut |_| {}),
+            None => self.inner.run_with_tp(opts, tp, &mut |_| {}),
         }
         .map_err(structured_error)?;
         Ok(to_js(run)?)

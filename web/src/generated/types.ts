@@ -976,7 +976,12 @@ run: RunResult,
 /**
  * Graph node <-> device op <-> kernel <-> KTIR lines <-> events.
  */
-sourceMap: SourceMap, };
+sourceMap: SourceMap, 
+/**
+ * The same graph run tensor-parallel over several cards, when asked for
+ * ([`Session::run_with_tp`]); the rest of the run is the one-card run.
+ */
+tp: TpRun | null, };
 
 export type LinkEventView = { 
 /**
@@ -1040,6 +1045,20 @@ start: number, cycles: number,
  */
 simulated: number, };
 
+export type HostEventView = { 
+/**
+ * "host" (launch calls), "host-link" (copies) or "device" (the launched work).
+ */
+lane: string, 
+/**
+ * What it is (`launch (3 item(s))`, `copy in 4096 B`, a kernel's name).
+ */
+what: string, 
+/**
+ * Start and end in cycles from the input upload.
+ */
+start: number, end: number, };
+
 export type HostView = { 
 /**
  * "per-kernel" or "per-block".
@@ -1072,7 +1091,66 @@ under5Percent: boolean,
 /**
  * Open, allocations and the weight upload, before the timed run.
  */
-setupCycles: number, };
+setupCycles: number, 
+/**
+ * Host, host-link and device spans of the first block.
+ */
+events: Array<HostEventView>, };
+
+export type SystemCardView = { 
+/**
+ * Its name in the system (`card0`).
+ */
+name: string, 
+/**
+ * Its machine description's name.
+ */
+machine: string, 
+/**
+ * Cores on its ring.
+ */
+cores: number, 
+/**
+ * Whether the run used it (card index below the TP degree).
+ */
+used: boolean, };
+
+export type SystemLinkView = { 
+/**
+ * Endpoints: card names, `switch`, or `host`.
+ */
+from: string, to: string, 
+/**
+ * Bandwidth per direction and its status ("public" or "assumed").
+ */
+bytesPerCycle: number, bandwidthStatus: string, 
+/**
+ * Latency and its status.
+ */
+latencyCycles: number, latencyStatus: string, 
+/**
+ * Bytes the run moved from `from` to `to`, and back.
+ */
+bytesForward: number, bytesBack: number, };
+
+export type SystemView = { 
+/**
+ * "pcie_switch" or "ring".
+ */
+topology: string, 
+/**
+ * Every card of the system.
+ */
+cards: Array<SystemCardView>, 
+/**
+ * Card-to-card (or card-to-switch) links.
+ */
+cardLinks: Array<SystemLinkView>, 
+/**
+ * Each card's host link (the same figures per card); bytes are per card for the
+ * inputs, card 0's for the outputs.
+ */
+hostLinks: Array<SystemLinkView>, };
 
 export type TpRun = { 
 /**
@@ -1083,6 +1161,10 @@ degree: number,
  * The system's name.
  */
 system: string, 
+/**
+ * Its cards and links, with the bytes the run moved on each.
+ */
+systemView: SystemView, 
 /**
  * How key/value heads were placed.
  */
@@ -1124,7 +1206,11 @@ outputsChecked: boolean,
  */
 outputs: Array<OutputCheck>, 
 /**
- * Whether every output is within tolerance.
+ * Every output against the values the user expects ([`RunOptions::expected`]).
+ */
+expected: Array<OutputCheck>, 
+/**
+ * Whether every output is within tolerance (of the reference and of the expected).
  */
 passed: boolean, 
 /**

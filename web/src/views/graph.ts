@@ -31,6 +31,33 @@ function svg<K extends keyof SVGElementTagNameMap>(
   return n;
 }
 
+/** The shard classes the graph colours nodes by (a tensor-parallel run), with legend text. */
+export const SHARD_CLASSES = [
+  ["column", "column-parallel (weights cut by columns)"],
+  ["row", "row-parallel (weights cut by rows)"],
+  ["part", "sharded (per-card heads)"],
+  ["replicated", "replicated (whole on every card)"],
+  ["collective", "collective: all-reduce of its output"],
+] as const;
+
+/** A node's shard class from the tensor-parallel pass's role text, or null. */
+export function shardClass(role: unknown): string | null {
+  if (typeof role !== "string") return null;
+  if (role.startsWith("column")) return "column";
+  if (role.startsWith("row")) return "row";
+  if (role === "sharded") return "part";
+  if (role === "replicated") return "replicated";
+  return null;
+}
+
+/** The roles by node name, from a run's tensor-parallel pass data. */
+function shardRoles(result: PipelineResult): Map<string, string> {
+  const nodes = (result.tp?.pass.data as { nodes?: Record<string, unknown> } | null)?.nodes;
+  const out = new Map<string, string>();
+  for (const [k, v] of Object.entries(nodes ?? {})) if (typeof v === "string") out.set(k, v);
+  return out;
+}
+
 function clip(s: string, n: number): string {
   return s.length > n ? `${s.slice(0, n - 1)}…` : s;
 }
@@ -50,9 +77,19 @@ export class GraphView {
   private layout: GraphLayout | null = null;
   private groups = new Map<string, SVGGElement>();
   private selected: string | null = null;
+  /** Shard roles of the nodes (a tensor-parallel run), by node name. */
+  private roles = new Map<string, string>();
+  private readonly legend = el("div", {
+    className: "legend graph-shards",
+    "data-testid": "graph-shard-legend",
+    "aria-label": "Shard colours",
+    hidden: true,
+  });
 
   constructor(private readonly events: GraphEvents) {
     this.filter.addEventListener("input", () => this.applyFilter());
+    const split = this.scroll.parentElement;
+    split?.parentElement?.insertBefore(this.legend, split);
   }
 
   focusFilter(): void {
@@ -67,6 +104,14 @@ export class GraphView {
     this.result = result;
     this.layout = layout;
     this.groups.clear();
+    this.roles = shardRoles(result);
+    this.legend.hidden = this.roles.size === 0;
+    this.legend.replaceChildren(
+      el("span", { className: "legend-item", text: `TP ${result.tp?.degree ?? 1} shards:` }),
+      ...SHARD_CLASSES.map(([k, t]) =>
+        el("span", { className: "legend-item" }, el("span", { className: `swatch shard-${k}` }), t),
+      ),
+    );
     const g = result.graph;
     this.meta.textContent = `${g.name} · ${g.nodes.length} nodes · ${g.inputs.length} inputs · ${g.outputs.length} outputs${layout.omitted ? ` · ${layout.omitted} not drawn` : ""}`;
     if (layout.nodes.length === 0) {
@@ -114,9 +159,10 @@ export class GraphView {
       const x2 = PAD + b.x + b.w / 2;
       const y2 = PAD + b.y;
       const my = (y1 + y2) / 2;
+      const fromRole = this.roles.get(a.name);
       const p = svg("path", {
         d: `M${x1},${y1} C${x1},${my} ${x2},${my} ${x2},${y2}`,
-        class: "gedge",
+        class: shardClass(fromRole) === "row" ? "gedge collective" : "gedge",
         "marker-end": "url(#arrow)",
       });
       p.append(svg("title", {}, e.tensor));
@@ -135,8 +181,10 @@ export class GraphView {
   }
 
   private nodeGroup(n: LayoutNode): SVGGElement {
+    const shard = n.kind === "op" ? shardClass(this.roles.get(n.name)) : null;
     const g = svg("g", {
-      class: `gnode ${n.kind}`,
+      class: `gnode ${n.kind}${shard ? ` shard-${shard}` : ""}`,
+      ...(shard ? { "data-shard": shard } : {}),
       transform: `translate(${PAD + n.x},${PAD + n.y})`,
       "data-node": n.id,
       tabindex: 0,
@@ -144,6 +192,14 @@ export class GraphView {
       "aria-label": `${n.kind === "op" ? `${n.label} node` : `graph ${n.kind}`} ${n.name}${n.detail ? `: ${n.detail}` : ""}`,
     });
     g.append(svg("rect", { width: n.w, height: n.h, rx: n.kind === "op" ? 4 : 12 }));
+    if (shard === "row")
+      g.append(
+        svg(
+          "text",
+          { x: n.w - 6, y: 15, class: "shard-badge", "text-anchor": "end" },
+          "∑ all-reduce",
+        ),
+      );
     g.append(
       svg("text", { x: 8, y: 15, class: "title" }, clip(n.kind === "op" ? n.label : n.name, 22)),
     );
@@ -215,10 +271,12 @@ export class GraphView {
     const node = r.graph.nodes.find((x) => x.name === n.name);
     const tensors = n.kind === "op" && node ? [...node.outputs] : [n.name];
     if (node) {
+      const role = this.roles.get(node.name);
       parts.push(
         table([
           ["inputs", node.inputs.join(", ")],
           ["outputs", node.outputs.join(", ")],
+          ...(role ? [["shard", role] as [string, string]] : []),
         ]),
       );
     }

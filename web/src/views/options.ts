@@ -5,8 +5,14 @@
 import { byId, el } from "../dom";
 import {
   ALLOCATORS,
+  ALLREDUCE,
   type Allocator,
+  type Allreduce,
   DEFAULT_SETTINGS,
+  MAX_SYSTEM_TEXT,
+  SYSTEM_PRESETS,
+  systemLabel,
+  TP_DEGREES,
   formatPlaces,
   MAX_ATTENTION_BLOCK,
   MAX_SEED,
@@ -61,6 +67,30 @@ export class OptionsPanel {
     placeholder: "NAME=ADDR, …",
     spellcheck: "false",
   });
+  private readonly tp = el("select", {
+    "data-testid": "opt-tp",
+    id: "opt-tp",
+    "aria-label": "Tensor-parallel degree (cards)",
+  });
+  private readonly system = el("select", {
+    "data-testid": "opt-system",
+    id: "opt-system",
+    "aria-label": "System of cards",
+  });
+  private readonly systemFile = el("input", {
+    "data-testid": "opt-system-file",
+    id: "opt-system-file",
+    type: "file",
+    accept: ".json,application/json",
+    "aria-label": "System description file (JSON)",
+  });
+  private readonly allreduce = el("select", {
+    "data-testid": "opt-allreduce",
+    id: "opt-allreduce",
+    "aria-label": "All-reduce algorithm",
+  });
+  /** A system description read from a file, kept while the select shows it. */
+  private systemText: string | null = null;
   private readonly problem = el("div", { className: "options-problem", role: "alert" });
   private readonly flags = el("code", { "data-testid": "opt-flags", className: "options-flags" });
   private current: RunSettings = { ...DEFAULT_SETTINGS };
@@ -69,6 +99,16 @@ export class OptionsPanel {
 
   constructor(private readonly onChange: (s: RunSettings) => void) {
     this.allocator.append(...ALLOCATORS.map((a) => el("option", { value: a, text: a })));
+    this.tp.append(
+      ...TP_DEGREES.map((n) =>
+        el("option", { value: String(n), text: n === 1 ? "1 (one card)" : `${n} cards` }),
+      ),
+    );
+    this.allreduce.append(
+      el("option", { value: "auto", text: "auto (cost estimate)" }),
+      ...ALLREDUCE.map((a) => el("option", { value: a, text: a })),
+    );
+    this.fillSystems();
     this.outOfBounds.append(
       el("option", { value: "error", text: "error" }),
       el("option", { value: "mask", text: "mask (read 0, drop stores)" }),
@@ -96,6 +136,31 @@ export class OptionsPanel {
         "The next block loads while this one computes; off: every time loop is single-buffered (--no-double-buffer)",
         "opt-double-buffer",
       ),
+      el("div", { className: "options-heading", text: "Several cards (model graphs)" }),
+      row(
+        "Tensor parallel",
+        this.tp,
+        "Also run the graph Megatron-style over this many cards: collectives over the card links and the host runtime (--tp)",
+        "opt-tp",
+      ),
+      row(
+        "System",
+        this.system,
+        "The cards and their links: a preset, or a system description file; default: the TP degree's cards of the machine behind a PCIe switch (--system)",
+        "opt-system",
+      ),
+      row(
+        "System file",
+        this.systemFile,
+        "Read a system description (JSON, as crates/sim/systems/*.json)",
+        "opt-system-file",
+      ),
+      row(
+        "All-reduce",
+        this.allreduce,
+        "Ring or tree, by the stated cost estimate unless forced (--allreduce)",
+        "opt-allreduce",
+      ),
       el("div", { className: "options-heading", text: "Simulator" }),
       row(
         "Timing only",
@@ -122,8 +187,17 @@ export class OptionsPanel {
       this.flags,
     );
     this.problem.hidden = true;
-    for (const c of [this.allocator, this.doubleBuffer, this.timingOnly, this.outOfBounds])
+    for (const c of [
+      this.allocator,
+      this.doubleBuffer,
+      this.timingOnly,
+      this.outOfBounds,
+      this.tp,
+      this.system,
+      this.allreduce,
+    ])
       c.addEventListener("change", () => this.changed());
+    this.systemFile.addEventListener("change", () => void this.readSystemFile());
     for (const c of [this.attention, this.seed, this.places])
       c.addEventListener("change", () => this.changed());
     document.addEventListener("click", (ev) => {
@@ -152,6 +226,12 @@ export class OptionsPanel {
     this.seed.value = s.seed === null ? "" : String(s.seed);
     this.outOfBounds.value = s.outOfBounds ?? "error";
     this.places.value = formatPlaces(s.places);
+    this.tp.value = String(s.tp ?? 1);
+    this.systemText = s.system !== null && s.system.startsWith("{") ? s.system : null;
+    this.fillSystems();
+    this.system.value = this.systemText !== null ? "file" : (s.system ?? "default");
+    this.allreduce.value = s.allreduce ?? "auto";
+    this.showTpEnabled();
     this.problem.hidden = true;
     this.showFlags();
   }
@@ -162,6 +242,46 @@ export class OptionsPanel {
     this.timingOnly.disabled = forced;
     this.timingOnly.checked = forced || this.current.timingOnly;
     this.timingOnly.title = forced ? "This example is too large to run with numbers" : "";
+  }
+
+  /** The system choices: the default, the presets, and a file once one was read. */
+  private fillSystems(): void {
+    const options = [
+      el("option", { value: "default", text: "default (PCIe switch)" }),
+      ...SYSTEM_PRESETS.map((p) => el("option", { value: p, text: p })),
+    ];
+    if (this.systemText !== null)
+      options.push(el("option", { value: "file", text: systemLabel(this.systemText) }));
+    this.system.replaceChildren(...options);
+  }
+
+  /** The system and all-reduce only mean something with several cards. */
+  private showTpEnabled(): void {
+    const off = this.tp.value === "1";
+    this.system.disabled = off;
+    this.systemFile.disabled = off;
+    this.allreduce.disabled = off;
+  }
+
+  private async readSystemFile(): Promise<void> {
+    const f = this.systemFile.files?.[0];
+    if (!f) return;
+    if (f.size > MAX_SYSTEM_TEXT) {
+      this.problem.textContent = `system file: larger than ${MAX_SYSTEM_TEXT} bytes`;
+      this.problem.hidden = false;
+      return;
+    }
+    const text = await f.text();
+    if (!text.trimStart().startsWith("{")) {
+      this.problem.textContent = "system file: not a JSON object";
+      this.problem.hidden = false;
+      return;
+    }
+    this.systemText = text;
+    this.fillSystems();
+    this.system.value = "file";
+    this.systemFile.value = "";
+    this.changed();
   }
 
   private showFlags(): void {
@@ -199,10 +319,19 @@ export class OptionsPanel {
       seed,
       outOfBounds: this.outOfBounds.value === "mask" ? "mask" : null,
       places,
+      tp: this.tp.value === "1" ? null : Number(this.tp.value),
+      system:
+        this.system.value === "default"
+          ? null
+          : this.system.value === "file"
+            ? this.systemText
+            : this.system.value,
+      allreduce: this.allreduce.value === "auto" ? null : (this.allreduce.value as Allreduce),
     };
   }
 
   private changed(): void {
+    this.showTpEnabled();
     const s = this.read();
     if (typeof s === "string") {
       this.problem.textContent = s;

@@ -18,12 +18,30 @@ const MAX_DIFF_LINES = 4000;
 const IR_PASSES: Record<string, string> = { sdsc: "ktir", ktir: "sdsc" };
 
 /**
+ * Passes that describe the state beside the pipeline rather than change it: the
+ * tensor-parallel pass adds a `shard:` line to the state after canonicalize, and the next
+ * pass (which compiles the unsharded graph) diffs against the pass before it, not against
+ * those lines.
+ */
+const SIDE_PASSES = new Set(["tensor-parallel"]);
+
+/** The pass a pass's diff is against: the one before it, skipping side passes. */
+export function previousPass(passes: readonly PassSnapshot[], index: number): PassSnapshot | null {
+  const self = passes[index];
+  for (let i = index - 1; i >= 0; i--) {
+    const p = passes[i];
+    if (p && (self && SIDE_PASSES.has(self.name) ? true : !SIDE_PASSES.has(p.name))) return p;
+  }
+  return null;
+}
+
+/**
  * Whether each pass changed the program: a pass whose state snapshot equals the previous
  * one's did nothing (the page hides it). IR snapshots always count as changes.
  */
 export function passChanged(passes: readonly PassSnapshot[]): boolean[] {
   return passes.map((p, i) => {
-    const prev = passes[i - 1];
+    const prev = previousPass(passes, i);
     if (!prev || !isStateText(p.text) || !isStateText(prev.text)) return true;
     return p.text !== prev.text;
   });
@@ -168,7 +186,7 @@ export class PassView {
     const gutter = lineNumbers(text);
     const lines = gutter === "" ? 0 : gutter.split("\n").length;
     this.showText(text, pass.title, `${pass.name} · ${lines} lines`, gutter);
-    this.showDiff(this.passes[index - 1] ?? null, pass, text);
+    this.showDiff(previousPass(this.passes, index), pass, text);
     for (const fn of this.listeners) fn(pass);
   }
 

@@ -26,6 +26,7 @@ import { ResultsPane } from "./results";
 import { RingTab } from "./ring";
 import { RooflineTab } from "./roofline";
 import { RunInputsTab } from "./runInputs";
+import { SystemTab } from "./system";
 import { TimelineTab } from "./timeline";
 import type { View } from "./view";
 
@@ -40,6 +41,7 @@ export function createViews(): View[] {
     new CoresTab(),
     new RooflineTab(),
     new RunInputsTab(),
+    new SystemTab(),
     new ResultsPane(),
   ];
 }

@@ -1,6 +1,6 @@
 // The results line: total cycles, and each output against the reference.
 
-import type { RunInfo } from "../api";
+import type { RunInfo, TpRun } from "../api";
 import { byId, el, formatInt, formatSci } from "../dom";
 import type { Change, PageState, View } from "./view";
 
@@ -50,6 +50,38 @@ export function toleranceText(o: ToleranceCheck): string {
   return `max abs ${abs} > atol ${atol}, max rel ${rel} > rtol ${rtol}${special}: off`;
 }
 
+/**
+ * The results of a tensor-parallel run as short phrases: the numbers against the TP-1
+ * reference, the collective share of the modelled cycles, and the host runtime overhead in
+ * both launch regimes, saying which is under the roadmap's 5%.
+ */
+export function tpPhrases(tp: TpRun): { text: string; title: string; testid: string }[] {
+  const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+  const out = [
+    {
+      testid: "tp-cycles",
+      text: `TP ${tp.degree} on ${tp.system}: ${formatInt(tp.totalCycles)} cycles${tp.outputsChecked ? `, ${tp.passed ? "matches" : "does not match"} the TP-1 reference` : ""}`,
+      title: `${tp.kv}; ${tp.segments.length} segments, ${tp.collectives.length} all-reduces`,
+    },
+    {
+      testid: "tp-collective-share",
+      text: `collectives ${formatInt(tp.collectiveCycles)} cycles (${pct(tp.collectiveShare)} of the time)`,
+      title: tp.collectives
+        .map((c) => `${c.kind} ${c.tensor}: ${c.algorithm}, ${c.reason}; ${c.reductionOrder}`)
+        .join("\n"),
+    },
+  ];
+  for (const h of tp.host) {
+    const word = h.grouping === "per-block" ? "per block" : "per kernel";
+    out.push({
+      testid: `tp-overhead-${h.grouping}`,
+      text: `runtime overhead, launch ${word}: ${pct(h.overhead)} (${h.launches} launch${h.launches === 1 ? "" : "es"})${h.under5Percent ? ", under the roadmap's 5%" : ", not under 5%"}`,
+      title: `${h.note}; end-to-end ${formatInt(h.endToEndCycles)} cycles, device busy ${formatInt(h.deviceBusyCycles)}`,
+    });
+  }
+  return out;
+}
+
 export class ResultsView {
   private readonly root = byId<HTMLElement>("results");
 
@@ -58,7 +90,7 @@ export class ResultsView {
     this.root.replaceChildren(el("span", { className: "muted", text: message }));
   }
 
-  show(run: RunInfo, note = ""): void {
+  show(run: RunInfo, note = "", tp: TpRun | null = null): void {
     if (!run.outputsChecked) this.root.removeAttribute("data-passed");
     else this.root.dataset.passed = String(run.passed);
     if (run.timingOnly) this.root.removeAttribute("data-passed");
@@ -134,6 +166,16 @@ export class ResultsView {
       parts.push(el("span", { className: "muted", text: `assumed: ${a}` }));
     if (run.summary)
       parts.push(el("span", { className: "muted", text: `bottleneck: ${run.summary.bottleneck}` }));
+    if (tp)
+      for (const p of tpPhrases(tp))
+        parts.push(
+          el("span", {
+            className: "tp-result",
+            "data-testid": p.testid,
+            text: p.text,
+            title: p.title,
+          }),
+        );
     if (note) parts.push(el("span", { className: "muted", "data-testid": "run-note", text: note }));
     this.root.replaceChildren(...parts);
   }
@@ -151,6 +193,6 @@ export class ResultsPane implements View {
 
   update(s: PageState, changed: ReadonlySet<Change>): void {
     if (this.view && changed.has("run") && s.loaded)
-      this.view.show(s.loaded.res.result.run, s.loaded.note);
+      this.view.show(s.loaded.res.result.run, s.loaded.note, s.loaded.res.result.tp ?? null);
   }
 }

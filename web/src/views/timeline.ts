@@ -22,6 +22,7 @@ import { loadAt, sharedLanes, type SharedLane } from "../timeline/lanes";
 import { EventBox } from "./eventBox";
 import { formatDuration } from "./results";
 import { detailsContext } from "./ring";
+import { tpStrip } from "./tpLanes";
 import type { Change, PageState, Shortcut, View, ViewContext } from "./view";
 
 const LABEL_W = 58;
@@ -570,6 +571,8 @@ export class TimelineTab implements View {
   readonly usesClock = true;
   private view: TimelineView | null = null;
   private shown = false;
+  /** The host and card-link lanes of a tensor-parallel run, under the core lanes. */
+  private strip: HTMLElement | null = null;
 
   readonly shortcuts: readonly Shortcut[] = [
     {
@@ -596,7 +599,9 @@ export class TimelineTab implements View {
     },
   ];
 
-  mount(_container: HTMLElement, ctx: ViewContext): void {
+  mount(container: HTMLElement, ctx: ViewContext): void {
+    this.strip = tpStrip(null, 0);
+    container.append(this.strip);
     this.view = new TimelineView({
       time: (t) => {
         ctx.clock.setPlaying(false);
@@ -614,6 +619,9 @@ export class TimelineTab implements View {
     if (changed.has("run") && s.loaded) {
       v.setRun(s.loaded.res.result.run);
       v.setDetails(detailsContext(s.loaded.res.result));
+      const strip = tpStrip(s.loaded.res.result.tp, s.loaded.res.result.run.machine.clockGhz);
+      this.strip?.replaceWith(strip);
+      this.strip = strip;
     }
     if (changed.has("lines")) v.setLines(s.lines);
     if (changed.has("view")) {
