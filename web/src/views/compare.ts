@@ -16,7 +16,7 @@ import {
 } from "../compare";
 import { el, formatInt } from "../dom";
 import type { PipelineResult, Roofline } from "../api";
-import { ALLOCATORS, type Allocator } from "../runSettings";
+import { ALLOCATORS, type Allocator, MAX_ATTENTION_BLOCK } from "../runSettings";
 import { tickStep } from "../timeline/model";
 import { project, rooflineModel } from "./roofline";
 import type { Change, PageState, View, ViewContext } from "./view";
@@ -151,7 +151,8 @@ export class CompareTab implements View {
     const s: CompareSpec = {
       machine: this.machine.value || null,
       allocator: (this.allocator.value || null) as Allocator | null,
-      attentionBlock: n !== null && Number.isInteger(n) && n >= 0 ? n : null,
+      attentionBlock:
+        n !== null && Number.isInteger(n) && n >= 0 && n <= MAX_ATTENTION_BLOCK ? n : null,
       doubleBuffer: this.doubleBuffer.value === "" ? null : this.doubleBuffer.value === "on",
       ktirEdit: false,
     };
