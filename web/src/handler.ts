@@ -189,13 +189,14 @@ export function createHandler(load: () => Promise<SpyreModule>): Handler {
     progress: (p: RunProgress) => void,
     extra: readonly NamedBytes[] = [],
     data?: RunData,
+    aside = false,
   ): { session: SpyreSession; raw: unknown } => {
     const session = m.open(bytes, fileName, extra);
     try {
       const raw = data
         ? runWithData(session, options, data, progress)
         : session.run(options, progress);
-      last = { key: JSON.stringify([fileName, options]), bytes, session };
+      if (!aside) last = { key: JSON.stringify([fileName, options]), bytes, session };
       return { session, raw };
     } catch (err) {
       throw new OpenedButFailed(err, session);
@@ -262,6 +263,7 @@ export function createHandler(load: () => Promise<SpyreModule>): Handler {
             progress,
             extra,
             req.params.data,
+            req.params.aside === true,
           );
           const result = checkRun(raw);
           const kind: RunResult["kind"] = result.kind === "ktir" ? "ktir" : "graph";

@@ -54,6 +54,7 @@ import {
 import { formatSessionFile, readSessionFile, sessionFileName } from "./sessionFile";
 import { Drawers } from "./drawers";
 import { sanitizeSettings, settingsOptions } from "./runSettings";
+import { specOptions, type CompareSpec } from "./compare";
 import { OptionsPanel } from "./views/options";
 import { ErrorBanner } from "./views/errorBanner";
 import { Notice } from "./views/notice";
@@ -62,6 +63,7 @@ import { Help, helpRows, pageShortcuts } from "./views/help";
 import { createViews } from "./views/registry";
 import type {
   Change,
+  Comparison,
   IrKind,
   Loaded,
   PageState,
@@ -129,6 +131,11 @@ class App {
   private failedKtir: { fileName: string } | null = null;
   /** What the last failed run threw (the Run inputs panel shows it on the row it names). */
   private lastFailure: unknown = null;
+  /** Compare mode: what the second run changes (null: not comparing). */
+  private compareSpec: CompareSpec | null = null;
+  /** Compare mode's second run, for the views. */
+  private comparison: Comparison | null = null;
+  private compareSeq = 0;
 
   constructor() {
     this.header = new Header({
@@ -229,6 +236,7 @@ class App {
       outputNpy: async (name) => (await this.host.call("outputNpy", { name })).bytes,
       verify: (text) => this.verify(text),
       save: () => this.scheduleSave(),
+      compare: (spec) => this.setCompare(spec),
     };
   }
 
@@ -245,6 +253,8 @@ class App {
       playing: this.clock.isPlaying,
       ktir: this.ktir,
       busy: this.running > 0,
+      compare: this.comparison,
+      machines: this.machines,
     };
   }
 
@@ -379,6 +389,11 @@ class App {
     ];
     notice.clear();
     if (wanted.machine) this.header.setMachine(wanted.machine);
+    // The second run follows the first (see `load`).
+    this.compareSpec = wanted.compare;
+    this.comparison = null;
+    this.compareSeq++;
+    this.broadcast(["compare"]);
     this.optionsPanel.set(sanitizeSettings(wanted));
     const first = this.examples[0]?.name ?? null;
     const example = wanted.example ?? first;
@@ -604,6 +619,7 @@ class App {
       originalKtir,
       spans,
       sdsc: res.result.passes.find((p) => p.name === "sdsc")?.text ?? "",
+      ktir: ktir !== null && ktir !== originalKtir ? ktir : null,
       note: ktir !== null && ktir !== originalKtir ? "edited KTIR" : "",
       timingOnly: keep.timingOnly === true,
       withData: keep.data !== undefined,
@@ -624,6 +640,8 @@ class App {
     document.body.dataset.runs = String(Number(document.body.dataset.runs ?? "0") + 1);
     this.reportRun(res.result);
     this.scheduleSave();
+    // A comparison follows the run on screen: its second run is made again from this one.
+    if (this.compareSpec) void this.runCompare();
     return "ok";
   }
 
@@ -651,6 +669,43 @@ class App {
     if (!this.embed || window.parent === window) return;
     const report: RunFailure = { type: RUN_FAILED_MESSAGE, message };
     window.parent.postMessage(report, "*");
+  }
+
+  /** Starts (or, with null, stops) comparing the run on screen with a second configuration. */
+  private setCompare(spec: CompareSpec | null): void {
+    this.compareSpec = spec;
+    this.scheduleSave();
+    void this.runCompare();
+  }
+
+  /**
+   * Runs compare mode's second configuration beside the run on screen. It runs aside in the
+   * worker, so trace export and output downloads still read the run on screen.
+   */
+  private async runCompare(): Promise<void> {
+    const seq = ++this.compareSeq;
+    const spec = this.compareSpec;
+    const c = this.loaded;
+    const finish = (comparison: Comparison | null): void => {
+      this.comparison = comparison;
+      this.broadcast(["compare"]);
+      if (comparison && !comparison.running)
+        document.body.dataset.compares = String(Number(document.body.dataset.compares ?? "0") + 1);
+    };
+    if (!spec || !c) return finish(null);
+    if (spec.ktirEdit && c.ktir === null)
+      return finish({ spec, other: null, error: null, running: false });
+    finish({ spec, other: null, error: null, running: true });
+    const options = specOptions(this.options(c.target, c.ktir, c.timingOnly === true), spec);
+    let done: Comparison;
+    try {
+      const other = await this.host.call("run", { target: c.target, options, aside: true });
+      done = { spec, other, error: null, running: false };
+    } catch (err) {
+      const error = err instanceof CancelledError ? stoppedText(err.reason) : errorMessage(err);
+      done = { spec, other: null, error, running: false };
+    }
+    if (seq === this.compareSeq) finish(done);
   }
 
   /** Keeps the header showing what is actually displayed. */
@@ -870,6 +925,7 @@ class App {
       line: this.lines && this.lines.from === this.lines.to ? this.lines.from : null,
       core: this.core,
       embed: this.embed,
+      compare: this.compareSpec,
       ...this.optionsPanel.settings,
     };
     for (const v of this.views) if (v.url) Object.assign(state, v.url.read());

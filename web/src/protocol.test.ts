@@ -370,6 +370,40 @@ describe("worker handler", () => {
     expect(counts.runs).toBe(runs + 1);
   });
 
+  it("keeps the run on screen for trace and outputs when a comparison runs aside", async () => {
+    const counts = { runs: 0 };
+    const handle = createHandler(async () => stubModule(undefined, counts));
+    const mlir = {
+      kind: "file" as const,
+      bytes: new TextEncoder().encode("module {}"),
+      fileName: "k.mlir",
+    };
+    expect((await handle({ id: 1, method: "run", params: { target: mlir, options: {} } })).ok).toBe(
+      true,
+    );
+    const aside = {
+      id: 2,
+      method: "run",
+      params: {
+        target: { kind: "example", name: "one" },
+        options: { machine: "tiny4" },
+        aside: true,
+      },
+    };
+    expect(parseRequest(aside)).toMatchObject({ params: { aside: true } });
+    expect((await handle(aside)).ok).toBe(true);
+    const runs = counts.runs;
+    // The KTIR module's buffer (not the graph's output) is what a download gets.
+    expect(await handle({ id: 3, method: "outputNpy", params: { name: "x" } })).toMatchObject({
+      ok: true,
+      result: { bytes: new TextEncoder().encode("npy:x") },
+    });
+    // Its trace reads the stored schedule: nothing runs again.
+    const trace = await handle({ id: 4, method: "trace", params: { target: mlir, options: {} } });
+    expect(trace).toEqual({ id: 4, ok: true, result: { json: '{"traceEvents":[1]}' } });
+    expect(counts.runs).toBe(runs);
+  });
+
   it("runs with the user's data, lists what a run takes and hands outputs over as .npy", async () => {
     const counts = { runs: 0 };
     let opened: unknown = null;

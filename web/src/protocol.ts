@@ -58,7 +58,14 @@ export interface RunResult {
 /** Method name -> parameters and result. Add a method here and the types follow. */
 export interface Methods {
   init: { params: Record<string, never>; result: InitResult };
-  run: { params: { target: SourceRef; options: RunOptions; data?: RunData }; result: RunResult };
+  /**
+   * Runs a source. `aside`: a second run for a comparison, which leaves the run kept for
+   * trace export and output downloads (the one on screen) in place.
+   */
+  run: {
+    params: { target: SourceRef; options: RunOptions; data?: RunData; aside?: true };
+    result: RunResult;
+  };
   /** An output (graph) or buffer (KTIR) of the last run as `.npy` bytes. */
   outputNpy: { params: { name: string }; result: { bytes: Uint8Array } };
   verifyKtir: { params: { text: string }; result: Diagnostic[] };
@@ -295,10 +302,12 @@ export function parseRequest(data: unknown): WorkerRequest | null {
       const target = parseTarget(p.target);
       const options = parseOptions(p.options);
       if (!target || !options) return null;
-      if (p.data === undefined) return { id: d.id, method: "run", params: { target, options } };
+      const aside = p.aside === true ? { aside: true as const } : {};
+      if (p.data === undefined)
+        return { id: d.id, method: "run", params: { target, options, ...aside } };
       const data = parseData(p.data);
       if (!data) return null;
-      return { id: d.id, method: "run", params: { target, options, data } };
+      return { id: d.id, method: "run", params: { target, options, data, ...aside } };
     }
     case "trace": {
       const target = parseTarget(p.target);

@@ -5,6 +5,7 @@
 // library: the properties are simple, and a fixed seed keeps every run reproducible.
 
 import { describe, expect, it } from "vitest";
+import { NO_CHANGE } from "./compare";
 import { LINK_RUN_BUDGET_MS, progressText, stoppedText } from "./runStatus";
 import {
   checkNames,
@@ -343,6 +344,17 @@ describe("url state under random input", () => {
         seed: g.maybe(() => g.int(1, 1e9)),
         outOfBounds: g.maybe(() => "mask" as const),
         places: g.maybe(() => ({ [`b${g.int(0, 9)}`]: g.int(0, 1e6), x: g.int(0, 5) })),
+        compare: g.maybe(() =>
+          g.bool()
+            ? { ...NO_CHANGE, ktirEdit: true }
+            : {
+                ...NO_CHANGE,
+                machine: g.maybe(() => g.text(10)),
+                allocator: g.maybe(() => g.pick(["greedy", "first-fit", "best-fit"] as const)),
+                attentionBlock: g.int(0, 4096),
+                doubleBuffer: g.maybe(() => g.bool()),
+              },
+        ),
       };
       const hash = await formatUrlState(s);
       const r = await readUrlState(hash);

@@ -9,6 +9,7 @@
 // The state is one flat object: the page's fields below, plus each view's own fields (its
 // `url` part in views/registry.ts, e.g. the Passes view's `pass`).
 
+import { type CompareSpec, encodeCompare, sanitizeCompare } from "./compare";
 import { DEFAULT_SETTINGS, type RunSettings, sanitizeSettings } from "./runSettings";
 import { isView, VIEWS } from "./views/registry";
 
@@ -54,6 +55,8 @@ export interface PageUrlState extends RunSettings {
   core: number | null;
   /** Shown inside another page (<spyre-playground>): one view, no chrome. */
   embed: boolean;
+  /** The second run of compare mode, as changes from the run on screen (null: none). */
+  compare: CompareSpec | null;
 }
 
 /** The page's fields and every view's fields. */
@@ -69,6 +72,7 @@ const EMPTY_PAGE: PageUrlState = {
   line: null,
   core: null,
   embed: false,
+  compare: null,
   ...DEFAULT_SETTINGS,
 };
 
@@ -232,6 +236,7 @@ export function sanitize(o: Record<string, unknown>): UrlState {
     line: num(o.line),
     core: num(o.core),
     embed: o.embed === true || o.embed === "1",
+    compare: sanitizeCompare(o.compare),
     ...sanitizeSettings(o),
   };
   return Object.assign({}, page, ...VIEWS.map((v) => v.url?.decode(o) ?? {})) as UrlState;
@@ -405,6 +410,7 @@ export function describeLinkProblems(problems: readonly string[], instead: strin
 export async function formatUrlState(state: UrlState): Promise<string> {
   const fields: Record<string, unknown> = {};
   for (const k of PAGE_FIELDS) if (k !== "embed") fields[k] = state[k];
+  fields.compare = state.compare ? encodeCompare(state.compare) : null;
   for (const v of VIEWS) if (v.url) Object.assign(fields, v.url.encode(v.url.decode(state)));
   const obj: Record<string, unknown> = {};
   for (const [k, val] of Object.entries(fields)) {

@@ -35,6 +35,8 @@ export const VIEW_IDS = [
   "cores",
   "roofline",
   "inputs",
+  "system",
+  "compare",
 ] as const;
 
 /** The machine presets of the playground. */

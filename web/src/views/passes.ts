@@ -1,9 +1,21 @@
 // Pass list (left), the selected pass's snapshot, and its diff against the previous pass.
+// Lines are linked: pointing at an entity's line highlights the entity in the diff and shows
+// its lines in the previous and next pass; in the SDSC | KTIR side-by-side view, a kernel's
+// KTIR function and its device op's SDSC entry highlight each other (by the run's source map).
 
-import type { PassSnapshot } from "../api";
+import type { PassSnapshot, SourceMap } from "../api";
 import { byId, el, isEditableTarget } from "../dom";
+import { kernelAt, opOfKernel, sdscOpAt } from "../session";
 import { lineDiff, type DiffLine } from "./diff";
-import { diffEntities, type EntityChange, isStateText, summarize } from "./stateDiff";
+import {
+  diffEntities,
+  entityAt,
+  entityRanges,
+  type EntityChange,
+  type EntityRange,
+  isStateText,
+  summarize,
+} from "./stateDiff";
 import type { Change, PageState, Shortcut, UrlPart, View, ViewContext } from "./view";
 
 /** The pass shown when nothing else was asked for. */
@@ -67,6 +79,48 @@ export function displayText(text: string): string {
   return text;
 }
 
+/** What a pointed-at line links: an entity of the program state, or a kernel of the IRs. */
+export type LineLink = { kind: "entity"; key: string } | { kind: "kernel"; kernel: number };
+
+/** The 1-based line of a `pre` under the pointer at `clientY` (lines are one height). */
+function lineAt(pre: HTMLElement, clientY: number): number {
+  const cs = getComputedStyle(pre);
+  const lh = parseFloat(cs.lineHeight) || parseFloat(cs.fontSize) * 1.5 || 18;
+  const top = pre.getBoundingClientRect().top + (parseFloat(cs.paddingTop) || 0);
+  return Math.floor((clientY - top) / lh) + 1;
+}
+
+/** Marks lines `from`..`to` of a `pre` with a band behind them (returned, for scrolling). */
+function addBand(pre: HTMLElement, from: number, to: number): HTMLElement {
+  const cs = getComputedStyle(pre);
+  const lh = parseFloat(cs.lineHeight) || parseFloat(cs.fontSize) * 1.5 || 18;
+  const top = parseFloat(cs.paddingTop) || 0;
+  const band = el("div", {
+    className: "line-band",
+    "aria-hidden": "true",
+    "data-from": from,
+    "data-to": to,
+  });
+  band.style.top = `${top + (from - 1) * lh}px`;
+  band.style.height = `${(to - from + 1) * lh}px`;
+  pre.append(band);
+  return band;
+}
+
+/**
+ * Scrolls `node`'s nearest vertically scrolling ancestor just enough to show it, never
+ * sideways (the snapshot's gutter stays over the start of its lines).
+ */
+function revealVertically(node: HTMLElement): void {
+  let s = node.parentElement;
+  while (s && s.scrollHeight <= s.clientHeight) s = s.parentElement;
+  if (!s) return;
+  const box = s.getBoundingClientRect();
+  const r = node.getBoundingClientRect();
+  if (r.top < box.top) s.scrollTop -= box.top - r.top;
+  else if (r.bottom > box.bottom) s.scrollTop += Math.min(r.bottom - box.bottom, r.top - box.top);
+}
+
 /** "1\n2\n...\nN" for a text of N lines (a trailing newline does not start a line). */
 export function lineNumbers(text: string): string {
   if (text.length === 0) return "";
@@ -96,12 +150,192 @@ export class PassView {
   private buttons: HTMLButtonElement[] = [];
   private selected = -1;
   private listeners: ((pass: PassSnapshot) => void)[] = [];
+  /** The run's source map and KTIR, for linking the two IRs' lines. */
+  private map: SourceMap | null = null;
+  private ktir: string | null = null;
+  /** The link a click set (kept across passes), and the one under the pointer. */
+  private pinned: LineLink | null = null;
+  private hover: LineLink | null = null;
+  /** Entity ranges of each pass's text, by pass index (parsed when first needed). */
+  private ranges = new Map<number, EntityRange[]>();
+  /** The other IR's text shown beside the snapshot, and which IR each one is. */
+  private beside: HTMLPreElement | null = null;
+  private snapshotIr: "ktir" | "sdsc" | null = null;
+  private readonly linked = el("div", {
+    className: "linked",
+    "data-testid": "linked-entity",
+    "aria-live": "polite",
+    hidden: true,
+  });
 
   constructor() {
     this.unchangedToggle.addEventListener("click", () => {
       this.showUnchanged = !this.showUnchanged;
       this.applyHidden();
     });
+    this.diff.before(this.linked);
+    this.watchLines(this.snapshot, () => this.snapshotIr);
+    this.diff.addEventListener("mousemove", (ev) => this.onDiffPointer(ev, false));
+    this.diff.addEventListener("click", (ev) => this.onDiffPointer(ev, true));
+    this.diff.addEventListener("mouseleave", () => this.setHover(null));
+  }
+
+  /** Links the lines of `pre` on hover and click; `ir` says which IR it shows, if any. */
+  private watchLines(pre: HTMLElement, ir: () => "ktir" | "sdsc" | null): void {
+    const linkAt = (ev: MouseEvent): LineLink | null => this.linkOf(ir(), lineAt(pre, ev.clientY));
+    pre.addEventListener("mousemove", (ev) => this.setHover(linkAt(ev)));
+    pre.addEventListener("mouseleave", () => this.setHover(null));
+    pre.addEventListener("click", (ev) => {
+      // A selection being made is not a click on a line.
+      if (window.getSelection()?.toString()) return;
+      this.pinned = linkAt(ev);
+      this.hover = null;
+      this.applyLink(true);
+    });
+  }
+
+  /** What line `line` of a text links: in an IR, its kernel; in a state text, its entity. */
+  private linkOf(ir: "ktir" | "sdsc" | null, line: number): LineLink | null {
+    const map = this.map;
+    if (ir === "ktir" || ir === "sdsc") {
+      if (!map) return null;
+      const k =
+        ir === "ktir"
+          ? kernelAt(map, line)
+          : (() => {
+              const op = sdscOpAt(map, line);
+              return op && op.kernel !== null ? (map.kernels[op.kernel] ?? null) : null;
+            })();
+      const i = k ? map.kernels.indexOf(k) : -1;
+      return i >= 0 ? { kind: "kernel", kernel: i } : null;
+    }
+    const r = entityAt(this.rangesOf(this.selected), line);
+    return r ? { kind: "entity", key: r.key } : null;
+  }
+
+  private rangesOf(index: number): EntityRange[] {
+    let r = this.ranges.get(index);
+    if (!r) {
+      const p = this.passes[index];
+      const text = p ? displayText(p.text) : "";
+      r = isStateText(text) ? entityRanges(text) : [];
+      this.ranges.set(index, r);
+    }
+    return r;
+  }
+
+  private onDiffPointer(ev: MouseEvent, click: boolean): void {
+    if (this.beside && ev.target instanceof Node && this.beside.contains(ev.target)) return;
+    const row = ev.target instanceof Element ? ev.target.closest<HTMLElement>(".dl") : null;
+    const key = row?.dataset.entity;
+    const link: LineLink | null = key ? { kind: "entity", key } : null;
+    if (!click) {
+      this.setHover(link);
+      return;
+    }
+    this.pinned = link;
+    this.hover = null;
+    this.applyLink(true);
+  }
+
+  private setHover(link: LineLink | null): void {
+    if (JSON.stringify(link) === JSON.stringify(this.hover)) return;
+    this.hover = link;
+    this.applyLink(false);
+  }
+
+  /** The run's source map and KTIR text, which link the SDSC and KTIR lines. */
+  setSourceMap(map: SourceMap | null, ktir: string | null): void {
+    this.map = map;
+    this.ktir = ktir;
+  }
+
+  /**
+   * Shows the current link: bands on its lines in the snapshot (and the IR beside it), its
+   * rows in the diff, and its lines in the previous and next pass. `scroll` brings the
+   * linked lines into view (after a click or a change of pass, not while hovering).
+   */
+  private applyLink(scroll: boolean): void {
+    const link = this.hover ?? this.pinned;
+    for (const b of [...this.snapshot.querySelectorAll(".line-band")]) b.remove();
+    for (const b of [...this.diff.querySelectorAll(".line-band")]) b.remove();
+    for (const r of this.diff.querySelectorAll(".dl.linked")) r.classList.remove("linked");
+    this.snapshot.dataset.linked = "";
+    this.linked.hidden = true;
+    this.linked.replaceChildren();
+    if (!link) return;
+    const bands: HTMLElement[] = [];
+    if (link.kind === "entity") {
+      const r = this.rangesOf(this.selected).find((e) => e.key === link.key);
+      if (!r) return;
+      this.snapshot.dataset.linked = link.key;
+      bands.push(addBand(this.snapshot, r.from, r.to));
+      const rows = this.diff.querySelectorAll<HTMLElement>(".dl[data-entity]");
+      let first: HTMLElement | null = null;
+      for (const row of rows)
+        if (row.dataset.entity === link.key) {
+          row.classList.add("linked");
+          first ??= row;
+        }
+      if (scroll && first) revealVertically(first);
+      this.showNeighbours(link.key);
+    } else {
+      const map = this.map;
+      const k = map?.kernels[link.kernel];
+      if (!map || !k) return;
+      this.snapshot.dataset.linked = `kernel ${k.func}`;
+      const sdsc = opOfKernel(map, k)?.sdscLines ?? null;
+      const lines = (ir: "ktir" | "sdsc") => (ir === "ktir" ? k.lines : sdsc);
+      const mark = (pre: HTMLElement | null, ir: "ktir" | "sdsc" | null) => {
+        const l = ir ? lines(ir) : null;
+        if (pre && l) bands.push(addBand(pre, l.from, l.to));
+      };
+      mark(this.snapshot, this.snapshotIr);
+      mark(this.beside, this.snapshotIr === "ktir" ? "sdsc" : "ktir");
+    }
+    if (scroll) for (const b of bands) revealVertically(b);
+  }
+
+  /** The linked entity's lines in the passes before and after the selected one. */
+  private showNeighbours(key: string): void {
+    const side = (index: number, arrow: "prev" | "next") => {
+      const p = this.passes[index];
+      if (!p) return null;
+      const r = this.rangesOf(index).find((e) => e.key === key);
+      const lines = r
+        ? displayText(p.text)
+            .split("\n")
+            .slice(r.from - 1, r.to)
+        : [];
+      const go = el("button", {
+        type: "button",
+        className: "linked-go",
+        "data-testid": `linked-${arrow}`,
+        "aria-label": `show ${key} in the pass ${p.name}`,
+        text: arrow === "prev" ? `← ${p.name}` : `${p.name} →`,
+      });
+      go.addEventListener("click", () => {
+        this.pinned = { kind: "entity", key };
+        this.hover = null;
+        this.select(index);
+      });
+      return el(
+        "div",
+        { className: `linked-side linked-${arrow}` },
+        go,
+        el("pre", {
+          className: `linked-lines${r ? "" : " absent"}`,
+          "data-testid": `linked-${arrow}-lines`,
+          text: r ? lines.join("\n") : `(no ${key} in ${p.name})`,
+        }),
+      );
+    };
+    const parts = [side(this.selected - 1, "prev"), side(this.selected + 1, "next")].filter(
+      (x): x is HTMLDivElement => x !== null,
+    );
+    if (parts.length === 0) return;
+    this.linked.replaceChildren(el("div", { className: "linked-key", text: key }), ...parts);
+    this.linked.hidden = false;
   }
 
   get selectedName(): string | null {
@@ -115,6 +349,8 @@ export class PassView {
   /** Replaces the passes; keeps `preferred` selected if present, else the first pass. */
   setPasses(passes: readonly PassSnapshot[], preferred: string | null): void {
     this.passes = passes;
+    this.ranges.clear();
+    this.hover = null;
     this.buttons = passes.map((p, i) => {
       const b = el(
         "button",
@@ -187,6 +423,7 @@ export class PassView {
     const lines = gutter === "" ? 0 : gutter.split("\n").length;
     this.showText(text, pass.title, `${pass.name} · ${lines} lines`, gutter);
     this.showDiff(previousPass(this.passes, index), pass, text);
+    this.applyLink(true);
     for (const fn of this.listeners) fn(pass);
   }
 
@@ -214,16 +451,30 @@ export class PassView {
     this.diff.scrollTop = 0;
     this.summary.replaceChildren();
     this.summary.hidden = true;
+    this.beside = null;
+    this.snapshotIr = null;
     const other = IR_PASSES[pass.name];
     const beside = other === undefined ? undefined : this.passes.find((p) => p.name === other);
     if (beside) {
-      // SDSC and KTIR are two forms of one program: shown side by side, not diffed.
+      // SDSC and KTIR are two forms of one program: shown side by side, not diffed. Their
+      // lines link through the source map, which speaks of the KTIR the run ran.
       this.diffTitle.textContent = `${beside.name.toUpperCase()} beside ${pass.name.toUpperCase()}`;
       this.diffMeta.textContent = "side by side";
       this.diff.dataset.mode = "beside";
-      this.diff.replaceChildren(
-        el("pre", { className: "code beside", text: displayText(beside.text) }),
-      );
+      const ktirText = pass.name === "ktir" ? pass.text : beside.text;
+      const linkable = this.map !== null && ktirText === this.ktir;
+      const pre = el("pre", {
+        className: "code beside",
+        "data-testid": "beside",
+        text: displayText(beside.text),
+      });
+      if (linkable) {
+        this.snapshotIr = pass.name === "ktir" ? "ktir" : "sdsc";
+        this.beside = pre;
+        const ir = beside.name === "ktir" ? "ktir" : "sdsc";
+        this.watchLines(pre, () => ir);
+      }
+      this.diff.replaceChildren(pre);
       return;
     }
     if (!prev) {
@@ -258,25 +509,32 @@ export class PassView {
     let added = 0;
     let removed = 0;
     const lines: DiffLine[] = [];
+    const keys: string[] = [];
     for (const c of changes) {
       for (const l of c.lines) {
         if (l.kind === "add") added++;
         else if (l.kind === "del") removed++;
         lines.push(l);
+        keys.push(`${c.kind} ${c.name}`);
       }
     }
     this.diffMeta.textContent = `+${added} −${removed}`;
     const words = summarize(changes);
     this.summary.replaceChildren(...words.map((w) => el("li", { text: w })));
     this.summary.hidden = words.length === 0;
-    this.showRows(lines, changes.length === 0);
+    this.showRows(lines, changes.length === 0, keys);
   }
 
-  private showRows(lines: readonly DiffLine[], none: boolean): void {
-    const rows = lines.slice(0, MAX_DIFF_LINES).map((l) => {
+  /** Draws diff rows; `keys`, when given, names the entity of each row (for linking). */
+  private showRows(lines: readonly DiffLine[], none: boolean, keys?: readonly string[]): void {
+    const rows = lines.slice(0, MAX_DIFF_LINES).map((l, i) => {
       const sign =
         l.kind === "add" ? "+ " : l.kind === "del" ? "- " : l.kind === "skip" ? "" : "  ";
-      return el("div", { className: `dl ${l.kind}`, text: sign + l.text });
+      return el("div", {
+        className: `dl ${l.kind}`,
+        text: sign + l.text,
+        "data-entity": keys?.[i],
+      });
     });
     if (lines.length > MAX_DIFF_LINES)
       rows.push(
@@ -354,6 +612,8 @@ export class PassesTab implements View {
     if (!this.view || !changed.has("run") || !s.loaded) return;
     const pass = this.wanted ?? this.view.selectedName ?? DEFAULT_PASS;
     this.wanted = null;
-    this.view.setPasses(s.loaded.res.result.passes, pass);
+    const r = s.loaded.res.result;
+    this.view.setSourceMap(r.sourceMap, r.ktir);
+    this.view.setPasses(r.passes, pass);
   }
 }

@@ -18,6 +18,7 @@
 // registry.test.ts then checks that ids, keys and URL fields stay unique and that the view's
 // URL part round-trips through the versioned URL format.
 
+import { CompareTab } from "./compare";
 import { CoresTab } from "./cores";
 import { GraphTab } from "./graph";
 import { IrTab } from "./ir";
@@ -42,6 +43,7 @@ export function createViews(): View[] {
     new RooflineTab(),
     new RunInputsTab(),
     new SystemTab(),
+    new CompareTab(),
     new ResultsPane(),
   ];
 }

@@ -2,7 +2,14 @@
 // the changes stated in words.
 
 import { describe, expect, it } from "vitest";
-import { diffEntities, isStateText, parseEntities, summarize } from "./stateDiff";
+import {
+  diffEntities,
+  entityAt,
+  entityRanges,
+  isStateText,
+  parseEntities,
+  summarize,
+} from "./stateDiff";
 import { passChanged } from "./passes";
 
 const DECOMPOSE = `program t: 1 inputs, 0 initializers, 1 nodes, outputs y
@@ -35,6 +42,23 @@ const DIVIDED = LAYOUT.replace(
 );
 
 describe("program state diffs", () => {
+  it("find the lines of each entity, for linking them across passes", () => {
+    const r = entityRanges(LAYOUT);
+    expect(r.map((e) => `${e.key}:${e.from}-${e.to}`)).toEqual([
+      "program t:1-3",
+      "tensor x:4-5",
+      "tensor x@restick:6-7",
+      "tensor y:8-9",
+      "node r:10-10",
+      "op r/restickify_1:11-12",
+      "op r:13-13",
+    ]);
+    expect(entityAt(r, 5)?.key).toBe("tensor x");
+    expect(entityAt(r, 13)?.key).toBe("op r");
+    expect(entityAt(r, 14)).toBeNull();
+    expect(entityAt([], 1)).toBeNull();
+  });
+
   it("split a state text into entities", () => {
     expect(isStateText(DECOMPOSE)).toBe(true);
     expect(isStateText("{}")).toBe(false);

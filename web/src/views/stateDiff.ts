@@ -42,6 +42,48 @@ export function parseEntities(text: string): Entity[] {
   return out;
 }
 
+/** Where an entity sits in a state text: its key and its first and last lines (1-based). */
+export interface EntityRange {
+  key: string;
+  from: number;
+  to: number;
+}
+
+/**
+ * The line range of each entity of a state text, in order (lines before the first header
+ * and blank lines belong to no entity; blank lines inside one are kept in its range).
+ */
+export function entityRanges(text: string): EntityRange[] {
+  const out: EntityRange[] = [];
+  const lines = text.split("\n");
+  lines.forEach((line, i) => {
+    if (line === "") return;
+    if (line.startsWith(" ")) {
+      const last = out[out.length - 1];
+      if (last) last.to = i + 1;
+      return;
+    }
+    const [e] = parseEntities(line);
+    if (e) out.push({ key: entityKey(e), from: i + 1, to: i + 1 });
+  });
+  return out;
+}
+
+/** The entity whose lines hold `line` (1-based), or null. */
+export function entityAt(ranges: readonly EntityRange[], line: number): EntityRange | null {
+  // Ranges are in line order: a binary search keeps hovering cheap on large snapshots.
+  let lo = 0;
+  let hi = ranges.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const r = ranges[mid]!;
+    if (line < r.from) hi = mid - 1;
+    else if (line > r.to) lo = mid + 1;
+    else return r;
+  }
+  return null;
+}
+
 /** How one entity changed between two passes. */
 export interface EntityChange {
   kind: string;

@@ -6,6 +6,7 @@
 import type { Diagnostic, TraceEvent } from "../api";
 import type { ErrorInfo, RunData, RunIo, RunResult, SourceRef } from "../protocol";
 import type { LineRange } from "../ring/draw";
+import type { CompareSpec } from "../compare";
 import type { Span } from "../session";
 
 /** Which editor of the IR view a line belongs to. */
@@ -25,6 +26,8 @@ export interface Loaded {
   sdsc: string;
   /** A remark for the results line ("edited KTIR"), or "". */
   note: string;
+  /** The edited KTIR this run ran in place of the source's (null: as compiled or opened). */
+  ktir: string | null;
   /** Run timing-only although the source could run with numbers (external data missing). */
   timingOnly?: boolean;
   /** Run with the user's tensors (the Run inputs panel). */
@@ -46,6 +49,17 @@ export interface Unrun {
   io: RunIo;
   /** Why it did not run. */
   failure: ErrorInfo;
+}
+
+/** Compare mode: a second run beside the one on screen. */
+export interface Comparison {
+  /** What the second run changes. */
+  spec: CompareSpec;
+  /** The second run, once it has finished. */
+  other: RunResult | null;
+  /** Why the second run did not finish (null: it did, or is running). */
+  error: string | null;
+  running: boolean;
 }
 
 /** A request to highlight (and maybe scroll to) a line of one IR editor. */
@@ -79,6 +93,10 @@ export interface PageState {
   readonly ktir: string;
   /** A run is in progress. */
   readonly busy: boolean;
+  /** Compare mode's second run (null: not comparing). */
+  readonly compare: Comparison | null;
+  /** The machine presets the wasm module offers. */
+  readonly machines: readonly string[];
 }
 
 /** The parts of the page state an update is about. */
@@ -93,6 +111,7 @@ export type Change =
   | "time"
   | "ktir"
   | "busy"
+  | "compare"
   | "theme";
 
 /** The shared clock: simulated time, play / pause and speed (the transport bar). */
@@ -132,6 +151,8 @@ export interface ViewContext {
   verify(text: string): Promise<Diagnostic[]>;
   /** Something kept in the URL changed. */
   save(): void;
+  /** Compares the run on screen with a second run that changes `spec` (null: stop comparing). */
+  compare(spec: CompareSpec | null): void;
 }
 
 /** A keyboard shortcut, listed in the help panel when it has a label. */
