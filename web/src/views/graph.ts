@@ -225,12 +225,21 @@ export class GraphView {
     const g = this.result?.graph;
     this.layout = layout;
     this.pos = new Map(layout.nodes.map((n) => [n.id, n]));
+    // A group matches what any of its nodes matches.
+    const members = new Map<string, string[]>();
+    for (const x of g?.nodes ?? []) {
+      const gr = groupOf(x.name);
+      if (!this.collapsed.has(gr)) continue;
+      const list = members.get(gr) ?? [];
+      list.push(searchText({ label: x.op, name: x.name } as LayoutNode, x));
+      members.set(gr, list);
+    }
     this.texts = new Map(
-      layout.nodes.map((n) => {
-        if (n.kind !== "group") return [n.id, searchText(n, this.graphNodes.get(n.name))];
-        const members = (g?.nodes ?? []).filter((x) => groupOf(x.name) === n.name);
-        return [n.id, members.map((m) => searchText(n, m)).join(" ")];
-      }),
+      layout.nodes.map((n) =>
+        n.kind === "group"
+          ? [n.id, (members.get(n.name) ?? []).join(" ")]
+          : [n.id, searchText(n, this.graphNodes.get(n.name))],
+      ),
     );
     this.drawn = null;
     this.miniNodes = null;
