@@ -2,57 +2,16 @@
 // (issue 19), at 1440x900 and 390x844, with screenshots in test-artifacts/screenshots/.
 // Run `bash scripts/build-web.sh` first.
 
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
-import { serveStatic } from "./server.mjs";
+import { SIZES, T, newPage, ready, server, shot, suite } from "./harness.mjs";
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-const DIST = join(ROOT, "web", "dist");
-const SHOTS = join(ROOT, "test-artifacts", "screenshots");
-const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
-const T = 120_000;
-const SIZES = [
-  { width: 1440, height: 900, touch: false },
-  { width: 390, height: 844, touch: true },
-];
-
-/** @type {Awaited<ReturnType<typeof serveStatic>>} */ let server;
-/** @type {import("playwright-core").Browser} */ let browser;
-const problems = [];
-
+/** Opens `url` at `size` and waits until the page has run its example. */
 async function open(url, size) {
-  const ctx = await browser.newContext({
-    viewport: { width: size.width, height: size.height },
-    hasTouch: size.touch,
-    isMobile: size.touch,
-  });
-  const p = await ctx.newPage();
-  p.setDefaultTimeout(20_000);
-  p.on("pageerror", (err) => problems.push(String(err)));
-  p.on("console", (m) => {
-    if (m.type() === "error") problems.push(`${p.url()}: ${m.text()}`);
-  });
+  const p = await newPage(size);
   await p.goto(url, { waitUntil: "load" });
-  await p.waitForFunction(() => document.body.dataset.state === "ready", undefined, {
-    timeout: 60_000,
-  });
+  assert.equal(await ready(p), "ready");
   return p;
-}
-
-async function showView(p, view) {
-  const tab = p.locator(`#view-tabs [data-view="${view}"]`);
-  await tab.scrollIntoViewIfNeeded();
-  await tab.click();
-  await p.locator(`#view-${view}`).waitFor({ state: "visible" });
-}
-
-async function shot(p, name) {
-  mkdirSync(SHOTS, { recursive: true });
-  await p.screenshot({ path: join(SHOTS, name), animations: "allow" });
 }
 
 /** A cheap fingerprint of a canvas's pixels. */
@@ -68,25 +27,7 @@ const pixels = (p, id) =>
 const percents = (s) => (s ?? "").split(",").filter(Boolean).map(Number);
 
 describe("utilisation heatmap and shared timeline lanes", { timeout: 6 * T }, () => {
-  before(
-    async () => {
-      if (!existsSync(join(DIST, "index.html")))
-        throw new Error(`${DIST} is incomplete: run bash scripts/build-web.sh first`);
-      server = await serveStatic(DIST);
-      browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        timeout: 30_000,
-        args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"],
-      });
-    },
-    { timeout: T },
-  );
-
-  after(async () => {
-    await browser?.close().catch(() => {});
-    await server?.close();
-    assert.deepEqual(problems, [], "console or page errors");
-  });
+  suite();
 
   for (const size of SIZES) {
     const dims = `${size.width}x${size.height}`;

@@ -2,109 +2,30 @@
 // control, carried in the link and restored on reload, at 1440x900 and 390x844. Screenshots
 // go to test-artifacts/screenshots/. Run `bash scripts/build-web.sh` first.
 
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
-import { serveStatic } from "./server.mjs";
+import {
+  SIZES,
+  T,
+  afterRun,
+  linkState,
+  newPage,
+  noSidewaysScroll,
+  ready,
+  server,
+  shot,
+  suite,
+} from "./harness.mjs";
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-const DIST = join(ROOT, "web", "dist");
-const SHOTS = join(ROOT, "test-artifacts", "screenshots");
-const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
-const T = 120_000;
-const SIZES = [
-  { name: "desktop", width: 1440, height: 900, touch: false },
-  { name: "phone", width: 390, height: 844, touch: true },
-];
 /** A gallery example whose kernels stream tiles through time loops (double-buffered). */
 const STREAMED = "llama3_8b_layer";
 /** A small gallery example. */
 const EXAMPLE = "gelu_mlp";
 
-/** @type {Awaited<ReturnType<typeof serveStatic>>} */ let server;
-/** @type {import("playwright-core").Browser} */ let browser;
-const problems = [];
-
-async function newPage(size) {
-  const ctx = await browser.newContext({
-    viewport: { width: size.width, height: size.height },
-    hasTouch: size.touch,
-    isMobile: size.touch,
-  });
-  const p = await ctx.newPage();
-  p.setDefaultTimeout(20_000);
-  p.on("pageerror", (err) => problems.push(String(err)));
-  p.on("console", (m) => {
-    if (m.type() === "error") problems.push(`${p.url()}: ${m.text()}`);
-  });
-  return p;
-}
-
-async function ready(p) {
-  await p.waitForFunction(
-    () => document.body.dataset.state === "ready" || document.body.dataset.state === "error",
-    undefined,
-    { timeout: 60_000 },
-  );
-}
-
-/** Runs `fn` and waits for the page to finish a run after it. */
-async function afterRun(p, fn) {
-  const n = Number((await p.evaluate(() => document.body.dataset.runs)) ?? 0);
-  await fn();
-  await p.waitForFunction((n) => Number(document.body.dataset.runs ?? 0) > n, n, {
-    timeout: 60_000,
-  });
-}
-
-async function shot(p, name) {
-  mkdirSync(SHOTS, { recursive: true });
-  await p.screenshot({ path: join(SHOTS, name), animations: "allow" });
-}
-
-async function noSidewaysScroll(p, what) {
-  const [sw, iw] = await p.evaluate(() => [document.scrollingElement.scrollWidth, innerWidth]);
-  assert.ok(sw <= iw, `${what}: the page is ${sw} px wide in a ${iw} px window`);
-}
-
-/** The state object the page keeps in its link (v=2: deflated JSON). */
-function linkState(p) {
-  return p.evaluate(async () => {
-    const params = new URLSearchParams(location.hash.slice(1));
-    const s = params.get("s") ?? "";
-    const b64 = s.replace(/-/g, "+").replace(/_/g, "/");
-    const bin = atob(b64 + "=".repeat((4 - (b64.length % 4)) % 4));
-    const bytes = Uint8Array.from(bin, (c) => c.charCodeAt(0));
-    const body = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate-raw"));
-    return JSON.parse(await new Response(body).text());
-  });
-}
-
 const cycles = async (p) => (await p.getByTestId("total-cycles").innerText()).split(" cycles")[0];
 
 describe("options on the page", { timeout: 10 * T }, () => {
-  before(
-    async () => {
-      if (!existsSync(join(DIST, "index.html")))
-        throw new Error(`${DIST} is incomplete: run bash scripts/build-web.sh first`);
-      server = await serveStatic(DIST);
-      browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        timeout: 30_000,
-        args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"],
-      });
-    },
-    { timeout: T },
-  );
-
-  after(async () => {
-    await browser?.close().catch(() => {});
-    await server?.close();
-    assert.deepEqual(problems, [], "console or page errors");
-  });
+  suite();
 
   for (const size of SIZES) {
     it(

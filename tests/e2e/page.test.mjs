@@ -2,25 +2,17 @@
 // Run `bash scripts/build-web.sh` first (the wasm module must be in web/pkg when building).
 // Screenshots of every view go to test-artifacts/.
 
-import { after, before, describe, it } from "node:test";
+import { before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
-import { serveStatic } from "./server.mjs";
+import { join } from "node:path";
+import { ARTIFACTS, ROOT, browser, linkWith, server, settled, suite } from "./harness.mjs";
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-const DIST = join(ROOT, "web", "dist");
-const ARTIFACTS = join(ROOT, "test-artifacts");
-const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
 const STEP_TIMEOUT = 20_000;
 const TEST_TIMEOUT = 120_000;
 const VIEWS = ["graph", "passes", "ir", "ring", "timeline", "cores", "roofline"];
 
-/** @type {Awaited<ReturnType<typeof serveStatic>>} */ let server;
-/** @type {import("playwright-core").Browser} */ let browser;
 /** @type {import("playwright-core").BrowserContext} */ let context;
 /** @type {import("playwright-core").Page} */ let page;
 const consoleErrors = [];
@@ -82,14 +74,6 @@ async function showView(view, p = page) {
   await p.locator(`#view-${view}`).waitFor({ state: "visible" });
 }
 
-/** Waits until the URL holds the page's latest state. */
-async function settled(p = page) {
-  const before = Number((await p.evaluate(() => document.body.dataset.saved)) ?? 0);
-  await p.waitForFunction((n) => Number(document.body.dataset.saved ?? 0) > n, before, {
-    timeout: 5000,
-  });
-}
-
 async function openPage(url) {
   const p = await context.newPage();
   p.setDefaultTimeout(STEP_TIMEOUT);
@@ -127,13 +111,6 @@ const EMPTY_LOOP_KTIR = `func.func @spin() attributes {grid = [1]} {
 }
 `;
 
-/** A v2 link holding `text` (normally a state object's JSON) as the page writes it. */
-async function linkWith(text) {
-  const body = new Blob([text]).stream().pipeThrough(new CompressionStream("deflate-raw"));
-  const bytes = Buffer.from(await new Response(body).arrayBuffer());
-  return `${server.url}#v=2&s=${bytes.toString("base64url")}`;
-}
-
 async function noticeText(p) {
   return (await p.locator("#notice-text").textContent()) ?? "";
 }
@@ -150,31 +127,11 @@ async function waitForNotice(p, re, timeout = 60_000) {
 }
 
 describe("Spyre Playground page", { timeout: 20 * TEST_TIMEOUT }, () => {
+  // The console and page errors are checked by the tests below, with foreign requests.
+  suite({ checkProblems: false });
+
   before(
     async () => {
-      if (!existsSync(join(DIST, "index.html"))) {
-        throw new Error(`${DIST}/index.html is missing: run bash scripts/build-web.sh first`);
-      }
-      if (!existsSync(CHROMIUM)) {
-        throw new Error(
-          `no Chromium at ${CHROMIUM} (apt-get install -y chromium, or set CHROMIUM_PATH)`,
-        );
-      }
-      server = await serveStatic(DIST);
-      browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        timeout: 30_000,
-        args: [
-          "--headless",
-          "--no-sandbox",
-          "--disable-gpu",
-          "--disable-quic",
-          "--no-first-run",
-          "--disable-background-networking",
-          "--disable-component-update",
-          "--disable-sync",
-        ],
-      });
       context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
       page = await openPage(server.url);
       if (await page.locator("#error-banner").isVisible()) {
@@ -184,11 +141,6 @@ describe("Spyre Playground page", { timeout: 20 * TEST_TIMEOUT }, () => {
     },
     { timeout: TEST_TIMEOUT },
   );
-
-  after(async () => {
-    await browser?.close().catch(() => {});
-    await server?.close();
-  });
 
   it("loads the first example with the ktir pass selected", { timeout: TEST_TIMEOUT }, async () => {
     assert.equal(await page.title(), "Spyre Playground");
@@ -501,7 +453,7 @@ describe("Spyre Playground page", { timeout: 20 * TEST_TIMEOUT }, () => {
       const max = Number(await page.locator("#time-scrubber").getAttribute("max"));
       const t = Math.floor(max / 3);
       await page.locator("#time-scrubber").fill(String(t));
-      await settled();
+      await settled(page);
       const url = page.url();
       assert.match(url, /#v=2&s=/);
       const example = await page.locator("#example-picker").inputValue();

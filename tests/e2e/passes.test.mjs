@@ -3,62 +3,12 @@
 // by side; large models never "too large to diff". At 1440x900 and 390x844; screenshots go
 // to test-artifacts/screenshots/. Run `bash scripts/build-web.sh` first.
 
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
-import { serveStatic } from "./server.mjs";
+import { SIZES, T, newPage, noSidewaysScroll, ready, server, shot, suite } from "./harness.mjs";
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-const DIST = join(ROOT, "web", "dist");
-const SHOTS = join(ROOT, "test-artifacts", "screenshots");
-const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
-const T = 120_000;
-const SIZES = [
-  { name: "desktop", width: 1440, height: 900, touch: false },
-  { name: "phone", width: 390, height: 844, touch: true },
-];
 /** The largest gallery model. */
 const LARGE = "llama3_8b_layer";
-
-/** @type {Awaited<ReturnType<typeof serveStatic>>} */ let server;
-/** @type {import("playwright-core").Browser} */ let browser;
-const problems = [];
-
-async function newPage(size) {
-  const ctx = await browser.newContext({
-    viewport: { width: size.width, height: size.height },
-    hasTouch: size.touch,
-    isMobile: size.touch,
-  });
-  const p = await ctx.newPage();
-  p.setDefaultTimeout(20_000);
-  p.on("pageerror", (err) => problems.push(String(err)));
-  p.on("console", (m) => {
-    if (m.type() === "error") problems.push(`${p.url()}: ${m.text()}`);
-  });
-  return p;
-}
-
-async function ready(p) {
-  await p.waitForFunction(
-    () => document.body.dataset.state === "ready" || document.body.dataset.state === "error",
-    undefined,
-    { timeout: 60_000 },
-  );
-}
-
-async function shot(p, name) {
-  mkdirSync(SHOTS, { recursive: true });
-  await p.screenshot({ path: join(SHOTS, name), animations: "allow" });
-}
-
-async function noSidewaysScroll(p, what) {
-  const [sw, iw] = await p.evaluate(() => [document.scrollingElement.scrollWidth, innerWidth]);
-  assert.ok(sw <= iw, `${what}: the page is ${sw} px wide in a ${iw} px window`);
-}
 
 const text = async (p, id) => (await p.locator(`#${id}`).textContent()) ?? "";
 
@@ -74,25 +24,7 @@ async function pickPass(p, name, phone) {
 }
 
 describe("pass snapshots that diff", { timeout: 10 * T }, () => {
-  before(
-    async () => {
-      if (!existsSync(join(DIST, "index.html")))
-        throw new Error(`${DIST} is incomplete: run bash scripts/build-web.sh first`);
-      server = await serveStatic(DIST);
-      browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        timeout: 30_000,
-        args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"],
-      });
-    },
-    { timeout: T },
-  );
-
-  after(async () => {
-    await browser?.close().catch(() => {});
-    await server?.close();
-    assert.deepEqual(problems, [], "console or page errors");
-  });
+  suite();
 
   for (const size of SIZES) {
     const phone = size.touch;

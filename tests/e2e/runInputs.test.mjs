@@ -3,18 +3,23 @@
 // concern, and an ONNX model opened together with its external data file.
 // Run `bash scripts/build-web.sh` first.
 
-import { after, before, describe, it } from "node:test";
+import { before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
-import { serveStatic } from "./server.mjs";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import {
+  ROOT,
+  SIZES,
+  T,
+  newPage,
+  problems,
+  ready,
+  runAfter,
+  runCount,
+  server,
+  suite,
+} from "./harness.mjs";
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-const DIST = join(ROOT, "web", "dist");
-const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
-const T = 120_000;
 const EXTERNAL = join(ROOT, "tests", "graph", "onnx_external");
 
 /** A KTIR module whose scalar argument %n has no value until the user gives one. */
@@ -46,10 +51,7 @@ const SCALE_KTIR = `func.func @scale(%x: index, %y: index, %n: index) attributes
 }
 `;
 
-/** @type {Awaited<ReturnType<typeof serveStatic>>} */ let server;
-/** @type {import("playwright-core").Browser} */ let browser;
 /** @type {import("playwright-core").Page} */ let page;
-const problems = [];
 
 /**
  * A version-1 .npy file: `descr` a numpy dtype ("<f2", "<f4"), every element `value`.
@@ -84,20 +86,10 @@ function npyHeader(bytes) {
   return bytes.subarray(10, 10 + len).toString("latin1");
 }
 
-async function runs(p = page) {
-  return Number((await p.evaluate(() => document.body.dataset.runs)) ?? 0);
-}
+const runs = (p = page) => runCount(p);
 
 /** Waits for the run after `count` or for the page to report a failure. */
-async function settle(count, p = page) {
-  await p.waitForFunction(
-    (n) =>
-      Number(document.body.dataset.runs ?? 0) > n ||
-      (document.body.dataset.state === "error" && !document.getElementById("error-banner")?.hidden),
-    count,
-    { timeout: 60_000 },
-  );
-}
+const settle = (count, p = page) => runAfter(p, count);
 
 async function showInputs(p = page) {
   await p.locator('#view-tabs [data-view="inputs"]').click();
@@ -127,38 +119,16 @@ async function dropFiles(files, p = page) {
 }
 
 describe("Run inputs", { timeout: 10 * T }, () => {
+  suite();
+
   before(
     async () => {
-      if (!existsSync(join(DIST, "index.html")))
-        throw new Error(`${DIST}/index.html is missing: run bash scripts/build-web.sh first`);
-      server = await serveStatic(DIST);
-      browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        timeout: 30_000,
-        args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"],
-      });
-      const ctx = await browser.newContext({
-        viewport: { width: 1440, height: 900 },
-        acceptDownloads: true,
-      });
-      page = await ctx.newPage();
-      page.setDefaultTimeout(20_000);
-      page.on("pageerror", (err) => problems.push(String(err)));
-      page.on("console", (m) => {
-        if (m.type() === "error") problems.push(m.text());
-      });
+      page = await newPage(SIZES[0]);
       await page.goto(server.url, { waitUntil: "load" });
-      await page.waitForFunction(() => document.body.dataset.state === "ready", undefined, {
-        timeout: 60_000,
-      });
+      assert.equal(await ready(page), "ready");
     },
     { timeout: T },
   );
-
-  after(async () => {
-    await browser?.close().catch(() => {});
-    await server?.close();
-  });
 
   it(
     "runs a KTIR module on a .npy, offers its output as .npy and puts a wrong shape on its row",

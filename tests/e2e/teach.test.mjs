@@ -3,90 +3,28 @@
 // (1440x900), and the details of tiles and timeline bars. Screenshots of every view at both
 // sizes go to test-artifacts/screenshots/. Run `bash scripts/build-web.sh` first.
 
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
-import { serveStatic } from "./server.mjs";
+import { join } from "node:path";
+import {
+  DIST,
+  ROOT,
+  SIZES,
+  T,
+  afterRun,
+  newPage,
+  noSidewaysScroll,
+  open,
+  serveStatic,
+  server,
+  shot,
+  showView,
+  suite,
+} from "./harness.mjs";
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-const DIST = join(ROOT, "web", "dist");
-const SHOTS = join(ROOT, "test-artifacts", "screenshots");
-const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
-const T = 120_000;
 const VIEWS = ["graph", "passes", "ir", "ring", "timeline", "cores", "roofline"];
-const SIZES = [
-  { name: "desktop", width: 1440, height: 900, touch: false },
-  { name: "phone", width: 390, height: 844, touch: true },
-];
-
-/** @type {Awaited<ReturnType<typeof serveStatic>>} */ let server;
-/** @type {import("playwright-core").Browser} */ let browser;
-const problems = [];
-
-async function newPage(size = SIZES[0]) {
-  const ctx = await browser.newContext({
-    viewport: { width: size.width, height: size.height },
-    hasTouch: size.touch,
-    isMobile: size.touch,
-    acceptDownloads: true,
-  });
-  const p = await ctx.newPage();
-  p.setDefaultTimeout(20_000);
-  p.on("pageerror", (err) => problems.push(String(err)));
-  p.on("console", (m) => {
-    if (m.type() === "error") problems.push(`${p.url()}: ${m.text()}`);
-  });
-  return p;
-}
-
-async function ready(p) {
-  await p.waitForFunction(
-    () => document.body.dataset.state === "ready" || document.body.dataset.state === "error",
-    undefined,
-    { timeout: 60_000 },
-  );
-}
-
-async function open(url, size) {
-  const p = await newPage(size);
-  await p.goto(url, { waitUntil: "load" });
-  await ready(p);
-  return p;
-}
-
-/** Runs `fn` and waits for the page to finish a run after it (or to show an error). */
-async function afterRun(p, fn) {
-  const n = Number((await p.evaluate(() => document.body.dataset.runs)) ?? 0);
-  await fn();
-  await p.waitForFunction(
-    (n) =>
-      Number(document.body.dataset.runs ?? 0) > n ||
-      (document.body.dataset.state === "error" && !document.getElementById("error-banner").hidden),
-    n,
-    { timeout: 60_000 },
-  );
-}
-
-async function showView(p, view) {
-  const tab = p.locator(`#view-tabs [data-view="${view}"]`);
-  await tab.scrollIntoViewIfNeeded();
-  await tab.click();
-  await p.locator(`#view-${view}`).waitFor({ state: "visible" });
-}
-
-async function shot(p, name) {
-  mkdirSync(SHOTS, { recursive: true });
-  await p.screenshot({ path: join(SHOTS, name), animations: "allow" });
-}
-
-async function noSidewaysScroll(p, what) {
-  const [sw, iw] = await p.evaluate(() => [document.scrollingElement.scrollWidth, innerWidth]);
-  assert.ok(sw <= iw, `${what}: the page is ${sw} px wide in a ${iw} px window`);
-}
 
 const editorText = (p) =>
   p.evaluate(() =>
@@ -94,25 +32,7 @@ const editorText = (p) =>
   );
 
 describe("the page as a teaching instrument", { timeout: 30 * T }, () => {
-  before(
-    async () => {
-      if (!existsSync(join(DIST, "index.html")) || !existsSync(join(DIST, "spyre-playground.js")))
-        throw new Error(`${DIST} is incomplete: run bash scripts/build-web.sh first`);
-      server = await serveStatic(DIST);
-      browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        timeout: 30_000,
-        args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"],
-      });
-    },
-    { timeout: T },
-  );
-
-  after(async () => {
-    await browser?.close().catch(() => {});
-    await server?.close();
-    assert.deepEqual(problems, [], "console or page errors");
-  });
+  suite({ need: ["index.html", "spyre-playground.js"] });
 
   // The narrowest phones too (360 px), besides the two sizes every other test uses.
   for (const size of [...SIZES, { name: "small", width: 360, height: 740, touch: true }]) {
