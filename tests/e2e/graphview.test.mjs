@@ -5,71 +5,32 @@
 // Screenshots go to test-artifacts/screenshots/graphview-*.png. Run
 // `bash scripts/build-web.sh` first.
 
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
-import { serveStatic } from "./server.mjs";
+import { join } from "node:path";
+import {
+  ROOT,
+  SIZES,
+  open as openPage,
+  runCount,
+  server,
+  shot as saveShot,
+  showView,
+  noSidewaysScroll,
+  suite,
+} from "./harness.mjs";
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-const DIST = join(ROOT, "web", "dist");
-const SHOTS = join(ROOT, "test-artifacts", "screenshots");
-const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
-const T = 240_000;
+const T = 600_000;
 const FULL = join(ROOT, "examples", "graphs", "full", "llama3_8b_seq128.json");
-const SIZES = [
-  { name: "desktop", width: 1440, height: 900, touch: false },
-  { name: "phone", width: 390, height: 844, touch: true },
-];
 
-/** @type {Awaited<ReturnType<typeof serveStatic>>} */ let server;
-/** @type {import("playwright-core").Browser} */ let browser;
-const problems = [];
+const open = (size, hash = "") => openPage(`${server.url}${hash}`, size);
+const shot = (p, name) => saveShot(p, `graphview-${name}.png`);
 
-async function open(size, hash = "") {
-  const ctx = await browser.newContext({
-    viewport: { width: size.width, height: size.height },
-    hasTouch: size.touch,
-    isMobile: size.touch,
-  });
-  const p = await ctx.newPage();
-  p.setDefaultTimeout(30_000);
-  p.on("pageerror", (err) => problems.push(String(err)));
-  p.on("console", (m) => {
-    if (m.type() === "error") problems.push(`${p.url()}: ${m.text()}`);
-  });
-  await p.goto(`${server.url}${hash}`, { waitUntil: "load" });
-  await p.waitForFunction(
-    () => document.body.dataset.state === "ready" || document.body.dataset.state === "error",
-    undefined,
-    { timeout: 60_000 },
-  );
-  return p;
-}
-
+/** Runs `fn` and waits (up to `timeout`) for the page to finish a run after it. */
 async function afterRun(p, fn, timeout = 60_000) {
-  const n = Number((await p.evaluate(() => document.body.dataset.runs)) ?? 0);
+  const n = await runCount(p);
   await fn();
   await p.waitForFunction((n) => Number(document.body.dataset.runs ?? 0) > n, n, { timeout });
-}
-
-async function showView(p, view) {
-  const tab = p.locator(`#view-tabs [data-view="${view}"]`);
-  await tab.scrollIntoViewIfNeeded();
-  await tab.click();
-  await p.locator(`#view-${view}`).waitFor({ state: "visible" });
-}
-
-async function shot(p, name) {
-  mkdirSync(SHOTS, { recursive: true });
-  await p.screenshot({ path: join(SHOTS, `graphview-${name}.png`) });
-}
-
-async function noSidewaysScroll(p, what) {
-  const [sw, iw] = await p.evaluate(() => [document.scrollingElement.scrollWidth, innerWidth]);
-  assert.ok(sw <= iw, `${what}: the page is ${sw} px wide in a ${iw} px window`);
 }
 
 /** The camera, from the world group's transform. */
@@ -180,25 +141,7 @@ async function closeDetails(p, size) {
 }
 
 describe("the graph view for big models", { timeout: 20 * T }, () => {
-  before(
-    async () => {
-      if (!existsSync(join(DIST, "index.html")))
-        throw new Error(`${DIST} is incomplete: run bash scripts/build-web.sh first`);
-      server = await serveStatic(DIST);
-      browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        timeout: 30_000,
-        args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"],
-      });
-    },
-    { timeout: T },
-  );
-
-  after(async () => {
-    await browser?.close();
-    await server?.close();
-    assert.deepEqual(problems, [], "console errors");
-  });
+  suite();
 
   for (const size of SIZES) {
     it(
@@ -301,9 +244,10 @@ describe("the graph view for big models", { timeout: 20 * T }, () => {
       const timing = p.getByTestId("opt-timing-only");
       await timing.waitFor({ state: "visible" });
       await afterRun(p, () => timing.check());
-      await p.getByTestId("run-options-summary").click();
+      // On a phone the open form covers its own summary: close it as a script would.
+      await p.getByTestId("run-options-summary").evaluate((s) => s.click());
       await showView(p, "graph");
-      await afterRun(p, () => p.locator("#file-input").setInputFiles(FULL), 180_000);
+      await afterRun(p, () => p.locator("#file-input").setInputFiles(FULL), 480_000);
       await p.locator("#graph-scroll [data-node='grp:layer17']").waitFor();
       const firstDraw = await p.locator("#graph-scroll").getAttribute("data-first-draw-ms");
       const meta = await p.locator("#graph-meta").textContent();
