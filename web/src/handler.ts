@@ -12,6 +12,7 @@ import type {
   SpyreSession,
   TensorView,
 } from "./api";
+import { defaultCollapsed } from "./graph/groups";
 import { layoutGraph, tensorTypes } from "./graph/layout";
 import { splitKtirBuffers } from "./ktirBuffers";
 import {
@@ -270,7 +271,11 @@ export function createHandler(load: () => Promise<SpyreModule>): Handler {
           // A module's buffers all come back as outputs; those it only loads are inputs.
           if (kind === "ktir") result.graph = splitKtirBuffers(result.graph, result.ktir);
           const canon = result.passes.find((p) => p.name === "canonicalize")?.data ?? null;
-          const layout = layoutGraph(result.graph, tensorTypes(result.graph, canon));
+          const layout = layoutGraph(
+            result.graph,
+            tensorTypes(result.graph, canon),
+            defaultCollapsed(result.graph),
+          );
           const io = listIo(session, kind, req.params.options);
           const res: RunResult = { kind, fileName, source, result, layout, io };
           return { id: req.id, ok: true, result: res };

@@ -88,6 +88,7 @@ describe("graph layout", () => {
       { name: "r", op: "Relu", inputs: ["B"], outputs: ["R"] },
       { name: "a", op: "Add", inputs: ["B", "R"], outputs: ["C"] },
     ],
+    initializers: [],
   };
 
   it("places nodes in layers by longest path and links tensors", () => {

@@ -31,7 +31,7 @@ const summary: PipelineResult["run"]["summary"] = {
 function minimalResult(): PipelineResult {
   return {
     kind: "graph",
-    graph: { name: "g", description: "", inputs: [], outputs: [], nodes: [] },
+    graph: { name: "g", description: "", inputs: [], outputs: [], nodes: [], initializers: [] },
     passes: [{ name: "ktir", title: "KTIR", text: "func.func @k() {}", data: null }],
     ktir: "func.func @k() {}",
     run: {

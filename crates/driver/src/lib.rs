@@ -423,6 +423,79 @@ pub struct GraphView {
     pub outputs: Vec<TensorView>,
     /// Nodes in order.
     pub nodes: Vec<NodeView>,
+    /// The graph's weights, in graph order.
+    pub initializers: Vec<InitializerView>,
+}
+
+/// A weight of the graph, for the page's node details: its type, and its values in
+/// summary when the run held them.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct InitializerView {
+    /// Name.
+    pub name: String,
+    /// Dtype name.
+    pub dtype: String,
+    /// Shape.
+    pub shape: Vec<usize>,
+    /// The values in summary; `None` when the run did not hold them (timing-only).
+    pub values: Option<ValueSummary>,
+}
+
+/// A few of a tensor's values and their range, so a weight can be inspected without
+/// sending all of it to the page.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct ValueSummary {
+    /// The first values in row-major order (at most [`ValueSummary::SAMPLES`]).
+    pub samples: Vec<f32>,
+    /// Smallest value (0 for an empty tensor); NaN values are left out of min, max and mean.
+    pub min: f32,
+    /// Largest value (0 for an empty tensor).
+    pub max: f32,
+    /// Mean value (0 for an empty tensor).
+    pub mean: f64,
+    /// NaN values, which min, max and mean leave out.
+    pub nans: usize,
+}
+
+impl ValueSummary {
+    /// How many leading values a summary keeps.
+    pub const SAMPLES: usize = 8;
+
+    /// The summary of `data`.
+    pub fn of(data: &[f32]) -> ValueSummary {
+        let mut min = f32::INFINITY;
+        let mut max = f32::NEG_INFINITY;
+        let mut sum = 0.0f64;
+        let mut nans = 0usize;
+        for &v in data {
+            if v.is_nan() {
+                nans += 1;
+                continue;
+            }
+            min = min.min(v);
+            max = max.max(v);
+            sum += f64::from(v);
+        }
+        let counted = data.len() - nans;
+        if counted == 0 {
+            (min, max) = (0.0, 0.0);
+        }
+        ValueSummary {
+            samples: data.iter().take(Self::SAMPLES).copied().collect(),
+            min,
+            max,
+            mean: if counted == 0 {
+                0.0
+            } else {
+                sum / counted as f64
+            },
+            nans,
+        }
+    }
 }
 
 /// Everything one run of the pipeline produces (the session's run).

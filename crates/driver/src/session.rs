@@ -5,9 +5,9 @@
 use crate::roofline;
 use crate::source_map::{kernel_links, node_links, op_links};
 use crate::{
-    compare, compile_with_progress, event_views, ktir_elem, DriverError, GraphView, MachineView,
-    NodeView, OutputCheck, PassView, Progress, RunOptions, RunResult, SourceMap, Stage, TensorView,
-    PROGRESS_EVERY_STEPS,
+    compare, compile_with_progress, event_views, ktir_elem, DriverError, GraphView,
+    InitializerView, MachineView, NodeView, OutputCheck, PassView, Progress, RunOptions, RunResult,
+    SourceMap, Stage, TensorView, ValueSummary, PROGRESS_EVERY_STEPS,
 };
 use graph::{Graph, Tensor};
 use ktir::ast::{Module, ScalarType};
@@ -834,7 +834,8 @@ pub(crate) fn simulate_compilation(
     progress: &mut dyn FnMut(Progress),
 ) -> Result<(RunResult, Schedule), DriverError> {
     let (module, text) = ktir_to_run(c, c.ktir_module.clone(), None)?;
-    simulate_mapped(c, &module, &text, options, progress).map(|((r, _), s)| (r, s))
+    simulate_mapped(c, &module, &text, options, progress, &mut BTreeMap::new())
+        .map(|((r, _), s)| (r, s))
 }
 
 /// The KTIR a compiled graph runs, and its text. An edited module is an input: it is
@@ -876,13 +877,15 @@ fn ktir_to_run(
 }
 
 /// [`simulate_compilation`] of `module` (printed as `text`), also returning the source map
-/// of the device ops and kernels (its nodes left empty).
+/// of the device ops and kernels (its nodes left empty). `held` receives a summary of each
+/// initializer's values when the run materialises them (not timing-only).
 fn simulate_mapped(
     c: &compiler::Compilation,
     module: &Module,
     text: &str,
     options: &RunOptions,
     progress: &mut dyn FnMut(Progress),
+    held: &mut BTreeMap<String, ValueSummary>,
 ) -> Result<((RunResult, SourceMap), Schedule), DriverError> {
     check_given_inputs(&c.graph, &options.inputs)?;
     check_expected(&c.graph, &options.expected)?;
@@ -921,6 +924,7 @@ fn simulate_mapped(
                     format!("the reference has no value for initializer '{}'", init.name),
                 )
             })?;
+            held.insert(init.name.clone(), ValueSummary::of(&t.data));
             values.insert(init.name.clone(), t.clone());
         }
         values.extend(inputs);
@@ -1028,7 +1032,9 @@ fn run_graph(
     let padding = std::mem::take(&mut c.padding);
     let tree = c.ktir_module.take();
     let (module, ktir) = ktir_to_run(&c, tree, options.ktir.as_deref())?;
-    let ((run, mut source_map), schedule) = simulate_mapped(&c, &module, &ktir, options, progress)?;
+    let mut held = BTreeMap::new();
+    let ((run, mut source_map), schedule) =
+        simulate_mapped(&c, &module, &ktir, options, progress, &mut held)?;
     source_map.nodes = node_links(&graph.nodes, &mut source_map.ops);
     let view = |name: &String| TensorView {
         name: name.clone(),
@@ -1053,6 +1059,16 @@ fn run_graph(
                     op: n.op.clone(),
                     inputs: n.inputs.clone(),
                     outputs: n.outputs.clone(),
+                })
+                .collect(),
+            initializers: graph
+                .initializers
+                .iter()
+                .map(|i| InitializerView {
+                    name: i.name.clone(),
+                    dtype: i.ty.dtype.name().to_string(),
+                    shape: i.ty.shape.clone(),
+                    values: held.remove(&i.name),
                 })
                 .collect(),
         },
@@ -1113,6 +1129,7 @@ fn run_ktir_module(
                 })
                 .collect(),
             nodes: Vec::new(),
+            initializers: Vec::new(),
         },
         passes: Vec::new(),
         ktir: text.to_string(),
@@ -1286,6 +1303,38 @@ mod tests {
         assert!(!r.run.outputs_checked && !r.run.buffers.is_empty());
         assert!(r.graph.description.starts_with("KTIR module: @"));
         assert_eq!(r.graph.outputs.len(), r.run.buffers.len());
+    }
+
+    #[test]
+    fn a_graph_run_summarises_the_weights_it_held_and_a_timing_only_run_holds_none() {
+        let ex = crate::examples();
+        let graph = ex.iter().find(|e| e.name == "matmul_add").unwrap();
+        let mut s = Session::open(graph.source.as_bytes(), "model").unwrap();
+        let r = s.run(&RunOptions::default(), &mut |_| {}).unwrap();
+        assert!(!r.graph.initializers.is_empty());
+        for i in &r.graph.initializers {
+            let v = i.values.as_ref().expect("a numeric run holds its weights");
+            assert!(!i.dtype.is_empty() && !i.shape.is_empty(), "{i:?}");
+            assert!(!v.samples.is_empty() && v.samples.len() <= ValueSummary::SAMPLES);
+            assert!(v.min <= v.max && f64::from(v.min) <= v.mean && v.mean <= f64::from(v.max));
+        }
+        let timing = RunOptions {
+            timing_only: true,
+            ..RunOptions::default()
+        };
+        let r = s.run(&timing, &mut |_| {}).unwrap();
+        assert!(r.graph.initializers.iter().all(|i| i.values.is_none()));
+    }
+
+    #[test]
+    fn a_value_summary_leaves_nans_out_of_the_range() {
+        let v = ValueSummary::of(&[1.0, f32::NAN, -3.0, 5.0]);
+        assert_eq!((v.min, v.max, v.mean, v.nans), (-3.0, 5.0, 1.0, 1));
+        assert_eq!(v.samples.len(), 4);
+        let e = ValueSummary::of(&[]);
+        assert_eq!((e.min, e.max, e.mean, e.nans), (0.0, 0.0, 0.0, 0));
+        let long: Vec<f32> = (0..100).map(|i| i as f32).collect();
+        assert_eq!(ValueSummary::of(&long).samples.len(), ValueSummary::SAMPLES);
     }
 
     /// Keys of `v` (objects at any depth) that are not camelCase, except the keys of maps

@@ -17,6 +17,8 @@ fn declarations() -> Vec<String> {
         DriverError::decl(&cfg),
         TensorView::decl(&cfg),
         NodeView::decl(&cfg),
+        ValueSummary::decl(&cfg),
+        InitializerView::decl(&cfg),
         GraphView::decl(&cfg),
         PassView::decl(&cfg),
         StopView::decl(&cfg),

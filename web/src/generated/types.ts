@@ -95,6 +95,46 @@ inputs: Array<string>,
  */
 outputs: Array<string>, };
 
+export type ValueSummary = { 
+/**
+ * The first values in row-major order (at most [`ValueSummary::SAMPLES`]).
+ */
+samples: Array<number>, 
+/**
+ * Smallest value (0 for an empty tensor); NaN values are left out of min, max and mean.
+ */
+min: number, 
+/**
+ * Largest value (0 for an empty tensor).
+ */
+max: number, 
+/**
+ * Mean value (0 for an empty tensor).
+ */
+mean: number, 
+/**
+ * NaN values, which min, max and mean leave out.
+ */
+nans: number, };
+
+export type InitializerView = { 
+/**
+ * Name.
+ */
+name: string, 
+/**
+ * Dtype name.
+ */
+dtype: string, 
+/**
+ * Shape.
+ */
+shape: Array<number>, 
+/**
+ * The values in summary; `None` when the run did not hold them (timing-only).
+ */
+values: ValueSummary | null, };
+
 export type GraphView = { 
 /**
  * Graph name.
@@ -115,7 +155,11 @@ outputs: Array<TensorView>,
 /**
  * Nodes in order.
  */
-nodes: Array<NodeView>, };
+nodes: Array<NodeView>, 
+/**
+ * The graph's weights, in graph order.
+ */
+initializers: Array<InitializerView>, };
 
 export type PassView = { 
 /**

@@ -248,7 +248,11 @@ export class TimelineView {
 
   setRun(run: RunInfo): void {
     this.run = run;
-    this.cores = Math.max(run.machine.cores, ...run.events.map((e) => e.core + 1));
+    // A loop, not Math.max(...events): a full model's run has more events than a call
+    // takes arguments.
+    let cores = run.machine.cores;
+    for (const e of run.events) if (e.core + 1 > cores) cores = e.core + 1;
+    this.cores = cores;
     this.byLane = new Map();
     for (const e of run.events) {
       const lane = laneOf(e);
