@@ -61,7 +61,7 @@ def write(g, path):
 def measure(spyre, path):
     """(wall seconds, CPU seconds, peak RSS in MB) of `spyre compile FILE`, or None on
     failure. CPU time (user + system) is the figure to compare on a busy machine."""
-    p = subprocess.run(["/usr/bin/time", "-v", spyre, "compile", path, "-o", os.devnull],
+    p = subprocess.run(["/usr/bin/time", "-v", spyre, "compile", path, "--no-cache", "-o", os.devnull],
                        capture_output=True, text=True)
     if p.returncode != 0:
         sys.stderr.write(p.stderr[-2000:])

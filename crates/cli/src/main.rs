@@ -44,11 +44,8 @@ enum Command {
         /// directory that receives the bundle's files).
         #[arg(short, long)]
         output: Option<PathBuf>,
-        /// Keep compiled kernels in this directory, keyed on a SHA-256 of their op spec:
-        /// identical kernels (repeated layers) are lowered once, and a later compile reuses
-        /// them. Prints the cache's hits and misses and the compile time.
-        #[arg(long, value_name = "DIR")]
-        cache_dir: Option<PathBuf>,
+        #[command(flatten)]
+        cache: CacheFlags,
     },
     /// Simulate a model graph (compiled first, outputs compared with the reference) or a
     /// KTIR file (every function in order, buffers found from its memory views).
@@ -115,6 +112,8 @@ enum Command {
         flags: CompileFlags,
         #[command(flatten)]
         tp: TpFlags,
+        #[command(flatten)]
+        cache: CacheFlags,
     },
     /// Time a model graph end to end (load, reference, compile, simulate) or a KTIR file
     /// (parse, verify, run) several times and print wall times and events per second.
@@ -137,6 +136,8 @@ enum Command {
         flags: CompileFlags,
         #[command(flatten)]
         tp: TpFlags,
+        #[command(flatten)]
+        cache: CacheFlags,
     },
     /// Show a model graph's inputs, outputs, op counts and parameter count.
     Inspect {
@@ -177,6 +178,39 @@ impl CompileFlags {
             double_buffer: !self.no_double_buffer,
             ..Default::default()
         })
+    }
+}
+
+/// The compile cache, shared by `compile`, `run` and `bench` (model graphs only).
+#[derive(clap::Args)]
+struct CacheFlags {
+    /// Keep compile artifacts in this directory: whole compilations keyed on a SHA-256 of
+    /// the graph, options, machine and compiler version (a warm compile runs no pass),
+    /// and kernels keyed on their op spec (repeated layers are lowered once). Default:
+    /// $SPYRE_CACHE_DIR, else the platform's cache directory. Prints whether the compile
+    /// was warm or cold and its time.
+    #[arg(long, visible_alias = "cache-dir", value_name = "DIR")]
+    cache: Option<PathBuf>,
+    /// Compile without the cache.
+    #[arg(long, conflicts_with = "cache")]
+    no_cache: bool,
+}
+
+impl CacheFlags {
+    /// The cache directory to use, if any.
+    fn dir(&self) -> Option<PathBuf> {
+        if self.no_cache {
+            return None;
+        }
+        if let Some(d) = &self.cache {
+            return Some(d.clone());
+        }
+        if let Some(d) = std::env::var_os("SPYRE_CACHE_DIR").filter(|d| !d.is_empty()) {
+            return Some(PathBuf::from(d));
+        }
+        // The platform's per-user cache directory (XDG on Linux, Library/Caches on
+        // macOS, LocalAppData on Windows), found by `dirs` rather than by hand.
+        dirs::cache_dir().map(|d| d.join("spyre-playground"))
     }
 }
 
@@ -377,6 +411,14 @@ fn load_machine(spec: &str) -> Result<sim::Machine, String> {
     driver::machine(&text).map_err(|e| format!("{spec}: {e}"))
 }
 
+/// The compile cache's warnings and its warm-or-cold line, on standard error.
+fn print_cache_report(r: &driver::CacheReport) {
+    for w in &r.warnings {
+        eprintln!("warning: {w}");
+    }
+    eprintln!("{}", r.line());
+}
+
 fn derr(e: DriverError) -> String {
     e.to_string()
 }
@@ -401,7 +443,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             flags,
             tp,
             output,
-            cache_dir,
+            cache,
         } => {
             let machine = load_machine(&machine)?;
             let graph = load_graph_file(&file)?;
@@ -421,37 +463,44 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 return Ok(ExitCode::SUCCESS);
             }
             let mut bar = RunProgress::on_stderr(true);
-            let started = std::time::Instant::now();
-            let c = match cache_dir {
-                None => driver::compile_with_progress(&graph, &machine, &options, &mut |p| {
-                    bar.update_compile(p)
-                }),
-                Some(dir) => {
-                    let mut store = driver::DirStore::open(dir.clone());
-                    let r = driver::compile_cached(
-                        &graph,
-                        &machine,
-                        &options,
-                        &mut |p| bar.update_compile(p),
-                        Some(&mut store),
-                    );
-                    for w in &store.warnings {
-                        eprintln!("warning: {w}");
-                    }
-                    r.map(|(c, stats)| {
-                        eprintln!(
-                            "kernel cache {}: {} lowered, {} reused within the compile, {} from the cache; compile {:.3} s",
-                            dir.display(),
-                            stats.misses,
-                            stats.hits_in_compile,
-                            stats.hits_from_store,
-                            started.elapsed().as_secs_f64()
-                        );
-                        c
-                    })
-                }
+            let cache_dir = cache.dir();
+            // A warm compile that only prints KTIR reads the stored module alone.
+            if let (Emit::Ktir, Some(dir)) = (emit, &cache_dir) {
+                let r = driver::ktir_with_cache_dir(
+                    &graph,
+                    &machine,
+                    &options,
+                    &mut |p| bar.update_compile(p),
+                    dir,
+                );
+                bar.finish();
+                let (text, report) = r.map_err(derr)?;
+                print_cache_report(&report);
+                write_out(&output, &text.unwrap_or_default())?;
+                return Ok(ExitCode::SUCCESS);
+            }
+            let (c, report) = match cache_dir {
+                None => (
+                    driver::compile_with_progress(&graph, &machine, &options, &mut |p| {
+                        bar.update_compile(p)
+                    }),
+                    None,
+                ),
+                Some(dir) => match driver::compile_with_cache_dir(
+                    &graph,
+                    &machine,
+                    &options,
+                    &mut |p| bar.update_compile(p),
+                    &dir,
+                ) {
+                    Ok((c, r)) => (Ok(c), Some(r)),
+                    Err(e) => (Err(e), None),
+                },
             };
             bar.finish();
+            if let Some(r) = &report {
+                print_cache_report(r);
+            }
             let c = c.map_err(derr)?;
             if let (Emit::Sdsc, Some(dir)) = (emit, &output) {
                 let bundle = c
@@ -503,6 +552,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             timing_only,
             flags,
             tp,
+            cache,
         } => {
             let started = Instant::now();
             let source = read_model(&file)?;
@@ -559,6 +609,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 seed,
                 timing_only,
                 compile: flags.options()?,
+                cache: cache.dir(),
                 ..RunOptions::default()
             };
             if let Some(dir) = &inputs {
@@ -622,7 +673,13 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                     std::fs::write(&path, bytes).map_err(|e| format!("{}: {e}", path.display()))?;
                 }
             }
-            let result = &session.last_run().ok_or("the run left no result")?.run;
+            let last = session.last_run().ok_or("the run left no result")?;
+            if let Some(r) = &last.cache {
+                for w in &r.warnings {
+                    eprintln!("warning: {w}");
+                }
+            }
+            let result = &last.run;
             let wall = started.elapsed();
             if json {
                 println!("{}", json_with_wall_time(result, wall)?);
@@ -637,6 +694,9 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 println!("ktir ops run   {}", result.steps);
                 println!("events         {}", result.events.len());
                 println!("{}", wall_line(wall));
+                if let Some(r) = &last.cache {
+                    println!("{}", r.line());
+                }
                 if result.timing_only {
                     println!("{TIMING_ONLY_NOTE}");
                 }
@@ -699,6 +759,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             json,
             flags,
             tp,
+            cache,
         } => {
             if runs > MAX_BENCH_RUNS {
                 return Err(format!(
@@ -709,6 +770,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 machine: load_machine(&machine)?,
                 timing_only,
                 compile: flags.options()?,
+                cache: cache.dir(),
                 ..PipelineOptions::default()
             };
             let source = read_model(&file)?;

@@ -8,9 +8,15 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// The compile cache the tests' runs use: a temporary directory, never the user's.
+fn test_cache_dir() -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("spyre-cli-test-cache-{}", std::process::id()))
+}
+
 fn spyre(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_spyre"))
         .args(args)
+        .env("SPYRE_CACHE_DIR", test_cache_dir())
         .current_dir(root())
         .output()
         .expect("run spyre")
@@ -948,6 +954,11 @@ fn compile_with_a_cache_dir_lowers_repeated_layers_once_and_comes_back_warm() {
     let warm = spyre(&["compile", model, "--cache-dir", &d]);
     assert!(warm.status.success(), "{}", stderr(&warm));
     assert!(stderr(&warm).contains(": 0 lowered"), "{}", stderr(&warm));
+    assert!(
+        stderr(&warm).contains("warm, the whole compile from the cache"),
+        "{}",
+        stderr(&warm)
+    );
     // The warm module has the cold one's kernels, under their own names (the parser
     // drops trailing comments, so the texts differ in those).
     let funcs = |t: &str| -> Vec<String> {
@@ -957,5 +968,24 @@ fn compile_with_a_cache_dir_lowers_repeated_layers_once_and_comes_back_warm() {
             .collect()
     };
     assert_eq!(funcs(&stdout(&cold)), funcs(&stdout(&warm)));
+    // The whole artifact holds the cold module as it was printed.
+    assert_eq!(stdout(&cold), stdout(&warm));
+    // `run` and `bench` take the same cache; `run` comes back warm and says so.
+    let run = spyre(&["run", model, "--cache", &d]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    assert!(stdout(&run).contains("compile cache"), "{}", stdout(&run));
+    let run = spyre(&["run", model, "--cache", &d]);
+    assert!(stdout(&run).contains("warm"), "{}", stdout(&run));
+    let bench = spyre(&["bench", model, "--runs", "1", "--cache", &d]);
+    assert!(bench.status.success(), "{}", stderr(&bench));
+    // --no-cache compiles without it, and says nothing of a cache.
+    let none = spyre(&["compile", model, "--no-cache"]);
+    assert!(none.status.success(), "{}", stderr(&none));
+    assert!(
+        !stderr(&none).contains("compile cache"),
+        "{}",
+        stderr(&none)
+    );
+    assert_eq!(funcs(&stdout(&none)).len(), funcs(&stdout(&cold)).len());
     let _ = std::fs::remove_dir_all(&dir);
 }

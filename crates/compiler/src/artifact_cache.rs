@@ -15,8 +15,14 @@ use crate::{Compilation, DeviceOp};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 
-/// The compiler's version, part of every key: a new compiler never reads an old kernel.
-pub const COMPILER_VERSION: &str = env!("CARGO_PKG_VERSION");
+/// The compiler's version, part of every key: a new compiler never reads an old kernel or
+/// artifact. The package version and a fingerprint of the sources (see `build.rs`), since
+/// the package version alone does not change when the code does.
+pub const COMPILER_VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    "+",
+    env!("SPYRE_COMPILER_SOURCE")
+);
 
 /// Somewhere kernels outlive a compile (a directory, the page's IndexedDB).
 pub trait KernelStore {
@@ -129,4 +135,256 @@ pub(crate) fn kernel_key(
     }
     let digest = Sha256::digest(spec.as_bytes());
     digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Somewhere whole compile artifacts outlive a compile (the CLI's directory, the page's
+/// IndexedDB): opaque bytes by key. The bytes carry their own key, version and digest
+/// ([`encode_artifact`]), so a store need not be trusted.
+pub trait ArtifactStore {
+    /// The bytes stored under `key`, if any.
+    fn get_artifact(&mut self, key: &str) -> Option<Vec<u8>>;
+    /// Stores `bytes` under `key` (failures are the store's to report; the compile goes on).
+    fn put_artifact(&mut self, key: &str, bytes: &[u8]);
+}
+
+/// What the artifact cache did for one compile.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ArtifactOutcome {
+    /// The whole compilation came from the store: no pass ran.
+    Hit,
+    /// Not in the store: compiled, then stored.
+    Miss,
+    /// In the store but unusable (the reason): compiled again and stored over it.
+    Rebuilt(String),
+    /// Not cacheable (the reason): compiled without the artifact cache.
+    Bypassed(String),
+}
+
+/// A `std::io::Write` into a hasher, so large values are hashed as they serialise.
+struct HashWriter(Sha256);
+
+impl std::io::Write for HashWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.update(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn hex(digest: &[u8]) -> String {
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The key of a whole compile: the SHA-256 of the graph's canonical serialisation (its
+/// JSON form: nodes in order, attributes sorted, initializers by their specs or values),
+/// the options, the target machine and the compiler's version. `Err` names why a graph
+/// cannot be keyed: initializers held in external files, whose contents the key would
+/// have to read.
+pub fn compile_key(
+    graph: &graph::Graph,
+    target: &crate::Target,
+    options: &crate::Options,
+) -> Result<String, String> {
+    if graph
+        .initializers
+        .iter()
+        .any(|i| matches!(i.init, graph::InitSpec::External(_)))
+    {
+        return Err("the graph's weights live in external files".to_string());
+    }
+    let mut w = HashWriter(Sha256::new());
+    let head = format!(
+        "spyre-compile v1 compiler {COMPILER_VERSION}\ntarget {target:?}\noptions {options:?}\ngraph "
+    );
+    w.0.update(head.as_bytes());
+    serde_json::to_writer(&mut w, graph)
+        .map_err(|e| format!("the graph does not serialise: {e}"))?;
+    Ok(hex(&w.0.finalize()))
+}
+
+const ARTIFACT_MAGIC: &str = "spyre-artifact v2";
+
+/// A compilation as stored bytes: a header naming the key, the compiler's version, the
+/// SHA-256 of the body and the length of its KTIR section; then the body: the KTIR text,
+/// then the rest of the compilation as CBOR (which unlike JSON keeps the infinities and
+/// NaNs of float attributes). The KTIR comes first and apart so that a caller wanting
+/// only the module ([`ArtifactView::ktir`]) reads it without decoding the rest.
+pub fn encode_artifact(key: &str, c: &Compilation) -> Result<Vec<u8>, String> {
+    let ktir = c.ktir.as_deref().unwrap_or("");
+    let mut body = ktir.as_bytes().to_vec();
+    let rest = Compilation {
+        ktir: None,
+        ktir_module: None,
+        ..c.clone()
+    };
+    ciborium::into_writer(&rest, &mut body)
+        .map_err(|e| format!("the compilation does not serialise: {e}"))?;
+    let digest = hex(&Sha256::digest(&body));
+    let has_ktir = u8::from(c.ktir.is_some());
+    let mut out = format!(
+        "{ARTIFACT_MAGIC}\nkey {key}\ncompiler {COMPILER_VERSION}\nsha256 {digest}\nktir {has_ktir} {}\n\n",
+        ktir.len()
+    )
+    .into_bytes();
+    out.extend_from_slice(&body);
+    Ok(out)
+}
+
+/// A stored artifact whose header and digest have been checked (see [`encode_artifact`]).
+pub struct ArtifactView<'a> {
+    ktir: Option<&'a str>,
+    rest: &'a [u8],
+}
+
+impl<'a> ArtifactView<'a> {
+    /// The artifact `bytes` hold, when they are a sound one for `key` from this compiler;
+    /// `Err` says why not (another key or version: stale; a digest that does not match
+    /// the body, or a header that does not read: corrupted).
+    pub fn open(key: &str, bytes: &'a [u8]) -> Result<ArtifactView<'a>, String> {
+        let split = bytes
+            .windows(2)
+            .position(|w| w == b"\n\n")
+            .ok_or("corrupted: no header")?;
+        let header =
+            std::str::from_utf8(&bytes[..split]).map_err(|_| "corrupted: header not text")?;
+        let body = &bytes[split + 2..];
+        let mut lines = header.lines();
+        if lines.next() != Some(ARTIFACT_MAGIC) {
+            return Err("stale or corrupted: not an artifact of this format".to_string());
+        }
+        let mut field = |name: &str| -> Result<String, String> {
+            lines
+                .next()
+                .and_then(|l| l.strip_prefix(name))
+                .and_then(|l| l.strip_prefix(' '))
+                .map(str::to_string)
+                .ok_or_else(|| format!("corrupted: no {name} line"))
+        };
+        let stored_key = field("key")?;
+        let version = field("compiler")?;
+        let digest = field("sha256")?;
+        let ktir = field("ktir")?;
+        if stored_key != key {
+            return Err("stale: stored for another key".to_string());
+        }
+        if version != COMPILER_VERSION {
+            return Err(format!("stale: from compiler {version}"));
+        }
+        if hex(&Sha256::digest(body)) != digest {
+            return Err("corrupted: the body does not match its digest".to_string());
+        }
+        let bad = || "corrupted: bad ktir line".to_string();
+        let (has, len) = ktir.split_once(' ').ok_or_else(bad)?;
+        let len: usize = len.parse().map_err(|_| bad())?;
+        if len > body.len() {
+            return Err(bad());
+        }
+        let (text, rest) = body.split_at(len);
+        let text = std::str::from_utf8(text).map_err(|_| "corrupted: KTIR not text")?;
+        Ok(ArtifactView {
+            ktir: (has == "1").then_some(text),
+            rest,
+        })
+    }
+
+    /// The KTIR module's text (`None` when the compile stopped before the `ktir` pass).
+    pub fn ktir(&self) -> Option<&'a str> {
+        self.ktir
+    }
+
+    /// The whole compilation (its KTIR as text only).
+    pub fn compilation(&self) -> Result<Compilation, String> {
+        let mut c: Compilation =
+            ciborium::from_reader(self.rest).map_err(|e| format!("corrupted: {e}"))?;
+        c.ktir = self.ktir.map(str::to_string);
+        Ok(c)
+    }
+}
+
+/// The compilation `bytes` hold, when they are a sound artifact for `key` from this
+/// compiler (see [`ArtifactView::open`]).
+pub fn decode_artifact(key: &str, bytes: &[u8]) -> Result<Compilation, String> {
+    ArtifactView::open(key, bytes)?.compilation()
+}
+
+/// [`crate::compile_cached`] through a whole-compile artifact cache: the compilation
+/// stored under [`compile_key`] is used when it is sound (no pass runs); otherwise the
+/// passes run, through `kernels` (the per-kernel cache), and the result is stored. An
+/// unusable entry is never used; the outcome says what happened.
+pub fn compile_with_artifacts(
+    graph: &graph::Graph,
+    target: &crate::Target,
+    options: &crate::Options,
+    progress: &mut dyn FnMut(crate::CompileProgress),
+    kernels: &mut KernelCache<'_>,
+    store: &mut dyn ArtifactStore,
+) -> Result<(Compilation, ArtifactOutcome), crate::CompileError> {
+    with_artifacts(
+        graph,
+        target,
+        options,
+        progress,
+        kernels,
+        store,
+        &|v| v.compilation(),
+        |c| c,
+    )
+}
+
+/// [`compile_with_artifacts`] for a caller that wants only the KTIR text (`None` when the
+/// compile stops before the `ktir` pass): a hit reads the artifact's KTIR section alone,
+/// without decoding the rest of the compilation.
+pub fn ktir_with_artifacts(
+    graph: &graph::Graph,
+    target: &crate::Target,
+    options: &crate::Options,
+    progress: &mut dyn FnMut(crate::CompileProgress),
+    kernels: &mut KernelCache<'_>,
+    store: &mut dyn ArtifactStore,
+) -> Result<(Option<String>, ArtifactOutcome), crate::CompileError> {
+    with_artifacts(
+        graph,
+        target,
+        options,
+        progress,
+        kernels,
+        store,
+        &|v| Ok(v.ktir().map(str::to_string)),
+        |c| c.ktir,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn with_artifacts<T>(
+    graph: &graph::Graph,
+    target: &crate::Target,
+    options: &crate::Options,
+    progress: &mut dyn FnMut(crate::CompileProgress),
+    kernels: &mut KernelCache<'_>,
+    store: &mut dyn ArtifactStore,
+    from_hit: &dyn Fn(&ArtifactView) -> Result<T, String>,
+    from_compile: impl FnOnce(Compilation) -> T,
+) -> Result<(T, ArtifactOutcome), crate::CompileError> {
+    let key = match compile_key(graph, target, options) {
+        Ok(k) => k,
+        Err(why) => {
+            let c = crate::compile_cached(graph, target, options, progress, kernels)?;
+            return Ok((from_compile(c), ArtifactOutcome::Bypassed(why)));
+        }
+    };
+    let mut outcome = ArtifactOutcome::Miss;
+    if let Some(bytes) = store.get_artifact(&key) {
+        match ArtifactView::open(&key, &bytes).and_then(|v| from_hit(&v)) {
+            Ok(t) => return Ok((t, ArtifactOutcome::Hit)),
+            Err(why) => outcome = ArtifactOutcome::Rebuilt(why),
+        }
+    }
+    let c = crate::compile_cached(graph, target, options, progress, kernels)?;
+    match encode_artifact(&key, &c) {
+        Ok(bytes) => store.put_artifact(&key, &bytes),
+        Err(why) => outcome = ArtifactOutcome::Bypassed(why),
+    }
+    Ok((from_compile(c), outcome))
 }

@@ -26,7 +26,7 @@ use graph::DType;
 use std::collections::BTreeMap;
 
 /// Where each host element of a tensor sits on the device.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Layout {
     pub host_shape: Vec<usize>,
     pub dtype: DType,

@@ -274,8 +274,10 @@ pub struct Snapshot {
     pub data: serde_json::Value,
 }
 
-/// Everything the passes know; each pass fills in its part.
-#[derive(Debug, Clone)]
+/// Everything the passes know; each pass fills in its part. Serialisable, for the
+/// compile-artifact cache ([`artifact_cache`]); the KTIR tree is not serialised: a
+/// compilation read back has its KTIR as text only.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Compilation {
     /// The canonicalized graph.
     pub graph: graph::Graph,
@@ -291,7 +293,9 @@ pub struct Compilation {
     /// The lowered module as text, printed from [`Compilation::ktir_module`] (or an edited
     /// module put in its place by a caller).
     pub ktir: Option<String>,
-    /// The lowered module as a tree, verified; `None` before the `ktir` pass.
+    /// The lowered module as a tree, verified; `None` before the `ktir` pass and in a
+    /// compilation read from the artifact cache (the text is parsed when it runs).
+    #[serde(skip)]
     pub ktir_module: Option<ktir::Module>,
     pub snapshots: Vec<Snapshot>,
     pub target: Target,

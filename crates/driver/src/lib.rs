@@ -150,6 +150,148 @@ pub fn compile_cached(
     Ok((c, cache.stats))
 }
 
+/// What the compile caches did for one compile, for the CLI to print.
+#[derive(Debug, Clone)]
+pub struct CacheReport {
+    /// The cache directory.
+    pub dir: std::path::PathBuf,
+    /// Whether the whole compilation came from the cache, and if not why.
+    pub outcome: compiler::artifact_cache::ArtifactOutcome,
+    /// The kernel cache's hits and misses (all zero on a whole-compile hit).
+    pub kernels: compiler::artifact_cache::CacheStats,
+    /// Problems met: an unwritable directory, a stale or corrupted entry.
+    pub warnings: Vec<String>,
+    /// Wall time of the compile, cache included, in seconds.
+    pub seconds: f64,
+}
+
+impl CacheReport {
+    /// One line for the user: warm or cold, the kernels, the time.
+    pub fn line(&self) -> String {
+        use compiler::artifact_cache::ArtifactOutcome as O;
+        let how = match &self.outcome {
+            O::Hit => "warm, the whole compile from the cache (no pass ran)".to_string(),
+            O::Miss => "cold, compiled and stored".to_string(),
+            O::Rebuilt(why) => format!("cold, the entry was {why}: compiled and stored again"),
+            O::Bypassed(why) => format!("not cached ({why})"),
+        };
+        let k = &self.kernels;
+        format!(
+            "compile cache {}: {how}; kernels: {} lowered, {} reused within the compile, {} from the cache; compile {:.3} s",
+            self.dir.display(),
+            k.misses,
+            k.hits_in_compile,
+            k.hits_from_store,
+            self.seconds
+        )
+    }
+}
+
+/// [`compile_with_progress`] through the compile caches in directory `dir` (see
+/// [`compiler::artifact_cache`]): a sound whole-compile artifact for this graph, options,
+/// machine and compiler is used as it is, no pass running; otherwise the compile lowers
+/// each distinct kernel once (reusing kernels from the directory) and stores the result.
+/// A directory that cannot be made or written gives a warning, and the compile goes on
+/// without it.
+pub fn compile_with_cache_dir(
+    graph: &Graph,
+    machine: &Machine,
+    options: &Options,
+    progress: &mut dyn FnMut(compiler::CompileProgress),
+    dir: &std::path::Path,
+) -> Result<(Compilation, CacheReport), DriverError> {
+    with_cache_dir(
+        graph,
+        machine,
+        options,
+        progress,
+        dir,
+        compiler::artifact_cache::compile_with_artifacts,
+    )
+}
+
+/// [`compile_with_cache_dir`] for a caller that wants only the KTIR text (`spyre compile`):
+/// a warm compile reads the stored module without decoding the rest of the compilation.
+pub fn ktir_with_cache_dir(
+    graph: &Graph,
+    machine: &Machine,
+    options: &Options,
+    progress: &mut dyn FnMut(compiler::CompileProgress),
+    dir: &std::path::Path,
+) -> Result<(Option<String>, CacheReport), DriverError> {
+    with_cache_dir(
+        graph,
+        machine,
+        options,
+        progress,
+        dir,
+        compiler::artifact_cache::ktir_with_artifacts,
+    )
+}
+
+/// One of the compiler's artifact-cache entry points.
+type WithArtifacts<T> =
+    fn(
+        &Graph,
+        &Target,
+        &Options,
+        &mut dyn FnMut(compiler::CompileProgress),
+        &mut compiler::artifact_cache::KernelCache<'_>,
+        &mut dyn compiler::artifact_cache::ArtifactStore,
+    ) -> Result<(T, compiler::artifact_cache::ArtifactOutcome), compiler::CompileError>;
+
+fn with_cache_dir<T>(
+    graph: &Graph,
+    machine: &Machine,
+    options: &Options,
+    progress: &mut dyn FnMut(compiler::CompileProgress),
+    dir: &std::path::Path,
+    entry: WithArtifacts<T>,
+) -> Result<(T, CacheReport), DriverError> {
+    check_no_empty_tensors(graph)?;
+    let started = web_time_now();
+    let mut artifacts = DirStore::open(dir.to_path_buf());
+    let mut kernel_store = DirStore::open(dir.to_path_buf());
+    let mut kernels = compiler::artifact_cache::KernelCache::new(Some(&mut kernel_store));
+    let (c, outcome) = entry(
+        graph,
+        &target_for(machine),
+        options,
+        progress,
+        &mut kernels,
+        &mut artifacts,
+    )
+    .map_err(DriverError::from_compile)?;
+    let stats = kernels.stats;
+    let mut warnings = artifacts.warnings;
+    // Both stores warn of the same unwritable directory: say it once.
+    for w in kernel_store.warnings {
+        if !warnings.contains(&w) {
+            warnings.push(w);
+        }
+    }
+    Ok((
+        c,
+        CacheReport {
+            dir: dir.to_path_buf(),
+            outcome,
+            kernels: stats,
+            warnings,
+            seconds: started.map_or(0.0, |t| t.elapsed().as_secs_f64()),
+        },
+    ))
+}
+
+/// The time now where there is a clock (not in the browser's wasm, where `Instant`
+/// panics; the page times its own compiles).
+fn web_time_now() -> Option<std::time::Instant> {
+    if cfg!(target_arch = "wasm32") {
+        None
+    } else {
+        Some(std::time::Instant::now())
+    }
+}
+
 /// A tensor with no elements is an input error, named here, rather than a kernel the
 /// compiler cannot build (its tiles would span no points).
 fn check_no_empty_tensors(graph: &Graph) -> Result<(), DriverError> {
@@ -542,6 +684,9 @@ pub struct RunOptions {
     /// long buffers), as in stacked layers. The tasks, and so the timing, are the same as
     /// interpreting every launch; off only to check exactly that.
     pub reuse_kernels: bool,
+    /// Graphs: the compile-cache directory (`spyre run --cache`); `None` compiles
+    /// without it. See [`compile_with_cache_dir`].
+    pub cache: Option<std::path::PathBuf>,
 }
 
 /// What happens to a point of an access tile outside its view (its sizes or
@@ -577,6 +722,7 @@ impl Default for RunOptions {
             places: BTreeMap::new(),
             out_of_bounds: OutOfBounds::Error,
             reuse_kernels: true,
+            cache: None,
         }
     }
 }

@@ -146,6 +146,10 @@ pub struct Run {
     /// The same graph run tensor-parallel over several cards, when asked for
     /// ([`Session::run_with_tp`]); the rest of the run is the one-card run.
     pub tp: Option<crate::TpRun>,
+    /// What the compile cache did, when the run used one ([`crate::RunOptions::cache`]).
+    #[serde(skip)]
+    #[cfg_attr(test, ts(skip))]
+    pub cache: Option<crate::CacheReport>,
 }
 
 /// A source opened for running: a graph or a KTIR module, and its last run.
@@ -1025,9 +1029,23 @@ fn run_graph(
         .map_err(|e| DriverError::from_graph("", e, Stage::Load))?;
     let mut compile_options = options.compile.clone();
     compile_options.stop_after = None;
-    let mut c = compile_with_progress(graph, &options.machine, &compile_options, &mut |p| {
-        progress(Progress::compile(p))
-    })?;
+    let mut report = |p| progress(Progress::compile(p));
+    let (mut c, cache) = match &options.cache {
+        None => (
+            compile_with_progress(graph, &options.machine, &compile_options, &mut report)?,
+            None,
+        ),
+        Some(dir) => {
+            let (c, r) = crate::compile_with_cache_dir(
+                graph,
+                &options.machine,
+                &compile_options,
+                &mut report,
+                dir,
+            )?;
+            (c, Some(r))
+        }
+    };
     progress(Progress::compiled());
     let padding = std::mem::take(&mut c.padding);
     let tree = c.ktir_module.take();
@@ -1089,6 +1107,7 @@ fn run_graph(
         schedule,
         padding,
         tp: None,
+        cache,
     })
 }
 
@@ -1141,6 +1160,7 @@ fn run_ktir_module(
         schedule,
         padding: Vec::new(),
         tp: None,
+        cache: None,
     })
 }
 

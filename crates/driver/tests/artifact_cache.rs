@@ -1,0 +1,151 @@
+//! The whole-compile artifact cache: a warm compile runs no pass and gives the cold
+//! compile's program, a run through the cache matches the reference, the key follows the
+//! graph, options and machine, and a stale, corrupted or unwritable cache is never used.
+
+use driver::compiler::artifact_cache::{compile_key, ArtifactOutcome};
+use driver::{
+    compile_with_cache_dir, ktir_with_cache_dir, load_graph, target_for, PipelineOptions,
+};
+use std::path::PathBuf;
+
+const MODEL: &str = include_str!("../../../examples/graphs/tiny_two_layer.json");
+
+fn temp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("spyre-artifacts-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn artifact(dir: &PathBuf) -> PathBuf {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "artifact"))
+        .expect("an artifact was stored")
+}
+
+/// The kernels' signature lines of a module.
+fn funcs(ktir: &Option<String>) -> Vec<String> {
+    ktir.as_deref()
+        .unwrap_or("")
+        .lines()
+        .filter(|l| l.trim_start().starts_with("func.func"))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn a_warm_compile_runs_no_pass_and_gives_the_cold_program() {
+    let graph = load_graph(MODEL, "tiny_two_layer").unwrap();
+    let o = PipelineOptions::default();
+    let dir = temp("warm");
+    let mut passes = 0;
+    let (cold, r) =
+        compile_with_cache_dir(&graph, &o.machine, &o.compile, &mut |_| passes += 1, &dir).unwrap();
+    assert_eq!(r.outcome, ArtifactOutcome::Miss, "{r:?}");
+    assert!(passes > 0);
+    let mut passes = 0;
+    let (warm, r) =
+        compile_with_cache_dir(&graph, &o.machine, &o.compile, &mut |_| passes += 1, &dir).unwrap();
+    assert_eq!(r.outcome, ArtifactOutcome::Hit, "{r:?}");
+    assert_eq!(passes, 0, "a warm compile reports no pass");
+    assert!(r.line().contains("warm"), "{}", r.line());
+    assert_eq!(warm.ktir, cold.ktir);
+    assert_eq!(warm.ops, cold.ops);
+    assert_eq!(warm.layouts, cold.layouts);
+    assert_eq!(warm.placements, cold.placements);
+    assert_eq!(warm.sdsc, cold.sdsc);
+    assert_eq!(warm.snapshots, cold.snapshots);
+    assert_eq!(warm.graph, cold.graph);
+    let (text, r) = ktir_with_cache_dir(&graph, &o.machine, &o.compile, &mut |_| {}, &dir).unwrap();
+    assert_eq!(r.outcome, ArtifactOutcome::Hit);
+    assert_eq!(text, cold.ktir);
+
+    // A run through the cache (warm now) still matches the reference.
+    let opts = PipelineOptions {
+        cache: Some(dir.clone()),
+        ..PipelineOptions::default()
+    };
+    let run = driver::run_pipeline(MODEL, "tiny_two_layer.json", &opts).unwrap();
+    assert!(run.run.passed, "{:?}", run.run.outputs);
+    assert_eq!(
+        run.cache.as_ref().map(|c| c.outcome.clone()),
+        Some(ArtifactOutcome::Hit)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_key_follows_the_graph_the_options_and_the_machine() {
+    let graph = load_graph(MODEL, "tiny_two_layer").unwrap();
+    let o = PipelineOptions::default();
+    let t = target_for(&o.machine);
+    let k = compile_key(&graph, &t, &o.compile).unwrap();
+    assert_eq!(k.len(), 64);
+    assert_eq!(k, compile_key(&graph, &t, &o.compile).unwrap());
+    let mut other = o.compile.clone();
+    other.double_buffer = false;
+    assert_ne!(k, compile_key(&graph, &t, &other).unwrap());
+    let tiny = target_for(&driver::machine("tiny4").unwrap());
+    assert_ne!(k, compile_key(&graph, &tiny, &o.compile).unwrap());
+    let mut g = graph.clone();
+    g.nodes[0].name.push('x');
+    assert_ne!(k, compile_key(&g, &t, &o.compile).unwrap());
+}
+
+#[test]
+fn stale_corrupted_and_unwritable_caches_are_never_used() {
+    let graph = load_graph(MODEL, "tiny_two_layer").unwrap();
+    let o = PipelineOptions::default();
+    let dir = temp("bad");
+    let compile = |dir: &PathBuf| {
+        compile_with_cache_dir(&graph, &o.machine, &o.compile, &mut |_| {}, dir).unwrap()
+    };
+    let (cold, _) = compile(&dir);
+    let path = artifact(&dir);
+    let good = std::fs::read(&path).unwrap();
+
+    // One byte of the body changed: the digest catches it.
+    let mut bytes = good.clone();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x55;
+    std::fs::write(&path, &bytes).unwrap();
+    let (c, r) = compile(&dir);
+    assert!(
+        matches!(&r.outcome, ArtifactOutcome::Rebuilt(why) if why.contains("corrupted")),
+        "{r:?}"
+    );
+    // Rebuilt from the kernel files, whose text drops trailing comments: the same
+    // program, its kernels' signatures and ops equal.
+    assert_eq!(funcs(&c.ktir), funcs(&cold.ktir));
+    assert_eq!(c.ops, cold.ops);
+    let (_, r) = compile(&dir);
+    assert_eq!(r.outcome, ArtifactOutcome::Hit, "rebuilt and stored again");
+
+    // Another compiler's entry is stale.
+    let text = String::from_utf8_lossy(&good).into_owned();
+    let stale = text.replacen("\ncompiler ", "\ncompiler 0.0.0-old", 1);
+    std::fs::write(&path, stale).unwrap();
+    let (_, r) = compile(&dir);
+    assert!(
+        matches!(&r.outcome, ArtifactOutcome::Rebuilt(why) if why.contains("stale")),
+        "{r:?}"
+    );
+
+    // Garbage and a truncated file.
+    for junk in [&b"not an artifact"[..], &good[..good.len() / 2]] {
+        std::fs::write(&path, junk).unwrap();
+        let (c, r) = compile(&dir);
+        assert!(matches!(r.outcome, ArtifactOutcome::Rebuilt(_)), "{r:?}");
+        assert_eq!(funcs(&c.ktir), funcs(&cold.ktir));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+
+    // A directory that cannot be made: a warning and a compile without the cache.
+    let blocked = temp("blocked");
+    std::fs::write(&blocked, "").unwrap();
+    let (c, r) = compile(&blocked.join("sub"));
+    assert!(!r.warnings.is_empty(), "{r:?}");
+    assert_eq!(funcs(&c.ktir), funcs(&cold.ktir));
+    let _ = std::fs::remove_file(&blocked);
+}
