@@ -51,6 +51,7 @@ function minimalResult(): PipelineResult {
       maskedPoints: null,
       assumptions: [],
       events: [],
+      eventsTotal: 0,
       summary,
       steps: 1,
       functions: [],

@@ -692,7 +692,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 );
                 println!("bottleneck     {:?}: {}", s.bottleneck, s.bottleneck_reason);
                 println!("ktir ops run   {}", result.steps);
-                println!("events         {}", result.events.len());
+                println!("events         {}", result.events_total);
                 println!("{}", wall_line(wall));
                 if let Some(r) = &last.cache {
                     println!("{}", r.line());
@@ -1157,7 +1157,7 @@ fn bench(
     Ok(figures(
         name,
         options.timing_only,
-        first.run.events.len(),
+        first.run.events_total as usize,
         first.run.total_cycles,
         ms,
         &json_ms,
@@ -1189,7 +1189,7 @@ fn bench_ktir(
     Ok(figures(
         name,
         options.timing_only,
-        first.events.len(),
+        first.events_total as usize,
         first.total_cycles,
         ms,
         &json_ms,
@@ -1375,7 +1375,7 @@ fn run_ktir_file(mut session: Session, r: RunKtir) -> Result<ExitCode, String> {
             result.total_cycles, s.time_us, s.clock_ghz
         );
         println!("bottleneck     {:?}: {}", s.bottleneck, s.bottleneck_reason);
-        println!("events         {}", result.events.len());
+        println!("events         {}", result.events_total);
         println!("{}", wall_line(wall));
         if result.timing_only {
             println!("{TIMING_ONLY_NOTE}");

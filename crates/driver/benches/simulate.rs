@@ -48,7 +48,7 @@ fn simulate_end_to_end(c: &mut Criterion) {
         let src = source(model);
         let file = format!("{model}.json");
         let events = match run_pipeline(src, &file, &options) {
-            Ok(r) => r.run.events.len() as u64,
+            Ok(r) => r.run.events_total,
             Err(e) => {
                 eprintln!("end-to-end/{id}: does not run: {e}");
                 continue;

@@ -6,7 +6,7 @@
 use crate::KernelLink;
 use serde::Serialize;
 use sim::latency_model::{self, Category, LatencyConfig, OpRecord, Overlap};
-use sim::timing::{Event, TaskId, Unit};
+use sim::timing::{Event, Schedule, TaskId, Unit};
 use sim::{Machine, WorkCount};
 use std::collections::BTreeMap;
 
@@ -73,7 +73,8 @@ pub struct LatencyModelReport {
 /// What the report is computed from.
 pub(crate) struct Inputs<'a> {
     pub machine: &'a Machine,
-    pub events: &'a [Event],
+    /// The run's events (read through [`Schedule::events_with_source`]).
+    pub schedule: &'a Schedule,
     pub work: &'a [(TaskId, WorkCount)],
     pub kernels: &'a [KernelLink],
     pub total_cycles: f64,
@@ -91,8 +92,13 @@ fn notes() -> Vec<String> {
 }
 
 /// An event as the model sees the op behind it.
-fn record<'e>(e: &'e Event, work: &BTreeMap<TaskId, WorkCount>, lanes: u64) -> OpRecord<'e> {
-    let w = work.get(&e.task).copied().unwrap_or_default();
+fn record<'e>(
+    e: &'e Event,
+    source: TaskId,
+    work: &BTreeMap<TaskId, WorkCount>,
+    lanes: u64,
+) -> OpRecord<'e> {
+    let w = work.get(&source).copied().unwrap_or_default();
     // The interpreter timed transcendental vector work longer than its plain rate.
     let plain = w.elementwise.div_ceil(lanes) as f64;
     OpRecord {
@@ -113,20 +119,43 @@ pub(crate) fn compute(inp: Inputs<'_>) -> LatencyModelReport {
     let work: BTreeMap<TaskId, WorkCount> = inp.work.iter().copied().collect();
     let lanes = inp.machine.sfp_lanes.value.max(1);
     let mut kernels = Vec::new();
-    // One pass over the events, not one per kernel: a full model has millions of events.
-    let mut by_kernel: Vec<Vec<&Event>> = vec![Vec::new(); inp.kernels.len()];
-    for e in inp.events {
-        if let Some(k) = crate::source_map::kernel_at(inp.kernels, e.line) {
-            by_kernel[k].push(e);
+    // Two passes over the events, not one per kernel, holding one kernel's events at a
+    // time: a full model has millions of them. The first finds each kernel's last event,
+    // after which the second estimates it and lets its events go.
+    let of = |e: &Event| crate::source_map::kernel_at(inp.kernels, e.line);
+    let mut last = vec![None; inp.kernels.len()];
+    for (n, e) in inp.schedule.all_events().enumerate() {
+        if let Some(k) = of(&e) {
+            last[k] = Some(n);
         }
     }
-    for ((i, k), evs) in inp.kernels.iter().enumerate().zip(by_kernel) {
-        if evs.is_empty() {
+    let mut by_kernel: Vec<Vec<(TaskId, Event)>> = vec![Vec::new(); inp.kernels.len()];
+    let mut done: Vec<(usize, Vec<(TaskId, Event)>)> = Vec::new();
+    let mut estimates = Vec::new();
+    for (n, (source, e)) in inp.schedule.events_with_source().enumerate() {
+        let Some(k) = of(&e) else {
             continue;
+        };
+        by_kernel[k].push((source, e));
+        if last[k] == Some(n) {
+            done.push((k, std::mem::take(&mut by_kernel[k])));
         }
-        let est = latency_model::estimate(&config, evs.iter().map(|e| record(e, &work, lanes)));
-        let start = evs.iter().map(|e| e.start).fold(f64::INFINITY, f64::min);
-        let end = evs.iter().map(|e| e.end).fold(0.0, f64::max);
+        for (k, evs) in done.drain(..) {
+            let est = latency_model::estimate(
+                &config,
+                evs.iter().map(|(s, e)| record(e, *s, &work, lanes)),
+            );
+            let start = evs
+                .iter()
+                .map(|(_, e)| e.start)
+                .fold(f64::INFINITY, f64::min);
+            let end = evs.iter().map(|(_, e)| e.end).fold(0.0, f64::max);
+            estimates.push((k, est, start, end));
+        }
+    }
+    estimates.sort_by_key(|(k, ..)| *k);
+    for (i, est, start, end) in estimates {
+        let k = &inp.kernels[i];
         let event_cycles = (end - start).max(0.0);
         let critical = est.critical_core.unwrap_or_default();
         let sequential = est.cycles(Overlap::Sequential);
@@ -254,7 +283,7 @@ mod tests {
         }];
         let r = compute(Inputs {
             machine: &machine,
-            events: &events,
+            schedule: &Schedule::of_events(events),
             work: &work,
             kernels: &kernels,
             total_cycles: 132.0,

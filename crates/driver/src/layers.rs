@@ -5,7 +5,7 @@
 
 use crate::source_map::{kernel_at, SourceMap};
 use serde::Serialize;
-use sim::timing::Event;
+use sim::timing::Schedule;
 
 /// Cycles of one layer or block of a graph.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -30,9 +30,10 @@ fn layer_of(op: &str) -> &str {
 
 /// The layers of a run, in the order their first kernels ran; empty when the run's kernels
 /// have no device ops (a KTIR module).
-pub(crate) fn compute(map: &SourceMap, events: &[Event], total_cycles: f64) -> Vec<LayerCycles> {
+pub(crate) fn compute(map: &SourceMap, schedule: &Schedule) -> Vec<LayerCycles> {
+    let total_cycles = schedule.total_cycles;
     let mut spans: Vec<Option<(f64, f64)>> = vec![None; map.kernels.len()];
-    for e in events {
+    for e in schedule.all_events() {
         if let Some(k) = kernel_at(&map.kernels, e.line) {
             let s = spans[k].get_or_insert((e.start, e.end));
             s.0 = s.0.min(e.start);

@@ -466,8 +466,13 @@ pub struct RunResult {
     pub output_values: BTreeMap<String, Tensor>,
     /// What a timing-only run assumed in place of values it did not compute.
     pub assumptions: Vec<String>,
-    /// Timed events, in task order.
+    /// Timed events, in task order: the first [`EVENT_VIEW_LIMIT`] of the run's, a window
+    /// when there are more.
     pub events: Vec<EventView>,
+    /// How many timed events the run has in all (more than `events` holds when it is a
+    /// window).
+    #[cfg_attr(test, ts(type = "number"))]
+    pub events_total: u64,
     /// Utilisation and bottleneck.
     pub summary: SummaryView,
     /// KTIR operations executed over all cores.
@@ -852,14 +857,28 @@ pub fn simulate_with_schedule(
     session::simulate_compilation(c, options, &mut |_| {})
 }
 
+/// The most events a run result carries ([`RunResult::events`]): a full model has tens of
+/// millions, which neither the page's memory nor its timeline could hold; the result
+/// says how many there are in all ([`RunResult::events_total`]).
+pub const EVENT_VIEW_LIMIT: usize = 200_000;
+
 /// The events of a schedule as the page wants them (zero-length bookkeeping events, such as
-/// launch barriers, left out), each transfer with its route on `machine`'s ring.
-pub fn event_views(machine: &Machine, sched: &sim::timing::Schedule) -> Vec<EventView> {
+/// launch barriers, left out), each transfer with its route on `machine`'s ring: the first
+/// `limit` of them, and how many there are in all.
+pub fn event_views(
+    machine: &Machine,
+    sched: &sim::timing::Schedule,
+    limit: usize,
+) -> (Vec<EventView>, u64) {
     let n = machine.stop_count();
-    sched
-        .events
-        .iter()
+    let mut total = 0u64;
+    let views = sched
+        .all_events()
         .filter(|e| e.end > e.start || e.bytes > 0)
+        .filter(|_| {
+            total += 1;
+            total <= limit as u64
+        })
         .map(|e| EventView {
             route: match (e.unit, e.src_stop, e.dst_stop) {
                 (Unit::Dma, Some(s), Some(d)) => machine
@@ -879,10 +898,11 @@ pub fn event_views(machine: &Machine, sched: &sim::timing::Schedule) -> Vec<Even
             bytes: e.bytes,
             src_stop: e.src_stop,
             dst_stop: e.dst_stop,
-            op: e.op.clone(),
+            op: e.op,
             line: e.line,
         })
-        .collect()
+        .collect();
+    (views, total)
 }
 
 /// A verifier diagnostic for an editor.

@@ -5,7 +5,7 @@
 
 use crate::KernelLink;
 use serde::Serialize;
-use sim::timing::{DramAccess, Event, TaskId, Unit};
+use sim::timing::{DramAccess, Event, Schedule, TaskId, Unit};
 use sim::{Machine, WorkCount};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -226,8 +226,9 @@ pub struct Roofline {
 /// What a roofline is computed from.
 pub(crate) struct Inputs<'a> {
     pub machine: &'a Machine,
-    pub events: &'a [Event],
-    /// The arithmetic of the compute tasks, by task id.
+    /// The run's events (read through [`Schedule::events_with_source`]).
+    pub schedule: &'a Schedule,
+    /// The arithmetic of the compute tasks, by recorded task id.
     pub work: &'a [(TaskId, WorkCount)],
     pub kernels: &'a [KernelLink],
     pub total_cycles: f64,
@@ -299,11 +300,11 @@ pub(crate) fn compute(inp: Inputs<'_>) -> Roofline {
     let work: BTreeMap<TaskId, WorkCount> = inp.work.iter().copied().collect();
     let mut per_kernel: Vec<Tally> = inp.kernels.iter().map(|_| Tally::default()).collect();
     let mut program = Tally::default();
-    for e in inp.events {
-        let w = work.get(&e.task).copied();
-        program.add(e, w);
+    for (source, e) in inp.schedule.events_with_source() {
+        let w = work.get(&source).copied();
+        program.add(&e, w);
         if let Some(k) = crate::source_map::kernel_at(inp.kernels, e.line) {
-            per_kernel[k].add(e, w);
+            per_kernel[k].add(&e, w);
         }
     }
     let kernels = per_kernel
@@ -537,7 +538,7 @@ mod tests {
         }];
         let r = compute(Inputs {
             machine: &machine,
-            events: &events,
+            schedule: &Schedule::of_events(events),
             work: &[(2, mm), (3, mm)],
             kernels: &kernels,
             total_cycles: 400.0,

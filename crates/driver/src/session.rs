@@ -12,7 +12,7 @@ use crate::{
 use graph::{Graph, Tensor};
 use ktir::ast::{Module, ScalarType};
 use serde::Serialize;
-use sim::timing::{schedule_with_progress, Limits, Schedule};
+use sim::timing::{schedule_launches, Limits, Schedule};
 use sim::{KernelValue, LineLookup, Machine, Simulator};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -264,7 +264,7 @@ impl Session {
         let work = std::mem::take(&mut run.run.work);
         run.run.roofline = roofline::compute(roofline::Inputs {
             machine: &options.machine,
-            events: &run.schedule.events,
+            schedule: &run.schedule,
             work: &work,
             kernels: &run.source_map.kernels,
             total_cycles: run.schedule.total_cycles,
@@ -272,16 +272,12 @@ impl Session {
         });
         run.run.latency_model = crate::latency::compute(crate::latency::Inputs {
             machine: &options.machine,
-            events: &run.schedule.events,
+            schedule: &run.schedule,
             work: &work,
             kernels: &run.source_map.kernels,
             total_cycles: run.schedule.total_cycles,
         });
-        run.run.layers = crate::layers::compute(
-            &run.source_map,
-            &run.schedule.events,
-            run.schedule.total_cycles,
-        );
+        run.run.layers = crate::layers::compute(&run.source_map, &run.schedule);
         run.run.padding = crate::padding::compute(&run.padding, &run.source_map, &run.run.roofline);
         let (_, run) = self.last.insert((options.machine.clone(), run));
         Ok(run)
@@ -585,9 +581,10 @@ pub(crate) fn execute<R>(
         sim.launch_values(program.module, &lines, &l.func, &args)
             .map_err(|e| DriverError::from_sim(&l.func, e))?;
     }
-    let sched = schedule_with_progress(
+    let sched = schedule_launches(
         machine,
         sim.tasks(),
+        &sim.launch_plan(),
         &Limits::sized_for(sim.tasks()),
         &mut |d, t| {
             (*progress.borrow_mut())(Progress::Schedule {
@@ -732,6 +729,7 @@ pub(crate) fn result(
     let machine = &options.machine;
     let checked = outputs.is_some();
     let outputs = outputs.unwrap_or_default();
+    let (events, events_total) = event_views(machine, sched, crate::EVENT_VIEW_LIMIT);
     RunResult {
         machine: MachineView::of(machine),
         total_cycles: sched.total_cycles,
@@ -742,7 +740,8 @@ pub(crate) fn result(
         expected: Vec::new(),
         output_values: BTreeMap::new(),
         assumptions: sim.assumptions().to_vec(),
-        events: event_views(machine, sched),
+        events,
+        events_total,
         summary: sim::trace::summarize(machine, sched).into(),
         steps: sim.steps(),
         functions: Vec::new(),
@@ -1311,7 +1310,7 @@ mod tests {
             .unwrap();
         assert!(r.run.passed && r.run.outputs_checked);
         assert!(reports > 0);
-        let events = r.schedule.events.len();
+        let events = r.schedule.event_count();
         let trace = s.trace_json().unwrap();
         assert!(trace.contains("traceEvents"));
         assert!(events > 0);

@@ -40,8 +40,8 @@ fn ktir_line(out: &mut String, label: &str, text: &str, options: &KtirRunOptions
                 out,
                 "{label} cycles={} events={} events_hash={:016x} numbers_hash={:016x} assumptions={}",
                 r.total_cycles,
-                s.events.len(),
-                hash_debug(&s.events),
+                s.event_count(),
+                hash_debug(&s.all_events().collect::<Vec<_>>()),
                 hash_debug(&numbers),
                 r.assumptions.len()
             );

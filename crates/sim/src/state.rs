@@ -67,6 +67,9 @@ pub(crate) struct LaunchLog {
     pub masked_points: u64,
     pub peak: u64,
     pub returned: Vec<Vec<KernelValue>>,
+    /// For a replayed launch: the launch it repeats, how far its lines are from that
+    /// one's, and its closing barrier's name. Its `tasks` and `work` are then empty.
+    pub repeat: Option<(usize, i64, String)>,
 }
 
 /// The arithmetic of one compute task: what a roofline divides by the machine's rates.
@@ -332,9 +335,11 @@ impl<'m> Simulator<'m> {
     }
 
     /// Repeats launch number `earlier` (0-based, in launch order) as a launch of `func`
-    /// without interpreting it again: its tasks, steps, arithmetic, assumptions and
-    /// scratchpad peak are recorded once more after the current barrier, their source
-    /// lines moved by `line_shift` and its closing barrier named after `func`.
+    /// without interpreting it again: its steps, assumptions and scratchpad peak count
+    /// once more, and the launch table ([`Simulator::launch_plan`]) names the launch it
+    /// repeats, its source lines moved by `line_shift` and its closing barrier named after
+    /// `func`. Its tasks and arithmetic are not copied: the schedule places the earlier
+    /// launch's events again.
     ///
     /// The caller vouches that interpreting `func` here would record exactly that: the
     /// two functions are the same program up to names and position in the text, and the
@@ -347,19 +352,41 @@ impl<'m> Simulator<'m> {
         func: &str,
         line_shift: i64,
     ) -> Result<(), SimError> {
-        let Some(log) = self.launch_log.get(earlier).cloned() else {
+        let Some(log) = self.launch_log.get(earlier) else {
             return err(format!(
                 "no launch {earlier} to replay ({} launches so far)",
                 self.launch_log.len()
             ));
         };
-        let steps = self.steps.saturating_add(log.steps);
+        let (peak, returned, has_barrier, log_steps, masked, assumptions) = (
+            log.peak,
+            log.returned.clone(),
+            log.has_barrier,
+            log.steps,
+            log.masked_points,
+            log.assumptions.clone(),
+        );
+        let steps = self.steps.saturating_add(log_steps);
         if steps > self.limits.max_steps {
             return err(format!(
                 "the run executed more than {} operations; stopping (raise the step limit if this is expected)",
                 self.limits.max_steps
             ));
         }
+        // The tasks are not copied: the launch table names the launch it repeats (see
+        // `launch_plan`), and the schedule places that launch's events once more.
+        self.launch_log.push(LaunchLog {
+            peak,
+            returned: returned.clone(),
+            has_barrier,
+            steps: log_steps,
+            masked_points: masked,
+            tasks: self.tasks.len()..self.tasks.len(),
+            work: self.work.len()..self.work.len(),
+            repeat: Some((earlier, line_shift, format!("end of @{func}"))),
+            ..LaunchLog::default()
+        });
+        self.launch_peaks.push(peak);
         let shift = |line: u32| -> u32 {
             if line == 0 {
                 0
@@ -367,52 +394,13 @@ impl<'m> Simulator<'m> {
                 u32::try_from(i64::from(line) + line_shift).unwrap_or(0)
             }
         };
-        let start = self.tasks.len();
-        let work_start = self.work.len();
-        let from = log.tasks.start;
-        let last = log.tasks.end.saturating_sub(1);
-        self.launch_log.push(LaunchLog {
-            peak: log.peak,
-            returned: log.returned.clone(),
-            ..LaunchLog::default()
-        });
-        self.launch_peaks.push(log.peak);
-        for id in log.tasks.clone() {
-            let Some(old) = self.tasks.get(id) else {
-                return err(format!(
-                    "launch {earlier} names task {id}, which is not recorded"
-                ));
-            };
-            let mut task = old.clone();
-            // Tasks before the launch are its barrier, which `push_task` puts back.
-            task.deps = task
-                .deps
-                .iter()
-                .filter(|d| **d >= from)
-                .map(|d| d - from + start)
-                .collect();
-            task.line = shift(task.line);
-            let barrier = log.has_barrier && id == last;
-            if barrier {
-                task.op = format!("end of @{func}");
-            }
-            let new = self.push_task(task)?;
-            if barrier {
-                self.barrier = Some(new);
-            }
-        }
-        for k in log.work.clone() {
-            if let Some(&(task, work)) = self.work.get(k) {
-                self.work.push((task - from + start, work));
-            }
-        }
-        for (line, rest) in &log.assumptions {
+        for (line, rest) in &assumptions {
             self.assume_at(shift(*line), rest);
         }
         let before = self.steps;
         self.steps = steps;
-        self.masked_points = self.masked_points.saturating_add(log.masked_points);
-        self.returned = log.returned.clone();
+        self.masked_points = self.masked_points.saturating_add(masked);
+        self.returned = returned;
         if let Some((f, every)) = &mut self.progress {
             if steps / *every > before / *every {
                 let total = if self.progress_total > 0 {
@@ -423,14 +411,40 @@ impl<'m> Simulator<'m> {
                 f(steps / *every * *every, total);
             }
         }
-        if let Some(l) = self.launch_log.last_mut() {
-            l.tasks = start..self.tasks.len();
-            l.has_barrier = log.has_barrier;
-            l.steps = log.steps;
-            l.work = work_start..self.work.len();
-            l.masked_points = log.masked_points;
-        }
         Ok(())
+    }
+
+    /// The run's launches as the schedule takes them: each interpreted launch's recorded
+    /// tasks, or the launch a replayed one repeats. When some recorded task belongs to no
+    /// launch, the whole list is one launch.
+    pub fn launch_plan(&self) -> Vec<crate::timing::LaunchPlan> {
+        use crate::timing::LaunchPlan;
+        let mut next = 0;
+        let mut plan = Vec::with_capacity(self.launch_log.len());
+        for log in &self.launch_log {
+            match &log.repeat {
+                Some((of, line_shift, op)) => plan.push(LaunchPlan::Repeat {
+                    of: *of,
+                    line_shift: *line_shift,
+                    barrier_op: log.has_barrier.then(|| op.clone()),
+                }),
+                None => {
+                    if log.tasks.start != next {
+                        break;
+                    }
+                    next = log.tasks.end;
+                    plan.push(LaunchPlan::Run {
+                        tasks: log.tasks.clone(),
+                    });
+                }
+            }
+        }
+        if plan.len() != self.launch_log.len() || next != self.tasks.len() {
+            return vec![LaunchPlan::Run {
+                tasks: 0..self.tasks.len(),
+            }];
+        }
+        plan
     }
 
     /// Calls `f(steps, total)` every `every` operations, where `total` is the estimate

@@ -208,11 +208,20 @@ pub struct DramRate {
     pub write_bytes_per_cycle: f64,
 }
 
-/// The result of [`schedule`].
+/// The result of [`schedule`] and [`schedule_launches`].
+///
+/// A run that repeats kernels keeps one set of events per distinct launch: `events` holds
+/// those, and `launches` says where each launch of the run sits in time and which stored
+/// events it repeats. Read the run's events through [`Schedule::all_events`], which
+/// materialises them one at a time in task order.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Schedule {
-    /// One event per task, indexed by [`TaskId`].
+    /// The stored events: for a schedule of one task list ([`schedule`]), one per task
+    /// indexed by [`TaskId`]; for a launch table, those of the interpreted launches, each
+    /// timed from its launch's start and naming its recorded task.
     pub events: Vec<Event>,
+    /// The launches in run order, covering the run's events one after another.
+    pub launches: Vec<LaunchSpan>,
     /// Completion time of the last task (0 for an empty task list).
     pub total_cycles: f64,
     /// Bytes routed over each link, for every link in [`LinkId::index`] order.
@@ -227,6 +236,153 @@ pub struct Schedule {
     pub rates_truncated: bool,
     /// Simulation steps used.
     pub steps: usize,
+}
+
+/// One launch of a [`Schedule`]: where its events are stored and where it sits in time.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LaunchSpan {
+    /// Id of its first event in the run (the run's events are numbered launch after
+    /// launch, as the tasks of interpreting every launch would be).
+    pub first_task: TaskId,
+    /// Its events in [`Schedule::events`] (shared with every launch that repeats it).
+    pub events: std::ops::Range<usize>,
+    /// Cycle it starts at: where the launch before it ended.
+    pub start: f64,
+    /// Cycle its last task ends.
+    pub end: f64,
+    /// How far its source lines are from the stored events' (a repeat of a kernel placed
+    /// elsewhere in the text).
+    pub line_shift: i64,
+    /// The op name of its closing barrier (its last event) when not the stored one.
+    pub barrier_op: Option<String>,
+}
+
+impl LaunchSpan {
+    /// Its stored event number `i` as the run's event: numbered, shifted in time and lines.
+    fn materialise(&self, i: usize, stored: &Event) -> Event {
+        let last = i + 1 == self.events.len();
+        Event {
+            task: self.first_task + i,
+            unit: stored.unit,
+            core: stored.core,
+            start: self.start + stored.start,
+            end: self.start + stored.end,
+            bytes: stored.bytes,
+            src_stop: stored.src_stop,
+            dst_stop: stored.dst_stop,
+            hops: stored.hops,
+            dram: stored.dram,
+            op: match (&self.barrier_op, last) {
+                (Some(op), true) => op.clone(),
+                _ => stored.op.clone(),
+            },
+            line: shift_line(stored.line, self.line_shift),
+        }
+    }
+}
+
+/// A source line moved by `shift`; line 0 (no line) stays 0, as does a line that would
+/// leave the range.
+fn shift_line(line: u32, shift: i64) -> u32 {
+    if line == 0 || shift == 0 {
+        line
+    } else {
+        u32::try_from(i64::from(line) + shift).unwrap_or(0)
+    }
+}
+
+impl Schedule {
+    /// A schedule of these events as one launch from cycle 0, with no traffic figures: for
+    /// reports computed from hand-made events.
+    pub fn of_events(events: Vec<Event>) -> Schedule {
+        let total_cycles = events.iter().map(|e| e.end).fold(0.0, f64::max);
+        Schedule {
+            launches: vec![LaunchSpan {
+                first_task: 0,
+                events: 0..events.len(),
+                start: 0.0,
+                end: total_cycles,
+                line_shift: 0,
+                barrier_op: None,
+            }],
+            events,
+            total_cycles,
+            link_bytes: Vec::new(),
+            dram_read_bytes: 0,
+            dram_write_bytes: 0,
+            link_rates: Vec::new(),
+            dram_rates: Vec::new(),
+            rates_truncated: false,
+            steps: 0,
+        }
+    }
+
+    /// The number of events of the run (one per task of every launch).
+    pub fn event_count(&self) -> usize {
+        self.launches.iter().map(|l| l.events.len()).sum()
+    }
+
+    /// The run's events in task order, materialised one at a time.
+    pub fn all_events(&self) -> impl Iterator<Item = Event> + '_ {
+        self.events_with_source().map(|(_, e)| e)
+    }
+
+    /// The run's events in task order, each with the recorded task it times (the
+    /// interpreted launch's task, for a launch that repeats it).
+    pub fn events_with_source(&self) -> impl Iterator<Item = (TaskId, Event)> + '_ {
+        self.launches.iter().flat_map(move |l| {
+            self.events
+                .get(l.events.clone())
+                .unwrap_or(&[])
+                .iter()
+                .enumerate()
+                .map(move |(i, e)| (e.task, l.materialise(i, e)))
+        })
+    }
+
+    /// The run's events from number `from` on, at most `count` of them (a window for a
+    /// timeline), without materialising those before.
+    pub fn events_window(&self, from: usize, count: usize) -> Vec<Event> {
+        let mut out = Vec::new();
+        for l in &self.launches {
+            let n = l.events.len();
+            let first = l.first_task;
+            if first + n <= from {
+                continue;
+            }
+            if out.len() >= count {
+                break;
+            }
+            let stored = self.events.get(l.events.clone()).unwrap_or(&[]);
+            for (i, e) in stored.iter().enumerate().skip(from.saturating_sub(first)) {
+                if out.len() >= count {
+                    break;
+                }
+                out.push(l.materialise(i, e));
+            }
+        }
+        out
+    }
+}
+
+/// One launch handed to [`schedule_launches`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LaunchPlan {
+    /// Schedule these recorded tasks (a launch that was interpreted).
+    Run {
+        /// Its tasks in the task list.
+        tasks: std::ops::Range<TaskId>,
+    },
+    /// Repeat launch number `of` (an earlier entry of the plan): the same tasks, so the same
+    /// events from this launch's start.
+    Repeat {
+        /// The launch it repeats.
+        of: usize,
+        /// How far its source lines are from the repeated launch's.
+        line_shift: i64,
+        /// The op name of its closing barrier, when it has one.
+        barrier_op: Option<String>,
+    },
 }
 
 /// Why a task list could not be scheduled.
@@ -260,6 +416,12 @@ pub enum TimingError {
     },
     TooManySteps {
         limit: usize,
+    },
+    /// A launch of a [`LaunchPlan`] names tasks outside the list, or repeats a launch
+    /// that is not an earlier one.
+    BadLaunch {
+        launch: usize,
+        of: usize,
     },
     /// Internal consistency failure (should not happen): no task can make progress.
     Stalled {
@@ -300,6 +462,14 @@ impl fmt::Display for TimingError {
             TimingError::TooManySteps { limit } => write!(
                 f,
                 "timing simulation exceeded {limit} steps; the program is too large to time"
+            ),
+            TimingError::BadLaunch { launch, of } if launch == of => write!(
+                f,
+                "launch {launch} names tasks outside the recorded task list"
+            ),
+            TimingError::BadLaunch { launch, of } => write!(
+                f,
+                "launch {launch} repeats launch {of}, which is not an earlier launch"
             ),
             TimingError::Stalled { finished, total } => write!(
                 f,
@@ -589,8 +759,17 @@ pub fn schedule_with_progress(
         })
         .collect::<Vec<_>>();
     let total_cycles = events.iter().map(|e| e.end).fold(0.0, f64::max);
+    let launches = vec![LaunchSpan {
+        first_task: 0,
+        events: 0..events.len(),
+        start: 0.0,
+        end: total_cycles,
+        line_shift: 0,
+        barrier_op: None,
+    }];
     Ok(Schedule {
         events,
+        launches,
         total_cycles,
         link_bytes: link_bytes
             .into_iter()
@@ -602,6 +781,193 @@ pub fn schedule_with_progress(
         link_rates: sim.link_rates,
         dram_rates: sim.dram_rates,
         rates_truncated: sim.rates_truncated,
+        steps,
+    })
+}
+
+/// Schedules a run of kernel launches, each of which waits for the one before it to
+/// finish (its closing barrier). The machine is therefore idle when a launch starts and
+/// its events do not depend on when that is: each interpreted launch's tasks are
+/// scheduled once from cycle 0, and every launch is placed where the one before it ended.
+/// A [`LaunchPlan::Repeat`] takes no scheduling work and stores no events of its own.
+///
+/// Task dependencies on tasks before their launch (its barrier) are implied by the
+/// placement and dropped. `limits` bound each interpreted launch's scheduling and the
+/// steps of the whole run; rate samples are kept up to `limits.max_rate_samples` over the
+/// run. `progress(finished, total)` counts the run's tasks, repeats included.
+pub fn schedule_launches(
+    machine: &Machine,
+    tasks: &[Task],
+    plan: &[LaunchPlan],
+    limits: &Limits,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Schedule, TimingError> {
+    machine.validate().map_err(TimingError::InvalidMachine)?;
+    if tasks.len() > limits.max_tasks {
+        return Err(TimingError::TooManyTasks {
+            count: tasks.len(),
+            limit: limits.max_tasks,
+        });
+    }
+    // What each interpreted launch's scheduling gave, kept once however often it runs.
+    struct Segment {
+        events: std::ops::Range<usize>,
+        link_bytes: Vec<u64>,
+        read: u64,
+        write: u64,
+        steps: usize,
+        total: f64,
+        link_rates: Vec<LinkRate>,
+        dram_rates: Vec<DramRate>,
+        truncated: bool,
+    }
+    // Per plan entry: its segment and its line shift from the segment's lines.
+    let mut resolved: Vec<(usize, i64)> = Vec::with_capacity(plan.len());
+    let mut lens = Vec::with_capacity(plan.len());
+    for (k, p) in plan.iter().enumerate() {
+        let len = match p {
+            LaunchPlan::Run { tasks: r } => {
+                if r.start > r.end || r.end > tasks.len() {
+                    return Err(TimingError::BadLaunch { launch: k, of: k });
+                }
+                r.len()
+            }
+            LaunchPlan::Repeat { of, .. } => match lens.get(*of) {
+                Some(&n) if *of < k => n,
+                _ => return Err(TimingError::BadLaunch { launch: k, of: *of }),
+            },
+        };
+        lens.push(len);
+    }
+    let total_tasks: usize = lens.iter().sum();
+    let link_count = 2 * machine.stop_count();
+    let mut segments: Vec<Segment> = Vec::new();
+    let mut events: Vec<Event> = Vec::new();
+    let mut launches: Vec<LaunchSpan> = Vec::with_capacity(plan.len());
+    let mut link_bytes = vec![0u64; link_count];
+    let (mut dram_read_bytes, mut dram_write_bytes) = (0u64, 0u64);
+    let mut link_rates: Vec<LinkRate> = Vec::new();
+    let mut dram_rates: Vec<DramRate> = Vec::new();
+    let mut rates_truncated = false;
+    let mut steps = 0usize;
+    let mut scheduling_steps = 0usize;
+    let (mut now, mut first, mut done) = (0.0f64, 0usize, 0usize);
+    for p in plan {
+        let (segment, line_shift, barrier_op) = match p {
+            LaunchPlan::Run { tasks: r } => {
+                let from = r.start;
+                let local: Vec<Task> = tasks[r.clone()]
+                    .iter()
+                    .map(|t| Task {
+                        deps: t
+                            .deps
+                            .iter()
+                            .filter(|d| **d >= from)
+                            .map(|d| d - from)
+                            .collect(),
+                        ..t.clone()
+                    })
+                    .collect();
+                let s = schedule_with_progress(machine, &local, limits, &mut |d, _| {
+                    progress(done + d, total_tasks)
+                })?;
+                scheduling_steps = scheduling_steps.saturating_add(s.steps);
+                if scheduling_steps > limits.max_steps {
+                    return Err(TimingError::TooManySteps {
+                        limit: limits.max_steps,
+                    });
+                }
+                let base = events.len();
+                events.extend(s.events.into_iter().map(|e| Event {
+                    task: e.task + from,
+                    ..e
+                }));
+                segments.push(Segment {
+                    events: base..events.len(),
+                    link_bytes: s.link_bytes.iter().map(|(_, b)| *b).collect(),
+                    read: s.dram_read_bytes,
+                    write: s.dram_write_bytes,
+                    steps: s.steps,
+                    total: s.total_cycles,
+                    link_rates: s.link_rates,
+                    dram_rates: s.dram_rates,
+                    truncated: s.rates_truncated,
+                });
+                (segments.len() - 1, 0, None)
+            }
+            LaunchPlan::Repeat {
+                of,
+                line_shift,
+                barrier_op,
+            } => {
+                let (segment, shift) = resolved[*of];
+                (segment, shift + line_shift, barrier_op.clone())
+            }
+        };
+        resolved.push((segment, line_shift));
+        let seg = &segments[segment];
+        let start = now;
+        let end = if seg.events.is_empty() {
+            start
+        } else {
+            start + seg.total
+        };
+        for (sum, b) in link_bytes.iter_mut().zip(&seg.link_bytes) {
+            *sum = sum.saturating_add(*b);
+        }
+        dram_read_bytes = dram_read_bytes.saturating_add(seg.read);
+        dram_write_bytes = dram_write_bytes.saturating_add(seg.write);
+        steps = steps.saturating_add(seg.steps);
+        rates_truncated |= seg.truncated;
+        for r in &seg.link_rates {
+            if link_rates.len() + dram_rates.len() < limits.max_rate_samples {
+                link_rates.push(LinkRate {
+                    time: start + r.time,
+                    ..r.clone()
+                });
+            } else {
+                rates_truncated = true;
+            }
+        }
+        for r in &seg.dram_rates {
+            if link_rates.len() + dram_rates.len() < limits.max_rate_samples {
+                dram_rates.push(DramRate {
+                    time: start + r.time,
+                    ..r.clone()
+                });
+            } else {
+                rates_truncated = true;
+            }
+        }
+        let n = seg.events.len();
+        launches.push(LaunchSpan {
+            first_task: first,
+            events: seg.events.clone(),
+            start,
+            end,
+            line_shift,
+            barrier_op: if n > 0 { barrier_op } else { None },
+        });
+        now = end;
+        first += n;
+        done += n;
+        progress(done, total_tasks);
+    }
+    let total_cycles = launches.iter().map(|l| l.end).fold(0.0, f64::max);
+    Ok(Schedule {
+        events,
+        launches,
+        total_cycles,
+        link_bytes: link_bytes
+            .into_iter()
+            .enumerate()
+            .map(|(i, b)| (LinkId::from_index(i), b))
+            .collect(),
+        dram_read_bytes,
+        dram_write_bytes,
+        link_rates,
+        dram_rates,
+        rates_truncated,
         steps,
     })
 }

@@ -136,7 +136,7 @@ pub fn summarize(machine: &Machine, schedule: &Schedule) -> Summary {
     let mut busy = vec![[0.0f64; 3]; cores_n];
     let mut counts = vec![[0usize; 3]; cores_n];
     let mut dma_bytes = vec![0u64; cores_n];
-    for e in &schedule.events {
+    for e in schedule.all_events() {
         if e.core >= cores_n {
             continue;
         }
@@ -217,7 +217,7 @@ pub fn summarize(machine: &Machine, schedule: &Schedule) -> Summary {
     let latency_bound = dram_util.max(link_util) < 0.5
         && dma_util > compute_util
         && dma_util > dram_util.max(link_util);
-    let (bottleneck, reason) = if schedule.events.is_empty() || total <= 0.0 {
+    let (bottleneck, reason) = if schedule.event_count() == 0 || total <= 0.0 {
         (Bottleneck::Compute, "nothing took any time".to_string())
     } else if latency_bound {
         let (c, x) = busiest_dma.unwrap_or((0, 0.0));
@@ -320,7 +320,8 @@ pub fn chrome_trace_json(machine: &Machine, schedule: &Schedule) -> String {
     }
 
     let mut memory_threads: Vec<(usize, usize)> = Vec::new();
-    for e in &schedule.events {
+    for e in schedule.all_events() {
+        let e = &e;
         let transfer = match (e.src_stop, e.dst_stop) {
             (Some(src), Some(dst)) => Some((src, dst)),
             _ => None,

@@ -93,6 +93,7 @@ export function syntheticRun(machine: RunInfo["machine"], tiles: number): RunInf
     maskedPoints: null,
     assumptions: [],
     events,
+    eventsTotal: events.length,
     summary,
     steps: 0,
     functions: [],

@@ -872,9 +872,15 @@ expected: Array<OutputCheck>,
  */
 assumptions: Array<string>, 
 /**
- * Timed events, in task order.
+ * Timed events, in task order: the first [`EVENT_VIEW_LIMIT`] of the run's, a window
+ * when there are more.
  */
 events: Array<EventView>, 
+/**
+ * How many timed events the run has in all (more than `events` holds when it is a
+ * window).
+ */
+eventsTotal: number, 
 /**
  * Utilisation and bottleneck.
  */

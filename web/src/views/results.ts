@@ -176,6 +176,15 @@ export class ResultsView {
             title: p.title,
           }),
         );
+    // A full model has more events than the page can hold: the result carries a window.
+    if (run.eventsTotal > run.events.length)
+      parts.push(
+        el("span", {
+          className: "muted",
+          "data-testid": "events-window",
+          text: `timeline: the first ${formatInt(run.events.length)} of ${formatInt(run.eventsTotal)} events; cycles and reports cover them all`,
+        }),
+      );
     if (note) parts.push(el("span", { className: "muted", "data-testid": "run-note", text: note }));
     this.root.replaceChildren(...parts);
   }
