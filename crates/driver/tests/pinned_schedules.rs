@@ -56,3 +56,47 @@ fn gallery_schedules_are_pinned() {
     }
     expect_test::expect_file!["pinned/gallery.txt"].assert_eq(&out);
 }
+
+/// FNV-1a over the bits of every buffer's final contents, in buffer order.
+fn contents_hash(buffers: &[(driver::BufferSpec, Vec<f32>)]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for (spec, data) in buffers {
+        for b in spec
+            .name
+            .bytes()
+            .chain(data.iter().flat_map(|x| x.to_bits().to_le_bytes()))
+        {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
+}
+
+/// The benchmark kernels (`cargo bench -p driver --bench ktir_kernels`) at full size: their
+/// schedules and the final contents of their buffers, so speeding up the interpreter
+/// provably changes neither the timing model's results nor the numbers.
+#[test]
+fn bench_kernel_schedules_and_results_are_pinned() {
+    const KERNELS: [(&str, &str); 4] = [
+        ("softmax", include_str!("../../../bench/ktir/softmax.mlir")),
+        (
+            "layernorm",
+            include_str!("../../../bench/ktir/layernorm.mlir"),
+        ),
+        ("matmul", include_str!("../../../bench/ktir/matmul.mlir")),
+        ("rope", include_str!("../../../bench/ktir/rope.mlir")),
+    ];
+    let mut out = String::new();
+    for (name, text) in KERNELS {
+        let (result, schedule) = driver::run_ktir(text, &KtirRunOptions::default())
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let pinned = line(name, schedule.total_cycles, &schedule.events);
+        out.push_str(pinned.trim_end());
+        out.push_str(&format!(
+            " buffers {:#018x}\n",
+            contents_hash(&result.buffers)
+        ));
+    }
+    expect_test::expect_file!["pinned/bench_kernels.txt"].assert_eq(&out);
+}

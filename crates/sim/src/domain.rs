@@ -637,7 +637,7 @@ fn assumed_index(iv: &ViewVal, at: &[i64], size: i64) -> f32 {
 /// `round(c + op(a) x op(b))` for `[m, k] x [k, n]`, each element accumulated in f32 in
 /// ascending `p` (the order of a dot product per element).
 ///
-/// The output is cut into [`TILE_M`] x [`TILE_N`] register tiles whose accumulators stay
+/// The output is cut into register tiles (see [`matmul_add`]) whose accumulators stay
 /// in registers for the whole `p` loop; tiles sweep down a column strip of `b`, which
 /// stays in cache while every row block uses it. Only `i` and `j` are blocked, so every
 /// element sees exactly the additions of the plain triple loop.
@@ -672,25 +672,66 @@ fn matmul_data(
         round_slice(c.elem, &mut out);
         return Some(out);
     }
-    let full_m = m - m % TILE_M;
-    let full_n = n - n % TILE_N;
-    for j0 in (0..full_n).step_by(TILE_N) {
-        for i0 in (0..full_m).step_by(TILE_M) {
-            matmul_tile(a_rows, b_rows, &mut out, (i0, j0), k, n);
-        }
-    }
-    // The ragged edges: the last columns of the tiled rows, then the last rows.
-    matmul_plain(a_rows, b_rows, &mut out, 0..full_m, full_n..n, k, n);
-    matmul_plain(a_rows, b_rows, &mut out, full_m..m, 0..n, k, n);
+    matmul_add(a_rows, b_rows, &mut out, (m, k, n));
     round_slice(c.elem, &mut out);
     Some(out)
 }
 
-/// Rows of one register tile of [`matmul_data`].
-const TILE_M: usize = 4;
-/// Columns of one register tile of [`matmul_data`]: 4 x 8 f32 accumulators fill eight
-/// 128-bit registers (SSE2, WebAssembly SIMD128), leaving room for a row of `b`.
-const TILE_N: usize = 8;
+/// `out += a x b` by register tiles as wide as the machine's vectors allow. Each tile size
+/// adds the same terms in the same order per element (there is no fused multiply-add: Rust
+/// never contracts `s += x * y`), so every path gives the same bits.
+fn matmul_add(a: &[f32], b: &[f32], out: &mut [f32], mkn: (usize, usize, usize)) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has the feature the function is compiled for.
+            unsafe { matmul_add_avx512(a, b, out, mkn) };
+            return;
+        }
+        if std::arch::is_x86_feature_detected!("avx") {
+            // SAFETY: as above.
+            unsafe { matmul_add_avx(a, b, out, mkn) };
+            return;
+        }
+    }
+    // 4 x 8 f32 accumulators fill eight 128-bit registers (SSE2, WebAssembly SIMD128),
+    // leaving room for a row of `b`.
+    matmul_blocked::<4, 8>(a, b, out, mkn);
+}
+
+/// [`matmul_blocked`] with 8 x 32 accumulators in sixteen of AVX-512's 32 registers.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn matmul_add_avx512(a: &[f32], b: &[f32], out: &mut [f32], mkn: (usize, usize, usize)) {
+    matmul_blocked::<8, 32>(a, b, out, mkn);
+}
+
+/// [`matmul_blocked`] with 4 x 16 accumulators in eight of AVX's 16 registers.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+fn matmul_add_avx(a: &[f32], b: &[f32], out: &mut [f32], mkn: (usize, usize, usize)) {
+    matmul_blocked::<4, 16>(a, b, out, mkn);
+}
+
+/// `out += a x b` cut into `TM` x `TN` register tiles, then the ragged edges.
+#[inline(always)]
+fn matmul_blocked<const TM: usize, const TN: usize>(
+    a: &[f32],
+    b: &[f32],
+    out: &mut [f32],
+    (m, k, n): (usize, usize, usize),
+) {
+    let full_m = m - m % TM;
+    let full_n = n - n % TN;
+    for j0 in (0..full_n).step_by(TN) {
+        for i0 in (0..full_m).step_by(TM) {
+            matmul_tile::<TM, TN>(a, b, out, (i0, j0), k, n);
+        }
+    }
+    // The ragged edges: the last columns of the tiled rows, then the last rows.
+    matmul_plain(a, b, out, 0..full_m, full_n..n, k, n);
+    matmul_plain(a, b, out, full_m..m, 0..n, k, n);
+}
 
 /// `x` (`rows` rows of `cols`) transposed to `cols` rows of `rows`.
 fn transposed(x: &[f32], rows: usize, cols: usize) -> Vec<f32> {
@@ -703,9 +744,10 @@ fn transposed(x: &[f32], rows: usize, cols: usize) -> Vec<f32> {
     t
 }
 
-/// Adds `a[i0.., :] x b[:, j0..]` onto the [`TILE_M`] x [`TILE_N`] tile of `out` at
-/// `(i0, j0)`, in ascending `p` per element.
-fn matmul_tile(
+/// Adds `a[i0.., :] x b[:, j0..]` onto the `TM` x `TN` tile of `out` at `(i0, j0)`, in
+/// ascending `p` per element.
+#[inline(always)]
+fn matmul_tile<const TM: usize, const TN: usize>(
     a: &[f32],
     b: &[f32],
     out: &mut [f32],
@@ -713,14 +755,14 @@ fn matmul_tile(
     k: usize,
     n: usize,
 ) {
-    let mut acc = [[0.0f32; TILE_N]; TILE_M];
+    let mut acc = [[0.0f32; TN]; TM];
     for (r, row) in acc.iter_mut().enumerate() {
         let at = (i0 + r) * n + j0;
-        row.copy_from_slice(&out[at..at + TILE_N]);
+        row.copy_from_slice(&out[at..at + TN]);
     }
-    let a_rows: [&[f32]; TILE_M] = std::array::from_fn(|r| &a[(i0 + r) * k..(i0 + r + 1) * k]);
+    let a_rows: [&[f32]; TM] = std::array::from_fn(|r| &a[(i0 + r) * k..(i0 + r + 1) * k]);
     for (p, b_row) in b.chunks_exact(n).take(k).enumerate() {
-        let Some(y) = b_row[j0..].first_chunk::<TILE_N>() else {
+        let Some(y) = b_row[j0..].first_chunk::<TN>() else {
             return;
         };
         for (acc_row, a_row) in acc.iter_mut().zip(&a_rows) {
@@ -734,7 +776,7 @@ fn matmul_tile(
     }
     for (r, row) in acc.iter().enumerate() {
         let at = (i0 + r) * n + j0;
-        out[at..at + TILE_N].copy_from_slice(row);
+        out[at..at + TN].copy_from_slice(row);
     }
 }
 

@@ -108,31 +108,15 @@ pub fn round_to(elem: ScalarType, x: f32) -> f32 {
     }
 }
 
-/// [`round_to`] over a whole slice, in place. The element type is matched once; f16 and
-/// bf16 go through `half`'s slice conversions (vector instructions where the machine has
-/// them), in chunks small enough to stay in a stack buffer, except f16 in WebAssembly,
-/// which uses [`round_f16`]. Bit for bit what `round_to` gives each element.
+/// [`round_to`] over a whole slice, in place. The element type is matched once; f16 goes
+/// through [`round_f16_slice`], bf16 through `half`'s slice conversions (vector
+/// instructions where the machine has them) in chunks small enough to stay in a stack
+/// buffer. Bit for bit what `round_to` gives each element.
 pub fn round_slice(elem: ScalarType, xs: &mut [f32]) {
     const CHUNK: usize = 256;
     match elem {
         ScalarType::F32 | ScalarType::F64 => {}
-        // WebAssembly has no f16 instructions, and `half`'s software slice conversion is
-        // several times slower than `round_f16`'s add and mask (the same bits).
-        #[cfg(target_arch = "wasm32")]
-        ScalarType::F16 | ScalarType::F8E4M3 | ScalarType::F8E5M2 => {
-            for x in xs {
-                *x = round_f16(*x);
-            }
-        }
-        #[cfg(not(target_arch = "wasm32"))]
-        ScalarType::F16 | ScalarType::F8E4M3 | ScalarType::F8E5M2 => {
-            let mut buf = [f16::ZERO; CHUNK];
-            for c in xs.chunks_mut(CHUNK) {
-                let b = &mut buf[..c.len()];
-                b.convert_from_f32_slice(c);
-                b.convert_to_f32_slice(c);
-            }
-        }
+        ScalarType::F16 | ScalarType::F8E4M3 | ScalarType::F8E5M2 => round_f16_slice(xs),
         ScalarType::BF16 => {
             let mut buf = [bf16::ZERO; CHUNK];
             for c in xs.chunks_mut(CHUNK) {
@@ -149,21 +133,63 @@ pub fn round_slice(elem: ScalarType, xs: &mut [f32]) {
     }
 }
 
-/// `f16::from_f32(x).to_f32()`, bit for bit, without the round trip for normal values.
+/// [`round_f16`] of every element, in place. Chunks whose elements are all finite and
+/// below the f16 overflow threshold (nearly always) are rounded by [`round_f16_arith`]
+/// without a branch per element, which compiles to vector instructions (SSE2,
+/// WebAssembly SIMD128) and beats converting to f16 and back even where that is an
+/// instruction; a chunk with any other value is redone element by element (`round_f16`
+/// leaves rounded values unchanged, and the others are left as they were).
+fn round_f16_slice(xs: &mut [f32]) {
+    const CHUNK: usize = 64;
+    for c in xs.chunks_mut(CHUNK) {
+        let mut finite = true;
+        for x in c.iter_mut() {
+            let (r, ok) = round_f16_arith(*x);
+            finite &= ok;
+            // The others keep their value for the second pass.
+            *x = if ok { r } else { *x };
+        }
+        if !finite {
+            for x in c.iter_mut() {
+                *x = round_f16(*x);
+            }
+        }
+    }
+}
+
+/// `f16::from_f32(x).to_f32()`, bit for bit, without the round trip.
 ///
-/// An f32 in the f16 normal range (`2^-14 <= |x| < 65520`, the values that round to a
-/// normal f16) becomes an f16 by rounding its mantissa to 10 bits, to nearest with ties to
-/// even; done on the f32's bits, that is one add and one mask. Everything else (zeros,
-/// subnormals, overflow, infinities, NaN) goes through the library. Where f16 conversion is
-/// a hardware instruction this is as fast; in WebAssembly it is several times faster.
+/// Everything else (overflow, infinities, NaN) goes through the library. Where f16
+/// conversion is a hardware instruction this is as fast; in WebAssembly it is several
+/// times faster.
 pub fn round_f16(x: f32) -> f32 {
+    match round_f16_arith(x) {
+        (r, true) => r,
+        _ => f16::from_f32(x).to_f32(),
+    }
+}
+
+/// `x` rounded to f16 by f32 arithmetic, and whether that is the right answer (`|x|` below
+/// 65520, the values that do not overflow, and not NaN).
+///
+/// An f32 in the f16 normal range (`2^-14 <= |x|`) becomes an f16 by rounding its mantissa
+/// to 10 bits, to nearest with ties to even; done on the f32's bits, that is one add and
+/// one mask. Below it, f16 values are the multiples of 2^-24, which is the ulp of f32s in
+/// `[0.5, 1)`: adding and then subtracting 0.5 (with `x`'s sign) rounds `x` to that grid,
+/// to nearest with ties to even, exactly; the sign is put back for results of zero.
+#[inline(always)]
+fn round_f16_arith(x: f32) -> (f32, bool) {
     let bits = x.to_bits();
     let abs = bits & 0x7fff_ffff;
-    if (0x3880_0000..0x477f_f000).contains(&abs) {
-        let rounded = bits + 0x0fff + ((bits >> 13) & 1);
-        return f32::from_bits(rounded & !0x1fff);
-    }
-    f16::from_f32(x).to_f32()
+    let normal = f32::from_bits(bits.wrapping_add(0x0fff + ((bits >> 13) & 1)) & !0x1fff);
+    let half = 0.5f32.copysign(x);
+    let subnormal = ((x + half) - half).copysign(x);
+    let r = if abs >= 0x3880_0000 {
+        normal
+    } else {
+        subnormal
+    };
+    (r, abs < 0x477f_f000)
 }
 
 /// A sentinel task id for work that is computed but not timed (collective combiners).
@@ -348,5 +374,34 @@ pub(crate) fn scalar_value(x: f64, elem: ScalarType) -> RtValue {
         RtValue::Float(x)
     } else {
         RtValue::Index(x as i64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn f16_slice_rounding_matches_round_f16_bit_for_bit() {
+        // Normal values with specials mixed in at varying positions, so that chunks both
+        // take the vector path and are redone.
+        let mut xs = Vec::new();
+        let mut b: u32 = 0;
+        while let Some(next) = b.checked_add(65_537) {
+            xs.push(f32::from_bits(b));
+            b = next;
+        }
+        for h in 0..=u16::MAX {
+            let v = f16::from_bits(h).to_f32();
+            xs.extend([v, f32::from_bits(v.to_bits().wrapping_add(1))]);
+        }
+        xs.extend((0..1000).map(|i| (i as f32 - 500.0) / 300.0));
+        let want: Vec<u32> = xs.iter().map(|&x| round_f16(x).to_bits()).collect();
+        let mut got = xs.clone();
+        round_slice(ScalarType::F16, &mut got);
+        for ((g, w), x) in got.iter().zip(&want).zip(&xs) {
+            let same = g.to_bits() == *w || (g.is_nan() && f32::from_bits(*w).is_nan());
+            assert!(same, "{x:e}: {g:e} vs {:e}", f32::from_bits(*w));
+        }
     }
 }
