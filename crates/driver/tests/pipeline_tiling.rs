@@ -27,11 +27,6 @@ const CASES: &[Case] = &[
         None,
     ),
     ("matmul_computed_lhs_loop", &["iter_args", "klast"], None),
-    (
-        "matmul_shared_b_loop",
-        &["scf.for", "ktdp.inter_tile_consume"],
-        None,
-    ),
     ("pointwise_loop", &["scf.for"], None),
     ("pointwise_broadcast_loop", &["scf.for"], None),
     ("reduction_rows_loop", &["scf.for"], None),
