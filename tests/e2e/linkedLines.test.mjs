@@ -11,7 +11,13 @@ import { SIZES, T, newPage, noSidewaysScroll, ready, server, shot, suite } from 
 async function pickPass(p, name, phone) {
   if (phone) await p.getByTestId("passes-drawer").click();
   await p.locator(`#pass-list [data-pass="${name}"]`).click();
-  if (phone) await p.keyboard.press("Escape");
+  if (phone) {
+    await p.keyboard.press("Escape");
+    // The drawer slides out (a short transition): wait until it no longer covers the view.
+    await p.waitForFunction(
+      () => (document.querySelector(".pass-pane")?.getBoundingClientRect().right ?? 0) <= 0,
+    );
+  }
   await p.waitForFunction(
     (name) => document.querySelector('#pass-list [aria-selected="true"]')?.dataset.pass === name,
     name,

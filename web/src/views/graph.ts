@@ -245,6 +245,14 @@ export class GraphView {
     this.result = result;
     this.roles = shardRoles(result);
     this.legend.hidden = this.roles.size === 0;
+    // Only nodes near the viewport are drawn: the counts per shard class say what the whole
+    // graph holds (for readers of the legend's figures and for tests).
+    const counts = new Map<string, number>();
+    for (const role of this.roles.values()) {
+      const k = shardClass(role);
+      if (k) counts.set(k, (counts.get(k) ?? 0) + 1);
+    }
+    this.scroll.dataset.shards = [...counts].map(([k, n]) => `${k}:${n}`).join(" ");
     this.legend.replaceChildren(
       el("span", { className: "legend-item", text: `TP ${result.tp?.degree ?? 1} shards:` }),
       ...SHARD_CLASSES.map(([k, t]) =>
