@@ -166,4 +166,30 @@ describe("compare mode", { timeout: 12 * T }, () => {
       await p.context().close();
     },
   );
+
+  it(
+    "compares one card with tensor parallelism over two and names the change",
+    { timeout: 3 * T },
+    async () => {
+      const p = await newPage(SIZES[0]);
+      await p.goto(`${server.url}#v=1&example=llama_decoder_layer&view=compare`, {
+        waitUntil: "load",
+      });
+      assert.equal(await ready(p), "ready");
+      await p.getByTestId("cmp-tp").selectOption("2");
+      const n = await compares(p);
+      await p.getByTestId("cmp-run").click();
+      await comparedAfter(p, n);
+      const sentence = await p.getByTestId("compare-sentence").innerText();
+      assert.match(sentence, /^TP 2: \d+(\.\d)?% fewer cycles/);
+      const table = await p.getByTestId("compare-table").innerText();
+      const cycles = [...table.matchAll(/cycles\s+([\d,]+)\s+([\d,]+)/g)][0];
+      assert.ok(cycles, table);
+      const [one, two] = [cycles[1], cycles[2]].map((x) => Number(x.replaceAll(",", "")));
+      assert.ok(two < one, `TP 2 took ${two} cycles against one card's ${one}`);
+      assert.equal((await savedState(p)).compare?.tp, 2);
+      await shot(p, "compare-tp-1440x900.png");
+      await p.context().close();
+    },
+  );
 });

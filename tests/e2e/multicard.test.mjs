@@ -101,8 +101,12 @@ describe("several cards on the page", { timeout: 10 * T }, () => {
         assert.equal(shards.row, 2, JSON.stringify(shards));
         assert.ok((await p.locator(".gnode[data-shard]").count()) > 0, "no drawn node has a shard");
         await showView(p, "passes");
-        // At 390 px the pass list sits under the results bar's edge: a click event, not a tap.
-        await p.locator('[data-pass="tensor-parallel"]').dispatchEvent("click");
+        // On a phone the pass list is a drawer: open it, then tap the pass as a reader would.
+        const pass = p.locator('[data-pass="tensor-parallel"]');
+        if (size.touch) {
+          await p.locator("#passes-drawer").tap();
+          await pass.tap();
+        } else await pass.click();
         await p.waitForFunction(() =>
           (document.querySelector("#diff")?.textContent ?? "").includes("shard:"),
         );

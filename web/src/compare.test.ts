@@ -43,6 +43,11 @@ describe("compare specs", () => {
     });
     expect(sanitizeCompare({ attentionBlock: -1 })).toBeNull();
     expect(sanitizeCompare({ machine: "x".repeat(65) })).toBeNull();
+    // Tensor parallelism: only the degrees the page offers; 1 (one card) is a change too.
+    expect(sanitizeCompare({ tp: 2 })).toEqual({ ...NO_CHANGE, tp: 2 });
+    expect(sanitizeCompare({ tp: 1 })).toEqual({ ...NO_CHANGE, tp: 1 });
+    expect(sanitizeCompare({ tp: 3 })).toBeNull();
+    expect(sanitizeCompare({ tp: "4" })).toBeNull();
   });
 
   it("apply their changes to the run on screen's options", () => {
@@ -65,6 +70,10 @@ describe("compare specs", () => {
       "machine tiny4, double buffering off",
     );
     expect(specLabel({ ...NO_CHANGE, ktirEdit: true })).toBe("the KTIR edit");
+    expect(specOptions(base, { ...NO_CHANGE, tp: 4 })).toEqual({ ...base, tp: 4 });
+    expect(specOptions({ ...base, tp: 2 }, { ...NO_CHANGE, tp: 1 })).toEqual(base);
+    expect(specLabel({ ...NO_CHANGE, tp: 2 })).toBe("TP 2");
+    expect(specLabel({ ...NO_CHANGE, tp: 1 })).toBe("one card");
   });
 });
 

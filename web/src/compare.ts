@@ -5,7 +5,7 @@
 // draws them.
 
 import type { PipelineResult, RunOptions, TraceEvent } from "./api";
-import { ALLOCATORS, type Allocator, MAX_ATTENTION_BLOCK } from "./runSettings";
+import { ALLOCATORS, type Allocator, MAX_ATTENTION_BLOCK, TP_DEGREES } from "./runSettings";
 
 /**
  * The second run of a comparison, as changes from the run on screen (null: as on screen).
@@ -18,6 +18,8 @@ export interface CompareSpec {
   /** Keys per attention block; 0: one softmax over all keys. */
   attentionBlock: number | null;
   doubleBuffer: boolean | null;
+  /** Cards of a tensor-parallel run (`--tp`); 1: one card. */
+  tp: number | null;
   ktirEdit: boolean;
 }
 
@@ -27,6 +29,7 @@ export const NO_CHANGE: CompareSpec = {
   allocator: null,
   attentionBlock: null,
   doubleBuffer: null,
+  tp: null,
   ktirEdit: false,
 };
 
@@ -37,7 +40,8 @@ export function changesSomething(s: CompareSpec): boolean {
     s.machine !== null ||
     s.allocator !== null ||
     s.attentionBlock !== null ||
-    s.doubleBuffer !== null
+    s.doubleBuffer !== null ||
+    s.tp !== null
   );
 }
 
@@ -67,6 +71,7 @@ export function sanitizeCompare(v: unknown): CompareSpec | null {
         ? block
         : null,
     doubleBuffer: typeof o.doubleBuffer === "boolean" ? o.doubleBuffer : null,
+    tp: typeof o.tp === "number" && (TP_DEGREES as readonly number[]).includes(o.tp) ? o.tp : null,
     ktirEdit: false,
   };
   return changesSomething(s) ? s : null;
@@ -100,6 +105,10 @@ export function specOptions(base: RunOptions, s: CompareSpec): RunOptions {
     if (s.doubleBuffer) delete o.doubleBuffer;
     else o.doubleBuffer = false;
   }
+  if (s.tp !== null) {
+    if (s.tp === 1) delete o.tp;
+    else o.tp = s.tp;
+  }
   return o;
 }
 
@@ -114,6 +123,7 @@ export function specLabel(s: CompareSpec): string {
       s.attentionBlock === 0 ? "no attention blocks" : `attention block ${s.attentionBlock}`,
     );
   if (s.doubleBuffer !== null) parts.push(`double buffering ${s.doubleBuffer ? "on" : "off"}`);
+  if (s.tp !== null) parts.push(s.tp === 1 ? "one card" : `TP ${s.tp}`);
   return parts.length > 0 ? parts.join(", ") : "no change";
 }
 
@@ -184,7 +194,9 @@ export function runFigures(r: PipelineResult): RunFigures {
     if (dmaOverlapsPt(list)) overlapped.add(k.func);
   }
   return {
-    cycles: r.run.totalCycles,
+    // A tensor-parallel run's cycles are its cards' (segments and collectives), not the
+    // one-card run it was derived from.
+    cycles: r.tp?.totalCycles ?? r.run.totalCycles,
     bottleneck: r.run.summary.bottleneck,
     overlapped,
     kernels,

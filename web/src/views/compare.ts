@@ -16,7 +16,7 @@ import {
 } from "../compare";
 import { el, formatInt } from "../dom";
 import type { PipelineResult, Roofline } from "../api";
-import { ALLOCATORS, type Allocator, MAX_ATTENTION_BLOCK } from "../runSettings";
+import { ALLOCATORS, type Allocator, MAX_ATTENTION_BLOCK, TP_DEGREES } from "../runSettings";
 import { tickStep } from "../timeline/model";
 import { project, rooflineModel } from "./roofline";
 import type { Change, PageState, View, ViewContext } from "./view";
@@ -55,6 +55,7 @@ export class CompareTab implements View {
   private allocator!: HTMLSelectElement;
   private block!: HTMLInputElement;
   private doubleBuffer!: HTMLSelectElement;
+  private tp!: HTMLSelectElement;
   private ktirEdit!: HTMLInputElement;
   private runButton!: HTMLButtonElement;
   private status!: HTMLElement;
@@ -88,6 +89,10 @@ export class CompareTab implements View {
       ["", "as on screen"],
       ["on", "on"],
       ["off", "off"],
+    ]);
+    this.tp = select("cmp-tp", "cards of the second run (tensor parallelism)", [
+      ["", "as on screen"],
+      ...TP_DEGREES.map((n): [string, string] => [String(n), n === 1 ? "one card" : `TP ${n}`]),
     ]);
     this.ktirEdit = el("input", {
       type: "checkbox",
@@ -126,6 +131,7 @@ export class CompareTab implements View {
         field("allocator", this.allocator),
         field("attention block", this.block),
         field("double buffering", this.doubleBuffer),
+        field("cards", this.tp),
         el(
           "label",
           { className: "cmp-field cmp-check" },
@@ -154,6 +160,7 @@ export class CompareTab implements View {
       attentionBlock:
         n !== null && Number.isInteger(n) && n >= 0 && n <= MAX_ATTENTION_BLOCK ? n : null,
       doubleBuffer: this.doubleBuffer.value === "" ? null : this.doubleBuffer.value === "on",
+      tp: this.tp.value === "" ? null : Number(this.tp.value),
       ktirEdit: false,
     };
     return changesSomething(s) ? s : null;
@@ -165,13 +172,14 @@ export class CompareTab implements View {
     this.allocator.value = spec.allocator ?? "";
     this.block.value = spec.attentionBlock === null ? "" : String(spec.attentionBlock);
     this.doubleBuffer.value = spec.doubleBuffer === null ? "" : spec.doubleBuffer ? "on" : "off";
+    this.tp.value = spec.tp === null ? "" : String(spec.tp);
     this.ktirEdit.checked = spec.ktirEdit;
     this.syncControls();
   }
 
   private syncControls(): void {
     const edit = this.ktirEdit.checked;
-    for (const c of [this.machine, this.allocator, this.block, this.doubleBuffer])
+    for (const c of [this.machine, this.allocator, this.block, this.doubleBuffer, this.tp])
       c.disabled = edit;
   }
 
@@ -257,8 +265,13 @@ export class CompareTab implements View {
       { className: "cmp-table", "data-testid": "compare-table" },
       el("tr", {}, el("th", {}), el("th", { text: a.label }), el("th", { text: b.label })),
       row("machine", (s) => s.run.run.machine.name),
-      row("cycles", (s) => formatInt(Math.round(s.run.run.totalCycles))),
-      row("time", (s) => `${s.run.run.summary.timeUs.toFixed(2)} µs`),
+      row("cycles", (s) => formatInt(Math.round(s.figures.cycles))),
+      // The clock is fixed per machine: a tensor-parallel run's time scales with its cycles.
+      row(
+        "time",
+        (s) =>
+          `${((s.run.run.summary.timeUs * s.figures.cycles) / Math.max(1, s.run.run.totalCycles)).toFixed(2)} µs`,
+      ),
       row("bottleneck", (s) => s.run.run.summary.bottleneck),
       row("DMA overlaps PT in", overlap),
     );
@@ -398,7 +411,7 @@ export class CompareTab implements View {
         svg(
           "text",
           { x: 0, y: top + 12, class: "cmp-side-label" },
-          `${s.label} · ${formatInt(Math.round(total))} cycles`,
+          `${s.label} · ${formatInt(Math.round(total))} cycles${s.run.tp ? " (one card's program)" : ""}`,
         ),
       );
       const cores = Math.max(1, s.run.run.summary.cores.length);
