@@ -50,3 +50,17 @@ export function formatSci(n: number): string {
   if (a >= 1e-3 && a < 1e4) return Number(n.toPrecision(3)).toString();
   return n.toExponential(2);
 }
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+/** Creates an SVG element with string attributes and optional text (the SVG views' `el`). */
+export function svg<K extends keyof SVGElementTagNameMap>(
+  tag: K,
+  attrs: Record<string, string | number>,
+  text?: string,
+): SVGElementTagNameMap[K] {
+  const n = document.createElementNS(SVG_NS, tag);
+  for (const [k, v] of Object.entries(attrs)) n.setAttribute(k, String(v));
+  if (text !== undefined) n.textContent = text;
+  return n;
+}

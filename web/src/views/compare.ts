@@ -14,29 +14,17 @@ import {
   type CompareSpec,
   type RunFigures,
 } from "../compare";
-import { el, formatInt } from "../dom";
+import { el, formatInt, svg } from "../dom";
 import type { PipelineResult, Roofline } from "../api";
 import { ALLOCATORS, type Allocator, MAX_ATTENTION_BLOCK, TP_DEGREES } from "../runSettings";
 import { tickStep } from "../timeline/model";
 import { project, rooflineModel } from "./roofline";
 import type { Change, PageState, View, ViewContext } from "./view";
 
-const SVG = "http://www.w3.org/2000/svg";
 const UNITS = ["dma", "pt", "sfp"] as const;
 const UNIT_LABEL: Record<(typeof UNITS)[number], string> = { dma: "DMA", pt: "PT", sfp: "SFP" };
 /** Columns of the aligned timelines' busy profiles. */
 const BUCKETS = 240;
-
-function svg<K extends keyof SVGElementTagNameMap>(
-  tag: K,
-  attrs: Record<string, string | number>,
-  text?: string,
-): SVGElementTagNameMap[K] {
-  const n = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs)) n.setAttribute(k, String(v));
-  if (text !== undefined) n.textContent = text;
-  return n;
-}
 
 /** One side of the comparison, in the order the sentence reads them (before, then after). */
 interface Side {

@@ -2,7 +2,7 @@
 // (address against time for the chosen core).
 
 import type { PassSnapshot } from "../api";
-import { byId, el, formatInt } from "../dom";
+import { byId, el, formatInt, svg } from "../dom";
 import {
   deviceOps,
   divisions,
@@ -13,19 +13,6 @@ import {
   type Span,
 } from "../session";
 import type { Change, PageState, View, ViewContext } from "./view";
-
-const SVG = "http://www.w3.org/2000/svg";
-
-function svg<K extends keyof SVGElementTagNameMap>(
-  tag: K,
-  attrs: Record<string, string | number>,
-  text?: string,
-): SVGElementTagNameMap[K] {
-  const n = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs)) n.setAttribute(k, String(v));
-  if (text !== undefined) n.textContent = text;
-  return n;
-}
 
 /** Rough width of one character of the chart's 10px monospace labels. */
 const CHAR_W = 6.2;

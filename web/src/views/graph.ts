@@ -7,7 +7,7 @@
 // weights, with links to its SDSC and KTIR.
 
 import type { GraphNode, InitializerView, PipelineResult, TensorInfo } from "../api";
-import { byId, el, formatInt } from "../dom";
+import { byId, el, formatInt, svg } from "../dom";
 import { defaultCollapsed, graphGroups, groupOf } from "../graph/groups";
 import type { GraphLayout, LayoutNode } from "../graph/layout";
 import { layoutGraph, tensorTypes } from "../graph/layout";
@@ -34,22 +34,10 @@ import {
 import { table } from "./timeline";
 import type { Change, PageState, Shortcut, View, ViewContext } from "./view";
 
-const SVG = "http://www.w3.org/2000/svg";
 /** Below this scale nodes are drawn as plain boxes: text too small to read costs the most. */
 const TEXT_SCALE = 0.45;
 /** Pointer travel (px) that makes a press a drag rather than a click. */
 const DRAG_PX = 4;
-
-function svg<K extends keyof SVGElementTagNameMap>(
-  tag: K,
-  attrs: Record<string, string | number>,
-  text?: string,
-): SVGElementTagNameMap[K] {
-  const n = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs)) n.setAttribute(k, String(v));
-  if (text !== undefined) n.textContent = text;
-  return n;
-}
 
 /** The shard classes the graph colours nodes by (a tensor-parallel run), with legend text. */
 export const SHARD_CLASSES = [

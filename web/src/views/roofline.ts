@@ -5,7 +5,7 @@
 // run's roofline report, computed in Rust. Clicking a dot selects the kernel's KTIR lines,
 // which the editor and the timeline follow.
 
-import { el, formatInt } from "../dom";
+import { el, formatInt, svg } from "../dom";
 import type {
   KernelLatency,
   KernelLink,
@@ -14,8 +14,6 @@ import type {
   Roofline,
 } from "../generated/types";
 import type { Change, PageState, View, ViewContext } from "./view";
-
-const SVG = "http://www.w3.org/2000/svg";
 
 /** The report of a run that computed none (synthetic runs, tests). */
 export function emptyRoofline(): Roofline {
@@ -252,17 +250,6 @@ export function rooflineModel(r: Roofline, width: number, height: number): Roofl
     xTicks: decades(xMin, xMax),
     yTicks: decades(yMin, yMax),
   };
-}
-
-function svg<K extends keyof SVGElementTagNameMap>(
-  tag: K,
-  attrs: Record<string, string | number>,
-  text?: string,
-): SVGElementTagNameMap[K] {
-  const n = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs)) n.setAttribute(k, String(v));
-  if (text !== undefined) n.textContent = text;
-  return n;
 }
 
 function tick(v: number): string {

@@ -3,24 +3,12 @@
 // assumed, as the system file labels them), and the bytes the run moved on each link.
 
 import type { SystemLinkView, SystemView, TpRun } from "../api";
-import { el, formatInt } from "../dom";
+import { el, formatInt, svg } from "../dom";
 import type { Change, PageState, View } from "./view";
 
-const SVG = "http://www.w3.org/2000/svg";
 const W = 800;
 const H = 520;
 const CARD = 96;
-
-function svg<K extends keyof SVGElementTagNameMap>(
-  tag: K,
-  attrs: Record<string, string | number>,
-  text?: string,
-): SVGElementTagNameMap[K] {
-  const n = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs)) n.setAttribute(k, String(v));
-  if (text !== undefined) n.textContent = text;
-  return n;
-}
 
 /** Bytes as text: "1.0 MB", "512 B". */
 export function formatBytes(b: number): string {
