@@ -436,6 +436,7 @@ export class GraphView {
     if (this.setAt) {
       this.scroll.dataset.firstDrawMs = (performance.now() - this.setAt).toFixed(1);
       this.setAt = 0;
+      performance.mark("spyre:graph-drawn");
     }
   }
 

@@ -264,11 +264,15 @@ export class IrView {
     const state = this.sdsc.state;
     ensureSyntaxTree(state, state.doc.length, 500);
     const effects: StateEffect<unknown>[] = [];
-    for (let n = 1; n <= state.doc.lines; n++) {
-      const line = state.doc.line(n);
-      if (!/^ {4}\{$/.test(line.text)) continue;
-      const range = foldable(state, line.from, line.to);
-      if (range) effects.push(foldEffect.of(range));
+    // One pass over the lines, keeping the offset (looking each line up by number is slow on
+    // a full model's bundle).
+    let from = 0;
+    for (const text of state.doc.iterLines()) {
+      if (/^ {4}\{$/.test(text)) {
+        const range = foldable(state, from, from + text.length);
+        if (range) effects.push(foldEffect.of(range));
+      }
+      from += text.length + 1;
     }
     if (effects.length) this.sdsc.dispatch({ effects });
   }
