@@ -123,6 +123,8 @@ export class IrView {
   private readonly segButtons = [...document.querySelectorAll<HTMLButtonElement>("[data-ir]")];
   private readonly ktir: EditorView;
   private readonly sdsc: EditorView;
+  /** An SDSC bundle not yet in its editor (see `setSdsc`). */
+  private pendingSdsc: string | null = null;
   private original = "";
   private diagnostics: Diagnostic[] = [];
   private shown: IrKind = "ktir";
@@ -226,13 +228,13 @@ export class IrView {
   }
 
   lineText(kind: IrKind, line: number): string {
-    const doc = (kind === "ktir" ? this.ktir : this.sdsc).state.doc;
+    const doc = this.editor(kind).state.doc;
     return line >= 1 && line <= doc.lines ? doc.line(line).text : "";
   }
 
   /** Text of lines 1..n (for walking back to the enclosing function or op). */
   lines(kind: IrKind): string[] {
-    return (kind === "ktir" ? this.ktir : this.sdsc).state.doc.toString().split("\n");
+    return this.editor(kind).state.doc.toString().split("\n");
   }
 
   setKtir(text: string, original: string): void {
@@ -250,13 +252,29 @@ export class IrView {
     this.events.changed();
   }
 
+  /**
+   * Sets the SDSC bundle. It goes into its editor when first shown or read: a full model's
+   * bundle takes seconds to lay out and fold, and most visits to this view read the KTIR.
+   */
   setSdsc(text: string): void {
-    this.sdsc.setState(
-      EditorState.create({ doc: text, extensions: this.sdscExtensions(this.events) }),
-    );
-    this.foldByOp();
+    this.pendingSdsc = text;
     for (const b of this.segButtons) b.disabled = b.dataset.ir === "sdsc" && text === "";
     if (text === "" && this.shown === "sdsc") this.show("ktir");
+    else if (this.shown === "sdsc") this.editor("sdsc");
+  }
+
+  /** The editor of `kind`, with any SDSC bundle set aside put in first. */
+  private editor(kind: IrKind): EditorView {
+    if (kind === "ktir") return this.ktir;
+    const text = this.pendingSdsc;
+    if (text !== null) {
+      this.pendingSdsc = null;
+      this.sdsc.setState(
+        EditorState.create({ doc: text, extensions: this.sdscExtensions(this.events) }),
+      );
+      this.foldByOp();
+    }
+    return this.sdsc;
   }
 
   /** Folds each op (and each tensor) of the SDSC bundle: the objects two levels down. */
@@ -282,12 +300,12 @@ export class IrView {
     this.ktirHost.hidden = kind !== "ktir";
     this.sdscHost.hidden = kind !== "sdsc";
     for (const b of this.segButtons) b.setAttribute("aria-pressed", String(b.dataset.ir === kind));
-    (kind === "ktir" ? this.ktir : this.sdsc).requestMeasure();
+    this.editor(kind).requestMeasure();
   }
 
   /** Highlights a line (null: none) and scrolls it into view, unfolding it if folded. */
   reveal(kind: IrKind, line: number | null, scroll = true): void {
-    const view = kind === "ktir" ? this.ktir : this.sdsc;
+    const view = this.editor(kind);
     const effects: StateEffect<unknown>[] = [setLinked.of(line)];
     if (line !== null && line >= 1 && line <= view.state.doc.lines && scroll) {
       const pos = view.state.doc.line(line).from;
@@ -307,7 +325,7 @@ export class IrView {
   }
 
   focus(): void {
-    (this.shown === "ktir" ? this.ktir : this.sdsc).focus();
+    this.editor(this.shown).focus();
   }
 
   setBusy(busy: boolean): void {
