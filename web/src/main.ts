@@ -263,15 +263,15 @@ class App {
   }
 
   /**
-   * Tells the views what changed. A hidden tab hears only that the view changed (so it can
-   * stop animating); the rest waits until it is shown, so a large run is digested by the tab
-   * on screen alone, and the others digest it when (and if) they are opened.
+   * Tells the views what changed. A hidden tab (unless `eager`) hears only that the view
+   * changed (so it can stop animating); the rest waits until it is shown, so a large run is
+   * digested by the tab on screen alone, and the others digest it when (and if) opened.
    */
   private broadcast(changes: Change[]): void {
     const s = this.state();
     const changed = new Set(changes);
     for (const v of this.views) {
-      const hidden = v.key !== undefined && v.id !== this.view;
+      const hidden = v.key !== undefined && v.id !== this.view && v.eager !== true;
       const held = this.held.get(v);
       if (hidden) {
         const later = held ?? new Set<Change>();
