@@ -134,6 +134,12 @@ export class IrView {
     const lint = linter(
       async (view) => {
         const text = view.state.doc.toString();
+        // The empty editor, before a run first fills it (this view is filled when first
+        // shown), has nothing to verify.
+        if (text === "") {
+          this.showDiagnostics([]);
+          return [];
+        }
         let diags: Diagnostic[];
         try {
           diags = await events.verify(text);
@@ -243,8 +249,11 @@ export class IrView {
     try {
       // Setting the text the editor already holds (a failed Run keeps the edit) must not add
       // an undo step, or undo would need two presses.
-      if (text !== this.text)
+      if (text !== this.text) {
         this.ktir.dispatch({ changes: { from: 0, to: this.ktir.state.doc.length, insert: text } });
+        // The listed diagnostics were of the text replaced; the new text's come from the linter.
+        this.showDiagnostics([]);
+      }
     } finally {
       this.quiet = false;
     }
