@@ -163,6 +163,25 @@ describe("compare mode", { timeout: 12 * T }, () => {
         new RegExp(`machine\\s+spyre32\\s+${other}`),
       );
       assert.equal((await savedState(p)).compare?.machine, other);
+      // The roofline draws both machines' roofs, each labelled, inside the chart.
+      const chart = p.getByTestId("compare-roofline");
+      assert.ok((await chart.getByTestId("cmp-roof-a").count()) > 0, "no roofs of spyre32");
+      assert.ok((await chart.getByTestId("cmp-roof-b").count()) > 0, `no roofs of ${other}`);
+      assert.equal(await chart.getByTestId("cmp-roof-label-a").textContent(), "spyre32 roofs");
+      assert.equal(await chart.getByTestId("cmp-roof-label-b").textContent(), `${other} roofs`);
+      const inside = await chart.evaluate((svg) => {
+        const [, , w, h] = (svg.getAttribute("viewBox") ?? "").split(" ").map(Number);
+        return [...svg.querySelectorAll(".rl-roof")].every(
+          (l) =>
+            ["y1", "y2"].every((a) => {
+              const v = Number(l.getAttribute(a));
+              return v >= 0 && v <= h;
+            }) && ["x1", "x2"].every((a) => Number(l.getAttribute(a)) <= w),
+        );
+      });
+      assert.ok(inside, "a roof lies outside the chart");
+      await chart.scrollIntoViewIfNeeded();
+      await shot(p, "compare-machines-1440x900.png");
       await p.context().close();
     },
   );

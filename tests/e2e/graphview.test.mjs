@@ -164,11 +164,28 @@ describe("the graph view for big models", { timeout: 20 * T }, () => {
         c = await camera(p);
         if (size.touch) await pinchOut(p, cx, cy);
         else {
+          // As in map-like views, ctrl + wheel zooms.
           await p.mouse.move(cx, cy);
+          await p.keyboard.down("Control");
           await p.mouse.wheel(0, -400);
+          await p.keyboard.up("Control");
         }
         await frames(p);
-        assert.ok((await camera(p)).k > c.k, "pinch or wheel did not zoom in");
+        assert.ok((await camera(p)).k > c.k, "pinch or ctrl + wheel did not zoom in");
+        if (!size.touch) {
+          // A plain wheel pans, never zooms; the view's label says so.
+          c = await camera(p);
+          await p.mouse.wheel(0, 120);
+          await frames(p);
+          const wheeled = await camera(p);
+          assert.equal(wheeled.k, c.k, "a plain wheel zoomed");
+          assert.ok(wheeled.ty < c.ty, `a plain wheel did not pan (${c.ty} -> ${wheeled.ty})`);
+          assert.match(
+            (await p.locator("#graph-scroll").getAttribute("aria-label")) ?? "",
+            /ctrl\/cmd \+ wheel or pinch or \+ and - to zoom/,
+          );
+          assert.match(await p.getByTestId("graph-hint").innerText(), /wheel or drag: pan/);
+        }
         await p.locator("#graph-zoom-out").click();
         await frames(p);
 

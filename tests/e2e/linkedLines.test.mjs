@@ -112,6 +112,17 @@ describe("linked lines in the Passes view", { timeout: 8 * T }, () => {
           await p.getByTestId("linked-next-lines").innerText(),
           /^tensor B: .*\n {2}layout: /,
         );
+        // Both buttons show without scrolling the box or the page (a phone has little room).
+        const box = await linked.boundingBox();
+        for (const id of ["linked-prev", "linked-next"]) {
+          const b = await p.getByTestId(id).boundingBox();
+          assert.ok(box && b, `${id} has no box`);
+          assert.ok(
+            b.y >= box.y && b.y + b.height <= box.y + box.height + 0.5,
+            `${id} needs scrolling to reach (${JSON.stringify(b)} in ${JSON.stringify(box)})`,
+          );
+          assert.ok(b.y + b.height <= size.height, `${id} is below the window`);
+        }
         await noSidewaysScroll(p, `linked lines at ${size.width}`);
         await shot(p, `passes-linked-${dims}.png`);
         // Going to the next pass keeps the entity linked, at its line there.

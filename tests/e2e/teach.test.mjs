@@ -215,6 +215,39 @@ describe("the page as a teaching instrument", { timeout: 30 * T }, () => {
     await p.context().close();
   });
 
+  it("keeps the small fixes of issue 19 on a phone", { timeout: T }, async () => {
+    const p = await open(server.url, SIZES[1]);
+    // The same run time in the results and the timeline summary (read as text: on a phone
+    // the results sit in a drawer).
+    const total = (await p.getByTestId("total-cycles").textContent()) ?? "";
+    const time = /\(([\d.e+-]+ (?:ns|µs|ms|s)) at/.exec(total)?.[1];
+    assert.ok(time, total);
+    await showView(p, "timeline");
+    assert.ok(((await p.getByTestId("util-summary").textContent()) ?? "").includes(`(${time})`));
+    assert.match(
+      (await p.getByTestId("tolerance").first().textContent()) ?? "",
+      /(≤ atol|≤ rtol|atol .* \+ rtol).*: ok$/,
+    );
+    // The status wraps inside the window.
+    const status = p.getByTestId("status");
+    assert.equal(await status.getAttribute("title"), await status.textContent());
+    const box = await status.boundingBox();
+    assert.ok(box && box.x >= 0 && box.x + box.width <= SIZES[1].width, "the status runs off");
+    // Tabs control labelled panels; canvases and graph nodes have labels.
+    for (const tab of await p.locator('#view-tabs [role="tab"]').all()) {
+      const panel = await tab.getAttribute("aria-controls");
+      assert.equal(await p.locator(`#${panel}`).getAttribute("role"), "tabpanel");
+    }
+    for (const c of await p.locator("canvas").all()) assert.ok(await c.getAttribute("aria-label"));
+    await showView(p, "graph");
+    const nodes = p.locator("#graph-scroll [data-node]");
+    await nodes.first().waitFor();
+    for (const n of await nodes.all()) assert.ok(await n.getAttribute("aria-label"));
+    await noSidewaysScroll(p, "small fixes on a phone");
+    await shot(p, "small-fixes-390x844.png");
+    await p.context().close();
+  });
+
   it("labels a KTIR module's loaded-only buffers as graph inputs", { timeout: T }, async () => {
     const p = await open(server.url, SIZES[0]);
     const text = readFileSync(join(ROOT, "tests/ktir/valid/matmul_k_loop.mlir"), "utf8");

@@ -75,6 +75,8 @@ import type {
 } from "./views/view";
 
 const DEFAULT_VIEW = "ring";
+/** The change a hidden tab hears at once. */
+const VIEW_ONLY: ReadonlySet<Change> = new Set(["view"]);
 /** A run taking longer than this shows the Cancel button. */
 const CANCEL_AFTER_MS = 300;
 
@@ -102,6 +104,8 @@ class App {
   private readonly tabs: View[] = this.views.filter((v) => v.key !== undefined);
   private readonly tabButtons = new Map<string, HTMLButtonElement>();
   private readonly panels = new Map<string, HTMLElement>();
+  /** What hidden tabs have not been told yet (they hear it when shown). */
+  private readonly held = new Map<View, Set<Change>>();
   private readonly keys = new Map<string, Shortcut>();
   private readonly help: Help;
   private readonly drawers = new Drawers();
@@ -258,10 +262,29 @@ class App {
     };
   }
 
+  /**
+   * Tells the views what changed. A hidden tab (unless `eager`) hears only that the view
+   * changed (so it can stop animating); the rest waits until it is shown, so a large run is
+   * digested by the tab on screen alone, and the others digest it when (and if) opened.
+   */
   private broadcast(changes: Change[]): void {
     const s = this.state();
     const changed = new Set(changes);
-    for (const v of this.views) v.update(s, changed);
+    for (const v of this.views) {
+      const hidden = v.key !== undefined && v.id !== this.view && v.eager !== true;
+      const held = this.held.get(v);
+      if (hidden) {
+        const later = held ?? new Set<Change>();
+        for (const c of changed) if (c !== "view") later.add(c);
+        if (later.size > 0) this.held.set(v, later);
+        if (changed.has("view")) v.update(s, VIEW_ONLY);
+        continue;
+      }
+      if (held) {
+        this.held.delete(v);
+        v.update(s, new Set([...held, ...changed]));
+      } else v.update(s, changed);
+    }
   }
 
   private activeTab(): View | undefined {
@@ -602,6 +625,8 @@ class App {
     }
     this.setRunning(-1);
     if (seq !== this.runSeq) return "superseded"; // a newer request superseded this one
+    // For measuring how soon the page answers once a large run's result is in.
+    performance.mark("spyre:result");
     banner.clear();
     this.failedKtir = null;
     this.unrun = null;

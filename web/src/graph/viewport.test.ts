@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MAX_SCALE, centreOn, fit, opening, visible, zoomAt } from "./viewport";
+import { MAX_SCALE, centreOn, fit, opening, visible, wheelPan, zoomAt } from "./viewport";
 
 describe("graph camera", () => {
   it("zooms about the pointer and clamps the scale", () => {
@@ -22,5 +22,20 @@ describe("graph camera", () => {
     const v = visible(c, 200, 100);
     expect(v.x + v.w / 2).toBeCloseTo(50);
     expect(v.y + v.h / 2).toBeCloseTo(60);
+  });
+
+  it("pans on a plain wheel until the graph's edge is in view, then lets the page scroll", () => {
+    const world = { x: 0, y: 0, w: 400, h: 2000 };
+    const c = { k: 1, tx: 16, ty: 16 };
+    // Down: the graph moves up.
+    const down = wheelPan(c, world, 800, 600, 0, 100);
+    expect(down).toEqual({ k: 1, tx: 16, ty: -84 });
+    // Up at the top, or sideways when the graph is narrower than the view: nothing to pan.
+    expect(wheelPan(c, world, 800, 600, 0, -100)).toBeNull();
+    expect(wheelPan(c, world, 800, 600, 50, 0)).toBeNull();
+    // Down near the bottom stops with the bottom edge in view.
+    const end = wheelPan({ k: 1, tx: 16, ty: -1350 }, world, 800, 600, 0, 500);
+    expect(end?.ty).toBe(600 - 16 - 2000);
+    expect(wheelPan({ k: 1, tx: 16, ty: 600 - 16 - 2000 }, world, 800, 600, 0, 10)).toBeNull();
   });
 });

@@ -80,3 +80,31 @@ export function contains(outer: Rect, inner: Rect): boolean {
 export function intersects(a: Rect, b: Rect): boolean {
   return a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
 }
+
+/**
+ * The camera after a plain wheel of (`dx`, `dy`) pixels pans a `vw` x `vh` view over `world`,
+ * stopping where the world's edge (and `pad`) comes into view; null when it cannot move that
+ * way, so the wheel scrolls the page instead.
+ */
+export function wheelPan(
+  c: Camera,
+  world: Rect,
+  vw: number,
+  vh: number,
+  dx: number,
+  dy: number,
+  pad = 16,
+): Camera | null {
+  const axis = (t: number, d: number, lo: number, size: number, v: number): number => {
+    // Offsets at which the world's far edge, or its near edge, sits `pad` inside the view.
+    const farIn = v - pad - (lo + size) * c.k;
+    const nearIn = pad - lo * c.k;
+    // Never pulls back a view already past an edge; only stops the wheel there.
+    if (d > 0) return Math.max(t - d, Math.min(t, farIn));
+    if (d < 0) return Math.min(t - d, Math.max(t, nearIn));
+    return t;
+  };
+  const tx = axis(c.tx, dx, world.x, world.w, vw);
+  const ty = axis(c.ty, dy, world.y, world.h, vh);
+  return tx === c.tx && ty === c.ty ? null : { k: c.k, tx, ty };
+}

@@ -98,19 +98,24 @@ describe("lesson list", () => {
   });
 });
 
-describe("markdown subset", () => {
+describe("markdown", () => {
   it("keeps raw HTML as text", () => {
-    const b = parseMarkdown("<script>alert(1)</script> and **bold** `code`");
+    const b = parseMarkdown("Text <script>alert(1)</script> and **bold** `code`");
     expect(b).toEqual([
       {
         kind: "para",
         children: [
-          { kind: "text", text: "<script>alert(1)</script> and " },
+          { kind: "text", text: "Text <script>alert(1)</script> and " },
           { kind: "strong", children: [{ kind: "text", text: "bold" }] },
           { kind: "text", text: " " },
           { kind: "code", text: "code" },
         ],
       },
+    ]);
+    // An HTML block (CommonMark) is one paragraph of its raw text.
+    expect(parseMarkdown('<img src=x onerror="alert(1)">\n\nnext')).toEqual([
+      { kind: "para", children: [{ kind: "text", text: '<img src=x onerror="alert(1)">' }] },
+      { kind: "para", children: [{ kind: "text", text: "next" }] },
     ]);
   });
   it("reads headings, lists, fences and links", () => {

@@ -1,10 +1,16 @@
-// The Markdown subset lessons are written in, parsed to a small tree (no DOM: unit-tested).
+// Lessons' Markdown as a small tree of blocks and inline nodes (no DOM: unit-tested).
 //
-// Why not a Markdown library: the lessons are our own files and use a handful of constructs
-// (headings, paragraphs, lists, fenced blocks, code spans, emphasis, links), the page's rule is
-// that no text is ever inserted as HTML, and every general renderer emits an HTML string that
-// would then need a sanitiser. This parser emits a tree that `render.ts` turns into DOM nodes
-// with textContent only, so raw HTML in a lesson shows as text and cannot run.
+// CommonMark is parsed by micromark (through mdast-util-from-markdown) into a syntax tree,
+// which is mapped here onto the few constructs lessons use (headings, paragraphs, lists,
+// quotes, fenced blocks, code spans, emphasis, links). No text is ever inserted as HTML:
+// `render.ts` turns this tree into DOM nodes with text nodes only, and raw HTML in a lesson
+// (an html node of the syntax tree) is kept as text, so it shows and cannot run.
+
+import { fromMarkdown } from "mdast-util-from-markdown";
+
+/** The syntax tree's node types, as the parser declares them. */
+type RootContent = ReturnType<typeof fromMarkdown>["children"][number];
+type PhrasingContent = Extract<RootContent, { type: "paragraph" }>["children"][number];
 
 /** Inline content. */
 export type Inline =
@@ -23,144 +29,121 @@ export type Block =
   /** A fenced block; `line` is the 1-based line of its first content line. */
   | { kind: "code"; info: string; text: string; line: number };
 
-const FENCE = /^(`{3,}|~{3,})\s*([\w-]*)\s*$/;
-const HEADING = /^(#{1,4})\s+(.*?)\s*#*\s*$/;
-const BULLET = /^\s{0,3}[-*+]\s+(.*)$/;
-const NUMBERED = /^\s{0,3}\d{1,3}[.)]\s+(.*)$/;
-
-/** Parses Markdown text into blocks. Never throws: anything unrecognised is paragraph text. */
-export function parseMarkdown(text: string): Block[] {
-  const lines = text.replace(/\r\n?/g, "\n").split("\n");
-  const out: Block[] = [];
-  let para: string[] = [];
-  let list: { ordered: boolean; items: string[] } | null = null;
-  let quote: string[] = [];
-  const flush = (): void => {
-    if (para.length > 0) out.push({ kind: "para", children: parseInline(para.join(" ")) });
-    para = [];
-    if (list) {
-      out.push({ kind: "list", ordered: list.ordered, items: list.items.map(parseInline) });
-    }
-    list = null;
-    if (quote.length > 0) out.push({ kind: "quote", children: parseInline(quote.join(" ")) });
-    quote = [];
-  };
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!;
-    const fence = FENCE.exec(line);
-    if (fence) {
-      flush();
-      const close = fence[1]!;
-      const body: string[] = [];
-      const start = i + 1;
-      for (i++; i < lines.length; i++) {
-        const l = lines[i]!;
-        if (
-          l.trim().startsWith(close[0]!.repeat(close.length)) &&
-          l.trim().length >= close.length
-        ) {
-          break;
-        }
-        body.push(l);
-      }
-      out.push({ kind: "code", info: fence[2] ?? "", text: body.join("\n"), line: start + 1 });
-      continue;
-    }
-    if (line.trim() === "") {
-      flush();
-      continue;
-    }
-    const heading = HEADING.exec(line);
-    if (heading) {
-      flush();
-      out.push({
-        kind: "heading",
-        level: heading[1]!.length,
-        children: parseInline(heading[2] ?? ""),
-      });
-      continue;
-    }
-    const bullet = BULLET.exec(line);
-    const numbered = bullet ? null : NUMBERED.exec(line);
-    if (bullet || numbered) {
-      const ordered = numbered !== null;
-      if (para.length > 0 || quote.length > 0 || (list && list.ordered !== ordered)) flush();
-      list ??= { ordered, items: [] };
-      list.items.push((bullet ?? numbered)![1]!);
-      continue;
-    }
-    if (line.startsWith(">")) {
-      if (para.length > 0 || list) flush();
-      quote.push(line.replace(/^>\s?/, ""));
-      continue;
-    }
-    if (list && /^\s+\S/.test(line)) {
-      // A continuation line of the last item.
-      const items = list.items;
-      items[items.length - 1] += ` ${line.trim()}`;
-      continue;
-    }
-    if (list || quote.length > 0) flush();
-    para.push(line.trim());
+/** `list` with adjacent text nodes joined, and soft line breaks read as spaces. */
+function joinText(list: readonly Inline[]): Inline[] {
+  const out: Inline[] = [];
+  for (const n of list) {
+    const last = out[out.length - 1];
+    if (n.kind !== "text") out.push(n);
+    else if (n.text === "") continue;
+    else if (last?.kind === "text") last.text += n.text.replace(/\n/g, " ");
+    else out.push({ kind: "text", text: n.text.replace(/\n/g, " ") });
   }
-  flush();
   return out;
 }
 
-/** Parses inline Markdown: code spans, links, strong and emphasis; the rest is text. */
-export function parseInline(text: string): Inline[] {
+/** Inline content of mdast nodes; raw HTML, images and breaks become text. */
+function inlineOf(nodes: readonly PhrasingContent[]): Inline[] {
+  return joinText(
+    nodes.flatMap((n): Inline[] => {
+      switch (n.type) {
+        case "text":
+        case "html":
+          return [{ kind: "text", text: n.value }];
+        case "inlineCode":
+          // A code span's line endings read as spaces (CommonMark).
+          return [{ kind: "code", text: n.value.replace(/\n/g, " ") }];
+        case "strong":
+          return [{ kind: "strong", children: inlineOf(n.children) }];
+        case "emphasis":
+          return [{ kind: "em", children: inlineOf(n.children) }];
+        case "link":
+          return [{ kind: "link", href: n.url, children: inlineOf(n.children) }];
+        case "linkReference":
+        case "delete":
+          return inlineOf(n.children);
+        case "image":
+        case "imageReference":
+          return [{ kind: "text", text: n.alt ?? "" }];
+        case "break":
+          return [{ kind: "text", text: " " }];
+        default:
+          return [];
+      }
+    }),
+  );
+}
+
+/** The inline content of block nodes (a list item's or a quote's paragraphs), run together. */
+function flatInline(nodes: readonly RootContent[]): Inline[] {
   const out: Inline[] = [];
-  let buf = "";
-  const push = (node: Inline): void => {
-    if (buf) out.push({ kind: "text", text: buf });
-    buf = "";
-    out.push(node);
-  };
-  let i = 0;
-  while (i < text.length) {
-    const c = text[i]!;
-    if (c === "\\" && i + 1 < text.length && /[\\`*_[\]()#>-]/.test(text[i + 1]!)) {
-      buf += text[i + 1];
-      i += 2;
-      continue;
-    }
-    if (c === "`") {
-      const end = text.indexOf("`", i + 1);
-      if (end > i) {
-        push({ kind: "code", text: text.slice(i + 1, end) });
-        i = end + 1;
-        continue;
-      }
-    }
-    if (c === "[") {
-      const m = /^\[([^\]]+)\]\(([^)\s]+)\)/.exec(text.slice(i));
-      if (m) {
-        push({ kind: "link", href: m[2]!, children: parseInline(m[1]!) });
-        i += m[0].length;
-        continue;
-      }
-    }
-    if ((c === "*" || c === "_") && text[i + 1] === c) {
-      const end = text.indexOf(c + c, i + 2);
-      if (end > i + 2) {
-        push({ kind: "strong", children: parseInline(text.slice(i + 2, end)) });
-        i = end + 2;
-        continue;
-      }
-    }
-    if (c === "*" || (c === "_" && (i === 0 || /\W/.test(text[i - 1]!)))) {
-      const end = text.indexOf(c, i + 1);
-      if (end > i + 1 && text[i + 1] !== " ") {
-        push({ kind: "em", children: parseInline(text.slice(i + 1, end)) });
-        i = end + 1;
-        continue;
-      }
-    }
-    buf += c;
-    i++;
+  for (const n of nodes) {
+    const part: Inline[] =
+      n.type === "paragraph" || n.type === "heading"
+        ? inlineOf(n.children)
+        : n.type === "html" || n.type === "code"
+          ? [{ kind: "text", text: n.value }]
+          : n.type === "list"
+            ? n.children.flatMap((item) => flatInline(item.children))
+            : n.type === "blockquote"
+              ? flatInline(n.children)
+              : [];
+    if (part.length === 0) continue;
+    if (out.length > 0) out.push({ kind: "text", text: " " });
+    out.push(...part);
   }
-  if (buf) out.push({ kind: "text", text: buf });
+  return joinText(out);
+}
+
+/** Parses Markdown (CommonMark) into blocks. Never throws: what lessons do not use is left out. */
+export function parseMarkdown(text: string): Block[] {
+  const source = text.replace(/\r\n?/g, "\n");
+  const lines = source.split("\n");
+  const out: Block[] = [];
+  for (const n of fromMarkdown(source).children) {
+    switch (n.type) {
+      case "heading":
+        out.push({ kind: "heading", level: n.depth, children: inlineOf(n.children) });
+        break;
+      case "paragraph":
+        out.push({ kind: "para", children: inlineOf(n.children) });
+        break;
+      case "html":
+        // Raw HTML stays text.
+        out.push({ kind: "para", children: [{ kind: "text", text: n.value }] });
+        break;
+      case "list":
+        out.push({
+          kind: "list",
+          ordered: n.ordered === true,
+          items: n.children.map((item) => flatInline(item.children)),
+        });
+        break;
+      case "blockquote":
+        out.push({ kind: "quote", children: flatInline(n.children) });
+        break;
+      case "code": {
+        const at = n.position?.start.line ?? 1;
+        // A fenced block's content starts on the line after its fence.
+        const fenced = /^\s{0,3}(`{3,}|~{3,})/.test(lines[at - 1] ?? "");
+        out.push({ kind: "code", info: n.lang ?? "", text: n.value, line: fenced ? at + 1 : at });
+        break;
+      }
+      default:
+        break;
+    }
+  }
   return out;
+}
+
+/** Parses inline Markdown (one paragraph's worth): code spans, links, strong and emphasis. */
+export function parseInline(text: string): Inline[] {
+  const first = fromMarkdown(text).children[0];
+  return first?.type === "paragraph" ? inlineOf(first.children) : plainParagraph(text);
+}
+
+function plainParagraph(text: string): Inline[] {
+  return text === "" ? [] : [{ kind: "text", text }];
 }
 
 /** The plain text of inline content (for titles and summaries). */

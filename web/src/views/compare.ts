@@ -271,7 +271,12 @@ export class CompareTab implements View {
     const rb = b.run.run.roofline;
     // One set of scales spanning both runs' kernels and roofs.
     const both: Roofline = { ...ra, kernels: [...ra.kernels, ...rb.kernels] };
-    const m = rooflineModel(both, 760, 320);
+    const machineA = a.run.run.machine.name;
+    const machineB = b.run.run.machine.name;
+    // Runs on two machines: both machines' roofs, on scales that hold them both.
+    const twoMachines = machineA !== machineB && rb.rates !== null;
+    const also = twoMachines ? [rb.rates] : [];
+    const m = rooflineModel(both, 760, 320, also);
     const chart = svg("svg", {
       viewBox: `0 0 ${m.width} ${m.height}`,
       width: "100%",
@@ -279,7 +284,9 @@ export class CompareTab implements View {
       role: "img",
       class: "rl-chart cmp-roofline",
       "data-testid": "compare-roofline",
-      "aria-label": `roofline of both runs: ${a.label} (filled) and ${b.label} (hollow)`,
+      "aria-label":
+        `roofline of both runs: ${a.label} (filled) and ${b.label} (hollow)` +
+        (twoMachines ? `; roofs of ${machineA} (solid) and ${machineB} (dashed)` : ""),
     });
     const tick = (v: number) =>
       v >= 1e4 || v < 1e-2 ? `1e${Math.round(Math.log10(v))}` : String(v);
@@ -293,8 +300,9 @@ export class CompareTab implements View {
       chart.append(svg("line", { x1: m.x.from, y1: py, x2: m.x.to, y2: py, class: "rl-grid" }));
       chart.append(svg("text", { x: 4, y: py + 4 }, tick(t)));
     }
-    // Each machine's roofs on the shared scales (dashed for the second run's other machine).
-    const roofsOf = (r: Roofline, cls: string) => {
+    // Each machine's roofs on the shared scales (dashed for the second run's other machine),
+    // labelled with the machine's name where its highest ceiling ends.
+    const roofsOf = (r: Roofline, cls: string, machine: string, side: "a" | "b") => {
       const rates = r.rates;
       if (!rates) return;
       const dram = rates.dramBytesPerCycle;
@@ -309,8 +317,9 @@ export class CompareTab implements View {
           x2: project(m.x, x2),
           y2: project(m.y, y2),
           class: `rl-roof ${cls}`,
+          "data-testid": `cmp-roof-${side}`,
         });
-        l.append(svg("title", {}, name));
+        l.append(svg("title", {}, `${machine}: ${name}`));
         chart.append(l);
       };
       for (const peak of peaks) {
@@ -321,12 +330,28 @@ export class CompareTab implements View {
         const end = Math.min(m.x.max, Math.max(...peaks) / dram);
         seg(m.x.min, m.x.min * dram, end, end * dram, `DRAM ${dram.toFixed(1)} B/cycle`);
       }
+      if (twoMachines && peaks.length > 0) {
+        const top = project(m.y, Math.max(...peaks));
+        chart.append(
+          svg(
+            "text",
+            {
+              x: m.x.to - 4,
+              y: side === "a" ? top - 4 : top + 12,
+              "text-anchor": "end",
+              class: `cmp-roof-label ${cls}`,
+              "data-testid": `cmp-roof-label-${side}`,
+            },
+            `${machine} roofs`,
+          ),
+        );
+      }
     };
-    roofsOf(ra, "");
-    if (a.run.run.machine.name !== b.run.run.machine.name) roofsOf(rb, "cmp-roof-b");
+    roofsOf(ra, "", machineA, "a");
+    if (twoMachines) roofsOf(rb, "cmp-roof-b", machineB, "b");
     const place = (r: Roofline) =>
       new Map(
-        rooflineModel({ ...both, kernels: r.kernels }, 760, 320).dots.map((d) => [
+        rooflineModel({ ...both, kernels: r.kernels }, 760, 320, also).dots.map((d) => [
           d.func,
           {
             ...d,

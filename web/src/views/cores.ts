@@ -57,6 +57,12 @@ export class CoresView {
       const c = Number(this.corePicker.value);
       if (Number.isInteger(c)) this.onCore(c);
     });
+    // One listener for every cell: a full model has thousands.
+    this.wd.addEventListener("click", (ev) => {
+      const cell = (ev.target as Element | null)?.closest<HTMLElement>(".wd-cell[data-core]");
+      const c = Number(cell?.dataset.core);
+      if (cell && Number.isInteger(c)) this.onCore(c);
+    });
   }
 
   /** `spans`: time span of each device op's kernel, in op order. */
@@ -71,9 +77,13 @@ export class CoresView {
   }
 
   selectCore(core: number | null): void {
+    if (core === this.selected) return;
     this.selected = core;
     if (core !== null) this.corePicker.value = String(core);
-    this.render();
+    // The division grids stay; only the marked cell moves (a full model has thousands).
+    for (const cell of this.wd.querySelectorAll<HTMLElement>(".wd-cell[data-core]"))
+      cell.classList.toggle("selected", cell.dataset.core === String(core));
+    this.renderScratchpad();
   }
 
   private render(): void {
@@ -110,7 +120,6 @@ export class CoresView {
             el("span", { className: "wd-slice", text: slice ? splitCoords(slice, d.splits) : "–" }),
           );
           if (slice) cell.style.background = sliceColour(sliceIndex(slice), total);
-          cell.addEventListener("click", () => this.onCore(core));
           return cell;
         });
         return el(

@@ -20,6 +20,7 @@ import {
   intersects,
   opening,
   visible,
+  wheelPan,
   zoomAt,
 } from "../graph/viewport";
 import {
@@ -436,6 +437,7 @@ export class GraphView {
     if (this.setAt) {
       this.scroll.dataset.firstDrawMs = (performance.now() - this.setAt).toFixed(1);
       this.setAt = 0;
+      performance.mark("spyre:graph-drawn");
     }
   }
 
@@ -706,11 +708,30 @@ export class GraphView {
       "wheel",
       (ev) => {
         if (!this.layout) return;
-        ev.preventDefault();
         const r = s.getBoundingClientRect();
-        // deltaMode 1 is lines; a pinch on a trackpad arrives as a wheel with ctrlKey.
-        const d = ev.deltaY * (ev.deltaMode === 1 ? 16 : 1) * (ev.ctrlKey ? 4 : 1);
-        this.cam = zoomAt(this.cam, Math.exp(-d * 0.0015), ev.clientX - r.left, ev.clientY - r.top);
+        // deltaMode 1 is lines, 2 pages.
+        const unit = ev.deltaMode === 1 ? 16 : ev.deltaMode === 2 ? r.height : 1;
+        // As map-like views do: ctrl/cmd + wheel zooms (a trackpad pinch arrives as a wheel
+        // with ctrlKey); a plain wheel pans, and scrolls the page once the graph's edge is in
+        // view, so the wheel never traps the page.
+        if (ev.ctrlKey || ev.metaKey) {
+          ev.preventDefault();
+          const d = ev.deltaY * unit * (ev.ctrlKey ? 4 : 1);
+          this.cam = zoomAt(
+            this.cam,
+            Math.exp(-d * 0.0015),
+            ev.clientX - r.left,
+            ev.clientY - r.top,
+          );
+          this.schedule();
+          return;
+        }
+        const dx = (ev.shiftKey && ev.deltaX === 0 ? ev.deltaY : ev.deltaX) * unit;
+        const dy = (ev.shiftKey && ev.deltaX === 0 ? 0 : ev.deltaY) * unit;
+        const next = wheelPan(this.cam, this.worldRect(), r.width, r.height, dx, dy);
+        if (!next) return;
+        ev.preventDefault();
+        this.cam = next;
         this.schedule();
       },
       { passive: false },

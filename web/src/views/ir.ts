@@ -123,6 +123,8 @@ export class IrView {
   private readonly segButtons = [...document.querySelectorAll<HTMLButtonElement>("[data-ir]")];
   private readonly ktir: EditorView;
   private readonly sdsc: EditorView;
+  /** An SDSC bundle not yet in its editor (see `setSdsc`). */
+  private pendingSdsc: string | null = null;
   private original = "";
   private diagnostics: Diagnostic[] = [];
   private shown: IrKind = "ktir";
@@ -132,6 +134,12 @@ export class IrView {
     const lint = linter(
       async (view) => {
         const text = view.state.doc.toString();
+        // The empty editor, before a run first fills it (this view is filled when first
+        // shown), has nothing to verify.
+        if (text === "") {
+          this.showDiagnostics([]);
+          return [];
+        }
         let diags: Diagnostic[];
         try {
           diags = await events.verify(text);
@@ -226,13 +234,13 @@ export class IrView {
   }
 
   lineText(kind: IrKind, line: number): string {
-    const doc = (kind === "ktir" ? this.ktir : this.sdsc).state.doc;
+    const doc = this.editor(kind).state.doc;
     return line >= 1 && line <= doc.lines ? doc.line(line).text : "";
   }
 
   /** Text of lines 1..n (for walking back to the enclosing function or op). */
   lines(kind: IrKind): string[] {
-    return (kind === "ktir" ? this.ktir : this.sdsc).state.doc.toString().split("\n");
+    return this.editor(kind).state.doc.toString().split("\n");
   }
 
   setKtir(text: string, original: string): void {
@@ -241,8 +249,11 @@ export class IrView {
     try {
       // Setting the text the editor already holds (a failed Run keeps the edit) must not add
       // an undo step, or undo would need two presses.
-      if (text !== this.text)
+      if (text !== this.text) {
         this.ktir.dispatch({ changes: { from: 0, to: this.ktir.state.doc.length, insert: text } });
+        // The listed diagnostics were of the text replaced; the new text's come from the linter.
+        this.showDiagnostics([]);
+      }
     } finally {
       this.quiet = false;
     }
@@ -250,13 +261,29 @@ export class IrView {
     this.events.changed();
   }
 
+  /**
+   * Sets the SDSC bundle. It goes into its editor when first shown or read: a full model's
+   * bundle takes seconds to lay out and fold, and most visits to this view read the KTIR.
+   */
   setSdsc(text: string): void {
-    this.sdsc.setState(
-      EditorState.create({ doc: text, extensions: this.sdscExtensions(this.events) }),
-    );
-    this.foldByOp();
+    this.pendingSdsc = text;
     for (const b of this.segButtons) b.disabled = b.dataset.ir === "sdsc" && text === "";
     if (text === "" && this.shown === "sdsc") this.show("ktir");
+    else if (this.shown === "sdsc") this.editor("sdsc");
+  }
+
+  /** The editor of `kind`, with any SDSC bundle set aside put in first. */
+  private editor(kind: IrKind): EditorView {
+    if (kind === "ktir") return this.ktir;
+    const text = this.pendingSdsc;
+    if (text !== null) {
+      this.pendingSdsc = null;
+      this.sdsc.setState(
+        EditorState.create({ doc: text, extensions: this.sdscExtensions(this.events) }),
+      );
+      this.foldByOp();
+    }
+    return this.sdsc;
   }
 
   /** Folds each op (and each tensor) of the SDSC bundle: the objects two levels down. */
@@ -264,11 +291,15 @@ export class IrView {
     const state = this.sdsc.state;
     ensureSyntaxTree(state, state.doc.length, 500);
     const effects: StateEffect<unknown>[] = [];
-    for (let n = 1; n <= state.doc.lines; n++) {
-      const line = state.doc.line(n);
-      if (!/^ {4}\{$/.test(line.text)) continue;
-      const range = foldable(state, line.from, line.to);
-      if (range) effects.push(foldEffect.of(range));
+    // One pass over the lines, keeping the offset (looking each line up by number is slow on
+    // a full model's bundle).
+    let from = 0;
+    for (const text of state.doc.iterLines()) {
+      if (/^ {4}\{$/.test(text)) {
+        const range = foldable(state, from, from + text.length);
+        if (range) effects.push(foldEffect.of(range));
+      }
+      from += text.length + 1;
     }
     if (effects.length) this.sdsc.dispatch({ effects });
   }
@@ -278,12 +309,12 @@ export class IrView {
     this.ktirHost.hidden = kind !== "ktir";
     this.sdscHost.hidden = kind !== "sdsc";
     for (const b of this.segButtons) b.setAttribute("aria-pressed", String(b.dataset.ir === kind));
-    (kind === "ktir" ? this.ktir : this.sdsc).requestMeasure();
+    this.editor(kind).requestMeasure();
   }
 
   /** Highlights a line (null: none) and scrolls it into view, unfolding it if folded. */
   reveal(kind: IrKind, line: number | null, scroll = true): void {
-    const view = kind === "ktir" ? this.ktir : this.sdsc;
+    const view = this.editor(kind);
     const effects: StateEffect<unknown>[] = [setLinked.of(line)];
     if (line !== null && line >= 1 && line <= view.state.doc.lines && scroll) {
       const pos = view.state.doc.line(line).from;
@@ -303,7 +334,7 @@ export class IrView {
   }
 
   focus(): void {
-    (this.shown === "ktir" ? this.ktir : this.sdsc).focus();
+    this.editor(this.shown).focus();
   }
 
   setBusy(busy: boolean): void {

@@ -149,6 +149,10 @@ export class PassView {
   private passes: readonly PassSnapshot[] = [];
   private buttons: HTMLButtonElement[] = [];
   private selected = -1;
+  /** Whether the Passes tab is on screen. */
+  private visible = false;
+  /** A pass was selected while the tab was hidden: its snapshot is shown when it is next. */
+  private stale = false;
   private listeners: ((pass: PassSnapshot) => void)[] = [];
   /** The run's source map and KTIR, for linking the two IRs' lines. */
   private map: SourceMap | null = null;
@@ -380,7 +384,7 @@ export class PassView {
     this.selected = -1;
     const want = preferred === null ? -1 : passes.findIndex((p) => p.name === preferred);
     this.applyHidden(want);
-    this.select(want >= 0 ? want : 0);
+    this.select(want >= 0 ? want : 0, false, true);
   }
 
   /** Hides the passes that changed nothing (unless asked to show them, or `keep`). */
@@ -396,7 +400,8 @@ export class PassView {
     });
   }
 
-  select(index: number, focus = false): void {
+  /** Selects a pass; `later`: lay out its snapshot only once the tab is on screen. */
+  select(index: number, focus = false, later = false): void {
     const pass = this.passes[index];
     if (!pass) {
       this.showText("", "Snapshot", "a KTIR module has no compiler passes");
@@ -418,13 +423,30 @@ export class PassView {
       if (focus) b.focus();
       b.scrollIntoView?.({ block: "nearest" });
     }
+    // A new run's snapshot and diff are laid out when the Passes tab is on screen: a full
+    // model's run would otherwise set megabytes of text in a hidden panel after every run.
+    if (this.visible || !later) this.render();
+    else this.stale = true;
+    for (const fn of this.listeners) fn(pass);
+  }
+
+  /** Shows the selected pass's snapshot and its diff. */
+  private render(): void {
+    this.stale = false;
+    const pass = this.passes[this.selected];
+    if (!pass) return;
     const text = displayText(pass.text);
     const gutter = lineNumbers(text);
     const lines = gutter === "" ? 0 : gutter.split("\n").length;
     this.showText(text, pass.title, `${pass.name} · ${lines} lines`, gutter);
-    this.showDiff(previousPass(this.passes, index), pass, text);
+    this.showDiff(previousPass(this.passes, this.selected), pass, text);
     this.applyLink(true);
-    for (const fn of this.listeners) fn(pass);
+  }
+
+  /** Whether the Passes tab is on screen; a pass selected while it was not is shown now. */
+  setVisible(visible: boolean): void {
+    this.visible = visible;
+    if (visible && this.stale) this.render();
   }
 
   step(delta: number, focus = false): void {
@@ -574,6 +596,8 @@ export class PassesTab implements View {
   readonly id = "passes";
   readonly title = "Passes";
   readonly key = "2";
+  // The pass list sits beside every tab.
+  readonly eager = true;
   private view: PassView | null = null;
   /** The pass to select when the next run arrives (from a restored link). */
   private wanted: string | null = null;
@@ -609,7 +633,9 @@ export class PassesTab implements View {
   }
 
   update(s: PageState, changed: ReadonlySet<Change>): void {
-    if (!this.view || !changed.has("run") || !s.loaded) return;
+    if (!this.view) return;
+    if (changed.has("view")) this.view.setVisible(s.view === this.id);
+    if (!changed.has("run") || !s.loaded) return;
     const pass = this.wanted ?? this.view.selectedName ?? DEFAULT_PASS;
     this.wanted = null;
     const r = s.loaded.res.result;

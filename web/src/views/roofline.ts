@@ -176,7 +176,12 @@ function workOf(k: KernelRoofline): { work: number; macs: boolean } {
  * points, the DRAM roof (throughput = intensity x DRAM bytes per cycle) up to the matmul
  * and vector ceilings of all cores, and one dot per kernel that did work in some time.
  */
-export function rooflineModel(r: Roofline, width: number, height: number): RooflineModel {
+export function rooflineModel(
+  r: Roofline,
+  width: number,
+  height: number,
+  also: readonly Roofline["rates"][] = [],
+): RooflineModel {
   const rates = r.rates;
   const dram = rates?.dramBytesPerCycle ?? 0;
   const cores = rates?.cores ?? 1;
@@ -187,13 +192,23 @@ export function rooflineModel(r: Roofline, width: number, height: number): Roofl
     .filter((d) => d.work > 0 && d.k.achievedCycles > 0);
   const bytes = (k: KernelRoofline): number => k.dramReadBytes + k.dramWriteBytes;
   const finite = raw.filter((d) => bytes(d.k) > 0).map((d) => d.work / bytes(d.k));
-  const ridges = [macPeak, vecPeak].filter((p) => p > 0 && dram > 0).map((p) => p / dram);
+  // The scales span every machine's roofs: this one's and those of `also` (compare mode).
+  const machines = [rates, ...also].map((m) => ({
+    dram: m?.dramBytesPerCycle ?? 0,
+    peaks: [m?.macsPerCyclePerCore ?? 0, m?.elementwisePerCyclePerCore ?? 0].map(
+      (p) => p * (m?.cores ?? 1),
+    ),
+  }));
+  const ridges = machines.flatMap((m) =>
+    m.peaks.filter((p) => p > 0 && m.dram > 0).map((p) => p / m.dram),
+  );
   const xs = [...finite, ...ridges];
   const xMin = decadeBelow(Math.min(...xs, 1) / 2);
   const xMax = decadeAbove(Math.max(...xs, 1) * 4);
   const ys = raw.map((d) => d.work / d.k.achievedCycles);
-  const yMin = decadeBelow(Math.min(...ys, dram * xMin, 1));
-  const yMax = decadeAbove(Math.max(...ys, macPeak, vecPeak, 1) * 1.5);
+  const slopes = machines.map((m) => m.dram * xMin).filter((v) => v > 0);
+  const yMin = decadeBelow(Math.min(...ys, ...slopes, dram * xMin, 1));
+  const yMax = decadeAbove(Math.max(...ys, ...machines.flatMap((m) => m.peaks), 1) * 1.5);
   const x: LogScale = { min: xMin, max: xMax, from: MARGIN.left, to: width - MARGIN.right };
   const y: LogScale = { min: yMin, max: yMax, from: height - MARGIN.bottom, to: MARGIN.top };
   const dots: Dot[] = raw.map(({ k, work, macs }) => {

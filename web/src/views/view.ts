@@ -196,6 +196,12 @@ export interface View {
   readonly key?: string;
   /** Time runs and Space plays while this tab is shown. */
   readonly usesClock?: boolean;
+  /**
+   * Hears every change while hidden. A tab without it hears only "view" while hidden, and
+   * the rest when shown, so a large run is digested by the tab on screen alone; a tab that
+   * also draws outside its panel (the pass list beside every tab) needs it.
+   */
+  readonly eager?: boolean;
   readonly shortcuts?: readonly Shortcut[];
   readonly url?: UrlPart<Record<string, unknown>>;
   /** Builds (or takes over) its DOM inside `container`; called once, before any update. */
