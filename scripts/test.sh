@@ -8,7 +8,7 @@ export CHROMEDRIVER=/usr/bin/chromedriver
 # setup.sh made .venv/: the ONNX conformance test must run, not skip.
 export SPYRE_REQUIRE_ONNX_CONFORMANCE=1
 
-step() { printf '\n==== %s ====\n' "$*"; }
+step() { printf '\n==== %s (%s) ====\n' "$*" "$(date -u +%H:%M:%S)"; }
 
 step "cargo fmt --check"
 cargo fmt --all -- --check
@@ -30,3 +30,4 @@ npm run typecheck
 npm run test:unit
 step "end-to-end tests (Playwright, Chromium)"
 npm run test:e2e
+step "done"
