@@ -200,25 +200,25 @@ def swiglu(g, x, hidden, mlp, p, std, norm):
     return g.op("Add", [x, down], name=f"{p}.residual") if norm else down
 
 
-def paged_decode():
-    """One decode step of a small Llama-style layer over a paged KV cache: 8 sequences of
-    different lengths, each bringing one new token, in one ragged batch."""
-    lens = [17, 48, 130, 255, 400, 640, 960, 1500]
-    b, hidden, n_q, n_kv, hd, mlp, bs = len(lens), 256, 4, 1, 64, 512, 64
-    g = G("paged_decode",
-          "One decode step of a small Llama-style layer (hidden 256, 4 query heads sharing 1 key-value head, heads of 64, MLP 512) "
-          "for 8 sequences of 17 to 1,500 tokens in one ragged batch: PagedAttention over a paged KV cache "
-          "(pages of 64 tokens scattered through 66 pages, per-sequence block tables), RoPE at each sequence's "
-          "own position, SwiGLU; fp16.")
+def paged_step(name, description, lens, q_len, hidden, n_q, n_kv, mlp, n_blocks, fname=None,
+               rope_in_graph=False):
+    """One step of a Llama-style layer over a paged KV cache (pages of 64 tokens, handed
+    out in a scattered order): `len(lens)` sequences, each bringing `q_len` new tokens and
+    holding `lens[b]` tokens after the step (the cached prefix is attended in full, the
+    new tokens causally). RoPE is at each new token's own position: tables of constants,
+    or (`rope_in_graph`, for the large timing-only files) computed in the graph from the
+    positions."""
+    b, hd, bs = len(lens), hidden // n_q, 64
+    g = G(name, description)
     std = 0.02
-    x = g.input("x", [b, 1, hidden])
-    kc = g.input("key_cache", [66, bs, n_kv, hd])
-    vc = g.input("value_cache", [66, bs, n_kv, hd])
+    x = g.input("x", [b, q_len, hidden])
+    kc = g.input("key_cache", [n_blocks, bs, n_kv, hd])
+    vc = g.input("value_cache", [n_blocks, bs, n_kv, hd])
     # Pages handed out in a scattered order, as an allocator that has served other
-    # requests would. The cache is sized so that its reshape to slot rows (one core's
-    # kernel today) fits a scratchpad.
-    order = [(i * 29 + 11) % 66 for i in range(66)]
+    # requests would (29 is prime to every cache size used here).
+    order = [(i * 29 + 11) % n_blocks for i in range(n_blocks)]
     need = [-(-l // bs) for l in lens]
+    assert sum(need) <= n_blocks
     width = max(need)
     tables, k = [], 0
     for n in need:
@@ -229,33 +229,86 @@ def paged_decode():
     sl = g.init("seq_lens", [b], data=lens, dtype="i64")
     half = hd // 2
     inv = [10000.0 ** (-2.0 * i / hd) for i in range(half)]
-    cos, sin = [], []
-    for l in lens:
-        ang = [(l - 1) * f for f in inv] * 2
-        cos += [float(f"{math.cos(a):.9g}") for a in ang]
-        sin += [float(f"{math.sin(a):.9g}") for a in ang]
-    cos = g.init("rope.cos", [b, 1, 1, hd], data=cos)
-    sin = g.init("rope.sin", [b, 1, 1, hd], data=sin)
+    positions = [l - q_len + i for l in lens for i in range(q_len)]
+    if rope_in_graph:
+        pos = g.init("rope.positions", [b, q_len, 1, 1], data=[float(p) for p in positions], dtype="f32")
+        inv_freq = g.init("rope.inv_freq", [half], data=[float(f"{v:.9g}") for v in inv], dtype="f32")
+        freqs = g.op("Mul", [pos, inv_freq], name="rope.freqs")
+        emb = g.op("Concat", [freqs, freqs], name="rope.emb", axis=-1)
+        cos = g.op("Cast", [g.op("Cos", [emb], name="rope.cos_f32")], name="rope.cos", to=g.dtype)
+        sin = g.op("Cast", [g.op("Sin", [emb], name="rope.sin_f32")], name="rope.sin", to=g.dtype)
+    else:
+        cos, sin = [], []
+        for p in positions:
+            ang = [p * f for f in inv] * 2
+            cos += [float(f"{math.cos(a):.9g}") for a in ang]
+            sin += [float(f"{math.sin(a):.9g}") for a in ang]
+        cos = g.init("rope.cos", [b, q_len, 1, hd], data=cos)
+        sin = g.init("rope.sin", [b, q_len, 1, hd], data=sin)
     p = "layer0"
     h = rmsnorm(g, x, hidden, f"{p}.input_norm")
     proj = {}
-    for name, n in (("q", n_q), ("k", n_kv), ("v", n_kv)):
-        w = g.normal(f"{p}.attn.w{name}", [hidden, n * hd], std)
-        t = g.op("MatMul", [h, w], name=f"{p}.attn.{name}_proj")
-        proj[name] = g.op("Reshape", [t], name=f"{p}.attn.{name}.split_heads", shape=[b, 1, n, hd])
+    for nm, n in (("q", n_q), ("k", n_kv), ("v", n_kv)):
+        w = g.normal(f"{p}.attn.w{nm}", [hidden, n * hd], std)
+        t = g.op("MatMul", [h, w], name=f"{p}.attn.{nm}_proj")
+        proj[nm] = g.op("Reshape", [t], name=f"{p}.attn.{nm}.split_heads", shape=[b, q_len, n, hd])
     q = apply_rope(g, proj["q"], cos, sin, hd, f"{p}.attn.rope_q")
     k = apply_rope(g, proj["k"], cos, sin, hd, f"{p}.attn.rope_k")
     ctx = g.op("PagedAttention", [q, k, proj["v"], kc, vc, bt, sl], name=f"{p}.attn.paged",
                out=[f"{p}.attn.context", "key_cache_out", "value_cache_out"])
     ctx = ctx[0]
-    merged = g.op("Reshape", [ctx], name=f"{p}.attn.merge_heads", shape=[b, 1, n_q * hd])
+    merged = g.op("Reshape", [ctx], name=f"{p}.attn.merge_heads", shape=[b, q_len, n_q * hd])
     wo = g.normal(f"{p}.attn.wo", [n_q * hd, hidden], std)
     o = g.op("MatMul", [merged, wo], name=f"{p}.attn.o_proj")
     x1 = g.op("Add", [x, o], name=f"{p}.attn_residual")
     swiglu(g, x1, hidden, mlp, f"{p}.mlp", std, norm=True)
     g.finish()
     g.outputs = ["y", "key_cache_out", "value_cache_out"]
-    g.write(subdir="serving")
+    g.write(fname, subdir="serving")
+
+
+DECODE_LENS = [17, 48, 130, 255, 400, 640, 960, 1500]
+
+
+def paged_decode():
+    """One decode step of a small Llama-style layer over a paged KV cache: 8 sequences of
+    different lengths, each bringing one new token, in one ragged batch. The cache is
+    sized so that its reshape to slot rows fits a scratchpad."""
+    paged_step("paged_decode",
+               "One decode step of a small Llama-style layer (hidden 256, 4 query heads sharing 1 key-value head, heads of 64, MLP 512) "
+               "for 8 sequences of 17 to 1,500 tokens in one ragged batch: PagedAttention over a paged KV cache "
+               "(pages of 64 tokens scattered through 66 pages, per-sequence block tables), RoPE at each sequence's "
+               "own position, SwiGLU; fp16.",
+               DECODE_LENS, 1, 256, 4, 1, 512, 66)
+
+
+PREFILL_LENS = [56, 116, 266, 616]
+
+
+def chunked_prefill():
+    """One chunked-prefill step of the same small layer: 4 sequences that already hold
+    40 to 600 tokens each add a chunk of 16, attending in full to their cached prefix and
+    causally within the chunk."""
+    paged_step("chunked_prefill",
+               "One chunked-prefill step of a small Llama-style layer (hidden 256, 4 query heads sharing 1 key-value head, heads of 64, MLP 512): "
+               "4 sequences holding 40, 100, 250 and 600 tokens each add a chunk of 16 new tokens, written into their pages and "
+               "attending in full to the cached prefix and causally within the chunk (pages of 64 tokens scattered through 24 pages, "
+               "per-sequence block tables), RoPE at each token's own position, SwiGLU; fp16.",
+               PREFILL_LENS, 16, 256, 4, 1, 512, 24)
+
+
+def serving_8b():
+    """The two serving steps at Llama 3.1 8B's dims (one layer), for timing only."""
+    paged_step("paged_decode_8b",
+               "One decode step of one Llama 3.1 8B decoder layer at its real dims (hidden 4096, 32/8 heads of 128, MLP 14336) "
+               "for 8 sequences of 17 to 1,500 tokens in one ragged batch over a paged KV cache (pages of 64 tokens scattered "
+               "through 66 pages), fp16: for planning and timing only (`spyre run --timing-only`).",
+               DECODE_LENS, 1, 4096, 32, 8, 14336, 66, rope_in_graph=True)
+    paged_step("chunked_prefill_8b",
+               "One chunked-prefill step of one Llama 3.1 8B decoder layer at its real dims (hidden 4096, 32/8 heads of 128, "
+               "MLP 14336): 4 sequences holding 100 to 1,800 tokens each add a chunk of 48 new tokens over a paged KV cache "
+               "(pages of 64 tokens scattered through 66 pages), fp16: for planning and timing only (`spyre run --timing-only`).",
+               [148, 448, 948, 1848], 48, 4096, 32, 8, 14336, 66, rope_in_graph=True)
 
 
 # ---------------------------------------------------------------------------------------
@@ -546,6 +599,8 @@ def main():
     tiny_two_layer()
     granite_hybrid()
     paged_decode()
+    chunked_prefill()
+    serving_8b()
     for seq in (128, 2048, 8192):
         llama3_8b(seq)
     granite4_hybrid(64)

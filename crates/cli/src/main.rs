@@ -165,6 +165,8 @@ struct CompileFlags {
     /// computes), to compare the two regimes.
     #[arg(long)]
     no_double_buffer: bool,
+    #[command(flatten)]
+    padding: PaddingFlags,
 }
 
 impl CompileFlags {
@@ -176,8 +178,47 @@ impl CompileFlags {
                 .map_err(|e: compiler::CompileError| e.to_string())?,
             attention_key_block: self.attention_block,
             double_buffer: !self.no_double_buffer,
+            padding: self.padding.rules()?,
             ..Default::default()
         })
+    }
+}
+
+/// The serving stack's padding and alignment rules whose cost PagedAttention reports
+/// (sequences stay ragged; the run prints what the rules would add). Defaults are the
+/// public stack's values; 1 means no padding.
+#[derive(clap::Args)]
+struct PaddingFlags {
+    /// Pad each sequence's new (query) tokens to a multiple of this.
+    #[arg(long, value_name = "TOKENS", default_value_t = compiler::PaddingRules::PUBLIC.query_align)]
+    query_align: usize,
+    /// Align each sequence's KV length to a multiple of this.
+    #[arg(long, value_name = "TOKENS", default_value_t = compiler::PaddingRules::PUBLIC.kv_align)]
+    kv_align: usize,
+    /// Align query and KV lengths to this in a decode-only batch (one new token each).
+    #[arg(long, value_name = "TOKENS", default_value_t = compiler::PaddingRules::PUBLIC.decode_align)]
+    decode_align: usize,
+    /// Pad the head size to a multiple of this (a power of two).
+    #[arg(long, value_name = "N", default_value_t = compiler::PaddingRules::PUBLIC.head_multiple)]
+    head_multiple: usize,
+    /// Pad the block (page) size to a multiple of this (a power of two).
+    #[arg(long, value_name = "N", default_value_t = compiler::PaddingRules::PUBLIC.block_multiple)]
+    block_multiple: usize,
+}
+
+impl PaddingFlags {
+    fn rules(&self) -> Result<compiler::PaddingRules, String> {
+        let rules = compiler::PaddingRules {
+            query_align: self.query_align,
+            kv_align: self.kv_align,
+            decode_align: self.decode_align,
+            head_multiple: self.head_multiple,
+            block_multiple: self.block_multiple,
+        };
+        rules
+            .check()
+            .map_err(|e| format!("--{}", e.trim_start_matches("padding rule ")))?;
+        Ok(rules)
     }
 }
 
@@ -682,7 +723,10 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             let result = &last.run;
             let wall = started.elapsed();
             if json {
-                println!("{}", json_with_wall_time(result, wall)?);
+                println!(
+                    "{}",
+                    json_with_wall_time(result, wall, Some(options.compile.padding))?
+                );
             } else {
                 let s = &result.summary;
                 println!("machine        {}", result.machine.name);
@@ -821,6 +865,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                     "medianMs": figures.median_ms,
                     "medianJsonMs": figures.median_json_ms,
                     "eventsPerSecond": figures.events_per_second,
+                    "paddingRules": (!ktir).then_some(options.compile.padding),
                 });
                 println!(
                     "{}",
@@ -1230,19 +1275,27 @@ fn wall_line(wall: Duration) -> String {
 }
 
 /// A run result as `spyre run --json` prints it: the result's own fields (serialized as
-/// they are, not through a JSON value, so numbers print alike) and its wall time as
-/// `wallMs` (the command's, not the model's; see [`wall_line`]).
-fn json_with_wall_time(result: &driver::RunResult, wall: Duration) -> Result<String, String> {
+/// they are, not through a JSON value, so numbers print alike), its wall time as `wallMs`
+/// (the command's, not the model's; see [`wall_line`]) and, for model graphs, the
+/// padding rules the compile applied as `paddingRules`.
+fn json_with_wall_time(
+    result: &driver::RunResult,
+    wall: Duration,
+    padding_rules: Option<compiler::PaddingRules>,
+) -> Result<String, String> {
     #[derive(serde::Serialize)]
     struct WithWallTime<'a> {
         #[serde(flatten)]
         result: &'a driver::RunResult,
         #[serde(rename = "wallMs")]
         wall_ms: f64,
+        #[serde(rename = "paddingRules", skip_serializing_if = "Option::is_none")]
+        padding_rules: Option<compiler::PaddingRules>,
     }
     serde_json::to_string_pretty(&WithWallTime {
         result,
         wall_ms: wall.as_secs_f64() * 1e3,
+        padding_rules,
     })
     .map_err(|e| e.to_string())
 }
@@ -1365,7 +1418,7 @@ fn run_ktir_file(mut session: Session, r: RunKtir) -> Result<ExitCode, String> {
     }
     let wall = r.started.elapsed();
     if r.json {
-        println!("{}", json_with_wall_time(result, wall)?);
+        println!("{}", json_with_wall_time(result, wall, None)?);
     } else {
         let s = &result.summary;
         println!("machine        {}", result.machine.name);

@@ -1,7 +1,7 @@
 //! The `spyre` binary end to end: the thin path's commands print what they promise and
 //! exit with the right status.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn root() -> PathBuf {
@@ -988,4 +988,166 @@ fn compile_with_a_cache_dir_lowers_repeated_layers_once_and_comes_back_warm() {
     );
     assert_eq!(funcs(&stdout(&none)).len(), funcs(&stdout(&cold)).len());
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The graph of a PagedAttention per-op case (`tests/graph/ops/NAME.json`), written alone
+/// to a temporary file the CLI loads.
+fn paged_case(name: &str, test: &str) -> PathBuf {
+    let text = std::fs::read_to_string(root().join(format!("tests/graph/ops/{name}.json")))
+        .expect("read the case");
+    let case: serde_json::Value = serde_json::from_str(&text).expect("case JSON");
+    let path = std::env::temp_dir().join(format!(
+        "spyre-cli-{test}-{name}-{}.json",
+        std::process::id()
+    ));
+    std::fs::write(&path, case["graph"].to_string()).expect("write the graph");
+    path
+}
+
+/// Alignment 1 everywhere but the flags given.
+fn padding_run(file: &Path, flags: &[&str]) -> serde_json::Value {
+    let f = file.to_string_lossy();
+    let mut args = vec!["run", &*f, "--json", "--no-cache"];
+    for flag in [
+        "--query-align",
+        "--kv-align",
+        "--decode-align",
+        "--head-multiple",
+        "--block-multiple",
+    ] {
+        if !flags.contains(&flag) {
+            args.extend([flag, "1"]);
+        }
+    }
+    args.extend(flags);
+    let o = spyre(&args);
+    assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    serde_json::from_str(&stdout(&o)).expect("run JSON")
+}
+
+#[test]
+fn each_padding_flag_adds_its_waste_against_alignment_1_and_shows_in_json() {
+    let prefill = paged_case("paged_attention_chunked_prefill", "flags");
+    let decode = paged_case("paged_attention_decode", "flags");
+    let waste = |v: &serde_json::Value| {
+        (
+            v["padding"][0]["wastePercent"].as_f64().expect("waste"),
+            v["padding"][0]["wastedCycles"]
+                .as_f64()
+                .expect("wasted cycles"),
+        )
+    };
+    let kv = |v: &serde_json::Value| -> Vec<u64> {
+        v["padding"][0]["sequences"]
+            .as_array()
+            .expect("sequences")
+            .iter()
+            .map(|s| s["paddedKv"].as_u64().expect("paddedKv"))
+            .collect()
+    };
+    // Alignment 1: the ragged batch as it is, nothing wasted.
+    let none = padding_run(&prefill, &[]);
+    assert_eq!(waste(&none), (0.0, 0.0));
+    assert_eq!(none["paddingRules"]["kvAlign"], 1);
+    assert!(none["padding"][0]["cycles"].as_f64().expect("cycles") > 0.0);
+    // 3 sequences of 5, 2 and 9 tokens, 2 new each, heads of 16, pages of 4 (2, 1 and 3
+    // pages), each rule alone at its public value.
+    let q = padding_run(&prefill, &["--query-align", "32"]);
+    assert_eq!(q["padding"][0]["sequences"][0]["paddedQ"], 32);
+    assert!((waste(&q).0 - 100.0 * 30.0 / 32.0).abs() < 1e-9);
+    let k = padding_run(&prefill, &["--kv-align", "256"]);
+    assert_eq!(kv(&k), [256, 256, 256]);
+    assert!((waste(&k).0 - 100.0 * (1.0 - 16.0 / 768.0)).abs() < 1e-9);
+    let h = padding_run(&prefill, &["--head-multiple", "64"]);
+    assert_eq!(h["padding"][0]["paddedHeadDim"], 64);
+    assert_eq!(waste(&h).0, 75.0);
+    let b = padding_run(&prefill, &["--block-multiple", "64"]);
+    assert_eq!(b["padding"][0]["paddedBlockSize"], 64);
+    assert_eq!(kv(&b), [5 + 2 * 60, 2 + 60, 9 + 3 * 60]);
+    for (name, v) in [("query", &q), ("kv", &k), ("head", &h), ("block", &b)] {
+        let (w, cycles) = waste(v);
+        assert!(w > 0.0 && cycles > 0.0, "{name}: {w}% {cycles}");
+    }
+    // Decode only: the decode alignment applies in place of the query and KV ones.
+    let d1 = padding_run(&decode, &["--query-align", "32", "--kv-align", "256"]);
+    assert_eq!(d1["padding"][0]["decodeOnly"], true);
+    assert_eq!(waste(&d1), (0.0, 0.0));
+    assert!(d1["padding"][0]["wastePercentWithoutDecodeAlignment"].as_f64() > Some(90.0));
+    let d = padding_run(&decode, &["--decode-align", "32"]);
+    assert_eq!(kv(&d), [32, 32, 32, 32]);
+    let (w, cycles) = waste(&d);
+    assert!(w > 90.0 && cycles > 0.0, "{w}% {cycles}");
+    // No flag: the public rules, in the JSON of run and of bench.
+    let f = prefill.to_string_lossy();
+    let public = spyre(&["run", &f, "--json", "--no-cache"]);
+    let public: serde_json::Value = serde_json::from_str(&stdout(&public)).expect("run JSON");
+    let rules = serde_json::json!({
+        "queryAlign": 32, "kvAlign": 256, "decodeAlign": 1, "headMultiple": 64, "blockMultiple": 64
+    });
+    assert_eq!(public["paddingRules"], rules);
+    assert!(waste(&public).0 > waste(&q).0);
+    let bench = spyre(&["bench", &f, "--runs", "1", "--json", "--no-cache"]);
+    assert!(bench.status.success(), "{}", stderr(&bench));
+    let bench: serde_json::Value = serde_json::from_str(&stdout(&bench)).expect("bench JSON");
+    assert_eq!(bench["paddingRules"], rules);
+    let _ = std::fs::remove_file(&prefill);
+    let _ = std::fs::remove_file(&decode);
+}
+
+#[test]
+fn bad_padding_flags_are_clear_errors_on_compile_run_and_bench() {
+    for command in ["compile", "run", "bench"] {
+        for (flags, says) in [
+            (
+                ["--kv-align", "0"],
+                "--kv-align 0: an alignment is at least 1",
+            ),
+            (["--query-align", "0"], "--query-align 0"),
+            (["--decode-align", "0"], "--decode-align 0"),
+            (
+                ["--head-multiple", "48"],
+                "--head-multiple 48: must be a power of two",
+            ),
+            (
+                ["--block-multiple", "96"],
+                "--block-multiple 96: must be a power of two",
+            ),
+            (["--kv-align", "1000000"], "--kv-align 1000000: at most"),
+        ] {
+            let mut args = vec![command, EXAMPLE, "--no-cache"];
+            args.extend(flags);
+            let o = spyre(&args);
+            assert!(!o.status.success(), "{args:?}");
+            assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
+        }
+    }
+}
+
+#[test]
+fn the_padding_rules_are_part_of_the_compile_cache_key() {
+    let dir = std::env::temp_dir().join(format!("spyre-cli-pad-cache-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let d = dir.to_string_lossy().into_owned();
+    let graph = paged_case("paged_attention_decode", "key");
+    let g = graph.to_string_lossy().into_owned();
+    let compile = |flags: &[&str]| {
+        let mut args = vec!["compile", &*g, "--cache", &*d];
+        args.extend(flags);
+        let o = spyre(&args);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        stderr(&o).contains("warm, the whole compile")
+    };
+    assert!(!compile(&[]), "the first compile is cold");
+    assert!(compile(&[]), "the same compile again is warm");
+    assert!(
+        !compile(&["--kv-align", "128"]),
+        "other rules miss the cache"
+    );
+    assert!(compile(&["--kv-align", "128"]));
+    assert!(
+        compile(&["--kv-align", "256"]),
+        "the public rules' entry stays"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_file(&graph);
 }

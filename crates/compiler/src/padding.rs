@@ -7,7 +7,10 @@
 //! values); the PagedAttention decomposition attends each sequence over exactly its own
 //! length, and records, per node, the work the rules would add ([`PaddingReport`]): the
 //! attention's multiply-adds scale with `query tokens x KV tokens x head size` per head,
-//! so the waste is the share of the padded product that is padding.
+//! so the waste is the share of the padded product that is padding. A page padded to the
+//! block-size rule carries its padding slots into every sequence that holds it, so each
+//! of a sequence's pages adds `padded block size - block size` KV slots before the KV
+//! alignment.
 
 use serde::{Deserialize, Serialize};
 
@@ -51,6 +54,43 @@ impl PaddingRules {
         head_multiple: 1,
         block_multiple: 1,
     };
+
+    /// The largest alignment or multiple accepted: far beyond any sequence or head a
+    /// step holds, and small enough that padded work cannot overflow.
+    pub const MAX: usize = 1 << 16;
+
+    /// Whether the rules make sense: every alignment and multiple at least 1 (1 is no
+    /// padding) and at most [`PaddingRules::MAX`], and the head-size and block-size
+    /// multiples powers of two, as the device's stick and tile widths they stand for
+    /// are. `Err` names the rule (by its CLI flag) and why.
+    pub fn check(&self) -> Result<(), String> {
+        let rules = [
+            ("query-align", self.query_align, false),
+            ("kv-align", self.kv_align, false),
+            ("decode-align", self.decode_align, false),
+            ("head-multiple", self.head_multiple, true),
+            ("block-multiple", self.block_multiple, true),
+        ];
+        for (name, v, pow2) in rules {
+            if v == 0 {
+                return Err(format!(
+                    "padding rule {name} 0: an alignment is at least 1 (1 means no padding)"
+                ));
+            }
+            if v > Self::MAX {
+                return Err(format!(
+                    "padding rule {name} {v}: at most {} (see docs/serving.md)",
+                    Self::MAX
+                ));
+            }
+            if pow2 && !v.is_power_of_two() {
+                return Err(format!(
+                    "padding rule {name} {v}: must be a power of two (head and block sizes are laid out in power-of-two sticks and tiles)"
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 fn align(n: usize, to: usize) -> usize {
@@ -118,17 +158,28 @@ impl PaddingReport {
             (rules.query_align, rules.kv_align)
         };
         let padded_head_dim = align(head_dim, rules.head_multiple);
+        let padded_block_size = align(block_size, rules.block_multiple);
+        // Every page the sequence holds brings its padding slots along.
+        let page_padding = |pages: &[usize]| {
+            pages
+                .len()
+                .saturating_mul(padded_block_size.saturating_sub(block_size))
+        };
         let sequences: Vec<SequencePadding> = seqs
             .iter()
             .map(|(q, kv, pages)| SequencePadding {
                 q_len: *q,
                 kv_len: *kv,
                 padded_q: align(*q, qa),
-                padded_kv: align(*kv, ka),
+                padded_kv: align(kv.saturating_add(page_padding(pages)), ka),
                 pages: pages.clone(),
             })
             .collect();
-        let work = |q: usize, kv: usize, d: usize| (q as u64) * (kv as u64) * (d as u64);
+        let work = |q: usize, kv: usize, d: usize| {
+            (q as u64)
+                .saturating_mul(kv as u64)
+                .saturating_mul(d as u64)
+        };
         let useful_work: u64 = sequences
             .iter()
             .map(|s| work(s.q_len, s.kv_len, head_dim))
@@ -149,7 +200,10 @@ impl PaddingReport {
             .map(|s| {
                 work(
                     align(s.q_len, rules.query_align),
-                    align(s.kv_len, rules.kv_align),
+                    align(
+                        s.kv_len.saturating_add(page_padding(&s.pages)),
+                        rules.kv_align,
+                    ),
                     padded_head_dim,
                 )
             })
@@ -162,7 +216,7 @@ impl PaddingReport {
             head_dim,
             padded_head_dim,
             block_size,
-            padded_block_size: align(block_size, rules.block_multiple),
+            padded_block_size,
             useful_work,
             padded_work,
             waste_percent: waste(padded_work),
@@ -221,5 +275,49 @@ mod tests {
         assert_eq!(r.padded_head_dim, 64);
         assert_eq!(r.padded_block_size, 64);
         assert_eq!(r.waste_percent, 75.0);
+    }
+
+    #[test]
+    fn padded_pages_add_their_padding_slots_to_each_sequence() {
+        // Two pages of 16 slots padded to 64: 96 padding slots on 20 tokens.
+        let rules = PaddingRules {
+            block_multiple: 64,
+            ..PaddingRules::NONE
+        };
+        let r = PaddingReport::new("n", rules, &[(1, 20, vec![3, 5])], 64, 16);
+        assert_eq!(r.padded_block_size, 64);
+        assert_eq!(r.sequences[0].padded_kv, 20 + 2 * 48);
+        assert!((r.waste_percent - 100.0 * 96.0 / 116.0).abs() < 1e-9);
+        // Pages already a multiple of the rule add nothing.
+        let r = PaddingReport::new("n", PaddingRules::PUBLIC, &[(1, 20, vec![3])], 64, 64);
+        assert_eq!(r.sequences[0].padded_kv, 20);
+        assert_eq!(r.waste_percent, 0.0);
+    }
+
+    #[test]
+    fn rules_are_checked_with_the_rule_named() {
+        assert_eq!(PaddingRules::PUBLIC.check(), Ok(()));
+        assert_eq!(PaddingRules::NONE.check(), Ok(()));
+        let zero = PaddingRules {
+            kv_align: 0,
+            ..PaddingRules::PUBLIC
+        };
+        assert!(zero.check().unwrap_err().contains("kv-align 0"));
+        let odd = PaddingRules {
+            head_multiple: 48,
+            ..PaddingRules::PUBLIC
+        };
+        assert!(odd.check().unwrap_err().contains("power of two"));
+        // Alignments need not be powers of two: padding to 48 tokens is well defined.
+        let q48 = PaddingRules {
+            query_align: 48,
+            ..PaddingRules::PUBLIC
+        };
+        assert_eq!(q48.check(), Ok(()));
+        let huge = PaddingRules {
+            block_multiple: 1 << 20,
+            ..PaddingRules::PUBLIC
+        };
+        assert!(huge.check().unwrap_err().contains("at most"));
     }
 }

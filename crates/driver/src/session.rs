@@ -1018,6 +1018,51 @@ fn simulate_mapped(
 }
 
 /// Compiles a graph through every pass and simulates it.
+/// PagedAttention schedules (block tables, sequence lengths) that the user gives as
+/// input values are checked before anything compiles, so that a table pointing outside
+/// the cache, a length beyond its pages or a page two sequences write is an error naming
+/// the node, the sequence and the page. Schedules fixed in the graph were checked when it
+/// loaded.
+fn check_given_schedules(
+    graph: &Graph,
+    types: &BTreeMap<String, graph::TensorType>,
+    given: &BTreeMap<String, Tensor>,
+) -> Result<(), DriverError> {
+    for node in graph.nodes.iter().filter(|n| n.op == "PagedAttention") {
+        let name = |i: usize| node.inputs.get(i).map(String::as_str).unwrap_or("");
+        if !given.contains_key(name(5)) && !given.contains_key(name(6)) {
+            continue;
+        }
+        let values = |i: usize| -> Option<Vec<f32>> {
+            if let Some(t) = given.get(name(i)) {
+                return Some(t.data.clone());
+            }
+            let init = graph.initializers.iter().find(|t| t.name == name(i))?;
+            match &init.init {
+                graph::InitSpec::Data(d) => Some(d.clone()),
+                _ => None,
+            }
+        };
+        let (Some(tables), Some(lens)) = (values(5), values(6)) else {
+            continue;
+        };
+        let ts: Option<Vec<&graph::TensorType>> = (0..7).map(|i| types.get(name(i))).collect();
+        let Some(ts) = ts else { continue };
+        let fail = |m: String| {
+            DriverError::new(
+                Stage::Load,
+                format!(
+                    "the inputs given for node '{}' (PagedAttention): {m}",
+                    node.name
+                ),
+            )
+        };
+        let dims = graph::PagedDims::of(&ts).map_err(fail)?;
+        graph::check_paged_batch(&dims, &tables, &lens).map_err(fail)?;
+    }
+    Ok(())
+}
+
 fn run_graph(
     graph: &Graph,
     options: &RunOptions,
@@ -1026,6 +1071,7 @@ fn run_graph(
     let types = graph
         .infer_types()
         .map_err(|e| DriverError::from_graph("", e, Stage::Load))?;
+    check_given_schedules(graph, &types, &options.inputs)?;
     let mut compile_options = options.compile.clone();
     compile_options.stop_after = None;
     let mut report = |p| progress(Progress::compile(p));

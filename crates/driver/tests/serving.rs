@@ -1,9 +1,12 @@
-//! Serving scenarios: `examples/graphs/serving/paged_decode.json`, one decode step of a
-//! small Llama-style layer for 8 sequences of 17 to 1,500 tokens in one ragged batch over a
-//! paged KV cache, runs with numbers on spyre32 and matches the reference evaluator, and
-//! reports what the public padding rules would cost it.
+//! Serving scenarios (`examples/graphs/serving/`): one decode step of a small Llama-style
+//! layer for 8 sequences of 17 to 1,500 tokens and one chunked-prefill step of 4 sequences
+//! adding 16 tokens each to their cached prefix, both in one ragged batch over a paged KV
+//! cache, run with numbers on spyre32 and match the reference evaluator, and report what
+//! the public padding rules would cost them. Their 8B-dims versions run timing-only. Bad
+//! schedules given as inputs are errors naming the sequence and the page.
 
 use driver::{run_pipeline, PipelineOptions};
+use graph::{DType, Tensor};
 
 #[test]
 fn paged_decode_matches_its_reference_and_reports_its_padding() {
@@ -26,4 +29,113 @@ fn paged_decode_matches_its_reference_and_reports_its_padding() {
     assert!(p.cycles > 0.0);
     let pages: usize = p.sequences.iter().map(|s| s.pages.len()).sum();
     assert_eq!(pages, 65);
+}
+
+#[test]
+fn chunked_prefill_matches_its_reference_and_reports_its_padding() {
+    let source = include_str!("../../../examples/graphs/serving/chunked_prefill.json");
+    let r = run_pipeline(source, "chunked_prefill.json", &PipelineOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(r.run.outputs_checked);
+    assert!(r.run.passed, "{:?}", r.run.outputs);
+    let [p] = r.run.padding.as_slice() else {
+        panic!("one PagedAttention node, got {:?}", r.run.padding);
+    };
+    let seqs: Vec<(usize, usize, usize, usize)> = p
+        .sequences
+        .iter()
+        .map(|s| (s.q_len, s.kv_len, s.padded_q, s.padded_kv))
+        .collect();
+    // 16 new tokens over cached prefixes of 40, 100, 250 and 600: the public rules pad
+    // the chunk to 32 queries and the KV length to a multiple of 256.
+    assert_eq!(
+        seqs,
+        [
+            (16, 56, 32, 256),
+            (16, 116, 32, 256),
+            (16, 266, 32, 512),
+            (16, 616, 32, 768)
+        ]
+    );
+    assert!(!p.decode_only);
+    let useful: f64 = [56.0, 116.0, 266.0, 616.0].iter().map(|l| 16.0 * l).sum();
+    let padded = 32.0 * (256.0 + 256.0 + 512.0 + 768.0);
+    assert!((p.waste_percent - 100.0 * (1.0 - useful / padded)).abs() < 1e-9);
+    assert!(p.cycles > 0.0 && p.wasted_cycles > p.cycles);
+    let pages: Vec<usize> = p.sequences.iter().map(|s| s.pages.len()).collect();
+    assert_eq!(pages, [1, 2, 5, 10]);
+}
+
+/// A PagedAttention node whose schedule comes from graph inputs: 2 sequences, 1 new token
+/// each, 4 pages of 2 tokens.
+const GIVEN_SCHEDULE: &str = r#"{"format": "spyre-graph", "version": 1, "name": "p",
+  "inputs": [
+    {"name": "q", "dtype": "f32", "shape": [2, 1, 2, 4]},
+    {"name": "k", "dtype": "f32", "shape": [2, 1, 1, 4]},
+    {"name": "v", "dtype": "f32", "shape": [2, 1, 1, 4]},
+    {"name": "kc", "dtype": "f32", "shape": [4, 2, 1, 4]},
+    {"name": "vc", "dtype": "f32", "shape": [4, 2, 1, 4]},
+    {"name": "bt", "dtype": "i64", "shape": [2, 2]},
+    {"name": "sl", "dtype": "i64", "shape": [2]}],
+  "nodes": [{"name": "pa", "op": "PagedAttention",
+    "inputs": ["q", "k", "v", "kc", "vc", "bt", "sl"], "outputs": ["y"]}],
+  "outputs": ["y"]}"#;
+
+#[test]
+fn a_bad_schedule_given_as_inputs_names_the_sequence_and_the_page() {
+    for (tables, lens, says) in [
+        (
+            [0., 1., 7., 2.],
+            [3., 1.],
+            "sequence 1: block table entry 0 points at page 7",
+        ),
+        ([0., 1., 2., 3.], [5., 1.], "sequence 0: length 5 is beyond"),
+        ([0., 1., 1., 3.], [3., 1.], "sequence 1: page 1"),
+    ] {
+        let mut options = PipelineOptions::default();
+        let t = |shape: Vec<usize>, data: &[f32]| {
+            Tensor::new(DType::I64, shape, data.to_vec()).expect("tensor")
+        };
+        options.inputs.insert("bt".into(), t(vec![2, 2], &tables));
+        options.inputs.insert("sl".into(), t(vec![2], &lens));
+        for timing_only in [false, true] {
+            options.timing_only = timing_only;
+            let e = run_pipeline(GIVEN_SCHEDULE, "p.json", &options)
+                .err()
+                .unwrap_or_else(|| panic!("{tables:?} {lens:?} ran"))
+                .to_string();
+            assert!(e.contains(says) && e.contains("node 'pa'"), "{e}");
+        }
+    }
+}
+
+/// The 8B-dims scenarios plan and time on spyre32 without numbers; the cycles they take
+/// are printed for the record (`cargo test -p driver --test serving -- --nocapture`).
+#[test]
+fn the_8b_serving_steps_run_timing_only() {
+    for (name, source) in [
+        (
+            "paged_decode_8b.json",
+            include_str!("../../../examples/graphs/serving/paged_decode_8b.json"),
+        ),
+        (
+            "chunked_prefill_8b.json",
+            include_str!("../../../examples/graphs/serving/chunked_prefill_8b.json"),
+        ),
+    ] {
+        let options = PipelineOptions {
+            timing_only: true,
+            ..PipelineOptions::default()
+        };
+        let r = run_pipeline(source, name, &options).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(r.run.timing_only && r.run.total_cycles > 0.0, "{name}");
+        let [p] = r.run.padding.as_slice() else {
+            panic!("{name}: one PagedAttention node, got {:?}", r.run.padding);
+        };
+        assert!(p.cycles > 0.0, "{name}");
+        println!(
+            "{name}: {:.0} cycles; attention {:.0} cycles ragged, padding waste {:.1}% at the public rules, {:.0} cycles more",
+            r.run.total_cycles, p.cycles, p.waste_percent, p.wasted_cycles
+        );
+    }
 }

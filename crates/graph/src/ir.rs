@@ -411,6 +411,10 @@ impl Graph {
             }
             let out_types =
                 infer::infer(kind, node, &in_types).map_err(|m| Issue::new(site(""), m))?;
+            if kind == OpKind::PagedAttention {
+                crate::paged::check_constants(&self.initializers, node, &in_types)
+                    .map_err(|m| Issue::new(site("/inputs/5"), m))?;
+            }
             for (k, (name, ty)) in node.outputs.iter().zip(out_types).enumerate() {
                 let osite = site(&format!("/outputs/{k}"));
                 check_name(name, "output").map_err(|m| Issue::new(osite.clone(), m))?;

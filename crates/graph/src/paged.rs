@@ -125,9 +125,16 @@ pub fn check_batch(
         }
         let l = l as usize;
         if l > cap {
+            let last = dims.max_blocks.checked_sub(1).and_then(|j| {
+                block_tables
+                    .get(b * dims.max_blocks + j)
+                    .map(|p| format!("; its last, block {j}, is page {p}"))
+            });
             return Err(format!(
-                "sequence {b}: length {l} is beyond its {} pages of {} tokens ({cap} tokens)",
-                dims.max_blocks, dims.block_size
+                "sequence {b}: length {l} is beyond its {} pages of {} tokens ({cap} tokens{})",
+                dims.max_blocks,
+                dims.block_size,
+                last.unwrap_or_default()
             ));
         }
         for j in 0..l.div_ceil(dims.block_size) {
@@ -154,6 +161,35 @@ pub fn check_batch(
         lens.push(l);
     }
     Ok(lens)
+}
+
+/// The load-time check of a PagedAttention node whose block tables and sequence lengths
+/// are literal initializers (a step's schedule fixed in the graph): [`check_batch`] on
+/// them, so a bad schedule is an error when the graph loads, not when it runs. Tables given
+/// as graph inputs are checked when a run brings their values.
+pub(crate) fn check_constants(
+    inits: &[crate::ir::Initializer],
+    node: &crate::ir::Node,
+    types: &[Option<TensorType>],
+) -> Result<(), String> {
+    let literal = |i: usize| -> Option<Vec<f32>> {
+        let name = node.inputs.get(i)?;
+        let init = inits.iter().find(|t| &t.name == name)?;
+        let n = init.ty.numel();
+        match &init.init {
+            crate::ir::InitSpec::Data(d) => Some(d.clone()),
+            crate::ir::InitSpec::Zeros => Some(vec![0.0; n]),
+            crate::ir::InitSpec::Ones => Some(vec![1.0; n]),
+            crate::ir::InitSpec::Constant(v) => Some(vec![*v; n]),
+            _ => None,
+        }
+    };
+    let (Some(tables), Some(lens)) = (literal(5), literal(6)) else {
+        return Ok(());
+    };
+    let ts: Vec<&TensorType> = types.iter().flatten().collect();
+    let dims = PagedDims::of(&ts)?;
+    check_batch(&dims, &tables, &lens).map(|_| ())
 }
 
 /// Type inference: Y `[batch, q_len, q_heads, v_dim]` and the updated key and value caches.
@@ -314,6 +350,7 @@ mod tests {
     fn a_length_beyond_the_pages_is_an_error() {
         let e = check_batch(&dims(), &[0., 1., 2., 3.], &[5., 1.]).unwrap_err();
         assert!(e.contains("sequence 0") && e.contains("beyond"), "{e}");
+        assert!(e.contains("page 1"), "{e}");
     }
 
     #[test]
@@ -321,6 +358,44 @@ mod tests {
         let e = check_batch(&dims(), &[0., 1., 1., 3.], &[3., 1.]).unwrap_err();
         assert!(e.contains("sequence 1") && e.contains("page 1"), "{e}");
         assert!(e.contains("sequence 0"), "{e}");
+    }
+
+    /// A one-node graph: 2 sequences, 1 new token each, 4 pages of 2 tokens, the schedule
+    /// as initializers.
+    fn graph(tables: &str, lens: &str) -> Result<crate::Graph, crate::GraphError> {
+        crate::load_json(&format!(
+            r#"{{"format": "spyre-graph", "version": 1, "name": "p",
+            "inputs": [
+              {{"name": "q", "dtype": "f32", "shape": [2, 1, 2, 4]}},
+              {{"name": "k", "dtype": "f32", "shape": [2, 1, 1, 4]}},
+              {{"name": "v", "dtype": "f32", "shape": [2, 1, 1, 4]}},
+              {{"name": "kc", "dtype": "f32", "shape": [4, 2, 1, 4]}},
+              {{"name": "vc", "dtype": "f32", "shape": [4, 2, 1, 4]}}],
+            "initializers": [
+              {{"name": "bt", "dtype": "i64", "shape": [2, 2], "data": {tables}}},
+              {{"name": "sl", "dtype": "i64", "shape": [2], "data": {lens}}}],
+            "nodes": [{{"name": "pa", "op": "PagedAttention",
+              "inputs": ["q", "k", "v", "kc", "vc", "bt", "sl"], "outputs": ["y"]}}],
+            "outputs": ["y"]}}"#
+        ))
+    }
+
+    #[test]
+    fn a_bad_schedule_in_the_graph_is_an_error_when_it_loads() {
+        assert!(graph("[0, 1, 2, 3]", "[3, 1]").is_ok());
+        for (tables, lens, says) in [
+            (
+                "[0, 1, 7, 2]",
+                "[3, 1]",
+                "sequence 1: block table entry 0 points at page 7",
+            ),
+            ("[0, 1, 2, 3]", "[5, 1]", "sequence 0: length 5 is beyond"),
+            ("[0, 1, 1, 3]", "[3, 1]", "sequence 1: page 1"),
+        ] {
+            let e = graph(tables, lens).unwrap_err().to_string();
+            assert!(e.contains(says), "{tables} {lens}: {e}");
+            assert!(e.contains("node 'pa'"), "{e}");
+        }
     }
 
     #[test]

@@ -437,7 +437,15 @@ impl KernelEmitter<'_> {
         // Table [sticks(H), V, lanes]; output [sticks(H), n, lanes].
         let t_dev = table.layout.device_size.clone();
         let o_dev = out.layout.device_size.clone();
-        if t_dev.len() != 3 || o_dev != vec![t_dev[0], n, t_dev[2]] {
+        // One id: the output's single row takes no part in its layout, so the tile reads
+        // [sticks(H), 1, lanes] and the loaded rows drop the unit dim before the store.
+        let single = n == 1 && t_dev.len() == 3 && o_dev == [t_dev[0], t_dev[2]];
+        let tile_dev = if single {
+            vec![t_dev[0], 1, t_dev[2]]
+        } else {
+            o_dev.clone()
+        };
+        if t_dev.len() != 3 || tile_dev != vec![t_dev[0], n, t_dev[2]] {
             return Err(self.fail(format!(
                 "Gather output layout {o_dev:?} does not match the table's {t_dev:?} for {n} ids"
             )));
@@ -469,19 +477,32 @@ impl KernelEmitter<'_> {
                     IndirectSubscript::Direct(AffineExpr::Dim(2)),
                 ],
                 symbols: Vec::new(),
-                variables_space_set: Some(Attr::Set(box_set(&o_dev))),
+                variables_space_set: Some(Attr::Set(box_set(&tile_dev))),
                 variables_space_order: Some(Attr::Map(identity_map(3))),
                 base_type: build::memref(&t_dev, t_elem),
                 index_types: vec![build::memref(&i_dev, i_elem)],
             },
-            tile_str(&o_dev),
+            tile_str(&tile_dev),
         );
         self.b.load(
             ssa(&data),
             &val(&tile),
-            tile_str(&o_dev),
-            shape_str(&o_dev, o_elem),
+            tile_str(&tile_dev),
+            shape_str(&tile_dev, o_elem),
         );
+        let data = if single {
+            let row = self.fresh("row");
+            self.collapse(
+                &row,
+                &data,
+                vec![vec![0, 1], vec![2]],
+                (&tile_dev, &o_dev),
+                o_elem,
+            );
+            row
+        } else {
+            data
+        };
         self.b.store(
             &val(&data),
             &build::value(&format!("{o_name}_tile")),

@@ -4,17 +4,19 @@
 //!
 //! | step | device ops |
 //! |---|---|
-//! | cache update (ScatterND-style) | reshape of each cache to slots `[blocks * block_size, kv_heads * head_dim]` and of the new keys/values to rows; batchmatmul of a constant one-hot `[slots, new tokens]` by the new rows (each new token into its slot); where with a constant mask of the written slots (new rows there, the old cache elsewhere); reshape back |
-//! | per sequence `b`: its keys and values | gather of its `seq_lens[b]` slot rows out of the updated cache: the slot ids `block_tables[b, p / block_size] * block_size + p % block_size` are a constant index vector, which the gather kernel reads through a KTIR indirect access tile; reshape and transpose to `[1, kv_heads, len, dim]`; GQA heads repeated (reshape, expand) |
+//! | cache update (ScatterND-style) | reshape of each cache to pages `[blocks, block_size, kv_heads * head_dim]` and of the new keys/values to rows; batchmatmul of a constant one-hot `[blocks, block_size, new tokens]` by the new rows (each new token into its slot); where with a constant mask of the written slots (new rows there, the old cache elsewhere); reshape back; reshape to one row per page `[blocks, block_size * width]` |
+//! | per sequence `b`: its keys and values | per page, a gather of its row of the page table, whose constant index vector is the page's block table entry, read by the gather kernel through a KTIR indirect access tile; reshaped to slots and cut to the slots in use; reshape and transpose to `[1, kv_heads, len, dim]`; GQA heads repeated (reshape, expand) |
 //! | per sequence `b`: attention | its queries sliced out and moved heads first; the online-softmax loop of `attention` with one key block per page (`block_size` keys), causal with the new tokens at the end of the sequence; the result moved back to `[1, Q, heads, dim]` |
 //! | output | concat of the sequences' results |
 //!
 //! Each sequence is attended over exactly its own length: no sequence is padded to
 //! another's (the public alignment rules are options whose cost the compile reports, see
-//! [`crate::PaddingReport`]). Work division: sequences run one after another, each over
-//! all cores; within a sequence the per-page matmuls and softmax steps split their rows,
-//! heads and sticks over the cores by the ordinary rules of `workdiv`, and the gather of a
-//! sequence's pages splits its rows' sticks.
+//! [`crate::PaddingReport`]). Work division: the cache update and the page table split
+//! the cache's pages (and slots) over the cores, so no core holds the whole cache;
+//! sequences then run one after another, each over all cores: within a sequence the
+//! per-page matmuls and softmax steps split their rows, heads and sticks over the cores by
+//! the ordinary rules of `workdiv`, and each page's gather runs on one core (an indirect
+//! read of one page).
 
 use super::attention::{named, KeyBlocks};
 use super::*;
@@ -48,6 +50,7 @@ impl Builder<'_> {
             }
         };
         let lens = graph::check_paged_batch(&d, &tables, &lens).map_err(|m| self.err(m))?;
+        self.padding.check().map_err(|m| self.err(m))?;
         let pages: Vec<(usize, usize, Vec<usize>)> = lens
             .iter()
             .enumerate()
@@ -97,18 +100,21 @@ impl Builder<'_> {
         }
         let onehot = self.constant(
             "slot_onehot",
-            t(vec![slots, new_rows]),
+            t(vec![d.num_blocks, bs, new_rows]),
             graph::InitSpec::Data(onehot),
         );
         let mask = self.constant(
             "written_slots",
             TensorType {
                 dtype: DType::Bool,
-                shape: vec![slots, 1],
+                shape: vec![d.num_blocks, bs, 1],
             },
             graph::InitSpec::Data(written),
         );
         let outs = self.node.outputs.clone();
+        let nb = d.num_blocks;
+        // The cache stays page-major, [pages, slots, width]: its dims line up with the
+        // cache's own, so the update splits its pages and slots over the cores.
         let update = |this: &mut Self,
                       what: &str,
                       cache: &str,
@@ -116,10 +122,10 @@ impl Builder<'_> {
                       width: usize,
                       out: Option<String>|
          -> Result<String, CompileError> {
-            let flat = this.reshaped(
-                &format!("{what}_slots"),
+            let paged = this.reshaped(
+                &format!("{what}_pages"),
                 cache.to_string(),
-                vec![slots, width],
+                vec![nb, bs, width],
                 None,
             )?;
             let rows = this.reshaped(
@@ -128,7 +134,7 @@ impl Builder<'_> {
                 vec![new_rows, width],
                 None,
             )?;
-            let placed = this.temp(&format!("{what}_placed"), t(vec![slots, width]));
+            let placed = this.temp(&format!("{what}_placed"), t(vec![nb, bs, width]));
             this.matmul(
                 onehot.clone(),
                 rows,
@@ -138,8 +144,8 @@ impl Builder<'_> {
             let updated = this.ew(
                 &format!("{what}_updated"),
                 DeviceOpKind::Where,
-                vec![mask.clone(), placed, flat],
-                &t(vec![slots, width]),
+                vec![mask.clone(), placed, paged],
+                &t(vec![nb, bs, width]),
                 None,
             );
             if let Some(o) = out {
@@ -151,7 +157,14 @@ impl Builder<'_> {
                     Some(o),
                 )?;
             }
-            Ok(updated)
+            // One row per page: the table the gathers read through the block tables
+            // (split over the cores by pages).
+            this.reshaped(
+                &format!("{what}_page_rows"),
+                updated,
+                vec![nb, bs * width],
+                None,
+            )
         };
         let kc = update(self, "key", &names[3], &names[1], kw, named(&outs, 1))?;
         let vc = update(self, "value", &names[4], &names[2], vw, named(&outs, 2))?;
@@ -179,36 +192,42 @@ impl Builder<'_> {
                 vec![1, hkv, group * ql, d.head_dim],
                 None,
             )?;
-            // Page by page: the page's rows gathered through the slot ids, keys transposed.
+            // Page by page: each page gathered through its block table entry, keys
+            // transposed.
             let (kc, vc) = (kc.clone(), vc.clone());
+            let table_row = |j: usize| -> usize {
+                tables.get(b * d.max_blocks + j).copied().unwrap_or(0.0) as usize
+            };
             let mut fetch = |this: &mut Self, j: usize, c0: usize, c1: usize| {
                 let w = c1 - c0;
-                let rows = |this: &mut Self, what: &str, cache: &str, dim: usize| {
+                let rows = |this: &mut Self,
+                            what: &str,
+                            cache: &str,
+                            dim: usize|
+                 -> Result<String, CompileError> {
                     let step = format!("seq{b}_page{j}_{what}");
-                    // A one-token page reads its slot with a slice: a single row takes no
-                    // part in the gather's layout.
-                    if w == 1 {
-                        return this.sliced(&step, cache.to_string(), 0, slot(b, c0), 1, 1, None);
-                    }
-                    let ids: Vec<f32> = (c0..c1).map(|p| slot(b, p) as f32).collect();
+                    // A gather whose index vector is the page's block table entry, read
+                    // by a KTIR indirect access tile: only the page reaches the core.
                     let ids = this.constant(
-                        &format!("{step}_slots"),
+                        &format!("{step}_id"),
                         TensorType {
                             dtype: DType::I64,
-                            shape: vec![w],
+                            shape: vec![1],
                         },
-                        graph::InitSpec::Data(ids),
+                        graph::InitSpec::Data(vec![table_row(j) as f32]),
                     );
-                    let out = this.temp(&step, t(vec![w, hkv * dim]));
+                    let page = this.temp(&step, t(vec![1, bs * hkv * dim]));
                     this.push_op(
                         Some(&step),
                         Movement::Gather,
                         vec![cache.to_string(), ids],
-                        vec![out.clone()],
-                        pointwise_iteration(&[w, hkv * dim]),
+                        vec![page.clone()],
+                        pointwise_iteration(&[1, bs * hkv * dim]),
                         &[("axis", vec![0])],
                     );
-                    Ok(out)
+                    let page =
+                        this.reshaped(&format!("{step}_slots"), page, vec![bs, hkv, dim], None)?;
+                    this.sliced(&format!("{step}_used"), page, 0, 0, w, 1, None)
                 };
                 let k = rows(this, "k", &kc, d.head_dim)?;
                 let k = this.reshaped(
