@@ -116,6 +116,13 @@ struct RunOptions {
     system: Option<String>,
     /// With `tp`: the all-reduce algorithm, "auto" (default), "ring" or "tree".
     allreduce: Option<String>,
+    /// Model graphs: the serving stack's padding rules whose cost PagedAttention reports:
+    /// queries padded to a multiple of this many tokens (default: the public 32).
+    query_align: Option<usize>,
+    /// KV length aligned to a multiple of this (default: the public 256).
+    kv_align: Option<usize>,
+    /// Query and KV alignment of decode-only batches (default: the public 1).
+    decode_align: Option<usize>,
 }
 
 /// The tensor-parallel settings of the page's options, `None` for a one-card run.
@@ -177,6 +184,22 @@ fn driver_options(o: RunOptions) -> Result<driver::RunOptions, JsValue> {
     }
     opts.compile.attention_key_block = o.attention_block;
     opts.compile.double_buffer = o.double_buffer.unwrap_or(true);
+    for (value, field, name) in [
+        (o.query_align, &mut opts.compile.padding.query_align, "queryAlign"),
+        (o.kv_align, &mut opts.compile.padding.kv_align, "kvAlign"),
+        (o.decode_align, &mut opts.compile.padding.decode_align, "decodeAlign"),
+    ] {
+        match value {
+            Some(0) => {
+                return Err(
+                    JsError::new(&format!("options: {name} is a number of tokens, at least 1"))
+                        .into(),
+                )
+            }
+            Some(n) => *field = n,
+            None => {}
+        }
+    }
     opts.scalars = o.args.unwrap_or_default();
     opts.places = o.places.unwrap_or_default();
     opts.out_of_bounds = match o.out_of_bounds.as_deref() {

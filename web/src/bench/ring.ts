@@ -103,6 +103,7 @@ export function syntheticRun(machine: RunInfo["machine"], tiles: number): RunInf
     latencyModel: emptyLatencyModel(),
     layers: [],
     padding: [],
+    paged: [],
   };
 }
 
