@@ -185,16 +185,24 @@ fn driver_options(o: RunOptions) -> Result<driver::RunOptions, JsValue> {
     opts.compile.attention_key_block = o.attention_block;
     opts.compile.double_buffer = o.double_buffer.unwrap_or(true);
     for (value, field, name) in [
-        (o.query_align, &mut opts.compile.padding.query_align, "queryAlign"),
+        (
+            o.query_align,
+            &mut opts.compile.padding.query_align,
+            "queryAlign",
+        ),
         (o.kv_align, &mut opts.compile.padding.kv_align, "kvAlign"),
-        (o.decode_align, &mut opts.compile.padding.decode_align, "decodeAlign"),
+        (
+            o.decode_align,
+            &mut opts.compile.padding.decode_align,
+            "decodeAlign",
+        ),
     ] {
         match value {
             Some(0) => {
-                return Err(
-                    JsError::new(&format!("options: {name} is a number of tokens, at least 1"))
-                        .into(),
-                )
+                return Err(JsError::new(&format!(
+                    "options: {name} is a number of tokens, at least 1"
+                ))
+                .into())
             }
             Some(n) => *field = n,
             None => {}
