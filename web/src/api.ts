@@ -77,6 +77,24 @@ export interface RunOptions {
   system?: string;
   /** With `tp`: "auto" (default), "ring" or "tree". */
   allreduce?: string;
+  /** Model graphs: padding rule, queries padded to this many tokens (default 32). */
+  queryAlign?: number;
+  /** Model graphs: padding rule, KV length aligned to this (default 256). */
+  kvAlign?: number;
+  /** Model graphs: padding rule, the alignment of decode-only batches (default 1). */
+  decodeAlign?: number;
+}
+
+/**
+ * What the compile cache did in a graph's run: "hit" (no pass ran), "miss" (compiled and
+ * stored), "rebuilt" (the stored entry was stale or corrupted, `reason`), "bypassed" (not
+ * cacheable, `reason`) or "off" (the run did not use the cache).
+ */
+export interface CompileCacheReport {
+  outcome: "hit" | "miss" | "rebuilt" | "bypassed" | "off";
+  reason?: string;
+  /** The compile's wall time in the worker, the cache included. */
+  compileMs: number;
 }
 
 /**
@@ -131,6 +149,14 @@ export interface SpyreSession {
   ): unknown;
   /** Model graphs: an output of the last run as `.npy` bytes. */
   outputNpy(name: string): Uint8Array;
+  /** Model graphs: the key a compile with `options` is stored under (undefined: not cacheable). */
+  compileKey?(options: RunOptions): string | undefined;
+  /** Arms the compile cache for the next run with what the store holds under the key. */
+  useArtifacts?(stored: Uint8Array | undefined): void;
+  /** What the last run's compile cache did (undefined for KTIR). */
+  compileCache?(): unknown;
+  /** The artifact the last run's compile made, to store (undefined: none). */
+  takeArtifact?(): Uint8Array | undefined;
 }
 
 /** A file's name and bytes. */
@@ -142,6 +168,8 @@ export interface NamedBytes {
 /** The functions the wasm module exports (besides its default `init`). */
 export interface SpyreModule {
   version(): string;
+  /** The compiler version compile keys carry (absent: no compile cache). */
+  compilerVersion?(): string;
   listExamples(): ExampleInfo[];
   exampleSource(name: string): string;
   machinePresets(): string[];

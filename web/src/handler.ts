@@ -2,6 +2,7 @@
 // import so it can be unit-tested with any SpyreModule.
 
 import type {
+  CompileCacheReport,
   Diagnostic,
   KtirInputs,
   NamedBytes,
@@ -12,6 +13,7 @@ import type {
   SpyreSession,
   TensorView,
 } from "./api";
+import type { CompileCache } from "./compileCache";
 import { defaultCollapsed } from "./graph/groups";
 import { layoutGraph, tensorTypes } from "./graph/layout";
 import { splitKtirBuffers } from "./ktirBuffers";
@@ -155,6 +157,69 @@ function isTrap(err: unknown): boolean {
   );
 }
 
+/** What a run's compile cache did, with a note when the store failed. */
+type CacheUse = CompileCacheReport & { note?: string };
+
+/** The report the wasm session gives of its last compile; null when it gives none. */
+function readCacheReport(session: SpyreSession): CompileCacheReport | null {
+  const r = toPlain(session.compileCache?.()) as Partial<CompileCacheReport> | null;
+  if (!r || typeof r !== "object" || typeof r.outcome !== "string") return null;
+  const outcomes = ["hit", "miss", "rebuilt", "bypassed", "off"];
+  if (!outcomes.includes(r.outcome)) return null;
+  return {
+    outcome: r.outcome,
+    compileMs: Number(r.compileMs ?? 0),
+    ...(typeof r.reason === "string" ? { reason: r.reason } : {}),
+  };
+}
+
+/**
+ * Arms the session's compile cache with what the store holds under the compile's key; the
+ * key, or null when the source is not cached. A failing store gives a note and a run
+ * without the cache.
+ */
+async function armCache(
+  session: SpyreSession,
+  options: RunOptions,
+  cache: CompileCache,
+  notes: string[],
+): Promise<string | null> {
+  if (!session.compileKey || !session.useArtifacts) return null;
+  let key: string | undefined;
+  try {
+    key = session.compileKey(options);
+  } catch {
+    // The run reports bad options itself.
+    return null;
+  }
+  if (!key) return null;
+  let stored: Uint8Array | null;
+  try {
+    stored = await cache.get(key);
+  } catch (err) {
+    notes.push(`compile cache unavailable (${errorMessage(err)}): compiled without it`);
+    return null;
+  }
+  session.useArtifacts(stored ?? undefined);
+  return key;
+}
+
+/** Stores the artifact the run's compile made under `key`; a failing store gives a note. */
+async function storeArtifact(
+  session: SpyreSession,
+  key: string,
+  cache: CompileCache,
+  notes: string[],
+): Promise<void> {
+  const made = session.takeArtifact?.();
+  if (!made) return;
+  try {
+    await cache.put(key, made);
+  } catch (err) {
+    notes.push(`compile cache not written (${errorMessage(err)})`);
+  }
+}
+
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: false });
 
@@ -167,8 +232,19 @@ export type Handler = (
   post?: (message: ProgressMessage) => void,
 ) => Promise<WorkerResponse>;
 
-/** Builds the request handler; `load` is called once, on the first request. */
-export function createHandler(load: () => Promise<SpyreModule>): Handler {
+/**
+ * Builds the request handler; `load` is called once, on the first request. `openCache`,
+ * when given, opens the compile cache for the loaded module (null: none).
+ */
+export function createHandler(
+  load: () => Promise<SpyreModule>,
+  openCache?: (m: SpyreModule) => CompileCache | null,
+): Handler {
+  let cache: CompileCache | null | undefined;
+  const cacheFor = (m: SpyreModule): CompileCache | null => {
+    if (cache === undefined) cache = openCache ? openCache(m) : null;
+    return cache;
+  };
   let module: Promise<SpyreModule> | null = null;
   const getModule = (): Promise<SpyreModule> => {
     if (!module) {
@@ -182,7 +258,7 @@ export function createHandler(load: () => Promise<SpyreModule>): Handler {
 
   // The last opened session, kept so a trace of what just ran reads its stored schedule.
   let last: { key: string; bytes: Uint8Array; session: SpyreSession } | null = null;
-  const runSession = (
+  const runSession = async (
     m: SpyreModule,
     bytes: Uint8Array,
     fileName: string,
@@ -191,14 +267,29 @@ export function createHandler(load: () => Promise<SpyreModule>): Handler {
     extra: readonly NamedBytes[] = [],
     data?: RunData,
     aside = false,
-  ): { session: SpyreSession; raw: unknown } => {
+    store: CompileCache | null = null,
+  ): Promise<{ session: SpyreSession; raw: unknown; cacheUse: CacheUse | null }> => {
     const session = m.open(bytes, fileName, extra);
+    const notes: string[] = [];
     try {
+      // The read from the store counts in the compile's time: it is what a warm start waits.
+      const reading = performance.now();
+      const key = store ? await armCache(session, options, store, notes) : null;
+      const readMs = performance.now() - reading;
       const raw = data
         ? runWithData(session, options, data, progress)
         : session.run(options, progress);
       if (!aside) last = { key: JSON.stringify([fileName, options]), bytes, session };
-      return { session, raw };
+      if (key !== null && store) await storeArtifact(session, key, store, notes);
+      const report = store ? readCacheReport(session) : null;
+      const cacheUse: CacheUse | null = report
+        ? {
+            ...report,
+            compileMs: report.compileMs + (key !== null ? readMs : 0),
+            ...(notes.length > 0 ? { note: notes.join("; ") } : {}),
+          }
+        : null;
+      return { session, raw, cacheUse };
     } catch (err) {
       throw new OpenedButFailed(err, session);
     }
@@ -256,7 +347,7 @@ export function createHandler(load: () => Promise<SpyreModule>): Handler {
           };
         case "run": {
           const { bytes, fileName, source, extra } = resolveTarget(m, req.params.target);
-          const { session, raw } = runSession(
+          const { session, raw, cacheUse } = await runSession(
             m,
             bytes,
             fileName,
@@ -265,6 +356,7 @@ export function createHandler(load: () => Promise<SpyreModule>): Handler {
             extra,
             req.params.data,
             req.params.aside === true,
+            cacheFor(m),
           );
           const result = checkRun(raw);
           const kind: RunResult["kind"] = result.kind === "ktir" ? "ktir" : "graph";
@@ -278,6 +370,7 @@ export function createHandler(load: () => Promise<SpyreModule>): Handler {
           );
           const io = listIo(session, kind, req.params.options);
           const res: RunResult = { kind, fileName, source, result, layout, io };
+          if (cacheUse) res.compileCache = cacheUse;
           return { id: req.id, ok: true, result: res };
         }
         case "outputNpy": {
@@ -286,6 +379,20 @@ export function createHandler(load: () => Promise<SpyreModule>): Handler {
           const name = req.params.name;
           const bytes = s.kind === "ktir" ? s.bufferNpy(name) : s.outputNpy(name);
           return { id: req.id, ok: true, result: { bytes } };
+        }
+        case "clearCache": {
+          const c = cacheFor(m);
+          if (!c) return { id: req.id, ok: true, result: { note: "no compile cache" } };
+          try {
+            await c.clear();
+            return { id: req.id, ok: true, result: { note: null } };
+          } catch (err) {
+            return {
+              id: req.id,
+              ok: true,
+              result: { note: `the compile cache could not be cleared (${errorMessage(err)})` },
+            };
+          }
         }
         case "verifyKtir":
           return {
@@ -300,7 +407,7 @@ export function createHandler(load: () => Promise<SpyreModule>): Handler {
           const session =
             last && last.key === key && sameBytes(last.bytes, bytes)
               ? last.session
-              : runSession(m, bytes, fileName, options, progress).session;
+              : (await runSession(m, bytes, fileName, options, progress)).session;
           return { id: req.id, ok: true, result: { json: session.traceJson() } };
         }
       }

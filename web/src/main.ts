@@ -28,7 +28,7 @@ import {
 } from "./protocol";
 import type { LineRange } from "./ring/draw";
 import { sceneCores, sceneCycles } from "./ring/model";
-import { LINK_RUN_BUDGET_MS, progressText, stoppedText } from "./runStatus";
+import { LINK_RUN_BUDGET_MS, progressText, runStatusText, stoppedText } from "./runStatus";
 import {
   kernelAt,
   kernelOfOp,
@@ -109,9 +109,12 @@ class App {
   private readonly keys = new Map<string, Shortcut>();
   private readonly help: Help;
   private readonly drawers = new Drawers();
-  private readonly optionsPanel = new OptionsPanel(() => {
-    void this.rerun();
-  });
+  private readonly optionsPanel = new OptionsPanel(
+    () => {
+      void this.rerun();
+    },
+    () => this.clearCompileCache(),
+  );
   private readonly mainPane = document.querySelector<HTMLElement>(".main-pane")!;
   private readonly viewMeta = byId<HTMLSpanElement>("view-meta");
   private readonly cancelButton = byId<HTMLButtonElement>("cancel-run");
@@ -658,9 +661,9 @@ class App {
     this.broadcast(["run", "unrun", "ktir", "lines", "core"]);
     this.showLinesMeta();
     const ms = Math.round(performance.now() - started);
-    this.header.setStatus(
-      `${r.graph.name} · ${res.kind === "ktir" ? "verified and simulated" : "compiled and simulated"} in ${ms} ms`,
-    );
+    this.header.setStatus(runStatusText(res, ms));
+    if (res.compileCache) document.body.dataset.compileCache = res.compileCache.outcome;
+    else delete document.body.dataset.compileCache;
     document.body.dataset.state = "ready";
     document.body.dataset.runs = String(Number(document.body.dataset.runs ?? "0") + 1);
     this.reportRun(res.result);
@@ -756,6 +759,16 @@ class App {
   private cancel(): void {
     if (this.running === 0) return;
     this.host.restart("cancelled", "cancelled");
+  }
+
+  /** Empties the compile cache; what to tell the user. */
+  private async clearCompileCache(): Promise<string> {
+    try {
+      const { note } = await this.host.call("clearCache", {});
+      return note ?? "compile cache cleared";
+    } catch (err) {
+      return `could not clear the compile cache: ${errorMessage(err)}`;
+    }
   }
 
   private async rerun(): Promise<void> {

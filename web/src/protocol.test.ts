@@ -61,6 +61,7 @@ function minimalResult(): PipelineResult {
       latencyModel: emptyLatencyModel(),
       layers: [],
       padding: [],
+      paged: [],
     },
     sourceMap: { nodes: [], ops: [], kernels: [] },
     tp: null,

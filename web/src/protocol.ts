@@ -3,6 +3,7 @@
 // either a result or an error (errors are values, never a silent failure).
 
 import type {
+  CompileCacheReport,
   Diagnostic,
   ExampleInfo,
   KtirInputs,
@@ -53,6 +54,11 @@ export interface RunResult {
   layout: GraphLayout;
   /** What a run takes, for the Run inputs panel (null when it could not be listed). */
   io: RunIo | null;
+  /**
+   * Model graphs: what the compile cache did; `note` says why the cache was not used or
+   * not written (IndexedDB failing), the run having gone on without it.
+   */
+  compileCache?: CompileCacheReport & { note?: string };
 }
 
 /** Method name -> parameters and result. Add a method here and the types follow. */
@@ -70,6 +76,8 @@ export interface Methods {
   outputNpy: { params: { name: string }; result: { bytes: Uint8Array } };
   verifyKtir: { params: { text: string }; result: Diagnostic[] };
   trace: { params: { target: SourceRef; options: RunOptions }; result: { json: string } };
+  /** Empties the compile cache; `note` says why it could not be (no IndexedDB). */
+  clearCache: { params: Record<string, never>; result: { note: string | null } };
 }
 
 export type Method = keyof Methods;
@@ -164,7 +172,14 @@ export interface ProgressMessage {
 /** Everything the worker posts. */
 export type WorkerMessage = WorkerResponse | ProgressMessage;
 
-const METHODS: readonly Method[] = ["init", "run", "verifyKtir", "trace", "outputNpy"];
+const METHODS: readonly Method[] = [
+  "init",
+  "run",
+  "verifyKtir",
+  "trace",
+  "outputNpy",
+  "clearCache",
+];
 
 /** Turns anything thrown (Error, string, wasm-bindgen JsValue) into a readable message. */
 export function errorMessage(err: unknown): string {
@@ -284,6 +299,12 @@ function parseOptions(v: unknown): RunOptions | null {
     if (a !== "auto" && a !== "ring" && a !== "tree") return null;
     out.allreduce = a;
   }
+  for (const k of ["queryAlign", "kvAlign", "decodeAlign"] as const) {
+    const v = o[k];
+    if (v === undefined) continue;
+    if (typeof v !== "number" || !Number.isInteger(v) || v < 1) return null;
+    out[k] = v;
+  }
   return out;
 }
 
@@ -298,6 +319,8 @@ export function parseRequest(data: unknown): WorkerRequest | null {
   switch (d.method as Method) {
     case "init":
       return { id: d.id, method: "init", params: {} };
+    case "clearCache":
+      return { id: d.id, method: "clearCache", params: {} };
     case "run": {
       const target = parseTarget(p.target);
       const options = parseOptions(p.options);

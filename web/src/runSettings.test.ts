@@ -29,6 +29,9 @@ describe("run settings", () => {
       tp: null,
       system: null,
       allreduce: null,
+      queryAlign: null,
+      kvAlign: null,
+      decodeAlign: null,
     };
     expect(settingsOptions(s)).toEqual({
       allocator: "first-fit",
@@ -42,6 +45,14 @@ describe("run settings", () => {
     expect(settingsFlags(s).join(" ")).toBe(
       "--allocator first-fit --attention-block 16 --no-double-buffer --timing-only --seed 3 --out-of-bounds mask --place x=128",
     );
+  });
+
+  it("map the padding rules to run options, the public values being the defaults", () => {
+    const s = { ...DEFAULT_SETTINGS, queryAlign: 16, kvAlign: 64, decodeAlign: 8 };
+    expect(settingsOptions(s)).toEqual({ queryAlign: 16, kvAlign: 64, decodeAlign: 8 });
+    expect(settingsFlags(s).join(" ")).toBe("--query-align 16 --kv-align 64 --decode-align 8");
+    const read = sanitizeSettings({ queryAlign: 32, kvAlign: "64", decodeAlign: 0 });
+    expect([read.queryAlign, read.kvAlign, read.decodeAlign]).toEqual([null, 64, null]);
   });
 
   it("parse typed places, and say what is wrong", () => {

@@ -2,7 +2,8 @@
 // and `spyre run` that changes what runs: the scratchpad allocator, the attention block,
 // double buffering, timing-only, the seed, for KTIR modules the out-of-bounds mode and
 // fixed buffer places, and for model graphs the tensor-parallel degree, system and
-// all-reduce algorithm. They live in the URL state (flat fields, defaults left out) and go
+// all-reduce algorithm, and the serving stack's padding rules whose cost PagedAttention
+// reports. They live in the URL state (flat fields, defaults left out) and go
 // to the worker as run options.
 
 import type { RunOptions } from "./api";
@@ -24,6 +25,13 @@ export const ALLREDUCE = ["ring", "tree"] as const;
 export type Allreduce = (typeof ALLREDUCE)[number];
 /** Longest system description text a link may carry. */
 export const MAX_SYSTEM_TEXT = 64 * 1024;
+
+/** The public serving stack's padding rules (the compiler's defaults). */
+export const PUBLIC_PADDING = { queryAlign: 32, kvAlign: 256, decodeAlign: 1 } as const;
+export type PaddingRule = keyof typeof PUBLIC_PADDING;
+export const PADDING_RULES = Object.keys(PUBLIC_PADDING) as PaddingRule[];
+/** Largest alignment the page accepts, in tokens. */
+export const MAX_ALIGN = 1 << 16;
 
 /** Largest attention block, seed and place the page accepts (beyond, a link is garbage). */
 export const MAX_ATTENTION_BLOCK = 1 << 24;
@@ -57,6 +65,12 @@ export interface RunSettings {
   system: string | null;
   /** `--allreduce` (null: auto, by the cost estimate). */
   allreduce: Allreduce | null;
+  /** Padding rule: queries padded to this many tokens (null: the public 32). */
+  queryAlign: number | null;
+  /** Padding rule: KV length aligned to this many tokens (null: the public 256). */
+  kvAlign: number | null;
+  /** Padding rule: decode-only batches aligned to this (null: the public 1). */
+  decodeAlign: number | null;
 }
 
 export const DEFAULT_SETTINGS: RunSettings = {
@@ -70,6 +84,9 @@ export const DEFAULT_SETTINGS: RunSettings = {
   tp: null,
   system: null,
   allreduce: null,
+  queryAlign: null,
+  kvAlign: null,
+  decodeAlign: null,
 };
 
 /** Names of the settings' fields (in the URL state, beside the page's own). */
@@ -123,7 +140,16 @@ export function sanitizeSettings(o: Record<string, unknown>): RunSettings {
       typeof o.allreduce === "string" && (ALLREDUCE as readonly string[]).includes(o.allreduce)
         ? (o.allreduce as Allreduce)
         : null,
+    queryAlign: alignment(o.queryAlign, "queryAlign"),
+    kvAlign: alignment(o.kvAlign, "kvAlign"),
+    decodeAlign: alignment(o.decodeAlign, "decodeAlign"),
   };
+}
+
+/** A padding rule's alignment; null at the public value. */
+function alignment(v: unknown, rule: PaddingRule): number | null {
+  const n = intIn(v, 1, MAX_ALIGN);
+  return n === PUBLIC_PADDING[rule] ? null : n;
 }
 
 function tpDegree(v: unknown): number | null {
@@ -161,6 +187,10 @@ export function settingsOptions(s: RunSettings): RunOptions {
     if (s.system !== null) o.system = s.system;
     if (s.allreduce !== null) o.allreduce = s.allreduce;
   }
+  for (const r of PADDING_RULES) {
+    const v = s[r];
+    if (v !== null) o[r] = v;
+  }
   return o;
 }
 
@@ -180,6 +210,9 @@ export function settingsFlags(s: RunSettings): string[] {
       f.push(`--system ${SYSTEM_PRESETS.includes(s.system as never) ? s.system : "FILE.json"}`);
     if (s.allreduce !== null) f.push(`--allreduce ${s.allreduce}`);
   }
+  if (s.queryAlign !== null) f.push(`--query-align ${s.queryAlign}`);
+  if (s.kvAlign !== null) f.push(`--kv-align ${s.kvAlign}`);
+  if (s.decodeAlign !== null) f.push(`--decode-align ${s.decodeAlign}`);
   return f;
 }
 

@@ -1,6 +1,7 @@
 // The status line of a run under way: what it is doing, how far it has come, for how long.
 
 import type { RunProgress } from "./api";
+import type { RunResult } from "./protocol";
 
 /** Longest run a link may start on its own (edited KTIR or a file in the link); see docs/limits.md. */
 export const LINK_RUN_BUDGET_MS = 10_000;
@@ -30,4 +31,30 @@ export function stoppedText(reason: "cancelled" | "budget", budgetMs = LINK_RUN_
   return reason === "budget"
     ? `the run did not finish within the ${budgetMs / 1000} s time budget for links and was stopped`
     : "the run was cancelled";
+}
+
+/**
+ * The status line after a run: "name · compiled (cache hit, 12 ms) and simulated in 900 ms",
+ * "(cold, 1200 ms)" when the compile ran, a KTIR module's "verified and simulated"; a note
+ * from a failing compile cache follows.
+ */
+export function runStatusText(res: RunResult, totalMs: number): string {
+  const name = res.result.graph.name;
+  if (res.kind === "ktir") return `${name} · verified and simulated in ${totalMs} ms`;
+  const c = res.compileCache;
+  let compiled = "compiled";
+  if (c && c.outcome !== "off") {
+    const ms = `${Math.round(c.compileMs)} ms`;
+    const how =
+      c.outcome === "hit"
+        ? `cache hit, ${ms}`
+        : c.outcome === "bypassed"
+          ? `not cached, ${ms}`
+          : c.outcome === "rebuilt"
+            ? `cold, ${ms}, stored entry rebuilt`
+            : `cold, ${ms}`;
+    compiled = `compiled (${how})`;
+  }
+  const note = c?.note ? ` · ${c.note}` : "";
+  return `${name} · ${compiled} and simulated in ${totalMs} ms${note}`;
 }

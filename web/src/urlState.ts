@@ -258,6 +258,9 @@ const DEFAULT_SPELLINGS: Record<string, unknown> = {
   allocator: "greedy",
   outOfBounds: "error",
   seed: 0,
+  queryAlign: 32,
+  kvAlign: 256,
+  decodeAlign: 1,
 };
 
 /** The fields of `o` that `sanitize` had to drop (present, but of the wrong type or value). */

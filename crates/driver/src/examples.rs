@@ -75,6 +75,10 @@ const EXAMPLE_SOURCES: &[(&str, &str)] = &[
         "llama3_8b_layer",
         include_str!("../../../examples/graphs/llama3_8b_layer.json"),
     ),
+    (
+        "paged_decode",
+        include_str!("../../../examples/graphs/serving/paged_decode.json"),
+    ),
 ];
 
 /// KTIR programs from `tests/ktir/valid` that run as written (no scalar arguments), for

@@ -24,6 +24,7 @@ mod multi_card;
 pub mod npy;
 mod padding;
 mod roofline;
+mod serving;
 mod session;
 mod source_map;
 pub mod user_data;
@@ -49,6 +50,7 @@ pub use padding::{render as render_padding, PaddingCost, SequenceView};
 pub use roofline::{
     render as render_roofline, Bound, Bounds, KernelRoofline, ProgramRoofline, Rates, Roofline,
 };
+pub use serving::{page_plans, PageRead, PagedPlan};
 pub use session::{classify, detect_kind, Run, Session, SourceKind};
 pub use source_map::{KernelLink, LineRange, NodeLink, OpLink, SourceMap};
 pub use views::{CoreView, LinkView, SummaryView, UnitUsageView};
@@ -148,6 +150,30 @@ pub fn compile_cached(
     let c = compiler::compile_cached(graph, &target_for(machine), options, progress, &mut cache)
         .map_err(DriverError::from_compile)?;
     Ok((c, cache.stats))
+}
+
+/// [`compile_with_progress`] through a whole-compile artifact store (see
+/// [`compiler::artifact_cache::compile_with_artifacts`]; kernels are shared within the
+/// compile): a sound artifact for this graph, options, machine and compiler is used as it
+/// is, no pass running; otherwise the graph compiles and the artifact goes in the store.
+pub fn compile_with_store(
+    graph: &Graph,
+    machine: &Machine,
+    options: &Options,
+    progress: &mut dyn FnMut(compiler::CompileProgress),
+    store: &mut dyn compiler::artifact_cache::ArtifactStore,
+) -> Result<(Compilation, compiler::artifact_cache::ArtifactOutcome), DriverError> {
+    check_no_empty_tensors(graph)?;
+    let mut kernels = compiler::artifact_cache::KernelCache::new(None);
+    compiler::artifact_cache::compile_with_artifacts(
+        graph,
+        &target_for(machine),
+        options,
+        progress,
+        &mut kernels,
+        store,
+    )
+    .map_err(DriverError::from_compile)
 }
 
 /// What the compile caches did for one compile, for the CLI to print.
@@ -501,6 +527,9 @@ pub struct RunResult {
     /// What the serving stack's padding rules would cost each PagedAttention node (empty
     /// without one).
     pub padding: Vec<PaddingCost>,
+    /// Which cores read which KV-cache pages, per PagedAttention node, from the compiled
+    /// plan (empty without one).
+    pub paged: Vec<PagedPlan>,
     /// The arithmetic of each compute task, by task id (what the roofline is computed from).
     #[serde(skip)]
     #[cfg_attr(test, ts(skip))]

@@ -150,6 +150,11 @@ pub struct Run {
     #[serde(skip)]
     #[cfg_attr(test, ts(skip))]
     pub cache: Option<crate::CacheReport>,
+    /// What the whole-compile artifact store did, when the run compiled through one
+    /// ([`Session::run_with_artifacts`]).
+    #[serde(skip)]
+    #[cfg_attr(test, ts(skip))]
+    pub artifact: Option<compiler::artifact_cache::ArtifactOutcome>,
 }
 
 /// A source opened for running: a graph or a KTIR module, and its last run.
@@ -250,8 +255,45 @@ impl Session {
         options: &RunOptions,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<&Run, DriverError> {
+        self.run_stored(options, progress, None)
+    }
+
+    /// The key a graph's compile is stored under in a whole-compile artifact store
+    /// ([`compiler::artifact_cache::compile_key`], with the options a run compiles with):
+    /// `None` for a KTIR module, `Some(Err)` naming why a graph cannot be keyed.
+    pub fn compile_key(&self, options: &RunOptions) -> Option<Result<String, String>> {
+        let g = self.graph()?;
+        let mut compile_options = options.compile.clone();
+        compile_options.stop_after = None;
+        Some(compiler::artifact_cache::compile_key(
+            g,
+            &crate::target_for(&options.machine),
+            &compile_options,
+        ))
+    }
+
+    /// [`Session::run_with_tp`], a graph's compile going through `store` (the page's
+    /// IndexedDB, through the wasm facade): a sound artifact under the compile's key is
+    /// used as it is, no pass running; otherwise the graph compiles and the artifact is
+    /// put in the store. `Run::artifact` says which.
+    pub fn run_with_artifacts(
+        &mut self,
+        options: &RunOptions,
+        tp: Option<&crate::TpOptions>,
+        progress: &mut dyn FnMut(Progress),
+        store: &mut dyn compiler::artifact_cache::ArtifactStore,
+    ) -> Result<&Run, DriverError> {
+        self.run_with_tp_stored(options, tp, progress, Some(store))
+    }
+
+    fn run_stored(
+        &mut self,
+        options: &RunOptions,
+        progress: &mut dyn FnMut(Progress),
+        store: Option<&mut dyn compiler::artifact_cache::ArtifactStore>,
+    ) -> Result<&Run, DriverError> {
         let mut run = match &self.source {
-            Source::Graph(g) => run_graph(g, options, progress)?,
+            Source::Graph(g) => run_graph(g, options, progress, store)?,
             Source::Ktir(text) => {
                 let text = options.ktir.as_deref().unwrap_or(text);
                 run_ktir_module(text, &self.file_name, options, progress)?
@@ -293,14 +335,24 @@ impl Session {
         tp: Option<&crate::TpOptions>,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<&Run, DriverError> {
+        self.run_with_tp_stored(options, tp, progress, None)
+    }
+
+    fn run_with_tp_stored(
+        &mut self,
+        options: &RunOptions,
+        tp: Option<&crate::TpOptions>,
+        progress: &mut dyn FnMut(Progress),
+        store: Option<&mut dyn compiler::artifact_cache::ArtifactStore>,
+    ) -> Result<&Run, DriverError> {
         let graph = match (&self.source, tp) {
             (Source::Graph(g), Some(_)) => Some(g.as_ref().clone()),
             _ => None,
         };
         let (Some(g), Some(tp)) = (graph, tp) else {
-            return self.run(options, progress);
+            return self.run_stored(options, progress, store);
         };
-        self.run(options, progress)?;
+        self.run_stored(options, progress, store)?;
         let r = crate::run_tensor_parallel(&g, options, tp, progress)?;
         let plan = compiler::tp::shard(&g, tp.degree).map_err(DriverError::from_compile)?;
         let Some((_, run)) = self.last.as_mut() else {
@@ -751,6 +803,7 @@ pub(crate) fn result(
         roofline: crate::Roofline::default(),
         layers: Vec::new(),
         padding: Vec::new(),
+        paged: Vec::new(),
         latency_model: crate::LatencyModelReport::default(),
         work: sim.work_counts().to_vec(),
         masked_points: (options.out_of_bounds == crate::OutOfBounds::Mask)
@@ -1067,6 +1120,7 @@ fn run_graph(
     graph: &Graph,
     options: &RunOptions,
     progress: &mut dyn FnMut(Progress),
+    store: Option<&mut dyn compiler::artifact_cache::ArtifactStore>,
 ) -> Result<Run, DriverError> {
     let types = graph
         .infer_types()
@@ -1075,12 +1129,24 @@ fn run_graph(
     let mut compile_options = options.compile.clone();
     compile_options.stop_after = None;
     let mut report = |p| progress(Progress::compile(p));
-    let (mut c, cache) = match &options.cache {
-        None => (
+    let mut artifact = None;
+    let (mut c, cache) = match (&options.cache, store) {
+        (None, None) => (
             compile_with_progress(graph, &options.machine, &compile_options, &mut report)?,
             None,
         ),
-        Some(dir) => {
+        (None, Some(store)) => {
+            let (c, outcome) = crate::compile_with_store(
+                graph,
+                &options.machine,
+                &compile_options,
+                &mut report,
+                store,
+            )?;
+            artifact = Some(outcome);
+            (c, None)
+        }
+        (Some(dir), _) => {
             let (c, r) = crate::compile_with_cache_dir(
                 graph,
                 &options.machine,
@@ -1093,11 +1159,13 @@ fn run_graph(
     };
     progress(Progress::compiled());
     let padding = std::mem::take(&mut c.padding);
+    let paged = crate::page_plans(&c, &padding);
     let tree = c.ktir_module.take();
     let (module, ktir) = ktir_to_run(&c, tree, options.ktir.as_deref())?;
     let mut held = BTreeMap::new();
-    let ((run, mut source_map), schedule) =
+    let ((mut run, mut source_map), schedule) =
         simulate_mapped(&c, &module, &ktir, options, progress, &mut held)?;
+    run.paged = paged;
     source_map.nodes = node_links(&graph.nodes, &mut source_map.ops);
     let view = |name: &String| TensorView {
         name: name.clone(),
@@ -1153,6 +1221,7 @@ fn run_graph(
         padding,
         tp: None,
         cache,
+        artifact,
     })
 }
 
@@ -1206,6 +1275,7 @@ fn run_ktir_module(
         padding: Vec::new(),
         tp: None,
         cache: None,
+        artifact: None,
     })
 }
 

@@ -47,6 +47,8 @@ fn declarations() -> Vec<String> {
         LayerCycles::decl(&cfg),
         SequenceView::decl(&cfg),
         PaddingCost::decl(&cfg),
+        PageRead::decl(&cfg),
+        PagedPlan::decl(&cfg),
         RunResult::decl(&cfg),
         LineRange::decl(&cfg),
         NodeLink::decl(&cfg),

@@ -116,6 +116,13 @@ struct RunOptions {
     system: Option<String>,
     /// With `tp`: the all-reduce algorithm, "auto" (default), "ring" or "tree".
     allreduce: Option<String>,
+    /// Model graphs: the serving stack's padding rules whose cost PagedAttention reports:
+    /// queries padded to a multiple of this many tokens (default: the public 32).
+    query_align: Option<usize>,
+    /// KV length aligned to a multiple of this (default: the public 256).
+    kv_align: Option<usize>,
+    /// Query and KV alignment of decode-only batches (default: the public 1).
+    decode_align: Option<usize>,
 }
 
 /// The tensor-parallel settings of the page's options, `None` for a one-card run.
@@ -177,6 +184,30 @@ fn driver_options(o: RunOptions) -> Result<driver::RunOptions, JsValue> {
     }
     opts.compile.attention_key_block = o.attention_block;
     opts.compile.double_buffer = o.double_buffer.unwrap_or(true);
+    for (value, field, name) in [
+        (
+            o.query_align,
+            &mut opts.compile.padding.query_align,
+            "queryAlign",
+        ),
+        (o.kv_align, &mut opts.compile.padding.kv_align, "kvAlign"),
+        (
+            o.decode_align,
+            &mut opts.compile.padding.decode_align,
+            "decodeAlign",
+        ),
+    ] {
+        match value {
+            Some(0) => {
+                return Err(JsError::new(&format!(
+                    "options: {name} is a number of tokens, at least 1"
+                ))
+                .into())
+            }
+            Some(n) => *field = n,
+            None => {}
+        }
+    }
     opts.scalars = o.args.unwrap_or_default();
     opts.places = o.places.unwrap_or_default();
     opts.out_of_bounds = match o.out_of_bounds.as_deref() {
@@ -247,6 +278,44 @@ pub fn version() -> String {
     env!("CARGO_PKG_VERSION").to_string()
 }
 
+/// The compiler's version, part of every compile key: the page drops stored artifacts of
+/// another version without reading them.
+#[wasm_bindgen(js_name = compilerVersion)]
+pub fn compiler_version() -> String {
+    driver::compiler::artifact_cache::COMPILER_VERSION.to_string()
+}
+
+/// The page's artifact store for one run: the bytes the worker read from IndexedDB under
+/// the compile's key (checked by the compiler, never trusted), and what the compile put
+/// back for the worker to store.
+#[derive(Default)]
+struct ArtifactSlot {
+    given: Option<Vec<u8>>,
+    put: Option<Vec<u8>>,
+}
+
+impl driver::compiler::artifact_cache::ArtifactStore for ArtifactSlot {
+    fn get_artifact(&mut self, _key: &str) -> Option<Vec<u8>> {
+        self.given.take()
+    }
+    fn put_artifact(&mut self, _key: &str, bytes: &[u8]) {
+        self.put = Some(bytes.to_vec());
+    }
+}
+
+/// What the compile cache did in the last run: `outcome` is "hit" (no pass ran), "miss"
+/// (compiled, an artifact to store), "rebuilt" (the stored one was stale or corrupted:
+/// `reason`; compiled again), "bypassed" (not cacheable: `reason`) or "off" (the run did
+/// not use the cache); `compileMs` is the compile's wall time (the cache included).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CompileCacheReport {
+    outcome: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<String>,
+    compile_ms: f64,
+}
+
 /// The example gallery: `[{ name, description }]`.
 #[wasm_bindgen(js_name = listExamples)]
 pub fn list_examples() -> Result<JsValue, JsError> {
@@ -282,6 +351,23 @@ pub fn verify_ktir(text: &str) -> Result<JsValue, JsError> {
 #[wasm_bindgen]
 pub struct Session {
     inner: driver::Session,
+    /// The artifact store armed for the next run ([`Session::use_artifacts`]).
+    armed: Option<ArtifactSlot>,
+    /// What the last run's compile cache did.
+    cache_report: Option<CompileCacheReport>,
+    /// The artifact the last run's compile made, for the worker to store.
+    made: Option<Vec<u8>>,
+}
+
+impl Session {
+    fn of(inner: driver::Session) -> Session {
+        Session {
+            inner,
+            armed: None,
+            cache_report: None,
+            made: None,
+        }
+    }
 }
 
 #[wasm_bindgen]
@@ -290,7 +376,7 @@ impl Session {
     #[wasm_bindgen(constructor)]
     pub fn new(bytes: &[u8], file_name: &str) -> Result<Session, JsValue> {
         driver::Session::open(bytes, file_name)
-            .map(|inner| Session { inner })
+            .map(Session::of)
             .map_err(structured_error)
     }
 
@@ -307,7 +393,7 @@ impl Session {
         let given = pairs(names, &files)?;
         let map: std::collections::BTreeMap<String, Vec<u8>> = given.into_iter().collect();
         driver::Session::open_with_files(bytes, file_name, std::sync::Arc::new(map))
-            .map(|inner| Session { inner })
+            .map(Session::of)
             .map_err(structured_error)
     }
 
@@ -531,18 +617,100 @@ impl Session {
         tp: Option<&driver::TpOptions>,
         progress: Option<js_sys::Function>,
     ) -> Result<JsValue, JsValue> {
-        let run = match &progress {
-            Some(callback) => {
-                let mut t = Throttled {
-                    callback,
-                    last: None,
-                };
-                self.inner.run_with_tp(opts, tp, &mut |p| t.report(p))
+        self.cache_report = None;
+        self.made = None;
+        let mut throttled = progress.as_ref().map(|callback| Throttled {
+            callback,
+            last: None,
+        });
+        // The compile ends at its last report (the driver reports it finished before
+        // anything else runs); a tensor-parallel run's second compile comes later.
+        let started = js_sys::Date::now();
+        let mut compiled_at = None;
+        let mut compiling = true;
+        let mut report = |p: driver::Progress| {
+            if compiling && matches!(p, driver::Progress::Compile { .. }) {
+                compiled_at = Some(js_sys::Date::now());
+            } else {
+                compiling = false;
             }
-            None => self.inner.run_with_tp(opts, tp, &mut |_| {}),
+            if let Some(t) = throttled.as_mut() {
+                t.report(p);
+            }
+        };
+        let armed = self.armed.take();
+        let (value, outcome, slot) = match armed {
+            Some(mut slot) => {
+                let run = self
+                    .inner
+                    .run_with_artifacts(opts, tp, &mut report, &mut slot)
+                    .map_err(structured_error)?;
+                (to_js(run)?, run.artifact.clone(), Some(slot))
+            }
+            None => {
+                let run = self
+                    .inner
+                    .run_with_tp(opts, tp, &mut report)
+                    .map_err(structured_error)?;
+                (to_js(run)?, None, None)
+            }
+        };
+        if self.inner.graph().is_some() {
+            use driver::compiler::artifact_cache::ArtifactOutcome as O;
+            let (word, reason) = match outcome {
+                Some(O::Hit) => ("hit", None),
+                Some(O::Miss) => ("miss", None),
+                Some(O::Rebuilt(why)) => ("rebuilt", Some(why)),
+                Some(O::Bypassed(why)) => ("bypassed", Some(why)),
+                None => ("off", None),
+            };
+            self.cache_report = Some(CompileCacheReport {
+                outcome: word,
+                reason,
+                compile_ms: compiled_at.map_or(0.0, |t| (t - started).max(0.0)),
+            });
         }
-        .map_err(structured_error)?;
-        Ok(to_js(run)?)
+        self.made = slot.and_then(|s| s.put);
+        Ok(value)
+    }
+
+    /// The key this graph's compile is stored under with `options` (as [`Session::run`]
+    /// takes them): a SHA-256 of the graph, the compiler options, the machine and the
+    /// compiler's version. `undefined` for a KTIR module and for a graph that cannot be
+    /// cached (weights in external files).
+    #[wasm_bindgen(js_name = compileKey)]
+    pub fn compile_key(&self, options: JsValue) -> Result<Option<String>, JsValue> {
+        let opts = driver_options(run_options(options)?)?;
+        Ok(self.inner.compile_key(&opts).and_then(Result::ok))
+    }
+
+    /// Arms the compile cache for the next run: `stored` is what the page's store holds
+    /// under [`Session::compile_key`] (`undefined`: nothing). The compiler checks its key,
+    /// version and digest: a sound artifact is used with no pass running, anything else is
+    /// rebuilt, and the new artifact waits in [`Session::take_artifact`].
+    #[wasm_bindgen(js_name = useArtifacts)]
+    pub fn use_artifacts(&mut self, stored: Option<Vec<u8>>) {
+        self.armed = Some(ArtifactSlot {
+            given: stored,
+            put: None,
+        });
+    }
+
+    /// What the last run's compile cache did (`{ outcome, reason?, compileMs }`, see
+    /// `CompileCacheReport`); `undefined` after a KTIR module's run.
+    #[wasm_bindgen(js_name = compileCache)]
+    pub fn compile_cache(&self) -> Result<JsValue, JsError> {
+        match &self.cache_report {
+            Some(r) => to_js(r),
+            None => Ok(JsValue::UNDEFINED),
+        }
+    }
+
+    /// The artifact the last run's compile made (a miss or a rebuild), for the page's
+    /// store; `undefined` when there is none. Taken once.
+    #[wasm_bindgen(js_name = takeArtifact)]
+    pub fn take_artifact(&mut self) -> Option<Vec<u8>> {
+        self.made.take()
     }
 
     /// The last run as Chrome trace JSON (opens in Perfetto and chrome://tracing), from its

@@ -105,6 +105,7 @@ export function syntheticRun(machine: RunInfo["machine"], tiles: number): RunInf
     latencyModel: emptyLatencyModel(),
     layers: [],
     padding: [],
+    paged: [],
   };
 }
 

@@ -837,6 +837,47 @@ cycles: number,
  */
 wastedCycles: number, };
 
+export type PageRead = { 
+/**
+ * The cache page (block) id the block table names.
+ */
+page: number, 
+/**
+ * The sequence's tokens held in it.
+ */
+tokens: number, 
+/**
+ * Cores whose kernels read its keys and values out of the cache.
+ */
+readers: Array<number>, 
+/**
+ * Cores whose kernels attend over it (scores against its keys, weights times its
+ * values).
+ */
+users: Array<number>, };
+
+export type PagedPlan = { 
+/**
+ * The graph node.
+ */
+node: string, 
+/**
+ * Pages in the cache.
+ */
+cachePages: number, 
+/**
+ * Tokens per page.
+ */
+blockSize: number, 
+/**
+ * Cores of the target.
+ */
+cores: number, 
+/**
+ * Per sequence, its pages in block-table order.
+ */
+sequences: Array<Array<PageRead>>, };
+
 export type RunResult = { 
 /**
  * The machine it ran on.
@@ -921,6 +962,11 @@ layers: Array<LayerCycles>,
  * without one).
  */
 padding: Array<PaddingCost>, 
+/**
+ * Which cores read which KV-cache pages, per PagedAttention node, from the compiled
+ * plan (empty without one).
+ */
+paged: Array<PagedPlan>, 
 /**
  * Points outside their views that were masked (loads read 0, stores dropped), when
  * the run masked them (`--out-of-bounds mask`); `None` when such points are errors.

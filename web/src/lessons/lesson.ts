@@ -36,6 +36,7 @@ export const VIEW_IDS = [
   "roofline",
   "inputs",
   "system",
+  "serving",
   "compare",
 ] as const;
 

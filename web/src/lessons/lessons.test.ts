@@ -259,6 +259,7 @@ describe("a run's quantities", () => {
         summary: { bottleneck: "memory", links: [{ utilisation: 0.25 }, { utilisation: 0.5 }] },
         events: [],
         padding: [],
+        paged: [],
         roofline: {
           kernels: [
             { kernel: 0, coresUsed: 6 },

@@ -15,11 +15,35 @@ import {
   TP_DEGREES,
   formatPlaces,
   MAX_ATTENTION_BLOCK,
+  MAX_ALIGN,
   MAX_SEED,
+  PADDING_RULES,
+  type PaddingRule,
   parsePlaces,
+  PUBLIC_PADDING,
   type RunSettings,
   settingsFlags,
 } from "../runSettings";
+
+const ALIGN_LABELS: Record<string, string> = {
+  "opt-query-align": "Query pad",
+  "opt-kv-align": "KV alignment",
+  "opt-decode-align": "Decode alignment",
+};
+
+/** A padding rule's input: empty means the public value, shown as the placeholder. */
+function alignInput(id: string, publicValue: number): HTMLInputElement {
+  return el("input", {
+    "data-testid": id,
+    id,
+    type: "number",
+    min: 1,
+    max: MAX_ALIGN,
+    step: 1,
+    placeholder: String(publicValue),
+    "aria-label": `${ALIGN_LABELS[id] ?? id} (tokens)`,
+  });
+}
 
 /** The header's Options menu (a `<details>` holding a small form). */
 export class OptionsPanel {
@@ -89,6 +113,24 @@ export class OptionsPanel {
     id: "opt-allreduce",
     "aria-label": "All-reduce algorithm",
   });
+  /** The padding rules' alignments, empty at the public values. */
+  private readonly padding: Record<PaddingRule, HTMLInputElement> = {
+    queryAlign: alignInput("opt-query-align", PUBLIC_PADDING.queryAlign),
+    kvAlign: alignInput("opt-kv-align", PUBLIC_PADDING.kvAlign),
+    decodeAlign: alignInput("opt-decode-align", PUBLIC_PADDING.decodeAlign),
+  };
+  private readonly clearCache = el("button", {
+    type: "button",
+    "data-testid": "opt-clear-cache",
+    id: "opt-clear-cache",
+    text: "Clear compile cache",
+    "aria-label": "Clear the compile cache (artifacts kept in this browser)",
+  });
+  private readonly cacheNote = el("span", {
+    className: "options-note",
+    "data-testid": "opt-cache-note",
+    role: "status",
+  });
   /** A system description read from a file, kept while the select shows it. */
   private systemText: string | null = null;
   private readonly problem = el("div", { className: "options-problem", role: "alert" });
@@ -97,7 +139,10 @@ export class OptionsPanel {
   /** The loaded example is too large to run with numbers: timing-only is forced. */
   private forcedTimingOnly = false;
 
-  constructor(private readonly onChange: (s: RunSettings) => void) {
+  constructor(
+    private readonly onChange: (s: RunSettings) => void,
+    onClearCache: () => Promise<string> = async () => "",
+  ) {
     this.allocator.append(...ALLOCATORS.map((a) => el("option", { value: a, text: a })));
     this.tp.append(
       ...TP_DEGREES.map((n) =>
@@ -135,6 +180,25 @@ export class OptionsPanel {
         this.doubleBuffer,
         "The next block loads while this one computes; off: every time loop is single-buffered (--no-double-buffer)",
         "opt-double-buffer",
+      ),
+      el("div", { className: "options-heading", text: "Padding rules (paged attention)" }),
+      row(
+        "Query pad",
+        this.padding.queryAlign,
+        "Queries padded to a multiple of this many tokens; the cost is reported, sequences stay ragged (public: 32)",
+        "opt-query-align",
+      ),
+      row(
+        "KV alignment",
+        this.padding.kvAlign,
+        "KV length aligned to a multiple of this many tokens (public: 256)",
+        "opt-kv-align",
+      ),
+      row(
+        "Decode alignment",
+        this.padding.decodeAlign,
+        "Query and KV alignment of decode-only batches (public: 1)",
+        "opt-decode-align",
       ),
       el("div", { className: "options-heading", text: "Several cards (model graphs)" }),
       row(
@@ -182,6 +246,8 @@ export class OptionsPanel {
         "Place buffer NAME at DRAM element address ADDR (--place NAME=ADDR)",
         "opt-places",
       ),
+      el("div", { className: "options-heading", text: "Compile cache" }),
+      el("div", { className: "options-row" }, this.clearCache, this.cacheNote),
       this.problem,
       el("div", { className: "options-heading", text: "As command-line flags" }),
       this.flags,
@@ -198,8 +264,15 @@ export class OptionsPanel {
     ])
       c.addEventListener("change", () => this.changed());
     this.systemFile.addEventListener("change", () => void this.readSystemFile());
-    for (const c of [this.attention, this.seed, this.places])
+    for (const c of [this.attention, this.seed, this.places, ...Object.values(this.padding)])
       c.addEventListener("change", () => this.changed());
+    this.clearCache.addEventListener("click", () => {
+      this.clearCache.disabled = true;
+      void onClearCache().then((note) => {
+        this.cacheNote.textContent = note;
+        this.clearCache.disabled = false;
+      });
+    });
     document.addEventListener("click", (ev) => {
       if (this.root.open && !this.root.contains(ev.target as Node)) this.root.open = false;
     });
@@ -231,6 +304,10 @@ export class OptionsPanel {
     this.fillSystems();
     this.system.value = this.systemText !== null ? "file" : (s.system ?? "default");
     this.allreduce.value = s.allreduce ?? "auto";
+    for (const r of PADDING_RULES) {
+      const v = s[r];
+      this.padding[r].value = v === null ? "" : String(v);
+    }
     this.showTpEnabled();
     this.problem.hidden = true;
     this.showFlags();
@@ -311,6 +388,19 @@ export class OptionsPanel {
     }
     const places = parsePlaces(this.places.value);
     if (typeof places === "string") return `places: ${places}`;
+    const align: Record<PaddingRule, number | null> = {
+      queryAlign: null,
+      kvAlign: null,
+      decodeAlign: null,
+    };
+    for (const r of PADDING_RULES) {
+      const text = this.padding[r].value.trim();
+      if (text === "") continue;
+      const n = Number(text);
+      if (!Number.isInteger(n) || n < 1 || n > MAX_ALIGN)
+        return `${this.padding[r].getAttribute("aria-label")}: a whole number of tokens from 1 to ${MAX_ALIGN}`;
+      align[r] = n === PUBLIC_PADDING[r] ? null : n;
+    }
     return {
       allocator: a === "greedy" ? null : a,
       attentionBlock,
@@ -327,6 +417,7 @@ export class OptionsPanel {
             ? this.systemText
             : this.system.value,
       allreduce: this.allreduce.value === "auto" ? null : (this.allreduce.value as Allreduce),
+      ...align,
     };
   }
 

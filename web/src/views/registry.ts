@@ -27,6 +27,7 @@ import { ResultsPane } from "./results";
 import { RingTab } from "./ring";
 import { RooflineTab } from "./roofline";
 import { RunInputsTab } from "./runInputs";
+import { ServingTab } from "./serving";
 import { SystemTab } from "./system";
 import { TimelineTab } from "./timeline";
 import type { View } from "./view";
@@ -43,6 +44,7 @@ export function createViews(): View[] {
     new RooflineTab(),
     new RunInputsTab(),
     new SystemTab(),
+    new ServingTab(),
     new CompareTab(),
     new ResultsPane(),
   ];

@@ -1,0 +1,205 @@
+// The page's compile cache: which stored entries are used, and how the worker arms the
+// session with them, stores what a compile made, and carries on when the store fails.
+
+import { describe, expect, it } from "vitest";
+import type { PipelineResult, SpyreModule, SpyreSession } from "./api";
+import { type CompileCache, usableEntry } from "./compileCache";
+import { createHandler } from "./handler";
+import type { RunResult } from "./protocol";
+import { runStatusText } from "./runStatus";
+import { emptyLatencyModel, emptyRoofline } from "./views/roofline";
+
+function result(): PipelineResult {
+  return {
+    kind: "graph",
+    graph: { name: "g", description: "", inputs: [], outputs: [], nodes: [], initializers: [] },
+    passes: [{ name: "ktir", title: "KTIR", text: "func.func @k() {}", data: null }],
+    ktir: "func.func @k() {}",
+    run: {
+      machine: {
+        name: "m",
+        cores: 1,
+        clockGhz: 1,
+        stops: [{ kind: "core", index: 0, label: "0" }],
+        assumptions: [],
+      },
+      totalCycles: 10,
+      timingOnly: false,
+      outputsChecked: true,
+      passed: true,
+      outputs: [],
+      expected: [],
+      maskedPoints: null,
+      assumptions: [],
+      events: [],
+      eventsTotal: 0,
+      summary: {
+        machine: "m",
+        totalCycles: 10,
+        clockGhz: 1,
+        timeUs: 0.01,
+        cores: [],
+        links: [],
+        dramReadBytes: 0,
+        dramWriteBytes: 0,
+        dramUtilisation: 0,
+        bottleneck: "memory",
+        bottleneckReason: "",
+      },
+      steps: 1,
+      functions: [],
+      buffers: [],
+      warnings: [],
+      roofline: emptyRoofline(),
+      latencyModel: emptyLatencyModel(),
+      layers: [],
+      padding: [],
+      paged: [],
+    },
+    sourceMap: { nodes: [], ops: [], kernels: [] },
+    tp: null,
+  };
+}
+
+/** A graph session whose compile uses the armed bytes when they read "good". */
+function session(log: string[]): SpyreSession {
+  let armed: Uint8Array | undefined | null = null;
+  let outcome = "off";
+  let made: Uint8Array | undefined;
+  return {
+    kind: "graph",
+    run: () => {
+      if (armed === null) outcome = "off";
+      else if (armed && new TextDecoder().decode(armed) === "good") outcome = "hit";
+      else {
+        outcome = armed ? "rebuilt" : "miss";
+        made = new TextEncoder().encode("good");
+      }
+      log.push(`run ${outcome}`);
+      armed = null;
+      return result();
+    },
+    traceJson: () => "{}",
+    ktirInputs: () => null,
+    runWithInputs: () => null,
+    bufferNpy: () => new Uint8Array(),
+    graphIo: () => ({ inputs: [], outputs: [] }),
+    runGraphWithInputs: () => null,
+    outputNpy: () => new Uint8Array(),
+    compileKey: () => "k1",
+    useArtifacts: (stored) => {
+      armed = stored;
+    },
+    compileCache: () => ({
+      outcome,
+      compileMs: 5,
+      ...(outcome === "rebuilt" ? { reason: "corrupted" } : {}),
+    }),
+    takeArtifact: () => {
+      const m = made;
+      made = undefined;
+      return m;
+    },
+  };
+}
+
+function module(log: string[]): SpyreModule {
+  return {
+    version: () => "t",
+    compilerVersion: () => "c1",
+    listExamples: () => [{ name: "one", description: "" }],
+    exampleSource: () => "{}",
+    machinePresets: () => ["spyre32"],
+    verifyKtir: () => [],
+    open: () => session(log),
+  };
+}
+
+/** A cache in a Map, or one whose every call fails. */
+function mapCache(entries: Map<string, Uint8Array>, failing = false): CompileCache {
+  const fail = (): never => {
+    throw new Error("quota exceeded");
+  };
+  return {
+    get: async (k) => (failing ? fail() : (entries.get(k) ?? null)),
+    put: async (k, b) => {
+      if (failing) fail();
+      entries.set(k, b);
+    },
+    clear: async () => (failing ? fail() : entries.clear()),
+  };
+}
+
+const run = { target: { kind: "example", name: "one" }, options: {} };
+
+describe("compile cache", () => {
+  it("uses only entries stored under the key by this compiler version", () => {
+    const bytes = new Uint8Array([1]);
+    expect(usableEntry({ key: "k", version: "v", bytes }, "k", "v")).toBe(bytes);
+    expect(usableEntry({ key: "k", version: "old", bytes }, "k", "v")).toBeNull();
+    expect(usableEntry({ key: "other", version: "v", bytes }, "k", "v")).toBeNull();
+    expect(usableEntry({ key: "k", version: "v", bytes: "x" }, "k", "v")).toBeNull();
+    expect(usableEntry(null, "k", "v")).toBeNull();
+  });
+
+  it("compiles cold and stores, then hits; a corrupted entry is rebuilt and stored over", async () => {
+    const log: string[] = [];
+    const entries = new Map<string, Uint8Array>();
+    const handle = createHandler(
+      async () => module(log),
+      () => mapCache(entries),
+    );
+    const first = await handle({ id: 1, method: "run", params: run });
+    expect(first.ok && (first.result as RunResult).compileCache?.outcome).toBe("miss");
+    expect(new TextDecoder().decode(entries.get("k1"))).toBe("good");
+    const second = await handle({ id: 2, method: "run", params: run });
+    expect(second.ok && (second.result as RunResult).compileCache?.outcome).toBe("hit");
+    entries.set("k1", new TextEncoder().encode("garbage"));
+    const third = await handle({ id: 3, method: "run", params: run });
+    const r = third.ok ? (third.result as RunResult) : null;
+    expect(r?.compileCache).toMatchObject({ outcome: "rebuilt", reason: "corrupted" });
+    expect(new TextDecoder().decode(entries.get("k1"))).toBe("good");
+    expect(log).toEqual(["run miss", "run hit", "run rebuilt"]);
+    const cleared = await handle({ id: 4, method: "clearCache", params: {} });
+    expect(cleared).toEqual({ id: 4, ok: true, result: { note: null } });
+    expect(entries.size).toBe(0);
+  });
+
+  it("runs without the cache, quietly, when the store fails", async () => {
+    const log: string[] = [];
+    const handle = createHandler(
+      async () => module(log),
+      () => mapCache(new Map(), true),
+    );
+    const res = await handle({ id: 1, method: "run", params: run });
+    expect(res.ok).toBe(true);
+    const r = res.ok ? (res.result as RunResult) : null;
+    expect(r?.compileCache?.outcome).toBe("off");
+    expect(r?.compileCache?.note).toMatch(/compile cache unavailable \(quota exceeded\)/);
+    expect(log).toEqual(["run off"]);
+    const cleared = await handle({ id: 2, method: "clearCache", params: {} });
+    expect(cleared.ok && (cleared.result as { note: string }).note).toMatch(/could not be cleared/);
+  });
+
+  it("says in the status line whether the compile hit the cache", () => {
+    const res = (compileCache: RunResult["compileCache"]): RunResult => ({
+      kind: "graph",
+      fileName: "g.json",
+      source: "",
+      result: result(),
+      layout: { nodes: [], edges: [], width: 0, height: 0 } as never,
+      io: null,
+      ...(compileCache ? { compileCache } : {}),
+    });
+    expect(runStatusText(res({ outcome: "hit", compileMs: 12.4 }), 90)).toBe(
+      "g · compiled (cache hit, 12 ms) and simulated in 90 ms",
+    );
+    expect(runStatusText(res({ outcome: "miss", compileMs: 1200 }), 2000)).toBe(
+      "g · compiled (cold, 1200 ms) and simulated in 2000 ms",
+    );
+    expect(
+      runStatusText(res({ outcome: "off", compileMs: 3, note: "compile cache unavailable" }), 9),
+    ).toBe("g · compiled and simulated in 9 ms · compile cache unavailable");
+    expect(runStatusText(res(undefined), 9)).toBe("g · compiled and simulated in 9 ms");
+  });
+});
