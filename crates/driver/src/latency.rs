@@ -239,7 +239,7 @@ pub fn render(r: &LatencyModelReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sim::timing::DramAccess;
+    use sim::timing::{DramAccess, Event};
 
     fn event(task: usize, unit: Unit, start: f64, end: f64, bytes: u64, dram: DramAccess) -> Event {
         Event {

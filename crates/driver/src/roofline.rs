@@ -448,6 +448,7 @@ pub fn render(r: &Roofline) -> String {
 mod tests {
     use super::*;
     use crate::LineRange;
+    use sim::timing::Event;
 
     fn spyre32() -> Rates {
         Rates::of(&Machine::preset("spyre32").unwrap())
