@@ -320,6 +320,9 @@ struct KernelEmitter<'c> {
     /// A matmul input (0: A, 1: B) loaded once outside the innermost time loop, which
     /// must not cut it: the stationary operand stays resident while the other streams.
     hoist: Option<usize>,
+    /// Blocks of rows a gather loads one after another (1: all its rows at once), so
+    /// a long sequence's rows stream through the scratchpad.
+    gather_steps: usize,
 }
 
 /// `tensor<shape x elem>`.
@@ -485,6 +488,7 @@ impl<'c> KernelEmitter<'c> {
             loops: Vec::new(),
             k_steps: 1,
             hoist: None,
+            gather_steps: 1,
         })
     }
 
@@ -582,6 +586,15 @@ impl<'c> KernelEmitter<'c> {
             format!(
                 "; {steps} time steps per core: {}",
                 tiling::plan_note(&self)
+            )
+        } else if self.gather_steps > 1 {
+            format!(
+                "; {} time steps per core: blocks of {} rows",
+                self.gather_steps,
+                self.operands
+                    .last()
+                    .and_then(|o| o.layout.device_size.get(1))
+                    .map_or(0, |n| n / self.gather_steps)
             )
         } else {
             String::new()

@@ -749,20 +749,18 @@ impl Builder<'_> {
                 );
                 let mut logits = scaled;
                 if self.int_attr("is_causal", 0)? != 0 {
-                    let mask: Vec<f32> = (0..sq * skv)
-                        .map(|i| {
-                            if i % skv > i / skv {
-                                f32::NEG_INFINITY
-                            } else {
-                                0.0
-                            }
-                        })
-                        .collect();
+                    // Described, not stored: at a long sequence the [sq, skv] mask of
+                    // every layer would take gigabytes.
+                    let mask = graph::InitSpec::CausalMask {
+                        col0: 0,
+                        period: sq,
+                        past: 0,
+                    };
                     let mask_name = self.temp("causal_mask", t(vec![sq, skv]));
                     self.c.graph.initializers.push(graph::Initializer {
                         name: mask_name.clone(),
                         ty: t(vec![sq, skv]),
-                        init: graph::InitSpec::Data(mask),
+                        init: mask,
                     });
                     let masked = self.temp("masked", t(vec![b, hq, sq, skv]));
                     self.push(

@@ -6,7 +6,7 @@
 use crate::KernelLink;
 use serde::Serialize;
 use sim::latency_model::{self, Category, LatencyConfig, OpRecord, Overlap};
-use sim::timing::{Event, Schedule, TaskId, Unit};
+use sim::timing::{EventRef, Schedule, TaskId, Unit};
 use sim::{Machine, WorkCount};
 use std::collections::BTreeMap;
 
@@ -93,7 +93,7 @@ fn notes() -> Vec<String> {
 
 /// An event as the model sees the op behind it.
 fn record<'e>(
-    e: &'e Event,
+    e: &EventRef<'e>,
     source: TaskId,
     work: &BTreeMap<TaskId, WorkCount>,
     lanes: u64,
@@ -103,7 +103,7 @@ fn record<'e>(
     let plain = w.elementwise.div_ceil(lanes) as f64;
     OpRecord {
         core: e.core,
-        op: &e.op,
+        op: e.op,
         unit: e.unit,
         bytes: e.bytes,
         dram: e.dram,
@@ -122,34 +122,31 @@ pub(crate) fn compute(inp: Inputs<'_>) -> LatencyModelReport {
     // Two passes over the events, not one per kernel, holding one kernel's events at a
     // time: a full model has millions of them. The first finds each kernel's last event,
     // after which the second estimates it and lets its events go.
-    let of = |e: &Event| crate::source_map::kernel_at(inp.kernels, e.line);
+    let of = |e: &EventRef<'_>| crate::source_map::kernel_at(inp.kernels, e.line);
     let mut last = vec![None; inp.kernels.len()];
-    for (n, e) in inp.schedule.all_events().enumerate() {
+    for (n, e) in inp.schedule.event_refs().enumerate() {
         if let Some(k) = of(&e) {
             last[k] = Some(n);
         }
     }
-    let mut by_kernel: Vec<Vec<(TaskId, Event)>> = vec![Vec::new(); inp.kernels.len()];
-    let mut done: Vec<(usize, Vec<(TaskId, Event)>)> = Vec::new();
+    let mut by_kernel: Vec<Vec<EventRef<'_>>> = vec![Vec::new(); inp.kernels.len()];
+    let mut done: Vec<(usize, Vec<EventRef<'_>>)> = Vec::new();
     let mut estimates = Vec::new();
-    for (n, (source, e)) in inp.schedule.events_with_source().enumerate() {
+    for (n, e) in inp.schedule.event_refs().enumerate() {
         let Some(k) = of(&e) else {
             continue;
         };
-        by_kernel[k].push((source, e));
+        by_kernel[k].push(e);
         if last[k] == Some(n) {
             done.push((k, std::mem::take(&mut by_kernel[k])));
         }
         for (k, evs) in done.drain(..) {
             let est = latency_model::estimate(
                 &config,
-                evs.iter().map(|(s, e)| record(e, *s, &work, lanes)),
+                evs.iter().map(|e| record(e, e.source, &work, lanes)),
             );
-            let start = evs
-                .iter()
-                .map(|(_, e)| e.start)
-                .fold(f64::INFINITY, f64::min);
-            let end = evs.iter().map(|(_, e)| e.end).fold(0.0, f64::max);
+            let start = evs.iter().map(|e| e.start).fold(f64::INFINITY, f64::min);
+            let end = evs.iter().map(|e| e.end).fold(0.0, f64::max);
             estimates.push((k, est, start, end));
         }
     }
@@ -242,7 +239,7 @@ pub fn render(r: &LatencyModelReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sim::timing::DramAccess;
+    use sim::timing::{DramAccess, Event};
 
     fn event(task: usize, unit: Unit, start: f64, end: f64, bytes: u64, dram: DramAccess) -> Event {
         Event {

@@ -33,7 +33,7 @@ fn layer_of(op: &str) -> &str {
 pub(crate) fn compute(map: &SourceMap, schedule: &Schedule) -> Vec<LayerCycles> {
     let total_cycles = schedule.total_cycles;
     let mut spans: Vec<Option<(f64, f64)>> = vec![None; map.kernels.len()];
-    for e in schedule.all_events() {
+    for e in schedule.event_refs() {
         if let Some(k) = kernel_at(&map.kernels, e.line) {
             let s = spans[k].get_or_insert((e.start, e.end));
             s.0 = s.0.min(e.start);

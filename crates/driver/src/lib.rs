@@ -902,7 +902,7 @@ pub fn event_views(
     let n = machine.stop_count();
     let mut total = 0u64;
     let views = sched
-        .all_events()
+        .event_refs()
         .filter(|e| e.end > e.start || e.bytes > 0)
         .filter(|_| {
             total += 1;
@@ -927,7 +927,7 @@ pub fn event_views(
             bytes: e.bytes,
             src_stop: e.src_stop,
             dst_stop: e.dst_stop,
-            op: e.op,
+            op: e.op.to_string(),
             line: e.line,
         })
         .collect();

@@ -5,7 +5,7 @@
 
 use crate::KernelLink;
 use serde::Serialize;
-use sim::timing::{DramAccess, Event, Schedule, TaskId, Unit};
+use sim::timing::{DramAccess, EventRef, Schedule, TaskId, Unit};
 use sim::{Machine, WorkCount};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -249,7 +249,7 @@ struct Tally {
 }
 
 impl Tally {
-    fn add(&mut self, e: &Event, work: Option<WorkCount>) {
+    fn add(&mut self, e: &EventRef<'_>, work: Option<WorkCount>) {
         if let Some(w) = work {
             self.work.macs = self.work.macs.saturating_add(w.macs);
             self.work.elementwise = self.work.elementwise.saturating_add(w.elementwise);
@@ -300,8 +300,8 @@ pub(crate) fn compute(inp: Inputs<'_>) -> Roofline {
     let work: BTreeMap<TaskId, WorkCount> = inp.work.iter().copied().collect();
     let mut per_kernel: Vec<Tally> = inp.kernels.iter().map(|_| Tally::default()).collect();
     let mut program = Tally::default();
-    for (source, e) in inp.schedule.events_with_source() {
-        let w = work.get(&source).copied();
+    for e in inp.schedule.event_refs() {
+        let w = work.get(&e.source).copied();
         program.add(&e, w);
         if let Some(k) = crate::source_map::kernel_at(inp.kernels, e.line) {
             per_kernel[k].add(&e, w);
@@ -448,6 +448,7 @@ pub fn render(r: &Roofline) -> String {
 mod tests {
     use super::*;
     use crate::LineRange;
+    use sim::timing::Event;
 
     fn spyre32() -> Rates {
         Rates::of(&Machine::preset("spyre32").unwrap())

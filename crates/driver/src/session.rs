@@ -633,10 +633,13 @@ pub(crate) fn execute<R>(
         sim.launch_values(program.module, &lines, &l.func, &args)
             .map_err(|e| DriverError::from_sim(&l.func, e))?;
     }
+    let plan = sim
+        .launch_plan()
+        .map_err(|e| DriverError::new(Stage::Simulate, format!("timing: {e}")))?;
     let sched = schedule_launches(
         machine,
         sim.tasks(),
-        &sim.launch_plan(),
+        &plan,
         &Limits::sized_for(sim.tasks()),
         &mut |d, t| {
             (*progress.borrow_mut())(Progress::Schedule {

@@ -79,6 +79,20 @@ fn replayed_kernels_schedule_exactly_like_interpreting_every_launch() {
         reused.schedule.events_window(from, 50),
         all[from..from + 50]
     );
+    // The borrowed views the reports read are those events, each naming the recorded
+    // task it times (the interpreted launch's, for a replay).
+    let mut n = 0;
+    for (r, (source, e)) in reused
+        .schedule
+        .event_refs()
+        .zip(reused.schedule.events_with_source())
+    {
+        assert_eq!(r.source, source, "event {n} source");
+        assert_eq!(r.to_event(), e, "event {n}");
+        assert_eq!(e, all[n], "event {n}");
+        n += 1;
+    }
+    assert_eq!(n, all.len());
     assert_eq!(reused.run.steps, each.run.steps, "operations run");
     assert_eq!(reused.run.assumptions, each.run.assumptions, "assumptions");
     // Everything the page and the CLI receive: summary, roofline, layers, source map.

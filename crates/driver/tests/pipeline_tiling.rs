@@ -30,6 +30,16 @@ const CASES: &[Case] = &[
     ("pointwise_loop", &["scf.for"], None),
     ("pointwise_broadcast_loop", &["scf.for"], None),
     ("reduction_rows_loop", &["scf.for"], None),
+    (
+        "concat_rows_loop",
+        &["scf.for", "tensor.insert_slice"],
+        None,
+    ),
+    (
+        "gather_rows_loop",
+        &["scf.for", "ktdp.construct_indirect_access_tile"],
+        None,
+    ),
 ];
 
 fn case_dir() -> std::path::PathBuf {

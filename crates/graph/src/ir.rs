@@ -47,6 +47,15 @@ pub enum InitSpec {
     Ones,
     /// Every element equal to this value.
     Constant(f32),
+    /// A causal attention mask over a block of keys, described rather than stored (a long
+    /// sequence's masks would take gigabytes): in a `[rows, cols]` tensor, element
+    /// `(r, i)` is `-inf` when key `col0 + i` comes after query `r % period + past`, else
+    /// 0. Written to JSON as its values ([`InitSpec::values`]).
+    CausalMask {
+        col0: usize,
+        period: usize,
+        past: usize,
+    },
     /// Bytes in a file next to an ONNX model (ONNX external data), read only when the
     /// values are materialised: a timing-only run never reads them. Not part of the JSON
     /// format.
@@ -466,6 +475,34 @@ fn check_name(name: &str, what: &str) -> Result<(), String> {
         Err(format!("{what} name is empty"))
     } else {
         Ok(())
+    }
+}
+
+impl InitSpec {
+    /// The values of a described initializer of `numel` elements whose last dim is `cols`,
+    /// for the kinds that need no seed or file (`None` for the others).
+    pub fn values(&self, numel: usize, cols: usize) -> Option<Vec<f32>> {
+        match self {
+            InitSpec::Data(d) => Some(d.clone()),
+            InitSpec::Zeros => Some(vec![0.0; numel]),
+            InitSpec::Ones => Some(vec![1.0; numel]),
+            InitSpec::Constant(c) => Some(vec![*c; numel]),
+            InitSpec::CausalMask { col0, period, past } => {
+                let (w, period) = (cols.max(1), (*period).max(1));
+                Some(
+                    (0..numel)
+                        .map(|i| {
+                            if col0 + i % w > (i / w) % period + past {
+                                f32::NEG_INFINITY
+                            } else {
+                                0.0
+                            }
+                        })
+                        .collect(),
+                )
+            }
+            InitSpec::Uniform { .. } | InitSpec::Normal { .. } | InitSpec::External(_) => None,
+        }
     }
 }
 

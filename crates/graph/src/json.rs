@@ -497,6 +497,13 @@ pub fn to_json(graph: &Graph) -> String {
         .map(|i| {
             let body = match &i.init {
                 InitSpec::Data(d) => format!("\"data\": {}", list(d, |x| jf32(*x))),
+                InitSpec::CausalMask { .. } => {
+                    let d = i
+                        .init
+                        .values(i.ty.numel(), i.ty.shape.last().copied().unwrap_or(1))
+                        .unwrap_or_default();
+                    format!("\"data\": {}", list(&d, |x| jf32(*x)))
+                }
                 InitSpec::Uniform { seed, low, high } => format!(
                     "\"init\": {{ \"uniform\": {{ \"seed\": {seed}, \"low\": {}, \"high\": {} }} }}",
                     jf32(*low),

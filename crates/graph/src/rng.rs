@@ -213,6 +213,10 @@ impl Graph {
                 InitSpec::Zeros => vec![0.0; n],
                 InitSpec::Ones => vec![1.0; n],
                 InitSpec::Constant(c) => vec![*c; n],
+                InitSpec::CausalMask { .. } => init
+                    .init
+                    .values(n, ty.shape.last().copied().unwrap_or(1))
+                    .unwrap_or_default(),
                 InitSpec::External(x) => x
                     .values(ty)
                     .map_err(|m| GraphError::graph(format!("initializer '{}': {m}", init.name)))?,

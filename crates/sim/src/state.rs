@@ -415,13 +415,20 @@ impl<'m> Simulator<'m> {
     }
 
     /// The run's launches as the schedule takes them: each interpreted launch's recorded
-    /// tasks, or the launch a replayed one repeats. When some recorded task belongs to no
-    /// launch, the whole list is one launch.
-    pub fn launch_plan(&self) -> Vec<crate::timing::LaunchPlan> {
+    /// tasks, or the launch a replayed one repeats. Tasks recorded with no launch at all
+    /// make one launch. Launches whose tasks do not cover the task list one after another
+    /// (a launch that failed and was not dropped, tasks recorded between launches) are an
+    /// error: scheduling them as one launch would drop the replays' events.
+    pub fn launch_plan(&self) -> Result<Vec<crate::timing::LaunchPlan>, SimError> {
         use crate::timing::LaunchPlan;
+        if self.launch_log.is_empty() {
+            return Ok(vec![LaunchPlan::Run {
+                tasks: 0..self.tasks.len(),
+            }]);
+        }
         let mut next = 0;
         let mut plan = Vec::with_capacity(self.launch_log.len());
-        for log in &self.launch_log {
+        for (i, log) in self.launch_log.iter().enumerate() {
             match &log.repeat {
                 Some((of, line_shift, op)) => plan.push(LaunchPlan::Repeat {
                     of: *of,
@@ -430,7 +437,10 @@ impl<'m> Simulator<'m> {
                 }),
                 None => {
                     if log.tasks.start != next {
-                        break;
+                        return crate::value::err(format!(
+                            "launch {i} recorded tasks {}..{}, but the launches before it end at task {next}",
+                            log.tasks.start, log.tasks.end
+                        ));
                     }
                     next = log.tasks.end;
                     plan.push(LaunchPlan::Run {
@@ -439,12 +449,13 @@ impl<'m> Simulator<'m> {
                 }
             }
         }
-        if plan.len() != self.launch_log.len() || next != self.tasks.len() {
-            return vec![LaunchPlan::Run {
-                tasks: 0..self.tasks.len(),
-            }];
+        if next != self.tasks.len() {
+            return crate::value::err(format!(
+                "tasks {next}..{} were recorded after the last launch's",
+                self.tasks.len()
+            ));
         }
-        plan
+        Ok(plan)
     }
 
     /// Calls `f(steps, total)` every `every` operations, where `total` is the estimate

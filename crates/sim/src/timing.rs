@@ -257,11 +257,52 @@ pub struct LaunchSpan {
     pub barrier_op: Option<String>,
 }
 
+/// One event of a run as [`Schedule::event_refs`] gives it: an [`Event`] whose op name is
+/// borrowed, with the recorded task it times.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EventRef<'a> {
+    /// The recorded task it times (the interpreted launch's, for a repeat).
+    pub source: TaskId,
+    pub task: TaskId,
+    pub unit: Unit,
+    pub core: usize,
+    pub start: f64,
+    pub end: f64,
+    pub bytes: u64,
+    pub src_stop: Option<usize>,
+    pub dst_stop: Option<usize>,
+    pub hops: usize,
+    pub dram: DramAccess,
+    pub op: &'a str,
+    pub line: u32,
+}
+
+impl EventRef<'_> {
+    /// The owned event.
+    pub fn to_event(&self) -> Event {
+        Event {
+            task: self.task,
+            unit: self.unit,
+            core: self.core,
+            start: self.start,
+            end: self.end,
+            bytes: self.bytes,
+            src_stop: self.src_stop,
+            dst_stop: self.dst_stop,
+            hops: self.hops,
+            dram: self.dram,
+            op: self.op.to_string(),
+            line: self.line,
+        }
+    }
+}
+
 impl LaunchSpan {
     /// Its stored event number `i` as the run's event: numbered, shifted in time and lines.
-    fn materialise(&self, i: usize, stored: &Event) -> Event {
+    fn view<'a>(&'a self, i: usize, stored: &'a Event) -> EventRef<'a> {
         let last = i + 1 == self.events.len();
-        Event {
+        EventRef {
+            source: stored.task,
             task: self.first_task + i,
             unit: stored.unit,
             core: stored.core,
@@ -273,8 +314,8 @@ impl LaunchSpan {
             hops: stored.hops,
             dram: stored.dram,
             op: match (&self.barrier_op, last) {
-                (Some(op), true) => op.clone(),
-                _ => stored.op.clone(),
+                (Some(op), true) => op,
+                _ => &stored.op,
             },
             line: shift_line(stored.line, self.line_shift),
         }
@@ -291,30 +332,65 @@ fn shift_line(line: u32, shift: i64) -> u32 {
     }
 }
 
+/// The launch table of events scheduled as one launch from cycle 0, and its end.
+fn one_launch(events: &[Event]) -> (Vec<LaunchSpan>, f64) {
+    let total_cycles = events.iter().map(|e| e.end).fold(0.0, f64::max);
+    let launches = vec![LaunchSpan {
+        first_task: 0,
+        events: 0..events.len(),
+        start: 0.0,
+        end: total_cycles,
+        line_shift: 0,
+        barrier_op: None,
+    }];
+    (launches, total_cycles)
+}
+
+/// The traffic figures of a schedule, as the scheduler gathered them.
+#[derive(Default)]
+struct Traffic {
+    /// Bytes per link, in [`LinkId::index`] order.
+    link_bytes: Vec<u64>,
+    dram_read_bytes: u64,
+    dram_write_bytes: u64,
+    link_rates: Vec<LinkRate>,
+    dram_rates: Vec<DramRate>,
+    rates_truncated: bool,
+}
+
 impl Schedule {
+    /// The one place a scheduled run becomes a [`Schedule`]: links named by their index.
+    fn new(
+        events: Vec<Event>,
+        launches: Vec<LaunchSpan>,
+        total_cycles: f64,
+        t: Traffic,
+        steps: usize,
+    ) -> Schedule {
+        Schedule {
+            events,
+            launches,
+            total_cycles,
+            link_bytes: t
+                .link_bytes
+                .into_iter()
+                .enumerate()
+                .map(|(i, b)| (LinkId::from_index(i), b))
+                .collect(),
+            dram_read_bytes: t.dram_read_bytes,
+            dram_write_bytes: t.dram_write_bytes,
+            link_rates: t.link_rates,
+            dram_rates: t.dram_rates,
+            rates_truncated: t.rates_truncated,
+            steps,
+        }
+    }
+
     /// A schedule of these events as one launch from cycle 0, with no traffic figures: for
     /// reports computed from hand-made events.
     pub fn of_events(events: Vec<Event>) -> Schedule {
-        let total_cycles = events.iter().map(|e| e.end).fold(0.0, f64::max);
-        Schedule {
-            launches: vec![LaunchSpan {
-                first_task: 0,
-                events: 0..events.len(),
-                start: 0.0,
-                end: total_cycles,
-                line_shift: 0,
-                barrier_op: None,
-            }],
-            events,
-            total_cycles,
-            link_bytes: Vec::new(),
-            dram_read_bytes: 0,
-            dram_write_bytes: 0,
-            link_rates: Vec::new(),
-            dram_rates: Vec::new(),
-            rates_truncated: false,
-            steps: 0,
-        }
+        let (launches, total_cycles) = one_launch(&events);
+        Schedule::new(events, launches, total_cycles, Traffic::default(), 0)
     }
 
     /// The number of events of the run (one per task of every launch).
@@ -324,19 +400,26 @@ impl Schedule {
 
     /// The run's events in task order, materialised one at a time.
     pub fn all_events(&self) -> impl Iterator<Item = Event> + '_ {
-        self.events_with_source().map(|(_, e)| e)
+        self.event_refs().map(|e| e.to_event())
     }
 
     /// The run's events in task order, each with the recorded task it times (the
     /// interpreted launch's task, for a launch that repeats it).
     pub fn events_with_source(&self) -> impl Iterator<Item = (TaskId, Event)> + '_ {
+        self.event_refs().map(|e| (e.source, e.to_event()))
+    }
+
+    /// The run's events in task order as borrowed views: times and lines as
+    /// [`Schedule::all_events`] gives them, the op name borrowed from the stored event, so
+    /// reports over millions of events allocate nothing per event.
+    pub fn event_refs(&self) -> impl Iterator<Item = EventRef<'_>> + '_ {
         self.launches.iter().flat_map(move |l| {
             self.events
                 .get(l.events.clone())
                 .unwrap_or(&[])
                 .iter()
                 .enumerate()
-                .map(move |(i, e)| (e.task, l.materialise(i, e)))
+                .map(move |(i, e)| l.view(i, e))
         })
     }
 
@@ -358,7 +441,7 @@ impl Schedule {
                 if out.len() >= count {
                     break;
                 }
-                out.push(l.materialise(i, e));
+                out.push(l.view(i, e).to_event());
             }
         }
         out
@@ -758,31 +841,21 @@ pub fn schedule_with_progress(
             }
         })
         .collect::<Vec<_>>();
-    let total_cycles = events.iter().map(|e| e.end).fold(0.0, f64::max);
-    let launches = vec![LaunchSpan {
-        first_task: 0,
-        events: 0..events.len(),
-        start: 0.0,
-        end: total_cycles,
-        line_shift: 0,
-        barrier_op: None,
-    }];
-    Ok(Schedule {
+    let (launches, total_cycles) = one_launch(&events);
+    Ok(Schedule::new(
         events,
         launches,
         total_cycles,
-        link_bytes: link_bytes
-            .into_iter()
-            .enumerate()
-            .map(|(i, b)| (LinkId::from_index(i), b))
-            .collect(),
-        dram_read_bytes,
-        dram_write_bytes,
-        link_rates: sim.link_rates,
-        dram_rates: sim.dram_rates,
-        rates_truncated: sim.rates_truncated,
+        Traffic {
+            link_bytes,
+            dram_read_bytes,
+            dram_write_bytes,
+            link_rates: sim.link_rates,
+            dram_rates: sim.dram_rates,
+            rates_truncated: sim.rates_truncated,
+        },
         steps,
-    })
+    ))
 }
 
 /// Schedules a run of kernel launches, each of which waits for the one before it to
@@ -954,22 +1027,20 @@ pub fn schedule_launches(
         progress(done, total_tasks);
     }
     let total_cycles = launches.iter().map(|l| l.end).fold(0.0, f64::max);
-    Ok(Schedule {
+    Ok(Schedule::new(
         events,
         launches,
         total_cycles,
-        link_bytes: link_bytes
-            .into_iter()
-            .enumerate()
-            .map(|(i, b)| (LinkId::from_index(i), b))
-            .collect(),
-        dram_read_bytes,
-        dram_write_bytes,
-        link_rates,
-        dram_rates,
-        rates_truncated,
+        Traffic {
+            link_bytes,
+            dram_read_bytes,
+            dram_write_bytes,
+            link_rates,
+            dram_rates,
+            rates_truncated,
+        },
         steps,
-    })
+    ))
 }
 
 impl Sim<'_> {

@@ -136,7 +136,7 @@ pub fn summarize(machine: &Machine, schedule: &Schedule) -> Summary {
     let mut busy = vec![[0.0f64; 3]; cores_n];
     let mut counts = vec![[0usize; 3]; cores_n];
     let mut dma_bytes = vec![0u64; cores_n];
-    for e in schedule.all_events() {
+    for e in schedule.event_refs() {
         if e.core >= cores_n {
             continue;
         }
@@ -320,7 +320,7 @@ pub fn chrome_trace_json(machine: &Machine, schedule: &Schedule) -> String {
     }
 
     let mut memory_threads: Vec<(usize, usize)> = Vec::new();
-    for e in schedule.all_events() {
+    for e in schedule.event_refs() {
         let e = &e;
         let transfer = match (e.src_stop, e.dst_stop) {
             (Some(src), Some(dst)) => Some((src, dst)),
@@ -329,7 +329,7 @@ pub fn chrome_trace_json(machine: &Machine, schedule: &Schedule) -> String {
         let args = TaskArgs {
             task: e.task,
             bytes: e.bytes,
-            op: &e.op,
+            op: e.op,
             line: e.line,
             cycles: e.end - e.start,
             src_stop: transfer.map(|t| t.0),
@@ -341,7 +341,7 @@ pub fn chrome_trace_json(machine: &Machine, schedule: &Schedule) -> String {
         let name = if e.op.is_empty() {
             e.unit.label()
         } else {
-            e.op.as_str()
+            e.op
         };
         let mut slice = TraceEvent {
             name,

@@ -453,16 +453,45 @@ impl KernelEmitter<'_> {
         let (t_name, i_name, o_name) = (table.ssa.clone(), ids.ssa.clone(), out.ssa.clone());
         let (t_elem, i_elem, o_elem) = (table.elem, ids.elem, out.elem);
         let i_dev = ids.layout.device_size.clone();
+        let steps = self.gather_steps.max(1);
+        if n % steps != 0 {
+            return Err(self.fail(format!("cannot cut {n} gathered rows into {steps} blocks")));
+        }
+        // One block of rows per time step; the block's first row is the loop index times
+        // the block, captured by the indirect tile and added to its row variable.
+        let block = n / steps;
+        let mut b_dev = tile_dev.clone();
+        b_dev[1] = block;
+        let iv = (steps > 1).then(|| self.open_loop(steps));
         let tile = self.fresh("rows");
         let data = self.fresh("gathered");
         use ktir::{AffineExpr, Attr, IndirectSubscript, OpKind};
         let eps = AffineExpr::Const(id_eps as i64);
-        let row = || Box::new(AffineExpr::Dim(1));
+        let mut names: Vec<String> = vec!["stick".into()];
+        let row: Box<AffineExpr> = match &iv {
+            Some(iv) => {
+                names.push(ssa(iv).to_string());
+                names.push("row".into());
+                Box::new(AffineExpr::Add(
+                    Box::new(AffineExpr::Mul(
+                        Box::new(AffineExpr::Dim(1)),
+                        Box::new(AffineExpr::Const(block as i64)),
+                    )),
+                    Box::new(AffineExpr::Dim(2)),
+                ))
+            }
+            None => {
+                names.push("row".into());
+                Box::new(AffineExpr::Dim(1))
+            }
+        };
+        names.push("lane".into());
+        let lane = AffineExpr::Dim(names.len() - 1);
         let variables: Vec<String> = ["stick", "row", "lane"].map(String::from).to_vec();
         self.b.def(
             ssa(&tile),
             OpKind::ConstructIndirectAccessTile {
-                dims: variables.iter().map(|v| build::value(v)).collect(),
+                dims: names.iter().map(|v| build::value(v)).collect(),
                 variables,
                 base: build::value(&format!("{t_name}_view")),
                 subscripts: vec![
@@ -470,45 +499,71 @@ impl KernelEmitter<'_> {
                     IndirectSubscript::Indirect {
                         view: build::value(&format!("{i_name}_view")),
                         exprs: vec![
-                            AffineExpr::FloorDiv(row(), Box::new(eps.clone())),
-                            AffineExpr::Mod(row(), Box::new(eps)),
+                            AffineExpr::FloorDiv(row.clone(), Box::new(eps.clone())),
+                            AffineExpr::Mod(row, Box::new(eps)),
                         ],
                     },
-                    IndirectSubscript::Direct(AffineExpr::Dim(2)),
+                    IndirectSubscript::Direct(lane),
                 ],
                 symbols: Vec::new(),
-                variables_space_set: Some(Attr::Set(box_set(&tile_dev))),
+                variables_space_set: Some(Attr::Set(box_set(&b_dev))),
                 variables_space_order: Some(Attr::Map(identity_map(3))),
                 base_type: build::memref(&t_dev, t_elem),
                 index_types: vec![build::memref(&i_dev, i_elem)],
             },
-            tile_str(&tile_dev),
+            tile_str(&b_dev),
         );
         self.b.load(
             ssa(&data),
             &val(&tile),
-            tile_str(&tile_dev),
-            shape_str(&tile_dev, o_elem),
+            tile_str(&b_dev),
+            shape_str(&b_dev, o_elem),
         );
-        let data = if single {
+        // A single id's row drops its unit dim to take the output's 2-D layout.
+        let (data, store_dev) = if single {
             let row = self.fresh("row");
             self.collapse(
                 &row,
                 &data,
                 vec![vec![0, 1], vec![2]],
-                (&tile_dev, &o_dev),
+                (&b_dev, &o_dev),
                 o_elem,
             );
-            row
+            (row, o_dev.clone())
         } else {
-            data
+            (data, b_dev.clone())
+        };
+        let dst = match &iv {
+            // The output's block at the same rows.
+            Some(iv) => {
+                let dst = self.fresh("dst");
+                let subs = [
+                    build::Subscript::value("c0"),
+                    build::Subscript::value(ssa(iv)).times(block as i64),
+                    build::Subscript::value("c0"),
+                ];
+                self.b.access_tile(
+                    ssa(&dst),
+                    &build::value(&format!("{o_name}_view")),
+                    &subs,
+                    Some(box_set(&b_dev)),
+                    Some(identity_map(3)),
+                    build::memref(&o_dev, o_elem),
+                    tile_str(&b_dev),
+                );
+                val(&dst)
+            }
+            None => build::value(&format!("{o_name}_tile")),
         };
         self.b.store(
             &val(&data),
-            &build::value(&format!("{o_name}_tile")),
-            shape_str(&o_dev, o_elem),
-            tile_str(&o_dev),
+            &dst,
+            shape_str(&store_dev, o_elem),
+            tile_str(&store_dev),
         );
+        if iv.is_some() {
+            self.close_loop();
+        }
         Ok(())
     }
 }

@@ -14,11 +14,14 @@
 //! When no choice fits the budget, the smallest one that fits the machine's plannable
 //! capacity is used (the plan's buffers are placed, not charged as values, so the kernel
 //! still runs); when none does, lowering stops with an error naming the op, the bytes it
-//! needs and the budget. Other kernels (movement, topk, gather) are not cut yet and are
-//! emitted as they are: the simulator reports their overflow.
+//! needs and the budget. Movement kernels (whose tiles could not fit even the plannable
+//! capacity whole) loop over blocks of the dims a core split could cut; a gather loads its
+//! rows in blocks, the fewest that fit. Other kernels (topk) are not cut and are emitted as
+//! they are: one whose tiles cannot fit the plannable capacity is a compile error naming
+//! the kernel.
 
 use super::*;
-use crate::ops::Category;
+use crate::ops::{Category, DeviceOpKind, Movement};
 use ktir::working_set::peak_live_bytes;
 
 /// One way to cut a kernel in time.
@@ -182,8 +185,13 @@ pub(super) fn emit_kernel(
     let cap = c.target.scratchpad_capacity_bytes as u64;
     let budget = cap.saturating_sub(held);
     let whole_need = need(&whole)?;
-    if whole_need <= budget {
+    // Kinds cut only since full-size models: cut only when they could not run whole (over
+    // the plannable capacity), so every kernel that ran before runs as it did.
+    if whole_need <= budget || (!is_cut_kind(op) && whole_need <= cap) {
         return Ok(whole);
+    }
+    if op.kind == DeviceOpKind::Movement(Movement::Gather) {
+        return gather_in_blocks(c, op, index, kernel, whole_need, budget);
     }
     let probe = KernelEmitter::new(c, op, index, kernel)?;
     let plans = candidate_plans(&probe);
@@ -205,7 +213,7 @@ pub(super) fn emit_kernel(
                 let text = emit(plan)?;
                 let n = need(&text)?;
                 if n <= budget {
-                    return if double {
+                    return if double && is_cut_kind(op) {
                         Ok(buffered(&probe, &plans[i..], text, budget, &emit)?)
                     } else {
                         Ok(note(text, "single buffering (double buffering is off)"))
@@ -223,18 +231,69 @@ pub(super) fn emit_kernel(
         Some((n, t)) if n < whole_need => (n, t),
         _ => (whole_need, whole),
     };
-    // A kind this pass does not cut runs as it is; the simulator names the overflow.
-    if least <= cap || !is_cut_kind(op) {
+    // Over the budget but within the plannable capacity it still runs: the plan's buffers
+    // are placed, not charged as values.
+    if least <= cap {
         return Ok(text);
     }
-    let how = if plans.is_empty() {
+    let how = if !is_cut_kind(op) {
+        "a kernel of this kind is not cut in time"
+    } else if plans.is_empty() {
         "its slice has no dim to cut into time steps"
     } else {
         "even cut into the smallest time steps"
     };
     Err(fail(format!(
-        "a core's tiles need {least} bytes of scratchpad ({how}), but the budget is {budget} bytes ({cap} plannable, {held} held by the scratchpad plan)"
+        "kernel @{}: a core's tiles need {least} bytes of scratchpad ({how}), but the budget is {budget} bytes ({cap} plannable, {held} held by the scratchpad plan)",
+        kernel.func
     )))
+}
+
+/// A gather too big for its budget (`whole_need` bytes) loads its rows in blocks: the
+/// fewest blocks (dividing the rows evenly) whose working set fits the budget; failing
+/// that, the fewest that fit the plannable capacity. None fitting is a compile error
+/// naming the kernel, found before anything runs.
+fn gather_in_blocks(
+    c: &Compilation,
+    op: &DeviceOp,
+    index: usize,
+    kernel: &Kernel,
+    whole_need: u64,
+    budget: u64,
+) -> Result<ktir::Func, CompileError> {
+    let cap = c.target.scratchpad_capacity_bytes as u64;
+    let rows = c
+        .layouts
+        .get(op.outputs.first().map_or("", String::as_str))
+        .and_then(|l| l.device_size.get(1).copied())
+        .unwrap_or(1);
+    // Fewest blocks first; the ids are read by row, so a block need not be whole sticks.
+    let mut capped: Option<ktir::Func> = None;
+    for steps in (2..=rows).filter(|s| rows % s == 0) {
+        let mut em = KernelEmitter::new(c, op, index, kernel)?;
+        em.gather_steps = steps;
+        let f = em.emit()?;
+        let need = peak_live_bytes(&f);
+        if need <= budget {
+            return Ok(f);
+        }
+        if need <= cap && capped.is_none() {
+            capped = Some(f);
+        }
+    }
+    if let Some(f) = capped {
+        return Ok(note(
+            f,
+            "no block of rows fits beside the scratchpad plan's buffers; the fewest that fit the plannable capacity",
+        ));
+    }
+    Err(CompileError::at(
+        &op.name,
+        format!(
+            "kernel @{}: the gather's tiles need {whole_need} bytes of scratchpad per core, and no block of its {rows} rows fits the budget of {budget} bytes ({cap} plannable)",
+            kernel.func
+        ),
+    ))
 }
 
 /// Appends `text` to a kernel's header comment.
@@ -391,6 +450,14 @@ fn candidate_plans(em: &KernelEmitter<'_>) -> Vec<Plan> {
     } else if is_cut_kind(op) {
         (0..it.len())
             .filter(|&d| !it[d].reduction)
+            .map(|d| (d, false))
+            .collect()
+    } else if op.kind.is_movement() && op.kind != DeviceOpKind::Movement(Movement::Gather) {
+        // A movement op is cut in time along the dims it could be split over cores by:
+        // a block of them reads a box of every input, as a finer split would.
+        let fixed = crate::movement_split::fixed_dims(em.c, op).unwrap_or_default();
+        (0..it.len())
+            .filter(|&d| fixed.get(d).is_some_and(Option::is_none) && !it[d].reduction)
             .map(|d| (d, false))
             .collect()
     } else {

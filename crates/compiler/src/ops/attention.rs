@@ -155,20 +155,17 @@ impl<'b> Builder<'b> {
             );
             // Only blocks that reach past the diagonal hold masked scores.
             if causal && c1 > past + 1 {
-                let mask: Vec<f32> = (0..sq * w)
-                    .map(|i| {
-                        if c0 + i % w > (i / w) % period + past {
-                            f32::NEG_INFINITY
-                        } else {
-                            0.0
-                        }
-                    })
-                    .collect();
+                // Described, not stored: a long sequence's masks would take gigabytes.
+                let mask = graph::InitSpec::CausalMask {
+                    col0: c0,
+                    period,
+                    past,
+                };
                 let mask_name = self.temp(&format!("{prefix}causal_mask{j}"), t(vec![sq, w]));
                 self.c.graph.initializers.push(graph::Initializer {
                     name: mask_name.clone(),
                     ty: t(vec![sq, w]),
-                    init: graph::InitSpec::Data(mask),
+                    init: mask,
                 });
                 let masked = self.temp(&format!("{prefix}masked{j}"), scores_ty.clone());
                 self.push(

@@ -25,14 +25,8 @@ impl Builder<'_> {
     /// The values of a constant initializer (`None` for a graph input or a seeded one).
     fn const_data(&self, name: &str) -> Option<Vec<f32>> {
         let init = self.c.graph.initializers.iter().find(|i| i.name == name)?;
-        let n = init.ty.numel();
-        match &init.init {
-            graph::InitSpec::Data(d) => Some(d.clone()),
-            graph::InitSpec::Zeros => Some(vec![0.0; n]),
-            graph::InitSpec::Ones => Some(vec![1.0; n]),
-            graph::InitSpec::Constant(v) => Some(vec![*v; n]),
-            _ => None,
-        }
+        let cols = init.ty.shape.last().copied().unwrap_or(1);
+        init.init.values(init.ty.numel(), cols)
     }
 
     /// See the module doc.
