@@ -165,6 +165,10 @@ struct CompileFlags {
     /// computes), to compare the two regimes.
     #[arg(long)]
     no_double_buffer: bool,
+    /// Lower every device op as a kernel of its own (default: runs of elementwise ops on
+    /// the same slices are fused into one kernel), to compare the two.
+    #[arg(long)]
+    no_fuse: bool,
 }
 
 impl CompileFlags {
@@ -176,6 +180,7 @@ impl CompileFlags {
                 .map_err(|e: compiler::CompileError| e.to_string())?,
             attention_key_block: self.attention_block,
             double_buffer: !self.no_double_buffer,
+            fuse: !self.no_fuse,
             ..Default::default()
         })
     }

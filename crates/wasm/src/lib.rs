@@ -108,6 +108,8 @@ struct RunOptions {
     attention_block: Option<usize>,
     /// Model graphs: double-buffer the loads of time loops (default true).
     double_buffer: Option<bool>,
+    /// Model graphs: fuse runs of elementwise ops into one kernel (default true).
+    fuse: Option<bool>,
     /// Model graphs: also run tensor-parallel over this many cards (`--tp`; 1 or absent:
     /// one card only).
     tp: Option<usize>,
@@ -177,6 +179,7 @@ fn driver_options(o: RunOptions) -> Result<driver::RunOptions, JsValue> {
     }
     opts.compile.attention_key_block = o.attention_block;
     opts.compile.double_buffer = o.double_buffer.unwrap_or(true);
+    opts.compile.fuse = o.fuse.unwrap_or(true);
     opts.scalars = o.args.unwrap_or_default();
     opts.places = o.places.unwrap_or_default();
     opts.out_of_bounds = match o.out_of_bounds.as_deref() {
@@ -323,7 +326,7 @@ impl Session {
     }
 
     /// Runs the source with options `{ machine?, seed?, ktir?, timingOnly?, allocator?,
-    /// attentionBlock?, doubleBuffer?, args?, places?, outOfBounds? }` (the compiler's three
+    /// attentionBlock?, doubleBuffer?, fuse?, args?, places?, outOfBounds? }` (the compiler's three
     /// as `spyre compile`'s flags; the last three for KTIR: scalar values as text, fixed
     /// buffer addresses, "error" or "mask") and returns the
     /// run (`Run` in the generated types): with `ktir`, that module runs in place of the
