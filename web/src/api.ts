@@ -67,6 +67,8 @@ export interface RunOptions {
   attentionBlock?: number;
   /** Model graphs: double-buffer the loads of time loops (default true). */
   doubleBuffer?: boolean;
+  /** Model graphs: fuse runs of elementwise ops into one kernel (default true). */
+  fuse?: boolean;
   /** KTIR modules: "error" (default) or "mask" for points outside their views. */
   outOfBounds?: string;
   /** KTIR modules: fixed DRAM element addresses of buffers, by name. */

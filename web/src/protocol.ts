@@ -273,6 +273,10 @@ function parseOptions(v: unknown): RunOptions | null {
     if (typeof o.doubleBuffer !== "boolean") return null;
     out.doubleBuffer = o.doubleBuffer;
   }
+  if (o.fuse !== undefined) {
+    if (typeof o.fuse !== "boolean") return null;
+    out.fuse = o.fuse;
+  }
   if (o.outOfBounds !== undefined) {
     if (o.outOfBounds !== "error" && o.outOfBounds !== "mask") return null;
     out.outOfBounds = o.outOfBounds;

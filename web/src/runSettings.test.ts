@@ -22,6 +22,7 @@ describe("run settings", () => {
       allocator: "first-fit" as const,
       attentionBlock: 16,
       noDoubleBuffer: true,
+      noFuse: true,
       timingOnly: true,
       seed: 3,
       outOfBounds: "mask" as const,
@@ -37,13 +38,14 @@ describe("run settings", () => {
       allocator: "first-fit",
       attentionBlock: 16,
       doubleBuffer: false,
+      fuse: false,
       timingOnly: true,
       seed: 3,
       outOfBounds: "mask",
       places: { x: 128 },
     });
     expect(settingsFlags(s).join(" ")).toBe(
-      "--allocator first-fit --attention-block 16 --no-double-buffer --timing-only --seed 3 --out-of-bounds mask --place x=128",
+      "--allocator first-fit --attention-block 16 --no-double-buffer --no-fuse --timing-only --seed 3 --out-of-bounds mask --place x=128",
     );
   });
 
@@ -70,6 +72,7 @@ describe("run settings", () => {
         allocator: 3,
         attentionBlock: 1.5,
         noDoubleBuffer: "yes",
+        noFuse: 1,
         timingOnly: {},
         seed: Number.MAX_VALUE,
         outOfBounds: ["mask"],

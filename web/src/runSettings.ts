@@ -51,6 +51,8 @@ export interface RunSettings {
   attentionBlock: number | null;
   /** `--no-double-buffer`. */
   noDoubleBuffer: boolean;
+  /** `--no-fuse`. */
+  noFuse: boolean;
   /** `--timing-only`. */
   timingOnly: boolean;
   /** `--seed` (null: 0). */
@@ -77,6 +79,7 @@ export const DEFAULT_SETTINGS: RunSettings = {
   allocator: null,
   attentionBlock: null,
   noDoubleBuffer: false,
+  noFuse: false,
   timingOnly: false,
   seed: null,
   outOfBounds: null,
@@ -130,6 +133,7 @@ export function sanitizeSettings(o: Record<string, unknown>): RunSettings {
         : null,
     attentionBlock: intIn(o.attentionBlock, 1, MAX_ATTENTION_BLOCK),
     noDoubleBuffer: flag(o.noDoubleBuffer),
+    noFuse: flag(o.noFuse),
     timingOnly: flag(o.timingOnly),
     seed: intIn(o.seed, 0, MAX_SEED) || null,
     outOfBounds: o.outOfBounds === "mask" ? "mask" : null,
@@ -178,6 +182,7 @@ export function settingsOptions(s: RunSettings): RunOptions {
   if (s.allocator !== null) o.allocator = s.allocator;
   if (s.attentionBlock !== null) o.attentionBlock = s.attentionBlock;
   if (s.noDoubleBuffer) o.doubleBuffer = false;
+  if (s.noFuse) o.fuse = false;
   if (s.timingOnly) o.timingOnly = true;
   if (s.seed !== null) o.seed = s.seed;
   if (s.outOfBounds !== null) o.outOfBounds = s.outOfBounds;
@@ -200,6 +205,7 @@ export function settingsFlags(s: RunSettings): string[] {
   if (s.allocator !== null) f.push(`--allocator ${s.allocator}`);
   if (s.attentionBlock !== null) f.push(`--attention-block ${s.attentionBlock}`);
   if (s.noDoubleBuffer) f.push("--no-double-buffer");
+  if (s.noFuse) f.push("--no-fuse");
   if (s.timingOnly) f.push("--timing-only");
   if (s.seed !== null) f.push(`--seed ${s.seed}`);
   if (s.outOfBounds !== null) f.push(`--out-of-bounds ${s.outOfBounds}`);

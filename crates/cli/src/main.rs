@@ -167,6 +167,10 @@ struct CompileFlags {
     no_double_buffer: bool,
     #[command(flatten)]
     padding: PaddingFlags,
+    /// Lower every device op as a kernel of its own (default: runs of elementwise ops on
+    /// the same slices are fused into one kernel), to compare the two.
+    #[arg(long)]
+    no_fuse: bool,
 }
 
 impl CompileFlags {
@@ -179,6 +183,7 @@ impl CompileFlags {
             attention_key_block: self.attention_block,
             double_buffer: !self.no_double_buffer,
             padding: self.padding.rules()?,
+            fuse: !self.no_fuse,
             ..Default::default()
         })
     }

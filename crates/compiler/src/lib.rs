@@ -6,8 +6,9 @@
 //! 3. `layout` ([`layout`]): a stick layout for every tensor; restickify where operands disagree.
 //! 4. `work-division` ([`workdiv`]): how each op's iteration space is split over cores.
 //! 5. `scratchpad` ([`scratchpad`]): scratchpad (LX) and DRAM placement of every tensor.
-//! 6. `sdsc` ([`sdsc_emit`]): one SuperDSC descriptor per op plus the bundle manifest.
-//! 7. `ktir` ([`lower_ktir`]): SDSC to KTIR text.
+//! 6. `fusion` ([`fusion`]): runs of elementwise ops on the same slices become one kernel.
+//! 7. `sdsc` ([`sdsc_emit`]): one SuperDSC descriptor per op plus the bundle manifest.
+//! 8. `ktir` ([`lower_ktir`]): SDSC to KTIR text, one function per kernel.
 //!
 //! Before them, for several cards, [`tp`] (`tensor-parallel`) cuts a Llama-style layer into
 //! identical per-card shard segments joined by all-reduces; each segment then compiles
@@ -35,6 +36,7 @@
 #![allow(clippy::manual_is_multiple_of)]
 
 pub mod artifact_cache;
+pub mod fusion;
 pub mod layout;
 pub mod lower_ktir;
 pub mod movement_split;
@@ -65,6 +67,7 @@ pub const PASS_NAMES: &[&str] = &[
     "layout",
     "work-division",
     "scratchpad",
+    "fusion",
     "sdsc",
     "ktir",
 ];
@@ -166,6 +169,9 @@ pub struct Options {
     /// i computes, at the price of a second buffer per streamed operand. Off, every kernel
     /// is single-buffered, so the two regimes can be compared.
     pub double_buffer: bool,
+    /// Fuse runs of elementwise ops on the same slices into one kernel (on by default; see
+    /// [`fusion`]). Off, every device op is a kernel of its own, so both can be compared.
+    pub fuse: bool,
     /// The serving stack's padding and alignment rules whose cost PagedAttention reports
     /// (the public values by default; the compile itself keeps sequences ragged).
     pub padding: PaddingRules,
@@ -181,6 +187,7 @@ impl Default for Options {
             skip_snapshots: false,
             work_limit: None,
             double_buffer: true,
+            fuse: true,
             padding: PaddingRules::PUBLIC,
         }
     }
@@ -289,6 +296,9 @@ pub struct Compilation {
     /// Parallel to `ops`.
     pub divisions: Vec<WorkDivision>,
     pub placements: BTreeMap<String, Placement>,
+    /// Device ops lowered together as one kernel (the `fusion` pass), in op order.
+    #[serde(default)]
+    pub fusion: Vec<fusion::FusionGroup>,
     pub sdsc: Option<sdsc::Bundle>,
     /// The lowered module as text, printed from [`Compilation::ktir_module`] (or an edited
     /// module put in its place by a caller).

@@ -29,11 +29,13 @@ use std::collections::BTreeMap;
 
 mod convert;
 mod double_buffer;
+mod fuse;
 mod matmul;
 mod movement;
 mod tiling;
 mod topk;
 
+pub(crate) use fuse::{fused_fits, time_tiled};
 pub use tiling::{scratchpad_use, KernelUse};
 
 /// One kernel of the lowered module and the tensors its `index` arguments point at.
@@ -41,32 +43,64 @@ pub use tiling::{scratchpad_use, KernelUse};
 pub struct Kernel {
     /// The function's symbol name.
     pub func: String,
-    /// The device op it implements.
+    /// The device op it implements (a fused kernel: the fusion group's name).
     pub op: String,
     /// Tensor names, in argument order (inputs, then outputs).
     pub args: Vec<String>,
+    /// Indices in `c.ops` of the device ops it runs: one, or a fusion group's members.
+    pub ops: std::ops::Range<usize>,
 }
 
-/// The kernels of a compilation, in launch order. Tensors the scratchpad plan keeps in the
-/// cores' scratchpads are not arguments: kernels address them at their planned offsets.
+/// The kernel of device op `i` on its own.
+fn single_kernel(c: &Compilation, i: usize, op: &DeviceOp) -> Kernel {
+    Kernel {
+        func: format!("k{i}_{}", ident(&op.name)),
+        op: op.name.clone(),
+        args: kernel_args(c, std::slice::from_ref(op)),
+        ops: i..i + 1,
+    }
+}
+
+/// The DRAM tensors a run of ops reads or writes, in order of first use.
+fn kernel_args(c: &Compilation, ops: &[DeviceOp]) -> Vec<String> {
+    let mut args: Vec<String> = Vec::new();
+    for op in ops {
+        for t in op.inputs.iter().chain(&op.outputs) {
+            if scratchpad_offset(c, t).is_none() && !args.contains(t) {
+                args.push(t.clone());
+            }
+        }
+    }
+    args
+}
+
+/// The kernels of a compilation, in launch order: one per device op, except that each
+/// fusion group ([`Compilation::fusion`]) is one kernel. Tensors the scratchpad plan keeps
+/// in the cores' scratchpads are not arguments: kernels address them at their planned
+/// offsets.
 pub fn kernels(c: &Compilation) -> Vec<Kernel> {
-    c.ops
-        .iter()
-        .enumerate()
-        .map(|(i, op)| Kernel {
-            func: format!("k{i}_{}", ident(&op.name)),
-            op: op.name.clone(),
-            args: {
-                let mut args: Vec<String> = Vec::new();
-                for t in op.inputs.iter().chain(&op.outputs) {
-                    if scratchpad_offset(c, t).is_none() && !args.contains(t) {
-                        args.push(t.clone());
-                    }
-                }
-                args
-            },
-        })
-        .collect()
+    let groups: BTreeMap<usize, &crate::fusion::FusionGroup> =
+        c.fusion.iter().map(|g| (g.first, g)).collect();
+    let mut out = Vec::with_capacity(c.ops.len());
+    let mut i = 0;
+    while i < c.ops.len() {
+        match groups.get(&i) {
+            Some(g) if g.len > 1 && g.first + g.len <= c.ops.len() => {
+                out.push(Kernel {
+                    func: format!("k{i}_{}", ident(&g.name)),
+                    op: g.name.clone(),
+                    args: kernel_args(c, &c.ops[g.ops()]),
+                    ops: g.ops(),
+                });
+                i += g.len;
+            }
+            _ => {
+                out.push(single_kernel(c, i, &c.ops[i]));
+                i += 1;
+            }
+        }
+    }
+    out
 }
 
 /// The byte offset of a tensor the scratchpad plan placed in every core's scratchpad.
@@ -101,37 +135,49 @@ pub(crate) fn lower_with(
 ) -> Result<ktir::Module, CompileError> {
     let mut module = ktir::Module {
         comments: vec![format!(
-            "KTIR for '{}': one kernel per device op, launched in order.",
+            "KTIR for '{}': one kernel per device op or fused chain, launched in order.",
             c.graph.name
         )],
         ..ktir::Module::default()
     };
     let held = tiling::planned_live_bytes(c);
-    for (i, (op, kernel)) in c.ops.iter().zip(kernels(c)).enumerate() {
-        let held_i = held.get(i).copied().unwrap_or(0);
-        let key = cache
-            .as_ref()
-            .map(|_| crate::artifact_cache::kernel_key(c, op, i, &kernel, held_i, double_buffer));
-        let reused = match (cache.as_deref_mut(), &key) {
-            (Some(cache), Some(key)) => cache.lookup(key, &kernel.func),
-            _ => None,
-        };
-        let func = match reused {
-            Some(f) => f,
-            None => {
-                let func = tiling::emit_kernel(c, op, i, &kernel, held_i, double_buffer)?;
-                budget.spend(op_count(&func.body), Some(&op.name))?;
-                let func = verified(op, func)?;
-                if let (Some(cache), Some(key)) = (cache.as_deref_mut(), &key) {
-                    cache.insert(key, &func);
+    for kernel in kernels(c) {
+        let i = kernel.ops.start;
+        if kernel.ops.len() > 1 {
+            let group =
+                c.fusion.iter().find(|g| g.first == i).ok_or_else(|| {
+                    CompileError::at(&kernel.op, "fused kernel without its group")
+                })?;
+            let func = fuse::fused_kernel(c, group, &kernel, &held, double_buffer)?;
+            budget.spend(op_count(&func.body), Some(&kernel.op))?;
+            module.funcs.push(func);
+        } else {
+            let op = &c.ops[i];
+            let held_i = held.get(i).copied().unwrap_or(0);
+            let key = cache.as_ref().map(|_| {
+                crate::artifact_cache::kernel_key(c, op, i, &kernel, held_i, double_buffer)
+            });
+            let reused = match (cache.as_deref_mut(), &key) {
+                (Some(cache), Some(key)) => cache.lookup(key, &kernel.func),
+                _ => None,
+            };
+            let func = match reused {
+                Some(f) => f,
+                None => {
+                    let func = tiling::emit_kernel(c, op, i, &kernel, held_i, double_buffer)?;
+                    budget.spend(op_count(&func.body), Some(&op.name))?;
+                    let func = verified(op, func)?;
+                    if let (Some(cache), Some(key)) = (cache.as_deref_mut(), &key) {
+                        cache.insert(key, &func);
+                    }
+                    func
                 }
-                func
-            }
-        };
-        module.funcs.push(func);
+            };
+            module.funcs.push(func);
+        }
         progress(crate::CompileProgress {
             pass: "ktir",
-            done: i + 1,
+            done: kernel.ops.end,
             total: c.ops.len(),
         });
     }

@@ -407,6 +407,7 @@ fn compile_inner(
         layouts: BTreeMap::new(),
         divisions: Vec::new(),
         placements: BTreeMap::new(),
+        fusion: Vec::new(),
         sdsc: None,
         ktir: None,
         ktir_module: None,
@@ -502,6 +503,20 @@ fn compile_inner(
                     text,
                     data,
                 )
+            }
+            "fusion" => 'snap: {
+                let report = crate::fusion::run(&mut c, options.fuse, options.double_buffer)?;
+                if !record {
+                    break 'snap none();
+                }
+                let text = crate::fusion::render(&c, &report);
+                let fused: usize = report.groups.iter().map(|g| g.len).sum();
+                let title = if report.enabled {
+                    format!("{} fused kernels of {fused} ops", report.groups.len())
+                } else {
+                    "fusion off".to_string()
+                };
+                (title, text, camel(&report))
             }
             "sdsc" => 'snap: {
                 sdsc_emit::run(&mut c)?;
@@ -675,7 +690,7 @@ pub(crate) mod tests {
         )
         .unwrap();
         let passes: Vec<&str> = c.snapshots.iter().map(|s| s.pass.as_str()).collect();
-        assert_eq!(passes, &PASS_NAMES[..6]);
+        assert_eq!(passes, &PASS_NAMES[..7]);
         assert!(c.ktir.is_none());
         let ops: Vec<(&str, &str)> = c
             .ops
@@ -947,7 +962,7 @@ pub(crate) mod tests {
     #[test]
     fn stop_after_each_pass_and_unknown_pass() {
         let g = example("matmul_add.json");
-        for (i, p) in PASS_NAMES[..6].iter().enumerate() {
+        for (i, p) in PASS_NAMES[..7].iter().enumerate() {
             let c = compile(&g, &Target::spyre32(), &upto(p)).unwrap();
             assert_eq!(c.snapshots.len(), i + 1);
             assert_eq!(c.snapshots.last().unwrap().pass, *p);
@@ -955,9 +970,9 @@ pub(crate) mod tests {
         let e = compile(&g, &Target::spyre32(), &upto("lower")).unwrap_err();
         assert_eq!(e.node, None);
         assert!(e.message.contains("unknown pass 'lower'"));
-        assert!(e
-            .message
-            .contains("canonicalize, decompose, layout, work-division, scratchpad, sdsc, ktir"));
+        assert!(e.message.contains(
+            "canonicalize, decompose, layout, work-division, scratchpad, fusion, sdsc, ktir"
+        ));
     }
 
     #[test]

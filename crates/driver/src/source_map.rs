@@ -182,11 +182,15 @@ pub(crate) fn op_links(c: &compiler::Compilation, kernels: &mut [KernelLink]) ->
         .iter()
         .enumerate()
         .map(|(i, op)| {
+            // A fused kernel runs several ops; it is linked back to its first.
             let kernel = lowered
-                .get(i)
+                .iter()
+                .find(|k| k.ops.contains(&i))
                 .and_then(|k| kernel_of.get(k.func.as_str()).copied());
             if let Some(k) = kernel {
-                kernels[k].op = Some(i);
+                if kernels[k].op.is_none() {
+                    kernels[k].op = Some(i);
+                }
             }
             OpLink {
                 name: op.name.clone(),

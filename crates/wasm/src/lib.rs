@@ -108,6 +108,8 @@ struct RunOptions {
     attention_block: Option<usize>,
     /// Model graphs: double-buffer the loads of time loops (default true).
     double_buffer: Option<bool>,
+    /// Model graphs: fuse runs of elementwise ops into one kernel (default true).
+    fuse: Option<bool>,
     /// Model graphs: also run tensor-parallel over this many cards (`--tp`; 1 or absent:
     /// one card only).
     tp: Option<usize>,
@@ -208,6 +210,7 @@ fn driver_options(o: RunOptions) -> Result<driver::RunOptions, JsValue> {
             None => {}
         }
     }
+    opts.compile.fuse = o.fuse.unwrap_or(true);
     opts.scalars = o.args.unwrap_or_default();
     opts.places = o.places.unwrap_or_default();
     opts.out_of_bounds = match o.out_of_bounds.as_deref() {
@@ -409,7 +412,7 @@ impl Session {
     }
 
     /// Runs the source with options `{ machine?, seed?, ktir?, timingOnly?, allocator?,
-    /// attentionBlock?, doubleBuffer?, args?, places?, outOfBounds? }` (the compiler's three
+    /// attentionBlock?, doubleBuffer?, fuse?, args?, places?, outOfBounds? }` (the compiler's three
     /// as `spyre compile`'s flags; the last three for KTIR: scalar values as text, fixed
     /// buffer addresses, "error" or "mask") and returns the
     /// run (`Run` in the generated types): with `ktir`, that module runs in place of the

@@ -67,6 +67,11 @@ export class OptionsPanel {
     id: "opt-double-buffer",
     type: "checkbox",
   });
+  private readonly fuse = el("input", {
+    "data-testid": "opt-fuse",
+    id: "opt-fuse",
+    type: "checkbox",
+  });
   private readonly timingOnly = el("input", {
     "data-testid": "opt-timing-only",
     id: "opt-timing-only",
@@ -181,6 +186,12 @@ export class OptionsPanel {
         "The next block loads while this one computes; off: every time loop is single-buffered (--no-double-buffer)",
         "opt-double-buffer",
       ),
+      row(
+        "Fusion",
+        this.fuse,
+        "Runs of elementwise ops on the same slices become one kernel; off: one kernel per device op (--no-fuse)",
+        "opt-fuse",
+      ),
       el("div", { className: "options-heading", text: "Padding rules (paged attention)" }),
       row(
         "Query pad",
@@ -256,6 +267,7 @@ export class OptionsPanel {
     for (const c of [
       this.allocator,
       this.doubleBuffer,
+      this.fuse,
       this.timingOnly,
       this.outOfBounds,
       this.tp,
@@ -295,6 +307,7 @@ export class OptionsPanel {
     this.allocator.value = s.allocator ?? "greedy";
     this.attention.value = s.attentionBlock === null ? "" : String(s.attentionBlock);
     this.doubleBuffer.checked = !s.noDoubleBuffer;
+    this.fuse.checked = !s.noFuse;
     this.timingOnly.checked = s.timingOnly || this.forcedTimingOnly;
     this.seed.value = s.seed === null ? "" : String(s.seed);
     this.outOfBounds.value = s.outOfBounds ?? "error";
@@ -405,6 +418,7 @@ export class OptionsPanel {
       allocator: a === "greedy" ? null : a,
       attentionBlock,
       noDoubleBuffer: !this.doubleBuffer.checked,
+      noFuse: !this.fuse.checked,
       timingOnly: this.forcedTimingOnly ? this.current.timingOnly : this.timingOnly.checked,
       seed,
       outOfBounds: this.outOfBounds.value === "mask" ? "mask" : null,

@@ -336,11 +336,15 @@ pub(super) mod tests {
     use crate::passes::tests::graph_of;
     use crate::{compile, Options, Target};
 
-    /// The KTIR of a graph, verified.
+    /// The KTIR of a graph, verified, one kernel per op (unfused, so each op's own
+    /// lowering shows).
     pub(crate) fn ktir_of(inputs: &str, nodes: &str, outputs: &str) -> String {
         let g = graph_of(inputs, "", nodes, outputs);
-        let c =
-            compile(&g, &Target::spyre32(), &Options::default()).unwrap_or_else(|e| panic!("{e}"));
+        let o = Options {
+            fuse: false,
+            ..Options::default()
+        };
+        let c = compile(&g, &Target::spyre32(), &o).unwrap_or_else(|e| panic!("{e}"));
         let text = c.ktir.expect("ktir");
         if let Err(d) = ktir::check(&text) {
             panic!("{}\n{text}", ktir::render_diagnostics("ktir", &d));

@@ -106,7 +106,7 @@ pub fn scratchpad_use(c: &Compilation) -> Result<Vec<KernelUse>, CompileError> {
     let cap = c.target.scratchpad_capacity_bytes as u64;
     let held = planned_live_bytes(c);
     let mut out = Vec::new();
-    for (i, k) in kernels(c).iter().enumerate() {
+    for k in kernels(c).iter() {
         let func = module
             .func(&k.func)
             .ok_or_else(|| CompileError::at(&k.op, format!("no function @{}", k.func)))?;
@@ -115,7 +115,13 @@ pub fn scratchpad_use(c: &Compilation) -> Result<Vec<KernelUse>, CompileError> {
         out.push(KernelUse {
             func: k.func.clone(),
             need,
-            budget: cap.saturating_sub(held.get(i).copied().unwrap_or(0)),
+            budget: cap.saturating_sub(
+                k.ops
+                    .clone()
+                    .map(|i| held.get(i).copied().unwrap_or(0))
+                    .max()
+                    .unwrap_or(0),
+            ),
             steps,
         });
     }
@@ -124,7 +130,7 @@ pub fn scratchpad_use(c: &Compilation) -> Result<Vec<KernelUse>, CompileError> {
 
 /// How many time steps a kernel body runs: the product of the trip counts of its nested
 /// `scf.for` loops (bounds are index constants of the body), the most of any nest.
-fn time_steps(body: &ktir::Block) -> usize {
+pub(super) fn time_steps(body: &ktir::Block) -> usize {
     fn consts(b: &ktir::Block, out: &mut BTreeMap<String, i64>) {
         for op in &b.ops {
             if let (
