@@ -47,6 +47,11 @@ pub struct WorkDivision {
     pub core_to_slice: Vec<Vec<usize>>,
     /// Which rule decided, with the figures that decided it.
     pub rule: String,
+    /// A matmul's B (weight) tiles shared over the ring: the number of cores of an M group
+    /// that need the same tiles; the group's first core loads each tile from DRAM and the
+    /// others take it from the ring. `None`: every core loads its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_b: Option<usize>,
 }
 
 /// Elements per stick for the stick dims of `op` (from its first output's device dtype).
@@ -260,12 +265,81 @@ fn fmt_splits(op: &DeviceOp, s: &[usize]) -> String {
         .join(" ")
 }
 
-/// Estimated time (ns) of a batchmatmul split, as (compute, memory, partial sums).
+/// Estimated time (ns) of a batchmatmul split, as (compute, memory, partial sums), every
+/// core loading its own tiles.
 pub fn matmul_cost(
     c: &Compilation,
     op: &DeviceOp,
     splits: &[usize],
 ) -> Result<(f64, f64, f64), CompileError> {
+    let m = matmul_cost_with(c, op, splits, false, true)?;
+    Ok((m.compute, m.memory, m.psum))
+}
+
+/// A matmul split's estimated time (ns), by part.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MatmulCost {
+    /// Per-core MACs at the PT array's rate.
+    pub compute: f64,
+    /// Bytes all cores move from and to DRAM at its aggregate bandwidth.
+    pub memory: f64,
+    /// The K split's partial sums reduced over the ring.
+    pub psum: f64,
+    /// B tiles forwarded over the ring by the core of each M group that loads them.
+    pub ring: f64,
+    /// The M group size sharing B tiles over the ring, when they are shared.
+    pub shared_b: Option<usize>,
+    /// Whether the share is cut in time (it does not fit the scratchpad whole).
+    pub time_cut: bool,
+    /// Whether the time loops are estimated to double-buffer: the option is on and the
+    /// second buffers of the streamed blocks fit beside the plan's working set.
+    pub double_buffered: bool,
+}
+
+impl MatmulCost {
+    /// The estimate the cost model minimises.
+    pub fn total(&self) -> f64 {
+        self.compute + self.memory + self.psum + self.ring
+    }
+
+    /// The estimate with DMA/compute overlap: a double-buffered time loop hides the shorter
+    /// of its transfers (DRAM and ring) and its compute, a single-buffered one pays both.
+    /// Used to weigh B shared over the ring against every core loading its own, where the
+    /// sharing's extra buffers can cost the second buffers (assumption: the whole kernel
+    /// overlaps, as a long time loop nearly does).
+    pub fn overlapped(&self) -> f64 {
+        if self.time_cut && self.double_buffered {
+            self.compute.max(self.memory + self.ring) + self.psum
+        } else {
+            self.total()
+        }
+    }
+}
+
+/// Whether a split may share B tiles over the ring: M is split (so several cores need the
+/// same B slice), no batch dim is split (B's slice is then the same across the M group),
+/// A and B are different tensors, and the share does not fit the scratchpad whole (only
+/// then does sharing replace DRAM re-reads; a share that fits is read once anyway).
+fn may_share_b(c: &Compilation, op: &DeviceOp, splits: &[usize], share: &Share) -> bool {
+    let nb = op.iteration.len().saturating_sub(3);
+    splits.get(nb).is_some_and(|&m| m > 1)
+        && splits[..nb].iter().all(|&s| s == 1)
+        && op.inputs.first() != op.inputs.get(1)
+        && !share.fits(c.target.scratchpad_capacity_bytes as f64)
+}
+
+/// Estimated time (ns) of a batchmatmul split; with `share`, B tiles are shared over the
+/// ring within each M group where [`may_share_b`] allows it: DRAM moves each B byte once
+/// per group instead of once per core, and the loading core forwards it to the `m - 1`
+/// others at one stick per ns (the partial sums' assumption), sends back to back.
+/// `double` is the compile option: whether time loops may be double-buffered.
+pub fn matmul_cost_with(
+    c: &Compilation,
+    op: &DeviceOp,
+    splits: &[usize],
+    share: bool,
+    double: bool,
+) -> Result<MatmulCost, CompileError> {
     let t: &Target = &c.target;
     let eps = op_eps(c, op);
     let ch = chunk_elems(op, eps, splits);
@@ -292,7 +366,7 @@ pub fn matmul_cost(
             .product())
     };
     let ksplit = splits[nb + 2];
-    let share = Share {
+    let mut share_of = Share {
         a: batch_of(0, a)? * mc * kc * ds(a)?,
         b: batch_of(1, b)? * kc * nc * ds(b)?,
         c: bc * mc * nc * ds(y)?,
@@ -301,10 +375,20 @@ pub fn matmul_cost(
         n_units: ch[nb + 1].div_ceil(eps).max(1),
         k_units: ch[nb + 2].div_ceil(eps).max(1),
         k_split: ksplit > 1,
+        b_group: 1.0,
     };
-    let per_core = share.traffic(t.scratchpad_capacity_bytes as f64);
+    let shared_b = (share && may_share_b(c, op, splits, &share_of)).then_some(splits[nb]);
+    if let Some(g) = shared_b {
+        share_of.b_group = g as f64;
+    }
+    let tr = share_of.traffic(t.scratchpad_capacity_bytes as f64);
+    let (per_core, b_moved) = (tr.bytes, tr.b_moved);
     let cores: usize = splits.iter().product();
     let memory = per_core * cores as f64 / t.dram_bytes_per_ns.max(1e-9);
+    let ring = match shared_b {
+        Some(g) => b_moved * (g - 1) as f64 / t.stick_bytes.max(1) as f64,
+        None => 0.0,
+    };
     let psum = if ksplit > 1 {
         // A chain of k - 1 hops to the leader, the partial cut into pieces that move down
         // it concurrently: the last piece lands k - 2 pieces after one whole partial.
@@ -315,7 +399,29 @@ pub fn matmul_cost(
     } else {
         0.0
     };
-    Ok((compute, memory, psum))
+    Ok(MatmulCost {
+        compute,
+        memory,
+        psum,
+        ring,
+        shared_b,
+        time_cut: tr.cut,
+        double_buffered: double && tr.double,
+    })
+}
+
+/// What [`Share::traffic`] finds for one core's share.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Traffic {
+    /// DRAM bytes moved, re-reads included, B counted once per sharing group.
+    bytes: f64,
+    /// B bytes the plan loads per core before sharing (what the ring forwards).
+    b_moved: f64,
+    /// Whether the share is cut in time.
+    cut: bool,
+    /// Whether a plan moving as few bytes also fits the second buffers of its streamed
+    /// blocks (the lowering double-buffers only among plans moving the same bytes).
+    double: bool,
 }
 
 /// One core's share of a matmul, in bytes (A, B, C as stored, C as an f32 sum), and the
@@ -329,25 +435,45 @@ struct Share {
     n_units: usize,
     k_units: usize,
     k_split: bool,
+    /// Cores sharing each B byte one DRAM read brings (1: not shared).
+    b_group: f64,
 }
 
 impl Share {
+    /// Whether the whole share fits `cap` bytes of scratchpad (read once, no time cut).
+    fn fits(&self, cap: f64) -> bool {
+        let acc_whole = if self.k_split { self.acc } else { self.c };
+        2.0 * (self.a + self.b + acc_whole) <= cap
+    }
+
     /// The DRAM bytes one core moves for its share, re-reads included, under the best time
     /// cut that fits `cap` bytes of scratchpad: the same plans the lowering's time tiling
     /// weighs (M, N and K blocks; without a K loop, A or B may stay resident across the
     /// innermost loop), with the working set estimated as twice each block (a loaded tile
-    /// and its reordered copy; the sum and the product). The search covers
+    /// and its reordered copy; the sum and the product). B's bytes count once per
+    /// `b_group` cores (shared over the ring). Returns the bytes and the B bytes the plan
+    /// loads per core before sharing (what the ring forwards). The search covers
     /// divisors(rows) x divisors(N sticks) x divisors(K sticks) x 3 loop orders, a few
     /// thousand plans at most for any real shape; it runs once per candidate split.
     /// When nothing fits, the finest cut's traffic is returned (the lowering reports it).
-    fn traffic(&self, cap: f64) -> f64 {
-        let whole = self.a + self.b + self.c;
-        let acc_whole = if self.k_split { self.acc } else { self.c };
-        if 2.0 * (self.a + self.b + acc_whole) <= cap {
-            return whole;
+    fn traffic(&self, cap: f64) -> Traffic {
+        let bg = self.b_group.max(1.0);
+        if self.fits(cap) {
+            return Traffic {
+                bytes: self.a + self.b / bg + self.c,
+                b_moved: self.b,
+                cut: false,
+                double: false,
+            };
         }
-        let mut best: Option<f64> = None;
-        let mut finest = f64::INFINITY;
+        let mut best: Option<(f64, f64)> = None;
+        let mut finest: Option<(f64, f64)> = None;
+        // Per fitting plan: its bytes and whether its second buffers fit too.
+        let mut fitting: Vec<(f64, bool)> = Vec::new();
+        let better = |x: Option<(f64, f64)>, y: (f64, f64)| match x {
+            Some(x) if x.0 <= y.0 => x,
+            _ => y,
+        };
         for ms in divisors(self.rows) {
             for ns in divisors(self.n_units) {
                 for ks in divisors(self.k_units) {
@@ -357,26 +483,42 @@ impl Share {
                     } else {
                         self.c
                     };
-                    let need = 2.0 * (self.a / (m * k) + self.b / (n * k) + acc / (m * n));
-                    let mut moved = self.a * n + self.b * m + self.c;
+                    let (a_blk, b_blk) = (self.a / (m * k), self.b / (n * k));
+                    // A shared B block is held twice on the loading core: the block it
+                    // loads and the one it takes back from the ring.
+                    let shared_copy = if bg > 1.0 { b_blk } else { 0.0 };
+                    let need = 2.0 * (a_blk + b_blk + acc / (m * n)) + shared_copy;
+                    // Double buffering adds a second buffer per streamed block (and, shared,
+                    // the next block's loaded copy as well).
+                    let need_db = need + a_blk + b_blk + shared_copy;
+                    let mut moved = (self.a * n + self.b * m / bg + self.c, self.b * m);
                     if ks == 1 {
                         // A resident under an N loop, or B under an M loop.
-                        moved = moved
-                            .min(self.a + self.b * m + self.c)
-                            .min(self.b + self.a * n + self.c);
+                        moved =
+                            better(Some(moved), (self.a + self.b * m / bg + self.c, self.b * m));
+                        moved = better(Some(moved), (self.b / bg + self.a * n + self.c, self.b));
                     }
                     if need <= cap {
-                        best = Some(best.map_or(moved, |b: f64| b.min(moved)));
-                    }
-                    finest = if need <= cap {
-                        finest
+                        best = Some(better(best, moved));
+                        fitting.push((moved.0, need_db <= cap));
                     } else {
-                        finest.min(moved)
-                    };
+                        finest = Some(better(finest, moved));
+                    }
                 }
             }
         }
-        best.unwrap_or(if finest.is_finite() { finest } else { whole })
+        let (bytes, b_moved) = best
+            .or(finest)
+            .unwrap_or((self.a + self.b / bg + self.c, self.b));
+        let double = fitting
+            .iter()
+            .any(|&(moved, db)| db && moved <= bytes * (1.0 + 1e-9));
+        Traffic {
+            bytes,
+            b_moved,
+            cut: true,
+            double,
+        }
     }
 }
 
@@ -384,6 +526,7 @@ fn divide_one(
     c: &Compilation,
     op: &DeviceOp,
     hint: Option<&Vec<usize>>,
+    double: bool,
 ) -> Result<WorkDivision, CompileError> {
     // Dims this op must keep whole, with the reason.
     let fixed: Vec<Option<String>> = if op.kind.is_movement() {
@@ -444,6 +587,7 @@ fn divide_one(
         }
     }
     let is_multiple = |s: &[usize]| s.iter().zip(&span_min).all(|(a, m)| a % m == 0);
+    let mut shared_b = None;
     // 2. Hint.
     let (splits, rule) = if let Some(h) = hint {
         if h.len() != u.len() {
@@ -495,22 +639,36 @@ fn divide_one(
         // 3. Matmul cost model.
         let mut scored = Vec::new();
         for s in all.iter().filter(|s| is_multiple(s)) {
-            let (cm, me, ps) = matmul_cost(c, op, s)?;
-            scored.push((cm + me + ps, s.clone(), (cm, me, ps)));
+            // Sharing B over the ring is taken only where it is cheaper than every core
+            // reading its own, with the DMA/compute overlap each form keeps weighed in: a
+            // shared plan whose second buffers no longer fit pays DMA + compute.
+            let own = matmul_cost_with(c, op, s, false, double)?;
+            let shared = matmul_cost_with(c, op, s, true, double)?;
+            let key = |m: &MatmulCost| (m.overlapped(), m.total());
+            let m = if shared.shared_b.is_some() && key(&shared) < key(&own) {
+                shared
+            } else {
+                own
+            };
+            scored.push((m.total(), s.clone(), m));
         }
         // Stable sort keeps fewer cores first among equal totals.
         scored.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap_or(std::cmp::Ordering::Equal));
         let Some(best) = scored.first().cloned() else {
             return Err(err("no candidate split for the matmul".into()));
         };
-        let describe = |x: &(f64, Vec<usize>, (f64, f64, f64))| {
+        let describe = |x: &(f64, Vec<usize>, MatmulCost)| {
             let p: usize = x.1.iter().product();
+            let ring = match x.2.shared_b {
+                Some(g) => format!(" + B shared by {g} over the ring {:.1}", x.2.ring),
+                None => String::new(),
+            };
             format!(
-                "{} ({p} cores): compute {:.1} + memory {:.1} + partial sums {:.1} = {:.1} ns",
+                "{} ({p} cores): compute {:.1} + memory {:.1} + partial sums {:.1}{ring} = {:.1} ns",
                 fmt_splits(op, &x.1),
-                x.2 .0,
-                x.2 .1,
-                x.2 .2,
+                x.2.compute,
+                x.2.memory,
+                x.2.psum,
                 x.0
             )
         };
@@ -531,6 +689,7 @@ fn divide_one(
                 rule.push_str(&format!("; best on all {cores} cores {}", describe(widest)));
             }
         }
+        shared_b = best.2.shared_b;
         (best.1, rule)
     } else {
         // 4. Default.
@@ -587,6 +746,7 @@ fn divide_one(
         splits,
         cores_used,
         rule,
+        shared_b,
     })
 }
 
@@ -606,7 +766,12 @@ pub fn run(c: &mut Compilation, options: &Options) -> Result<(), CompileError> {
     }
     let mut out = Vec::with_capacity(c.ops.len());
     for op in &c.ops {
-        out.push(divide_one(c, op, options.hints.get(&op.name))?);
+        out.push(divide_one(
+            c,
+            op,
+            options.hints.get(&op.name),
+            options.double_buffer,
+        )?);
     }
     c.divisions = out;
     Ok(())
@@ -628,14 +793,21 @@ mod tests {
             n_units: 8,
             k_units: 8,
             k_split: false,
+            b_group: 1.0,
         };
         // Fits whole: every byte once.
-        assert_eq!(share(4096.0, 4096.0).traffic(1e6), 4096.0 * 2.0 + 1024.0);
+        assert_eq!(
+            share(4096.0, 4096.0).traffic(1e6).bytes,
+            4096.0 * 2.0 + 1024.0
+        );
         // A small, B large: A stays resident while B streams once.
         let big = share(64_000.0, 1_000_000.0);
-        assert_eq!(big.traffic(400_000.0), 64_000.0 + 1_000_000.0 + 1024.0);
+        assert_eq!(
+            big.traffic(400_000.0).bytes,
+            64_000.0 + 1_000_000.0 + 1024.0
+        );
         // Too small for any cut but the finest: still a finite figure.
-        assert!(big.traffic(1.0).is_finite());
+        assert!(big.traffic(1.0).bytes.is_finite());
     }
 
     fn exp_on(

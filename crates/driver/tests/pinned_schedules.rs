@@ -100,3 +100,42 @@ fn bench_kernel_schedules_and_results_are_pinned() {
     }
     expect_test::expect_file!["pinned/bench_kernels.txt"].assert_eq(&out);
 }
+
+/// Every gallery model on `tiny4`, whose 64 KiB scratchpad forces time loops: cycles with
+/// double buffering on and off. `spyre32` holds most slices whole, so a schedule that loses
+/// its second buffers on a small machine (and with them the DMA/compute overlap) shows only
+/// here. The timing-only 8B layer is left out: it is sized for `spyre32`.
+#[test]
+fn tiny4_gallery_cycles_with_and_without_double_buffering_are_pinned() {
+    let machine = driver::machine("tiny4").unwrap();
+    let mut out = String::new();
+    for ex in examples()
+        .into_iter()
+        .filter(|e| e.kind == "graph" && !e.timing_only)
+    {
+        let graph = driver::load_graph(ex.source, ex.name).unwrap();
+        let run = |on: bool| -> Result<f64, driver::DriverError> {
+            let mut options = PipelineOptions {
+                machine: machine.clone(),
+                timing_only: true,
+                ..PipelineOptions::default()
+            };
+            options.compile.double_buffer = on;
+            let c = driver::compile(&graph, &options.machine, &options.compile)?;
+            Ok(driver::simulate_with_schedule(&c, &options)?.1.total_cycles)
+        };
+        match (run(true), run(false)) {
+            (Ok(on), Ok(off)) => out.push_str(&format!(
+                "{:<28} double-buffered {on:>12.2} single {off:>12.2} ratio {:.3}\n",
+                ex.name,
+                on / off
+            )),
+            // A model too big for tiny4 is pinned by the stage that stops it.
+            (Err(e), _) | (_, Err(e)) => out.push_str(&format!(
+                "{:<28} does not run on tiny4 ({:?})\n",
+                ex.name, e.stage
+            )),
+        }
+    }
+    expect_test::expect_file!["pinned/gallery_tiny4.txt"].assert_eq(&out);
+}

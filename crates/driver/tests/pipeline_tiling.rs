@@ -27,6 +27,8 @@ const CASES: &[Case] = &[
         None,
     ),
     ("matmul_computed_lhs_loop", &["iter_args", "klast"], None),
+    // Shares its B tiles only with double buffering off (its own test below).
+    ("matmul_shared_b_loop", &["scf.for"], None),
     ("pointwise_loop", &["scf.for"], None),
     ("pointwise_broadcast_loop", &["scf.for"], None),
     ("reduction_rows_loop", &["scf.for"], None),
@@ -83,6 +85,31 @@ fn every_case_runs_within_tolerance_on_tiny4() {
             for n in *needles {
                 assert!(r.ktir.contains(n), "{name}: no '{n}' in\n{}", r.ktir);
             }
+        }
+    }
+}
+
+/// B tiles shared over the ring inside a time loop: on tiny4 with double buffering off the
+/// M split leaves two cores needing each W slice, one loads it and the other takes it from
+/// the ring. (With double buffering on the cost model keeps every core loading its own: the
+/// shared form's extra buffers would cost the second buffers.)
+#[test]
+fn shared_b_tiles_run_within_tolerance_on_tiny4() {
+    let name = "matmul_shared_b_loop";
+    let path = case_dir().join(format!("{name}.json"));
+    let source = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
+    for seed in [0, 7] {
+        let mut options = PipelineOptions {
+            machine: machine("tiny4").expect("preset"),
+            seed,
+            ..PipelineOptions::default()
+        };
+        options.compile.double_buffer = false;
+        let r = run_pipeline(&source, &format!("{name}.json"), &options)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(r.run.passed, "{name} (seed {seed}): {:?}", r.run.outputs);
+        for n in ["scf.for", "ktdp.inter_tile_consume"] {
+            assert!(r.ktir.contains(n), "{name}: no '{n}' in\n{}", r.ktir);
         }
     }
 }

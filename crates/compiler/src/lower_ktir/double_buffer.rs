@@ -76,10 +76,12 @@ fn rewrite_block(b: &mut Block, fresh: &mut Fresh) -> (usize, bool) {
         let is_for = matches!(b.ops[i].kind, OpKind::For { .. });
         if is_for {
             let top_loads = match &b.ops[i].kind {
-                OpKind::For { body, .. } => body
-                    .ops
-                    .iter()
-                    .any(|o| matches!(o.kind, OpKind::Load { .. })),
+                OpKind::For { body, .. } => body.ops.iter().any(|o| {
+                    matches!(
+                        o.kind,
+                        OpKind::Load { .. } | OpKind::InterTileConsume { .. }
+                    )
+                }),
                 _ => false,
             };
             loads_inside |= top_loads || inner_loads;
@@ -137,6 +139,9 @@ fn copy_slice(
                 v.name = n.clone();
             }
         }
+        for r in op.kind.regions_mut() {
+            rename_region(r, &mut map, fresh);
+        }
         for r in &mut op.results {
             let n = fresh.name(r);
             map.insert(r.clone(), n.clone());
@@ -146,6 +151,48 @@ fn copy_slice(
         ops.push(op);
     }
     (ops, map)
+}
+
+/// Renames, inside a copied region, the uses of renamed values and every value the region
+/// defines (its arguments and results), so the copy's names collide with none.
+fn rename_region(b: &mut Block, map: &mut BTreeMap<String, String>, fresh: &mut Fresh) {
+    for (a, _) in &mut b.args {
+        let n = fresh.name(a);
+        map.insert(a.clone(), n.clone());
+        *a = n;
+    }
+    for op in &mut b.ops {
+        for v in op.kind.operands_mut() {
+            if let Some(n) = map.get(&v.name) {
+                v.name = n.clone();
+            }
+        }
+        for r in op.kind.regions_mut() {
+            rename_region(r, map, fresh);
+        }
+        for r in &mut op.results {
+            let n = fresh.name(r);
+            map.insert(r.clone(), n.clone());
+            *r = n;
+        }
+    }
+}
+
+/// Every value name the ops of `b` (and their regions) use.
+fn region_uses(b: &Block, out: &mut Vec<String>) {
+    for op in &b.ops {
+        out.extend(op.kind.operands().iter().map(|v| v.name.clone()));
+        for r in op.kind.regions() {
+            region_uses(r, out);
+        }
+    }
+}
+
+/// How many times the ops of `b` (and their regions) use `name`.
+fn uses_of(b: &Block, name: &str) -> usize {
+    let mut all = Vec::new();
+    region_uses(b, &mut all);
+    all.iter().filter(|n| n.as_str() == name).count()
 }
 
 /// Pipelines the loads of loop `op`; returns the prologue to put before it (`None`: the
@@ -168,18 +215,48 @@ fn pipeline(op: &mut Op, fresh: &mut Fresh, done: &mut usize) -> Option<Vec<Op>>
         .enumerate()
         .flat_map(|(j, o)| o.results.iter().map(move |r| (r.as_str(), j)))
         .collect();
-    // Each load with the body ops its address needs.
+    // Each load with the body ops its address needs. A tile shared over the ring (an
+    // `inter_tile_consume` of a future whose producer region loads) moves as one unit with
+    // its producer: the loading core prefetches it and the group takes it one step ahead.
     let mut loads: Vec<usize> = Vec::new();
     let mut slice: BTreeSet<usize> = BTreeSet::new();
+    let mut producers: BTreeSet<usize> = BTreeSet::new();
     for (j, o) in body.ops.iter().enumerate() {
-        if !matches!(o.kind, OpKind::Load { .. }) || o.results.len() != 1 {
+        if o.results.len() != 1 {
             continue;
         }
         let mut need = BTreeSet::new();
-        let mut work: Vec<&str> = o.kind.operands().iter().map(|v| v.name.as_str()).collect();
+        let mut work: Vec<String> = match &o.kind {
+            OpKind::Load { .. } => o.kind.operands().iter().map(|v| v.name.clone()).collect(),
+            OpKind::InterTileConsume { future, .. } => {
+                let Some(&k) = defined.get(future.name.as_str()) else {
+                    continue;
+                };
+                let p = &body.ops[k];
+                let OpKind::InterTileProduce { body: region, .. } = &p.kind else {
+                    continue;
+                };
+                if !region
+                    .ops
+                    .iter()
+                    .any(|x| matches!(x.kind, OpKind::Load { .. }))
+                    || uses_of(body, &future.name) != 1
+                {
+                    continue;
+                }
+                need.insert(k);
+                producers.insert(k);
+                let mut free = Vec::new();
+                region_uses(region, &mut free);
+                free
+            }
+            _ => continue,
+        };
         let mut ok = true;
         while let Some(n) = work.pop() {
-            let Some(&k) = defined.get(n) else { continue };
+            let Some(&k) = defined.get(n.as_str()) else {
+                continue;
+            };
             if !need.insert(k) {
                 continue;
             }
@@ -187,7 +264,7 @@ fn pipeline(op: &mut Op, fresh: &mut Fresh, done: &mut usize) -> Option<Vec<Op>>
                 ok = false;
                 break;
             }
-            work.extend(body.ops[k].kind.operands().iter().map(|v| v.name.as_str()));
+            work.extend(body.ops[k].kind.operands().iter().map(|v| v.name.clone()));
         }
         if ok {
             loads.push(j);
@@ -274,7 +351,7 @@ fn pipeline(op: &mut Op, fresh: &mut Fresh, done: &mut usize) -> Option<Vec<Op>>
         .collect();
     let mut rest: Vec<Op> = Vec::new();
     for (j, o) in std::mem::take(&mut body.ops).into_iter().enumerate() {
-        if loads.contains(&j) {
+        if loads.contains(&j) || producers.contains(&j) {
             continue;
         }
         let mut o = o;

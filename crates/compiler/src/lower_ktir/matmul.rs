@@ -1,6 +1,7 @@
 //! Matmul kernels: tiles reordered to host order (`[M, K]`, `[K, N]`), sticks collapsed into
 //! rows, multiplied with f32 accumulation, and the result reordered back; K-split partial
-//! sums combined over the ring with `ktdp.inter_tile_reduce`.
+//! sums combined over the ring with `ktdp.inter_tile_reduce`; B tiles an M group shares
+//! loaded by one core and passed over the ring with `ktdp.inter_tile_consume`.
 
 use super::*;
 use ktir::{AffineExpr, AffineSet, Constraint};
@@ -130,7 +131,13 @@ impl KernelEmitter<'_> {
                     self.operands[i].tensor, self.operands[i].layout.device_size
                 )));
             }
-            let v = self.load(i);
+            let shared = div
+                .shared_b
+                .filter(|_| i == 1 && self.operands[0].tensor != self.operands[1].tensor);
+            let v = match shared {
+                Some(group) => self.shared_load(i, group)?,
+                None => self.load(i),
+            };
             let (mut v, dims, mut shape) =
                 self.reorder(v, &dims, &shape, order.as_slice(), elem)?;
             // Batch dims the operand lacks (heads sharing one key/value head) are broadcast,
@@ -526,6 +533,116 @@ impl KernelEmitter<'_> {
         );
         self.b
             .select(ssa(chosen), &val(last), &val(cleared), &val(a), None, ty);
+    }
+
+    /// Operand `i`'s tile shared by the `group` cores of an M group (the work division's
+    /// `shared_b`): the group's first core (M slice 0) loads it inside an
+    /// `inter_tile_produce` region, and every member, the loader included, takes it with
+    /// `inter_tile_consume` (the others over the ring). Group `g` is named by its loader's
+    /// core id; a core's loader is `id - ((id floordiv p) mod group) * p`, with `p` the
+    /// place of the M slice in the core id.
+    fn shared_load(&mut self, i: usize, group: usize) -> Result<String, CompileError> {
+        let div = self
+            .division()
+            .ok_or_else(|| self.fail("has no work division"))?;
+        let mb = self.op.iteration.len().saturating_sub(3);
+        let place = div
+            .core_to_slice
+            .iter()
+            .position(|s| s.get(mb) == Some(&1))
+            .ok_or_else(|| self.fail("core-to-slice table has no second M slice"))?;
+        let cores = div.cores_used;
+        if div.splits.get(mb) != Some(&group) || place * group > cores {
+            return Err(self.fail("the shared B group does not match the M split"));
+        }
+        let o = &self.operands[i];
+        let name = o.ssa.clone();
+        let (tt, ty) = (tile_str(&o.extent), shape_str(&o.extent, o.elem));
+        let (p, m) = (
+            AffineExpr::Const(place as i64),
+            AffineExpr::Const(group as i64),
+        );
+        let d0 = AffineExpr::Dim(0);
+        // ((d0 floordiv p) mod m) * p: the core's offset from its group's loader.
+        let offset = |d: AffineExpr| {
+            mul(
+                AffineExpr::Mod(
+                    Box::new(AffineExpr::FloorDiv(Box::new(d), Box::new(p.clone()))),
+                    Box::new(m.clone()),
+                ),
+                p.clone(),
+            )
+        };
+        let groups = AffineSet {
+            dims: 1,
+            syms: 0,
+            constraints: vec![
+                Constraint {
+                    expr: d0.clone(),
+                    equality: false,
+                },
+                Constraint {
+                    expr: add(neg(d0.clone()), AffineExpr::Const(cores as i64 - 1)),
+                    equality: false,
+                },
+                Constraint {
+                    expr: offset(d0.clone()),
+                    equality: true,
+                },
+            ],
+        };
+        let producers = AffineSet {
+            dims: 1,
+            syms: 1,
+            constraints: vec![Constraint {
+                expr: add(d0.clone(), neg(AffineExpr::Sym(0))),
+                equality: true,
+            }],
+        };
+        let consumers = AffineSet {
+            dims: 1,
+            syms: 1,
+            constraints: vec![Constraint {
+                expr: add(add(d0.clone(), neg(offset(d0))), neg(AffineExpr::Sym(0))),
+                equality: true,
+            }],
+        };
+        let ft = Type::TileFuture {
+            partials: vec![ty.clone()],
+            groups: ktir::Attr::Set(groups),
+        };
+        let (arg, own, future) = (
+            self.fresh("loader"),
+            format!("%{name}_own"),
+            self.fresh(&format!("{name}_shared")),
+        );
+        self.b
+            .begin_block(vec![(ssa(&arg).to_string(), Type::index())]);
+        self.b.load(
+            ssa(&own),
+            &build::value(&format!("{name}_tile")),
+            tt,
+            ty.clone(),
+        );
+        self.b.yield_partial(&[&val(&own)], vec![ty.clone()]);
+        let body = self.b.end_block();
+        self.b
+            .inter_tile_produce(ssa(&future), producers, body, ft.clone());
+        self.b.comment_last(&format!(
+            "B shared over the ring: one core of each group of {group} loads the tile"
+        ));
+        let data = format!("%{name}_data");
+        self.b.op(
+            vec![ssa(&data).to_string()],
+            ktir::OpKind::InterTileConsume {
+                future: val(&future),
+                consumer_tiles_per_group: ktir::Attr::Set(consumers),
+                producer_dependency_per_consumer: None,
+                future_type: ft,
+            },
+            vec![ty],
+        );
+        Ok(data)
     }
 
     /// Per-core extent of batch iteration dim `b`.

@@ -564,6 +564,7 @@ fn same_inputs(em: &KernelEmitter<'_>) -> bool {
 /// outside the K loop, so A (batch, M, K) is loaded again for every N block and B (batch,
 /// K, N) for every M block, except a hoisted input, loaded once per block of the loops
 /// outside the innermost one (which does not cut it): its factor is 1. C is stored once.
+/// A B shared over the ring counts its bytes once per sharing group, spread over its cores.
 /// Every other kind touches each element once, whatever the cut. Operands the scratchpad
 /// plan holds move no DRAM bytes (left out).
 fn operand_traffic(em: &KernelEmitter<'_>, plan: &Plan) -> Vec<(usize, u64, u64)> {
@@ -587,19 +588,31 @@ fn operand_traffic(em: &KernelEmitter<'_>, plan: &Plan) -> Vec<(usize, u64, u64)
             _ => 1,
         }
     };
+    let group = shared_group(em) as u64;
     em.operands
         .iter()
         .enumerate()
         .filter(|(_, o)| o.local.is_none())
         .map(|(i, o)| {
             let elems: u64 = o.full_extent.iter().map(|&e| e as u64).product();
-            (
-                i,
-                elems.saturating_mul(o.elem.size_bytes() as u64),
-                reread(i),
-            )
+            let bytes = elems.saturating_mul(o.elem.size_bytes() as u64);
+            // A shared B is loaded by one core of its group for all of them.
+            let bytes = if i == 1 { bytes.div_ceil(group) } else { bytes };
+            (i, bytes, reread(i))
         })
         .collect()
+}
+
+/// The number of cores sharing each B tile of a matmul over the ring (1: not shared).
+fn shared_group(em: &KernelEmitter<'_>) -> usize {
+    let shared = em.op.kind.is_matmul()
+        && em.operands.len() >= 2
+        && em.operands[0].tensor != em.operands[1].tensor;
+    em.division()
+        .and_then(|d| d.shared_b)
+        .filter(|_| shared)
+        .unwrap_or(1)
+        .max(1)
 }
 
 /// The DRAM bytes one core moves for its slice under `plan`, re-reads included.
@@ -641,7 +654,12 @@ pub(super) fn plan_note(em: &KernelEmitter<'_>) -> String {
                 .map(|e| e.to_string())
                 .collect::<Vec<_>>()
                 .join("x");
+            let group = shared_group(em);
             match traffic.iter().find(|t| t.0 == i) {
+                Some((_, bytes, reread)) if i == 1 && group > 1 => format!(
+                    "{} tile {tile}, {bytes} B x{reread} (loaded by one core of {group}, the others take it from the ring)",
+                    o.tensor
+                ),
                 Some((_, bytes, reread)) => {
                     format!("{} tile {tile}, {bytes} B x{reread}", o.tensor)
                 }
