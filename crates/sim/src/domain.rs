@@ -609,6 +609,7 @@ fn float_elementwise(ew: ElementwiseOp, args: &[Arg], n: usize) -> Option<Vec<f3
         (&[x, y], MulF | LinalgMul) => Some(map2(x, y, n, |p, q| p * q)),
         (&[x, y], DivF | LinalgDiv) => Some(map2(x, y, n, |p, q| p / q)),
         (&[x, y], _) => binary_any(ew, x, y, n),
+        (&[Operand::Slice(a)], Exp | LinalgExp) => Some(crate::exp_slice::exp_slice(a)),
         (&[x], Exp | LinalgExp) => Some(map1(x, n, f32::exp)),
         (&[x], Rsqrt | LinalgRsqrt) => Some(map1(x, n, |v| 1.0 / v.sqrt())),
         (&[x], Sqrt | LinalgSqrt) => Some(map1(x, n, f32::sqrt)),

@@ -30,6 +30,7 @@ mod estimate;
 pub mod exec;
 pub mod exec_ew;
 pub mod exec_ops;
+mod exp_slice;
 pub mod host;
 pub mod latency_model;
 pub mod machine;
