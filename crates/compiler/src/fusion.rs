@@ -58,6 +58,13 @@ pub struct FusionReport {
     pub left_alone: Vec<(String, String)>,
 }
 
+/// The layer or block a device op belongs to, for names that say (`layer3.attn.scale` and
+/// `final_norm/mean` give `layer3` and `final_norm`; a plain `mean` gives `None`): the same
+/// rule as the per-layer breakdown, which credits a kernel to one block.
+fn block_of(op: &str) -> Option<&str> {
+    op.find(['.', '/']).map(|at| &op[..at])
+}
+
 /// Why op `i` cannot join a run whose last member is `prev` (`None`: it may).
 fn join_reason(
     c: &Compilation,
@@ -65,6 +72,14 @@ fn join_reason(
     prev: usize,
     i: usize,
 ) -> Option<String> {
+    if let (Some(x), Some(y)) = (block_of(&c.ops[prev].name), block_of(&c.ops[i].name)) {
+        if x != y {
+            return Some(format!(
+                "it starts block `{y}` and the chain is in `{x}`: a kernel stays within one \
+                 layer or block, so each block's cycles stay its own"
+            ));
+        }
+    }
     let (a, b) = (&c.divisions[prev], &c.divisions[i]);
     if a.splits != b.splits || a.core_to_slice != b.core_to_slice {
         return Some(format!(
@@ -284,6 +299,26 @@ mod tests {
             ..Options::default()
         };
         compile(g, &Target::spyre32(), &o).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn a_fused_kernel_stays_within_one_layer_or_block() {
+        let c = fused(&example("tiny_two_layer.json"), true);
+        assert!(!c.fusion.is_empty());
+        for g in &c.fusion {
+            let blocks: std::collections::BTreeSet<_> = c.ops[g.ops()]
+                .iter()
+                .map(|o| super::block_of(&o.name))
+                .collect();
+            assert_eq!(blocks.len(), 1, "{} spans {blocks:?}", g.name);
+        }
+        // The residual add that ends a layer would fuse with the next layer's norm but for
+        // the boundary; the snapshot says why it did not.
+        let snap = &c.snapshot("fusion").expect("snapshot").text;
+        assert!(
+            snap.contains("not fused: final_norm/square: it starts block `final_norm`"),
+            "{snap}"
+        );
     }
 
     #[test]
