@@ -251,14 +251,7 @@ impl Splicer {
                 continue;
             }
             self.rename_op(&mut op, map);
-            let pure = matches!(
-                op.kind,
-                OpKind::Constant { .. }
-                    | OpKind::GetComputeTileId { .. }
-                    | OpKind::ConstructMemoryView { .. }
-                    | OpKind::ConstructAccessTile { .. }
-            );
-            if pure {
+            if is_pure(&op.kind) {
                 if let Some((_, _, results)) = self
                     .pure
                     .iter()
@@ -317,7 +310,7 @@ impl Splicer {
                 }
                 _ => {}
             }
-            if pure {
+            if is_pure(&op.kind) {
                 self.pure
                     .push((op.kind.clone(), op.result_types.clone(), op.results.clone()));
             }
@@ -387,19 +380,24 @@ impl Splicer {
             let mut used = BTreeSet::new();
             uses(&self.body, &mut used);
             let before = self.body.ops.len();
-            self.body.ops.retain(|op| {
-                let pure = matches!(
-                    op.kind,
-                    OpKind::Constant { .. }
-                        | OpKind::GetComputeTileId { .. }
-                        | OpKind::ConstructMemoryView { .. }
-                        | OpKind::ConstructAccessTile { .. }
-                );
-                !pure || op.results.iter().any(|r| used.contains(r))
-            });
+            self.body
+                .ops
+                .retain(|op| !is_pure(&op.kind) || op.results.iter().any(|r| used.contains(r)));
             if self.body.ops.len() == before {
                 break;
             }
         }
     }
+}
+
+/// Ops with no effect beyond their results (constants, the tile id, views and access
+/// tiles): members repeat them, so the fused body keeps one of each and drops unused ones.
+fn is_pure(kind: &OpKind) -> bool {
+    matches!(
+        kind,
+        OpKind::Constant { .. }
+            | OpKind::GetComputeTileId { .. }
+            | OpKind::ConstructMemoryView { .. }
+            | OpKind::ConstructAccessTile { .. }
+    )
 }
