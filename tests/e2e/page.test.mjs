@@ -726,12 +726,12 @@ describe("Spyre Playground page", { timeout: 20 * TEST_TIMEOUT }, () => {
       assert.match(text, /Showing the example /);
       assert.match((await p.locator("#status").textContent()) ?? "", /cancelled/);
       assert.equal(await p.locator("#cancel-run").isVisible(), false);
-      // Mid-compile: the full 8B model compiles for seconds before it runs.
+      // Mid-compile: the full 8B model at seq 2048 compiles for seconds before it runs.
       await p.locator("#notice-dismiss").click();
       assert.equal(await p.locator("#notice").isVisible(), false);
       await p
         .locator("#file-input")
-        .setInputFiles(join(ROOT, "examples", "graphs", "full", "llama3_8b_seq8192.json"));
+        .setInputFiles(join(ROOT, "examples", "graphs", "full", "llama3_8b_seq2048.json"));
       await p.locator("#cancel-run").waitFor({ state: "visible" });
       assert.match((await p.locator("#status").textContent()) ?? "", /^compiling…/);
       // The compile reports its pass and how far it has come.
