@@ -2,64 +2,12 @@
 // session with them, stores what a compile made, and carries on when the store fails.
 
 import { describe, expect, it } from "vitest";
-import type { PipelineResult, SpyreModule, SpyreSession } from "./api";
+import type { SpyreModule, SpyreSession } from "./api";
 import { type CompileCache, usableEntry } from "./compileCache";
 import { createHandler } from "./handler";
 import type { RunResult } from "./protocol";
 import { runStatusText } from "./runStatus";
-import { emptyLatencyModel, emptyRoofline } from "./views/roofline";
-
-function result(): PipelineResult {
-  return {
-    kind: "graph",
-    graph: { name: "g", description: "", inputs: [], outputs: [], nodes: [], initializers: [] },
-    passes: [{ name: "ktir", title: "KTIR", text: "func.func @k() {}", data: null }],
-    ktir: "func.func @k() {}",
-    run: {
-      machine: {
-        name: "m",
-        cores: 1,
-        clockGhz: 1,
-        stops: [{ kind: "core", index: 0, label: "0" }],
-        assumptions: [],
-      },
-      totalCycles: 10,
-      timingOnly: false,
-      outputsChecked: true,
-      passed: true,
-      outputs: [],
-      expected: [],
-      maskedPoints: null,
-      assumptions: [],
-      events: [],
-      eventsTotal: 0,
-      summary: {
-        machine: "m",
-        totalCycles: 10,
-        clockGhz: 1,
-        timeUs: 0.01,
-        cores: [],
-        links: [],
-        dramReadBytes: 0,
-        dramWriteBytes: 0,
-        dramUtilisation: 0,
-        bottleneck: "memory",
-        bottleneckReason: "",
-      },
-      steps: 1,
-      functions: [],
-      buffers: [],
-      warnings: [],
-      roofline: emptyRoofline(),
-      latencyModel: emptyLatencyModel(),
-      layers: [],
-      padding: [],
-      paged: [],
-    },
-    sourceMap: { nodes: [], ops: [], kernels: [] },
-    tp: null,
-  };
-}
+import { minimalResult } from "./testResult";
 
 /** A graph session whose compile uses the armed bytes when they read "good". */
 function session(log: string[]): SpyreSession {
@@ -77,7 +25,7 @@ function session(log: string[]): SpyreSession {
       }
       log.push(`run ${outcome}`);
       armed = null;
-      return result();
+      return minimalResult();
     },
     traceJson: () => "{}",
     ktirInputs: () => null,
@@ -186,7 +134,7 @@ describe("compile cache", () => {
       kind: "graph",
       fileName: "g.json",
       source: "",
-      result: result(),
+      result: minimalResult(),
       layout: { nodes: [], edges: [], width: 0, height: 0 } as never,
       io: null,
       ...(compileCache ? { compileCache } : {}),

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { PipelineResult, RunOptions, RunProgress, SpyreModule, SpyreSession } from "./api";
 import { CancelledError, WorkerClient, WorkerHost, type Port } from "./client";
 import { checkRun, createHandler, toPlain } from "./handler";
-import { emptyLatencyModel, emptyRoofline } from "./views/roofline";
+import { minimalResult } from "./testResult";
 import {
   errorMessage,
   LocatedError,
@@ -12,61 +12,6 @@ import {
   type RunResult,
   type WorkerRequest,
 } from "./protocol";
-
-const summary: PipelineResult["run"]["summary"] = {
-  machine: "m",
-  totalCycles: 10,
-  clockGhz: 1,
-  timeUs: 0.01,
-  cores: [],
-  links: [],
-  dramReadBytes: 0,
-  dramWriteBytes: 0,
-  dramUtilisation: 0,
-  bottleneck: "memory",
-  bottleneckReason: "",
-};
-
-/** A minimal well-formed result, only to exercise the message plumbing. */
-function minimalResult(): PipelineResult {
-  return {
-    kind: "graph",
-    graph: { name: "g", description: "", inputs: [], outputs: [], nodes: [], initializers: [] },
-    passes: [{ name: "ktir", title: "KTIR", text: "func.func @k() {}", data: null }],
-    ktir: "func.func @k() {}",
-    run: {
-      machine: {
-        name: "m",
-        cores: 1,
-        clockGhz: 1,
-        stops: [{ kind: "core", index: 0, label: "0" }],
-        assumptions: [],
-      },
-      totalCycles: 10,
-      timingOnly: false,
-      outputsChecked: true,
-      passed: true,
-      outputs: [],
-      expected: [],
-      maskedPoints: null,
-      assumptions: [],
-      events: [],
-      eventsTotal: 0,
-      summary,
-      steps: 1,
-      functions: [],
-      buffers: [],
-      warnings: [],
-      roofline: emptyRoofline(),
-      latencyModel: emptyLatencyModel(),
-      layers: [],
-      padding: [],
-      paged: [],
-    },
-    sourceMap: { nodes: [], ops: [], kernels: [] },
-    tp: null,
-  };
-}
 
 /** What the Rust session returns for a KTIR module: its buffers as the graph's outputs. */
 function ktirRun(): PipelineResult {

@@ -1,0 +1,61 @@
+// A minimal well-formed pipeline result for unit tests of the message plumbing and the
+// worker's handler: one machine with one core, no events, every report empty.
+
+import type { PipelineResult } from "./api";
+import { emptyLatencyModel, emptyRoofline } from "./views/roofline";
+
+/** The summary of a 10-cycle run on that machine. */
+export const summary: PipelineResult["run"]["summary"] = {
+  machine: "m",
+  totalCycles: 10,
+  clockGhz: 1,
+  timeUs: 0.01,
+  cores: [],
+  links: [],
+  dramReadBytes: 0,
+  dramWriteBytes: 0,
+  dramUtilisation: 0,
+  bottleneck: "memory",
+  bottleneckReason: "",
+};
+
+/** A minimal well-formed result, only to exercise the message plumbing. */
+export function minimalResult(): PipelineResult {
+  return {
+    kind: "graph",
+    graph: { name: "g", description: "", inputs: [], outputs: [], nodes: [], initializers: [] },
+    passes: [{ name: "ktir", title: "KTIR", text: "func.func @k() {}", data: null }],
+    ktir: "func.func @k() {}",
+    run: {
+      machine: {
+        name: "m",
+        cores: 1,
+        clockGhz: 1,
+        stops: [{ kind: "core", index: 0, label: "0" }],
+        assumptions: [],
+      },
+      totalCycles: 10,
+      timingOnly: false,
+      outputsChecked: true,
+      passed: true,
+      outputs: [],
+      expected: [],
+      maskedPoints: null,
+      assumptions: [],
+      events: [],
+      eventsTotal: 0,
+      summary,
+      steps: 1,
+      functions: [],
+      buffers: [],
+      warnings: [],
+      roofline: emptyRoofline(),
+      latencyModel: emptyLatencyModel(),
+      layers: [],
+      padding: [],
+      paged: [],
+    },
+    sourceMap: { nodes: [], ops: [], kernels: [] },
+    tp: null,
+  };
+}
