@@ -65,26 +65,34 @@ fn every_case_is_listed() {
 #[test]
 fn every_case_runs_within_tolerance_on_tiny4() {
     for (name, needles, hint) in CASES {
-        let path = case_dir().join(format!("{name}.json"));
-        let source = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
-        for seed in [0, 7] {
-            let mut options = PipelineOptions {
-                machine: machine("tiny4").expect("preset"),
-                seed,
-                ..PipelineOptions::default()
-            };
+        run_case_on_tiny4(name, needles, |options| {
             if let Some((node, splits)) = hint {
                 options
                     .compile
                     .hints
                     .insert(node.to_string(), splits.to_vec());
             }
-            let r = run_pipeline(&source, &format!("{name}.json"), &options)
-                .unwrap_or_else(|e| panic!("{name}: {e}"));
-            assert!(r.run.passed, "{name} (seed {seed}): {:?}", r.run.outputs);
-            for n in *needles {
-                assert!(r.ktir.contains(n), "{name}: no '{n}' in\n{}", r.ktir);
-            }
+        });
+    }
+}
+
+/// Runs case `name` on tiny4 over two seeds with the options `adjust` leaves, checking it
+/// matches its reference and its KTIR holds every needle.
+fn run_case_on_tiny4(name: &str, needles: &[&str], adjust: impl Fn(&mut PipelineOptions)) {
+    let path = case_dir().join(format!("{name}.json"));
+    let source = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
+    for seed in [0, 7] {
+        let mut options = PipelineOptions {
+            machine: machine("tiny4").expect("preset"),
+            seed,
+            ..PipelineOptions::default()
+        };
+        adjust(&mut options);
+        let r = run_pipeline(&source, &format!("{name}.json"), &options)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(r.run.passed, "{name} (seed {seed}): {:?}", r.run.outputs);
+        for n in needles {
+            assert!(r.ktir.contains(n), "{name}: no '{n}' in\n{}", r.ktir);
         }
     }
 }
@@ -95,23 +103,11 @@ fn every_case_runs_within_tolerance_on_tiny4() {
 /// shared form's extra buffers would cost the second buffers.)
 #[test]
 fn shared_b_tiles_run_within_tolerance_on_tiny4() {
-    let name = "matmul_shared_b_loop";
-    let path = case_dir().join(format!("{name}.json"));
-    let source = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
-    for seed in [0, 7] {
-        let mut options = PipelineOptions {
-            machine: machine("tiny4").expect("preset"),
-            seed,
-            ..PipelineOptions::default()
-        };
-        options.compile.double_buffer = false;
-        let r = run_pipeline(&source, &format!("{name}.json"), &options)
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert!(r.run.passed, "{name} (seed {seed}): {:?}", r.run.outputs);
-        for n in ["scf.for", "ktdp.inter_tile_consume"] {
-            assert!(r.ktir.contains(n), "{name}: no '{n}' in\n{}", r.ktir);
-        }
-    }
+    run_case_on_tiny4(
+        "matmul_shared_b_loop",
+        &["scf.for", "ktdp.inter_tile_consume"],
+        |options| options.compile.double_buffer = false,
+    );
 }
 
 /// The 8B layer's MLP up projection at sequence 128 on spyre32: each core's weight slice
