@@ -137,7 +137,16 @@ async function showDetails(p, size) {
 }
 
 async function closeDetails(p, size) {
-  if (size.touch) await p.keyboard.press("Escape");
+  if (!size.touch) return;
+  await p.keyboard.press("Escape");
+  // The drawer slides out (a short transition): wait until no details pane covers the view,
+  // or a drag meant for the minimap lands on the sliding pane.
+  await p.waitForFunction(() =>
+    [...document.querySelectorAll(".split > .details")].every((d) => {
+      const r = d.getBoundingClientRect();
+      return r.width === 0 || r.left >= window.innerWidth;
+    }),
+  );
 }
 
 describe("the graph view for big models", { timeout: 20 * T }, () => {
