@@ -251,7 +251,7 @@ export function drawRing(
     ctx.lineWidth = 1;
     ctx.beginPath();
     for (const tile of tiles) {
-      if (!inRange(tile.event.line, marks.lines)) continue;
+      if (!inRange(tile.line, marks.lines)) continue;
       const off = tile.direction < 0 ? -lay.laneOffset : lay.laneOffset;
       const p = pointAt(tile.pos, n, circle, off);
       ctx.rect(p.x - big / 2, p.y - big / 2, big, big);

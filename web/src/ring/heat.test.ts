@@ -10,6 +10,7 @@ import {
   unionLength,
 } from "./heat";
 import { buildScene } from "./model";
+import { EventTable } from "../events";
 
 function ev(partial: Partial<TraceEvent>): TraceEvent {
   return {
@@ -50,13 +51,13 @@ describe("unionLength", () => {
 describe("coreUtilisation", () => {
   it("gives each core its busy fractions over the run", () => {
     const u = coreUtilisation(
-      [
+      EventTable.from([
         ev({ core: 0, unit: "pt", start: 0, end: 50 }),
         ev({ core: 0, unit: "sfp", start: 25, end: 75 }),
         ev({ core: 1, unit: "dma", start: 0, end: 20 }),
         ev({ core: 1, unit: "dma", start: 10, end: 30 }),
         ev({ core: 7, unit: "pt", start: 0, end: 100 }),
-      ],
+      ]),
       2,
       100,
     );
@@ -67,9 +68,9 @@ describe("coreUtilisation", () => {
   });
 
   it("clamps to the run and handles an empty run", () => {
-    const u = coreUtilisation([ev({ start: -5, end: 500 })], 1, 100);
+    const u = coreUtilisation(EventTable.from([ev({ start: -5, end: 500 })]), 1, 100);
     expect(u[0]!.pt).toBe(1);
-    expect(coreUtilisation([ev({})], 1, 0)[0]!.pt).toBe(0);
+    expect(coreUtilisation(EventTable.from([ev({})]), 1, 0)[0]!.pt).toBe(0);
   });
 });
 
@@ -118,7 +119,7 @@ describe("buildScene", () => {
         ],
       },
       totalCycles: 100,
-      events: [ev({ core: 1, start: 0, end: 100 })],
+      events: EventTable.from([ev({ core: 1, start: 0, end: 100 })]),
     });
     expect(scene.util.map((u) => u.compute)).toEqual([0, 1]);
     expect(scene.util.map((u) => u.dma)).toEqual([0, 0]);

@@ -1,7 +1,7 @@
 // Per-core utilisation over a whole run, for the ring's heatmap: computed once per run from
 // its events (never per frame), and the colour scale that paints it.
 
-import type { TraceEvent } from "../api";
+import type { EventTable } from "../events";
 
 /** What the heatmap colours the cores by. */
 export type HeatMetric = "compute" | "pt" | "dma" | "off";
@@ -41,7 +41,7 @@ export function unionLength(intervals: readonly (readonly [number, number])[]): 
 
 /** Busy fractions of every core `0..coreCount` over `totalCycles`. */
 export function coreUtilisation(
-  events: readonly TraceEvent[],
+  events: EventTable,
   coreCount: number,
   totalCycles: number,
 ): CoreUtil[] {
@@ -51,13 +51,17 @@ export function coreUtilisation(
     sfp: [] as [number, number][],
     dma: [] as [number, number][],
   }));
-  for (const e of events) {
-    const c = per[e.core];
+  for (let i = 0; i < events.length; i++) {
+    const c = per[events.core(i)];
     if (!c) continue;
-    const span: [number, number] = [Math.max(0, e.start), Math.min(totalCycles, e.end)];
-    if (e.unit === "pt") c.pt.push(span);
-    else if (e.unit === "sfp") c.sfp.push(span);
-    else if (e.unit === "dma") c.dma.push(span);
+    const span: [number, number] = [
+      Math.max(0, events.start(i)),
+      Math.min(totalCycles, events.end(i)),
+    ];
+    const unit = events.unit(i);
+    if (unit === "pt") c.pt.push(span);
+    else if (unit === "sfp") c.sfp.push(span);
+    else if (unit === "dma") c.dma.push(span);
   }
   const frac = (x: number): number =>
     totalCycles > 0 ? Math.min(1, Math.max(0, x / totalCycles)) : 0;
