@@ -192,23 +192,63 @@ export class EventIndex {
   }
 }
 
+/** Tile kinds by code (`TileWalk` passes the code). */
+export const TILE_KINDS: readonly TileKind[] = ["load", "store", "move"];
+
+/** Receives one tile in flight: ring position, direction, kind code, event index, KTIR line. */
+export type TileWalk = (
+  pos: number,
+  direction: Direction,
+  kind: number,
+  index: number,
+  line: number,
+) => void;
+
+/**
+ * Calls `fn` for every DMA transfer in flight at t, placed on the ring along its route,
+ * without building an object per tile (the ring draws thousands a frame).
+ */
+export function forEachTile(
+  dma: EventIndex,
+  stops: readonly RingStop[],
+  t: number,
+  fn: TileWalk,
+): void {
+  const count = stops.length;
+  const ev = dma.table;
+  const { route, routeStart, unit, line } = ev.cols;
+  dma.forEachActive(t, (i, frac) => {
+    const a = routeStart[i] as number;
+    const b = routeStart[i + 1] as number;
+    if (unit[i] !== 0 || b <= a) return;
+    // A walk of neighbouring stops (checked here, a few hops each, without a copy).
+    for (let k = a; k < b; k++) {
+      const s = route[k] as number;
+      if (!(s >= 0 && s < count)) return;
+      if (k > a && stepDirection(route[k - 1] as number, s, count) === 0) return;
+    }
+    const src = route[a] as number;
+    const dst = route[b - 1] as number;
+    const hops = b - a - 1;
+    let pos = src;
+    let direction: Direction = 0;
+    if (hops > 0) {
+      const f = Math.min(1, Math.max(0, frac)) * hops;
+      const k = Math.min(Math.floor(f), hops - 1);
+      const from = route[a + k] as number;
+      const to = route[a + k + 1] as number;
+      pos = wrap(from + stepDirection(from, to, count) * (f - k), count);
+      direction = stepDirection(src, route[a + 1] as number, count);
+    }
+    fn(pos, direction, TILE_KINDS.indexOf(tileKind(stops, src, dst)), i, line[i] as number);
+  });
+}
+
 /** Every DMA transfer in flight at t, placed on the ring along its route. */
 export function tilesAt(dma: EventIndex, stops: readonly RingStop[], t: number): Tile[] {
-  const count = stops.length;
   const out: Tile[] = [];
-  const ev = dma.table;
-  dma.forEachActive(t, (i, frac) => {
-    const route = ev.route(i);
-    if (ev.unit(i) !== "dma" || !validRoute(route, count)) return;
-    const src = route[0] as number;
-    const dst = route[route.length - 1] as number;
-    out.push({
-      pos: routePosition(route, count, frac),
-      direction: routeDirection(route, count),
-      kind: tileKind(stops, src, dst),
-      index: i,
-      line: ev.line(i),
-    });
+  forEachTile(dma, stops, t, (pos, direction, kind, index, line) => {
+    out.push({ pos, direction, kind: TILE_KINDS[kind] ?? "move", index, line });
   });
   return out;
 }
