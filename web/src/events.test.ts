@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { TraceEvent } from "./api";
-import { columnBuffers, EventTable, isColumns, toColumns } from "./events";
+import { columnBuffers, EventTable, isColumns, orderByStart, toColumns } from "./events";
 import { hydrateRun, transferables, type WireRunResult } from "./protocol";
 import { minimalResult } from "./testResult";
 
@@ -84,5 +84,18 @@ describe("event columns", () => {
     const page = hydrateRun(wire);
     expect(page.result.run.events.length).toBe(3);
     expect(page.result.run.events.op(1)).toBe("linalg.matmul");
+  });
+});
+
+describe("orderByStart", () => {
+  it("orders by start, ties by index, packed or not", () => {
+    const starts = Float64Array.from([30, 10, 20, 10, 0]);
+    expect([...orderByStart(starts, [0, 1, 2, 3, 4])]).toEqual([4, 1, 3, 2, 0]);
+    expect([...orderByStart(starts, [2, 0, 3])]).toEqual([3, 2, 0]);
+    const fractional = Float64Array.from([2.5, 1.5, 1.5, -1]);
+    expect([...orderByStart(fractional, [0, 1, 2, 3])]).toEqual([3, 1, 2, 0]);
+    const huge = Float64Array.from([2 ** 52, 1]);
+    expect([...orderByStart(huge, [0, 1])]).toEqual([1, 0]);
+    expect(orderByStart(starts, [])).toHaveLength(0);
   });
 });

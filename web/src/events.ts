@@ -202,3 +202,36 @@ export class EventTable {
     return e;
   }
 }
+
+/**
+ * The events `which` (indexes into `starts`) ordered by start, ties by index. Whole-cycle
+ * starts sort as packed numbers (start and index in one float64, sorted natively: a full
+ * model's 200,000 events in milliseconds); others go through a comparator.
+ */
+export function orderByStart(starts: Float64Array, which: ArrayLike<number>): Int32Array {
+  const n = which.length;
+  let bits = 1;
+  while (2 ** bits <= starts.length) bits++;
+  const scale = 2 ** bits;
+  let packable = true;
+  for (let k = 0; k < n && packable; k++) {
+    const s = starts[which[k] as number] as number;
+    packable = Number.isInteger(s) && s >= 0 && s * scale < Number.MAX_SAFE_INTEGER;
+  }
+  if (!packable) {
+    const out = Int32Array.from(which);
+    return out.sort((a, b) => (starts[a] as number) - (starts[b] as number) || a - b);
+  }
+  const keys = new Float64Array(n);
+  for (let k = 0; k < n; k++) {
+    const i = which[k] as number;
+    keys[k] = (starts[i] as number) * scale + i;
+  }
+  keys.sort();
+  const out = new Int32Array(n);
+  for (let k = 0; k < n; k++) {
+    const key = keys[k] as number;
+    out[k] = key - Math.floor(key / scale) * scale;
+  }
+  return out;
+}

@@ -125,3 +125,29 @@ describe("buildScene", () => {
     expect(scene.util.map((u) => u.dma)).toEqual([0, 0]);
   });
 });
+
+describe("coreUtilisation on many events", () => {
+  it("agrees with unionLength over each core's spans", () => {
+    let seed = 7;
+    const rand = (m: number): number => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % m;
+    };
+    const units = ["dma", "pt", "sfp"] as const;
+    const list = Array.from({ length: 400 }, () => {
+      const start = rand(1000) - 50;
+      return ev({ core: rand(3), unit: units[rand(3)], start, end: start + rand(80) });
+    });
+    const u = coreUtilisation(EventTable.from(list), 3, 1000);
+    for (let core = 0; core < 3; core++) {
+      const spans = (want: readonly string[]): [number, number][] =>
+        list
+          .filter((e) => e.core === core && want.includes(e.unit))
+          .map((e) => [Math.max(0, e.start), Math.min(1000, e.end)]);
+      expect(u[core]!.pt).toBeCloseTo(unionLength(spans(["pt"])) / 1000, 12);
+      expect(u[core]!.sfp).toBeCloseTo(unionLength(spans(["sfp"])) / 1000, 12);
+      expect(u[core]!.compute).toBeCloseTo(unionLength(spans(["pt", "sfp"])) / 1000, 12);
+      expect(u[core]!.dma).toBeCloseTo(unionLength(spans(["dma"])) / 1000, 12);
+    }
+  });
+});

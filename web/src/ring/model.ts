@@ -5,7 +5,7 @@
 // Stop 0 is at the top and positions increase clockwise.
 
 import type { RingStop, TraceEvent } from "../api";
-import type { EventTable } from "../events";
+import { orderByStart, type EventTable } from "../events";
 import { coreUtilisation, type CoreUtil } from "./heat";
 
 export interface Point {
@@ -135,12 +135,7 @@ export class EventIndex {
     which?: ArrayLike<number>,
   ) {
     const all = which ?? Int32Array.from({ length: table.length }, (_, i) => i);
-    const order = Int32Array.from(all);
-    const s = table.cols.start;
-    const e = table.cols.end;
-    order.sort(
-      (a, b) => (s[a] as number) - (s[b] as number) || (e[a] as number) - (e[b] as number),
-    );
+    const order = orderByStart(table.cols.start, all);
     this.order = order;
     this.starts = new Float64Array(order.length);
     this.ends = new Float64Array(order.length);

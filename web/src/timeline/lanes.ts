@@ -3,7 +3,7 @@
 // time. Pure and computed once per run; the view only maps buckets to pixels.
 
 import type { RingStop, TraceEvent } from "../api";
-import type { EventTable } from "../events";
+import { orderByStart, type EventTable } from "../events";
 
 /** Buckets a lane's bandwidth profile has over the whole run. */
 export const PROFILE_BUCKETS = 1024;
@@ -133,11 +133,7 @@ function lane(
   total: number,
   capacity: number | null,
 ): SharedLane {
-  const s = table.cols.start;
-  const e = table.cols.end;
-  const events = Int32Array.from(list).sort(
-    (a, b) => (s[a] as number) - (s[b] as number) || (e[a] as number) - (e[b] as number),
-  );
+  const events = orderByStart(table.cols.start, list);
   const profile = tableProfile(table, events, total);
   const bytes = bytesOf(table, events);
   const cap = capacity !== null && capacity > 0 ? capacity : peak(profile);
@@ -172,13 +168,19 @@ export function sharedLanes(run: LaneInput, maxLinks = MAX_LINK_LANES): SharedLa
   const ev = run.events;
   const dram: number[] = [];
   const byLink = new Map<number, number[]>();
+  const { route, routeStart } = ev.cols;
   for (let i = 0; i < ev.length; i++) {
     if (ev.unit(i) !== "dma") continue;
     if (touchesDram(ev, i, stops)) dram.push(i);
-    for (const l of new Set(routeLinks(ev.route(i), count))) {
+    const a = routeStart[i] as number;
+    const b = routeStart[i + 1] as number;
+    for (let k = a + 1; k < b; k++) {
+      const l = linkIndex(route[k - 1] as number, route[k] as number, count);
+      if (l === null) continue;
       let list = byLink.get(l);
       if (!list) byLink.set(l, (list = []));
-      list.push(i);
+      // A route crossing a link twice lists the transfer once (lists grow in event order).
+      if (list[list.length - 1] !== i) list.push(i);
     }
   }
   const out: SharedLane[] = [

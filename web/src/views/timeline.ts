@@ -2,6 +2,7 @@
 // (drag), a time cursor shared with the ring, and the utilisation summary beside it.
 
 import type { RunInfo, TraceEvent } from "../api";
+import { orderByStart } from "../events";
 import type { DetailsContext } from "../eventDetails";
 import { byId, el, formatInt } from "../dom";
 import { inRange, readPalette, type LineRange, type Palette } from "../ring/draw";
@@ -261,24 +262,30 @@ export class TimelineView {
     for (let i = 0; i < ev.length; i++) if (ev.core(i) + 1 > cores) cores = ev.core(i) + 1;
     this.cores = cores;
     // Two passes over the columns: count each lane's events, then place them.
-    const lanes = new Int32Array(ev.length);
-    const counts = new Map<number, number>();
+    const core = ev.cols.core;
+    const unit = ev.cols.unit;
+    const laneCount = cores * UNITS.length;
+    const counts = new Int32Array(laneCount);
     for (let i = 0; i < ev.length; i++) {
-      const lane = ev.core(i) * UNITS.length + ev.unitCode(i);
-      lanes[i] = lane;
-      counts.set(lane, (counts.get(lane) ?? 0) + 1);
+      const lane = (core[i] as number) * UNITS.length + (unit[i] as number);
+      if (lane >= 0 && lane < laneCount) counts[lane] = (counts[lane] as number) + 1;
     }
-    this.byLane = new Map([...counts].map(([lane, n]) => [lane, new Int32Array(n)]));
-    const filled = new Map<number, number>();
+    const lists = Array.from(counts, (n) => new Int32Array(n));
+    const filled = new Int32Array(laneCount);
     for (let i = 0; i < ev.length; i++) {
-      const lane = lanes[i] as number;
-      const k = filled.get(lane) ?? 0;
-      (this.byLane.get(lane) as Int32Array)[k] = i;
-      filled.set(lane, k + 1);
+      const lane = (core[i] as number) * UNITS.length + (unit[i] as number);
+      const list = lists[lane];
+      if (!list) continue;
+      list[filled[lane] as number] = i;
+      filled[lane] = (filled[lane] as number) + 1;
     }
+    this.byLane = new Map();
+    lists.forEach((list, lane) => {
+      if (list.length > 0) this.byLane.set(lane, list);
+    });
     // By start, so a draw can merge the bars that fall on the same pixels.
     const starts = ev.cols.start;
-    for (const list of this.byLane.values()) byStart(list, starts);
+    for (const [lane, list] of this.byLane) this.byLane.set(lane, byStart(list, starts));
     this.shared = sharedLanes({
       machine: run.machine,
       totalCycles: run.totalCycles,
@@ -677,12 +684,11 @@ export class TimelineTab implements View {
   }
 }
 
-/** Sorts event indexes by start, in place (skipped when they already are: the usual case). */
-function byStart(list: Int32Array, starts: Float64Array): void {
+/** Event indexes by start (`list` itself when they already are: the usual case). */
+function byStart(list: Int32Array, starts: Float64Array): Int32Array {
   for (let k = 1; k < list.length; k++) {
-    if ((starts[list[k - 1] as number] as number) > (starts[list[k] as number] as number)) {
-      list.sort((a, b) => (starts[a] as number) - (starts[b] as number) || a - b);
-      return;
-    }
+    if ((starts[list[k - 1] as number] as number) > (starts[list[k] as number] as number))
+      return orderByStart(starts, list);
   }
+  return list;
 }
