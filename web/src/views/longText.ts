@@ -27,29 +27,43 @@ interface Long {
 
 const longs = new WeakMap<HTMLElement, Long>();
 
-/** The lines of `text` (a trailing newline does not start a line). */
-export function splitLines(text: string): string[] {
-  if (text.length === 0) return [];
-  const lines = text.split("\n");
-  if (text.endsWith("\n")) lines.pop();
-  return lines;
-}
-
 /**
  * Shows `text` in `pre`, which scrolls inside `scroller`; drawn by windows when it has more
  * than `LONG_LINES` lines. Returns the number of lines.
  */
 export function setText(pre: HTMLElement, text: string, scroller: HTMLElement): number {
-  const lines = splitLines(text);
-  if (lines.length <= LONG_LINES) {
+  const starts = lineStarts(text);
+  const count = starts.length - 1;
+  if (count <= LONG_LINES) {
     clear(pre);
     pre.textContent = text;
-    return lines.length;
+    return count;
   }
+  // Lines are cut from the text when drawn: a split would make every line a string at once.
   let widest = 0;
-  for (const l of lines) if (l.length > widest) widest = l.length;
-  setLong(pre, (i) => lines[i] ?? "", lines.length, widest, scroller);
-  return lines.length;
+  for (let i = 0; i < count; i++)
+    widest = Math.max(widest, (starts[i + 1] as number) - (starts[i] as number) - 1);
+  const line = (i: number): string =>
+    text.slice(starts[i] as number, Math.max(starts[i] as number, (starts[i + 1] as number) - 1));
+  setLong(pre, line, count, widest, scroller);
+  return count;
+}
+
+/**
+ * Where each line of `text` starts, with one more entry past the end (the start a next line
+ * would have): `count + 1` entries for `count` lines (a trailing newline starts none).
+ */
+export function lineStarts(text: string): Uint32Array {
+  if (text.length === 0) return new Uint32Array(1);
+  let count = 1;
+  for (let at = text.indexOf("\n"); at >= 0; at = text.indexOf("\n", at + 1)) count++;
+  if (text.endsWith("\n")) count--;
+  const out = new Uint32Array(count + 1);
+  let k = 1;
+  for (let at = text.indexOf("\n"); at >= 0 && k < count; at = text.indexOf("\n", at + 1))
+    out[k++] = at + 1;
+  out[count] = text.endsWith("\n") ? text.length : text.length + 1;
+  return out;
 }
 
 /** Shows the numbers 1..`count` in a gutter `pre`, by windows when there are many. */
