@@ -11,6 +11,7 @@ export interface ExampleInfo {
 
 // The data the wasm module returns: generated from the Rust types (web/src/generated,
 // checked against them by the driver's tests), under the names the views use.
+import type { EventColumns, EventTable } from "./events";
 import type {
   BufferSpec,
   DiagnosticView,
@@ -45,12 +46,21 @@ export type EventUnit = EventView["unit"];
  */
 export type TraceEvent = EventView;
 export type RunSummary = SummaryView;
-/** The simulation of a graph or a KTIR module; `passed` means something only when `outputsChecked`. */
-export type RunInfo = RunResult;
+/**
+ * The simulation of a graph or a KTIR module; `passed` means something only when
+ * `outputsChecked`. Its events are a table of columns (events.ts), not a list of objects.
+ */
+export type RunInfo = Omit<RunResult, "events"> & { events: EventTable };
 /** A verifier diagnostic; line and column are 1-based. */
 export type Diagnostic = DiagnosticView;
-/** One run of a graph or a KTIR module, as the session returns it. */
-export type PipelineResult = Run;
+/** One run of a graph or a KTIR module, as the session returns it (events as a list). */
+export type WasmRun = Run;
+/** One run of a graph or a KTIR module, as the worker sends it: events as columns. */
+export type WirePipelineResult = Omit<Run, "run"> & {
+  run: Omit<RunResult, "events"> & { events: EventColumns };
+};
+/** One run of a graph or a KTIR module, as the page holds it. */
+export type PipelineResult = Omit<Run, "run"> & { run: RunInfo };
 
 /** Options of a run; every field optional. */
 export interface RunOptions {

@@ -12,6 +12,9 @@ import {
   specOptions,
   type RunFigures,
 } from "./compare";
+import { EventTable } from "./events";
+
+const T = EventTable.from;
 
 function ev(unit: TraceEvent["unit"], core: number, start: number, end: number): TraceEvent {
   return {
@@ -79,12 +82,12 @@ describe("compare specs", () => {
 
 describe("run figures", () => {
   it("find a core's DMA running while its PT unit works, and only on the same core", () => {
-    expect(dmaOverlapsPt([ev("dma", 0, 0, 10), ev("pt", 0, 10, 20)])).toBe(false);
-    expect(dmaOverlapsPt([ev("dma", 0, 0, 10), ev("pt", 1, 5, 20)])).toBe(false);
-    expect(dmaOverlapsPt([ev("dma", 0, 0, 4), ev("dma", 0, 3, 12), ev("pt", 0, 11, 20)])).toBe(
+    expect(dmaOverlapsPt(T([ev("dma", 0, 0, 10), ev("pt", 0, 10, 20)]))).toBe(false);
+    expect(dmaOverlapsPt(T([ev("dma", 0, 0, 10), ev("pt", 1, 5, 20)]))).toBe(false);
+    expect(dmaOverlapsPt(T([ev("dma", 0, 0, 4), ev("dma", 0, 3, 12), ev("pt", 0, 11, 20)]))).toBe(
       true,
     );
-    expect(dmaOverlapsPt([ev("sfp", 0, 0, 10), ev("pt", 0, 0, 10)])).toBe(false);
+    expect(dmaOverlapsPt(T([ev("sfp", 0, 0, 10), ev("pt", 0, 0, 10)]))).toBe(false);
   });
 
   it("say the difference in words", () => {
@@ -117,13 +120,13 @@ describe("run figures", () => {
 
   it("profile a unit's busy time on a shared axis", () => {
     const p = busyProfile(
-      [ev("pt", 0, 0, 50), ev("pt", 1, 25, 50), ev("dma", 0, 0, 100)],
+      T([ev("pt", 0, 0, 50), ev("pt", 1, 25, 50), ev("dma", 0, 0, 100)]),
       "pt",
       100,
       2,
       4,
     );
     expect([...p]).toEqual([0.5, 1, 0, 0]);
-    expect([...busyProfile([], "pt", 0, 2, 3)]).toEqual([0, 0, 0]);
+    expect([...busyProfile(T([]), "pt", 0, 2, 3)]).toEqual([0, 0, 0]);
   });
 });

@@ -5,6 +5,7 @@
 // draws them.
 
 import type { PipelineResult, RunOptions, TraceEvent } from "./api";
+import { UNIT_CODES, type EventTable } from "./events";
 import { ALLOCATORS, type Allocator, MAX_ATTENTION_BLOCK, TP_DEGREES } from "./runSettings";
 
 /**
@@ -153,15 +154,25 @@ function intersects(a: Interval[], b: Interval[]): boolean {
   return false;
 }
 
-/** Whether some core runs a DMA transfer while its PT unit works, among `events`. */
-export function dmaOverlapsPt(events: readonly TraceEvent[]): boolean {
+/**
+ * Whether some core runs a DMA transfer while its PT unit works, among the events `which`
+ * (indexes into `events`; all of them when left out).
+ */
+export function dmaOverlapsPt(events: EventTable, which?: readonly number[]): boolean {
   const byCore = new Map<number, { dma: Interval[]; pt: Interval[] }>();
-  for (const e of events) {
-    if (e.unit !== "dma" && e.unit !== "pt") continue;
-    if (e.end <= e.start) continue;
-    let c = byCore.get(e.core);
-    if (!c) byCore.set(e.core, (c = { dma: [], pt: [] }));
-    c[e.unit].push([e.start, e.end]);
+  const n = which ? which.length : events.length;
+  for (let k = 0; k < n; k++) {
+    const i = which ? (which[k] as number) : k;
+    if (!(i >= 0 && i < events.length)) continue;
+    const unit = events.unit(i);
+    if (unit !== "dma" && unit !== "pt") continue;
+    const start = events.start(i);
+    const end = events.end(i);
+    if (end <= start) continue;
+    const core = events.core(i);
+    let c = byCore.get(core);
+    if (!c) byCore.set(core, (c = { dma: [], pt: [] }));
+    c[unit].push([start, end]);
   }
   for (const { dma, pt } of byCore.values()) {
     if (dma.length === 0 || pt.length === 0) continue;
@@ -187,11 +198,12 @@ export function runFigures(r: PipelineResult): RunFigures {
   const events = r.run.events;
   const overlapped = new Set<string>();
   let kernels = 0;
+  const has = (list: readonly number[], unit: TraceEvent["unit"]): boolean =>
+    list.some((i) => i >= 0 && i < events.length && events.unit(i) === unit);
   for (const k of r.sourceMap.kernels) {
-    const list = k.events.flatMap((i) => events[i] ?? []);
-    if (!list.some((e) => e.unit === "dma") || !list.some((e) => e.unit === "pt")) continue;
+    if (!has(k.events, "dma") || !has(k.events, "pt")) continue;
     kernels++;
-    if (dmaOverlapsPt(list)) overlapped.add(k.func);
+    if (dmaOverlapsPt(events, k.events)) overlapped.add(k.func);
   }
   return {
     // A tensor-parallel run's cycles are its cards' (segments and collectives), not the
@@ -235,7 +247,7 @@ export function describeDifference(label: string, before: RunFigures, after: Run
  * of the `cores` units' time in that stretch spent on events.
  */
 export function busyProfile(
-  events: readonly TraceEvent[],
+  events: EventTable,
   unit: TraceEvent["unit"],
   axis: number,
   cores: number,
@@ -244,10 +256,13 @@ export function busyProfile(
   const out = new Float64Array(Math.max(0, buckets));
   if (axis <= 0 || buckets <= 0 || cores <= 0) return out;
   const width = axis / buckets;
-  for (const e of events) {
-    if (e.unit !== unit || e.end <= e.start) continue;
-    const s = Math.max(0, e.start);
-    const t = Math.min(axis, e.end);
+  const code = UNIT_CODES.indexOf(unit);
+  for (let i = 0; i < events.length; i++) {
+    const start = events.start(i);
+    const end = events.end(i);
+    if (events.unitCode(i) !== code || end <= start) continue;
+    const s = Math.max(0, start);
+    const t = Math.min(axis, end);
     for (let b = Math.floor(s / width); b < buckets && b * width < t; b++) {
       const lo = Math.max(s, b * width);
       const hi = Math.min(t, (b + 1) * width);

@@ -7,7 +7,7 @@ import { type CompileCache, usableEntry } from "./compileCache";
 import { createHandler } from "./handler";
 import type { RunResult } from "./protocol";
 import { runStatusText } from "./runStatus";
-import { minimalResult } from "./testResult";
+import { minimalResult, pageResult } from "./testResult";
 
 /** A graph session whose compile uses the armed bytes when they read "good". */
 function session(log: string[]): SpyreSession {
@@ -134,7 +134,7 @@ describe("compile cache", () => {
       kind: "graph",
       fileName: "g.json",
       source: "",
-      result: minimalResult(),
+      result: pageResult(minimalResult()),
       layout: { nodes: [], edges: [], width: 0, height: 0 } as never,
       io: null,
       ...(compileCache ? { compileCache } : {}),

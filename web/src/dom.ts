@@ -37,9 +37,13 @@ export function isEditableTarget(target: EventTarget | null): boolean {
   return t.isContentEditable === true;
 }
 
+const INT_FORMAT = new Intl.NumberFormat("en-US", { maximumFractionDigits: 0 });
+
 /** Formats a number with thousands separators (cycle counts). */
 export function formatInt(n: number): string {
-  return Math.round(n).toLocaleString("en-US");
+  // One formatter for every call: `toLocaleString` builds one each time, which is slow when
+  // a full model's views format tens of thousands of figures.
+  return INT_FORMAT.format(Math.round(n));
 }
 
 /** Compact scientific-ish format for errors and tolerances. */

@@ -6,13 +6,14 @@ import type {
   Diagnostic,
   KtirInputs,
   NamedBytes,
-  PipelineResult,
   RunOptions,
   RunProgress,
   SpyreModule,
   SpyreSession,
   TensorView,
+  WasmRun,
 } from "./api";
+import { toColumns } from "./events";
 import type { CompileCache } from "./compileCache";
 import { defaultCollapsed } from "./graph/groups";
 import { layoutGraph, tensorTypes } from "./graph/layout";
@@ -25,8 +26,8 @@ import {
   type ProgressMessage,
   type RunData,
   type RunIo,
-  type RunResult,
   type SourceRef,
+  type WireRunResult,
   type WorkerResponse,
 } from "./protocol";
 
@@ -55,8 +56,8 @@ function need(cond: unknown, what: string): asserts cond {
  * The session's run, typed by the generated declarations. Only the outline is checked: the
  * shape comes from the Rust types, and a drift between the two fails the driver's tests.
  */
-export function checkRun(raw: unknown): PipelineResult {
-  const r = toPlain(raw) as PipelineResult | null;
+export function checkRun(raw: unknown): WasmRun {
+  const r = toPlain(raw) as WasmRun | null;
   need(r && typeof r === "object", "not an object");
   need(r.graph && typeof r.graph === "object", "graph is missing");
   need(Array.isArray(r.passes), "passes is not a list");
@@ -359,7 +360,7 @@ export function createHandler(
             cacheFor(m),
           );
           const result = checkRun(raw);
-          const kind: RunResult["kind"] = result.kind === "ktir" ? "ktir" : "graph";
+          const kind: WireRunResult["kind"] = result.kind === "ktir" ? "ktir" : "graph";
           // A module's buffers all come back as outputs; those it only loads are inputs.
           if (kind === "ktir") result.graph = splitKtirBuffers(result.graph, result.ktir);
           const canon = result.passes.find((p) => p.name === "canonicalize")?.data ?? null;
@@ -369,7 +370,10 @@ export function createHandler(
             defaultCollapsed(result.graph),
           );
           const io = listIo(session, kind, req.params.options);
-          const res: RunResult = { kind, fileName, source, result, layout, io };
+          // The events go as columns: a full model's 200,000 event objects would take the
+          // page seconds to rebuild.
+          const wire = { ...result, run: { ...result.run, events: toColumns(result.run.events) } };
+          const res: WireRunResult = { kind, fileName, source, result: wire, layout, io };
           if (cacheUse) res.compileCache = cacheUse;
           return { id: req.id, ok: true, result: res };
         }

@@ -20,6 +20,7 @@ import {
   describeLocation,
   errorLocation,
   errorMessage,
+  hydrateRun,
   LocatedError,
   type ErrorInfo,
   type RunData,
@@ -561,10 +562,12 @@ class App {
       const options = this.options(target, ktir, keep.timingOnly === true);
       if (keep.args && Object.keys(keep.args).length > 0) options.args = keep.args;
       const params = keep.data ? { target, options, data: keep.data } : { target, options };
-      res = await this.host.call("run", params, (p) => {
-        progress = p;
-        showProgress();
-      });
+      res = hydrateRun(
+        await this.host.call("run", params, (p) => {
+          progress = p;
+          showProgress();
+        }),
+      );
     } catch (err) {
       this.setRunning(-1);
       this.lastFailure = err;
@@ -727,7 +730,9 @@ class App {
     const options = specOptions(this.options(c.target, c.ktir, c.timingOnly === true), spec);
     let done: Comparison;
     try {
-      const other = await this.host.call("run", { target: c.target, options, aside: true });
+      const other = hydrateRun(
+        await this.host.call("run", { target: c.target, options, aside: true }),
+      );
       done = { spec, other, error: null, running: false };
     } catch (err) {
       const error = err instanceof CancelledError ? stoppedText(err.reason) : errorMessage(err);
@@ -834,9 +839,12 @@ class App {
       this.viewMeta.textContent = "";
       return;
     }
-    const n = c.res.result.run.events.filter(
-      (e) => e.line >= lines.from && e.line <= lines.to,
-    ).length;
+    const events = c.res.result.run.events;
+    let n = 0;
+    for (let i = 0; i < events.length; i++) {
+      const line = events.line(i);
+      if (line >= lines.from && line <= lines.to) n++;
+    }
     const what = lines.from === lines.to ? `line ${lines.from}` : `lines ${lines.from}–${lines.to}`;
     const text = (this.ktir.split("\n")[lines.from - 1] ?? "").trim();
     this.viewMeta.textContent = `KTIR ${what}: ${n} event${n === 1 ? "" : "s"} · ${text.slice(0, 60)}`;

@@ -24,6 +24,7 @@ import {
 } from "./timeline/model";
 import { lineDiff } from "./views/diff";
 import { diagnosticRange } from "./views/ir";
+import { EventTable } from "./events";
 
 describe("pass diff", () => {
   it("marks added and removed lines and collapses long unchanged runs", () => {
@@ -67,11 +68,12 @@ describe("timeline geometry", () => {
     });
     expect(laneOf(e(0, "dma", 0, 1))).toBe(0);
     expect(laneOf(e(2, "sfp", 0, 1))).toBe(8);
-    const byLane = new Map([[1, [e(0, "pt", 0, 100), e(0, "pt", 40, 50)]]]);
-    expect(eventAt(byLane, 1, 45)?.start).toBe(40);
-    expect(eventAt(byLane, 1, 70)?.start).toBe(0);
-    expect(eventAt(byLane, 1, 150)).toBeNull();
-    expect(eventAt(byLane, 2, 10)).toBeNull();
+    const table = EventTable.from([e(0, "pt", 0, 100), e(0, "pt", 40, 50)]);
+    const byLane = new Map([[1, [0, 1]]]);
+    expect(eventAt(table, byLane, 1, 45)).toBe(1);
+    expect(eventAt(table, byLane, 1, 70)).toBe(0);
+    expect(eventAt(table, byLane, 1, 150)).toBeNull();
+    expect(eventAt(table, byLane, 2, 10)).toBeNull();
     expect(tickStep(3454, 8)).toBe(500);
     expect(tickStep(10, 10)).toBe(1);
   });
@@ -149,7 +151,7 @@ describe("session helpers", () => {
       op: "ktdp.load",
       line,
     });
-    expect(kernelSpans([ev(3, 0, 10), ev(3, 5, 20), ev(6, 20, 30)], map)).toEqual([
+    expect(kernelSpans(EventTable.from([ev(3, 0, 10), ev(3, 5, 20), ev(6, 20, 30)]), map)).toEqual([
       { start: 0, end: 20 },
       { start: 20, end: 30 },
     ]);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { PipelineResult, RunOptions, RunProgress, SpyreModule, SpyreSession } from "./api";
+import type { WasmRun, RunOptions, RunProgress, SpyreModule, SpyreSession } from "./api";
 import { CancelledError, WorkerClient, WorkerHost, type Port } from "./client";
 import { checkRun, createHandler, toPlain } from "./handler";
 import { minimalResult } from "./testResult";
@@ -14,7 +14,7 @@ import {
 } from "./protocol";
 
 /** What the Rust session returns for a KTIR module: its buffers as the graph's outputs. */
-function ktirRun(): PipelineResult {
+function ktirRun(): WasmRun {
   const r = minimalResult();
   const spec = {
     name: "x",

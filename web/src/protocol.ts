@@ -12,7 +12,9 @@ import type {
   RunOptions,
   RunProgress,
   TensorView,
+  WirePipelineResult,
 } from "./api";
+import { columnBuffers, EventTable, isColumns } from "./events";
 import type { GraphLayout } from "./graph/layout";
 
 export interface InitResult {
@@ -61,6 +63,24 @@ export interface RunResult {
   compileCache?: CompileCacheReport & { note?: string };
 }
 
+/** A run as the worker sends it: its events as columns, moved by transfer. */
+export type WireRunResult = Omit<RunResult, "result"> & { result: WirePipelineResult };
+
+/** The buffers of a worker answer to transfer rather than copy (a run's event columns). */
+export function transferables(response: WorkerResponse): ArrayBuffer[] {
+  if (!response.ok || !response.result || typeof response.result !== "object") return [];
+  const run = (response.result as { result?: { run?: { events?: unknown } } }).result?.run;
+  return isColumns(run?.events) ? columnBuffers(run.events) : [];
+}
+
+/** The page's run from the worker's: its event columns wrapped for reading by index. */
+export function hydrateRun(wire: WireRunResult): RunResult {
+  const events = isColumns(wire.result.run.events)
+    ? new EventTable(wire.result.run.events)
+    : EventTable.from([]);
+  return { ...wire, result: { ...wire.result, run: { ...wire.result.run, events } } };
+}
+
 /** Method name -> parameters and result. Add a method here and the types follow. */
 export interface Methods {
   init: { params: Record<string, never>; result: InitResult };
@@ -70,7 +90,7 @@ export interface Methods {
    */
   run: {
     params: { target: SourceRef; options: RunOptions; data?: RunData; aside?: true };
-    result: RunResult;
+    result: WireRunResult;
   };
   /** An output (graph) or buffer (KTIR) of the last run as `.npy` bytes. */
   outputNpy: { params: { name: string }; result: { bytes: Uint8Array } };

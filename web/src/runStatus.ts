@@ -38,7 +38,10 @@ export function stoppedText(reason: "cancelled" | "budget", budgetMs = LINK_RUN_
  * "(cold, 1200 ms)" when the compile ran, a KTIR module's "verified and simulated"; a note
  * from a failing compile cache follows.
  */
-export function runStatusText(res: RunResult, totalMs: number): string {
+export function runStatusText(
+  res: Pick<RunResult, "kind" | "compileCache"> & { result: { graph: { name: string } } },
+  totalMs: number,
+): string {
   const name = res.result.graph.name;
   if (res.kind === "ktir") return `${name} · verified and simulated in ${totalMs} ms`;
   const c = res.compileCache;

@@ -1,7 +1,8 @@
 // Pure helpers over one run: lookups in its source map (kernels, lines, device ops, graph
 // nodes), kernel time spans, and the structured snapshot data (work division, scratchpad plan, layouts) with type guards.
 
-import type { KernelLink, OpLink, PassSnapshot, SourceMap, TraceEvent } from "./api";
+import type { KernelLink, OpLink, PassSnapshot, SourceMap } from "./api";
+import type { EventTable } from "./events";
 
 // ---- the run's source map (computed in Rust): lines, kernels, device ops, graph nodes ----
 
@@ -50,14 +51,13 @@ export interface Span {
   end: number;
 }
 
-function spanOf(events: readonly TraceEvent[], k: KernelLink | undefined): Span {
+function spanOf(events: EventTable, k: KernelLink | undefined): Span {
   let start = Infinity;
   let end = -Infinity;
   for (const i of k?.events ?? []) {
-    const e = events[i];
-    if (!e) continue;
-    start = Math.min(start, e.start);
-    end = Math.max(end, e.end);
+    if (!(i >= 0 && i < events.length)) continue;
+    start = Math.min(start, events.start(i));
+    end = Math.max(end, events.end(i));
   }
   return start <= end ? { start, end } : { start: 0, end: 0 };
 }
@@ -66,7 +66,7 @@ function spanOf(events: readonly TraceEvent[], k: KernelLink | undefined): Span 
  * Time span of each device op's kernel, in op order (for a KTIR module, which has no device
  * ops: of each function, in module order).
  */
-export function kernelSpans(events: readonly TraceEvent[], map: SourceMap): Span[] {
+export function kernelSpans(events: EventTable, map: SourceMap): Span[] {
   if (map.ops.length === 0) return map.kernels.map((k) => spanOf(events, k));
   return map.ops.map((o) => spanOf(events, o.kernel === null ? undefined : map.kernels[o.kernel]));
 }

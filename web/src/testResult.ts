@@ -1,11 +1,12 @@
 // A minimal well-formed pipeline result for unit tests of the message plumbing and the
 // worker's handler: one machine with one core, no events, every report empty.
 
-import type { PipelineResult } from "./api";
+import type { PipelineResult, WasmRun } from "./api";
+import { EventTable } from "./events";
 import { emptyLatencyModel, emptyRoofline } from "./views/roofline";
 
 /** The summary of a 10-cycle run on that machine. */
-export const summary: PipelineResult["run"]["summary"] = {
+export const summary: WasmRun["run"]["summary"] = {
   machine: "m",
   totalCycles: 10,
   clockGhz: 1,
@@ -20,7 +21,7 @@ export const summary: PipelineResult["run"]["summary"] = {
 };
 
 /** A minimal well-formed result, only to exercise the message plumbing. */
-export function minimalResult(): PipelineResult {
+export function minimalResult(): WasmRun {
   return {
     kind: "graph",
     graph: { name: "g", description: "", inputs: [], outputs: [], nodes: [], initializers: [] },
@@ -58,4 +59,9 @@ export function minimalResult(): PipelineResult {
     sourceMap: { nodes: [], ops: [], kernels: [] },
     tp: null,
   };
+}
+
+/** A result as the page holds it (its events as a table). */
+export function pageResult(r: WasmRun): PipelineResult {
+  return { ...r, run: { ...r.run, events: EventTable.from(r.run.events) } };
 }

@@ -4,10 +4,10 @@ import init, * as spyre from "../pkg/spyre.js";
 import type { ExampleInfo, SpyreModule } from "./api";
 import { indexedDbCache } from "./compileCache";
 import { createHandler } from "./handler";
-import type { WorkerMessage } from "./protocol";
+import { transferables, type WorkerMessage } from "./protocol";
 
 interface WorkerScope {
-  postMessage(message: WorkerMessage): void;
+  postMessage(message: WorkerMessage, transfer?: Transferable[]): void;
   addEventListener(type: "message", listener: (ev: MessageEvent<unknown>) => void): void;
 }
 
@@ -40,6 +40,6 @@ const handle = createHandler(
 
 scope.addEventListener("message", (ev) => {
   void handle(ev.data, (progress) => scope.postMessage(progress)).then((response) =>
-    scope.postMessage(response),
+    scope.postMessage(response, transferables(response)),
   );
 });

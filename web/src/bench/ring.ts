@@ -3,6 +3,7 @@
 // requestAnimationFrame timestamps (the browser's frame timing).
 
 import type { RunInfo, TraceEvent } from "../api";
+import { EventTable } from "../events";
 import { WorkerHost } from "../client";
 import { Transport } from "../transport";
 import { RingView } from "../views/ring";
@@ -94,7 +95,7 @@ export function syntheticRun(machine: RunInfo["machine"], tiles: number): RunInf
     expected: [],
     maskedPoints: null,
     assumptions: [],
-    events,
+    events: EventTable.from(events),
     eventsTotal: events.length,
     summary,
     steps: 0,

@@ -10,6 +10,7 @@ import { evaluate, parseExpr, quantitiesOf, usesBaseline, type Expr } from "./ch
 import { leadSentences, parseLesson, VIEW_IDS } from "./lesson";
 import { parseInline, parseMarkdown, safeHref } from "./markdown";
 import { dmaComputeOverlap, isQuantity, lessonMetrics, QUANTITIES, type Metrics } from "./metrics";
+import { EventTable } from "../events";
 
 // The same files the lessons page bundles.
 const texts = import.meta.glob<string>("../../../lessons/*.md", {
@@ -195,7 +196,7 @@ describe("quantities", () => {
     line: 1,
   });
   it("overlap is the share of compute time with the same core's DMA busy", () => {
-    expect(dmaComputeOverlap([])).toBe(0);
+    expect(dmaComputeOverlap(EventTable.from([]))).toBe(0);
     // Core 0: compute 0-10, DMA 5-20 (5 of 10); core 1: compute 0-10, DMA on core 0 only.
     const events = [
       ev("pt", 0, 0, 10),
@@ -203,7 +204,7 @@ describe("quantities", () => {
       ev("sfp", 1, 0, 10),
       ev("dma", 0, 0, 2),
     ];
-    expect(dmaComputeOverlap(events)).toBeCloseTo(7 / 20);
+    expect(dmaComputeOverlap(EventTable.from(events))).toBeCloseTo(7 / 20);
   });
 });
 

@@ -2,7 +2,8 @@
 // embedded playground computes them after each run and sends them to the page around it;
 // the lessons page evaluates its checks on them.
 
-import type { PipelineResult, TraceEvent } from "../api";
+import type { PipelineResult } from "../api";
+import type { EventTable } from "../events";
 import { layouts, passData, scratchPlan } from "../session";
 
 /** What each quantity is, for the lesson page's readout and the lesson tests. */
@@ -42,14 +43,15 @@ export function isQuantity(name: string): name is Quantity {
  * Share of the compute units' busy time during which the same core's DMA engine was busy too:
  * near 0 when loads and compute take turns, higher when loads run ahead (double buffering).
  */
-export function dmaComputeOverlap(events: readonly TraceEvent[]): number {
+export function dmaComputeOverlap(events: EventTable): number {
   const dma = new Map<number, [number, number][]>();
   const compute = new Map<number, [number, number][]>();
-  for (const e of events) {
-    const m = e.unit === "dma" ? dma : compute;
-    let list = m.get(e.core);
-    if (!list) m.set(e.core, (list = []));
-    list.push([e.start, e.end]);
+  for (let i = 0; i < events.length; i++) {
+    const m = events.unit(i) === "dma" ? dma : compute;
+    const core = events.core(i);
+    let list = m.get(core);
+    if (!list) m.set(core, (list = []));
+    list.push([events.start(i), events.end(i)]);
   }
   let busy = 0;
   let both = 0;

@@ -4,13 +4,14 @@ import { formatInt } from "../dom";
 import type { HeatPaint } from "./heat";
 import {
   coreActivityAt,
+  forEachTile,
   pointAt,
+  positionAngle,
   stopPositions,
   tilesAt,
   type Circle,
   type RingScene,
   type Tile,
-  type TileKind,
 } from "./model";
 
 export interface Palette {
@@ -163,7 +164,13 @@ export function drawRing(
     if (a.sfp) sfpBusy++;
   }
 
-  // Stops.
+  // Stops. A font is set only when it changes: setting one parses it, each time.
+  const memoryFont = `600 ${Math.max(9, Math.round(sr * 0.8))}px ${pal.font}`;
+  const coreFont = `${Math.max(8, Math.round(sr * 0.85))}px ${pal.font}`;
+  let font = "";
+  const setFont = (f: string): void => {
+    if (f !== font) ctx.font = font = f;
+  };
   ctx.textAlign = "center";
   ctx.textBaseline = "middle";
   for (let i = 0; i < n; i++) {
@@ -181,7 +188,7 @@ export function drawRing(
       // Label outside the ring, so it never hides traffic.
       const lp = pointAt(i, n, circle, lay.laneOffset + sr + 8);
       ctx.fillStyle = pal.memoryBorder;
-      ctx.font = `600 ${Math.max(9, Math.round(sr * 0.8))}px ${pal.font}`;
+      setFont(memoryFont);
       ctx.fillText(s.label || `mem${s.index}`, lp.x, lp.y);
       continue;
     }
@@ -221,42 +228,60 @@ export function drawRing(
       ctx.stroke();
     }
     ctx.fillStyle = marks.heat?.text[s.index] ?? pal.label;
-    ctx.font = `${Math.max(8, Math.round(sr * 0.85))}px ${pal.font}`;
+    setFont(coreFont);
     ctx.fillText(String(s.index), p.x, p.y + 0.5);
   }
 
-  // Tiles in flight, batched by colour (one path per kind).
-  const tiles = tilesAt(scene.transfers, scene.stops, t);
-  const colour: Record<TileKind, string> = { load: pal.load, store: pal.store, move: pal.move };
+  // Tiles in flight, batched by colour (one path per kind), from one walk that builds no
+  // object per tile: a frame draws thousands.
+  const colour = [pal.load, pal.store, pal.move];
   const half = lay.tileSize / 2;
-  for (const kind of ["load", "store", "move"] as const) {
-    ctx.fillStyle = colour[kind];
-    ctx.beginPath();
-    let any = false;
-    for (const tile of tiles) {
-      if (tile.kind !== kind) continue;
-      const off = tile.direction < 0 ? -lay.laneOffset : lay.laneOffset;
-      const p = pointAt(tile.pos, n, circle, off);
-      ctx.rect(p.x - half, p.y - half, lay.tileSize, lay.tileSize);
-      any = true;
+  const bins = tileBins(scene.transfers.length);
+  bins.count.fill(0);
+  let inFlight = 0;
+  let linked = 0;
+  const { cx: ccx, cy: ccy } = circle;
+  forEachTile(scene.transfers, scene.stops, t, (p, direction, kind, _index, line) => {
+    const a = positionAngle(p, n);
+    const r = circle.r + (direction < 0 ? -lay.laneOffset : lay.laneOffset);
+    const x = ccx + r * Math.cos(a);
+    const y = ccy + r * Math.sin(a);
+    const k = (bins.count[kind] as number) * 2;
+    const xy = bins.xy[kind] as Float32Array;
+    xy[k] = x;
+    xy[k + 1] = y;
+    bins.count[kind] = (bins.count[kind] as number) + 1;
+    inFlight++;
+    if (marks.lines !== null && inRange(line, marks.lines)) {
+      bins.linked[linked * 2] = x;
+      bins.linked[linked * 2 + 1] = y;
+      linked++;
     }
-    if (any) ctx.fill();
+  });
+  for (let kind = 0; kind < 3; kind++) {
+    const m = bins.count[kind] as number;
+    if (m === 0) continue;
+    const xy = bins.xy[kind] as Float32Array;
+    ctx.fillStyle = colour[kind] as string;
+    ctx.beginPath();
+    for (let k = 0; k < 2 * m; k += 2)
+      ctx.rect((xy[k] as number) - half, (xy[k + 1] as number) - half, lay.tileSize, lay.tileSize);
+    ctx.fill();
   }
   // Tiles from the selected KTIR line, on top and larger.
-  let linked = 0;
   if (marks.lines !== null) {
     const big = lay.tileSize * 1.8;
     ctx.fillStyle = pal.accent;
     ctx.strokeStyle = pal.bg;
     ctx.lineWidth = 1;
     ctx.beginPath();
-    for (const tile of tiles) {
-      if (!inRange(tile.event.line, marks.lines)) continue;
-      const off = tile.direction < 0 ? -lay.laneOffset : lay.laneOffset;
-      const p = pointAt(tile.pos, n, circle, off);
-      ctx.rect(p.x - big / 2, p.y - big / 2, big, big);
-      linked++;
-    }
+    for (let k = 0; k < 2 * linked; k += 2)
+      ctx.rect(
+        (bins.linked[k] as number) - big / 2,
+        (bins.linked[k + 1] as number) - big / 2,
+        big,
+        big,
+      );
     ctx.fill();
     ctx.stroke();
   }
@@ -276,7 +301,7 @@ export function drawRing(
   );
   ctx.fillStyle = pal.muted;
   ctx.font = `${Math.round(big * 0.75)}px ${pal.font}`;
-  ctx.fillText(`${tiles.length} transfers in flight`, cx, cy + big * 0.7);
+  ctx.fillText(`${inFlight} transfers in flight`, cx, cy + big * 0.7);
   ctx.fillText(`PT busy ${ptBusy} · SFP busy ${sfpBusy}`, cx, cy + big * 1.7);
   if (marks.lines !== null) {
     const { from, to } = marks.lines;
@@ -338,4 +363,25 @@ export function tileAt(
     }
   }
   return best;
+}
+
+/** Tile positions by kind (x, y pairs), reused from frame to frame. */
+interface TileBins {
+  count: Uint32Array;
+  xy: Float32Array[];
+  linked: Float32Array;
+}
+
+let bins: TileBins | null = null;
+
+/** Bins for up to `n` tiles (grown, never shrunk). */
+function tileBins(n: number): TileBins {
+  const need = Math.max(64, n) * 2;
+  if (!bins || bins.linked.length < need)
+    bins = {
+      count: new Uint32Array(3),
+      xy: [new Float32Array(need), new Float32Array(need), new Float32Array(need)],
+      linked: new Float32Array(need),
+    };
+  return bins;
 }

@@ -10,6 +10,7 @@ import {
   unionLength,
 } from "./heat";
 import { buildScene } from "./model";
+import { EventTable } from "../events";
 
 function ev(partial: Partial<TraceEvent>): TraceEvent {
   return {
@@ -50,13 +51,13 @@ describe("unionLength", () => {
 describe("coreUtilisation", () => {
   it("gives each core its busy fractions over the run", () => {
     const u = coreUtilisation(
-      [
+      EventTable.from([
         ev({ core: 0, unit: "pt", start: 0, end: 50 }),
         ev({ core: 0, unit: "sfp", start: 25, end: 75 }),
         ev({ core: 1, unit: "dma", start: 0, end: 20 }),
         ev({ core: 1, unit: "dma", start: 10, end: 30 }),
         ev({ core: 7, unit: "pt", start: 0, end: 100 }),
-      ],
+      ]),
       2,
       100,
     );
@@ -67,9 +68,9 @@ describe("coreUtilisation", () => {
   });
 
   it("clamps to the run and handles an empty run", () => {
-    const u = coreUtilisation([ev({ start: -5, end: 500 })], 1, 100);
+    const u = coreUtilisation(EventTable.from([ev({ start: -5, end: 500 })]), 1, 100);
     expect(u[0]!.pt).toBe(1);
-    expect(coreUtilisation([ev({})], 1, 0)[0]!.pt).toBe(0);
+    expect(coreUtilisation(EventTable.from([ev({})]), 1, 0)[0]!.pt).toBe(0);
   });
 });
 
@@ -118,9 +119,35 @@ describe("buildScene", () => {
         ],
       },
       totalCycles: 100,
-      events: [ev({ core: 1, start: 0, end: 100 })],
+      events: EventTable.from([ev({ core: 1, start: 0, end: 100 })]),
     });
     expect(scene.util.map((u) => u.compute)).toEqual([0, 1]);
     expect(scene.util.map((u) => u.dma)).toEqual([0, 0]);
+  });
+});
+
+describe("coreUtilisation on many events", () => {
+  it("agrees with unionLength over each core's spans", () => {
+    let seed = 7;
+    const rand = (m: number): number => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % m;
+    };
+    const units = ["dma", "pt", "sfp"] as const;
+    const list = Array.from({ length: 400 }, () => {
+      const start = rand(1000) - 50;
+      return ev({ core: rand(3), unit: units[rand(3)], start, end: start + rand(80) });
+    });
+    const u = coreUtilisation(EventTable.from(list), 3, 1000);
+    for (let core = 0; core < 3; core++) {
+      const spans = (want: readonly string[]): [number, number][] =>
+        list
+          .filter((e) => e.core === core && want.includes(e.unit))
+          .map((e) => [Math.max(0, e.start), Math.min(1000, e.end)]);
+      expect(u[core]!.pt).toBeCloseTo(unionLength(spans(["pt"])) / 1000, 12);
+      expect(u[core]!.sfp).toBeCloseTo(unionLength(spans(["sfp"])) / 1000, 12);
+      expect(u[core]!.compute).toBeCloseTo(unionLength(spans(["pt", "sfp"])) / 1000, 12);
+      expect(u[core]!.dma).toBeCloseTo(unionLength(spans(["dma"])) / 1000, 12);
+    }
   });
 });

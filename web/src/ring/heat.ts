@@ -1,7 +1,7 @@
 // Per-core utilisation over a whole run, for the ring's heatmap: computed once per run from
 // its events (never per frame), and the colour scale that paints it.
 
-import type { TraceEvent } from "../api";
+import { UNIT_CODES, type EventTable } from "../events";
 
 /** What the heatmap colours the cores by. */
 export type HeatMetric = "compute" | "pt" | "dma" | "off";
@@ -39,35 +39,90 @@ export function unionLength(intervals: readonly (readonly [number, number])[]): 
   return total;
 }
 
+/**
+ * Length covered by intervals given as their starts and ends (each `a < b`), overlaps
+ * counted once: the two lists sorted apart (natively, in place) and swept together, which
+ * needs no interval objects.
+ */
+function sweptLength(starts: Float64Array, ends: Float64Array): number {
+  starts.sort();
+  ends.sort();
+  let i = 0;
+  let j = 0;
+  let open = 0;
+  let from = 0;
+  let total = 0;
+  while (j < ends.length) {
+    if (i < starts.length && (starts[i] as number) <= (ends[j] as number)) {
+      if (open === 0) from = starts[i] as number;
+      open++;
+      i++;
+    } else {
+      open--;
+      if (open === 0) total += (ends[j] as number) - from;
+      j++;
+    }
+  }
+  return total;
+}
+
 /** Busy fractions of every core `0..coreCount` over `totalCycles`. */
 export function coreUtilisation(
-  events: readonly TraceEvent[],
+  events: EventTable,
   coreCount: number,
   totalCycles: number,
 ): CoreUtil[] {
   const n = Math.max(0, Math.floor(coreCount));
-  const per = Array.from({ length: n }, () => ({
-    pt: [] as [number, number][],
-    sfp: [] as [number, number][],
-    dma: [] as [number, number][],
-  }));
-  for (const e of events) {
-    const c = per[e.core];
-    if (!c) continue;
-    const span: [number, number] = [Math.max(0, e.start), Math.min(totalCycles, e.end)];
-    if (e.unit === "pt") c.pt.push(span);
-    else if (e.unit === "sfp") c.sfp.push(span);
-    else if (e.unit === "dma") c.dma.push(span);
+  // Spans by core and unit (group `core * 3 + unit code`), clamped to the run.
+  const span = (i: number): [number, number] => [
+    Math.max(0, events.start(i)),
+    Math.min(totalCycles, events.end(i)),
+  ];
+  const groupOf = (i: number): number => {
+    const core = events.core(i);
+    if (core < 0 || core >= n) return -1;
+    const [a, b] = span(i);
+    return Number.isFinite(a) && Number.isFinite(b) && b > a ? core * 3 + events.unitCode(i) : -1;
+  };
+  const sizes = new Int32Array(n * 3);
+  for (let i = 0; i < events.length; i++) {
+    const g = groupOf(i);
+    if (g >= 0) sizes[g] = (sizes[g] as number) + 1;
+  }
+  const starts = Array.from(sizes, (m) => new Float64Array(m));
+  const ends = Array.from(sizes, (m) => new Float64Array(m));
+  const filled = new Int32Array(n * 3);
+  for (let i = 0; i < events.length; i++) {
+    const g = groupOf(i);
+    if (g < 0) continue;
+    const k = filled[g] as number;
+    const [a, b] = span(i);
+    (starts[g] as Float64Array)[k] = a;
+    (ends[g] as Float64Array)[k] = b;
+    filled[g] = k + 1;
   }
   const frac = (x: number): number =>
     totalCycles > 0 ? Math.min(1, Math.max(0, x / totalCycles)) : 0;
-  return per.map((c, core) => ({
-    core,
-    pt: frac(unionLength(c.pt)),
-    sfp: frac(unionLength(c.sfp)),
-    compute: frac(unionLength([...c.pt, ...c.sfp])),
-    dma: frac(unionLength(c.dma)),
-  }));
+  const joined = (x: Float64Array, y: Float64Array): Float64Array => {
+    const out = new Float64Array(x.length + y.length);
+    out.set(x);
+    out.set(y, x.length);
+    return out;
+  };
+  const [DMA, PT, SFP] = (["dma", "pt", "sfp"] as const).map((u) => UNIT_CODES.indexOf(u));
+  return Array.from({ length: n }, (_, core) => {
+    const s = (u: number | undefined): Float64Array =>
+      starts[core * 3 + (u ?? 0)] ?? new Float64Array(0);
+    const e = (u: number | undefined): Float64Array =>
+      ends[core * 3 + (u ?? 0)] ?? new Float64Array(0);
+    return {
+      core,
+      pt: frac(sweptLength(s(PT), e(PT))),
+      sfp: frac(sweptLength(s(SFP), e(SFP))),
+      compute: frac(sweptLength(joined(s(PT), s(SFP)), joined(e(PT), e(SFP)))),
+      dma: frac(sweptLength(s(DMA), e(DMA))),
+    };
+  });
 }
 
 /** The figure a metric reads from a core (0 for "off"). */

@@ -17,6 +17,7 @@ import {
   validRoute,
   wrap,
 } from "./model";
+import { EventTable } from "../events";
 
 const circle = { cx: 100, cy: 100, r: 50 };
 
@@ -126,12 +127,12 @@ describe("events in time", () => {
       ev({ start: 15, end: 16 }),
       ev({ start: 70, end: 80 }),
     ];
-    const idx = new EventIndex(events);
-    const brute = (t: number) => events.filter((e) => e.start <= t && t < e.end);
+    const idx = new EventIndex(EventTable.from(events));
+    const brute = (t: number) => events.flatMap((e, i) => (e.start <= t && t < e.end ? [i] : []));
     for (let t = -5; t <= 105; t += 0.5) {
       const got = idx.activeAt(t);
       expect(got.length).toBe(brute(t).length);
-      for (const e of brute(t)) expect(got).toContain(e);
+      for (const i of brute(t)) expect(got).toContain(i);
     }
   });
 
@@ -150,7 +151,7 @@ describe("events in time", () => {
       ev({ start: 0, end: 20, srcStop: 0, dstStop: 99, route: [0, 99] }), // bad stop: ignored
       ev({ start: 0, end: 20, srcStop: 0, dstStop: 2 }), // no route: ignored
     ];
-    const idx = new EventIndex(events);
+    const idx = new EventIndex(EventTable.from(events));
     const at5 = tilesAt(idx, stops, 5);
     expect(at5).toHaveLength(3);
     const load = at5.find((t) => t.kind === "load")!;
@@ -167,12 +168,14 @@ describe("events in time", () => {
   });
 
   it("reports per-core PT/SFP activity at t", () => {
-    const idx = new EventIndex([
-      ev({ unit: "pt", core: 1, start: 0, end: 10 }),
-      ev({ unit: "sfp", core: 1, start: 5, end: 8 }),
-      ev({ unit: "sfp", core: 3, start: 9, end: 12 }),
-      ev({ unit: "pt", core: 77, start: 0, end: 100 }), // unknown core: ignored
-    ]);
+    const idx = new EventIndex(
+      EventTable.from([
+        ev({ unit: "pt", core: 1, start: 0, end: 10 }),
+        ev({ unit: "sfp", core: 1, start: 5, end: 8 }),
+        ev({ unit: "sfp", core: 3, start: 9, end: 12 }),
+        ev({ unit: "pt", core: 77, start: 0, end: 100 }), // unknown core: ignored
+      ]),
+    );
     const a = coreActivityAt(idx, 4, 6);
     expect(a[1]).toEqual({ pt: true, sfp: true, dma: false });
     expect(a[3]).toEqual({ pt: false, sfp: false, dma: false });
@@ -189,14 +192,14 @@ describe("events in time", () => {
     const scene = buildScene({
       machine: { name: "m", cores: 4, stops },
       totalCycles: 0,
-      events: [
+      events: EventTable.from([
         ev({ start: 0, end: 10, srcStop: 2, dstStop: 0, route: [2, 1, 0] }),
         ev({ start: 0, end: 10, srcStop: null, dstStop: 0 }),
         ev({ unit: "sfp", start: 3, end: 42 }),
-      ],
+      ]),
     });
-    expect(scene.transfers.events).toHaveLength(1);
-    expect(scene.compute.events).toHaveLength(1);
+    expect(scene.transfers.length).toBe(1);
+    expect(scene.compute.length).toBe(1);
     expect(scene.totalCycles).toBe(42); // falls back to the last event end
     expect(scene.coreStops).toEqual([0, 1, 3, 4]);
   });

@@ -5,6 +5,7 @@
 // Stop 0 is at the top and positions increase clockwise.
 
 import type { RingStop, TraceEvent } from "../api";
+import { orderByStart, type EventTable } from "../events";
 import { coreUtilisation, type CoreUtil } from "./heat";
 
 export interface Point {
@@ -57,16 +58,19 @@ function stepDirection(a: number, b: number, count: number): Direction {
 }
 
 /** Whether `route` is a walk of neighbouring stops of a ring of `count` stops. */
-export function validRoute(route: readonly number[], count: number): boolean {
+export function validRoute(route: ArrayLike<number>, count: number): boolean {
   if (route.length === 0) return false;
-  if (!route.every((s) => Number.isInteger(s) && s >= 0 && s < count)) return false;
+  for (let i = 0; i < route.length; i++) {
+    const s = route[i] as number;
+    if (!(Number.isInteger(s) && s >= 0 && s < count)) return false;
+  }
   for (let i = 1; i < route.length; i++)
     if (stepDirection(route[i - 1] as number, route[i] as number, count) === 0) return false;
   return true;
 }
 
 /** The way a route goes round the ring (from its first hop). */
-export function routeDirection(route: readonly number[], count: number): Direction {
+export function routeDirection(route: ArrayLike<number>, count: number): Direction {
   return route.length < 2 ? 0 : stepDirection(route[0] as number, route[1] as number, count);
 }
 
@@ -74,7 +78,7 @@ export function routeDirection(route: readonly number[], count: number): Directi
  * Ring position after a fraction `frac` (clamped to [0, 1]) of a route: the stops a
  * transfer passes, in order, as the Rust scheduler routed it.
  */
-export function routePosition(route: readonly number[], count: number, frac: number): number {
+export function routePosition(route: ArrayLike<number>, count: number, frac: number): number {
   const first = route[0];
   if (first === undefined) return 0;
   const hops = route.length - 1;
@@ -99,7 +103,10 @@ export interface Tile {
   pos: number;
   direction: Direction;
   kind: TileKind;
-  event: TraceEvent;
+  /** The transfer's index in the run's event table. */
+  index: number;
+  /** Its KTIR line. */
+  line: number;
 }
 
 /** load: memory -> core, store: core -> memory, move: anything else (core -> core). */
@@ -112,23 +119,43 @@ export function tileKind(stops: readonly RingStop[], src: number, dst: number): 
 }
 
 /**
- * Events sorted by start with the longest duration, so "what is active at t" only
- * scans the events that could overlap t.
+ * Events (indexes into a run's table) sorted by start, with the longest duration, so "what
+ * is active at t" only scans the events that could overlap t.
  */
 export class EventIndex {
-  readonly events: readonly TraceEvent[];
+  /** The indexes, by start then end. */
+  readonly order: Int32Array;
   private readonly starts: Float64Array;
+  private readonly ends: Float64Array;
   private readonly maxDuration: number;
 
-  constructor(events: readonly TraceEvent[]) {
-    this.events = [...events].sort((a, b) => a.start - b.start || a.end - b.end);
-    this.starts = Float64Array.from(this.events, (e) => e.start);
+  /** Indexes `which` (all the table's events when left out). */
+  constructor(
+    readonly table: EventTable,
+    which?: ArrayLike<number>,
+  ) {
+    const all = which ?? Int32Array.from({ length: table.length }, (_, i) => i);
+    const order = orderByStart(table.cols.start, all);
+    this.order = order;
+    this.starts = new Float64Array(order.length);
+    this.ends = new Float64Array(order.length);
     let m = 0;
-    for (const e of this.events) m = Math.max(m, e.end - e.start);
+    for (let k = 0; k < order.length; k++) {
+      const i = order[k] as number;
+      const a = table.start(i);
+      const b = table.end(i);
+      this.starts[k] = a;
+      this.ends[k] = b;
+      m = Math.max(m, b - a);
+    }
     this.maxDuration = m;
   }
 
-  /** First index whose start is >= value. */
+  get length(): number {
+    return this.order.length;
+  }
+
+  /** First position whose start is >= value. */
   private lowerBound(value: number): number {
     let lo = 0;
     let hi = this.starts.length;
@@ -140,38 +167,83 @@ export class EventIndex {
     return lo;
   }
 
-  /** Calls `fn(event, frac)` for every event with start <= t < end. */
-  forEachActive(t: number, fn: (event: TraceEvent, frac: number) => void): void {
+  /** Calls `fn(index, frac)` for every event with start <= t < end. */
+  forEachActive(t: number, fn: (index: number, frac: number) => void): void {
     const from = this.lowerBound(t - this.maxDuration);
-    for (let i = from; i < this.events.length; i++) {
-      const e = this.events[i] as TraceEvent;
-      if (e.start > t) break;
-      const f = progress(e, t);
-      if (f !== null) fn(e, f);
+    for (let k = from; k < this.starts.length; k++) {
+      const a = this.starts[k] as number;
+      if (a > t) break;
+      const b = this.ends[k] as number;
+      if (!(b > a) || t < a || t >= b) continue;
+      fn(this.order[k] as number, (t - a) / (b - a));
     }
   }
 
-  activeAt(t: number): TraceEvent[] {
-    const out: TraceEvent[] = [];
-    this.forEachActive(t, (e) => out.push(e));
+  /** The indexes of the events active at t. */
+  activeAt(t: number): number[] {
+    const out: number[] = [];
+    this.forEachActive(t, (i) => out.push(i));
     return out;
   }
 }
 
+/** Tile kinds by code (`TileWalk` passes the code). */
+export const TILE_KINDS: readonly TileKind[] = ["load", "store", "move"];
+
+/** Receives one tile in flight: ring position, direction, kind code, event index, KTIR line. */
+export type TileWalk = (
+  pos: number,
+  direction: Direction,
+  kind: number,
+  index: number,
+  line: number,
+) => void;
+
+/**
+ * Calls `fn` for every DMA transfer in flight at t, placed on the ring along its route,
+ * without building an object per tile (the ring draws thousands a frame).
+ */
+export function forEachTile(
+  dma: EventIndex,
+  stops: readonly RingStop[],
+  t: number,
+  fn: TileWalk,
+): void {
+  const count = stops.length;
+  const ev = dma.table;
+  const { route, routeStart, unit, line } = ev.cols;
+  dma.forEachActive(t, (i, frac) => {
+    const a = routeStart[i] as number;
+    const b = routeStart[i + 1] as number;
+    if (unit[i] !== 0 || b <= a) return;
+    // A walk of neighbouring stops (checked here, a few hops each, without a copy).
+    for (let k = a; k < b; k++) {
+      const s = route[k] as number;
+      if (!(s >= 0 && s < count)) return;
+      if (k > a && stepDirection(route[k - 1] as number, s, count) === 0) return;
+    }
+    const src = route[a] as number;
+    const dst = route[b - 1] as number;
+    const hops = b - a - 1;
+    let pos = src;
+    let direction: Direction = 0;
+    if (hops > 0) {
+      const f = Math.min(1, Math.max(0, frac)) * hops;
+      const k = Math.min(Math.floor(f), hops - 1);
+      const from = route[a + k] as number;
+      const to = route[a + k + 1] as number;
+      pos = wrap(from + stepDirection(from, to, count) * (f - k), count);
+      direction = stepDirection(src, route[a + 1] as number, count);
+    }
+    fn(pos, direction, TILE_KINDS.indexOf(tileKind(stops, src, dst)), i, line[i] as number);
+  });
+}
+
 /** Every DMA transfer in flight at t, placed on the ring along its route. */
 export function tilesAt(dma: EventIndex, stops: readonly RingStop[], t: number): Tile[] {
-  const count = stops.length;
   const out: Tile[] = [];
-  dma.forEachActive(t, (e, frac) => {
-    if (e.unit !== "dma" || !validRoute(e.route, count)) return;
-    const src = e.route[0] as number;
-    const dst = e.route[e.route.length - 1] as number;
-    out.push({
-      pos: routePosition(e.route, count, frac),
-      direction: routeDirection(e.route, count),
-      kind: tileKind(stops, src, dst),
-      event: e,
-    });
+  forEachTile(dma, stops, t, (pos, direction, kind, index, line) => {
+    out.push({ pos, direction, kind: TILE_KINDS[kind] ?? "move", index, line });
   });
   return out;
 }
@@ -189,11 +261,13 @@ export function coreActivityAt(index: EventIndex, coreCount: number, t: number):
     sfp: false,
     dma: false,
   }));
-  index.forEachActive(t, (e) => {
-    const a = out[e.core];
+  const ev = index.table;
+  index.forEachActive(t, (i) => {
+    const a = out[ev.core(i)];
     if (!a) return;
-    if (e.unit === "pt") a.pt = true;
-    else if (e.unit === "sfp") a.sfp = true;
+    const unit = ev.unit(i);
+    if (unit === "pt") a.pt = true;
+    else if (unit === "sfp") a.sfp = true;
     else a.dma = true;
   });
   return out;
@@ -226,6 +300,8 @@ export function advanceTime(
 /** Everything the ring view needs for one run, precomputed once. */
 export interface RingScene {
   machineName: string;
+  /** The run's events. */
+  events: EventTable;
   stops: readonly RingStop[];
   coreCount: number;
   /** Ring position of each core id. */
@@ -248,32 +324,41 @@ export function sceneCores(run: { machine: { cores: number; stops: RingStop[] } 
 }
 
 /** Length of a run in cycles: its total, or the last event's end when that is missing. */
-export function sceneCycles(run: { totalCycles: number; events: TraceEvent[] }): number {
+export function sceneCycles(run: { totalCycles: number; events: EventTable }): number {
   if (run.totalCycles > 0) return run.totalCycles;
   let lastEnd = 0;
-  for (const e of run.events) lastEnd = Math.max(lastEnd, e.end);
+  for (let i = 0; i < run.events.length; i++) lastEnd = Math.max(lastEnd, run.events.end(i));
   return lastEnd;
 }
 
+/** The ring's precomputed view of a run. */
 export function buildScene(run: {
   machine: { name: string; cores: number; stops: RingStop[] };
   totalCycles: number;
-  events: TraceEvent[];
+  events: EventTable;
 }): RingScene {
   const stops = run.machine.stops;
   const count = stops.length;
   const coreCount = sceneCores(run);
   const totalCycles = sceneCycles(run);
-  const util = coreUtilisation(run.events, coreCount, totalCycles);
+  const ev = run.events;
+  const util = coreUtilisation(ev, coreCount, totalCycles);
+  const transfers: number[] = [];
+  const compute: number[] = [];
+  for (let i = 0; i < ev.length; i++) {
+    const unit = ev.unit(i);
+    if (unit === "dma") {
+      if (validRoute(ev.route(i), count)) transfers.push(i);
+    } else compute.push(i);
+  }
   return {
     machineName: run.machine.name,
+    events: ev,
     stops,
     coreCount,
     coreStops: coreStopPositions(stops, coreCount),
-    transfers: new EventIndex(
-      run.events.filter((e) => e.unit === "dma" && validRoute(e.route, count)),
-    ),
-    compute: new EventIndex(run.events.filter((e) => e.unit === "pt" || e.unit === "sfp")),
+    transfers: new EventIndex(ev, transfers),
+    compute: new EventIndex(ev, compute),
     totalCycles,
     util,
   };

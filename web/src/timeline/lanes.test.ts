@@ -9,6 +9,7 @@ import {
   sharedLanes,
   touchesDram,
 } from "./lanes";
+import { EventTable } from "../events";
 
 function ev(partial: Partial<TraceEvent>): TraceEvent {
   return {
@@ -48,10 +49,10 @@ describe("links", () => {
   });
 
   it("tells DRAM transfers from core-to-core ones", () => {
-    expect(touchesDram(ev({ srcStop: 0, dstStop: 2 }), stops)).toBe(true);
-    expect(touchesDram(ev({ srcStop: 2, dstStop: 0 }), stops)).toBe(true);
-    expect(touchesDram(ev({ srcStop: 1, dstStop: 2 }), stops)).toBe(false);
-    expect(touchesDram(ev({ unit: "pt", srcStop: 0 }), stops)).toBe(false);
+    expect(touchesDram(EventTable.from([ev({ srcStop: 0, dstStop: 2 })]), 0, stops)).toBe(true);
+    expect(touchesDram(EventTable.from([ev({ srcStop: 2, dstStop: 0 })]), 0, stops)).toBe(true);
+    expect(touchesDram(EventTable.from([ev({ srcStop: 1, dstStop: 2 })]), 0, stops)).toBe(false);
+    expect(touchesDram(EventTable.from([ev({ unit: "pt", srcStop: 0 })]), 0, stops)).toBe(false);
   });
 });
 
@@ -80,12 +81,12 @@ describe("bandwidthProfile", () => {
 });
 
 describe("sharedLanes", () => {
-  const events = [
+  const events = EventTable.from([
     ev({ srcStop: 0, dstStop: 2, route: [0, 1, 2], start: 0, end: 10, bytes: 400 }),
     ev({ srcStop: 3, dstStop: 0, route: [3, 0], start: 10, end: 20, bytes: 200 }),
     ev({ srcStop: 1, dstStop: 2, route: [1, 2], start: 0, end: 20, bytes: 100 }),
     ev({ unit: "pt", start: 0, end: 20, bytes: 0 }),
-  ];
+  ]);
 
   it("gives a DRAM lane and the busiest links, busiest first", () => {
     const lanes = sharedLanes(
@@ -121,7 +122,7 @@ describe("sharedLanes", () => {
   });
 
   it("has a DRAM lane even for a run without transfers", () => {
-    const lanes = sharedLanes({ machine: { stops }, totalCycles: 0, events: [] });
+    const lanes = sharedLanes({ machine: { stops }, totalCycles: 0, events: EventTable.from([]) });
     expect(lanes).toHaveLength(1);
     expect(lanes[0]!.utilisation).toBe(0);
     expect(loadAt(lanes[0]!, 0, 0)).toBe(0);

@@ -3,6 +3,7 @@
 // time. Pure and computed once per run; the view only maps buckets to pixels.
 
 import type { RingStop, TraceEvent } from "../api";
+import { orderByStart, type EventTable } from "../events";
 
 /** Buckets a lane's bandwidth profile has over the whole run. */
 export const PROFILE_BUCKETS = 1024;
@@ -17,8 +18,8 @@ export interface SharedLane {
   label: string;
   /** A longer description for hover. */
   title: string;
-  /** The transfers that used it, sorted by start. */
-  events: TraceEvent[];
+  /** The transfers that used it (indexes into the run's event table), sorted by start. */
+  events: Int32Array;
   /** Bytes per cycle, averaged over each of `PROFILE_BUCKETS` equal slices of the run. */
   profile: Float64Array;
   /** Bytes per cycle the resource can carry (the profile's maximum when unknown). */
@@ -43,7 +44,7 @@ export function linkName(index: number): string {
 }
 
 /** Links a route crosses, in order (hops between non-neighbours are skipped). */
-export function routeLinks(route: readonly number[], count: number): number[] {
+export function routeLinks(route: ArrayLike<number>, count: number): number[] {
   const out: number[] = [];
   for (let i = 1; i < route.length; i++) {
     const l = linkIndex(route[i - 1] as number, route[i] as number, count);
@@ -53,10 +54,10 @@ export function routeLinks(route: readonly number[], count: number): number[] {
 }
 
 /** Whether a transfer reads from or writes to DRAM (one end at a memory stop). */
-export function touchesDram(e: TraceEvent, stops: readonly RingStop[]): boolean {
-  if (e.unit !== "dma") return false;
+export function touchesDram(events: EventTable, i: number, stops: readonly RingStop[]): boolean {
+  if (events.unit(i) !== "dma") return false;
   const at = (s: number | null): boolean => s !== null && stops[s]?.kind === "memory";
-  return at(e.srcStop) || at(e.dstStop);
+  return at(events.srcStop(i)) || at(events.dstStop(i));
 }
 
 /**
@@ -68,29 +69,46 @@ export function bandwidthProfile(
   total: number,
   buckets = PROFILE_BUCKETS,
 ): Float64Array {
-  const n = Math.max(1, Math.floor(buckets));
-  const out = new Float64Array(n);
-  if (!(total > 0)) return out;
-  const width = total / n;
-  for (const e of events) {
-    if (!(e.bytes > 0)) continue;
-    const a = Math.max(0, Math.min(total, e.start));
-    const b = Math.max(0, Math.min(total, e.end));
-    if (b <= a) {
-      const i = Math.min(n - 1, Math.floor(a / width));
-      out[i] = (out[i] as number) + e.bytes / width;
-      continue;
-    }
-    const rate = e.bytes / (e.end - e.start);
-    const first = Math.floor(a / width);
-    const last = Math.min(n - 1, Math.floor((b - 1e-9) / width));
-    for (let i = first; i <= last; i++) {
-      const lo = Math.max(a, i * width);
-      const hi = Math.min(b, (i + 1) * width);
-      if (hi > lo) out[i] = (out[i] as number) + (rate * (hi - lo)) / width;
-    }
+  const out = new Float64Array(Math.max(1, Math.floor(buckets)));
+  for (const e of events) spread(out, total, e.start, e.end, e.bytes);
+  return out;
+}
+
+/** `bandwidthProfile` of the events `which` of a table. */
+export function tableProfile(
+  events: EventTable,
+  which: ArrayLike<number>,
+  total: number,
+  buckets = PROFILE_BUCKETS,
+): Float64Array {
+  const out = new Float64Array(Math.max(1, Math.floor(buckets)));
+  for (let k = 0; k < which.length; k++) {
+    const i = which[k] as number;
+    spread(out, total, events.start(i), events.end(i), events.bytes(i));
   }
   return out;
+}
+
+/** Adds one transfer's bytes per cycle to the buckets `out` of `[0, total)`. */
+function spread(out: Float64Array, total: number, start: number, end: number, bytes: number) {
+  const n = out.length;
+  if (!(total > 0) || !(bytes > 0)) return;
+  const width = total / n;
+  const a = Math.max(0, Math.min(total, start));
+  const b = Math.max(0, Math.min(total, end));
+  if (b <= a) {
+    const i = Math.min(n - 1, Math.floor(a / width));
+    out[i] = (out[i] as number) + bytes / width;
+    return;
+  }
+  const rate = bytes / (end - start);
+  const first = Math.floor(a / width);
+  const last = Math.min(n - 1, Math.floor((b - 1e-9) / width));
+  for (let i = first; i <= last; i++) {
+    const lo = Math.max(a, i * width);
+    const hi = Math.min(b, (i + 1) * width);
+    if (hi > lo) out[i] = (out[i] as number) + (rate * (hi - lo)) / width;
+  }
 }
 
 function peak(profile: Float64Array): number {
@@ -99,17 +117,25 @@ function peak(profile: Float64Array): number {
   return m;
 }
 
+/** Bytes the events `which` of a table moved. */
+function bytesOf(events: EventTable, which: ArrayLike<number>): number {
+  let sum = 0;
+  for (let k = 0; k < which.length; k++) sum += Math.max(0, events.bytes(which[k] as number));
+  return sum;
+}
+
 function lane(
   kind: SharedLane["kind"],
   label: string,
   title: string,
-  events: TraceEvent[],
+  table: EventTable,
+  list: readonly number[],
   total: number,
   capacity: number | null,
 ): SharedLane {
-  events.sort((a, b) => a.start - b.start || a.end - b.end);
-  const profile = bandwidthProfile(events, total);
-  const bytes = events.reduce((s, e) => s + Math.max(0, e.bytes), 0);
+  const events = orderByStart(table.cols.start, list);
+  const profile = tableProfile(table, events, total);
+  const bytes = bytesOf(table, events);
   const cap = capacity !== null && capacity > 0 ? capacity : peak(profile);
   return {
     kind,
@@ -127,7 +153,7 @@ function lane(
 export interface LaneInput {
   machine: { stops: RingStop[] };
   totalCycles: number;
-  events: TraceEvent[];
+  events: EventTable;
   /** DRAM bytes per cycle (the roofline's rates), when known. */
   dramBytesPerCycle?: number | null;
   /** The summary's links (their utilisation gives each link's bandwidth), when known. */
@@ -139,15 +165,22 @@ export function sharedLanes(run: LaneInput, maxLinks = MAX_LINK_LANES): SharedLa
   const stops = run.machine.stops;
   const count = stops.length;
   const total = run.totalCycles;
-  const dram: TraceEvent[] = [];
-  const byLink = new Map<number, TraceEvent[]>();
-  for (const e of run.events) {
-    if (e.unit !== "dma") continue;
-    if (touchesDram(e, stops)) dram.push(e);
-    for (const l of new Set(routeLinks(e.route, count))) {
-      const list = byLink.get(l) ?? [];
-      list.push(e);
-      byLink.set(l, list);
+  const ev = run.events;
+  const dram: number[] = [];
+  const byLink = new Map<number, number[]>();
+  const { route, routeStart } = ev.cols;
+  for (let i = 0; i < ev.length; i++) {
+    if (ev.unit(i) !== "dma") continue;
+    if (touchesDram(ev, i, stops)) dram.push(i);
+    const a = routeStart[i] as number;
+    const b = routeStart[i + 1] as number;
+    for (let k = a + 1; k < b; k++) {
+      const l = linkIndex(route[k - 1] as number, route[k] as number, count);
+      if (l === null) continue;
+      let list = byLink.get(l);
+      if (!list) byLink.set(l, (list = []));
+      // A route crossing a link twice lists the transfer once (lists grow in event order).
+      if (list[list.length - 1] !== i) list.push(i);
     }
   }
   const out: SharedLane[] = [
@@ -155,6 +188,7 @@ export function sharedLanes(run: LaneInput, maxLinks = MAX_LINK_LANES): SharedLa
       "dram",
       "DRAM",
       "DRAM: transfers to and from memory stops, and the bandwidth they use",
+      ev,
       dram,
       total,
       run.dramBytesPerCycle ?? null,
@@ -165,11 +199,7 @@ export function sharedLanes(run: LaneInput, maxLinks = MAX_LINK_LANES): SharedLa
     return l && l.utilisation > 0 && total > 0 ? l.bytes / (l.utilisation * total) : null;
   };
   const ranked = [...byLink.entries()]
-    .map(([index, events]) => ({
-      index,
-      events,
-      bytes: events.reduce((s, e) => s + Math.max(0, e.bytes), 0),
-    }))
+    .map(([index, events]) => ({ index, events, bytes: bytesOf(ev, events) }))
     .sort((a, b) => b.bytes - a.bytes || a.index - b.index)
     .slice(0, Math.max(0, maxLinks));
   for (const r of ranked) {
@@ -180,6 +210,7 @@ export function sharedLanes(run: LaneInput, maxLinks = MAX_LINK_LANES): SharedLa
         "link",
         `s${from}→${to}`,
         `ring link ${linkName(r.index)} (stop ${from} → ${to}): transfers crossing it`,
+        ev,
         r.events,
         total,
         linkBw(r.index),

@@ -1,6 +1,7 @@
 // Pure timeline geometry: the visible window of cycles, zoom around a point, pan, lanes.
 
 import type { EventUnit, TraceEvent } from "../api";
+import type { EventTable } from "../events";
 
 export interface Window {
   start: number;
@@ -46,19 +47,28 @@ export function cycleAt(x: number, w: Window, plotWidth: number): number {
   return w.start + (x / Math.max(1, plotWidth)) * (w.end - w.start);
 }
 
-/** The event in `lane` covering `cycle` (within `slack` cycles), or null. */
+/**
+ * The event in `lane` covering `cycle` (within `slack` cycles), as an index into `events`
+ * (the shortest when several do), or null.
+ */
 export function eventAt(
-  byLane: ReadonlyMap<number, readonly TraceEvent[]>,
+  events: EventTable,
+  byLane: ReadonlyMap<number, ArrayLike<number>>,
   lane: number,
   cycle: number,
   slack = 0,
-): TraceEvent | null {
+): number | null {
   const list = byLane.get(lane);
   if (!list) return null;
-  let best: TraceEvent | null = null;
-  for (const e of list) {
-    if (e.start - slack <= cycle && cycle <= e.end + slack) {
-      if (!best || e.end - e.start < best.end - best.start) best = e;
+  let best: number | null = null;
+  let bestLength = Infinity;
+  for (let k = 0; k < list.length; k++) {
+    const i = list[k] as number;
+    const start = events.start(i);
+    const end = events.end(i);
+    if (start - slack <= cycle && cycle <= end + slack && end - start < bestLength) {
+      best = i;
+      bestLength = end - start;
     }
   }
   return best;

@@ -20,7 +20,8 @@ export class CoreDetails {
 
   set(run: RunInfo, passes: readonly PassSnapshot[], spans: Span[]): void {
     this.run = run;
-    this.index = new EventIndex(run.events);
+    // Built when a core is first picked: most visits to the ring pick none.
+    this.index = null;
     this.passes = passes;
     this.spans = spans;
     this.lastT = -1;
@@ -52,8 +53,9 @@ export class CoreDetails {
     const pct = (x: number): string => `${(x * 100).toFixed(0)}%`;
     const s = run.summary?.cores.find((c) => c.core === core);
     const now: TraceEvent[] = [];
-    this.index?.forEachActive(t, (e) => {
-      if (e.core === core) now.push(e);
+    this.index ??= new EventIndex(run.events);
+    this.index.forEachActive(t, (i) => {
+      if (run.events.core(i) === core) now.push(run.events.get(i));
     });
     const parts: Node[] = [el("h3", { text: `Core ${core} at cycle ${formatInt(t)}` })];
     if (now.length === 0) parts.push(el("p", { className: "muted", text: "idle" }));

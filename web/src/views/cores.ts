@@ -12,6 +12,7 @@ import {
   sliceColour,
   type Span,
 } from "../session";
+import { ChunkedList } from "./chunked";
 import type { Change, PageState, View, ViewContext } from "./view";
 
 /** Rough width of one character of the chart's 10px monospace labels. */
@@ -51,6 +52,9 @@ export class CoresView {
   private spans: Span[] = [];
   private cores = 0;
   private selected: number | null = null;
+  /** The division grids, built a few ops at a time (a full model has thousands). */
+  private readonly grids = new ChunkedList();
+  private readonly gridNote = el("p", { className: "muted wd-pending", "aria-live": "polite" });
 
   constructor(private readonly onCore: (core: number) => void) {
     this.corePicker.addEventListener("change", () => {
@@ -96,19 +100,23 @@ export class CoresView {
     const divs = divisions(data);
     const labels = opLabels(data);
     if (divs.length === 0) {
+      this.grids.stop();
       this.wd.replaceChildren(
         el("p", { className: "muted", text: "No work-division snapshot for this source." }),
       );
       return;
     }
-    this.wd.replaceChildren(
-      ...divs.map((d) => {
+    this.grids.render(
+      this.wd,
+      divs,
+      (d) => {
         const names = labels.get(d.op) ?? [];
         const total = d.splits.reduce((a, b) => a * Math.max(1, b), 1);
         const sliceIndex = (s: number[]): number =>
           s.reduce((acc, v, i) => acc * Math.max(1, d.splits[i] ?? 1) + v, 0);
         const cells = Array.from({ length: this.cores }, (_, core) => {
           const slice = d.coreToSlice[core];
+          // The selection read when the cell is built: a core picked mid-build shows.
           const cls = `wd-cell${slice ? "" : " idle"}${core === this.selected ? " selected" : ""}`;
           const title = slice
             ? `core ${core} owns slice ${names.map((n, i) => `${n}=${slice[i] ?? 0}`).join(" ")}`
@@ -132,7 +140,8 @@ export class CoresView {
           el("div", { className: "wd-grid" }, ...cells),
           el("div", { className: "wd-rule", text: d.rule }),
         );
-      }),
+      },
+      this.gridNote,
     );
   }
 

@@ -125,6 +125,10 @@ export class IrView {
   private readonly sdsc: EditorView;
   /** An SDSC bundle not yet in its editor (see `setSdsc`). */
   private pendingSdsc: string | null = null;
+  /** KTIR text not yet in its editor (see `setKtir`). */
+  private pendingKtir: string | null = null;
+  /** Whether the KTIR editor has been measured on screen since it was last hidden. */
+  private ktirMeasured = false;
   private original = "";
   private diagnostics: Diagnostic[] = [];
   private shown: IrKind = "ktir";
@@ -222,7 +226,7 @@ export class IrView {
   }
 
   get text(): string {
-    return this.ktir.state.doc.toString();
+    return this.pendingKtir ?? this.ktir.state.doc.toString();
   }
 
   get edited(): boolean {
@@ -243,13 +247,29 @@ export class IrView {
     return this.editor(kind).state.doc.toString().split("\n");
   }
 
+  /**
+   * Sets the KTIR text. It goes into the editor once the editor has been measured on screen:
+   * an editor never measured (hidden since the page loaded) took a full model's text as all
+   * in view, laid out every line, then dropped them, for seconds.
+   */
   setKtir(text: string, original: string): void {
     this.original = original;
+    if (this.ktirMeasured) this.putKtir(text);
+    else if (text !== this.text) {
+      this.pendingKtir = text;
+      this.showDiagnostics([]);
+    }
+    this.updateState();
+    this.events.changed();
+  }
+
+  private putKtir(text: string): void {
+    this.pendingKtir = null;
     this.quiet = true;
     try {
       // Setting the text the editor already holds (a failed Run keeps the edit) must not add
       // an undo step, or undo would need two presses.
-      if (text !== this.text) {
+      if (text !== this.ktir.state.doc.toString()) {
         this.ktir.dispatch({ changes: { from: 0, to: this.ktir.state.doc.length, insert: text } });
         // The listed diagnostics were of the text replaced; the new text's come from the linter.
         this.showDiagnostics([]);
@@ -257,8 +277,11 @@ export class IrView {
     } finally {
       this.quiet = false;
     }
-    this.updateState();
-    this.events.changed();
+  }
+
+  /** The IR tab left the screen: the editor's measures are stale until it is shown again. */
+  hidden(): void {
+    this.ktirMeasured = false;
   }
 
   /**
@@ -274,7 +297,10 @@ export class IrView {
 
   /** The editor of `kind`, with any SDSC bundle set aside put in first. */
   private editor(kind: IrKind): EditorView {
-    if (kind === "ktir") return this.ktir;
+    if (kind === "ktir") {
+      if (this.pendingKtir !== null) this.putKtir(this.pendingKtir);
+      return this.ktir;
+    }
     const text = this.pendingSdsc;
     if (text !== null) {
       this.pendingSdsc = null;
@@ -309,7 +335,23 @@ export class IrView {
     this.ktirHost.hidden = kind !== "ktir";
     this.sdscHost.hidden = kind !== "sdsc";
     for (const b of this.segButtons) b.setAttribute("aria-pressed", String(b.dataset.ir === kind));
-    this.editor(kind).requestMeasure();
+    if (kind === "sdsc") {
+      this.editor(kind).requestMeasure();
+      return;
+    }
+    // The text waiting goes in after the editor's first measure on screen (and outside it:
+    // a measure may not dispatch), or after a short wait should no measure come.
+    const settle = (): void => {
+      if (this.shown !== "ktir" || this.ktirHost.offsetParent === null) return;
+      this.ktirMeasured = true;
+      if (this.pendingKtir !== null) this.putKtir(this.pendingKtir);
+    };
+    this.ktir.requestMeasure({
+      key: this,
+      read: () => null,
+      write: () => void setTimeout(settle, 0),
+    });
+    setTimeout(settle, 100);
   }
 
   /** Highlights a line (null: none) and scrolls it into view, unfolding it if folded. */
@@ -424,6 +466,7 @@ export class IrTab implements View {
       v.setKtir(s.ktir, s.loaded.originalKtir);
     if (changed.has("run") && s.loaded) v.setSdsc(s.loaded.sdsc);
     if (changed.has("busy")) v.setBusy(s.busy);
+    if (changed.has("view") && s.view !== this.id) v.hidden();
     if (changed.has("view") && s.view === this.id) {
       v.show(v.view);
       if (s.lines) v.reveal("ktir", s.lines.from, true);

@@ -7,6 +7,7 @@ import type { PassSnapshot, SourceMap } from "../api";
 import { byId, el, isEditableTarget } from "../dom";
 import { kernelAt, opOfKernel, sdscOpAt } from "../session";
 import { lineDiff, type DiffLine } from "./diff";
+import { setNumbers, setText } from "./longText";
 import {
   diffEntities,
   entityAt,
@@ -404,7 +405,8 @@ export class PassView {
   select(index: number, focus = false, later = false): void {
     const pass = this.passes[index];
     if (!pass) {
-      this.showText("", "Snapshot", "a KTIR module has no compiler passes");
+      this.showText("", "Snapshot", null);
+      this.meta.textContent = "a KTIR module has no compiler passes";
       this.diffTitle.textContent = "Diff";
       this.diffMeta.textContent = "";
       this.diff.replaceChildren();
@@ -436,9 +438,7 @@ export class PassView {
     const pass = this.passes[this.selected];
     if (!pass) return;
     const text = displayText(pass.text);
-    const gutter = lineNumbers(text);
-    const lines = gutter === "" ? 0 : gutter.split("\n").length;
-    this.showText(text, pass.title, `${pass.name} · ${lines} lines`, gutter);
+    this.showText(text, pass.title, pass.name);
     this.showDiff(previousPass(this.passes, this.selected), pass, text);
     this.applyLink(true);
   }
@@ -460,11 +460,13 @@ export class PassView {
     if (next >= 0 && next !== this.selected) this.select(next, focus);
   }
 
-  private showText(text: string, title: string, meta: string, gutter = lineNumbers(text)): void {
-    this.snapshot.textContent = text;
-    this.gutter.textContent = gutter;
+  /** Shows a snapshot; `name` (a pass's) leads the meta line with the count of lines. */
+  private showText(text: string, title: string, name: string | null): void {
+    this.scroll.scrollTop = 0;
+    const lines = setText(this.snapshot, text, this.scroll);
+    setNumbers(this.gutter, lines, this.scroll);
     this.title.textContent = title;
-    this.meta.textContent = meta;
+    this.meta.textContent = name === null ? "" : `${name} · ${lines} lines`;
     this.scroll.scrollTop = 0;
     this.scroll.scrollLeft = 0;
   }
@@ -485,11 +487,7 @@ export class PassView {
       this.diff.dataset.mode = "beside";
       const ktirText = pass.name === "ktir" ? pass.text : beside.text;
       const linkable = this.map !== null && ktirText === this.ktir;
-      const pre = el("pre", {
-        className: "code beside",
-        "data-testid": "beside",
-        text: displayText(beside.text),
-      });
+      const pre = el("pre", { className: "code beside", "data-testid": "beside" });
       if (linkable) {
         this.snapshotIr = pass.name === "ktir" ? "ktir" : "sdsc";
         this.beside = pre;
@@ -497,6 +495,7 @@ export class PassView {
         this.watchLines(pre, () => ir);
       }
       this.diff.replaceChildren(pre);
+      setText(pre, displayText(beside.text), this.diff);
       return;
     }
     if (!prev) {

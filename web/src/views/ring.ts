@@ -79,7 +79,7 @@ export class RingView {
       const { x, y } = this.local(ev);
       const tile = tileAt(this.cssWidth, this.cssHeight, this.scene, this.t, x, y);
       if (tile) {
-        this.box.show(tile.event, x, y, true);
+        if (this.scene) this.box.show(this.scene.events.get(tile.index), x, y, true);
         return;
       }
       this.box.hide(true);
@@ -90,7 +90,7 @@ export class RingView {
       if (ev.pointerType !== "mouse" || this.box.pinned) return;
       const { x, y } = this.local(ev);
       const tile = tileAt(this.cssWidth, this.cssHeight, this.scene, this.t, x, y);
-      if (tile) this.box.show(tile.event, x, y, false);
+      if (tile && this.scene) this.box.show(this.scene.events.get(tile.index), x, y, false);
       else this.box.hide();
       const core = tile ? null : coreAt(this.cssWidth, this.cssHeight, this.scene, x, y);
       if (core !== this.hoverCore) {

@@ -2,6 +2,7 @@
 // (drag), a time cursor shared with the ring, and the utilisation summary beside it.
 
 import type { RunInfo, TraceEvent } from "../api";
+import { orderByStart } from "../events";
 import type { DetailsContext } from "../eventDetails";
 import { byId, el, formatInt } from "../dom";
 import { inRange, readPalette, type LineRange, type Palette } from "../ring/draw";
@@ -9,7 +10,6 @@ import {
   clampWindow,
   cycleAt,
   eventAt,
-  laneOf,
   panBy,
   pinchWindow,
   tickStep,
@@ -47,10 +47,11 @@ export class TimelineView {
   private readonly ctx: CanvasRenderingContext2D;
   private palette: Palette;
   private run: RunInfo | null = null;
-  private byLane = new Map<number, TraceEvent[]>();
+  /** Each lane's events, as indexes into the run's event table. */
+  private byLane = new Map<number, Int32Array>();
   /** DRAM and busiest-link lanes, below the cores (computed once per run). */
   private shared: SharedLane[] = [];
-  private sharedByLane = new Map<number, TraceEvent[]>();
+  private sharedByLane = new Map<number, Int32Array>();
   private cores = 0;
   private win: Window = { start: 0, end: 1 };
   private t = 0;
@@ -219,11 +220,17 @@ export class TimelineView {
     if (x < 0) return null;
     const slack = (3 / this.plotW) * this.span;
     const cycle = cycleAt(x, this.win, this.plotW);
+    const events = this.run?.events;
+    if (!events) return null;
     const s = this.sharedLaneAt(cy);
-    if (s !== null) return eventAt(this.sharedByLane, s, cycle, slack);
     const lane = Math.floor(y / this.laneH);
-    if (lane >= this.cores * UNITS.length) return null;
-    return eventAt(this.byLane, lane, cycle, slack);
+    const i =
+      s !== null
+        ? eventAt(events, this.sharedByLane, s, cycle, slack)
+        : lane < this.cores * UNITS.length
+          ? eventAt(events, this.byLane, lane, cycle, slack)
+          : null;
+    return i === null ? null : events.get(i);
   }
 
   /** A hover line for the DRAM or link lane under the pointer, or null. */
@@ -250,16 +257,35 @@ export class TimelineView {
     this.run = run;
     // A loop, not Math.max(...events): a full model's run has more events than a call
     // takes arguments.
+    const ev = run.events;
     let cores = run.machine.cores;
-    for (const e of run.events) if (e.core + 1 > cores) cores = e.core + 1;
+    for (let i = 0; i < ev.length; i++) if (ev.core(i) + 1 > cores) cores = ev.core(i) + 1;
     this.cores = cores;
-    this.byLane = new Map();
-    for (const e of run.events) {
-      const lane = laneOf(e);
-      const list = this.byLane.get(lane) ?? [];
-      list.push(e);
-      this.byLane.set(lane, list);
+    // Two passes over the columns: count each lane's events, then place them.
+    const core = ev.cols.core;
+    const unit = ev.cols.unit;
+    const laneCount = cores * UNITS.length;
+    const counts = new Int32Array(laneCount);
+    for (let i = 0; i < ev.length; i++) {
+      const lane = (core[i] as number) * UNITS.length + (unit[i] as number);
+      if (lane >= 0 && lane < laneCount) counts[lane] = (counts[lane] as number) + 1;
     }
+    const lists = Array.from(counts, (n) => new Int32Array(n));
+    const filled = new Int32Array(laneCount);
+    for (let i = 0; i < ev.length; i++) {
+      const lane = (core[i] as number) * UNITS.length + (unit[i] as number);
+      const list = lists[lane];
+      if (!list) continue;
+      list[filled[lane] as number] = i;
+      filled[lane] = (filled[lane] as number) + 1;
+    }
+    this.byLane = new Map();
+    lists.forEach((list, lane) => {
+      if (list.length > 0) this.byLane.set(lane, list);
+    });
+    // By start, so a draw can merge the bars that fall on the same pixels.
+    const starts = ev.cols.start;
+    for (const [lane, list] of this.byLane) this.byLane.set(lane, byStart(list, starts));
     this.shared = sharedLanes({
       machine: run.machine,
       totalCycles: run.totalCycles,
@@ -376,6 +402,9 @@ export class TimelineView {
     ctx.rect(LABEL_W, AXIS_H, pw, this.cores * UNITS.length * laneH);
     ctx.clip();
     const gap = laneH > 4 ? 1 : 0;
+    const starts = run.events.cols.start;
+    const ends = run.events.cols.end;
+    const lineOf = run.events.cols.line;
     for (const [ui, u] of UNITS.entries()) {
       ctx.fillStyle = colours[u] ?? pal.muted;
       ctx.beginPath();
@@ -383,12 +412,24 @@ export class TimelineView {
         const list = this.byLane.get(c * UNITS.length + ui);
         if (!list) continue;
         const y = AXIS_H + (c * UNITS.length + ui) * laneH;
-        for (const e of list) {
-          if (e.end < this.win.start || e.start > this.win.end) continue;
-          const x0 = LABEL_W + xOf(e.start, this.win, pw);
-          const x1 = LABEL_W + xOf(e.end, this.win, pw);
-          ctx.rect(x0, y + gap / 2, Math.max(1, x1 - x0 - 0.5), laneH - gap);
+        // Bars closer than a pixel merge into one: a full model has some 200,000.
+        let runX0 = 0;
+        let runX1 = -Infinity;
+        for (const i of list) {
+          const start = starts[i] as number;
+          const end = ends[i] as number;
+          if (end < this.win.start || start > this.win.end) continue;
+          const x0 = LABEL_W + xOf(start, this.win, pw);
+          const x1 = Math.max(x0 + 1, LABEL_W + xOf(end, this.win, pw) - 0.5);
+          if (x0 < runX1 + 0.5) {
+            if (x1 > runX1) runX1 = x1;
+            continue;
+          }
+          if (runX1 > runX0) ctx.rect(runX0, y + gap / 2, runX1 - runX0, laneH - gap);
+          runX0 = x0;
+          runX1 = x1;
         }
+        if (runX1 > runX0) ctx.rect(runX0, y + gap / 2, runX1 - runX0, laneH - gap);
       }
       ctx.fill();
     }
@@ -398,11 +439,13 @@ export class TimelineView {
       ctx.beginPath();
       for (const [lane, list] of this.byLane) {
         const y = AXIS_H + lane * laneH;
-        for (const e of list) {
-          if (!inRange(e.line, this.lines) || e.end < this.win.start || e.start > this.win.end)
-            continue;
-          const x0 = LABEL_W + xOf(e.start, this.win, pw);
-          const x1 = LABEL_W + xOf(e.end, this.win, pw);
+        for (const i of list) {
+          const start = starts[i] as number;
+          const end = ends[i] as number;
+          if (!inRange(lineOf[i] as number, this.lines) || end < this.win.start) continue;
+          if (start > this.win.end) continue;
+          const x0 = LABEL_W + xOf(start, this.win, pw);
+          const x1 = LABEL_W + xOf(end, this.win, pw);
           ctx.rect(x0, y, Math.max(2, x1 - x0), laneH);
         }
       }
@@ -470,10 +513,14 @@ export class TimelineView {
       // Transfers: faint bars over the lane's height.
       ctx.globalAlpha = 0.28;
       ctx.beginPath();
-      for (const e of l.events) {
-        if (e.end < this.win.start || e.start > this.win.end) continue;
-        const x0 = LABEL_W + xOf(e.start, this.win, pw);
-        const x1 = LABEL_W + xOf(e.end, this.win, pw);
+      const starts = this.run?.events.cols.start;
+      const ends = this.run?.events.cols.end;
+      for (const k of starts && ends ? l.events : []) {
+        const start = starts?.[k] ?? 0;
+        const end = ends?.[k] ?? 0;
+        if (end < this.win.start || start > this.win.end) continue;
+        const x0 = LABEL_W + xOf(start, this.win, pw);
+        const x1 = LABEL_W + xOf(end, this.win, pw);
         ctx.rect(x0, y + 1, Math.max(1, x1 - x0), lh - 2);
       }
       ctx.fill();
@@ -635,4 +682,13 @@ export class TimelineTab implements View {
     if (changed.has("time") || changed.has("run") || (changed.has("view") && this.shown))
       v.setTime(s.time);
   }
+}
+
+/** Event indexes by start (`list` itself when they already are: the usual case). */
+function byStart(list: Int32Array, starts: Float64Array): Int32Array {
+  for (let k = 1; k < list.length; k++) {
+    if ((starts[list[k - 1] as number] as number) > (starts[list[k] as number] as number))
+      return orderByStart(starts, list);
+  }
+  return list;
 }

@@ -1,0 +1,56 @@
+// Builds long lists of DOM a slice at a time, giving the browser back its thread between
+// slices: a full model's views list thousands of ops, and built in one go they froze the
+// page for seconds.
+
+/** Time spent building per slice (ms): well under a frame. */
+const SLICE_MS = 12;
+
+/** A list built in slices; a new `render` stops the one before it. */
+export class ChunkedList {
+  private generation = 0;
+
+  /**
+   * Fills `container` with `make(item, i)` for each item, a slice at a time. `note`, when
+   * given, is kept last in the container while items remain, its text saying how far the
+   * building is; `done` runs once every item is in.
+   */
+  render<T>(
+    container: HTMLElement,
+    items: readonly T[],
+    make: (item: T, index: number) => Node,
+    note?: HTMLElement,
+    done?: () => void,
+  ): void {
+    const generation = ++this.generation;
+    container.replaceChildren();
+    let next = 0;
+    const slice = (): void => {
+      if (generation !== this.generation) return;
+      const t0 = performance.now();
+      const frag = document.createDocumentFragment();
+      while (next < items.length && (next === 0 || performance.now() - t0 < SLICE_MS)) {
+        frag.append(make(items[next] as T, next));
+        next++;
+      }
+      if (note) note.remove();
+      container.append(frag);
+      if (next < items.length) {
+        if (note) {
+          note.textContent = `showing ${next} of ${items.length}…`;
+          container.append(note);
+        }
+        container.dataset.pending = String(items.length - next);
+        setTimeout(slice, 0);
+      } else {
+        delete container.dataset.pending;
+        done?.();
+      }
+    };
+    slice();
+  }
+
+  /** Stops the list being built (its slices so far stay). */
+  stop(): void {
+    this.generation++;
+  }
+}
