@@ -266,7 +266,8 @@ pub fn extract_slice(
     strides: &[i64],
 ) -> Result<Vec<f32>, String> {
     check_slice(shape, offsets, sizes, strides)?;
-    let mut out = vec![0.0f32; numel(sizes)];
+    let mut out = crate::pool::take(numel(sizes));
+    out.resize(numel(sizes), 0.0);
     for_each_slice_element(shape, offsets, sizes, strides, |i, src, len| {
         match data.get(src..src + len) {
             Some(run) => out[i..i + len].copy_from_slice(run),
@@ -297,7 +298,7 @@ pub fn insert_slice(
             numel(sizes)
         ));
     }
-    let mut out = dest.to_vec();
+    let mut out = crate::pool::copy_of(dest);
     for_each_slice_element(dest_shape, offsets, sizes, strides, |i, dst, len| match out
         .get_mut(dst..dst + len)
     {
