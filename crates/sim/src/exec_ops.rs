@@ -135,8 +135,8 @@ fn fold_rows(out: &mut [f32], input: &[f32], len: usize, f: impl Fn(f32, f32) ->
         let rows: [&[f32]; ROWS] = std::array::from_fn(|r| &block[r * len..(r + 1) * len]);
         let mut a: [f32; ROWS] = std::array::from_fn(|r| acc[r]);
         for p in 0..len {
-            for r in 0..ROWS {
-                a[r] = f(a[r], rows[r][p]);
+            for (acc, row) in a.iter_mut().zip(&rows) {
+                *acc = f(*acc, row[p]);
             }
         }
         acc.copy_from_slice(&a);

@@ -32,7 +32,8 @@ thread_local! {
 }
 
 /// An empty vector with room for at least `n` elements: the smallest kept buffer that
-/// fits and is at most four times larger, else a new one.
+/// fits and is at most twice as large, else a new one. (Looser fits let small tiles take
+/// the buffers of large ones, which then come from the allocator afresh every time.)
 pub(crate) fn take(n: usize) -> Vec<f32> {
     if n >= MIN_ELEMENTS {
         let found = POOL.with(|p| {
@@ -41,7 +42,7 @@ pub(crate) fn take(n: usize) -> Vec<f32> {
                 .free
                 .iter()
                 .enumerate()
-                .filter(|(_, v)| v.capacity() >= n && v.capacity() / 4 <= n)
+                .filter(|(_, v)| v.capacity() >= n && v.capacity() / 2 <= n)
                 .min_by_key(|(_, v)| v.capacity())
                 .map(|(i, _)| i)?;
             let v = p.free.swap_remove(best);
