@@ -476,10 +476,8 @@ fn deliver(
     for v in values {
         out.push(match v {
             RtValue::Tensor(t) => {
-                let TensorVal {
-                    shape, elem, data, ..
-                } = t.as_ref().clone();
-                sim.new_tensor(ctx, rop, shape, elem, data, joined)
+                let data = crate::pool::copy_of(&t.data);
+                sim.new_tensor(ctx, rop, t.shape.clone(), t.elem, data, joined)
                     .map_err(|mut e| {
                         e.core = Some(c);
                         e

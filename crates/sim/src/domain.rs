@@ -188,7 +188,9 @@ impl Domain for Numbers {
     }
 
     fn filled(&self, n: usize, x: f32) -> Vec<f32> {
-        vec![x; n]
+        let mut v = crate::pool::take(n);
+        v.resize(n, x);
+        v
     }
 
     fn tensor_arg(&self, elem: ScalarType, given: &[f32], n: usize) -> Option<Vec<f32>> {
@@ -217,7 +219,7 @@ impl Domain for Numbers {
                 return Ok(data);
             }
         }
-        let mut data = Vec::with_capacity(n);
+        let mut data = crate::pool::take(n);
         let mut vals = vec![0.0f64; args.len()];
         for i in 0..n {
             for (v, a) in vals.iter_mut().zip(args) {
@@ -262,7 +264,7 @@ impl Domain for Numbers {
         // A float result of anything but a bitcast or an unsigned conversion is the value
         // rounded to the result type (`exec_ew::cast`), so the whole tensor rounds at once.
         if to.is_float() && name != "arith.bitcast" && name != "arith.uitofp" {
-            let mut data = x.data.clone();
+            let mut data = crate::pool::copy_of(&x.data);
             round_slice(to, &mut data);
             return data;
         }
@@ -279,7 +281,7 @@ impl Domain for Numbers {
     }
 
     fn insert(&self, t: &TensorVal, flat: usize, x: f32) -> Vec<f32> {
-        let mut data = t.data.clone();
+        let mut data = crate::pool::copy_of(&t.data);
         if let Some(slot) = data.get_mut(flat) {
             *slot = round_to(t.elem, x);
         }
@@ -573,21 +575,27 @@ impl Operand<'_> {
 
 /// `f` over one operand into a new vector.
 fn map1(x: Operand<'_>, n: usize, f: impl Fn(f32) -> f32) -> Vec<f32> {
+    let mut out = crate::pool::take(n);
     match x {
-        Operand::Slice(a) => a.iter().map(|&v| f(v)).collect(),
-        Operand::Splat(v) => vec![f(v); n],
+        Operand::Slice(a) => out.extend(a.iter().map(|&v| f(v))),
+        Operand::Splat(v) => out.resize(n, f(v)),
     }
+    out
 }
 
 /// `f` over two operands into a new vector, one loop per operand kind so each loop is a
 /// plain pass over slices.
 fn map2(x: Operand<'_>, y: Operand<'_>, n: usize, f: impl Fn(f32, f32) -> f32) -> Vec<f32> {
+    let mut out = crate::pool::take(n);
     match (x, y) {
-        (Operand::Slice(a), Operand::Slice(b)) => a.iter().zip(b).map(|(&p, &q)| f(p, q)).collect(),
-        (Operand::Slice(a), Operand::Splat(q)) => a.iter().map(|&p| f(p, q)).collect(),
-        (Operand::Splat(p), Operand::Slice(b)) => b.iter().map(|&q| f(p, q)).collect(),
-        (Operand::Splat(p), Operand::Splat(q)) => vec![f(p, q); n],
+        (Operand::Slice(a), Operand::Slice(b)) => {
+            out.extend(a.iter().zip(b).map(|(&p, &q)| f(p, q)))
+        }
+        (Operand::Slice(a), Operand::Splat(q)) => out.extend(a.iter().map(|&p| f(p, q))),
+        (Operand::Splat(p), Operand::Slice(b)) => out.extend(b.iter().map(|&q| f(p, q))),
+        (Operand::Splat(p), Operand::Splat(q)) => out.resize(n, f(p, q)),
     }
+    out
 }
 
 /// A float elementwise op over whole tensors, before rounding to the result type: the
@@ -668,7 +676,7 @@ fn matmul_data(
     } else {
         &b.data
     };
-    let mut out = c.data.clone();
+    let mut out = crate::pool::copy_of(&c.data);
     if k == 0 || n == 0 {
         round_slice(c.elem, &mut out);
         return Some(out);
@@ -811,7 +819,7 @@ fn matmul_plain(
 /// row-major order (0 past its end): transposes and broadcasts as one strided walk.
 fn gather(src: &[f32], shape: &[usize], from: &[usize]) -> Vec<f32> {
     let total: usize = shape.iter().product();
-    let mut out = Vec::with_capacity(total);
+    let mut out = crate::pool::take(total);
     if total == 0 {
         return out;
     }

@@ -80,8 +80,11 @@ pub fn reduce(
     if kept.iter().enumerate().all(|(i, &d)| i == d) && !out.is_empty() {
         let len = input.len() / out.len();
         if len > 0 {
-            for (acc, run) in out.iter_mut().zip(input.chunks_exact(len)) {
-                *acc = run.iter().fold(*acc, |a, &x| combiner.apply(a, x));
+            match combiner {
+                Combiner::Add => fold_rows(&mut out, input, len, |a, x| a + x),
+                Combiner::Mul => fold_rows(&mut out, input, len, |a, x| a * x),
+                Combiner::Max => fold_rows(&mut out, input, len, f32::max),
+                Combiner::Min => fold_rows(&mut out, input, len, f32::min),
             }
         }
         return Ok(out);
@@ -118,6 +121,33 @@ pub fn reduce(
         }
     }
     Ok(out)
+}
+
+/// Folds each contiguous run `o * len..(o + 1) * len` of `input` onto `out[o]` in
+/// ascending order. One row's fold is a chain where each step waits for the one before,
+/// so rows are folded [`ROWS`] at a time, step by step side by side: the chains overlap in
+/// the pipeline, and each row still sees exactly its own steps in its own order.
+fn fold_rows(out: &mut [f32], input: &[f32], len: usize, f: impl Fn(f32, f32) -> f32) {
+    const ROWS: usize = 8;
+    let mut outs = out.chunks_exact_mut(ROWS);
+    let mut blocks = input.chunks_exact(ROWS * len);
+    for (acc, block) in (&mut outs).zip(&mut blocks) {
+        let rows: [&[f32]; ROWS] = std::array::from_fn(|r| &block[r * len..(r + 1) * len]);
+        let mut a: [f32; ROWS] = std::array::from_fn(|r| acc[r]);
+        for p in 0..len {
+            for (acc, row) in a.iter_mut().zip(&rows) {
+                *acc = f(*acc, row[p]);
+            }
+        }
+        acc.copy_from_slice(&a);
+    }
+    for (acc, run) in outs
+        .into_remainder()
+        .iter_mut()
+        .zip(blocks.remainder().chunks_exact(len))
+    {
+        *acc = run.iter().fold(*acc, |a, &x| f(a, x));
+    }
 }
 
 /// The shape checks of [`reduce`]: `dims` within the rank and an init of `init_len`
@@ -236,7 +266,8 @@ pub fn extract_slice(
     strides: &[i64],
 ) -> Result<Vec<f32>, String> {
     check_slice(shape, offsets, sizes, strides)?;
-    let mut out = vec![0.0f32; numel(sizes)];
+    let mut out = crate::pool::take(numel(sizes));
+    out.resize(numel(sizes), 0.0);
     for_each_slice_element(shape, offsets, sizes, strides, |i, src, len| {
         match data.get(src..src + len) {
             Some(run) => out[i..i + len].copy_from_slice(run),
@@ -267,7 +298,7 @@ pub fn insert_slice(
             numel(sizes)
         ));
     }
-    let mut out = dest.to_vec();
+    let mut out = crate::pool::copy_of(dest);
     for_each_slice_element(dest_shape, offsets, sizes, strides, |i, dst, len| match out
         .get_mut(dst..dst + len)
     {
@@ -416,6 +447,31 @@ mod run_tests {
             let want = reduce_by_walk(&x, &shape, &dims, &init);
             let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(&got), bits(&want), "dims {dims:?}");
+        }
+    }
+
+    #[test]
+    fn rows_folded_side_by_side_match_one_fold_per_row() {
+        // 19 rows (two blocks of 8 and a remainder) with NaNs and zeros of both signs.
+        let (rows, len) = (19, 7);
+        let x: Vec<f32> = (0..rows * len)
+            .map(|i| match i % 11 {
+                3 => f32::NAN,
+                5 => -0.0,
+                7 => 0.0,
+                _ => (i as f32 * 0.61).cos() * 3e3,
+            })
+            .collect();
+        let init: Vec<f32> = (0..rows).map(|i| i as f32 - 9.0).collect();
+        for c in [Combiner::Add, Combiner::Mul, Combiner::Max, Combiner::Min] {
+            let got = reduce(&x, &[rows, len], &[1], &init, c).unwrap();
+            for (r, g) in got.iter().enumerate() {
+                let want = x[r * len..(r + 1) * len]
+                    .iter()
+                    .fold(init[r], |a, &v| c.apply(a, v));
+                let same = g.to_bits() == want.to_bits() || (g.is_nan() && want.is_nan());
+                assert!(same, "{c:?} row {r}: {g} vs {want}");
+            }
         }
     }
 

@@ -19,7 +19,9 @@ pub(crate) fn exp_slice(xs: &[f32]) -> Vec<f32> {
             return unsafe { glibc_fma::exp_slice(xs) };
         }
     }
-    xs.iter().map(|x| x.exp()).collect()
+    let mut out = crate::pool::take(xs.len());
+    out.extend(xs.iter().map(|x| x.exp()));
+    out
 }
 
 #[cfg(all(target_arch = "x86_64", target_os = "linux", target_env = "gnu"))]
@@ -99,7 +101,7 @@ mod glibc_fma {
     #[target_feature(enable = "avx2,fma")]
     pub(super) fn exp_slice(xs: &[f32]) -> Vec<f32> {
         const CHUNK: usize = 64;
-        let mut out = Vec::with_capacity(xs.len());
+        let mut out = crate::pool::take(xs.len());
         let mut buf = [0.0f32; CHUNK];
         for c in xs.chunks(CHUNK) {
             let o = &mut buf[..c.len()];

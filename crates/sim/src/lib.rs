@@ -35,6 +35,7 @@ pub mod host;
 pub mod latency_model;
 pub mod machine;
 mod memory;
+mod pool;
 mod resolve;
 mod state;
 mod store;

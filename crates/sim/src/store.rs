@@ -151,7 +151,7 @@ impl Memory {
 
     /// Reads a span's elements in enumeration order.
     pub(crate) fn read_span(&self, span: &Span, elem: ScalarType, n: usize) -> Vec<f32> {
-        let mut data = Vec::with_capacity(n);
+        let mut data = crate::pool::take(n);
         match span.place {
             Place::Dram(bi) => {
                 let b = &self.dram[bi];

@@ -232,7 +232,8 @@ pub(crate) fn exec_tensor(
             if shape.iter().product::<usize>() != x.numel() {
                 return Err(sim.at(rop, format!("cannot reshape {:?} to {shape:?}", x.shape)));
             }
-            let v = sim.new_tensor(ctx, rop, shape, x.elem, x.data.clone(), x.ready)?;
+            let data = crate::pool::copy_of(&x.data);
+            let v = sim.new_tensor(ctx, rop, shape, x.elem, data, x.ready)?;
             sim.set(slots, rop, 0, v);
         }
         OpKind::LinalgNamed { op, inputs, .. } => {
@@ -268,26 +269,19 @@ pub(crate) fn exec_tensor(
                             ),
                         ));
                     }
-                    let a2 = Rc::new(TensorVal {
-                        shape: vec![m, kk],
-                        ..(*a).clone()
-                    });
-                    let b2 = Rc::new(TensorVal {
-                        shape: vec![kk, 1],
-                        ..(*b).clone()
-                    });
-                    let c2 = Rc::new(TensorVal {
-                        shape: vec![m, 1],
-                        ..(*init).clone()
-                    });
+                    let reshaped = |t: &TensorVal, shape: Vec<usize>| {
+                        let mut t = t.clone();
+                        t.shape = shape;
+                        Rc::new(t)
+                    };
+                    let a2 = reshaped(&a, vec![m, kk]);
+                    let b2 = reshaped(&b, vec![kk, 1]);
+                    let c2 = reshaped(&init, vec![m, 1]);
                     let RtValue::Tensor(r) = matmul(sim, rop, ctx, &a2, &b2, &c2, false, false)?
                     else {
                         return Err(sim.at(rop, "matmul gave no tensor".into()));
                     };
-                    RtValue::Tensor(Rc::new(TensorVal {
-                        shape: init.shape.clone(),
-                        ..(*r).clone()
-                    }))
+                    RtValue::Tensor(reshaped(&r, init.shape.clone()))
                 }
                 LinalgNamedOp::Elementwise(ew) => {
                     let v = elementwise::elementwise_as(
@@ -529,7 +523,6 @@ fn linalg_generic(
             _ => return Err(sim.at(rop, "outputs must be tensors".into())),
         }
     }
-    let mut out_data: Vec<Vec<f32>> = outs.iter().map(|t| t.data.clone()).collect();
     let strides: Vec<Vec<usize>> = operands
         .iter()
         .map(|v| match v {
@@ -553,9 +546,10 @@ fn linalg_generic(
     // point (no points left when it already ran).
     let whole = whole_tensor_body(sim, rop, region, slots, &operands, &maps, &extents, n_in)?;
     let ran_whole = whole.is_some();
-    if let Some(data) = whole {
-        out_data = data;
-    }
+    let mut out_data: Vec<Vec<f32>> = match whole {
+        Some(data) => data,
+        None => outs.iter().map(|t| crate::pool::copy_of(&t.data)).collect(),
+    };
     let mut err = None;
     let points_to_run = if ran_whole {
         vec![0]
@@ -695,7 +689,7 @@ fn whole_tensor_body(
                     return Ok(None);
                 }
                 let data = if identity {
-                    t.data.clone()
+                    crate::pool::copy_of(&t.data)
                 } else {
                     sim.domain.gather(t, extents, &from)
                 };
@@ -774,7 +768,7 @@ fn whole_tensor_body(
             return Ok(None);
         };
         let mut data = match lookup(&values, s) {
-            Some(Arg::Tensor(v)) => v.data.clone(),
+            Some(Arg::Tensor(v)) => crate::pool::copy_of(&v.data),
             Some(Arg::Scalar(x)) => vec![x as f32; n],
             _ => return Ok(None),
         };

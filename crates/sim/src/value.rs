@@ -243,6 +243,13 @@ pub(crate) struct TensorVal {
     pub charged: bool,
 }
 
+/// A tensor's buffer goes back to the pool for the next tile of its size.
+impl Drop for TensorVal {
+    fn drop(&mut self) {
+        crate::pool::give(std::mem::take(&mut self.data));
+    }
+}
+
 impl TensorVal {
     /// Elements of the shape (whether or not the data is held).
     pub fn numel(&self) -> usize {
