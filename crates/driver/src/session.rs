@@ -633,6 +633,7 @@ pub(crate) fn execute<R>(
         sim.launch_values(program.module, &lines, &l.func, &args)
             .map_err(|e| DriverError::from_sim(&l.func, e))?;
     }
+    sim::release_pooled_buffers();
     let plan = sim
         .launch_plan()
         .map_err(|e| DriverError::new(Stage::Simulate, format!("timing: {e}")))?;

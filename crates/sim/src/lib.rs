@@ -48,3 +48,4 @@ mod value;
 pub use estimate::estimate_steps;
 pub use exec::{ExecLimits, KernelValue, LineLookup, ProgressFn, SimError, Simulator, WorkCount};
 pub use machine::Machine;
+pub use pool::release_pooled_buffers;

@@ -83,6 +83,16 @@ pub(crate) fn give(v: Vec<f32>) {
     });
 }
 
+/// Frees every kept buffer. A run calls it when its kernels are done, so a process or a
+/// page that ran a large model does not hold the pool's memory until its next run.
+pub fn release_pooled_buffers() {
+    let _ = POOL.try_with(|p| {
+        if let Ok(mut p) = p.try_borrow_mut() {
+            *p = Pool::default();
+        }
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -99,5 +109,16 @@ mod tests {
         // Far smaller requests do not pin a large buffer.
         give(w);
         assert!(take(100).capacity() < 10_000);
+    }
+
+    #[test]
+    fn releasing_the_pool_frees_every_kept_buffer() {
+        give(take(10_000));
+        POOL.with(|p| assert!(p.borrow().elements >= 10_000));
+        release_pooled_buffers();
+        POOL.with(|p| {
+            let p = p.borrow();
+            assert_eq!((p.free.len(), p.elements), (0, 0));
+        });
     }
 }
