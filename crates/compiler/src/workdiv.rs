@@ -382,7 +382,16 @@ pub fn matmul_cost_with(
         share_of.b_group = g as f64;
     }
     let tr = share_of.traffic(t.scratchpad_capacity_bytes as f64);
-    let (per_core, b_moved) = (tr.bytes, tr.b_moved);
+    let (mut per_core, b_moved) = (tr.bytes, tr.b_moved);
+    let double_buffered = double && tr.double;
+    if ksplit > 1 && tr.cut && double_buffered {
+        // Only the first core of a K group stores the summed slice. Where the time loop
+        // double-buffers, that store overlaps the group's next loads, so each core is
+        // charged its 1/k of it (the bytes the machine moves). Otherwise the group waits
+        // for the leader's store at every step (or at the single step's end) and the
+        // whole slice stays charged to every core (assumption; docs/roofline.md).
+        per_core -= share_of.c * (1.0 - 1.0 / ksplit as f64);
+    }
     let cores: usize = splits.iter().product();
     let memory = per_core * cores as f64 / t.dram_bytes_per_ns.max(1e-9);
     let ring = match shared_b {
@@ -406,7 +415,7 @@ pub fn matmul_cost_with(
         ring,
         shared_b,
         time_cut: tr.cut,
-        double_buffered: double && tr.double,
+        double_buffered,
     })
 }
 
