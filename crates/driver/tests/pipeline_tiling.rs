@@ -42,6 +42,23 @@ const CASES: &[Case] = &[
         &["scf.for", "ktdp.construct_indirect_access_tile"],
         None,
     ),
+    // Blocks of whole sticks on both sides, split over the cores along the output's sticks.
+    (
+        "transpose_blocks_loop",
+        &["scf.for", "linalg.transpose", "blocks per core"],
+        None,
+    ),
+    // Remainder blocks with part-padded sticks on both sides, rank 4.
+    (
+        "transpose_odd_rank4_loop",
+        &["scf.for", "x 64 + 2", "_p1 = ktdp.construct_access_tile"],
+        None,
+    ),
+    (
+        "transpose_f32_blocks_loop",
+        &["scf.for", "linalg.transpose", "blocks per core"],
+        None,
+    ),
 ];
 
 fn case_dir() -> std::path::PathBuf {
