@@ -603,7 +603,8 @@ def main():
     serving_8b()
     for seq in (128, 2048, 8192):
         llama3_8b(seq)
-    granite4_hybrid(64)
+    for seq in (64, 128):
+        granite4_hybrid(seq)
 
 
 if __name__ == "__main__":

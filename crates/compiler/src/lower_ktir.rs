@@ -369,6 +369,16 @@ struct KernelEmitter<'c> {
     /// Blocks of rows a gather loads one after another (1: all its rows at once), so
     /// a long sequence's rows stream through the scratchpad.
     gather_steps: usize,
+    /// A movement kernel moved in blocks: (iteration dim, block elements), outermost
+    /// first. Each dim runs a loop over its whole blocks, then one remainder block when
+    /// the block does not divide the core's extent (see `movement::blocked`).
+    blocks: Vec<(usize, usize)>,
+    /// Per iteration dim: the exact elements of the block being emitted, where a block
+    /// cuts it (a remainder block's last stick may be partly padding).
+    box_elems: Vec<Option<usize>>,
+    /// Suffix of the tile and data names of the block body being emitted: each body of a
+    /// blocked kernel (whole blocks, remainders) names its own.
+    part: String,
 }
 
 /// `tensor<shape x elem>`.
@@ -535,6 +545,9 @@ impl<'c> KernelEmitter<'c> {
             k_steps: 1,
             hoist: None,
             gather_steps: 1,
+            blocks: Vec::new(),
+            box_elems: vec![None; op.iteration.len()],
+            part: String::new(),
         })
     }
 
@@ -568,7 +581,13 @@ impl<'c> KernelEmitter<'c> {
                     .any(|o| o.tensor == self.operands[i].tensor)
             })
             .collect();
-        if self.loops.is_empty() {
+        let blocked = !self.blocks.is_empty();
+        if blocked {
+            for &i in &first {
+                self.view(i);
+            }
+            self.blocked(0, &first)?;
+        } else if self.loops.is_empty() {
             for &i in &first {
                 self.view(i);
                 if !self.tiled_inside(i) {
@@ -594,6 +613,7 @@ impl<'c> KernelEmitter<'c> {
             }
         }
         match self.op.kind {
+            _ if blocked => {}
             DeviceOpKind::BatchMatmul => self.matmul()?,
             DeviceOpKind::Reduce(r) => self.reduction(r)?,
             DeviceOpKind::Movement(Movement::Gather) => self.gather()?,
@@ -633,6 +653,8 @@ impl<'c> KernelEmitter<'c> {
                 "; {steps} time steps per core: {}",
                 tiling::plan_note(&self)
             )
+        } else if blocked {
+            format!("; {}", self.blocks_note())
         } else if self.gather_steps > 1 {
             format!(
                 "; {} time steps per core: blocks of {} rows",
@@ -786,7 +808,7 @@ impl<'c> KernelEmitter<'c> {
             .collect();
         let (extent, elem) = (o.extent.clone(), o.elem);
         self.b.access_tile(
-            &format!("{name}_tile"),
+            &format!("{name}_tile{}", self.part),
             &build::value(&format!("{name}_view")),
             &subs,
             Some(box_set(&extent)),
@@ -799,17 +821,18 @@ impl<'c> KernelEmitter<'c> {
     fn load(&mut self, i: usize) -> String {
         let o = &self.operands[i];
         let name = o.ssa.clone();
+        let part = &self.part;
         if self.operands[..i].iter().any(|p| p.tensor == o.tensor) {
-            return format!("%{name}_data");
+            return format!("%{name}_data{part}");
         }
         let (tt, ty) = (tile_str(&o.extent), shape_str(&o.extent, o.elem));
         self.b.load(
-            &format!("{name}_data"),
-            &build::value(&format!("{name}_tile")),
+            &format!("{name}_data{part}"),
+            &build::value(&format!("{name}_tile{part}")),
             tt,
             ty,
         );
-        format!("%{name}_data")
+        format!("%{name}_data{part}")
     }
 
     /// Transposes `value` (dims `from`, shape `shape`) so its dims come in the order `to`
@@ -1501,6 +1524,113 @@ mod tests {
             e.message.contains("need 16392 bytes") && e.message.contains("budget is 8192 bytes"),
             "{e}"
         );
+    }
+
+    /// A transpose whose stick dims differ and whose slice outgrows the scratchpad: its
+    /// KTIR, in full, moves 2-D blocks of whole sticks through the scratchpad (a loop over
+    /// whole blocks, then a remainder block with its padded stick), and verifies.
+    #[test]
+    fn a_transpose_too_big_moves_in_blocks_of_whole_sticks() {
+        let small = Target {
+            cores: 1,
+            scratchpad_capacity_bytes: 32768,
+            ..Target::spyre32()
+        };
+        let g = graph_of(
+            r#"{"name": "x", "dtype": "f16", "shape": [40, 150]}"#,
+            "",
+            r#"{"name": "t", "op": "Transpose", "inputs": ["x"], "outputs": ["y"], "attrs": {"perm": [1, 0]}}"#,
+            r#""y""#,
+        );
+        let c = compile(&g, &small, &Options::default()).unwrap_or_else(|e| panic!("{e}"));
+        let text = c.ktir.clone().expect("ktir");
+        if let Err(d) = ktir::check(&text) {
+            panic!("{}\n{text}", ktir::render_diagnostics("ktir", &d));
+        }
+        for u in crate::lower_ktir::scratchpad_use(&c).unwrap() {
+            assert!(u.need <= u.budget, "{u:?}");
+        }
+        expect_test::expect![[r#"
+            // KTIR for 't': one kernel per device op or fused chain, launched in order.
+            module {
+              // t (transpose): splits [1, 1] over 1 core(s); 3 blocks per core, moved through the scratchpad one at a time: d0 2 x 64 + 22, d1 1 x 40 (elements, outermost first); double buffering (31744 B of 32768 B)
+              func.func @k0_t(%x: index, %y: index) attributes {grid = [1]} {
+                %id = ktdp.get_compute_tile_id : index
+                %c0 = arith.constant 0 : index
+                %x_view = ktdp.construct_memory_view %x, sizes: [3, 40, 64], strides: [2560, 64, 1] {
+                    coordinate_set = affine_set<(d0, d1, d2) : (d0 >= 0, -d0 + 2 >= 0, d1 >= 0, -d1 + 39 >= 0, d2 >= 0, -d2 + 63 >= 0)>,
+                    memory_space = #ktdp.memory_space<global>
+                } : memref<3x40x64xf16>
+                %y_view = ktdp.construct_memory_view %y, sizes: [1, 150, 64], strides: [9600, 64, 1] {
+                    coordinate_set = affine_set<(d0, d1, d2) : (d0 >= 0, -d0 + 0 >= 0, d1 >= 0, -d1 + 149 >= 0, d2 >= 0, -d2 + 63 >= 0)>,
+                    memory_space = #ktdp.memory_space<global>
+                } : memref<1x150x64xf16>
+                %steps1 = arith.constant 2 : index
+                %one2 = arith.constant 1 : index
+                %x_tile_db1 = ktdp.construct_access_tile %x_view[%c0, %c0, %c0] {
+                    access_tile_set = affine_set<(d0, d1, d2) : (d0 >= 0, -d0 + 0 >= 0, d1 >= 0, -d1 + 39 >= 0, d2 >= 0, -d2 + 63 >= 0)>,
+                    access_tile_order = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+                } : memref<3x40x64xf16> -> !ktdp.access_tile<1x40x64xindex>
+                %x_data_db2 = ktdp.load %x_tile_db1 : !ktdp.access_tile<1x40x64xindex> -> tensor<1x40x64xf16>
+                %x_data_db9 = scf.for %blk3 = %c0 to %steps1 step %one2 iter_args(%x_data_db3 = %x_data_db2) -> (tensor<1x40x64xf16>) {
+                  %next_db4 = arith.addi %blk3, %one2 : index
+                  %more_db5 = arith.cmpi slt, %next_db4, %steps1 : index
+                  %x_data_db8 = scf.if %more_db5 -> (tensor<1x40x64xf16>) {
+                    %x_tile_db6 = ktdp.construct_access_tile %x_view[%next_db4, %c0, %c0] {
+                        access_tile_set = affine_set<(d0, d1, d2) : (d0 >= 0, -d0 + 0 >= 0, d1 >= 0, -d1 + 39 >= 0, d2 >= 0, -d2 + 63 >= 0)>,
+                        access_tile_order = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+                    } : memref<3x40x64xf16> -> !ktdp.access_tile<1x40x64xindex>
+                    %x_data_db7 = ktdp.load %x_tile_db6 : !ktdp.access_tile<1x40x64xindex> -> tensor<1x40x64xf16>
+                    scf.yield %x_data_db7 : tensor<1x40x64xf16>
+                  } else {
+                    scf.yield %x_data_db3 : tensor<1x40x64xf16>
+                  }  // double buffering: the next block loads while this one computes
+                  %y_tile = ktdp.construct_access_tile %y_view[%c0, %blk3 * 64, %c0] {
+                      access_tile_set = affine_set<(d0, d1, d2) : (d0 >= 0, -d0 + 0 >= 0, d1 >= 0, -d1 + 63 >= 0, d2 >= 0, -d2 + 63 >= 0)>,
+                      access_tile_order = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+                  } : memref<1x150x64xf16> -> !ktdp.access_tile<1x64x64xindex>
+                  %empty4 = tensor.empty() : tensor<40x1x64xf16>
+                  %host5 = linalg.transpose ins(%x_data_db3 : tensor<1x40x64xf16>) outs(%empty4 : tensor<40x1x64xf16>) permutation = [1, 0, 2]
+                  %rows6 = tensor.collapse_shape %host5 [[0], [1, 2]] : tensor<40x1x64xf16> into tensor<40x64xf16>
+                  %empty7 = tensor.empty() : tensor<64x40xf16>
+                  %transposed8 = linalg.transpose ins(%rows6 : tensor<40x64xf16>) outs(%empty7 : tensor<64x40xf16>) permutation = [1, 0]
+                  %zero9 = arith.constant 0.0 : f16
+                  %empty10 = tensor.empty() : tensor<64x64xf16>
+                  %zeros11 = linalg.fill ins(%zero9 : f16) outs(%empty10 : tensor<64x64xf16>) -> tensor<64x64xf16>
+                  %padded12 = tensor.insert_slice %transposed8 into %zeros11[0, 0] [64, 40] [1, 1] : tensor<64x40xf16> into tensor<64x64xf16>
+                  %sticked13 = tensor.expand_shape %padded12 [[0], [1, 2]] output_shape [64, 1, 64] : tensor<64x64xf16> into tensor<64x1x64xf16>
+                  %empty14 = tensor.empty() : tensor<1x64x64xf16>
+                  %device15 = linalg.transpose ins(%sticked13 : tensor<64x1x64xf16>) outs(%empty14 : tensor<1x64x64xf16>) permutation = [1, 0, 2]
+                  ktdp.store %device15, %y_tile : tensor<1x64x64xf16>, !ktdp.access_tile<1x64x64xindex>
+                  scf.yield %x_data_db8 : tensor<1x40x64xf16>
+                }
+                %x_tile_p1 = ktdp.construct_access_tile %x_view[2, %c0, %c0] {
+                    access_tile_set = affine_set<(d0, d1, d2) : (d0 >= 0, -d0 + 0 >= 0, d1 >= 0, -d1 + 39 >= 0, d2 >= 0, -d2 + 63 >= 0)>,
+                    access_tile_order = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+                } : memref<3x40x64xf16> -> !ktdp.access_tile<1x40x64xindex>
+                %y_tile_p1 = ktdp.construct_access_tile %y_view[%c0, 128, %c0] {
+                    access_tile_set = affine_set<(d0, d1, d2) : (d0 >= 0, -d0 + 0 >= 0, d1 >= 0, -d1 + 21 >= 0, d2 >= 0, -d2 + 63 >= 0)>,
+                    access_tile_order = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+                } : memref<1x150x64xf16> -> !ktdp.access_tile<1x22x64xindex>
+                %x_data_p1 = ktdp.load %x_tile_p1 : !ktdp.access_tile<1x40x64xindex> -> tensor<1x40x64xf16>
+                %empty16 = tensor.empty() : tensor<40x1x64xf16>
+                %host17 = linalg.transpose ins(%x_data_p1 : tensor<1x40x64xf16>) outs(%empty16 : tensor<40x1x64xf16>) permutation = [1, 0, 2]
+                %rows18 = tensor.collapse_shape %host17 [[0], [1, 2]] : tensor<40x1x64xf16> into tensor<40x64xf16>
+                %unpadded19 = tensor.extract_slice %rows18[0, 0] [40, 22] [1, 1] : tensor<40x64xf16> to tensor<40x22xf16>
+                %empty20 = tensor.empty() : tensor<22x40xf16>
+                %transposed21 = linalg.transpose ins(%unpadded19 : tensor<40x22xf16>) outs(%empty20 : tensor<22x40xf16>) permutation = [1, 0]
+                %zero22 = arith.constant 0.0 : f16
+                %empty23 = tensor.empty() : tensor<22x64xf16>
+                %zeros24 = linalg.fill ins(%zero22 : f16) outs(%empty23 : tensor<22x64xf16>) -> tensor<22x64xf16>
+                %padded25 = tensor.insert_slice %transposed21 into %zeros24[0, 0] [22, 40] [1, 1] : tensor<22x40xf16> into tensor<22x64xf16>
+                %sticked26 = tensor.expand_shape %padded25 [[0], [1, 2]] output_shape [22, 1, 64] : tensor<22x64xf16> into tensor<22x1x64xf16>
+                %empty27 = tensor.empty() : tensor<1x22x64xf16>
+                %device28 = linalg.transpose ins(%sticked26 : tensor<22x1x64xf16>) outs(%empty27 : tensor<1x22x64xf16>) permutation = [1, 0, 2]
+                ktdp.store %device28, %y_tile_p1 : tensor<1x22x64xf16>, !ktdp.access_tile<1x22x64xindex>
+                func.return
+              }
+            }
+        "#]].assert_eq(&text);
     }
 
     #[test]

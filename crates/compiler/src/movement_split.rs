@@ -3,10 +3,13 @@
 //!
 //! A movement op iterates over its output. A core's slice of the output must come from a
 //! box of each input, so an iteration dim can be split only when every input either has a
-//! dim that it indexes one-to-one, or broadcasts along it (expand). Stick dims are never
+//! dim that it indexes one-to-one, or broadcasts along it (expand). Stick dims are not
 //! split, on either side, so every core moves whole sticks; nor are dims whose device size
-//! is padded beyond the host size. Gather reads an indirect set of rows and stays on one
-//! core.
+//! is padded beyond the host size. The exception is a transpose whose input and output
+//! hold their sticks along different dims ([`stick_crossing`]): its kernel works on 2-D
+//! blocks of whole sticks, so both stick dims may be split where they are a whole number
+//! of sticks, in whole sticks per core. Gather reads an indirect set of rows and stays on
+//! one core.
 
 use crate::ops::{DeviceOp, DeviceOpKind, Movement};
 use crate::{Compilation, CompileError};
@@ -91,6 +94,57 @@ pub fn input_access(op: &DeviceOp, shape: &[usize]) -> Vec<Option<usize>> {
     }
 }
 
+/// For a transpose (or restickify) whose input and output have their sticks along
+/// different dims: the iteration dims of the input's stick dim and of the output's, in that
+/// order. Such an op is moved in 2-D blocks of whole sticks on both sides (each block read
+/// in the input's sticks, transposed in the scratchpad, written in the output's), so both
+/// dims may be cut, in whole sticks, over cores and in time. `None` for every other op.
+pub fn stick_crossing(c: &Compilation, op: &DeviceOp) -> Option<(usize, usize)> {
+    let DeviceOpKind::Movement(Movement::Transpose | Movement::Restickify) = op.kind else {
+        return None;
+    };
+    let ([input], [output]) = (op.inputs.as_slice(), op.outputs.as_slice()) else {
+        return None;
+    };
+    let (li, lo) = (c.layouts.get(input)?, c.layouts.get(output)?);
+    // A stick dim of one element (a sparse layout) holds no run of elements to transpose.
+    let usable = |l: &crate::Layout| {
+        l.device_size.len() >= 2
+            && l.stick_host_dim()
+                .is_some_and(|h| l.host_shape.get(h).is_some_and(|&n| n > 1))
+    };
+    if !usable(li) || !usable(lo) || li.elems_per_stick != lo.elems_per_stick {
+        return None;
+    }
+    let a = input_access(op, &li.host_shape)
+        .get(li.stick_host_dim()?)
+        .copied()
+        .flatten()?;
+    let b = crate::ops::access_map(op, 1, &lo.host_shape)
+        .get(lo.stick_host_dim()?)
+        .copied()
+        .flatten()?;
+    (a != b).then_some((a, b))
+}
+
+/// Elements per split unit of each iteration dim of a movement op beyond what the
+/// iteration says: the input's stick dim of a [`stick_crossing`] op is cut in whole input
+/// sticks (1 for every other dim, whose unit the iteration gives).
+pub fn split_granule(c: &Compilation, op: &DeviceOp) -> Vec<usize> {
+    let mut g = vec![1; op.iteration.len()];
+    if let Some((a, b)) = stick_crossing(c, op) {
+        let eps = crate::workdiv::op_eps(c, op);
+        for d in [a, b] {
+            if let Some(x) = g.get_mut(d) {
+                if !op.iteration[d].in_sticks {
+                    *x = eps;
+                }
+            }
+        }
+    }
+    g
+}
+
 /// Per iteration dim of a movement op: why it must not be split (`None` when it may be).
 pub fn fixed_dims(c: &Compilation, op: &DeviceOp) -> Result<Vec<Option<String>>, CompileError> {
     let n = op.iteration.len();
@@ -108,8 +162,17 @@ pub fn fixed_dims(c: &Compilation, op: &DeviceOp) -> Result<Vec<Option<String>>,
     let out_stick = out_layout
         .and_then(|l| l.stick_host_dim())
         .unwrap_or(n.saturating_sub(1));
+    // A transpose moved in blocks may cut both stick dims, where they hold whole sticks.
+    let crossing = stick_crossing(c, op);
+    let eps = crate::workdiv::op_eps(c, op).max(1);
+    let whole_sticks = |d: usize| {
+        crossing.is_some_and(|(a, b)| d == a || d == b)
+            && op.iteration.get(d).is_some_and(|x| x.extent % eps == 0)
+    };
     if let Some(f) = fixed.get_mut(out_stick) {
-        *f = Some("it is the output's stick dim".into());
+        if !whole_sticks(out_stick) {
+            *f = Some("it is the output's stick dim".into());
+        }
     }
     for input in &op.inputs {
         let layout = c.layout(input, &op.name)?;
@@ -122,9 +185,10 @@ pub fn fixed_dims(c: &Compilation, op: &DeviceOp) -> Result<Vec<Option<String>>,
                 continue;
             }
             match access.iter().position(|&a| a == Some(d)) {
-                Some(i) if Some(i) == stick => {
+                Some(i) if Some(i) == stick && !whole_sticks(d) => {
                     *f = Some(format!("it is the stick dim of '{input}'"));
                 }
+                Some(i) if Some(i) == stick => {}
                 Some(i) if padded(layout, i) => {
                     *f = Some(format!("'{input}' is padded along it"));
                 }

@@ -24,8 +24,10 @@
 //! but batchmatmul (no other kernel combines partial results across cores, so in practice
 //! the default never splits a reduction), and the stick dims of an op whose operands have
 //! sticks of different lengths (a bool or i32 operand beside fp16 data). Movement ops split
-//! only the dims `movement_split` allows (never a stick dim, never a dim an input is not
-//! read along as a box). The rule names the dims kept whole and why.
+//! only the dims `movement_split` allows (never a dim an input is not read along as a box;
+//! a stick dim only for a transpose moved in blocks, in whole sticks of the input, and after
+//! every other dim has had its share of the cores). The rule names the dims kept whole and
+//! why.
 //!
 //! Core-to-slice: mixed radix over the dims with reduction dims first (so K-split
 //! collaborators sit on adjacent ring stops), then the other dims in iteration order; the first
@@ -550,11 +552,21 @@ fn divide_one(
     let cores = c.target.cores.max(1);
     let eps = op_eps(c, op);
     let u = units(op, eps);
+    // Elements per split unit where a dim counted in elements must still be cut in whole
+    // sticks (a transpose's input stick dim): a split must leave whole granules per core.
+    let gran: Vec<usize> = if op.kind.is_movement() {
+        crate::movement_split::split_granule(c, op)
+    } else {
+        vec![1; u.len()]
+    };
+    let whole_granules =
+        |d: usize, s: usize| s <= 1 || (u[d] % s == 0 && (u[d] / s) % gran[d].max(1) == 0);
     let limit = c.target.span_limit_bytes;
     let err = |m: String| CompileError::at(&op.name, m);
     let all: Vec<Vec<usize>> = candidates(&u, cores)
         .into_iter()
         .filter(|s| s.iter().zip(&fixed).all(|(&x, f)| x == 1 || f.is_none()))
+        .filter(|s| s.iter().enumerate().all(|(d, &x)| whole_granules(d, x)))
         .collect();
     let fits =
         |s: &[usize]| -> Result<bool, CompileError> { Ok(max_span(c, op, eps, s)?.0 <= limit) };
@@ -625,6 +637,12 @@ fn divide_one(
                 return Err(err(format!(
                     "hint splits dim '{}' ({n} {unit}) by {s}, which does not divide it evenly",
                     d.label
+                )));
+            }
+            if !whole_granules(i, s) {
+                return Err(err(format!(
+                    "hint splits dim '{}' ({n} {unit}) by {s}, which does not leave whole sticks of {} elements per core",
+                    d.label, gran[i]
                 )));
             }
         }
@@ -706,7 +724,19 @@ fn divide_one(
         let mut order: Vec<usize> = (0..u.len())
             .filter(|&d| !op.iteration[d].reduction && fixed[d].is_none())
             .collect();
-        order.sort_by(|&a, &b| u[b].cmp(&u[a]));
+        // The stick dims of a transpose moved in blocks come after the others, so cores
+        // left idle by those take its blocks (and a split that needed none stays).
+        let crossing = op
+            .kind
+            .is_movement()
+            .then(|| crate::movement_split::stick_crossing(c, op))
+            .flatten();
+        let late = |d: usize| crossing.is_some_and(|(a, b)| d == a || d == b);
+        order.sort_by(|&a, &b| {
+            late(a)
+                .cmp(&late(b))
+                .then((u[b] / gran[b].max(1)).cmp(&(u[a] / gran[a].max(1))))
+        });
         let mut reds: Vec<usize> = (0..u.len())
             .filter(|&d| op.iteration[d].reduction && fixed[d].is_none())
             .collect();
@@ -719,7 +749,7 @@ fn divide_one(
             let left = u[d] / s[d].max(1);
             let k = divisors(left)
                 .into_iter()
-                .filter(|&x| x <= room)
+                .filter(|&x| x <= room && whole_granules(d, s[d] * x))
                 .max()
                 .unwrap_or(1);
             s[d] *= k;

@@ -2,25 +2,192 @@
 //!
 //! Each core reads its boxes of the inputs in device layout, brings them to host order,
 //! rearranges them there, and writes its slice of the result in the output's device
-//! layout. The work division splits only element dims that map one-to-one between output
-//! and inputs (`crate::movement_split`), so a box is always whole sticks.
+//! layout. The work division splits only dims that map one-to-one between output and
+//! inputs (`crate::movement_split`), stick dims only in whole sticks, so a box is always
+//! whole sticks. A transpose whose input and output hold their sticks along different
+//! dims and whose slice does not fit moves it in 2-D blocks of whole sticks on both sides
+//! ([`KernelEmitter::blocked`]): a loop over the whole blocks of each cut dim, then one
+//! remainder block (its last stick possibly part padding) where the block does not divide
+//! the slice.
 
 use super::*;
 
 impl KernelEmitter<'_> {
     /// The host shape of this core's tile of an operand: its host shape with each split
-    /// element dim cut to the tile's extent.
+    /// or blocked dim cut to the tile's extent (a cut stick dim to its whole sticks, or to
+    /// the exact elements of a block, padding left out).
     fn box_host(&self, operand: usize) -> Vec<usize> {
         let o = &self.operands[operand];
         let mut b = o.layout.host_shape.clone();
+        let lanes = o.extent.last().copied().unwrap_or(1);
         for (j, d) in o.dims.iter().enumerate() {
-            if d.kind == Kind::Elem && o.extent[j] != o.layout.device_size[j] {
-                if let Some(h) = o.layout.host_dim_of_device_dim[j] {
-                    b[h] = o.extent[j];
-                }
+            let Some(h) = o.layout.host_dim_of_device_dim[j] else {
+                continue;
+            };
+            if !matches!(d.kind, Kind::Elem | Kind::Sticks) {
+                continue;
+            }
+            if let Some(n) = d
+                .iter
+                .and_then(|i| self.box_elems.get(i).copied().flatten())
+            {
+                b[h] = n;
+            } else if o.extent[j] != o.layout.device_size[j] {
+                b[h] = match d.kind {
+                    Kind::Sticks => o.extent[j] * lanes,
+                    _ => o.extent[j],
+                };
             }
         }
         b
+    }
+
+    /// The elements of iteration dim `d` in this core's current tile: the block being
+    /// emitted, else the extent of an operand dim that holds it in whole elements.
+    pub(super) fn iter_elems(&self, d: usize) -> usize {
+        if let Some(n) = self.box_elems.get(d).copied().flatten() {
+            return n;
+        }
+        let mut sticks = None;
+        for o in &self.operands {
+            for (j, r) in o.dims.iter().enumerate() {
+                if r.iter != Some(d) {
+                    continue;
+                }
+                match r.kind {
+                    Kind::Elem => return o.extent[j],
+                    Kind::Sticks => {
+                        let n = o.extent[j] * o.extent.last().copied().unwrap_or(1);
+                        let host = o.layout.host_dim_of_device_dim[j]
+                            .and_then(|h| o.layout.host_shape.get(h).copied())
+                            .unwrap_or(n);
+                        sticks.get_or_insert(n.min(host));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        sticks.unwrap_or(1)
+    }
+
+    /// Cuts every operand's tile to a block of `elems` elements of iteration dim `d` (in
+    /// each operand's own units: elements, or sticks rounded up), placed at `start`
+    /// elements (a multiple of the stick length where sticks are cut) plus, inside a
+    /// loop, the loop index `iv` times the block.
+    fn cut_block(&mut self, d: usize, elems: usize, start: usize, iv: Option<&str>) {
+        for o in &mut self.operands {
+            let lanes = o.extent.last().copied().unwrap_or(1).max(1);
+            for j in 0..o.dims.len() {
+                if o.dims[j].iter != Some(d) {
+                    continue;
+                }
+                let (extent, step, at) = match o.dims[j].kind {
+                    Kind::Elem => (elems, elems, start),
+                    Kind::Sticks => (elems.div_ceil(lanes), elems / lanes, start / lanes),
+                    _ => continue,
+                };
+                o.extent[j] = extent;
+                if at > 0 {
+                    o.step_offset[j].push(Subscript::Const(at as i64));
+                }
+                if let Some(iv) = iv {
+                    let term = Subscript::value(ssa(iv));
+                    o.step_offset[j].push(if step == 1 {
+                        term
+                    } else {
+                        term.times(step as i64)
+                    });
+                }
+            }
+        }
+        if let Some(b) = self.box_elems.get_mut(d) {
+            *b = Some(elems);
+        }
+    }
+
+    /// The blocked movement kernel from block dim `level` inwards: a loop over the whole
+    /// blocks of that dim, then its remainder block, each holding the levels inside; the
+    /// innermost level builds the tiles and moves one block. `first` lists the operands
+    /// that own a view (a tensor read twice has one).
+    pub(super) fn blocked(&mut self, level: usize, first: &[usize]) -> Result<(), CompileError> {
+        let Some(&(d, block)) = self.blocks.get(level) else {
+            for &i in first {
+                self.tile(i);
+            }
+            self.movement()?;
+            self.next_part();
+            return Ok(());
+        };
+        let extent = self.iter_elems(d);
+        let block = block.clamp(1, extent.max(1));
+        let (whole, rem) = (extent / block, extent % block);
+        let saved: Vec<(Vec<usize>, Vec<Vec<Subscript>>)> = self
+            .operands
+            .iter()
+            .map(|o| (o.extent.clone(), o.step_offset.clone()))
+            .collect();
+        let restore = |em: &mut Self| {
+            for (o, (e, s)) in em.operands.iter_mut().zip(&saved) {
+                o.extent = e.clone();
+                o.step_offset = s.clone();
+            }
+            if let Some(b) = em.box_elems.get_mut(d) {
+                *b = None;
+            }
+        };
+        if whole > 1 {
+            let iv = self.open_loop(whole);
+            self.cut_block(d, block, 0, Some(&iv));
+            self.blocked(level + 1, first)?;
+            self.close_loop();
+            restore(self);
+        } else if whole == 1 {
+            self.cut_block(d, block, 0, None);
+            self.blocked(level + 1, first)?;
+            restore(self);
+        }
+        if rem > 0 {
+            self.cut_block(d, rem, whole * block, None);
+            self.blocked(level + 1, first)?;
+            restore(self);
+        }
+        Ok(())
+    }
+
+    /// A new name suffix for the next block body.
+    fn next_part(&mut self) {
+        let n = self
+            .part
+            .trim_start_matches("_p")
+            .parse::<usize>()
+            .unwrap_or(0);
+        self.part = format!("_p{}", n + 1);
+    }
+
+    /// A blocked kernel's cut for its header comment: each block dim with its block and
+    /// remainder, and the steps a core runs.
+    pub(super) fn blocks_note(&self) -> String {
+        let mut steps = 1usize;
+        let dims: Vec<String> = self
+            .blocks
+            .iter()
+            .map(|&(d, block)| {
+                let label = self.op.iteration.get(d).map_or("?", |x| x.label.as_str());
+                let extent = self.iter_elems(d);
+                let block = block.clamp(1, extent.max(1));
+                let (whole, rem) = (extent / block, extent % block);
+                steps = steps.saturating_mul(whole + usize::from(rem > 0));
+                if rem > 0 {
+                    format!("{label} {whole} x {block} + {rem}")
+                } else {
+                    format!("{label} {whole} x {block}")
+                }
+            })
+            .collect();
+        format!(
+            "{steps} blocks per core, moved through the scratchpad one at a time: {} (elements, outermost first)",
+            dims.join(", ")
+        )
     }
 
     /// This core's tile of an operand, in device order, as a host-order tensor of the
@@ -34,11 +201,12 @@ impl KernelEmitter<'_> {
         let o = &self.operands[operand];
         let (elem, layout) = (o.elem, o.layout.clone());
         let shape = o.extent.clone();
+        // Element and stick dims may be cut (sticks whole); lanes never are.
         let split_only_elems = o.dims.iter().enumerate().all(|(j, d)| {
             shape.get(j) == layout.device_size.get(j)
-                    || d.kind == Kind::Elem
+                    || matches!(d.kind, Kind::Elem | Kind::Sticks)
                     // One-element sticks are held one lane wide.
-                    || (d.kind != Kind::Sticks && shape.get(j) == Some(&1))
+                    || shape.get(j) == Some(&1)
         });
         let host = layout.host_shape.clone();
         let bx = self.box_host(operand);
@@ -49,7 +217,7 @@ impl KernelEmitter<'_> {
             return Ok(v);
         }
         if !split_only_elems {
-            return Err(self.fail("movement kernels split element dims only, never sticks"));
+            return Err(self.fail("movement kernels cut element and stick dims only, never lanes"));
         }
         // A layout with zero-padded element dims (matmul B's K) is first cut to the default
         // (padded dims are never split, so split dims keep the tile's extent).
@@ -101,7 +269,7 @@ impl KernelEmitter<'_> {
         self.collapse(&c, &v, groups, (&perm_shape, &merged), elem);
         v = c;
         // Drop the padding of the last stick.
-        let last = *host.last().unwrap_or(&1);
+        let last = *bx.last().unwrap_or(&1);
         let mut exact = merged.clone();
         if let Some(l) = exact.last_mut() {
             *l = last;
@@ -408,7 +576,7 @@ impl KernelEmitter<'_> {
         let name = self.operands[out].ssa.clone();
         self.b.store(
             &val(&v),
-            &build::value(&format!("{name}_tile")),
+            &build::value(&format!("{name}_tile{}", self.part)),
             shape_str(&dev, elem),
             tile_str(&dev),
         );

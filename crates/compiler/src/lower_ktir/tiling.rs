@@ -15,8 +15,9 @@
 //! capacity is used (the plan's buffers are placed, not charged as values, so the kernel
 //! still runs); when none does, lowering stops with an error naming the op, the bytes it
 //! needs and the budget. Movement kernels (whose tiles could not fit even the plannable
-//! capacity whole) loop over blocks of the dims a core split could cut; a gather loads its
-//! rows in blocks, the fewest that fit. Other kernels (topk) are not cut and are emitted as
+//! capacity whole) loop over blocks of the dims a core split could cut; a transpose whose
+//! stick dims differ moves 2-D blocks of whole sticks (with remainder blocks), the fewest
+//! that fit with double buffering; a gather loads its rows in blocks, the fewest that fit. Other kernels (topk) are not cut and are emitted as
 //! they are: one whose tiles cannot fit the plannable capacity is a compile error naming
 //! the kernel.
 
@@ -199,6 +200,15 @@ pub(super) fn emit_kernel(
     if op.kind == DeviceOpKind::Movement(Movement::Gather) {
         return gather_in_blocks(c, op, index, kernel, whole_need, budget);
     }
+    if let Some(crossing) = crate::movement_split::stick_crossing(c, op) {
+        let k = BlockedKernel {
+            c,
+            op,
+            index,
+            kernel,
+        };
+        return k.transpose_in_blocks(crossing, whole_need, budget, double);
+    }
     let probe = KernelEmitter::new(c, op, index, kernel)?;
     let plans = candidate_plans(&probe);
     let emit = |plan: &Plan| -> Result<ktir::Func, CompileError> {
@@ -300,6 +310,172 @@ fn gather_in_blocks(
             kernel.func
         ),
     ))
+}
+
+/// The most candidate blocks a blocked transpose enumerates (block sizes per dim are
+/// whole sticks, so this bounds only rank-4-and-up cases with many free dims).
+const MAX_BLOCK_COMBOS: usize = 200_000;
+
+/// One movement kernel to be moved in blocks.
+struct BlockedKernel<'a> {
+    c: &'a Compilation,
+    op: &'a DeviceOp,
+    index: usize,
+    kernel: &'a Kernel,
+}
+
+impl BlockedKernel<'_> {
+    /// The kernel moved in `blocks` ((iteration dim, block elements), outermost first),
+    /// double-buffered when `double`; with its peak working set.
+    fn emit(
+        &self,
+        blocks: &[(usize, usize)],
+        double: bool,
+    ) -> Result<(u64, ktir::Func), CompileError> {
+        let mut em = KernelEmitter::new(self.c, self.op, self.index, self.kernel)?;
+        em.blocks = blocks.to_vec();
+        let mut f = em.emit()?;
+        if double {
+            double_buffer::double_buffer(&mut f);
+        }
+        Ok((peak_live_bytes(&f), f))
+    }
+
+    /// A transpose whose input and output hold their sticks along different dims
+    /// (`crossing`: the iteration dims of the input's and the output's stick dims), too
+    /// big for its `budget` whole (`whole_need` bytes): each core moves its slice in 2-D
+    /// blocks of whole sticks on both sides (and, when even the smallest such block is too
+    /// big, blocks of its other free dims), loaded, transposed in the scratchpad and
+    /// stored one at a time. A block need not divide the slice: each dim ends with a
+    /// remainder block. The blocks chosen are the fewest that fit the budget with their
+    /// loads double-buffered (when `double`), else the fewest that fit single-buffered,
+    /// else the smallest, when it fits the plannable capacity; otherwise a compile error
+    /// naming the kernel.
+    fn transpose_in_blocks(
+        &self,
+        (a, b): (usize, usize),
+        whole_need: u64,
+        budget: u64,
+        double: bool,
+    ) -> Result<ktir::Func, CompileError> {
+        let (c, op) = (self.c, self.op);
+        let cap = c.target.scratchpad_capacity_bytes as u64;
+        let eps = crate::workdiv::op_eps(c, op).max(1);
+        let probe = KernelEmitter::new(c, op, self.index, self.kernel)?;
+        let fixed = crate::movement_split::fixed_dims(c, op).unwrap_or_default();
+        // Block dims, outermost first: other free dims, then the input's stick dim, then
+        // the output's (so the innermost loop walks the output's sticks).
+        let mut dims: Vec<usize> = (0..op.iteration.len())
+            .filter(|&d| {
+                d != a
+                    && d != b
+                    && fixed.get(d).is_some_and(Option::is_none)
+                    && !op.iteration[d].reduction
+                    && probe.iter_elems(d) > 1
+            })
+            .collect();
+        dims.extend([a, b]);
+        // Block sizes per dim, smallest first: whole sticks on the stick dims (or the
+        // whole extent), divisors elsewhere.
+        let options: Vec<Vec<usize>> = dims
+            .iter()
+            .map(|&d| {
+                let e = probe.iter_elems(d).max(1);
+                if d == a || d == b {
+                    let mut v: Vec<usize> = (1..e.div_ceil(eps)).map(|k| k * eps).collect();
+                    v.push(e);
+                    v
+                } else {
+                    (1..=e).filter(|x| e % x == 0).collect()
+                }
+            })
+            .collect();
+        let extents: Vec<usize> = dims.iter().map(|&d| probe.iter_elems(d).max(1)).collect();
+        let finest: Vec<(usize, usize)> = dims
+            .iter()
+            .zip(&options)
+            .map(|(&d, o)| (d, o.first().copied().unwrap_or(1)))
+            .collect();
+        let (finest_need, finest_f) = self.emit(&finest, false)?;
+        if finest_need > cap {
+            return Err(CompileError::at(
+                &op.name,
+                format!(
+                    "kernel @{}: a core's tiles need {whole_need} bytes of scratchpad whole and {finest_need} bytes in the smallest blocks of whole sticks, but the budget is {budget} bytes ({cap} plannable)",
+                    self.kernel.func
+                ),
+            ));
+        }
+        let (finest_db, _) = self.emit(&finest, true)?;
+        // Every combination of block sizes, with its steps, remainder count, squareness
+        // and area (elements of one block).
+        let mut combos: Vec<(Vec<usize>, u64, usize, usize, u64)> = vec![(Vec::new(), 1, 0, 0, 1)];
+        for (k, opts) in options.iter().enumerate() {
+            let mut next = Vec::new();
+            for (v, steps, rems, _, area) in &combos {
+                for &x in opts {
+                    let e = extents[k];
+                    let n = e.div_ceil(x) as u64;
+                    let mut w = v.clone();
+                    w.push(x);
+                    next.push((
+                        w,
+                        steps * n,
+                        rems + usize::from(e % x != 0),
+                        0,
+                        area * x as u64,
+                    ));
+                }
+            }
+            combos = next;
+            if combos.len() > MAX_BLOCK_COMBOS {
+                break;
+            }
+        }
+        combos.retain(|x| x.0.len() == dims.len());
+        let ia = dims.len() - 2;
+        for x in &mut combos {
+            // Squareness of the 2-D block: the ratio of its longer side to its shorter.
+            let (p, q) = (x.0[ia].max(1), x.0[ia + 1].max(1));
+            x.3 = p.max(q) / p.min(q);
+        }
+        // Fewest steps; then fewest remainder blocks; then the squarer block.
+        combos.sort_by_key(|x| (x.1, x.2, x.3, std::cmp::Reverse(x.4)));
+        let area_f: u64 = finest.iter().map(|f| f.1 as u64).product::<u64>().max(1);
+        let estimate = |need: u64, area: u64| need.saturating_mul(area) / area_f;
+        let as_blocks = |v: &[usize]| -> Vec<(usize, usize)> {
+            dims.iter().copied().zip(v.iter().copied()).collect()
+        };
+        let modes: &[bool] = if double { &[true, false] } else { &[false] };
+        for &db in modes {
+            let base = if db { finest_db } else { finest_need };
+            let mut tries = 0;
+            for (v, _, _, _, area) in &combos {
+                if estimate(base, *area) > budget {
+                    continue;
+                }
+                tries += 1;
+                if tries > MAX_TRIES {
+                    break;
+                }
+                let (need, f) = self.emit(&as_blocks(v), db)?;
+                if need <= budget {
+                    let how = if db {
+                        format!("double buffering ({need} B of {budget} B)")
+                    } else if double {
+                        format!("single buffering (no double-buffered block fits the budget of {budget} B)")
+                    } else {
+                        "single buffering (double buffering is off)".to_string()
+                    };
+                    return Ok(note(f, &how));
+                }
+            }
+        }
+        Ok(note(
+            finest_f,
+            "single buffering (the smallest blocks fit only the plannable capacity, not beside the scratchpad plan's buffers)",
+        ))
+    }
 }
 
 /// Appends `text` to a kernel's header comment.
