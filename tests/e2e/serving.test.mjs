@@ -1,15 +1,19 @@
 // End-to-end: serving on the page (issue 18). The compile cache in IndexedDB: a reload
-// compiles from the cache and shows the same KTIR, a corrupted entry is rebuilt, Options
-// clears the cache. The Serving tab on paged_decode: the batch, the block tables, the
-// pages each core reads and the padding waste, and a padding rule set in Options that
-// reaches the link. At 1440x900 and 390x844; screenshots go to test-artifacts/screenshots/.
+// compiles from the cache and shows the same KTIR, a corrupted entry (the artifact or the pass
+// snapshots stored apart from it) is rebuilt, Options clears the cache; the 32-layer model's
+// cold and warm starts are printed, the warm run the same as the cold one. The Serving tab on
+// paged_decode: the batch, the block tables, the pages each core reads and the padding waste,
+// and a padding rule set in Options that reaches the link. At 1440x900 and 390x844; screenshots go to test-artifacts/screenshots/.
 // Run `bash scripts/build-web.sh` first.
 
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import {
   afterRun,
   linkState,
+  linkWith,
+  ROOT,
   noSidewaysScroll,
   open,
   ready,
@@ -21,6 +25,8 @@ import {
   suite,
   T,
 } from "./harness.mjs";
+
+const FULL = join(ROOT, "examples", "graphs", "full", "llama3_8b_seq128.json");
 
 /** The KTIR in the editor (the whole document, not only the lines drawn). */
 const editorText = (p) =>
@@ -37,10 +43,13 @@ const firstRun = (p) =>
 /** What the compile cache did in the last run ("hit", "miss", "rebuilt", ...). */
 const cacheOutcome = (p) => p.evaluate(() => document.body.dataset.compileCache ?? null);
 
-/** Flips one byte near the end of every stored artifact (inside its body). */
-const corruptCache = (p) =>
+/**
+ * Flips one byte near the end of every stored entry whose key ends with `suffix` (inside its
+ * body); the count of entries changed.
+ */
+const corruptCache = (p, suffix = "") =>
   p.evaluate(
-    () =>
+    (suffix) =>
       new Promise((resolve, reject) => {
         const r = indexedDB.open("spyre-compile-cache", 1);
         r.onerror = () => reject(r.error);
@@ -51,6 +60,7 @@ const corruptCache = (p) =>
           let n = 0;
           all.onsuccess = () => {
             for (const e of all.result) {
+              if (!e.key.endsWith(suffix)) continue;
               const bytes = new Uint8Array(e.bytes);
               bytes[bytes.length - 2] ^= 0x5a;
               store.put({ ...e, bytes });
@@ -61,6 +71,17 @@ const corruptCache = (p) =>
           tx.onerror = () => reject(tx.error);
         };
       }),
+    suffix,
+  );
+
+/** The names of the passes the Passes view lists. */
+const passNames = (p) =>
+  p.locator("#pass-list [data-pass]").evaluateAll((l) => l.map((e) => e.dataset.pass));
+
+/** The compile time the status line gives, in ms. */
+const compileMs = async (p) =>
+  Number(
+    /compiled \((?:cold|cache hit), (\d+) ms/.exec(await p.getByTestId("status").innerText())?.[1],
   );
 
 describe("serving on the page", { timeout: 12 * T }, () => {
@@ -86,7 +107,18 @@ describe("serving on the page", { timeout: 12 * T }, () => {
       assert.match(await p.getByTestId("status").innerText(), /compiled \(cache hit, \d+ ms\)/);
       assert.equal(await editorText(p), cold, "the cached compile gives the same KTIR");
 
-      assert.equal(await corruptCache(p), 1);
+      const passes = await passNames(p);
+      assert.ok(passes.length >= 8, `the Passes view lists the passes (${passes})`);
+      // The snapshots are stored apart from the artifact a run needs.
+      assert.equal(await corruptCache(p, ".passes"), 1);
+      await p.reload({ waitUntil: "load" });
+      await ready(p);
+      await firstRun(p);
+      assert.equal(await cacheOutcome(p), "rebuilt", "a corrupted snapshot entry is never used");
+      assert.equal(await editorText(p), cold);
+      assert.deepEqual(await passNames(p), passes, "the Passes view still lists every pass");
+
+      assert.equal(await corruptCache(p), 2);
       await p.reload({ waitUntil: "load" });
       await ready(p);
       await firstRun(p);
@@ -107,6 +139,52 @@ describe("serving on the page", { timeout: 12 * T }, () => {
       await ready(p);
       await firstRun(p);
       assert.equal(await cacheOutcome(p), "miss");
+      await p.context().close();
+    },
+  );
+
+  it(
+    "prints the cold and warm start of a 32-layer model; the warm one gives the same run",
+    { timeout: 10 * T },
+    async () => {
+      // Timing only, so the compile (and its cache) is what the start waits on.
+      const url = await linkWith(
+        JSON.stringify({ example: "matmul_add", view: "ir", timingOnly: true }),
+      );
+      const start = async (p) => {
+        const n = Number(await p.evaluate(() => document.body.dataset.runs ?? 0));
+        const t0 = Date.now();
+        await p.locator("#file-input").setInputFiles(FULL);
+        await p.waitForFunction((n) => Number(document.body.dataset.runs ?? 0) > n, n, {
+          timeout: 8 * T,
+        });
+        return {
+          outcome: await cacheOutcome(p),
+          compileMs: await compileMs(p),
+          wallMs: Date.now() - t0,
+          cycles: await p.getByTestId("total-cycles").first().innerText(),
+          ktir: await editorText(p),
+        };
+      };
+      const p = await open(url, SIZES[0]);
+      await firstRun(p);
+      const cold = await start(p);
+      assert.equal(cold.outcome, "miss");
+      await p.reload({ waitUntil: "load" });
+      await ready(p);
+      await firstRun(p);
+      const warm = await start(p);
+      assert.equal(warm.outcome, "hit");
+      assert.equal(warm.cycles, cold.cycles, "the warm run takes the cold run's cycles");
+      assert.ok(warm.ktir === cold.ktir, "the warm run runs the cold run's KTIR");
+      console.log(
+        `llama3_8b_seq128 timing-only: cold compile ${cold.compileMs} ms (run shown after ` +
+          `${cold.wallMs} ms), warm compile ${warm.compileMs} ms (run shown after ${warm.wallMs} ms)`,
+      );
+      // The Passes view lists its passes while hidden (showing it lays out the model's whole
+      // SDSC text, which blocks the page for seconds).
+      assert.ok((await passNames(p)).length >= 8, "the Passes view has the snapshots");
+      await shot(p, "serving-warm-1440x900.png");
       await p.context().close();
     },
   );

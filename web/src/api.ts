@@ -163,12 +163,17 @@ export interface SpyreSession {
   outputNpy(name: string): Uint8Array;
   /** Model graphs: the key a compile with `options` is stored under (undefined: not cacheable). */
   compileKey?(options: RunOptions): string | undefined;
-  /** Arms the compile cache for the next run with what the store holds under the key. */
-  useArtifacts?(stored: Uint8Array | undefined): void;
+  /**
+   * Arms the compile cache for the next run with what the store holds under the key and
+   * under the snapshots' key (`passesKey`).
+   */
+  useArtifacts?(stored: Uint8Array | undefined, storedPasses?: Uint8Array): void;
   /** What the last run's compile cache did (undefined for KTIR). */
   compileCache?(): unknown;
   /** The artifact the last run's compile made, to store (undefined: none). */
   takeArtifact?(): Uint8Array | undefined;
+  /** The snapshots entry the last run's compile made, to store (undefined: none). */
+  takePassesArtifact?(): Uint8Array | undefined;
 }
 
 /** A file's name and bytes. */

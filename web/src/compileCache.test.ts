@@ -9,19 +9,28 @@ import type { RunResult } from "./protocol";
 import { runStatusText } from "./runStatus";
 import { minimalResult, pageResult } from "./testResult";
 
-/** A graph session whose compile uses the armed bytes when they read "good". */
+/**
+ * A graph session whose compile uses the armed bytes when they read "good", and then the
+ * armed snapshots when they read "snaps" (else it compiles them again).
+ */
 function session(log: string[]): SpyreSession {
   let armed: Uint8Array | undefined | null = null;
+  let armedPasses: Uint8Array | undefined;
   let outcome = "off";
   let made: Uint8Array | undefined;
+  let madePasses: Uint8Array | undefined;
+  const text = (b: Uint8Array | undefined): string => (b ? new TextDecoder().decode(b) : "");
   return {
     kind: "graph",
     run: () => {
       if (armed === null) outcome = "off";
-      else if (armed && new TextDecoder().decode(armed) === "good") outcome = "hit";
-      else {
+      else if (text(armed) === "good") {
+        outcome = text(armedPasses) === "snaps" ? "hit" : "rebuilt";
+        if (outcome === "rebuilt") madePasses = new TextEncoder().encode("snaps");
+      } else {
         outcome = armed ? "rebuilt" : "miss";
         made = new TextEncoder().encode("good");
+        madePasses = new TextEncoder().encode("snaps");
       }
       log.push(`run ${outcome}`);
       armed = null;
@@ -35,8 +44,9 @@ function session(log: string[]): SpyreSession {
     runGraphWithInputs: () => null,
     outputNpy: () => new Uint8Array(),
     compileKey: () => "k1",
-    useArtifacts: (stored) => {
+    useArtifacts: (stored, storedPasses) => {
       armed = stored;
+      armedPasses = storedPasses;
     },
     compileCache: () => ({
       outcome,
@@ -46,6 +56,11 @@ function session(log: string[]): SpyreSession {
     takeArtifact: () => {
       const m = made;
       made = undefined;
+      return m;
+    },
+    takePassesArtifact: () => {
+      const m = madePasses;
+      madePasses = undefined;
       return m;
     },
   };
@@ -107,7 +122,15 @@ describe("compile cache", () => {
     const r = third.ok ? (third.result as RunResult) : null;
     expect(r?.compileCache).toMatchObject({ outcome: "rebuilt", reason: "corrupted" });
     expect(new TextDecoder().decode(entries.get("k1"))).toBe("good");
-    expect(log).toEqual(["run miss", "run hit", "run rebuilt"]);
+    // The snapshots are stored apart; a corrupted snapshots entry is rebuilt alone.
+    expect(new TextDecoder().decode(entries.get("k1.passes"))).toBe("snaps");
+    entries.set("k1.passes", new TextEncoder().encode("garbage"));
+    const fourth = await handle({ id: 5, method: "run", params: run });
+    expect(fourth.ok && (fourth.result as RunResult).compileCache?.outcome).toBe("rebuilt");
+    expect(new TextDecoder().decode(entries.get("k1.passes"))).toBe("snaps");
+    const fifth = await handle({ id: 6, method: "run", params: run });
+    expect(fifth.ok && (fifth.result as RunResult).compileCache?.outcome).toBe("hit");
+    expect(log).toEqual(["run miss", "run hit", "run rebuilt", "run rebuilt", "run hit"]);
     const cleared = await handle({ id: 4, method: "clearCache", params: {} });
     expect(cleared).toEqual({ id: 4, ok: true, result: { note: null } });
     expect(entries.size).toBe(0);

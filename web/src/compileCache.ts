@@ -21,6 +21,15 @@ export interface CacheEntry {
   bytes: Uint8Array;
 }
 
+/**
+ * The key a compile's pass snapshots are stored under, apart from its artifact (as the
+ * compiler's `artifact_cache::passes_key`): a warm run decodes the small artifact it needs,
+ * the snapshots only for the views that show them.
+ */
+export function passesKey(key: string): string {
+  return `${key}.passes`;
+}
+
 /** The database and its one object store, keyed by compile key. */
 export const CACHE_DB = "spyre-compile-cache";
 export const CACHE_STORE = "artifacts";

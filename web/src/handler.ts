@@ -14,7 +14,7 @@ import type {
   WasmRun,
 } from "./api";
 import { toColumns } from "./events";
-import type { CompileCache } from "./compileCache";
+import { type CompileCache, passesKey } from "./compileCache";
 import { defaultCollapsed } from "./graph/groups";
 import { layoutGraph, tensorTypes } from "./graph/layout";
 import { splitKtirBuffers } from "./ktirBuffers";
@@ -195,17 +195,22 @@ async function armCache(
   }
   if (!key) return null;
   let stored: Uint8Array | null;
+  let storedPasses: Uint8Array | null;
   try {
     stored = await cache.get(key);
+    storedPasses = stored ? await cache.get(passesKey(key)) : null;
   } catch (err) {
     notes.push(`compile cache unavailable (${errorMessage(err)}): compiled without it`);
     return null;
   }
-  session.useArtifacts(stored ?? undefined);
+  session.useArtifacts(stored ?? undefined, storedPasses ?? undefined);
   return key;
 }
 
-/** Stores the artifact the run's compile made under `key`; a failing store gives a note. */
+/**
+ * Stores the artifact the run's compile made under `key`, and its snapshots apart; a failing
+ * store gives a note.
+ */
 async function storeArtifact(
   session: SpyreSession,
   key: string,
@@ -213,9 +218,10 @@ async function storeArtifact(
   notes: string[],
 ): Promise<void> {
   const made = session.takeArtifact?.();
-  if (!made) return;
+  const passes = session.takePassesArtifact?.();
   try {
-    await cache.put(key, made);
+    if (made) await cache.put(key, made);
+    if (passes) await cache.put(passesKey(key), passes);
   } catch (err) {
     notes.push(`compile cache not written (${errorMessage(err)})`);
   }

@@ -26,6 +26,7 @@ export function minimalResult(): WasmRun {
     kind: "graph",
     graph: { name: "g", description: "", inputs: [], outputs: [], nodes: [], initializers: [] },
     passes: [{ name: "ktir", title: "KTIR", text: "func.func @k() {}", data: null }],
+    passesApart: false,
     ktir: "func.func @k() {}",
     run: {
       machine: {

@@ -152,10 +152,12 @@ pub fn compile_cached(
     Ok((c, cache.stats))
 }
 
-/// [`compile_with_progress`] through a whole-compile artifact store (see
-/// [`compiler::artifact_cache::compile_with_artifacts`]; kernels are shared within the
+/// [`compile_with_progress`] through a page's artifact store (see
+/// [`compiler::artifact_cache::run_artifact_with_artifacts`]; kernels are shared within the
 /// compile): a sound artifact for this graph, options, machine and compiler is used as it
-/// is, no pass running; otherwise the graph compiles and the artifact goes in the store.
+/// is, no pass running, without the pass snapshots and SDSC bundle, which stay in the store
+/// until [`passes_with_store`] reads them; otherwise the graph compiles and both go in the
+/// store.
 pub fn compile_with_store(
     graph: &Graph,
     machine: &Machine,
@@ -165,7 +167,7 @@ pub fn compile_with_store(
 ) -> Result<(Compilation, compiler::artifact_cache::ArtifactOutcome), DriverError> {
     check_no_empty_tensors(graph)?;
     let mut kernels = compiler::artifact_cache::KernelCache::new(None);
-    compiler::artifact_cache::compile_with_artifacts(
+    compiler::artifact_cache::run_artifact_with_artifacts(
         graph,
         &target_for(machine),
         options,
@@ -174,6 +176,76 @@ pub fn compile_with_store(
         store,
     )
     .map_err(DriverError::from_compile)
+}
+
+/// The pass snapshots a run through a store left there ([`Run::passes_apart`]), with the
+/// SDSC lines of each device op that the run's source map then lacks.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct PassesApart {
+    /// Pass snapshots, in pass order.
+    pub passes: Vec<PassView>,
+    /// Each device op's lines in the `sdsc` snapshot's text (`OpLink::sdsc_lines`).
+    pub sdsc_lines: Vec<OpSdscLines>,
+}
+
+/// A device op's lines in the SDSC text.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct OpSdscLines {
+    /// The device op's name.
+    pub op: String,
+    /// Its lines.
+    pub lines: LineRange,
+}
+
+/// The pass snapshots of the compile [`compile_with_store`] would make, from the store
+/// when its entry is sound (key, version and digest checked), else compiled again and
+/// stored over; the outcome says which.
+pub fn passes_with_store(
+    graph: &Graph,
+    machine: &Machine,
+    options: &Options,
+    progress: &mut dyn FnMut(compiler::CompileProgress),
+    store: &mut dyn compiler::artifact_cache::ArtifactStore,
+) -> Result<(PassesApart, compiler::artifact_cache::ArtifactOutcome), DriverError> {
+    check_no_empty_tensors(graph)?;
+    let mut kernels = compiler::artifact_cache::KernelCache::new(None);
+    let (p, outcome) = compiler::artifact_cache::passes_with_artifacts(
+        graph,
+        &target_for(machine),
+        options,
+        progress,
+        &mut kernels,
+        store,
+    )
+    .map_err(DriverError::from_compile)?;
+    let sdsc_lines = match (&p.sdsc, p.snapshots.iter().find(|s| s.pass == "sdsc")) {
+        (Some(b), Some(snap)) => source_map::sdsc_lines(b, &snap.text),
+        _ => Vec::new(),
+    };
+    let passes = p
+        .snapshots
+        .into_iter()
+        .map(|s| PassView {
+            name: s.pass,
+            title: s.title,
+            text: s.text,
+            data: s.data,
+        })
+        .collect();
+    Ok((
+        PassesApart {
+            passes,
+            sdsc_lines: sdsc_lines
+                .into_iter()
+                .map(|(op, lines)| OpSdscLines { op, lines })
+                .collect(),
+        },
+        outcome,
+    ))
 }
 
 /// What the compile caches did for one compile, for the CLI to print.

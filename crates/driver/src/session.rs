@@ -127,8 +127,11 @@ pub struct Run {
     pub kind: SourceKind,
     /// The graph (for a KTIR module: its name, functions and buffers, and no nodes).
     pub graph: GraphView,
-    /// Pass snapshots, in pass order (none for a KTIR module).
+    /// Pass snapshots, in pass order (none for a KTIR module, nor when `passes_apart`).
     pub passes: Vec<PassView>,
+    /// The compile came from a store that keeps the snapshots apart: `passes` is empty and
+    /// the source map's ops have no SDSC lines until [`Session::passes_apart`] reads them.
+    pub passes_apart: bool,
     /// The KTIR module that ran.
     pub ktir: String,
     /// The simulation.
@@ -270,6 +273,68 @@ impl Session {
             &crate::target_for(&options.machine),
             &compile_options,
         ))
+    }
+
+    /// The pass snapshots a run through `store` left there ([`Run::passes_apart`]), read
+    /// when sound, else compiled again with `options` (as the run took them) and stored
+    /// over; `None` for a KTIR module.
+    pub fn passes_apart(
+        &self,
+        options: &RunOptions,
+        progress: &mut dyn FnMut(Progress),
+        store: &mut dyn compiler::artifact_cache::ArtifactStore,
+    ) -> Option<
+        Result<
+            (
+                crate::PassesApart,
+                compiler::artifact_cache::ArtifactOutcome,
+            ),
+            DriverError,
+        >,
+    > {
+        let g = self.graph()?;
+        let mut compile_options = options.compile.clone();
+        compile_options.stop_after = None;
+        let mut report = |p| progress(Progress::compile(p));
+        Some(crate::passes_with_store(
+            g,
+            &options.machine,
+            &compile_options,
+            &mut report,
+            store,
+        ))
+    }
+
+    /// Fills the last run's pass snapshots and its ops' SDSC lines in from `store` when the
+    /// run left them there ([`Run::passes_apart`]; as [`Session::passes_apart`], an unsound
+    /// entry is compiled again and stored over). `Ok(None)` when there was nothing to fill.
+    pub fn fill_passes(
+        &mut self,
+        options: &RunOptions,
+        progress: &mut dyn FnMut(Progress),
+        store: &mut dyn compiler::artifact_cache::ArtifactStore,
+    ) -> Result<Option<compiler::artifact_cache::ArtifactOutcome>, DriverError> {
+        if !self.last_run().is_some_and(|r| r.passes_apart) {
+            return Ok(None);
+        }
+        let Some(got) = self.passes_apart(options, progress, store) else {
+            return Ok(None);
+        };
+        let (p, outcome) = got?;
+        if let Some((_, run)) = self.last.as_mut() {
+            let lines: BTreeMap<&str, crate::LineRange> = p
+                .sdsc_lines
+                .iter()
+                .rev()
+                .map(|l| (l.op.as_str(), l.lines))
+                .collect();
+            for op in &mut run.source_map.ops {
+                op.sdsc_lines = lines.get(op.name.as_str()).copied();
+            }
+            run.passes = p.passes;
+            run.passes_apart = false;
+        }
+        Ok(Some(outcome))
     }
 
     /// [`Session::run_with_tp`], a graph's compile going through `store` (the page's
@@ -1225,6 +1290,10 @@ fn run_graph(
         padding,
         tp: None,
         cache,
+        passes_apart: matches!(
+            artifact,
+            Some(compiler::artifact_cache::ArtifactOutcome::Hit)
+        ),
         artifact,
     })
 }
@@ -1269,6 +1338,7 @@ fn run_ktir_module(
             initializers: Vec::new(),
         },
         passes: Vec::new(),
+        passes_apart: false,
         ktir: text.to_string(),
         run,
         source_map: SourceMap {

@@ -236,7 +236,7 @@ pub(crate) fn node_links(nodes: &[graph::Node], ops: &mut [OpLink]) -> Vec<NodeL
 /// The lines of each SDSC op (its `"name": {...}` entry under `sdscs`) in the bundle's
 /// pretty JSON text, found while writing that text with the formatter the SDSC pass uses.
 /// Empty when the text written differs from `text`, the pass's.
-fn sdsc_lines(bundle: &sdsc::Bundle, text: &str) -> Vec<(String, LineRange)> {
+pub(crate) fn sdsc_lines(bundle: &sdsc::Bundle, text: &str) -> Vec<(String, LineRange)> {
     let newlines = Rc::new(Cell::new(0u32));
     let ranges = Rc::new(RefCell::new(Vec::new()));
     let tracker = SdscTracker {

@@ -56,6 +56,8 @@ fn declarations() -> Vec<String> {
         KernelLink::decl(&cfg),
         SourceMap::decl(&cfg),
         Run::decl(&cfg),
+        OpSdscLines::decl(&cfg),
+        PassesApart::decl(&cfg),
         LinkEventView::decl(&cfg),
         CollectiveView::decl(&cfg),
         SegmentView::decl(&cfg),

@@ -20,7 +20,10 @@ fn artifact(dir: &PathBuf) -> PathBuf {
     std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|x| x == "artifact"))
+        .find(|p| {
+            p.extension().is_some_and(|x| x == "artifact")
+                && !p.to_string_lossy().ends_with(".passes.artifact")
+        })
         .expect("an artifact was stored")
 }
 
@@ -148,4 +151,107 @@ fn stale_corrupted_and_unwritable_caches_are_never_used() {
     assert!(!r.warnings.is_empty(), "{r:?}");
     assert_eq!(funcs(&c.ktir), funcs(&cold.ktir));
     let _ = std::fs::remove_file(&blocked);
+}
+
+/// An in-memory store, as the page's IndexedDB.
+#[derive(Default)]
+struct Memory(std::collections::BTreeMap<String, Vec<u8>>);
+
+impl driver::compiler::artifact_cache::ArtifactStore for Memory {
+    fn get_artifact(&mut self, key: &str) -> Option<Vec<u8>> {
+        self.0.get(key).cloned()
+    }
+    fn put_artifact(&mut self, key: &str, bytes: &[u8]) {
+        self.0.insert(key.to_string(), bytes.to_vec());
+    }
+}
+
+#[test]
+fn a_warm_run_leaves_the_snapshots_in_the_store_until_asked() {
+    let mut s = driver::Session::open(MODEL.as_bytes(), "tiny_two_layer.json").unwrap();
+    let o = driver::RunOptions::default();
+    let mut store = Memory::default();
+    let cold = s
+        .run_with_artifacts(&o, None, &mut |_| {}, &mut store)
+        .unwrap()
+        .clone();
+    assert_eq!(cold.artifact, Some(ArtifactOutcome::Miss));
+    assert!(!cold.passes_apart && !cold.passes.is_empty());
+    assert_eq!(store.0.len(), 2, "the artifact and its snapshots, apart");
+
+    let warm = s
+        .run_with_artifacts(&o, None, &mut |_| {}, &mut store)
+        .unwrap()
+        .clone();
+    assert_eq!(warm.artifact, Some(ArtifactOutcome::Hit));
+    assert!(warm.passes_apart && warm.passes.is_empty());
+    assert_eq!(warm.ktir, cold.ktir);
+    assert_eq!(warm.run.total_cycles, cold.run.total_cycles);
+    assert_eq!(warm.run.outputs.len(), cold.run.outputs.len());
+    assert!(warm.run.passed);
+
+    let sdsc_of = |r: &driver::Run| -> Vec<(String, Option<driver::LineRange>)> {
+        r.source_map
+            .ops
+            .iter()
+            .map(|o| (o.name.clone(), o.sdsc_lines))
+            .collect()
+    };
+    let check = |p: &driver::PassesApart| {
+        let names: Vec<&str> = p.passes.iter().map(|p| p.name.as_str()).collect();
+        let cold_names: Vec<&str> = cold.passes.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, cold_names);
+        for (a, b) in p.passes.iter().zip(&cold.passes) {
+            assert_eq!((&a.title, &a.text, &a.data), (&b.title, &b.text, &b.data));
+        }
+        // The op lines the warm source map lacks fill it in as the cold one had them.
+        let lines: std::collections::BTreeMap<&str, driver::LineRange> = p
+            .sdsc_lines
+            .iter()
+            .rev()
+            .map(|l| (l.op.as_str(), l.lines))
+            .collect();
+        let filled: Vec<(String, Option<driver::LineRange>)> = warm
+            .source_map
+            .ops
+            .iter()
+            .map(|o| (o.name.clone(), lines.get(o.name.as_str()).copied()))
+            .collect();
+        assert_eq!(filled, sdsc_of(&cold));
+    };
+    let (p, outcome) = s
+        .passes_apart(&o, &mut |_| {}, &mut store)
+        .unwrap()
+        .unwrap();
+    assert_eq!(outcome, ArtifactOutcome::Hit);
+    check(&p);
+
+    // A corrupted snapshot entry is rebuilt, never used.
+    let key = driver::compiler::artifact_cache::passes_key(&s.compile_key(&o).unwrap().unwrap());
+    let entry = store.0.get_mut(&key).unwrap();
+    let last = entry.len() - 1;
+    entry[last] ^= 0x55;
+    let (p, outcome) = s
+        .passes_apart(&o, &mut |_| {}, &mut store)
+        .unwrap()
+        .unwrap();
+    assert!(
+        matches!(&outcome, ArtifactOutcome::Rebuilt(why) if why.contains("corrupted")),
+        "{outcome:?}"
+    );
+    check(&p);
+    let (_, outcome) = s
+        .passes_apart(&o, &mut |_| {}, &mut store)
+        .unwrap()
+        .unwrap();
+    assert_eq!(outcome, ArtifactOutcome::Hit, "stored over");
+
+    // Filled in, the warm run is the cold one.
+    let filled = s.fill_passes(&o, &mut |_| {}, &mut store).unwrap();
+    assert_eq!(filled, Some(ArtifactOutcome::Hit));
+    let run = s.last_run().unwrap();
+    assert!(!run.passes_apart);
+    assert_eq!(sdsc_of(run), sdsc_of(&cold));
+    assert_eq!(run.passes.len(), cold.passes.len());
+    assert_eq!(s.fill_passes(&o, &mut |_| {}, &mut store).unwrap(), None);
 }

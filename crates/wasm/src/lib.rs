@@ -289,20 +289,35 @@ pub fn compiler_version() -> String {
 }
 
 /// The page's artifact store for one run: the bytes the worker read from IndexedDB under
-/// the compile's key (checked by the compiler, never trusted), and what the compile put
-/// back for the worker to store.
+/// the compile's key and under its snapshots' key (checked by the compiler, never
+/// trusted), and what the compile put back for the worker to store.
 #[derive(Default)]
 struct ArtifactSlot {
     given: Option<Vec<u8>>,
+    given_passes: Option<Vec<u8>>,
     put: Option<Vec<u8>>,
+    put_passes: Option<Vec<u8>>,
+}
+
+/// Whether `key` is a snapshots key (`passes_key` of a compile key) rather than a compile key.
+fn is_passes_key(key: &str) -> bool {
+    key.ends_with(&driver::compiler::artifact_cache::passes_key(""))
 }
 
 impl driver::compiler::artifact_cache::ArtifactStore for ArtifactSlot {
-    fn get_artifact(&mut self, _key: &str) -> Option<Vec<u8>> {
-        self.given.take()
+    fn get_artifact(&mut self, key: &str) -> Option<Vec<u8>> {
+        if is_passes_key(key) {
+            self.given_passes.take()
+        } else {
+            self.given.take()
+        }
     }
-    fn put_artifact(&mut self, _key: &str, bytes: &[u8]) {
-        self.put = Some(bytes.to_vec());
+    fn put_artifact(&mut self, key: &str, bytes: &[u8]) {
+        if is_passes_key(key) {
+            self.put_passes = Some(bytes.to_vec());
+        } else {
+            self.put = Some(bytes.to_vec());
+        }
     }
 }
 
@@ -360,6 +375,8 @@ pub struct Session {
     cache_report: Option<CompileCacheReport>,
     /// The artifact the last run's compile made, for the worker to store.
     made: Option<Vec<u8>>,
+    /// The snapshots entry the last run's compile made, for the worker to store.
+    made_passes: Option<Vec<u8>>,
 }
 
 impl Session {
@@ -369,6 +386,7 @@ impl Session {
             armed: None,
             cache_report: None,
             made: None,
+            made_passes: None,
         }
     }
 }
@@ -620,8 +638,10 @@ impl Session {
         tp: Option<&driver::TpOptions>,
         progress: Option<js_sys::Function>,
     ) -> Result<JsValue, JsValue> {
+        use driver::compiler::artifact_cache::ArtifactOutcome as O;
         self.cache_report = None;
         self.made = None;
+        self.made_passes = None;
         let mut throttled = progress.as_ref().map(|callback| Throttled {
             callback,
             last: None,
@@ -642,24 +662,39 @@ impl Session {
             }
         };
         let armed = self.armed.take();
-        let (value, outcome, slot) = match armed {
+        let (outcome, slot) = match armed {
             Some(mut slot) => {
                 let run = self
                     .inner
                     .run_with_artifacts(opts, tp, &mut report, &mut slot)
                     .map_err(structured_error)?;
-                (to_js(run)?, run.artifact.clone(), Some(slot))
+                let mut outcome = run.artifact.clone();
+                // A hit leaves the snapshots in their own entry; the page still shows them
+                // with the run, so they are read here (or compiled again when unsound).
+                if let Some(passes) = self
+                    .inner
+                    .fill_passes(opts, &mut |_| {}, &mut slot)
+                    .map_err(structured_error)?
+                {
+                    compiled_at = Some(js_sys::Date::now());
+                    if let O::Rebuilt(why) = passes {
+                        outcome = Some(O::Rebuilt(format!("its snapshots were {why}")));
+                    }
+                }
+                (outcome, Some(slot))
             }
             None => {
-                let run = self
-                    .inner
+                self.inner
                     .run_with_tp(opts, tp, &mut report)
                     .map_err(structured_error)?;
-                (to_js(run)?, None, None)
+                (None, None)
             }
         };
+        let value = match self.inner.last_run() {
+            Some(run) => to_js(run)?,
+            None => JsValue::UNDEFINED,
+        };
         if self.inner.graph().is_some() {
-            use driver::compiler::artifact_cache::ArtifactOutcome as O;
             let (word, reason) = match outcome {
                 Some(O::Hit) => ("hit", None),
                 Some(O::Miss) => ("miss", None),
@@ -673,7 +708,10 @@ impl Session {
                 compile_ms: compiled_at.map_or(0.0, |t| (t - started).max(0.0)),
             });
         }
-        self.made = slot.and_then(|s| s.put);
+        if let Some(s) = slot {
+            self.made = s.put;
+            self.made_passes = s.put_passes;
+        }
         Ok(value)
     }
 
@@ -691,11 +729,14 @@ impl Session {
     /// under [`Session::compile_key`] (`undefined`: nothing). The compiler checks its key,
     /// version and digest: a sound artifact is used with no pass running, anything else is
     /// rebuilt, and the new artifact waits in [`Session::take_artifact`].
+    /// `stored_passes` is what it holds under the snapshots' key (the compile key with
+    /// `.passes` after it), read after a hit.
     #[wasm_bindgen(js_name = useArtifacts)]
-    pub fn use_artifacts(&mut self, stored: Option<Vec<u8>>) {
+    pub fn use_artifacts(&mut self, stored: Option<Vec<u8>>, stored_passes: Option<Vec<u8>>) {
         self.armed = Some(ArtifactSlot {
             given: stored,
-            put: None,
+            given_passes: stored_passes,
+            ..ArtifactSlot::default()
         });
     }
 
@@ -714,6 +755,13 @@ impl Session {
     #[wasm_bindgen(js_name = takeArtifact)]
     pub fn take_artifact(&mut self) -> Option<Vec<u8>> {
         self.made.take()
+    }
+
+    /// The snapshots entry the last run's compile made (a miss, or snapshots rebuilt), for
+    /// the page's store under the snapshots' key; `undefined` when there is none. Taken once.
+    #[wasm_bindgen(js_name = takePassesArtifact)]
+    pub fn take_passes_artifact(&mut self) -> Option<Vec<u8>> {
+        self.made_passes.take()
     }
 
     /// The last run as Chrome trace JSON (opens in Perfetto and chrome://tracing), from its

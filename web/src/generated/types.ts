@@ -1058,9 +1058,14 @@ kind: SourceKind,
  */
 graph: GraphView, 
 /**
- * Pass snapshots, in pass order (none for a KTIR module).
+ * Pass snapshots, in pass order (none for a KTIR module, nor when `passes_apart`).
  */
 passes: Array<PassView>, 
+/**
+ * The compile came from a store that keeps the snapshots apart: `passes` is empty and
+ * the source map's ops have no SDSC lines until [`Session::passes_apart`] reads them.
+ */
+passesApart: boolean, 
 /**
  * The KTIR module that ran.
  */
@@ -1078,6 +1083,26 @@ sourceMap: SourceMap,
  * ([`Session::run_with_tp`]); the rest of the run is the one-card run.
  */
 tp: TpRun | null, };
+
+export type OpSdscLines = { 
+/**
+ * The device op's name.
+ */
+op: string, 
+/**
+ * Its lines.
+ */
+lines: LineRange, };
+
+export type PassesApart = { 
+/**
+ * Pass snapshots, in pass order.
+ */
+passes: Array<PassView>, 
+/**
+ * Each device op's lines in the `sdsc` snapshot's text (`OpLink::sdsc_lines`).
+ */
+sdscLines: Array<OpSdscLines>, };
 
 export type LinkEventView = { 
 /**
