@@ -226,16 +226,7 @@ pub fn passes_with_store(
         (Some(b), Some(snap)) => source_map::sdsc_lines(b, &snap.text),
         _ => Vec::new(),
     };
-    let passes = p
-        .snapshots
-        .into_iter()
-        .map(|s| PassView {
-            name: s.pass,
-            title: s.title,
-            text: s.text,
-            data: s.data,
-        })
-        .collect();
+    let passes = p.snapshots.into_iter().map(PassView::from).collect();
     Ok((
         PassesApart {
             passes,
@@ -626,6 +617,17 @@ pub struct PassView {
     /// The snapshot's structured data (layouts, core splits, scratchpad allocations).
     #[cfg_attr(test, ts(type = "unknown"))]
     pub data: serde_json::Value,
+}
+
+impl From<compiler::Snapshot> for PassView {
+    fn from(s: compiler::Snapshot) -> Self {
+        PassView {
+            name: s.pass,
+            title: s.title,
+            text: s.text,
+            data: s.data,
+        }
+    }
 }
 
 /// A tensor in the graph summary.

@@ -417,7 +417,18 @@ impl Session {
         let (Some(g), Some(tp)) = (graph, tp) else {
             return self.run_stored(options, progress, store);
         };
-        self.run_stored(options, progress, store)?;
+        match store {
+            Some(store) => {
+                self.run_stored(options, progress, Some(&mut *store))?;
+                // The tensor-parallel pass is built on the canonical state's text and
+                // placed among the snapshots, so snapshots a stored compile keeps apart
+                // are read in first (filling them later would drop that pass).
+                self.fill_passes(options, progress, store)?;
+            }
+            None => {
+                self.run_stored(options, progress, None)?;
+            }
+        }
         let r = crate::run_tensor_parallel(&g, options, tp, progress)?;
         let plan = compiler::tp::shard(&g, tp.degree).map_err(DriverError::from_compile)?;
         let Some((_, run)) = self.last.as_mut() else {
@@ -1273,16 +1284,7 @@ fn run_graph(
                 .collect(),
         },
         // The compilation is done with: move its snapshots rather than copy them.
-        passes: c
-            .snapshots
-            .into_iter()
-            .map(|s| PassView {
-                name: s.pass,
-                title: s.title,
-                text: s.text,
-                data: s.data,
-            })
-            .collect(),
+        passes: c.snapshots.into_iter().map(PassView::from).collect(),
         ktir,
         run,
         source_map,

@@ -255,3 +255,36 @@ fn a_warm_run_leaves_the_snapshots_in_the_store_until_asked() {
     assert_eq!(run.passes.len(), cold.passes.len());
     assert_eq!(s.fill_passes(&o, &mut |_| {}, &mut store).unwrap(), None);
 }
+
+#[test]
+fn a_warm_tensor_parallel_run_keeps_its_pass_among_the_stored_snapshots() {
+    let ex = driver::examples();
+    let e = ex.iter().find(|e| e.name == "llama_decoder_layer").unwrap();
+    let mut s = driver::Session::open(e.source.as_bytes(), e.name).unwrap();
+    let o = driver::RunOptions::default();
+    let tp = driver::TpOptions {
+        degree: 2,
+        ..driver::TpOptions::default()
+    };
+    let mut store = Memory::default();
+    let names =
+        |r: &driver::Run| -> Vec<String> { r.passes.iter().map(|p| p.name.clone()).collect() };
+    let cold = s
+        .run_with_artifacts(&o, Some(&tp), &mut |_| {}, &mut store)
+        .unwrap()
+        .clone();
+    assert_eq!(cold.artifact, Some(ArtifactOutcome::Miss));
+    let warm = s
+        .run_with_artifacts(&o, Some(&tp), &mut |_| {}, &mut store)
+        .unwrap()
+        .clone();
+    assert_eq!(warm.artifact, Some(ArtifactOutcome::Hit));
+    // The snapshots kept apart are read in before the tensor-parallel pass joins them,
+    // so it stands after `canonicalize`, built on that state's text, as in the cold run.
+    assert!(!warm.passes_apart);
+    assert_eq!(names(&warm), names(&cold));
+    assert_eq!(names(&warm)[1], "tensor-parallel");
+    assert_eq!(warm.passes[1].text, cold.passes[1].text);
+    assert!(warm.passes[1].text.contains("  shard: column-parallel"));
+    assert!(warm.tp.as_ref().is_some_and(|t| t.passed));
+}
