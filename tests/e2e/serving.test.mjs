@@ -28,11 +28,14 @@ import {
 
 const FULL = join(ROOT, "examples", "graphs", "full", "llama3_8b_seq128.json");
 
-/** The KTIR in the editor (the whole document, not only the lines drawn). */
-const editorText = (p) =>
-  p.evaluate(() =>
+/** The KTIR in the editor (the whole document, not only the lines drawn), once the editor
+ * holds the view's text (it goes in when the editor is measured on screen). */
+async function editorText(p) {
+  await p.locator("#ktir-editor:not([data-pending])").waitFor({ state: "attached" });
+  return p.evaluate(() =>
     document.querySelector("#ktir-editor .cm-content").cmTile.root.view.state.doc.toString(),
   );
+}
 
 /** Waits for the page's first run to finish. */
 const firstRun = (p) =>

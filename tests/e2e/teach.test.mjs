@@ -26,10 +26,14 @@ import {
 
 const VIEWS = ["graph", "passes", "ir", "ring", "timeline", "cores", "roofline"];
 
-const editorText = (p) =>
-  p.evaluate(() =>
+/** The KTIR in the editor's document, once the editor holds the view's text (it goes in
+ * when the editor is measured on screen). */
+async function editorText(p) {
+  await p.locator("#ktir-editor:not([data-pending])").waitFor({ state: "attached" });
+  return p.evaluate(() =>
     document.querySelector("#ktir-editor .cm-content").cmTile.root.view.state.doc.toString(),
   );
+}
 
 describe("the page as a teaching instrument", { timeout: 30 * T }, () => {
   suite({ need: ["index.html", "spyre-playground.js"] });

@@ -257,6 +257,8 @@ export class IrView {
     if (this.ktirMeasured) this.putKtir(text);
     else if (text !== this.text) {
       this.pendingKtir = text;
+      // Says the editor does not yet hold the view's text (tests and scripts wait on it).
+      this.ktirHost.dataset.pending = "";
       this.showDiagnostics([]);
     }
     this.updateState();
@@ -265,6 +267,7 @@ export class IrView {
 
   private putKtir(text: string): void {
     this.pendingKtir = null;
+    delete this.ktirHost.dataset.pending;
     this.quiet = true;
     try {
       // Setting the text the editor already holds (a failed Run keeps the edit) must not add
