@@ -29,6 +29,9 @@ pub struct Simulator<'m> {
     /// Tasks every task of the next launch must wait for.
     pub(crate) barrier: Option<TaskId>,
     steps: u64,
+    /// The part of `steps` that replayed launches stand for: counted in the run's total,
+    /// but not against the step limit, since a replay executes no operation.
+    replayed_steps: u64,
     /// Peak live tensor bytes per core over the run.
     pub peak_tensor_bytes: Vec<u64>,
     /// Peak live tensor bytes on any one core, per launch in launch order.
@@ -182,6 +185,7 @@ impl<'m> Simulator<'m> {
             task_bytes: 0,
             barrier: None,
             steps: 0,
+            replayed_steps: 0,
             peak_tensor_bytes: vec![0; cores],
             launch_peaks: Vec::new(),
             returned: Vec::new(),
@@ -367,12 +371,7 @@ impl<'m> Simulator<'m> {
             log.assumptions.clone(),
         );
         let steps = self.steps.saturating_add(log_steps);
-        if steps > self.limits.max_steps {
-            return err(format!(
-                "the run executed more than {} operations; stopping (raise the step limit if this is expected)",
-                self.limits.max_steps
-            ));
-        }
+        self.replayed_steps = self.replayed_steps.saturating_add(log_steps);
         // The tasks are not copied: the launch table names the launch it repeats (see
         // `launch_plan`), and the schedule places that launch's events once more.
         self.launch_log.push(LaunchLog {
@@ -586,7 +585,7 @@ impl<'m> Simulator<'m> {
         }
     }
 
-    /// Operations executed so far.
+    /// Operations executed so far, each replayed launch counted as its first run executed.
     pub fn steps(&self) -> u64 {
         self.steps
     }
@@ -716,7 +715,7 @@ impl<'m> Simulator<'m> {
 
     pub(crate) fn count_step(&mut self, rop: &ROp<'_>) -> Result<(), SimError> {
         self.steps += 1;
-        if self.steps > self.limits.max_steps {
+        if self.executed_steps() > self.limits.max_steps {
             return Err(self.at(rop, format!(
                 "the run executed more than {} operations; stopping (raise the step limit if this is expected)",
                 self.limits.max_steps
@@ -737,9 +736,14 @@ impl<'m> Simulator<'m> {
 
     /// Whether `n` more steps stay within the step limit.
     pub(crate) fn has_steps_left(&self, n: u64) -> bool {
-        self.steps
+        self.executed_steps()
             .checked_add(n)
             .is_some_and(|s| s <= self.limits.max_steps)
+    }
+
+    /// Operations really executed: what the step limit bounds (replays execute none).
+    fn executed_steps(&self) -> u64 {
+        self.steps.saturating_sub(self.replayed_steps)
     }
 
     /// Counts `n` steps at once (ops run over whole tensors on behalf of every point),

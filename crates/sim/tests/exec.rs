@@ -364,3 +364,44 @@ fn timing_tasks_stop_at_the_byte_limit_with_the_excess() {
     assert!(e.contains("max_task_bytes"), "{e}");
     assert!(sim.tasks().len() < 16, "{}", sim.tasks().len());
 }
+
+/// A replayed launch (a repeat of an identical kernel) executes no operation, so it counts
+/// in the run's total but not against the step limit: a model of many identical layers is
+/// bounded by what it executes, not by its depth.
+#[test]
+fn replayed_launches_count_in_the_total_but_not_against_the_step_limit() {
+    let text = r#"func.func @count() attributes {grid = [1]} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = arith.constant 100 : index
+  scf.for %i = %c0 to %n step %c1 {
+    %x = arith.addi %i, %c1 : index
+  }
+  return
+}
+"#;
+    let m = module(text);
+    let machine = Machine::preset("tiny4").unwrap();
+    let mut sim = Simulator::new(&machine, ExecLimits::default());
+    sim.launch(&m, &LineLookup::new(text), "count", &[])
+        .unwrap();
+    let once = sim.steps();
+    assert!(once >= 100, "{once}");
+    let limits = ExecLimits {
+        max_steps: once + once / 2,
+        ..ExecLimits::default()
+    };
+    let mut sim = Simulator::new(&machine, limits);
+    sim.launch(&m, &LineLookup::new(text), "count", &[])
+        .unwrap();
+    for _ in 0..5 {
+        sim.replay_launch(0, "count", 0).unwrap();
+    }
+    assert_eq!(sim.steps(), 6 * once);
+    // Executing it again goes over the limit: the replays did not use it up, the run did.
+    let e = sim
+        .launch(&m, &LineLookup::new(text), "count", &[])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("operations"), "{e}");
+}
