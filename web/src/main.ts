@@ -669,6 +669,8 @@ class App {
     this.showLinesMeta();
     const ms = Math.round(performance.now() - started);
     this.header.setStatus(runStatusText(res, ms));
+    // Whether this run's pass texts were asked for (set when a view asks).
+    delete document.body.dataset.passTexts;
     if (res.compileCache) document.body.dataset.compileCache = res.compileCache.outcome;
     else delete document.body.dataset.compileCache;
     document.body.dataset.state = "ready";
