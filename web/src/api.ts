@@ -174,6 +174,13 @@ export interface SpyreSession {
   takeArtifact?(): Uint8Array | undefined;
   /** The snapshots entry the last run's compile made, to store (undefined: none). */
   takePassesArtifact?(): Uint8Array | undefined;
+  /**
+   * The last run's pass texts and device ops' SDSC lines (`{ texts, sdscLines, outcome,
+   * reason? }`). A run whose texts stayed in the store reads them from `storedPasses` (what
+   * the store holds under `passesKey`), compiling again when that is missing or unsound
+   * (`outcome` "miss" or "rebuilt", the new entry then in `takePassesArtifact`).
+   */
+  fillPasses?(storedPasses: Uint8Array | undefined): unknown;
 }
 
 /** A file's name and bytes. */

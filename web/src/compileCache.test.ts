@@ -5,18 +5,19 @@ import { describe, expect, it } from "vitest";
 import type { SpyreModule, SpyreSession } from "./api";
 import { type CompileCache, usableEntry } from "./compileCache";
 import { createHandler } from "./handler";
-import type { RunResult } from "./protocol";
+import type { PassTexts, RunResult, WireRunResult } from "./protocol";
 import { runStatusText } from "./runStatus";
 import { minimalResult, pageResult } from "./testResult";
 
 /**
- * A graph session whose compile uses the armed bytes when they read "good", and then the
- * armed snapshots when they read "snaps" (else it compiles them again).
+ * A graph session whose compile uses the armed bytes when they read "good", leaving the pass
+ * texts apart; `fillPasses` reads them from the snapshots entry given when it reads "snaps"
+ * (else it compiles them again).
  */
 function session(log: string[]): SpyreSession {
   let armed: Uint8Array | undefined | null = null;
-  let armedPasses: Uint8Array | undefined;
   let outcome = "off";
+  let apart = false;
   let made: Uint8Array | undefined;
   let madePasses: Uint8Array | undefined;
   const text = (b: Uint8Array | undefined): string => (b ? new TextDecoder().decode(b) : "");
@@ -24,17 +25,19 @@ function session(log: string[]): SpyreSession {
     kind: "graph",
     run: () => {
       if (armed === null) outcome = "off";
-      else if (text(armed) === "good") {
-        outcome = text(armedPasses) === "snaps" ? "hit" : "rebuilt";
-        if (outcome === "rebuilt") madePasses = new TextEncoder().encode("snaps");
-      } else {
+      else if (text(armed) === "good") outcome = "hit";
+      else {
         outcome = armed ? "rebuilt" : "miss";
         made = new TextEncoder().encode("good");
         madePasses = new TextEncoder().encode("snaps");
       }
       log.push(`run ${outcome}`);
       armed = null;
-      return minimalResult();
+      apart = outcome === "hit";
+      const r = minimalResult();
+      return apart
+        ? { ...r, passesApart: true, passes: r.passes.map((p) => ({ ...p, text: null })) }
+        : r;
     },
     traceJson: () => "{}",
     ktirInputs: () => null,
@@ -46,7 +49,7 @@ function session(log: string[]): SpyreSession {
     compileKey: () => "k1",
     useArtifacts: (stored, storedPasses) => {
       armed = stored;
-      armedPasses = storedPasses;
+      if (storedPasses) log.push("snapshots read with the artifact");
     },
     compileCache: () => ({
       outcome,
@@ -62,6 +65,21 @@ function session(log: string[]): SpyreSession {
       const m = madePasses;
       madePasses = undefined;
       return m;
+    },
+    fillPasses: (stored) => {
+      let filled = "none";
+      if (apart) {
+        filled = text(stored) === "snaps" ? "hit" : stored ? "rebuilt" : "miss";
+        if (filled !== "hit") madePasses = new TextEncoder().encode("snaps");
+        apart = false;
+      }
+      log.push(`fill ${filled}`);
+      return {
+        texts: [{ name: "ktir", text: "func.func @k() {}" }],
+        sdscLines: [{ op: "k", lines: { from: 1, to: 2 } }],
+        outcome: filled,
+        ...(filled === "rebuilt" ? { reason: "corrupted" } : {}),
+      };
     },
   };
 }
@@ -122,18 +140,63 @@ describe("compile cache", () => {
     const r = third.ok ? (third.result as RunResult) : null;
     expect(r?.compileCache).toMatchObject({ outcome: "rebuilt", reason: "corrupted" });
     expect(new TextDecoder().decode(entries.get("k1"))).toBe("good");
-    // The snapshots are stored apart; a corrupted snapshots entry is rebuilt alone.
-    expect(new TextDecoder().decode(entries.get("k1.passes"))).toBe("snaps");
-    entries.set("k1.passes", new TextEncoder().encode("garbage"));
-    const fourth = await handle({ id: 5, method: "run", params: run });
-    expect(fourth.ok && (fourth.result as RunResult).compileCache?.outcome).toBe("rebuilt");
-    expect(new TextDecoder().decode(entries.get("k1.passes"))).toBe("snaps");
-    const fifth = await handle({ id: 6, method: "run", params: run });
-    expect(fifth.ok && (fifth.result as RunResult).compileCache?.outcome).toBe("hit");
-    expect(log).toEqual(["run miss", "run hit", "run rebuilt", "run rebuilt", "run hit"]);
+    expect(log).toEqual(["run miss", "run hit", "run rebuilt"]);
+    const cleared0 = await handle({ id: 7, method: "clearCache", params: {} });
+    expect(cleared0.ok).toBe(true);
     const cleared = await handle({ id: 4, method: "clearCache", params: {} });
     expect(cleared).toEqual({ id: 4, ok: true, result: { note: null } });
     expect(entries.size).toBe(0);
+  });
+
+  it("reads a hit's pass texts from the store only when asked; a bad entry is compiled again", async () => {
+    const log: string[] = [];
+    const entries = new Map<string, Uint8Array>();
+    const handle = createHandler(
+      async () => module(log),
+      () => mapCache(entries),
+    );
+    await handle({ id: 1, method: "run", params: run });
+    expect(new TextDecoder().decode(entries.get("k1.passes"))).toBe("snaps");
+    // A cold run has its texts: asking reads nothing from the store.
+    const cold = await handle({ id: 2, method: "passTexts", params: {} });
+    expect(cold.ok && (cold.result as PassTexts).texts).toEqual([
+      { name: "ktir", text: "func.func @k() {}" },
+    ]);
+    const hit = await handle({ id: 3, method: "run", params: run });
+    const r = hit.ok ? (hit.result as WireRunResult) : null;
+    expect(r?.compileCache?.outcome).toBe("hit");
+    expect(r?.result.passesApart).toBe(true);
+    expect(r?.result.passes.every((p) => p.text === null)).toBe(true);
+    const texts = await handle({ id: 4, method: "passTexts", params: {} });
+    expect(texts.ok && (texts.result as PassTexts)).toEqual({
+      texts: [{ name: "ktir", text: "func.func @k() {}" }],
+      sdscLines: [{ op: "k", lines: { from: 1, to: 2 } }],
+    });
+    // A corrupted or missing entry is compiled again and stored over, with a note.
+    for (const damage of ["corrupted", "missing"]) {
+      if (damage === "corrupted") entries.set("k1.passes", new TextEncoder().encode("garbage"));
+      else entries.delete("k1.passes");
+      await handle({ id: 5, method: "run", params: run });
+      const again = await handle({ id: 6, method: "passTexts", params: {} });
+      const t = again.ok ? (again.result as PassTexts) : null;
+      expect(t?.texts.length).toBe(1);
+      if (damage === "corrupted") expect(t?.note).toMatch(/were corrupted: compiled again/);
+      expect(new TextDecoder().decode(entries.get("k1.passes"))).toBe("snaps");
+    }
+    expect(log).toEqual([
+      "run miss",
+      "fill none",
+      "run hit",
+      "fill hit",
+      "run hit",
+      "fill rebuilt",
+      "run hit",
+      "fill miss",
+    ]);
+    // A tensor-parallel run builds its pass on a stored text: it reads them with the artifact.
+    const tp = { ...run, options: { tp: 2 } };
+    await handle({ id: 8, method: "run", params: tp });
+    expect(log.slice(-2)).toEqual(["snapshots read with the artifact", "run hit"]);
   });
 
   it("runs without the cache, quietly, when the store fails", async () => {

@@ -21,8 +21,10 @@ import { splitKtirBuffers } from "./ktirBuffers";
 import {
   errorLocation,
   errorMessage,
+  parsePassTexts,
   parseProgress,
   parseRequest,
+  type PassTexts,
   type ProgressMessage,
   type RunData,
   type RunIo,
@@ -198,13 +200,55 @@ async function armCache(
   let storedPasses: Uint8Array | null;
   try {
     stored = await cache.get(key);
-    storedPasses = stored ? await cache.get(passesKey(key)) : null;
+    // The snapshot texts are read when a view shows them (`passTexts`), but for a
+    // tensor-parallel run, whose pass is built on the canonical state's text.
+    storedPasses = stored && options.tp !== undefined ? await cache.get(passesKey(key)) : null;
   } catch (err) {
     notes.push(`compile cache unavailable (${errorMessage(err)}): compiled without it`);
     return null;
   }
   session.useArtifacts(stored ?? undefined, storedPasses ?? undefined);
   return key;
+}
+
+/**
+ * The last run's pass texts: from the store under `passesKey(key)` when the run left them
+ * there (`apart`), else as the run has them. A store that fails to read leaves the session
+ * to compile the texts again; one that fails to write gives a note.
+ */
+export async function fillPassTexts(
+  session: SpyreSession,
+  key: string | null,
+  apart: boolean,
+  cache: CompileCache | null,
+): Promise<PassTexts> {
+  if (!session.fillPasses) throw new Error("this wasm module keeps no pass texts apart");
+  const notes: string[] = [];
+  let stored: Uint8Array | null = null;
+  if (apart && key !== null && cache) {
+    try {
+      stored = await cache.get(passesKey(key));
+    } catch (err) {
+      notes.push(`compile cache unavailable (${errorMessage(err)}): pass texts compiled again`);
+    }
+  }
+  const raw = toPlain(session.fillPasses(stored ?? undefined)) as {
+    outcome?: unknown;
+    reason?: unknown;
+  } | null;
+  const texts = parsePassTexts(raw);
+  if (!texts) throw new Error("unexpected result from the wasm module: no pass texts");
+  if (raw?.outcome === "rebuilt" && typeof raw.reason === "string")
+    notes.push(`the stored pass texts were ${raw.reason}: compiled again`);
+  const made = session.takePassesArtifact?.();
+  if (made && key !== null && cache) {
+    try {
+      await cache.put(passesKey(key), made);
+    } catch (err) {
+      notes.push(`compile cache not written (${errorMessage(err)})`);
+    }
+  }
+  return notes.length > 0 ? { ...texts, note: notes.join("; ") } : texts;
 }
 
 /**
@@ -263,8 +307,16 @@ export function createHandler(
     return module;
   };
 
-  // The last opened session, kept so a trace of what just ran reads its stored schedule.
-  let last: { key: string; bytes: Uint8Array; session: SpyreSession } | null = null;
+  // The last opened session, kept so a trace of what just ran reads its stored schedule
+  // and its pass texts can be read when a view shows them (`cacheKey`: the compile key
+  // they are stored under; `apart`: the run came without them).
+  let last: {
+    key: string;
+    bytes: Uint8Array;
+    session: SpyreSession;
+    cacheKey: string | null;
+    apart: boolean;
+  } | null = null;
   const runSession = async (
     m: SpyreModule,
     bytes: Uint8Array,
@@ -286,7 +338,14 @@ export function createHandler(
       const raw = data
         ? runWithData(session, options, data, progress)
         : session.run(options, progress);
-      if (!aside) last = { key: JSON.stringify([fileName, options]), bytes, session };
+      if (!aside)
+        last = {
+          key: JSON.stringify([fileName, options]),
+          bytes,
+          session,
+          cacheKey: key,
+          apart: false,
+        };
       if (key !== null && store) await storeArtifact(session, key, store, notes);
       const report = store ? readCacheReport(session) : null;
       const cacheUse: CacheUse | null = report
@@ -366,6 +425,7 @@ export function createHandler(
             cacheFor(m),
           );
           const result = checkRun(raw);
+          if (last?.session === session) last.apart = result.passesApart === true;
           const kind: WireRunResult["kind"] = result.kind === "ktir" ? "ktir" : "graph";
           // A module's buffers all come back as outputs; those it only loads are inputs.
           if (kind === "ktir") result.graph = splitKtirBuffers(result.graph, result.ktir);
@@ -403,6 +463,13 @@ export function createHandler(
               result: { note: `the compile cache could not be cleared (${errorMessage(err)})` },
             };
           }
+        }
+        case "passTexts": {
+          if (!last) throw new Error("nothing has run yet");
+          const { session, cacheKey, apart } = last;
+          const texts = await fillPassTexts(session, cacheKey, apart, cacheFor(m));
+          if (last?.session === session) last.apart = false;
+          return { id: req.id, ok: true, result: texts };
         }
         case "verifyKtir":
           return {

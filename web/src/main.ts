@@ -38,6 +38,8 @@ import {
   opOfKernel,
   opsOfNode,
   sdscOpAt,
+  textsPending,
+  withPassTexts,
 } from "./session";
 import { clockShortcuts, Transport } from "./transport";
 import {
@@ -235,6 +237,7 @@ class App {
       selectLine: (kind, line) => this.onIrLine(kind, line),
       selectNode: (id) => this.onGraphSelect(id),
       openOp: (kind, op) => this.showOpIn(kind, op),
+      needPassTexts: () => void this.loadPassTexts(),
       ktirChanged: (text) => {
         this.ktir = text;
         this.scheduleSave();
@@ -650,6 +653,7 @@ class App {
       originalKtir,
       spans,
       sdsc: res.result.passes.find((p) => p.name === "sdsc")?.text ?? "",
+      textsPending: textsPending(res.result),
       ktir: ktir !== null && ktir !== originalKtir ? ktir : null,
       note: ktir !== null && ktir !== originalKtir ? "edited KTIR" : "",
       timingOnly: keep.timingOnly === true,
@@ -665,6 +669,8 @@ class App {
     this.showLinesMeta();
     const ms = Math.round(performance.now() - started);
     this.header.setStatus(runStatusText(res, ms));
+    // Whether this run's pass texts were asked for (set when a view asks).
+    delete document.body.dataset.passTexts;
     if (res.compileCache) document.body.dataset.compileCache = res.compileCache.outcome;
     else delete document.body.dataset.compileCache;
     document.body.dataset.state = "ready";
@@ -901,6 +907,48 @@ class App {
     }
   }
 
+  /** The run on screen whose pass texts are being read (null: none). */
+  private textsFor: Loaded | null = null;
+
+  /**
+   * Reads the pass texts a cache hit left in the compile store (once per run) and tells the
+   * views; a failure is kept for the views to say, and a later ask tries again.
+   */
+  private async loadPassTexts(): Promise<void> {
+    const c = this.loaded;
+    if (!c || !c.textsPending || this.textsFor === c) return;
+    this.textsFor = c;
+    document.body.dataset.passTexts = "loading";
+    let next: Loaded;
+    try {
+      const t = await this.host.call("passTexts", {});
+      const result = withPassTexts(c.res.result, t);
+      next = {
+        ...c,
+        res: { ...c.res, result },
+        sdsc: result.passes.find((p) => p.name === "sdsc")?.text ?? "",
+        textsPending: textsPending(result),
+        textsFailed: null,
+      };
+      if (t.note) notice.show(t.note);
+    } catch (err) {
+      next = { ...c, textsFailed: errorMessage(err) };
+    } finally {
+      if (this.textsFor === c) this.textsFor = null;
+    }
+    // A newer run has its own texts.
+    if (this.loaded !== c) return;
+    this.loaded = next;
+    document.body.dataset.passTexts = next.textsPending ? "failed" : "loaded";
+    this.broadcast(["passTexts"]);
+    // An SDSC entry asked for before its lines came is revealed now.
+    const r = this.reveal;
+    if (r && r.kind === "sdsc" && r.line === undefined && this.op !== null) {
+      const at = opNamed(this.map, this.op)?.sdscLines;
+      if (at) this.link({ reveal: { kind: "sdsc", line: at.from, scroll: true, show: false } });
+    }
+  }
+
   private showOpIn(kind: IrKind, op: string): void {
     this.setView("ir");
     if (kind === "ktir") {
@@ -909,6 +957,7 @@ class App {
       else this.link({ reveal: { kind, scroll: true, show: true } });
     } else {
       const at = opNamed(this.map, op)?.sdscLines;
+      if (!at) this.op = op;
       this.link({ reveal: { kind, ...(at ? { line: at.from } : {}), scroll: true, show: true } });
     }
   }

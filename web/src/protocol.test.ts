@@ -2,10 +2,12 @@ import { describe, expect, it } from "vitest";
 import type { WasmRun, RunOptions, RunProgress, SpyreModule, SpyreSession } from "./api";
 import { CancelledError, WorkerClient, WorkerHost, type Port } from "./client";
 import { checkRun, createHandler, toPlain } from "./handler";
-import { minimalResult } from "./testResult";
+import { minimalResult, pageResult } from "./testResult";
+import { textsPending, withPassTexts } from "./session";
 import {
   errorMessage,
   LocatedError,
+  parsePassTexts,
   parseProgress,
   parseRequest,
   parseResponse,
@@ -767,5 +769,82 @@ describe("located errors", () => {
     expect(describeLocation(err)).toBe("line 2, column 8");
     expect(describeLocation(new Error("no location"))).toBe("");
     expect(describeLocation({ line: 4 })).toBe("line 4");
+  });
+});
+
+describe("pass texts kept in the compile store", () => {
+  it("parses the request and the answer, dropping entries of the wrong shape", () => {
+    expect(parseRequest({ id: 3, method: "passTexts", params: {} })).toEqual({
+      id: 3,
+      method: "passTexts",
+      params: {},
+    });
+    expect(
+      parsePassTexts({
+        texts: [{ name: "sdsc", text: "{}" }, { name: 1, text: "x" }, null],
+        sdscLines: [
+          { op: "a", lines: { from: 1, to: 4 } },
+          { op: "b", lines: { from: "x", to: 2 } },
+        ],
+        outcome: "hit",
+        note: "n",
+      }),
+    ).toEqual({
+      texts: [{ name: "sdsc", text: "{}" }],
+      sdscLines: [{ op: "a", lines: { from: 1, to: 4 } }],
+      note: "n",
+    });
+    expect(parsePassTexts({ texts: [] })).toBeNull();
+    expect(parsePassTexts(null)).toBeNull();
+  });
+
+  it("fills each pass without a text by name and each op's SDSC lines", () => {
+    const r = minimalResult();
+    const pass = (name: string, text: string | null) => ({
+      name,
+      title: name,
+      text,
+      data: { n: name },
+    });
+    const apart = pageResult({
+      ...r,
+      passesApart: true,
+      passes: [
+        pass("layout", null),
+        pass("tensor-parallel", "shard"),
+        pass("sdsc", null),
+        pass("ktir", "k"),
+      ],
+      sourceMap: {
+        ...r.sourceMap,
+        ops: [
+          { name: "a", kind: "matmul", node: null, kernel: null, sdscLines: null },
+          { name: "b", kind: "add", node: null, kernel: null, sdscLines: null },
+        ],
+      },
+    });
+    expect(textsPending(apart)).toBe(true);
+    const filled = withPassTexts(apart, {
+      texts: [
+        { name: "sdsc", text: "{ }" },
+        { name: "layout", text: "program" },
+        { name: "ktir", text: "other" },
+      ],
+      sdscLines: [{ op: "b", lines: { from: 2, to: 3 } }],
+    });
+    expect(textsPending(filled)).toBe(false);
+    expect(filled.passesApart).toBe(false);
+    // The texts go by name; a pass that had one (or the run added) keeps it; data stays.
+    expect(filled.passes.map((p) => [p.name, p.text, p.data])).toEqual([
+      ["layout", "program", { n: "layout" }],
+      ["tensor-parallel", "shard", { n: "tensor-parallel" }],
+      ["sdsc", "{ }", { n: "sdsc" }],
+      ["ktir", "k", { n: "ktir" }],
+    ]);
+    expect(filled.sourceMap.ops.map((o) => o.sdscLines)).toEqual([null, { from: 2, to: 3 }]);
+    // The run given is left as it was.
+    expect(apart.passes[0]?.text).toBeNull();
+    // A text the answer lacks stays pending.
+    expect(textsPending(withPassTexts(apart, { texts: [], sdscLines: [] }))).toBe(true);
   });
 });

@@ -8,6 +8,8 @@ import type {
   ExampleInfo,
   KtirInputs,
   NamedBytes,
+  OpSdscLines,
+  PassText,
   PipelineResult,
   RunOptions,
   RunProgress,
@@ -98,6 +100,22 @@ export interface Methods {
   trace: { params: { target: SourceRef; options: RunOptions }; result: { json: string } };
   /** Empties the compile cache; `note` says why it could not be (no IndexedDB). */
   clearCache: { params: Record<string, never>; result: { note: string | null } };
+  /**
+   * The pass snapshot texts (and each device op's SDSC lines) of the run on screen: a run
+   * from the compile cache brings its passes without them (`passesApart`), read from the
+   * store only when a view shows one.
+   */
+  passTexts: { params: Record<string, never>; result: PassTexts };
+}
+
+/**
+ * What `passTexts` answers: the texts by pass, each device op's SDSC lines, and a `note`
+ * when the stored texts could not be used (compiled again) or not stored.
+ */
+export interface PassTexts {
+  texts: PassText[];
+  sdscLines: OpSdscLines[];
+  note?: string;
 }
 
 export type Method = keyof Methods;
@@ -199,6 +217,7 @@ const METHODS: readonly Method[] = [
   "trace",
   "outputNpy",
   "clearCache",
+  "passTexts",
 ];
 
 /** Turns anything thrown (Error, string, wasm-bindgen JsValue) into a readable message. */
@@ -345,6 +364,8 @@ export function parseRequest(data: unknown): WorkerRequest | null {
       return { id: d.id, method: "init", params: {} };
     case "clearCache":
       return { id: d.id, method: "clearCache", params: {} };
+    case "passTexts":
+      return { id: d.id, method: "passTexts", params: {} };
     case "run": {
       const target = parseTarget(p.target);
       const options = parseOptions(p.options);
@@ -369,6 +390,35 @@ export function parseRequest(data: unknown): WorkerRequest | null {
       if (typeof p.text !== "string") return null;
       return { id: d.id, method: "verifyKtir", params: { text: p.text } };
   }
+}
+
+/**
+ * Reads the texts of a `passTexts` answer (or the wasm session's `fillPasses`); null when
+ * `v` is not one. Entries of the wrong shape are dropped.
+ */
+export function parsePassTexts(v: unknown): PassTexts | null {
+  if (!v || typeof v !== "object") return null;
+  const o = v as Record<string, unknown>;
+  if (!Array.isArray(o.texts) || !Array.isArray(o.sdscLines)) return null;
+  const texts: PassText[] = [];
+  for (const t of o.texts as unknown[]) {
+    const e = t as Record<string, unknown> | null;
+    if (e && typeof e.name === "string" && typeof e.text === "string")
+      texts.push({ name: e.name, text: e.text });
+  }
+  const sdscLines: OpSdscLines[] = [];
+  for (const l of o.sdscLines as unknown[]) {
+    const e = l as { op?: unknown; lines?: { from?: unknown; to?: unknown } } | null;
+    const from = Number(e?.lines?.from);
+    const to = Number(e?.lines?.to);
+    if (e && typeof e.op === "string" && Number.isInteger(from) && Number.isInteger(to))
+      sdscLines.push({ op: e.op, lines: { from, to } });
+  }
+  return {
+    texts,
+    sdscLines,
+    ...(typeof o.note === "string" ? { note: o.note } : {}),
+  };
 }
 
 /** Validates an incoming message on the page side; returns null if it is not a response. */

@@ -1,7 +1,8 @@
 // Pure helpers over one run: lookups in its source map (kernels, lines, device ops, graph
 // nodes), kernel time spans, and the structured snapshot data (work division, scratchpad plan, layouts) with type guards.
 
-import type { KernelLink, OpLink, PassSnapshot, SourceMap } from "./api";
+import type { KernelLink, OpLink, PassSnapshot, PipelineResult, SourceMap } from "./api";
+import type { PassTexts } from "./protocol";
 import type { EventTable } from "./events";
 
 // ---- the run's source map (computed in Rust): lines, kernels, device ops, graph nodes ----
@@ -195,6 +196,29 @@ export function placements(data: unknown): Map<string, string> {
     out.set(name, `${kind.charAt(0).toUpperCase()}${kind.slice(1)}${off}`);
   }
   return out;
+}
+
+/** Whether a run still waits for pass texts kept in the compile store (a cache hit). */
+export function textsPending(r: PipelineResult): boolean {
+  return r.passes.some((p) => p.text === null);
+}
+
+/**
+ * The run with the pass texts read from the compile store: each pass without a text takes
+ * the one of its name, and each device op its SDSC lines (kept when the answer has none).
+ */
+export function withPassTexts(r: PipelineResult, t: PassTexts): PipelineResult {
+  const texts = new Map(t.texts.map((x) => [x.name, x.text]));
+  const lines = new Map(t.sdscLines.map((l) => [l.op, l.lines]));
+  return {
+    ...r,
+    passesApart: false,
+    passes: r.passes.map((p) => (p.text === null ? { ...p, text: texts.get(p.name) ?? null } : p)),
+    sourceMap: {
+      ...r.sourceMap,
+      ops: r.sourceMap.ops.map((o) => ({ ...o, sdscLines: lines.get(o.name) ?? o.sdscLines })),
+    },
+  };
 }
 
 /** A stable, readable colour for slice `i` of `n` (hue wheel). */

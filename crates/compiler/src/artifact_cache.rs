@@ -205,8 +205,33 @@ pub fn compile_key(
     Ok(hex(&w.0.finalize()))
 }
 
-const ARTIFACT_MAGIC: &str = "spyre-artifact v3";
-const PASSES_MAGIC: &str = "spyre-passes v1";
+const ARTIFACT_MAGIC: &str = "spyre-artifact v4";
+const PASSES_MAGIC: &str = "spyre-passes v2";
+
+/// Whether a pass's snapshot text is in the artifact a run reads (the KTIR module's, which
+/// is the compilation's KTIR), rather than only in the entry under [`passes_key`].
+pub fn text_in_artifact(pass: &str) -> bool {
+    pass == "ktir"
+}
+
+/// A snapshot as the artifact a run reads keeps it: everything but its text, which only
+/// the views that show it need (stored apart, [`encode_passes`]). A snapshot whose data
+/// only repeats its text (the KTIR module's) keeps no data: it is restored from the text.
+#[derive(Serialize, Deserialize)]
+struct SnapshotHead {
+    pass: String,
+    title: String,
+    data: serde_json::Value,
+    #[serde(default)]
+    data_is_text: bool,
+}
+
+/// Whether `s.data` is `{"text": s.text}`, nothing but its text again.
+fn data_is_text(s: &crate::Snapshot) -> bool {
+    s.data.as_object().is_some_and(|o| {
+        o.len() == 1 && o.get("text").and_then(|t| t.as_str()) == Some(s.text.as_str())
+    })
+}
 
 /// The key a compilation's pass snapshots (and SDSC bundle) are stored under, beside its
 /// artifact under `key` ([`encode_passes`]).
@@ -262,17 +287,44 @@ fn unseal<'a>(magic: &str, key: &str, bytes: &'a [u8]) -> Result<(&'a [u8], &'a 
     Ok((body, extra))
 }
 
-/// A compilation as stored bytes, without what only some views need (the pass snapshots
-/// and the SDSC bundle, stored apart by [`encode_passes`]): a header naming the key, the
-/// compiler's version, the SHA-256 of the body and the length of its KTIR section; then the
-/// body: the KTIR text, then the rest of the compilation as CBOR (which unlike JSON keeps
-/// the infinities and NaNs of float attributes). The KTIR comes first and apart so that a
+/// A compilation as stored bytes, without what only some views need (the pass snapshots'
+/// texts and the SDSC bundle, stored apart by [`encode_passes`]): a header naming the key,
+/// the compiler's version, the SHA-256 of the body and the lengths of its first two
+/// sections; then the body: the KTIR text, then each snapshot's name, title and structured
+/// data as JSON ([`SnapshotHead`]: the graph, cores and ring views read the data as soon as
+/// a run arrives), then the rest of the compilation as CBOR (which unlike JSON keeps the
+/// infinities and NaNs of float attributes). The KTIR comes first and apart so that a
 /// caller wanting only the module ([`ArtifactView::ktir`]) reads it without decoding the
-/// rest. Leaving the snapshots and the bundle out makes a 32-layer model's artifact a
-/// third of its size and about ten times quicker to decode.
+/// rest. Leaving the texts and the bundle out makes a 32-layer model's artifact a small
+/// part of the whole and many times quicker to decode.
 pub fn encode_artifact(key: &str, c: &Compilation) -> Result<Vec<u8>, String> {
     let ktir = c.ktir.as_deref().unwrap_or("");
     let mut body = ktir.as_bytes().to_vec();
+    #[derive(Serialize)]
+    struct Head<'a> {
+        pass: &'a str,
+        title: &'a str,
+        data: &'a serde_json::Value,
+        data_is_text: bool,
+    }
+    let null = serde_json::Value::Null;
+    let heads: Vec<Head> = c
+        .snapshots
+        .iter()
+        .map(|s| {
+            let repeated = data_is_text(s);
+            Head {
+                pass: &s.pass,
+                title: &s.title,
+                data: if repeated { &null } else { &s.data },
+                data_is_text: repeated,
+            }
+        })
+        .collect();
+    let before = body.len();
+    serde_json::to_writer(&mut body, &heads)
+        .map_err(|e| format!("the snapshots do not serialise: {e}"))?;
+    let heads_len = body.len() - before;
     let rest = Compilation {
         graph: c.graph.clone(),
         types: c.types.clone(),
@@ -294,41 +346,82 @@ pub fn encode_artifact(key: &str, c: &Compilation) -> Result<Vec<u8>, String> {
     Ok(seal(
         ARTIFACT_MAGIC,
         key,
-        &format!("ktir {has_ktir} {}", ktir.len()),
+        &format!("ktir {has_ktir} {} passes {heads_len}", ktir.len()),
         &body,
     ))
 }
 
-/// What a compilation keeps for the views that show its passes: the snapshots and the
-/// SDSC bundle, stored apart from the artifact a run needs.
+/// One pass's snapshot text, by pass name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PassText {
+    /// The pass.
+    pub pass: String,
+    /// Its snapshot's text.
+    pub text: String,
+}
+
+/// What a compilation keeps for the views that show its passes' texts: the snapshot texts
+/// (but those in the artifact, [`text_in_artifact`]) and the SDSC bundle, stored apart
+/// from the artifact a run needs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StoredPasses {
-    /// The pass snapshots, in pass order.
-    pub snapshots: Vec<crate::Snapshot>,
+    /// The snapshot texts, in pass order.
+    pub texts: Vec<PassText>,
     /// The SDSC bundle (`None` when the compile stopped before the `sdsc` pass).
     pub sdsc: Option<sdsc::Bundle>,
 }
 
-/// A compilation's snapshots and SDSC bundle as stored bytes, for [`passes_key`]: the same
-/// header as [`encode_artifact`] (key, version, digest), then JSON. Both are JSON values
-/// already (the snapshots' data, the bundle the `sdsc` pass prints), so nothing is lost,
+impl StoredPasses {
+    /// The texts and bundle of compilation `c`, every pass's text included.
+    pub fn of(c: Compilation) -> StoredPasses {
+        StoredPasses {
+            texts: c
+                .snapshots
+                .into_iter()
+                .map(|s| PassText {
+                    pass: s.pass,
+                    text: s.text,
+                })
+                .collect(),
+            sdsc: c.sdsc,
+        }
+    }
+}
+
+/// A compilation's snapshot texts and SDSC bundle as stored bytes, for [`passes_key`]: the
+/// same header as [`encode_artifact`] (key, version, digest), then JSON. Both are text or
+/// JSON values already (the bundle is what the `sdsc` pass prints), so nothing is lost,
 /// and `serde_json` reads them several times faster than CBOR would.
 pub fn encode_passes(key: &str, c: &Compilation) -> Result<Vec<u8>, String> {
     #[derive(Serialize)]
+    struct Text<'a> {
+        pass: &'a str,
+        text: &'a str,
+    }
+    #[derive(Serialize)]
     struct Borrowed<'a> {
-        snapshots: &'a [crate::Snapshot],
+        texts: Vec<Text<'a>>,
         sdsc: &'a Option<sdsc::Bundle>,
     }
+    let texts = c
+        .snapshots
+        .iter()
+        .filter(|s| !text_in_artifact(&s.pass))
+        .map(|s| Text {
+            pass: &s.pass,
+            text: &s.text,
+        })
+        .collect();
     let body = serde_json::to_vec(&Borrowed {
-        snapshots: &c.snapshots,
+        texts,
         sdsc: &c.sdsc,
     })
     .map_err(|e| format!("the snapshots do not serialise: {e}"))?;
     Ok(seal(PASSES_MAGIC, &passes_key(key), "passes", &body))
 }
 
-/// The snapshots and bundle `bytes` hold, when they are a sound [`encode_passes`] entry for
-/// `key` from this compiler; `Err` says why not.
+/// The snapshot texts and bundle `bytes` hold, when they are a sound [`encode_passes`]
+/// entry for `key` from this compiler; `Err` says why not.
 pub fn decode_passes(key: &str, bytes: &[u8]) -> Result<StoredPasses, String> {
     let (body, _) = unseal(PASSES_MAGIC, &passes_key(key), bytes)?;
     serde_json::from_slice(body).map_err(|e| format!("corrupted: {e}"))
@@ -337,6 +430,7 @@ pub fn decode_passes(key: &str, bytes: &[u8]) -> Result<StoredPasses, String> {
 /// A stored artifact whose header and digest have been checked (see [`encode_artifact`]).
 pub struct ArtifactView<'a> {
     ktir: Option<&'a str>,
+    heads: &'a [u8],
     rest: &'a [u8],
 }
 
@@ -345,18 +439,29 @@ impl<'a> ArtifactView<'a> {
     /// `Err` says why not (another key or version: stale; a digest that does not match
     /// the body, or a header that does not read: corrupted).
     pub fn open(key: &str, bytes: &'a [u8]) -> Result<ArtifactView<'a>, String> {
-        let (body, ktir) = unseal(ARTIFACT_MAGIC, key, bytes)?;
+        let (body, extra) = unseal(ARTIFACT_MAGIC, key, bytes)?;
         let bad = || "corrupted: bad ktir line".to_string();
-        let ktir = ktir.strip_prefix("ktir ").ok_or_else(bad)?;
-        let (has, len) = ktir.split_once(' ').ok_or_else(bad)?;
+        let words: Vec<&str> = extra.split(' ').collect();
+        let [_, has, len, _, heads_len] = words[..] else {
+            return Err(bad());
+        };
+        if words[0] != "ktir" || words[3] != "passes" {
+            return Err(bad());
+        }
         let len: usize = len.parse().map_err(|_| bad())?;
-        if len > body.len() {
+        let heads_len: usize = heads_len.parse().map_err(|_| bad())?;
+        if len
+            .checked_add(heads_len)
+            .is_none_or(|end| end > body.len())
+        {
             return Err(bad());
         }
         let (text, rest) = body.split_at(len);
+        let (heads, rest) = rest.split_at(heads_len);
         let text = std::str::from_utf8(text).map_err(|_| "corrupted: KTIR not text")?;
         Ok(ArtifactView {
             ktir: (has == "1").then_some(text),
+            heads,
             rest,
         })
     }
@@ -366,16 +471,42 @@ impl<'a> ArtifactView<'a> {
         self.ktir
     }
 
-    /// The compilation without its snapshots and SDSC bundle (its KTIR as text only).
+    /// The compilation without its SDSC bundle (its KTIR as text only), its snapshots with
+    /// their names, titles and data, their texts empty but those in the artifact
+    /// ([`text_in_artifact`]).
     pub fn compilation(&self) -> Result<Compilation, String> {
         let mut c: Compilation =
             ciborium::from_reader(self.rest).map_err(|e| format!("corrupted: {e}"))?;
+        let heads: Vec<SnapshotHead> =
+            serde_json::from_slice(self.heads).map_err(|e| format!("corrupted: {e}"))?;
+        let ktir = self.ktir.unwrap_or("");
+        c.snapshots = heads
+            .into_iter()
+            .map(|h| {
+                let text = if text_in_artifact(&h.pass) {
+                    ktir.to_string()
+                } else {
+                    String::new()
+                };
+                let data = if h.data_is_text {
+                    serde_json::json!({ "text": text })
+                } else {
+                    h.data
+                };
+                crate::Snapshot {
+                    pass: h.pass,
+                    title: h.title,
+                    text,
+                    data,
+                }
+            })
+            .collect();
         c.ktir = self.ktir.map(str::to_string);
         Ok(c)
     }
 }
 
-/// The compilation `bytes` hold, without its snapshots and SDSC bundle, when they are a
+/// The compilation `bytes` hold, without its snapshot texts and SDSC bundle, when they are a
 /// sound artifact for `key` from this compiler (see [`ArtifactView::open`]).
 pub fn decode_artifact(key: &str, bytes: &[u8]) -> Result<Compilation, String> {
     ArtifactView::open(key, bytes)?.compilation()
@@ -427,7 +558,17 @@ pub fn compile_with_artifacts(
                 .unwrap_or_else(|| Err("incomplete: its snapshots are missing".to_string()));
             Some(c.and_then(|mut c| {
                 let p = p?;
-                c.snapshots = p.snapshots;
+                let mut texts = p.texts.into_iter();
+                for s in c
+                    .snapshots
+                    .iter_mut()
+                    .filter(|s| !text_in_artifact(&s.pass))
+                {
+                    match texts.next() {
+                        Some(t) if t.pass == s.pass => s.text = t.text,
+                        _ => return Err(format!("corrupted: no text for the pass {}", s.pass)),
+                    }
+                }
                 c.sdsc = p.sdsc;
                 Ok(c)
             }))
@@ -436,10 +577,11 @@ pub fn compile_with_artifacts(
     )
 }
 
-/// [`compile_with_artifacts`] for a run, which needs neither the pass snapshots nor the
-/// SDSC bundle: a hit reads and decodes only the artifact under [`compile_key`], and the
-/// compilation it gives has no snapshots and no bundle ([`passes_with_artifacts`] reads
-/// them when they are wanted). A miss compiles in full and stores both.
+/// [`compile_with_artifacts`] for a run, which needs neither the pass snapshots' texts nor
+/// the SDSC bundle: a hit reads and decodes only the artifact under [`compile_key`], and
+/// the compilation it gives has its snapshots' names, titles and data but no texts (those
+/// in the artifact aside, [`text_in_artifact`]) and no bundle ([`passes_with_artifacts`]
+/// reads them when they are wanted). A miss compiles in full and stores both.
 pub fn run_artifact_with_artifacts(
     graph: &graph::Graph,
     target: &crate::Target,
@@ -460,8 +602,9 @@ pub fn run_artifact_with_artifacts(
     )
 }
 
-/// The pass snapshots and SDSC bundle of a compile, read from under [`passes_key`] when
-/// sound; otherwise the graph compiles again and both entries are stored.
+/// The pass snapshots' texts and SDSC bundle of a compile, read from under [`passes_key`]
+/// when sound (without the texts the artifact holds, [`text_in_artifact`]); otherwise the
+/// graph compiles again, both entries are stored, and every pass's text is given.
 pub fn passes_with_artifacts(
     graph: &graph::Graph,
     target: &crate::Target,
@@ -478,10 +621,7 @@ pub fn passes_with_artifacts(
         kernels,
         store,
         &read_passes,
-        |c| StoredPasses {
-            snapshots: c.snapshots,
-            sdsc: c.sdsc,
-        },
+        StoredPasses::of,
     )
 }
 

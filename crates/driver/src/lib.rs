@@ -178,16 +178,27 @@ pub fn compile_with_store(
     .map_err(DriverError::from_compile)
 }
 
-/// The pass snapshots a run through a store left there ([`Run::passes_apart`]), with the
-/// SDSC lines of each device op that the run's source map then lacks.
+/// The pass snapshot texts a run through a store left there ([`Run::passes_apart`]), with
+/// the SDSC lines of each device op that the run's source map then lacks.
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[cfg_attr(test, derive(ts_rs::TS))]
 pub struct PassesApart {
-    /// Pass snapshots, in pass order.
-    pub passes: Vec<PassView>,
+    /// Snapshot texts by pass, in pass order.
+    pub texts: Vec<PassText>,
     /// Each device op's lines in the `sdsc` snapshot's text (`OpLink::sdsc_lines`).
     pub sdsc_lines: Vec<OpSdscLines>,
+}
+
+/// One pass's snapshot text.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct PassText {
+    /// The pass name.
+    pub name: String,
+    /// Its snapshot's text.
+    pub text: String,
 }
 
 /// A device op's lines in the SDSC text.
@@ -201,9 +212,10 @@ pub struct OpSdscLines {
     pub lines: LineRange,
 }
 
-/// The pass snapshots of the compile [`compile_with_store`] would make, from the store
-/// when its entry is sound (key, version and digest checked), else compiled again and
-/// stored over; the outcome says which.
+/// The pass snapshot texts of the compile [`compile_with_store`] would make, from the
+/// store when its entry is sound (key, version and digest checked; the texts the artifact
+/// itself holds left out, [`compiler::artifact_cache::text_in_artifact`]), else compiled
+/// again (every text) and stored over; the outcome says which.
 pub fn passes_with_store(
     graph: &Graph,
     machine: &Machine,
@@ -222,14 +234,21 @@ pub fn passes_with_store(
         store,
     )
     .map_err(DriverError::from_compile)?;
-    let sdsc_lines = match (&p.sdsc, p.snapshots.iter().find(|s| s.pass == "sdsc")) {
-        (Some(b), Some(snap)) => source_map::sdsc_lines(b, &snap.text),
+    let sdsc_lines = match (&p.sdsc, p.texts.iter().find(|t| t.pass == "sdsc")) {
+        (Some(b), Some(t)) => source_map::sdsc_lines(b, &t.text),
         _ => Vec::new(),
     };
-    let passes = p.snapshots.into_iter().map(PassView::from).collect();
+    let texts = p
+        .texts
+        .into_iter()
+        .map(|t| PassText {
+            name: t.pass,
+            text: t.text,
+        })
+        .collect();
     Ok((
         PassesApart {
-            passes,
+            texts,
             sdsc_lines: sdsc_lines
                 .into_iter()
                 .map(|(op, lines)| OpSdscLines { op, lines })
@@ -612,8 +631,10 @@ pub struct PassView {
     pub name: String,
     /// A title for the list.
     pub title: String,
-    /// The snapshot text.
-    pub text: String,
+    /// The snapshot text; `None` while it waits in the compile store ([`Run::passes_apart`],
+    /// read by [`Session::fill_passes`]): a warm run brings the data the views read at once,
+    /// and the texts, most of a large model's snapshots, only when a view shows them.
+    pub text: Option<String>,
     /// The snapshot's structured data (layouts, core splits, scratchpad allocations).
     #[cfg_attr(test, ts(type = "unknown"))]
     pub data: serde_json::Value,
@@ -624,7 +645,7 @@ impl From<compiler::Snapshot> for PassView {
         PassView {
             name: s.pass,
             title: s.title,
-            text: s.text,
+            text: Some(s.text),
             data: s.data,
         }
     }

@@ -518,7 +518,7 @@ pub fn run_tensor_parallel(
         pass: PassView {
             name: plan.snapshot.pass.clone(),
             title: plan.snapshot.title.clone(),
-            text: plan.snapshot.text.clone(),
+            text: Some(plan.snapshot.text.clone()),
             data: plan.snapshot.data.clone(),
         },
         segments,
@@ -903,8 +903,12 @@ mod tests {
             &names[..3],
             ["canonicalize", "tensor-parallel", "decompose"]
         );
-        assert!(r.passes[1].text.starts_with("program "));
-        assert!(r.passes[1].text.contains("  shard: column-parallel"));
+        assert!(r.passes[1].text.as_deref().unwrap().starts_with("program "));
+        assert!(r.passes[1]
+            .text
+            .as_deref()
+            .unwrap()
+            .contains("  shard: column-parallel"));
         let sys = &t.system_view;
         assert_eq!(sys.cards.iter().filter(|c| c.used).count(), 2);
         assert!(sys.card_links.iter().any(|l| l.bytes_forward > 0));

@@ -127,10 +127,11 @@ pub struct Run {
     pub kind: SourceKind,
     /// The graph (for a KTIR module: its name, functions and buffers, and no nodes).
     pub graph: GraphView,
-    /// Pass snapshots, in pass order (none for a KTIR module, nor when `passes_apart`).
+    /// Pass snapshots, in pass order (none for a KTIR module).
     pub passes: Vec<PassView>,
-    /// The compile came from a store that keeps the snapshots apart: `passes` is empty and
-    /// the source map's ops have no SDSC lines until [`Session::passes_apart`] reads them.
+    /// The compile came from a store that keeps the snapshot texts apart: `passes` has each
+    /// pass's name, title and data but no text (the KTIR module's aside), and the source
+    /// map's ops have no SDSC lines, until [`Session::fill_passes`] reads them.
     pub passes_apart: bool,
     /// The KTIR module that ran.
     pub ktir: String,
@@ -158,6 +159,37 @@ pub struct Run {
     #[serde(skip)]
     #[cfg_attr(test, ts(skip))]
     pub artifact: Option<compiler::artifact_cache::ArtifactOutcome>,
+}
+
+impl Run {
+    /// The texts of the passes that have one, and each device op's SDSC lines: what
+    /// [`Session::fill_passes`] adds to a run whose texts were apart, for a page that holds
+    /// the rest of the run already.
+    pub fn pass_texts(&self) -> crate::PassesApart {
+        crate::PassesApart {
+            texts: self
+                .passes
+                .iter()
+                .filter_map(|p| {
+                    Some(crate::PassText {
+                        name: p.name.clone(),
+                        text: p.text.clone()?,
+                    })
+                })
+                .collect(),
+            sdsc_lines: self
+                .source_map
+                .ops
+                .iter()
+                .filter_map(|o| {
+                    Some(crate::OpSdscLines {
+                        op: o.name.clone(),
+                        lines: o.sdsc_lines?,
+                    })
+                })
+                .collect(),
+        }
+    }
 }
 
 /// A source opened for running: a graph or a KTIR module, and its last run.
@@ -305,9 +337,11 @@ impl Session {
         ))
     }
 
-    /// Fills the last run's pass snapshots and its ops' SDSC lines in from `store` when the
-    /// run left them there ([`Run::passes_apart`]; as [`Session::passes_apart`], an unsound
-    /// entry is compiled again and stored over). `Ok(None)` when there was nothing to fill.
+    /// Fills the last run's pass snapshot texts and its ops' SDSC lines in from `store` when
+    /// the run left them there ([`Run::passes_apart`]; as [`Session::passes_apart`], an
+    /// unsound entry is compiled again and stored over). Texts go to the passes of their
+    /// name, so a pass the run added (tensor-parallel) stays. `Ok(None)` when there was
+    /// nothing to fill.
     pub fn fill_passes(
         &mut self,
         options: &RunOptions,
@@ -331,7 +365,19 @@ impl Session {
             for op in &mut run.source_map.ops {
                 op.sdsc_lines = lines.get(op.name.as_str()).copied();
             }
-            run.passes = p.passes;
+            let mut texts: BTreeMap<String, String> =
+                p.texts.into_iter().map(|t| (t.name, t.text)).collect();
+            for pass in run.passes.iter_mut().filter(|p| p.text.is_none()) {
+                pass.text = Some(texts.remove(&pass.name).ok_or_else(|| {
+                    DriverError::new(
+                        Stage::Compile,
+                        format!(
+                            "the stored snapshots have no text for the pass {}",
+                            pass.name
+                        ),
+                    )
+                })?);
+            }
             run.passes_apart = false;
         }
         Ok(Some(outcome))
@@ -442,14 +488,14 @@ impl Session {
         let canonical = at
             .checked_sub(1)
             .and_then(|i| run.passes.get(i))
-            .map(|p| p.text.clone())
+            .and_then(|p| p.text.clone())
             .unwrap_or_default();
         run.passes.insert(
             at,
             PassView {
                 name: r.pass.name.clone(),
                 title: r.pass.title.clone(),
-                text: plan.state_text(&canonical),
+                text: Some(plan.state_text(&canonical)),
                 data: r.pass.data.clone(),
             },
         );
@@ -1238,6 +1284,10 @@ fn run_graph(
         }
     };
     progress(Progress::compiled());
+    let passes_apart = matches!(
+        artifact,
+        Some(compiler::artifact_cache::ArtifactOutcome::Hit)
+    );
     let padding = std::mem::take(&mut c.padding);
     let paged = crate::page_plans(&c, &padding);
     let tree = c.ktir_module.take();
@@ -1283,8 +1333,20 @@ fn run_graph(
                 })
                 .collect(),
         },
-        // The compilation is done with: move its snapshots rather than copy them.
-        passes: c.snapshots.into_iter().map(PassView::from).collect(),
+        // The compilation is done with: move its snapshots rather than copy them. A hit
+        // brings no texts but the artifact's own (they wait in the store).
+        passes: c
+            .snapshots
+            .into_iter()
+            .map(|s| {
+                let apart = passes_apart && !compiler::artifact_cache::text_in_artifact(&s.pass);
+                let mut p = PassView::from(s);
+                if apart {
+                    p.text = None;
+                }
+                p
+            })
+            .collect(),
         ktir,
         run,
         source_map,
@@ -1292,10 +1354,7 @@ fn run_graph(
         padding,
         tp: None,
         cache,
-        passes_apart: matches!(
-            artifact,
-            Some(compiler::artifact_cache::ArtifactOutcome::Hit)
-        ),
+        passes_apart,
         artifact,
     })
 }

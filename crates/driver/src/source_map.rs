@@ -389,7 +389,14 @@ mod tests {
         let r = run("matmul_add");
         let m = &r.source_map;
         let text: Vec<&str> = r.ktir.lines().collect();
-        let sdsc = &r.passes.iter().find(|p| p.name == "sdsc").unwrap().text;
+        let sdsc = r
+            .passes
+            .iter()
+            .find(|p| p.name == "sdsc")
+            .unwrap()
+            .text
+            .as_deref()
+            .unwrap();
         let sdsc: Vec<&str> = sdsc.lines().collect();
         assert_eq!(m.nodes.len(), r.graph.nodes.len());
         assert!(!m.ops.is_empty());

@@ -57,6 +57,7 @@ fn declarations() -> Vec<String> {
         SourceMap::decl(&cfg),
         Run::decl(&cfg),
         OpSdscLines::decl(&cfg),
+        PassText::decl(&cfg),
         PassesApart::decl(&cfg),
         LinkEventView::decl(&cfg),
         CollectiveView::decl(&cfg),

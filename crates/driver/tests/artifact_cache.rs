@@ -2,7 +2,9 @@
 //! compile's program, a run through the cache matches the reference, the key follows the
 //! graph, options and machine, and a stale, corrupted or unwritable cache is never used.
 
-use driver::compiler::artifact_cache::{compile_key, ArtifactOutcome};
+use driver::compiler::artifact_cache::{
+    compile_key, passes_key, text_in_artifact, ArtifactOutcome,
+};
 use driver::{
     compile_with_cache_dir, ktir_with_cache_dir, load_graph, target_for, PipelineOptions,
 };
@@ -166,94 +168,183 @@ impl driver::compiler::artifact_cache::ArtifactStore for Memory {
     }
 }
 
+/// Each device op's SDSC lines in a run's source map.
+fn sdsc_of(r: &driver::Run) -> Vec<(String, Option<driver::LineRange>)> {
+    r.source_map
+        .ops
+        .iter()
+        .map(|o| (o.name.clone(), o.sdsc_lines))
+        .collect()
+}
+
+/// The passes of a run: name, title, text and data.
+fn passes_of(r: &driver::Run) -> Vec<(String, String, Option<String>, serde_json::Value)> {
+    r.passes
+        .iter()
+        .map(|p| {
+            (
+                p.name.clone(),
+                p.title.clone(),
+                p.text.clone(),
+                p.data.clone(),
+            )
+        })
+        .collect()
+}
+
+/// Flips a byte near the end of the entry under `key`.
+fn corrupt(store: &mut Memory, key: &str) {
+    let entry = store.0.get_mut(key).unwrap();
+    let last = entry.len() - 1;
+    entry[last] ^= 0x55;
+}
+
+/// A cold run through an empty store, then a warm one: the warm run has every pass with
+/// its title and data but only the artifact's texts, until they are filled in.
+fn cold_and_warm(
+    source: &str,
+    name: &str,
+    o: &driver::RunOptions,
+    store: &mut Memory,
+) -> (driver::Session, driver::Run, driver::Run) {
+    let mut s = driver::Session::open(source.as_bytes(), name).unwrap();
+    let cold = s
+        .run_with_artifacts(o, None, &mut |_| {}, store)
+        .unwrap()
+        .clone();
+    assert_eq!(cold.artifact, Some(ArtifactOutcome::Miss), "{name}");
+    assert!(!cold.passes_apart && !cold.passes.is_empty(), "{name}");
+    assert!(cold.passes.iter().all(|p| p.text.is_some()), "{name}");
+    assert_eq!(
+        store.0.len(),
+        2,
+        "{name}: the artifact and its snapshots, apart"
+    );
+    let warm = s
+        .run_with_artifacts(o, None, &mut |_| {}, store)
+        .unwrap()
+        .clone();
+    assert_eq!(warm.artifact, Some(ArtifactOutcome::Hit), "{name}");
+    assert!(warm.passes_apart, "{name}");
+    assert_eq!(warm.ktir, cold.ktir, "{name}");
+    assert_eq!(warm.run.total_cycles, cold.run.total_cycles, "{name}");
+    assert_eq!(warm.passes.len(), cold.passes.len(), "{name}");
+    for (w, c) in warm.passes.iter().zip(&cold.passes) {
+        // What the graph, cores and ring views read comes with the run.
+        assert_eq!(
+            (&w.name, &w.title, &w.data),
+            (&c.name, &c.title, &c.data),
+            "{name}"
+        );
+        if text_in_artifact(&w.name) {
+            assert_eq!(w.text, c.text, "{name}: {} keeps its text", w.name);
+        } else {
+            assert_eq!(w.text, None, "{name}: {} waits in the store", w.name);
+        }
+    }
+    assert!(
+        warm.source_map.ops.iter().all(|o| o.sdsc_lines.is_none()),
+        "{name}: the SDSC lines come with the texts"
+    );
+    (s, cold, warm)
+}
+
 #[test]
-fn a_warm_run_leaves_the_snapshots_in_the_store_until_asked() {
-    let mut s = driver::Session::open(MODEL.as_bytes(), "tiny_two_layer.json").unwrap();
+fn a_warm_run_has_each_pass_data_and_its_texts_after_a_fill() {
+    let o = driver::RunOptions::default();
+    let ex = driver::examples();
+    let cases: Vec<(&str, &str)> = std::iter::once((MODEL, "tiny_two_layer.json"))
+        .chain(["matmul_add", "llama_decoder_layer"].iter().map(|n| {
+            let e = ex.iter().find(|e| e.name == *n).unwrap();
+            (e.source, e.name)
+        }))
+        .collect();
+    for (source, name) in cases {
+        let mut store = Memory::default();
+        let (mut s, cold, warm) = cold_and_warm(source, name, &o, &mut store);
+        assert!(warm.run.passed, "{name}");
+        // The texts the fill brings are the cold run's, and so are the SDSC lines.
+        let filled = s.fill_passes(&o, &mut |_| {}, &mut store).unwrap();
+        assert_eq!(filled, Some(ArtifactOutcome::Hit), "{name}");
+        let run = s.last_run().unwrap();
+        assert!(!run.passes_apart, "{name}");
+        assert_eq!(passes_of(run), passes_of(&cold), "{name}");
+        assert_eq!(sdsc_of(run), sdsc_of(&cold), "{name}");
+        let texts = run.pass_texts();
+        assert_eq!(texts.texts.len(), cold.passes.len(), "{name}");
+        assert_eq!(s.fill_passes(&o, &mut |_| {}, &mut store).unwrap(), None);
+    }
+}
+
+#[test]
+fn a_corrupted_or_missing_snapshot_entry_is_compiled_again_when_filled() {
+    let o = driver::RunOptions::default();
+    for damage in ["corrupted", "missing"] {
+        let mut store = Memory::default();
+        let (mut s, cold, _) = cold_and_warm(MODEL, "tiny_two_layer.json", &o, &mut store);
+        let key = passes_key(&s.compile_key(&o).unwrap().unwrap());
+        if damage == "corrupted" {
+            corrupt(&mut store, &key);
+        } else {
+            store.0.remove(&key);
+        }
+        let filled = s.fill_passes(&o, &mut |_| {}, &mut store).unwrap();
+        match (damage, &filled) {
+            ("corrupted", Some(ArtifactOutcome::Rebuilt(why))) => {
+                assert!(why.contains("corrupted"), "{why}")
+            }
+            ("missing", Some(ArtifactOutcome::Miss)) => {}
+            _ => panic!("{damage}: {filled:?}"),
+        }
+        let run = s.last_run().unwrap();
+        assert_eq!(passes_of(run), passes_of(&cold), "{damage}");
+        assert_eq!(sdsc_of(run), sdsc_of(&cold), "{damage}");
+        // Stored over: the next warm run fills from the store.
+        s.run_with_artifacts(&o, None, &mut |_| {}, &mut store)
+            .unwrap();
+        let filled = s.fill_passes(&o, &mut |_| {}, &mut store).unwrap();
+        assert_eq!(filled, Some(ArtifactOutcome::Hit), "{damage}");
+        assert_eq!(passes_of(s.last_run().unwrap()), passes_of(&cold));
+    }
+}
+
+#[test]
+fn the_stored_texts_alone_are_read_from_the_store() {
     let o = driver::RunOptions::default();
     let mut store = Memory::default();
-    let cold = s
-        .run_with_artifacts(&o, None, &mut |_| {}, &mut store)
-        .unwrap()
-        .clone();
-    assert_eq!(cold.artifact, Some(ArtifactOutcome::Miss));
-    assert!(!cold.passes_apart && !cold.passes.is_empty());
-    assert_eq!(store.0.len(), 2, "the artifact and its snapshots, apart");
-
-    let warm = s
-        .run_with_artifacts(&o, None, &mut |_| {}, &mut store)
-        .unwrap()
-        .clone();
-    assert_eq!(warm.artifact, Some(ArtifactOutcome::Hit));
-    assert!(warm.passes_apart && warm.passes.is_empty());
-    assert_eq!(warm.ktir, cold.ktir);
-    assert_eq!(warm.run.total_cycles, cold.run.total_cycles);
-    assert_eq!(warm.run.outputs.len(), cold.run.outputs.len());
-    assert!(warm.run.passed);
-
-    let sdsc_of = |r: &driver::Run| -> Vec<(String, Option<driver::LineRange>)> {
-        r.source_map
-            .ops
-            .iter()
-            .map(|o| (o.name.clone(), o.sdsc_lines))
-            .collect()
-    };
-    let check = |p: &driver::PassesApart| {
-        let names: Vec<&str> = p.passes.iter().map(|p| p.name.as_str()).collect();
-        let cold_names: Vec<&str> = cold.passes.iter().map(|p| p.name.as_str()).collect();
-        assert_eq!(names, cold_names);
-        for (a, b) in p.passes.iter().zip(&cold.passes) {
-            assert_eq!((&a.title, &a.text, &a.data), (&b.title, &b.text, &b.data));
-        }
-        // The op lines the warm source map lacks fill it in as the cold one had them.
-        let lines: std::collections::BTreeMap<&str, driver::LineRange> = p
-            .sdsc_lines
-            .iter()
-            .rev()
-            .map(|l| (l.op.as_str(), l.lines))
-            .collect();
-        let filled: Vec<(String, Option<driver::LineRange>)> = warm
-            .source_map
-            .ops
-            .iter()
-            .map(|o| (o.name.clone(), lines.get(o.name.as_str()).copied()))
-            .collect();
-        assert_eq!(filled, sdsc_of(&cold));
-    };
+    let (s, cold, _) = cold_and_warm(MODEL, "tiny_two_layer.json", &o, &mut store);
     let (p, outcome) = s
         .passes_apart(&o, &mut |_| {}, &mut store)
         .unwrap()
         .unwrap();
     assert_eq!(outcome, ArtifactOutcome::Hit);
-    check(&p);
-
-    // A corrupted snapshot entry is rebuilt, never used.
-    let key = driver::compiler::artifact_cache::passes_key(&s.compile_key(&o).unwrap().unwrap());
-    let entry = store.0.get_mut(&key).unwrap();
-    let last = entry.len() - 1;
-    entry[last] ^= 0x55;
-    let (p, outcome) = s
-        .passes_apart(&o, &mut |_| {}, &mut store)
-        .unwrap()
-        .unwrap();
-    assert!(
-        matches!(&outcome, ArtifactOutcome::Rebuilt(why) if why.contains("corrupted")),
-        "{outcome:?}"
-    );
-    check(&p);
-    let (_, outcome) = s
-        .passes_apart(&o, &mut |_| {}, &mut store)
-        .unwrap()
-        .unwrap();
-    assert_eq!(outcome, ArtifactOutcome::Hit, "stored over");
-
-    // Filled in, the warm run is the cold one.
-    let filled = s.fill_passes(&o, &mut |_| {}, &mut store).unwrap();
-    assert_eq!(filled, Some(ArtifactOutcome::Hit));
-    let run = s.last_run().unwrap();
-    assert!(!run.passes_apart);
-    assert_eq!(sdsc_of(run), sdsc_of(&cold));
-    assert_eq!(run.passes.len(), cold.passes.len());
-    assert_eq!(s.fill_passes(&o, &mut |_| {}, &mut store).unwrap(), None);
+    // The texts the artifact holds are not stored twice.
+    let names: Vec<&str> = p.texts.iter().map(|t| t.name.as_str()).collect();
+    let apart: Vec<&str> = cold
+        .passes
+        .iter()
+        .map(|p| p.name.as_str())
+        .filter(|n| !text_in_artifact(n))
+        .collect();
+    assert_eq!(names, apart);
+    for t in &p.texts {
+        let c = cold.passes.iter().find(|c| c.name == t.name).unwrap();
+        assert_eq!(Some(&t.text), c.text.as_ref(), "{}", t.name);
+    }
+    let lines: Vec<(String, Option<driver::LineRange>)> = cold
+        .source_map
+        .ops
+        .iter()
+        .map(|op| {
+            let l = p
+                .sdsc_lines
+                .iter()
+                .find(|l| l.op == op.name)
+                .map(|l| l.lines);
+            (op.name.clone(), l)
+        })
+        .collect();
+    assert_eq!(lines, sdsc_of(&cold));
 }
 
 #[test]
@@ -285,6 +376,9 @@ fn a_warm_tensor_parallel_run_keeps_its_pass_among_the_stored_snapshots() {
     assert_eq!(names(&warm), names(&cold));
     assert_eq!(names(&warm)[1], "tensor-parallel");
     assert_eq!(warm.passes[1].text, cold.passes[1].text);
-    assert!(warm.passes[1].text.contains("  shard: column-parallel"));
+    assert!(warm.passes[1]
+        .text
+        .as_deref()
+        .is_some_and(|t| t.contains("  shard: column-parallel")));
     assert!(warm.tp.as_ref().is_some_and(|t| t.passed));
 }

@@ -28,6 +28,9 @@ fn steps(r: &driver::PipelineResult, prefix: &str) -> usize {
         .find(|p| p.name == "decompose")
         .expect("a decompose snapshot")
         .text;
+    let text = text
+        .as_deref()
+        .expect("a run without a store has its texts");
     text.lines()
         .filter(|l| l.contains(" -> ") && l.starts_with(&format!("op a/{prefix}")))
         .count()

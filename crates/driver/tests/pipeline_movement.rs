@@ -147,7 +147,7 @@ fn cores_by_op(r: &driver::PipelineResult) -> Vec<(String, usize)> {
     // The state form: "op NAME: KIND(...) ..." then "  split: SPLITS -> N cores".
     let mut out = Vec::new();
     let mut op: Option<(String, String)> = None;
-    for l in wd.text.lines() {
+    for l in wd.text.as_deref().unwrap_or_default().lines() {
         if let Some(rest) = l.strip_prefix("op ") {
             op = rest.split_once(": ").map(|(name, tail)| {
                 let kind = tail.split('(').next().unwrap_or("").to_string();

@@ -377,6 +377,9 @@ pub struct Session {
     made: Option<Vec<u8>>,
     /// The snapshots entry the last run's compile made, for the worker to store.
     made_passes: Option<Vec<u8>>,
+    /// The options of the last run through the compile store, which [`Session::fill_passes`]
+    /// compiles with again when the stored snapshot texts are unsound.
+    stored_run: Option<driver::RunOptions>,
 }
 
 impl Session {
@@ -387,6 +390,7 @@ impl Session {
             cache_report: None,
             made: None,
             made_passes: None,
+            stored_run: None,
         }
     }
 }
@@ -662,25 +666,18 @@ impl Session {
             }
         };
         let armed = self.armed.take();
+        self.stored_run = None;
         let (outcome, slot) = match armed {
             Some(mut slot) => {
                 let run = self
                     .inner
                     .run_with_artifacts(opts, tp, &mut report, &mut slot)
                     .map_err(structured_error)?;
-                let mut outcome = run.artifact.clone();
-                // A hit leaves the snapshots in their own entry; the page still shows them
-                // with the run, so they are read here (or compiled again when unsound).
-                if let Some(passes) = self
-                    .inner
-                    .fill_passes(opts, &mut |_| {}, &mut slot)
-                    .map_err(structured_error)?
-                {
-                    compiled_at = Some(js_sys::Date::now());
-                    if let O::Rebuilt(why) = passes {
-                        outcome = Some(O::Rebuilt(format!("its snapshots were {why}")));
-                    }
-                }
+                // A hit leaves the snapshot texts in their own entry: the run brings the
+                // passes' data the views read at once, and the texts come when a view asks
+                // for them ([`Session::fill_passes`]).
+                let outcome = run.artifact.clone();
+                self.stored_run = Some(opts.clone());
                 (outcome, Some(slot))
             }
             None => {
@@ -730,7 +727,8 @@ impl Session {
     /// version and digest: a sound artifact is used with no pass running, anything else is
     /// rebuilt, and the new artifact waits in [`Session::take_artifact`].
     /// `stored_passes` is what it holds under the snapshots' key (the compile key with
-    /// `.passes` after it), read after a hit.
+    /// `.passes` after it): only a tensor-parallel run reads it (its pass is built on the
+    /// canonical state's text); other runs leave the texts for [`Session::fill_passes`].
     #[wasm_bindgen(js_name = useArtifacts)]
     pub fn use_artifacts(&mut self, stored: Option<Vec<u8>>, stored_passes: Option<Vec<u8>>) {
         self.armed = Some(ArtifactSlot {
@@ -738,6 +736,57 @@ impl Session {
             given_passes: stored_passes,
             ..ArtifactSlot::default()
         });
+    }
+
+    /// The last run's pass snapshot texts and each device op's SDSC lines
+    /// (`{ texts: [{ name, text }], sdscLines: [{ op, lines }], outcome, reason? }`). A run
+    /// whose texts stayed in the page's store (a cache hit) reads them from
+    /// `stored_passes`, what the store holds under the snapshots' key; a missing, stale or
+    /// corrupted entry is compiled again (`outcome` "rebuilt" or "miss", the new entry
+    /// waiting in [`Session::take_passes_artifact`]). A run that has its texts gives them
+    /// (`outcome` "none").
+    #[wasm_bindgen(js_name = fillPasses)]
+    pub fn fill_passes(&mut self, stored_passes: Option<Vec<u8>>) -> Result<JsValue, JsValue> {
+        use driver::compiler::artifact_cache::ArtifactOutcome as O;
+        let mut slot = ArtifactSlot {
+            given_passes: stored_passes,
+            ..ArtifactSlot::default()
+        };
+        let filled = match &self.stored_run {
+            Some(opts) => self
+                .inner
+                .fill_passes(opts, &mut |_| {}, &mut slot)
+                .map_err(structured_error)?,
+            None => None,
+        };
+        if slot.put_passes.is_some() {
+            self.made_passes = slot.put_passes;
+        }
+        let (outcome, reason) = match filled {
+            None => ("none", None),
+            Some(O::Hit) => ("hit", None),
+            Some(O::Miss) => ("miss", None),
+            Some(O::Rebuilt(why)) => ("rebuilt", Some(why)),
+            Some(O::Bypassed(why)) => ("bypassed", Some(why)),
+        };
+        let run = self
+            .inner
+            .last_run()
+            .ok_or_else(|| JsError::new("fillPasses: nothing has run yet"))?;
+        #[derive(Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Filled {
+            #[serde(flatten)]
+            passes: driver::PassesApart,
+            outcome: &'static str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            reason: Option<String>,
+        }
+        Ok(to_js(&Filled {
+            passes: run.pass_texts(),
+            outcome,
+            reason,
+        })?)
     }
 
     /// What the last run's compile cache did (`{ outcome, reason?, compileMs }`, see

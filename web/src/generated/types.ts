@@ -171,9 +171,11 @@ name: string,
  */
 title: string, 
 /**
- * The snapshot text.
+ * The snapshot text; `None` while it waits in the compile store ([`Run::passes_apart`],
+ * read by [`Session::fill_passes`]): a warm run brings the data the views read at once,
+ * and the texts, most of a large model's snapshots, only when a view shows them.
  */
-text: string, 
+text: string | null, 
 /**
  * The snapshot's structured data (layouts, core splits, scratchpad allocations).
  */
@@ -1058,12 +1060,13 @@ kind: SourceKind,
  */
 graph: GraphView, 
 /**
- * Pass snapshots, in pass order (none for a KTIR module, nor when `passes_apart`).
+ * Pass snapshots, in pass order (none for a KTIR module).
  */
 passes: Array<PassView>, 
 /**
- * The compile came from a store that keeps the snapshots apart: `passes` is empty and
- * the source map's ops have no SDSC lines until [`Session::passes_apart`] reads them.
+ * The compile came from a store that keeps the snapshot texts apart: `passes` has each
+ * pass's name, title and data but no text (the KTIR module's aside), and the source
+ * map's ops have no SDSC lines, until [`Session::fill_passes`] reads them.
  */
 passesApart: boolean, 
 /**
@@ -1094,11 +1097,21 @@ op: string,
  */
 lines: LineRange, };
 
+export type PassText = { 
+/**
+ * The pass name.
+ */
+name: string, 
+/**
+ * Its snapshot's text.
+ */
+text: string, };
+
 export type PassesApart = { 
 /**
- * Pass snapshots, in pass order.
+ * Snapshot texts by pass, in pass order.
  */
-passes: Array<PassView>, 
+texts: Array<PassText>, 
 /**
  * Each device op's lines in the `sdsc` snapshot's text (`OpLink::sdsc_lines`).
  */

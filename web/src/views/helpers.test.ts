@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { formatSci, isEditableTarget } from "../dom";
 import { EMPTY_STATE, formatUrlState, parseUrlState, type UrlState } from "../urlState";
-import { displayText, lineNumbers, stepIndex } from "./passes";
+import { displayText, lineNumbers, passChanged, stepIndex, textsShown } from "./passes";
 import { formatDuration } from "./results";
 
 describe("pass stepping", () => {
@@ -13,6 +13,28 @@ describe("pass stepping", () => {
     expect(stepIndex(-1, 1, 6)).toBe(0);
     expect(stepIndex(-1, -1, 6)).toBe(5);
     expect(stepIndex(0, 1, 0)).toBe(-1);
+  });
+});
+
+describe("pass texts still in the compile store", () => {
+  const pass = (name: string, text: string | null) => ({ name, title: name, text, data: null });
+  it("count as changes and are named when a pass shows them", () => {
+    const state = "program g\n  tensor x: f32[4]\n";
+    const passes = [
+      pass("canonicalize", state),
+      pass("decompose", null),
+      pass("layout", state),
+      pass("sdsc", null),
+      pass("ktir", "func.func @k() {}"),
+    ];
+    expect(passChanged(passes)).toEqual([true, true, true, true, true]);
+    expect(textsShown(passes, 2).map((p) => p.name)).toEqual(["layout", "decompose"]);
+    // The IRs are shown side by side: each needs the other.
+    expect(textsShown(passes, 4).map((p) => p.name)).toEqual(["ktir", "sdsc"]);
+    expect(textsShown(passes, 0).map((p) => p.name)).toEqual(["canonicalize"]);
+    expect(textsShown(passes, 9)).toEqual([]);
+    const loaded = passes.map((p) => (p.text === null ? { ...p, text: state } : p));
+    expect(passChanged(loaded)[1]).toBe(false);
   });
 });
 

@@ -30,6 +30,7 @@ import {
 import type { Diagnostic } from "../api";
 import { byId, el } from "../dom";
 import { mlirHighlight, mlirLanguage } from "../editor/mlir";
+import { LOADING_TEXTS } from "./passes";
 import type { Change, IrKind, PageState, Shortcut, View, ViewContext } from "./view";
 
 export type { IrKind } from "./view";
@@ -41,6 +42,8 @@ export interface IrEvents {
   line(kind: IrKind, line: number): void;
   /** The KTIR text changed (edited or reset). */
   changed(): void;
+  /** The SDSC bundle was shown while the run's pass texts wait in the compile store. */
+  needTexts?(): void;
 }
 
 /** Editor range of a verifier diagnostic (1-based line and column, clamped to the text). */
@@ -125,6 +128,8 @@ export class IrView {
   private readonly sdsc: EditorView;
   /** An SDSC bundle not yet in its editor (see `setSdsc`). */
   private pendingSdsc: string | null = null;
+  /** The SDSC editor holds a placeholder: the bundle's text waits in the compile store. */
+  private sdscWaiting = false;
   /** KTIR text not yet in its editor (see `setKtir`). */
   private pendingKtir: string | null = null;
   /** Whether the KTIR editor has been measured on screen since it was last hidden. */
@@ -291,11 +296,18 @@ export class IrView {
    * Sets the SDSC bundle. It goes into its editor when first shown or read: a full model's
    * bundle takes seconds to lay out and fold, and most visits to this view read the KTIR.
    */
-  setSdsc(text: string): void {
-    this.pendingSdsc = text;
-    for (const b of this.segButtons) b.disabled = b.dataset.ir === "sdsc" && text === "";
-    if (text === "" && this.shown === "sdsc") this.show("ktir");
-    else if (this.shown === "sdsc") this.editor("sdsc");
+  setSdsc(text: string, waiting: string | null = null): void {
+    this.sdscWaiting = waiting !== null;
+    this.pendingSdsc = waiting ?? text;
+    if (this.sdscWaiting) this.sdscHost.dataset.pending = "";
+    else delete this.sdscHost.dataset.pending;
+    for (const b of this.segButtons)
+      b.disabled = b.dataset.ir === "sdsc" && text === "" && waiting === null;
+    if (text === "" && waiting === null && this.shown === "sdsc") this.show("ktir");
+    else if (this.shown === "sdsc") {
+      this.editor("sdsc");
+      if (this.sdscWaiting) this.events.needTexts?.();
+    }
   }
 
   /** The editor of `kind`, with any SDSC bundle set aside put in first. */
@@ -340,6 +352,7 @@ export class IrView {
     for (const b of this.segButtons) b.setAttribute("aria-pressed", String(b.dataset.ir === kind));
     if (kind === "sdsc") {
       this.editor(kind).requestMeasure();
+      if (this.sdscWaiting) this.events.needTexts?.();
       return;
     }
     // The text waiting goes in after the editor's first measure on screen (and outside it:
@@ -458,6 +471,7 @@ export class IrTab implements View {
       run: (text) => ctx.runKtir(text),
       line: (kind, line) => ctx.selectLine(kind, line),
       changed: () => ctx.ktirChanged(view.text),
+      needTexts: () => ctx.needPassTexts(),
     });
     this.view = view;
   }
@@ -467,7 +481,15 @@ export class IrTab implements View {
     if (!v) return;
     if ((changed.has("run") || changed.has("ktir")) && s.loaded)
       v.setKtir(s.ktir, s.loaded.originalKtir);
-    if (changed.has("run") && s.loaded) v.setSdsc(s.loaded.sdsc);
+    if ((changed.has("run") || changed.has("passTexts")) && s.loaded) {
+      const l = s.loaded;
+      const waiting = !l.textsPending
+        ? null
+        : l.textsFailed
+          ? `the pass texts could not be read: ${l.textsFailed}`
+          : LOADING_TEXTS;
+      v.setSdsc(l.sdsc, waiting);
+    }
     if (changed.has("busy")) v.setBusy(s.busy);
     if (changed.has("view") && s.view !== this.id) v.hidden();
     if (changed.has("view") && s.view === this.id) {

@@ -55,7 +55,9 @@ export function previousPass(passes: readonly PassSnapshot[], index: number): Pa
 export function passChanged(passes: readonly PassSnapshot[]): boolean[] {
   return passes.map((p, i) => {
     const prev = previousPass(passes, i);
-    if (!prev || !isStateText(p.text) || !isStateText(prev.text)) return true;
+    // A text still in the compile store counts as a change until it comes.
+    if (!prev || p.text === null || prev.text === null) return true;
+    if (!isStateText(p.text) || !isStateText(prev.text)) return true;
     return p.text !== prev.text;
   });
 }
@@ -65,6 +67,20 @@ export function stepIndex(current: number, delta: number, count: number): number
   if (count <= 0) return -1;
   if (current < 0) return delta >= 0 ? 0 : count - 1;
   return Math.min(count - 1, Math.max(0, current + delta));
+}
+
+/** What a snapshot shows while its text is read from the compile store. */
+export const LOADING_TEXTS = "loading pass texts…";
+
+/** The passes whose texts showing pass `index` needs: it, the one it is diffed against or
+ * the IR beside it. */
+export function textsShown(passes: readonly PassSnapshot[], index: number): PassSnapshot[] {
+  const pass = passes[index];
+  if (!pass) return [];
+  const other = IR_PASSES[pass.name];
+  const beside = other === undefined ? undefined : passes.find((p) => p.name === other);
+  const against = beside ?? previousPass(passes, index);
+  return against ? [pass, against] : [pass];
 }
 
 /** Text shown for a snapshot: single-line JSON is pretty-printed, everything else verbatim. */
@@ -155,6 +171,10 @@ export class PassView {
   /** A pass was selected while the tab was hidden: its snapshot is shown when it is next. */
   private stale = false;
   private listeners: ((pass: PassSnapshot) => void)[] = [];
+  /** Asks for the pass texts a cache hit left in the store (set by the tab). */
+  needTexts: () => void = () => {};
+  /** Why the texts could not be read (null: they are coming or here). */
+  private textsFailed: string | null = null;
   /** The run's source map and KTIR, for linking the two IRs' lines. */
   private map: SourceMap | null = null;
   private ktir: string | null = null;
@@ -222,7 +242,8 @@ export class PassView {
     let r = this.ranges.get(index);
     if (!r) {
       const p = this.passes[index];
-      const text = p ? displayText(p.text) : "";
+      if (!p || p.text === null) return [];
+      const text = displayText(p.text);
       r = isStateText(text) ? entityRanges(text) : [];
       this.ranges.set(index, r);
     }
@@ -308,7 +329,7 @@ export class PassView {
       if (!p) return null;
       const r = this.rangesOf(index).find((e) => e.key === key);
       const lines = r
-        ? displayText(p.text)
+        ? displayText(p.text ?? "")
             .split("\n")
             .slice(r.from - 1, r.to)
         : [];
@@ -432,11 +453,35 @@ export class PassView {
     for (const fn of this.listeners) fn(pass);
   }
 
+  /** Why the pass texts could not be read (null: none failed); shown in place of them. */
+  setTextsFailed(why: string | null): void {
+    this.textsFailed = why;
+    if (why !== null && this.visible && this.selected >= 0) this.render();
+  }
+
   /** Shows the selected pass's snapshot and its diff. */
   private render(): void {
     this.stale = false;
     const pass = this.passes[this.selected];
     if (!pass) return;
+    if (pass.text === null || textsShown(this.passes, this.selected).some((p) => p.text === null)) {
+      // A cache hit's texts wait in the store: say so, and ask for them.
+      const why = this.textsFailed;
+      const say = why === null ? LOADING_TEXTS : `the pass texts could not be read: ${why}`;
+      this.showText(pass.text === null ? say : displayText(pass.text), pass.title, pass.name);
+      this.snapshot.dataset.pending = "";
+      this.diffTitle.textContent = "Diff";
+      this.diffMeta.textContent = "";
+      this.summary.replaceChildren();
+      this.summary.hidden = true;
+      this.beside = null;
+      this.snapshotIr = null;
+      this.diff.dataset.mode = "pending";
+      this.diff.replaceChildren(el("div", { className: "dl skip", text: say }));
+      if (why === null) this.needTexts();
+      return;
+    }
+    delete this.snapshot.dataset.pending;
     const text = displayText(pass.text);
     this.showText(text, pass.title, pass.name);
     this.showDiff(previousPass(this.passes, this.selected), pass, text);
@@ -486,6 +531,7 @@ export class PassView {
       this.diffMeta.textContent = "side by side";
       this.diff.dataset.mode = "beside";
       const ktirText = pass.name === "ktir" ? pass.text : beside.text;
+      const besideText = beside.text ?? "";
       const linkable = this.map !== null && ktirText === this.ktir;
       const pre = el("pre", { className: "code beside", "data-testid": "beside" });
       if (linkable) {
@@ -495,7 +541,7 @@ export class PassView {
         this.watchLines(pre, () => ir);
       }
       this.diff.replaceChildren(pre);
-      setText(pre, displayText(beside.text), this.diff);
+      setText(pre, displayText(besideText), this.diff);
       return;
     }
     if (!prev) {
@@ -506,7 +552,7 @@ export class PassView {
       return;
     }
     this.diffTitle.textContent = `Diff ${prev.name} → ${pass.name}`;
-    const before = displayText(prev.text);
+    const before = displayText(prev.text ?? "");
     if (isStateText(before) && isStateText(text)) {
       this.showEntityDiff(diffEntities(before, text));
       return;
@@ -629,16 +675,26 @@ export class PassesTab implements View {
   mount(_container: HTMLElement, ctx: ViewContext): void {
     this.view = new PassView();
     this.view.onSelect(() => ctx.save());
+    this.view.needTexts = () => ctx.needPassTexts();
   }
 
   update(s: PageState, changed: ReadonlySet<Change>): void {
     if (!this.view) return;
     if (changed.has("view")) this.view.setVisible(s.view === this.id);
+    if (changed.has("passTexts") && !changed.has("run") && s.loaded) {
+      // The texts came (or failed): the same passes, shown again where they were.
+      const r = s.loaded.res.result;
+      this.view.setSourceMap(r.sourceMap, r.ktir);
+      if (s.loaded.textsFailed) this.view.setTextsFailed(s.loaded.textsFailed);
+      else this.view.setPasses(r.passes, this.view.selectedName);
+      return;
+    }
     if (!changed.has("run") || !s.loaded) return;
     const pass = this.wanted ?? this.view.selectedName ?? DEFAULT_PASS;
     this.wanted = null;
     const r = s.loaded.res.result;
     this.view.setSourceMap(r.sourceMap, r.ktir);
+    this.view.setTextsFailed(null);
     this.view.setPasses(r.passes, pass);
   }
 }

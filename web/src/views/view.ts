@@ -22,8 +22,15 @@ export interface Loaded {
   originalKtir: string;
   /** Time span of each device op's kernel, in op order. */
   spans: Span[];
-  /** The SDSC bundle as shown (pretty-printed JSON). */
+  /** The SDSC bundle as shown (pretty-printed JSON); "" while the pass texts are pending. */
   sdsc: string;
+  /**
+   * The pass texts (and the ops' SDSC lines) wait in the compile store, a cache hit having
+   * brought the passes without them: a view that shows one asks (`needPassTexts`).
+   */
+  textsPending: boolean;
+  /** Why the pending texts could not be read, once asked (null: not failed). */
+  textsFailed?: string | null;
   /** A remark for the results line ("edited KTIR"), or "". */
   note: string;
   /** The edited KTIR this run ran in place of the source's (null: as compiled or opened). */
@@ -112,7 +119,8 @@ export type Change =
   | "ktir"
   | "busy"
   | "compare"
-  | "theme";
+  | "theme"
+  | "passTexts";
 
 /** The shared clock: simulated time, play / pause and speed (the transport bar). */
 export interface Clock {
@@ -138,6 +146,11 @@ export interface ViewContext {
   selectNode(id: string | null): void;
   /** Opens a device op's kernel (KTIR) or bundle entry (SDSC) in the IR view. */
   openOp(kind: IrKind, op: string): void;
+  /**
+   * A view shows a pass text the run came without (`Loaded.textsPending`): they are read
+   * from the compile store, then "passTexts" changes. Asking again while they come is free.
+   */
+  needPassTexts(): void;
   /** The KTIR editor's text changed (edited, reset or set). */
   ktirChanged(text: string): void;
   runKtir(text: string): void;
