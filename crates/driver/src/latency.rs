@@ -103,7 +103,7 @@ fn record<'e>(
     let plain = w.elementwise.div_ceil(lanes) as f64;
     OpRecord {
         core: e.core,
-        op: e.op,
+        op: e.op.as_str(),
         unit: e.unit,
         bytes: e.bytes,
         dram: e.dram,

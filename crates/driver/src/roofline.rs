@@ -511,7 +511,7 @@ mod tests {
             dst_stop: None,
             hops: 0,
             dram,
-            op: String::new(),
+            op: "".into(),
             line: 2,
         }
     }

@@ -7,7 +7,7 @@ use crate::domain::{Domain, Numbers, ShapesOnly};
 use crate::machine::Machine;
 use crate::resolve::{ROp, Region};
 use crate::store::{DramBuffer, Memory};
-use crate::timing::{Task, TaskId, Unit, Work};
+use crate::timing::{Deps, Task, TaskId, Unit, Work};
 use crate::value::*;
 use ktir::ast::*;
 use std::collections::HashMap;
@@ -90,8 +90,9 @@ pub(crate) struct CoreCtx {
     pub tile_id: Vec<i64>,
     pub grid_size: usize,
     pub live_bytes: u64,
-    /// Tasks of this core in this launch without a successor yet (for the barrier).
-    pub last_tasks: Vec<TaskId>,
+    /// Tasks of this core in this launch without a successor yet (for the barrier): a
+    /// set, as each task recorded removes its dependencies from it.
+    pub last_tasks: std::collections::BTreeSet<TaskId>,
     /// The core's most recent store (loads wait for it).
     pub last_store: Option<TaskId>,
     /// Whether work is timed (false while running a collective's combiner).
@@ -660,10 +661,8 @@ impl<'m> Simulator<'m> {
                 task.deps.push(b);
             }
         }
+        task.deps.normalize(self.tasks.len());
         let n = self.tasks.len();
-        task.deps.retain(|d| *d < n);
-        task.deps.sort_unstable();
-        task.deps.dedup();
         self.tasks.push(task);
         Ok(n)
     }
@@ -683,12 +682,14 @@ impl<'m> Simulator<'m> {
             core: ctx.core,
             unit,
             work,
-            deps: deps.clone(),
-            op: rop.op.kind.name().to_string(),
+            deps: Deps::from(deps.as_slice()),
+            op: rop.name.clone(),
             line: rop.line,
         })?;
-        ctx.last_tasks.retain(|t| !deps.contains(t));
-        ctx.last_tasks.push(id);
+        for d in &deps {
+            ctx.last_tasks.remove(d);
+        }
+        ctx.last_tasks.insert(id);
         Ok(id)
     }
 
