@@ -114,6 +114,7 @@ impl Simulator<'_> {
             ));
         }
         self.launch_peaks.push(0);
+        self.begin_launch_tasks();
         let log_start = (
             self.tasks.len(),
             self.steps(),

@@ -216,6 +216,8 @@ impl Deps {
                 kept.retain(|d| *d < n);
                 kept.sort_unstable();
                 kept.dedup();
+                // Held for the whole run: no spare capacity.
+                kept.shrink_to_fit();
                 *self = Deps::from(kept);
             }
             Deps::Inline { len, ids } => {
@@ -363,20 +365,21 @@ impl Limits {
     }
 }
 
-/// Bytes one task takes through a run: its record with the dependencies that do not fit
-/// in it, its [`Event`] in the schedule and the scheduler's per-task state. Op names are
-/// shared ([`OpName`]), one copy per operation of the program, so a task adds none.
-/// What `sim::ExecLimits::max_task_bytes` counts.
+/// Bytes one recorded task keeps through a run: its record with the dependencies that do
+/// not fit in it, and its [`Event`] in the schedule. Op names are shared ([`OpName`]), one
+/// copy per operation of the program, so a task adds none. With
+/// [`SCHEDULER_BYTES_PER_TASK`] for the launch being scheduled, what
+/// `sim::ExecLimits::max_task_bytes` counts.
 pub fn task_footprint(task: &Task) -> u64 {
-    // Scheduler state per task: route, dependents, queues, start/end times (measured
-    // generously), and the page's view of the event.
-    const SCHEDULER_BYTES: usize = 256;
-    let bytes = std::mem::size_of::<Task>()
-        + task.deps.heap_bytes()
-        + std::mem::size_of::<Event>()
-        + SCHEDULER_BYTES;
+    let bytes = std::mem::size_of::<Task>() + task.deps.heap_bytes() + std::mem::size_of::<Event>();
     bytes as u64
 }
+
+/// Bytes the scheduler holds per task of the launch it is scheduling (route, dependents,
+/// queue entry, start and end times, the launch's events before they join the run's,
+/// measured generously). Launches are scheduled one at a time, so only the largest
+/// launch's tasks count them.
+pub const SCHEDULER_BYTES_PER_TASK: u64 = 256;
 
 impl Default for Limits {
     fn default() -> Self {
