@@ -8,7 +8,6 @@ use serde::Serialize;
 use sim::latency_model::{self, Category, LatencyConfig, OpRecord, Overlap};
 use sim::timing::{EventRef, Schedule, TaskId, Unit};
 use sim::{Machine, WorkCount};
-use std::collections::BTreeMap;
 
 /// One parameter of the model, labelled as the reference interpreter labels it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -92,18 +91,13 @@ fn notes() -> Vec<String> {
 }
 
 /// An event as the model sees the op behind it.
-fn record<'e>(
-    e: &EventRef<'e>,
-    source: TaskId,
-    work: &BTreeMap<TaskId, WorkCount>,
-    lanes: u64,
-) -> OpRecord<'e> {
-    let w = work.get(&source).copied().unwrap_or_default();
+fn record<'e>(e: &EventRef<'e>, source: TaskId, work: &[WorkCount], lanes: u64) -> OpRecord<'e> {
+    let w = work.get(source).copied().unwrap_or_default();
     // The interpreter timed transcendental vector work longer than its plain rate.
     let plain = w.elementwise.div_ceil(lanes) as f64;
     OpRecord {
         core: e.core,
-        op: e.op,
+        op: e.op.as_str(),
         unit: e.unit,
         bytes: e.bytes,
         dram: e.dram,
@@ -116,7 +110,7 @@ fn record<'e>(
 /// The report of a finished run.
 pub(crate) fn compute(inp: Inputs<'_>) -> LatencyModelReport {
     let config = LatencyConfig::of(inp.machine);
-    let work: BTreeMap<TaskId, WorkCount> = inp.work.iter().copied().collect();
+    let work = crate::roofline::work_by_task(inp.work);
     let lanes = inp.machine.sfp_lanes.value.max(1);
     let mut kernels = Vec::new();
     // Two passes over the events, not one per kernel, holding one kernel's events at a

@@ -7,7 +7,7 @@ use crate::KernelLink;
 use serde::Serialize;
 use sim::timing::{DramAccess, EventRef, Schedule, TaskId, Unit};
 use sim::{Machine, WorkCount};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 /// Which of the machine's rates limits a kernel (or the program) the most.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -294,14 +294,30 @@ fn assumptions(rates: &Rates) -> Vec<String> {
     ]
 }
 
+/// The work counts indexed by recorded task id (zero for a task that did no arithmetic;
+/// a later count of the same task wins), so reports over millions of events look each
+/// one up without a search.
+pub(crate) fn work_by_task(work: &[(TaskId, WorkCount)]) -> Vec<WorkCount> {
+    let len = work
+        .iter()
+        .map(|(t, _)| t.saturating_add(1))
+        .max()
+        .unwrap_or(0);
+    let mut by_task = vec![WorkCount::default(); len];
+    for &(t, w) in work {
+        by_task[t] = w;
+    }
+    by_task
+}
+
 /// The roofline of a finished run.
 pub(crate) fn compute(inp: Inputs<'_>) -> Roofline {
     let rates = Rates::of(inp.machine);
-    let work: BTreeMap<TaskId, WorkCount> = inp.work.iter().copied().collect();
+    let work = work_by_task(inp.work);
     let mut per_kernel: Vec<Tally> = inp.kernels.iter().map(|_| Tally::default()).collect();
     let mut program = Tally::default();
     for e in inp.schedule.event_refs() {
-        let w = work.get(&e.source).copied();
+        let w = work.get(e.source).copied();
         program.add(&e, w);
         if let Some(k) = crate::source_map::kernel_at(inp.kernels, e.line) {
             per_kernel[k].add(&e, w);
@@ -511,7 +527,7 @@ mod tests {
             dst_stop: None,
             hops: 0,
             dram,
-            op: String::new(),
+            op: "".into(),
             line: 2,
         }
     }

@@ -360,7 +360,7 @@ fn perform(
                 tile_id: Vec::new(),
                 grid_size: cores.len(),
                 live_bytes: 0,
-                last_tasks: Vec::new(),
+                last_tasks: std::collections::BTreeSet::new(),
                 last_store: None,
                 record: false,
                 generic_point: Vec::new(),
@@ -464,13 +464,13 @@ fn deliver(
             core: c,
             unit: Unit::Sfp,
             work: Work::Compute { cycles: 0 },
-            deps: ready.clone(),
-            op: rop.op.kind.name().to_string(),
+            deps: ready.as_slice().into(),
+            op: rop.name.clone(),
             line: rop.line,
         })?),
     };
     if let Some(j) = joined {
-        ctx.last_tasks.push(j);
+        ctx.last_tasks.insert(j);
     }
     let mut out = Vec::with_capacity(values.len());
     for v in values {
@@ -506,8 +506,8 @@ fn ring_send(
             bytes,
             dram: DramAccess::None,
         },
-        deps,
-        op: rop.op.kind.name().to_string(),
+        deps: deps.into(),
+        op: rop.name.clone(),
         line: rop.line,
     })
 }
@@ -524,8 +524,8 @@ fn combine_task(
         core,
         unit: Unit::Sfp,
         work: Work::Compute { cycles },
-        deps,
-        op: rop.op.kind.name().to_string(),
+        deps: deps.into(),
+        op: rop.name.clone(),
         line: rop.line,
     })
 }

@@ -114,6 +114,7 @@ impl Simulator<'_> {
             ));
         }
         self.launch_peaks.push(0);
+        self.begin_launch_tasks();
         let log_start = (
             self.tasks.len(),
             self.steps(),
@@ -163,7 +164,7 @@ impl Simulator<'_> {
                     tile_id,
                     grid_size: tiles,
                     live_bytes: 0,
-                    last_tasks: Vec::new(),
+                    last_tasks: std::collections::BTreeSet::new(),
                     last_store: None,
                     record: true,
                     generic_point: Vec::new(),
@@ -215,8 +216,8 @@ impl Simulator<'_> {
                 core: 0,
                 unit: Unit::Sfp,
                 work: Work::Compute { cycles: 0 },
-                deps: launch_tails,
-                op: format!("end of @{func}"),
+                deps: launch_tails.into(),
+                op: format!("end of @{func}").into(),
                 line: 0,
             })?;
             self.barrier = Some(id);

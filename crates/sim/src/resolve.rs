@@ -20,6 +20,8 @@ pub(crate) type SharedSet = Option<Rc<AffineSet>>;
 /// One op in resolved form.
 pub(crate) struct ROp<'a> {
     pub op: &'a Op,
+    /// The op's name, shared by every task it records.
+    pub name: crate::timing::OpName,
     /// Unique within a launch (identifies collective instances).
     pub id: usize,
     pub operands: Vec<usize>,
@@ -143,6 +145,7 @@ impl<'a> Resolver<'a> {
             self.next_id += 1;
             out.push(ROp {
                 op,
+                name: crate::timing::OpName::from(op.kind.name()),
                 id,
                 operands,
                 results,

@@ -7,7 +7,7 @@ use crate::domain::{Domain, Numbers, ShapesOnly};
 use crate::machine::Machine;
 use crate::resolve::{ROp, Region};
 use crate::store::{DramBuffer, Memory};
-use crate::timing::{Task, TaskId, Unit, Work};
+use crate::timing::{Deps, Task, TaskId, Unit, Work};
 use crate::value::*;
 use ktir::ast::*;
 use std::collections::HashMap;
@@ -24,8 +24,12 @@ pub struct Simulator<'m> {
     pub(crate) mem: Memory,
     next_base: i64,
     pub(crate) tasks: Vec<Task>,
-    /// What the recorded tasks take, as [`ExecLimits::max_task_bytes`] counts it.
-    task_bytes: u64,
+    /// What the recorded tasks keep through the run ([`crate::timing::task_footprint`]).
+    task_record_bytes: u64,
+    /// The first task of the launch being interpreted.
+    launch_first_task: TaskId,
+    /// Tasks of the largest launch so far: what scheduling one launch at a time holds.
+    largest_launch_tasks: u64,
     /// Tasks every task of the next launch must wait for.
     pub(crate) barrier: Option<TaskId>,
     steps: u64,
@@ -90,8 +94,9 @@ pub(crate) struct CoreCtx {
     pub tile_id: Vec<i64>,
     pub grid_size: usize,
     pub live_bytes: u64,
-    /// Tasks of this core in this launch without a successor yet (for the barrier).
-    pub last_tasks: Vec<TaskId>,
+    /// Tasks of this core in this launch without a successor yet (for the barrier): a
+    /// set, as each task recorded removes its dependencies from it.
+    pub last_tasks: std::collections::BTreeSet<TaskId>,
     /// The core's most recent store (loads wait for it).
     pub last_store: Option<TaskId>,
     /// Whether work is timed (false while running a collective's combiner).
@@ -182,7 +187,9 @@ impl<'m> Simulator<'m> {
             },
             next_base: 0,
             tasks: Vec::new(),
-            task_bytes: 0,
+            task_record_bytes: 0,
+            launch_first_task: 0,
+            largest_launch_tasks: 0,
             barrier: None,
             steps: 0,
             replayed_steps: 0,
@@ -642,10 +649,30 @@ impl<'m> Simulator<'m> {
         })
     }
 
+    /// Marks where the tasks of the launch about to be interpreted begin, for the
+    /// scheduler's share of [`ExecLimits::max_task_bytes`].
+    pub(crate) fn begin_launch_tasks(&mut self) {
+        self.launch_first_task = self.tasks.len();
+    }
+
+    /// Records `task` unless the tasks would then take more than
+    /// [`ExecLimits::max_task_bytes`]: what every task keeps, plus the scheduler's state
+    /// for the largest launch (launches are scheduled one at a time).
     pub(crate) fn push_task(&mut self, mut task: Task) -> Result<TaskId, SimError> {
-        let bytes = self
-            .task_bytes
+        // The task as it will be kept, so its dependencies count as they will be held.
+        if let Some(b) = self.barrier {
+            if !task.deps.contains(&b) {
+                task.deps.push(b);
+            }
+        }
+        task.deps.normalize(self.tasks.len());
+        let record = self
+            .task_record_bytes
             .saturating_add(crate::timing::task_footprint(&task));
+        let launch_tasks = (self.tasks.len() + 1).saturating_sub(self.launch_first_task) as u64;
+        let largest = self.largest_launch_tasks.max(launch_tasks);
+        let bytes =
+            record.saturating_add(largest.saturating_mul(crate::timing::SCHEDULER_BYTES_PER_TASK));
         if bytes > self.limits.max_task_bytes {
             return err(format!(
                 "the run's timing tasks would take {bytes} bytes ({} tasks), over the limit of {} bytes (ExecLimits::max_task_bytes) by {} bytes; shrink the problem or raise the limit",
@@ -654,16 +681,9 @@ impl<'m> Simulator<'m> {
                 bytes - self.limits.max_task_bytes
             ));
         }
-        self.task_bytes = bytes;
-        if let Some(b) = self.barrier {
-            if !task.deps.contains(&b) {
-                task.deps.push(b);
-            }
-        }
+        self.task_record_bytes = record;
+        self.largest_launch_tasks = largest;
         let n = self.tasks.len();
-        task.deps.retain(|d| *d < n);
-        task.deps.sort_unstable();
-        task.deps.dedup();
         self.tasks.push(task);
         Ok(n)
     }
@@ -683,12 +703,14 @@ impl<'m> Simulator<'m> {
             core: ctx.core,
             unit,
             work,
-            deps: deps.clone(),
-            op: rop.op.kind.name().to_string(),
+            deps: Deps::from(deps.as_slice()),
+            op: rop.name.clone(),
             line: rop.line,
         })?;
-        ctx.last_tasks.retain(|t| !deps.contains(t));
-        ctx.last_tasks.push(id);
+        for d in &deps {
+            ctx.last_tasks.remove(d);
+        }
+        ctx.last_tasks.insert(id);
         Ok(id)
     }
 

@@ -35,6 +35,7 @@ use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 use std::fmt;
+use std::sync::Arc;
 
 /// Index of a task in the task list.
 pub type TaskId = usize;
@@ -99,6 +100,225 @@ pub enum Work {
     Compute { cycles: u64 },
 }
 
+/// The name of the operation behind a task or event, e.g. `"ktdp.load"`: shared, so the
+/// millions of tasks and events of a large run each hold a pointer, not a copy of the text.
+/// Reads as a `&str`; serialises as a string.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct OpName(Arc<str>);
+
+impl OpName {
+    /// The name as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for OpName {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&str> for OpName {
+    fn from(s: &str) -> Self {
+        OpName(Arc::from(s))
+    }
+}
+
+impl From<String> for OpName {
+    fn from(s: String) -> Self {
+        OpName(Arc::from(s))
+    }
+}
+
+impl PartialEq<str> for OpName {
+    fn eq(&self, other: &str) -> bool {
+        &*self.0 == other
+    }
+}
+
+impl PartialEq<&str> for OpName {
+    fn eq(&self, other: &&str) -> bool {
+        &*self.0 == *other
+    }
+}
+
+impl fmt::Debug for OpName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+impl fmt::Display for OpName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Serialize for OpName {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for OpName {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d).map(OpName::from)
+    }
+}
+
+/// Dependencies kept in the task itself.
+const INLINE_DEPS: usize = 3;
+
+/// A task's dependencies: up to three (most tasks) held in the task itself, more on the
+/// heap, so recording a task allocates nothing in the common case. Reads as a slice.
+#[derive(Clone)]
+pub enum Deps {
+    /// `len` dependencies in `ids[..len]`.
+    Inline { len: u8, ids: [TaskId; INLINE_DEPS] },
+    /// More than fit inline.
+    Heap(Vec<TaskId>),
+}
+
+impl Deps {
+    /// No dependencies.
+    pub const fn new() -> Deps {
+        Deps::Inline {
+            len: 0,
+            ids: [0; INLINE_DEPS],
+        }
+    }
+
+    /// Adds `id` at the end.
+    pub fn push(&mut self, id: TaskId) {
+        match self {
+            Deps::Inline { len, ids } if (*len as usize) < INLINE_DEPS => {
+                ids[*len as usize] = id;
+                *len += 1;
+            }
+            Deps::Inline { len, ids } => {
+                let mut v = Vec::with_capacity(INLINE_DEPS * 2);
+                v.extend_from_slice(&ids[..*len as usize]);
+                v.push(id);
+                *self = Deps::Heap(v);
+            }
+            Deps::Heap(v) => v.push(id),
+        }
+    }
+
+    /// Keeps only the dependencies on tasks before `n`, sorted and each once: what the
+    /// scheduler takes.
+    pub fn normalize(&mut self, n: TaskId) {
+        match self {
+            Deps::Heap(v) => {
+                let mut kept = std::mem::take(v);
+                kept.retain(|d| *d < n);
+                kept.sort_unstable();
+                kept.dedup();
+                // Held for the whole run: no spare capacity.
+                kept.shrink_to_fit();
+                *self = Deps::from(kept);
+            }
+            Deps::Inline { len, ids } => {
+                let ids = &mut ids[..*len as usize];
+                ids.sort_unstable();
+                let mut out = Deps::new();
+                for &d in ids.iter() {
+                    if d < n && out.last() != Some(&d) {
+                        out.push(d);
+                    }
+                }
+                *self = out;
+            }
+        }
+    }
+
+    /// Heap bytes the list takes beyond the task's own record.
+    pub fn heap_bytes(&self) -> usize {
+        match self {
+            Deps::Inline { .. } => 0,
+            Deps::Heap(v) => v.capacity() * std::mem::size_of::<TaskId>(),
+        }
+    }
+}
+
+impl Default for Deps {
+    fn default() -> Self {
+        Deps::new()
+    }
+}
+
+impl std::ops::Deref for Deps {
+    type Target = [TaskId];
+    fn deref(&self) -> &[TaskId] {
+        match self {
+            Deps::Inline { len, ids } => &ids[..*len as usize],
+            Deps::Heap(v) => v,
+        }
+    }
+}
+
+impl PartialEq for Deps {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for Deps {}
+
+impl fmt::Debug for Deps {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl<'a> IntoIterator for &'a Deps {
+    type Item = &'a TaskId;
+    type IntoIter = std::slice::Iter<'a, TaskId>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl FromIterator<TaskId> for Deps {
+    fn from_iter<I: IntoIterator<Item = TaskId>>(iter: I) -> Self {
+        let mut d = Deps::new();
+        for id in iter {
+            d.push(id);
+        }
+        d
+    }
+}
+
+impl From<Vec<TaskId>> for Deps {
+    fn from(v: Vec<TaskId>) -> Self {
+        if v.len() <= INLINE_DEPS {
+            v.into_iter().collect()
+        } else {
+            Deps::Heap(v)
+        }
+    }
+}
+
+impl From<&[TaskId]> for Deps {
+    fn from(v: &[TaskId]) -> Self {
+        v.iter().copied().collect()
+    }
+}
+
+impl Serialize for Deps {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        (**self).serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Deps {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Vec::<TaskId>::deserialize(d).map(Deps::from)
+    }
+}
+
 /// One unit of work on one core, with its dependencies.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Task {
@@ -106,9 +326,9 @@ pub struct Task {
     pub unit: Unit,
     pub work: Work,
     /// Tasks that must finish before this one starts; each must be an earlier task.
-    pub deps: Vec<TaskId>,
+    pub deps: Deps,
     /// The operation that produced the task, e.g. `"ktdp.load"`.
-    pub op: String,
+    pub op: OpName,
     /// KTIR source line, 0 if none.
     pub line: u32,
 }
@@ -145,20 +365,21 @@ impl Limits {
     }
 }
 
-/// Bytes one task takes through a run: its record, dependency list and op name, its
-/// [`Event`] in the schedule (with the op name again) and the scheduler's per-task state.
-/// What `sim::ExecLimits::max_task_bytes` counts.
+/// Bytes one recorded task keeps through a run: its record with the dependencies that do
+/// not fit in it, and its [`Event`] in the schedule. Op names are shared ([`OpName`]), one
+/// copy per operation of the program, so a task adds none. With
+/// [`SCHEDULER_BYTES_PER_TASK`] for the launch being scheduled, what
+/// `sim::ExecLimits::max_task_bytes` counts.
 pub fn task_footprint(task: &Task) -> u64 {
-    // Scheduler state per task: route, dependents, queues, start/end times (measured
-    // generously), and the page's view of the event.
-    const SCHEDULER_BYTES: usize = 256;
-    let bytes = std::mem::size_of::<Task>()
-        + task.deps.len() * std::mem::size_of::<TaskId>()
-        + std::mem::size_of::<Event>()
-        + 2 * task.op.len()
-        + SCHEDULER_BYTES;
+    let bytes = std::mem::size_of::<Task>() + task.deps.heap_bytes() + std::mem::size_of::<Event>();
     bytes as u64
 }
+
+/// Bytes the scheduler holds per task of the launch it is scheduling (route, dependents,
+/// queue entry, start and end times, the launch's events before they join the run's,
+/// measured generously). Launches are scheduled one at a time, so only the largest
+/// launch's tasks count them.
+pub const SCHEDULER_BYTES_PER_TASK: u64 = 256;
 
 impl Default for Limits {
     fn default() -> Self {
@@ -188,7 +409,7 @@ pub struct Event {
     /// Ring hops of a transfer (0 for compute).
     pub hops: usize,
     pub dram: DramAccess,
-    pub op: String,
+    pub op: OpName,
     pub line: u32,
 }
 
@@ -254,7 +475,7 @@ pub struct LaunchSpan {
     /// elsewhere in the text).
     pub line_shift: i64,
     /// The op name of its closing barrier (its last event) when not the stored one.
-    pub barrier_op: Option<String>,
+    pub barrier_op: Option<OpName>,
 }
 
 /// One event of a run as [`Schedule::event_refs`] gives it: an [`Event`] whose op name is
@@ -273,7 +494,7 @@ pub struct EventRef<'a> {
     pub dst_stop: Option<usize>,
     pub hops: usize,
     pub dram: DramAccess,
-    pub op: &'a str,
+    pub op: &'a OpName,
     pub line: u32,
 }
 
@@ -291,7 +512,7 @@ impl EventRef<'_> {
             dst_stop: self.dst_stop,
             hops: self.hops,
             dram: self.dram,
-            op: self.op.to_string(),
+            op: self.op.clone(),
             line: self.line,
         }
     }
@@ -674,6 +895,27 @@ pub fn schedule_with_progress(
     limits: &Limits,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Schedule, TimingError> {
+    schedule_part(machine, tasks, 0, limits, progress)
+}
+
+/// The dependencies of `task` on tasks from `from` on, counted from `from`.
+fn local_deps(task: &Task, from: TaskId) -> impl Iterator<Item = TaskId> + '_ {
+    task.deps
+        .iter()
+        .filter(move |d| **d >= from)
+        .map(move |d| d - from)
+}
+
+/// [`schedule_with_progress`] of the tasks of a longer list that start at task `from`:
+/// dependencies on tasks before `from` are dropped, the others and the events' ids count
+/// from `from`, so a launch is scheduled without copying its tasks.
+fn schedule_part(
+    machine: &Machine,
+    tasks: &[Task],
+    from: TaskId,
+    limits: &Limits,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Schedule, TimingError> {
     machine.validate().map_err(TimingError::InvalidMachine)?;
     if tasks.len() > limits.max_tasks {
         return Err(TimingError::TooManyTasks {
@@ -700,13 +942,13 @@ pub fn schedule_with_progress(
                 cores,
             });
         }
-        total_deps = total_deps.saturating_add(task.deps.len());
+        total_deps = total_deps.saturating_add(local_deps(task, from).count());
         if total_deps > limits.max_deps {
             return Err(TimingError::TooManyDeps {
                 limit: limits.max_deps,
             });
         }
-        if let Some(&dep) = task.deps.iter().find(|&&d| d >= id) {
+        if let Some(dep) = local_deps(task, from).find(|&d| d >= id) {
             return Err(TimingError::BadDependency { task: id, dep });
         }
         let path = match &task.work {
@@ -769,12 +1011,16 @@ pub fn schedule_with_progress(
     let mut queues = vec![Vec::new(); resources];
     let mut dependents = vec![Vec::new(); tasks.len()];
     let mut remaining_deps = vec![0usize; tasks.len()];
+    let mut unique: Vec<TaskId> = Vec::new();
     for (id, task) in tasks.iter().enumerate() {
         queues[resource_of(task)].push(id);
         // Duplicate deps count once.
-        let unique: BTreeSet<TaskId> = task.deps.iter().copied().collect();
+        unique.clear();
+        unique.extend(local_deps(task, from));
+        unique.sort_unstable();
+        unique.dedup();
         remaining_deps[id] = unique.len();
-        for d in unique {
+        for &d in &unique {
             dependents[d].push(id);
         }
     }
@@ -926,22 +1172,10 @@ pub fn schedule_launches(
     let mut scheduling_steps = 0usize;
     let (mut now, mut first, mut done) = (0.0f64, 0usize, 0usize);
     for p in plan {
-        let (segment, line_shift, barrier_op) = match p {
+        let (segment, line_shift, barrier_op): (usize, i64, Option<OpName>) = match p {
             LaunchPlan::Run { tasks: r } => {
                 let from = r.start;
-                let local: Vec<Task> = tasks[r.clone()]
-                    .iter()
-                    .map(|t| Task {
-                        deps: t
-                            .deps
-                            .iter()
-                            .filter(|d| **d >= from)
-                            .map(|d| d - from)
-                            .collect(),
-                        ..t.clone()
-                    })
-                    .collect();
-                let s = schedule_with_progress(machine, &local, limits, &mut |d, _| {
+                let s = schedule_part(machine, &tasks[r.clone()], from, limits, &mut |d, _| {
                     progress(done + d, total_tasks)
                 })?;
                 scheduling_steps = scheduling_steps.saturating_add(s.steps);
@@ -974,7 +1208,11 @@ pub fn schedule_launches(
                 barrier_op,
             } => {
                 let (segment, shift) = resolved[*of];
-                (segment, shift + line_shift, barrier_op.clone())
+                (
+                    segment,
+                    shift + line_shift,
+                    barrier_op.as_deref().map(OpName::from),
+                )
             }
         };
         resolved.push((segment, line_shift));
@@ -1357,7 +1595,7 @@ mod tests {
                 bytes,
                 dram,
             },
-            deps: vec![],
+            deps: Deps::new(),
             op: "ktdp.load".into(),
             line: 0,
         }
@@ -1368,14 +1606,14 @@ mod tests {
             core,
             unit,
             work: Work::Compute { cycles },
-            deps: vec![],
+            deps: Deps::new(),
             op: "linalg.matmul".into(),
             line: 7,
         }
     }
 
     fn with_deps(mut t: Task, deps: &[TaskId]) -> Task {
-        t.deps = deps.to_vec();
+        t.deps = deps.into();
         t
     }
 
@@ -1388,6 +1626,45 @@ mod tests {
             (a - b).abs() <= 1e-6 * b.abs().max(1.0),
             "expected {b}, got {a}"
         );
+    }
+
+    #[test]
+    fn deps_normalize_like_a_sorted_deduplicated_vec() {
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        for _ in 0..500 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let len = (x % 9) as usize;
+            let ids: Vec<TaskId> = (0..len).map(|i| ((x >> (i * 5)) % 12) as usize).collect();
+            let n = (x >> 50) as usize % 14;
+            let mut want = ids.clone();
+            want.retain(|d| *d < n);
+            want.sort_unstable();
+            want.dedup();
+            let mut pushed = Deps::new();
+            for &d in &ids {
+                pushed.push(d);
+            }
+            assert_eq!(&*pushed, ids.as_slice());
+            assert_eq!(pushed.heap_bytes() > 0, len > INLINE_DEPS);
+            pushed.normalize(n);
+            assert_eq!(&*pushed, want.as_slice(), "{ids:?} below {n}");
+            let mut from_vec = Deps::from(ids.clone());
+            from_vec.normalize(n);
+            assert_eq!(from_vec, pushed);
+            assert_eq!(from_vec.heap_bytes() > 0, want.len() > INLINE_DEPS);
+        }
+    }
+
+    #[test]
+    fn op_names_read_and_serialise_as_text() {
+        let op = OpName::from("ktdp.load");
+        assert_eq!(op, "ktdp.load");
+        assert_eq!(op.to_string(), "ktdp.load");
+        assert_eq!(serde_json::to_string(&op).unwrap(), "\"ktdp.load\"");
+        let back: OpName = serde_json::from_str("\"ktdp.load\"").unwrap();
+        assert_eq!(back, op);
     }
 
     #[test]

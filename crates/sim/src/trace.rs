@@ -572,7 +572,7 @@ impl TraceWriter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::timing::{schedule, Limits, Task, Work};
+    use crate::timing::{schedule, Deps, Limits, Task, Work};
     use serde_json::{json, Value};
 
     fn load(m: &Machine, core: usize, bytes: u64) -> Task {
@@ -585,7 +585,7 @@ mod tests {
                 bytes,
                 dram: DramAccess::Read,
             },
-            deps: vec![],
+            deps: Deps::new(),
             op: "ktdp.load".into(),
             line: 3,
         }
@@ -601,7 +601,7 @@ mod tests {
                 bytes,
                 dram: DramAccess::Write,
             },
-            deps,
+            deps: deps.into(),
             op: "ktdp.store".into(),
             line: 9,
         }
@@ -612,7 +612,7 @@ mod tests {
             core,
             unit,
             work: Work::Compute { cycles },
-            deps,
+            deps: deps.into(),
             op: "linalg.matmul".into(),
             line: 5,
         }
@@ -691,7 +691,7 @@ mod tests {
                     bytes: 1 << 20,
                     dram: DramAccess::None,
                 },
-                deps: vec![],
+                deps: Deps::new(),
                 op: "ktdp.transfer".into(),
                 line: 0,
             })

@@ -19,10 +19,11 @@ pub struct ExecLimits {
     pub max_tensor_elements: usize,
     /// Elements in all DRAM buffers together.
     pub max_dram_elements: usize,
-    /// Bytes the recorded timing tasks take through the run: each task's record, its
-    /// dependency list and op name, and what scheduling it and reporting its event add
-    /// (see [`crate::timing::task_footprint`]). Bounding bytes rather than a task count
-    /// lets a timing-only run of a large model use the memory a run may take.
+    /// Bytes the recorded timing tasks take through the run: what each task keeps (its
+    /// record and event, [`crate::timing::task_footprint`]) and the scheduler's state for
+    /// the largest launch ([`crate::timing::SCHEDULER_BYTES_PER_TASK`] a task). Bounding
+    /// bytes rather than a task count lets a timing-only run of a large model use the
+    /// memory a run may take.
     pub max_task_bytes: u64,
 }
 

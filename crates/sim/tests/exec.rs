@@ -365,6 +365,44 @@ fn timing_tasks_stop_at_the_byte_limit_with_the_excess() {
     assert!(sim.tasks().len() < 16, "{}", sim.tasks().len());
 }
 
+/// The task-byte limit counts what every task keeps (its record and event) and the
+/// scheduler's state only for the largest launch, as launches are scheduled one at a time:
+/// two launches fit in exactly that, and one byte less stops the run.
+#[test]
+fn scheduler_state_counts_once_for_the_largest_launch() {
+    let text = program("add_rows.mlir");
+    let m = module(&text);
+    let machine = Machine::preset("tiny4").unwrap();
+    let run = |max_task_bytes: u64| {
+        let limits = ExecLimits {
+            max_task_bytes,
+            ..ExecLimits::default()
+        };
+        let mut sim = Simulator::new_timing_only(&machine, limits);
+        let ba = sim.reserve("a", ktir::ScalarType::F16, 64 * 64).unwrap();
+        let bb = sim.reserve("b", ktir::ScalarType::F16, 64 * 64).unwrap();
+        let bc = sim.reserve("c", ktir::ScalarType::F16, 64 * 64).unwrap();
+        let lines = LineLookup::new(&text);
+        let mut lens = Vec::new();
+        for _ in 0..2 {
+            let before = sim.tasks().len();
+            sim.launch(&m, &lines, "add_rows", &[ba, bb, bc])
+                .map_err(|e| e.to_string())?;
+            lens.push(sim.tasks().len() - before);
+        }
+        Ok::<_, String>((sim.tasks().to_vec(), lens))
+    };
+    let (tasks, lens) = run(u64::MAX).unwrap();
+    let kept: u64 = tasks.iter().map(sim::timing::task_footprint).sum();
+    let largest = *lens.iter().max().unwrap() as u64;
+    let needed = kept + largest * sim::timing::SCHEDULER_BYTES_PER_TASK;
+    assert!(needed < kept + tasks.len() as u64 * sim::timing::SCHEDULER_BYTES_PER_TASK);
+    assert_eq!(run(needed).unwrap().0, tasks);
+    let e = run(needed - 1).unwrap_err();
+    assert!(e.contains("over the limit of"), "{e}");
+    assert!(e.contains("by 1 bytes"), "{e}");
+}
+
 /// A replayed launch (a repeat of an identical kernel) executes no operation, so it counts
 /// in the run's total but not against the step limit: a model of many identical layers is
 /// bounded by what it executes, not by its depth.
