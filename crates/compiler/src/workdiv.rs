@@ -386,12 +386,17 @@ pub fn matmul_cost_with(
     let tr = share_of.traffic(t.scratchpad_capacity_bytes as f64);
     let (mut per_core, b_moved) = (tr.bytes, tr.b_moved);
     let double_buffered = double && tr.double;
-    if ksplit > 1 && tr.cut && double_buffered {
+    if ksplit > 1
+        && tr.cut
+        && double_buffered
+        && reduction_keeps_pace(t, &share_of, &tr, ksplit, compute)
+    {
         // Only the first core of a K group stores the summed slice. Where the time loop
-        // double-buffers, that store overlaps the group's next loads, so each core is
-        // charged its 1/k of it (the bytes the machine moves). Otherwise the group waits
-        // for the leader's store at every step (or at the single step's end) and the
-        // whole slice stays charged to every core (assumption; docs/roofline.md).
+        // double-buffers, and each block's reduction is done before the next block's
+        // product, that store overlaps the group's next loads, so each core is charged
+        // its 1/k of it (the bytes the machine moves). Otherwise the group waits for the
+        // leader's store at every step (or at the single step's end) and the whole slice
+        // stays charged to every core (assumption; docs/roofline.md).
         per_core -= share_of.c * (1.0 - 1.0 / ksplit as f64);
     }
     let cores: usize = splits.iter().product();
@@ -421,6 +426,27 @@ pub fn matmul_cost_with(
     })
 }
 
+/// Whether a K group's reductions keep pace with its products: each output block's
+/// partial, cut into the pieces the pipelined chain sends
+/// ([`ktir::reduce::reduce_pipeline_pieces`] on one block's bytes), reaches the leader in no
+/// more time than the block's product takes on the PT array. A block too small for many
+/// pieces pays most of the chain's length at every step; a K split that deep is bound by
+/// its reductions, and its leader's stores no longer hide behind the next loads.
+fn reduction_keeps_pace(
+    t: &Target,
+    share: &Share,
+    tr: &Traffic,
+    ksplit: usize,
+    compute: f64,
+) -> bool {
+    let hops = (ksplit - 1) as f64;
+    let blocks = tr.out_blocks.max(1.0);
+    let block = share.acc / blocks;
+    let pieces = ktir::reduce::reduce_pipeline_pieces(ksplit as u64 - 1, block as u64) as f64;
+    let per_block = (1.0 + (hops - 1.0) / pieces) * block / t.stick_bytes.max(1) as f64;
+    per_block * blocks <= compute
+}
+
 /// What [`Share::traffic`] finds for one core's share.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Traffic {
@@ -433,6 +459,9 @@ struct Traffic {
     /// Whether a plan moving as few bytes also fits the second buffers of its streamed
     /// blocks (the lowering double-buffers only among plans moving the same bytes).
     double: bool,
+    /// Output blocks (M blocks x N blocks) the plan's time loops visit: a K split reduces
+    /// its partial sums once per block.
+    out_blocks: f64,
 }
 
 /// One core's share of a matmul, in bytes (A, B, C as stored, C as an f32 sum), and the
@@ -475,13 +504,15 @@ impl Share {
                 b_moved: self.b,
                 cut: false,
                 double: false,
+                out_blocks: 1.0,
             };
         }
-        let mut best: Option<(f64, f64)> = None;
-        let mut finest: Option<(f64, f64)> = None;
+        // (bytes, B bytes loaded before sharing, output blocks)
+        let mut best: Option<(f64, f64, f64)> = None;
+        let mut finest: Option<(f64, f64, f64)> = None;
         // Per fitting plan: its bytes and whether its second buffers fit too.
         let mut fitting: Vec<(f64, bool)> = Vec::new();
-        let better = |x: Option<(f64, f64)>, y: (f64, f64)| match x {
+        let better = |x: Option<(f64, f64, f64)>, y: (f64, f64, f64)| match x {
             Some(x) if x.0 <= y.0 => x,
             _ => y,
         };
@@ -502,12 +533,18 @@ impl Share {
                     // Double buffering adds a second buffer per streamed block (and, shared,
                     // the next block's loaded copy as well).
                     let need_db = need + a_blk + b_blk + shared_copy;
-                    let mut moved = (self.a * n + self.b * m / bg + self.c, self.b * m);
+                    let blocks = m * n;
+                    let mut moved = (self.a * n + self.b * m / bg + self.c, self.b * m, blocks);
                     if ks == 1 {
                         // A resident under an N loop, or B under an M loop.
-                        moved =
-                            better(Some(moved), (self.a + self.b * m / bg + self.c, self.b * m));
-                        moved = better(Some(moved), (self.b / bg + self.a * n + self.c, self.b));
+                        moved = better(
+                            Some(moved),
+                            (self.a + self.b * m / bg + self.c, self.b * m, blocks),
+                        );
+                        moved = better(
+                            Some(moved),
+                            (self.b / bg + self.a * n + self.c, self.b, blocks),
+                        );
                     }
                     if need <= cap {
                         best = Some(better(best, moved));
@@ -518,9 +555,9 @@ impl Share {
                 }
             }
         }
-        let (bytes, b_moved) = best
-            .or(finest)
-            .unwrap_or((self.a + self.b / bg + self.c, self.b));
+        let (bytes, b_moved, out_blocks) =
+            best.or(finest)
+                .unwrap_or((self.a + self.b / bg + self.c, self.b, 1.0));
         let double = fitting
             .iter()
             .any(|&(moved, db)| db && moved <= bytes * (1.0 + 1e-9));
@@ -529,6 +566,7 @@ impl Share {
             b_moved,
             cut: true,
             double,
+            out_blocks,
         }
     }
 }
@@ -847,6 +885,74 @@ mod tests {
         );
         // Too small for any cut but the finest: still a finite figure.
         assert!(big.traffic(1.0).bytes.is_finite());
+    }
+
+    /// A K group's reductions keep pace with its products only while each output block's
+    /// partial is large enough to pipeline down the chain: the same share cut into more,
+    /// smaller blocks, or split over a longer chain, stops keeping pace.
+    #[test]
+    fn a_deep_k_split_with_small_blocks_is_bound_by_its_reductions() {
+        let t = Target::spyre32();
+        let share = super::Share {
+            a: 512.0 * 1024.0,
+            b: 4.0 * 1024.0 * 1024.0,
+            c: 32.0 * 1024.0 * 1024.0,
+            acc: 64.0 * 1024.0 * 1024.0,
+            rows: 1024,
+            n_units: 128,
+            k_units: 2,
+            k_split: true,
+            b_group: 1.0,
+        };
+        let traffic = |out_blocks: f64| super::Traffic {
+            bytes: 0.0,
+            b_moved: 0.0,
+            cut: true,
+            double: true,
+            out_blocks,
+        };
+        // Compute as long as one whole-partial transfer and a half.
+        let compute = 1.5 * share.acc / t.stick_bytes as f64;
+        // Few large blocks: every block cut into the full four pieces per hop.
+        assert!(super::reduction_keeps_pace(
+            &t,
+            &share,
+            &traffic(4.0),
+            4,
+            compute
+        ));
+        // The same share in 2,048 blocks of 32 KiB: one piece each, the whole chain per block.
+        assert!(!super::reduction_keeps_pace(
+            &t,
+            &share,
+            &traffic(2048.0),
+            4,
+            compute
+        ));
+        // A chain of 31 hops with blocks too small to cut finely.
+        assert!(!super::reduction_keeps_pace(
+            &t,
+            &share,
+            &traffic(128.0),
+            32,
+            compute
+        ));
+    }
+
+    /// At a long sequence the projection's K group does not span the ring: a K split whose
+    /// leader's stores only look cheap while its reductions fall behind is not chosen.
+    #[test]
+    fn a_long_sequence_projection_keeps_its_k_groups_short() {
+        let g = graph_of(
+            r#"{"name": "x", "dtype": "f16", "shape": [1, 2048, 4096]}, {"name": "w", "dtype": "f16", "shape": [4096, 14336]}"#,
+            "",
+            r#"{"name": "mm", "op": "MatMul", "inputs": ["x", "w"], "outputs": ["y"]}"#,
+            r#""y""#,
+        );
+        let c = compile(&g, &Target::spyre32(), &upto("work-division")).unwrap();
+        let d = &c.divisions[0];
+        let k = *d.splits.last().unwrap();
+        assert!(k < 32, "K split {k}: {}", d.rule);
     }
 
     fn exp_on(
