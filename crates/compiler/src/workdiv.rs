@@ -406,12 +406,7 @@ pub fn matmul_cost_with(
         None => 0.0,
     };
     let psum = if ksplit > 1 {
-        // A chain of k - 1 hops to the leader, the partial cut into pieces that move down
-        // it concurrently: the last piece lands k - 2 pieces after one whole partial.
-        let hops = (ksplit - 1) as f64;
-        let partial = bc * mc * nc * 4.0;
-        let pieces = ktir::reduce::reduce_pipeline_pieces(ksplit as u64 - 1, partial as u64) as f64;
-        (1.0 + (hops - 1.0) / pieces) * partial / t.stick_bytes.max(1) as f64
+        chain_reduce_ns(t, ksplit, bc * mc * nc * 4.0)
     } else {
         0.0
     };
@@ -439,12 +434,19 @@ fn reduction_keeps_pace(
     ksplit: usize,
     compute: f64,
 ) -> bool {
-    let hops = (ksplit - 1) as f64;
     let blocks = tr.out_blocks.max(1.0);
-    let block = share.acc / blocks;
-    let pieces = ktir::reduce::reduce_pipeline_pieces(ksplit as u64 - 1, block as u64) as f64;
-    let per_block = (1.0 + (hops - 1.0) / pieces) * block / t.stick_bytes.max(1) as f64;
-    per_block * blocks <= compute
+    chain_reduce_ns(t, ksplit, share.acc / blocks) * blocks <= compute
+}
+
+/// Time (ns) for a K group of `ksplit` cores to bring one f32 partial of `partial` bytes to
+/// its leader: a chain of `ksplit - 1` hops, the partial cut into pieces
+/// ([`ktir::reduce::reduce_pipeline_pieces`], the rule the simulator times with) that move
+/// down it concurrently at one stick per ns, so the last piece lands `ksplit - 2` pieces
+/// after one whole partial.
+fn chain_reduce_ns(t: &Target, ksplit: usize, partial: f64) -> f64 {
+    let hops = (ksplit - 1) as f64;
+    let pieces = ktir::reduce::reduce_pipeline_pieces(ksplit as u64 - 1, partial as u64) as f64;
+    (1.0 + (hops - 1.0) / pieces) * partial / t.stick_bytes.max(1) as f64
 }
 
 /// What [`Share::traffic`] finds for one core's share.
