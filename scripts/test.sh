@@ -5,8 +5,17 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export PATH="$HOME/.cargo/bin:$PATH"
 export CHROMEDRIVER=/usr/bin/chromedriver
+export SPYRE_CACHE="${SPYRE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/spyre-playground}"
 # setup.sh made .venv/: the ONNX conformance test must run, not skip.
 export SPYRE_REQUIRE_ONNX_CONFORMANCE=1
+# CI tests a fresh clone each time, so the builds of the last run are kept outside the
+# clone: the crates the workspace depends on are compiled once per machine, not once per run.
+# Incremental compilation only writes caches a fresh clone never reads again.
+if [ "${CI:-}" = true ] && [ -z "${CARGO_TARGET_DIR:-}" ]; then
+  export CARGO_TARGET_DIR="$SPYRE_CACHE/target"
+  export CARGO_INCREMENTAL=0
+  bash scripts/cache-trim.sh "$CARGO_TARGET_DIR"
+fi
 
 step() { printf '\n==== %s (%s) ====\n' "$*" "$(date -u +%H:%M:%S)"; }
 
