@@ -55,8 +55,18 @@ export type RunInfo = Omit<RunResult, "events"> & { events: EventTable };
 export type Diagnostic = DiagnosticView;
 /** One run of a graph or a KTIR module, as the session returns it (events as a list). */
 export type WasmRun = Run;
-/** One run of a graph or a KTIR module, as the worker sends it: events as columns. */
-export type WirePipelineResult = Omit<Run, "run"> & {
+/**
+ * A pass snapshot as the worker sends it: its structured data as JSON text, read on the page
+ * the first time a view reads `data`. A full model's snapshots hold some 600,000 values: as
+ * objects they took the page's thread a third of a second to receive.
+ */
+export type WirePassView = Omit<PassView, "data"> & { dataJson: string };
+/**
+ * One run of a graph or a KTIR module, as the worker sends it: events as columns, and each
+ * pass's data as text (a pass may also come as the session made it).
+ */
+export type WirePipelineResult = Omit<Run, "run" | "passes"> & {
+  passes: (PassView | WirePassView)[];
   run: Omit<RunResult, "events"> & { events: EventColumns };
 };
 /** One run of a graph or a KTIR module, as the page holds it. */

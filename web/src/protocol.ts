@@ -9,13 +9,16 @@ import type {
   KtirInputs,
   NamedBytes,
   OpSdscLines,
+  PassSnapshot,
   PassText,
   PipelineResult,
   RunOptions,
   RunProgress,
   TensorView,
+  WirePassView,
   WirePipelineResult,
 } from "./api";
+import { digestBuffers, digestRun, isDigest, type RunDigest } from "./digest";
 import { columnBuffers, EventTable, isColumns } from "./events";
 import type { GraphLayout } from "./graph/layout";
 
@@ -56,6 +59,8 @@ export interface RunResult {
   result: PipelineResult;
   /** The graph drawn in the worker (node boxes and edges). */
   layout: GraphLayout;
+  /** The timeline's lanes, the ring's indexes and the kernels' spans, made in the worker. */
+  digest: RunDigest;
   /** What a run takes, for the Run inputs panel (null when it could not be listed). */
   io: RunIo | null;
   /**
@@ -65,22 +70,69 @@ export interface RunResult {
   compileCache?: CompileCacheReport & { note?: string };
 }
 
-/** A run as the worker sends it: its events as columns, moved by transfer. */
-export type WireRunResult = Omit<RunResult, "result"> & { result: WirePipelineResult };
+/**
+ * A run as the worker sends it: its events as columns and its digest, moved by transfer (a
+ * run without a digest has it made on the page).
+ */
+export type WireRunResult = Omit<RunResult, "result" | "digest"> & {
+  result: WirePipelineResult;
+  digest?: RunDigest;
+};
 
-/** The buffers of a worker answer to transfer rather than copy (a run's event columns). */
+/**
+ * The buffers of a worker answer to transfer rather than copy (a run's event columns and its
+ * digest's arrays).
+ */
 export function transferables(response: WorkerResponse): ArrayBuffer[] {
   if (!response.ok || !response.result || typeof response.result !== "object") return [];
-  const run = (response.result as { result?: { run?: { events?: unknown } } }).result?.run;
-  return isColumns(run?.events) ? columnBuffers(run.events) : [];
+  const res = response.result as { result?: { run?: { events?: unknown } }; digest?: unknown };
+  const events = res.result?.run?.events;
+  if (!isColumns(events)) return [];
+  const digest = isDigest(res.digest, events.count) ? digestBuffers(res.digest) : [];
+  return [...columnBuffers(events), ...digest];
 }
 
-/** The page's run from the worker's: its event columns wrapped for reading by index. */
+/**
+ * The page's run from the worker's: its event columns wrapped for reading by index, and its
+ * digest as sent (made here when it is missing or does not fit the events).
+ */
 export function hydrateRun(wire: WireRunResult): RunResult {
   const events = isColumns(wire.result.run.events)
     ? new EventTable(wire.result.run.events)
     : EventTable.from([]);
-  return { ...wire, result: { ...wire.result, run: { ...wire.result.run, events } } };
+  const passes = wire.result.passes.map(readPass);
+  const result = { ...wire.result, passes, run: { ...wire.result.run, events } };
+  const digest = isDigest(wire.digest, events.length) ? wire.digest : digestRun(result);
+  return { ...wire, result, digest };
+}
+
+/** A pass's data as JSON text, for the wire (`readPass` reads it back). */
+export function sendPass({ data, ...pass }: PassSnapshot): WirePassView {
+  return { ...pass, dataJson: JSON.stringify(data ?? null) };
+}
+
+/**
+ * The page's pass from the wire's: its data parsed from the text the first time it is read
+ * (an own property, so a copy of the pass reads it too). Text that does not parse reads as
+ * no data.
+ */
+export function readPass(p: PassSnapshot | WirePassView): PassSnapshot {
+  if (!("dataJson" in p)) return p;
+  const { dataJson, ...rest } = p;
+  let parsed: { value: unknown } | null = null;
+  return Object.defineProperty(rest, "data", {
+    enumerable: true,
+    get: (): unknown => {
+      if (!parsed) {
+        try {
+          parsed = { value: JSON.parse(dataJson) as unknown };
+        } catch {
+          parsed = { value: null };
+        }
+      }
+      return parsed.value;
+    },
+  }) as PassSnapshot;
 }
 
 /** Method name -> parameters and result. Add a method here and the types follow. */

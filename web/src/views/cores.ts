@@ -264,7 +264,7 @@ export class CoresTab implements View {
     if (!v) return;
     if (changed.has("run") && s.loaded) {
       const r = s.loaded.res.result;
-      v.set(r.passes, r.run.machine.cores, s.loaded.spans);
+      v.set(r.passes, r.run.machine.cores, s.loaded.res.digest.spans);
     }
     if (changed.has("core")) v.selectCore(s.core);
   }

@@ -2,7 +2,6 @@
 // (drag), a time cursor shared with the ring, and the utilisation summary beside it.
 
 import type { RunInfo, TraceEvent } from "../api";
-import { orderByStart } from "../events";
 import type { DetailsContext } from "../eventDetails";
 import { byId, el, formatInt } from "../dom";
 import { inRange, readPalette, type LineRange, type Palette } from "../ring/draw";
@@ -18,7 +17,7 @@ import {
   zoomAt,
   type Window,
 } from "../timeline/model";
-import { loadAt, sharedLanes, type SharedLane } from "../timeline/lanes";
+import { laneLists, loadAt, type SharedLane, type TimelineLanes } from "../timeline/lanes";
 import { EventBox } from "./eventBox";
 import { formatDuration } from "./results";
 import { detailsContext } from "./ring";
@@ -253,46 +252,12 @@ export class TimelineView {
     this.box.setContext(ctx);
   }
 
-  setRun(run: RunInfo): void {
+  /** `lanes`: the run's `timelineLanes` (made in the worker, with the run). */
+  setRun(run: RunInfo, lanes: TimelineLanes): void {
     this.run = run;
-    // A loop, not Math.max(...events): a full model's run has more events than a call
-    // takes arguments.
-    const ev = run.events;
-    let cores = run.machine.cores;
-    for (let i = 0; i < ev.length; i++) if (ev.core(i) + 1 > cores) cores = ev.core(i) + 1;
-    this.cores = cores;
-    // Two passes over the columns: count each lane's events, then place them.
-    const core = ev.cols.core;
-    const unit = ev.cols.unit;
-    const laneCount = cores * UNITS.length;
-    const counts = new Int32Array(laneCount);
-    for (let i = 0; i < ev.length; i++) {
-      const lane = (core[i] as number) * UNITS.length + (unit[i] as number);
-      if (lane >= 0 && lane < laneCount) counts[lane] = (counts[lane] as number) + 1;
-    }
-    const lists = Array.from(counts, (n) => new Int32Array(n));
-    const filled = new Int32Array(laneCount);
-    for (let i = 0; i < ev.length; i++) {
-      const lane = (core[i] as number) * UNITS.length + (unit[i] as number);
-      const list = lists[lane];
-      if (!list) continue;
-      list[filled[lane] as number] = i;
-      filled[lane] = (filled[lane] as number) + 1;
-    }
-    this.byLane = new Map();
-    lists.forEach((list, lane) => {
-      if (list.length > 0) this.byLane.set(lane, list);
-    });
-    // By start, so a draw can merge the bars that fall on the same pixels.
-    const starts = ev.cols.start;
-    for (const [lane, list] of this.byLane) this.byLane.set(lane, byStart(list, starts));
-    this.shared = sharedLanes({
-      machine: run.machine,
-      totalCycles: run.totalCycles,
-      events: run.events,
-      dramBytesPerCycle: run.roofline?.rates?.dramBytesPerCycle ?? null,
-      links: run.summary?.links ?? [],
-    });
+    this.cores = lanes.cores;
+    this.byLane = laneLists(lanes);
+    this.shared = lanes.shared;
     this.sharedByLane = new Map(this.shared.map((l, i) => [i, l.events]));
     // The lanes' figures, for scripts and tests.
     this.canvas.dataset.lanes = this.shared
@@ -668,7 +633,7 @@ export class TimelineTab implements View {
     if (!v) return;
     if (changed.has("theme")) v.refreshPalette();
     if (changed.has("run") && s.loaded) {
-      v.setRun(s.loaded.res.result.run);
+      v.setRun(s.loaded.res.result.run, s.loaded.res.digest.lanes);
       v.setDetails(detailsContext(s.loaded.res.result));
       const strip = tpStrip(s.loaded.res.result.tp, s.loaded.res.result.run.machine.clockGhz);
       this.strip?.replaceWith(strip);
@@ -682,13 +647,4 @@ export class TimelineTab implements View {
     if (changed.has("time") || changed.has("run") || (changed.has("view") && this.shown))
       v.setTime(s.time);
   }
-}
-
-/** Event indexes by start (`list` itself when they already are: the usual case). */
-function byStart(list: Int32Array, starts: Float64Array): Int32Array {
-  for (let k = 1; k < list.length; k++) {
-    if ((starts[list[k - 1] as number] as number) > (starts[list[k] as number] as number))
-      return orderByStart(starts, list);
-  }
-  return list;
 }
