@@ -44,6 +44,14 @@ export class TimelineView {
   private readonly hover = byId<HTMLSpanElement>("tl-hover");
   private readonly summary = byId<HTMLElement>("util-summary");
   private readonly ctx: CanvasRenderingContext2D;
+  /**
+   * Everything drawn but the time cursor, kept apart: while the clock plays only the cursor
+   * moves, and a full model's 200,000 bars took most of each frame to draw again.
+   */
+  private readonly scene = document.createElement("canvas");
+  private readonly sceneCtx: CanvasRenderingContext2D;
+  /** The scene needs drawing again (the run, window, size, lines or colours changed). */
+  private sceneStale = true;
   private palette: Palette;
   private run: RunInfo | null = null;
   /** Each lane's events, as indexes into the run's event table. */
@@ -69,6 +77,9 @@ export class TimelineView {
     const ctx = this.canvas.getContext("2d", { alpha: false });
     if (!ctx) throw new Error("this browser cannot draw on a 2D canvas");
     this.ctx = ctx;
+    const sceneCtx = this.scene.getContext("2d", { alpha: false });
+    if (!sceneCtx) throw new Error("this browser cannot draw on a 2D canvas");
+    this.sceneCtx = sceneCtx;
     this.palette = readPalette(document.documentElement);
     this.box = new EventBox(this.stage, "bar-details", (e) => events.open(e));
     new ResizeObserver(() => this.resize()).observe(this.stage);
@@ -270,7 +281,8 @@ export class TimelineView {
 
   setTime(t: number): void {
     this.t = t;
-    if (this.visible) this.requestDraw();
+    // Only the cursor moves.
+    if (this.visible) this.requestDraw(false);
   }
 
   setLines(lines: LineRange | null): void {
@@ -314,15 +326,30 @@ export class TimelineView {
     const r = this.stage.getBoundingClientRect();
     if (r.width < 2 || r.height < 2) return;
     const dpr = window.devicePixelRatio || 1;
+    const same =
+      r.width === this.w &&
+      r.height === this.h &&
+      this.canvas.width === Math.round(r.width * dpr) &&
+      this.canvas.height === Math.round(r.height * dpr);
+    // The same size again (shown again, or observed after being set): the scene drawn stays.
+    if (same) {
+      this.requestDraw(false);
+      return;
+    }
     this.w = r.width;
     this.h = r.height;
     this.canvas.width = Math.round(r.width * dpr);
     this.canvas.height = Math.round(r.height * dpr);
-    this.ctx.setTransform(this.canvas.width / r.width, 0, 0, this.canvas.height / r.height, 0, 0);
+    this.scene.width = this.canvas.width;
+    this.scene.height = this.canvas.height;
+    for (const ctx of [this.ctx, this.sceneCtx])
+      ctx.setTransform(this.canvas.width / r.width, 0, 0, this.canvas.height / r.height, 0, 0);
     this.requestDraw();
   }
 
-  private requestDraw(): void {
+  /** Draws at the next frame; `stale`: the scene changed too (else only the cursor moved). */
+  private requestDraw(stale = true): void {
+    if (stale) this.sceneStale = true;
     if (this.frame === 0 && this.visible)
       this.frame = requestAnimationFrame(() => {
         this.frame = 0;
@@ -330,9 +357,29 @@ export class TimelineView {
       });
   }
 
+  /** The scene (drawn again only when stale), then the time cursor over it. */
   private draw(): void {
     const { ctx, palette: pal, w, h } = this;
     if (w < 2) return;
+    if (this.sceneStale) {
+      this.drawScene();
+      this.sceneStale = false;
+    }
+    ctx.drawImage(this.scene, 0, 0, w, h);
+    if (this.run && this.t >= this.win.start && this.t <= this.win.end) {
+      const x = LABEL_W + xOf(this.t, this.win, this.plotW);
+      ctx.strokeStyle = pal.accent;
+      ctx.lineWidth = 1.5;
+      ctx.beginPath();
+      ctx.moveTo(x, 0);
+      ctx.lineTo(x, h);
+      ctx.stroke();
+    }
+  }
+
+  /** Lanes, bars, the DRAM and link lanes and the axis: all but the cursor. */
+  private drawScene(): void {
+    const { sceneCtx: ctx, palette: pal, w, h } = this;
     ctx.fillStyle = pal.bg;
     ctx.fillRect(0, 0, w, h);
     const run = this.run;
@@ -435,21 +482,11 @@ export class TimelineView {
     ctx.stroke();
     ctx.textAlign = "left";
     ctx.fillText("cycles", 4, AXIS_H / 2 - 1);
-    // Time cursor.
-    if (this.t >= this.win.start && this.t <= this.win.end) {
-      const x = LABEL_W + xOf(this.t, this.win, pw);
-      ctx.strokeStyle = pal.accent;
-      ctx.lineWidth = 1.5;
-      ctx.beginPath();
-      ctx.moveTo(x, 0);
-      ctx.lineTo(x, h);
-      ctx.stroke();
-    }
   }
 
   /** DRAM and link lanes: transfers as faint bars, bandwidth use as a filled profile. */
   private drawShared(): void {
-    const { ctx, palette: pal, w } = this;
+    const { sceneCtx: ctx, palette: pal, w } = this;
     if (this.shared.length === 0) return;
     const lh = this.sharedLaneH;
     const top = this.sharedTop;
