@@ -17,12 +17,14 @@ import type {
   DiagnosticView,
   EventView,
   GraphView,
+  KernelLink,
   MachineView,
   NodeView,
   OutputCheck,
   PassView,
   Run,
   RunResult,
+  SourceMap,
   StopView,
   SummaryView,
   TensorView,
@@ -61,12 +63,28 @@ export type WasmRun = Run;
  * objects they took the page's thread a third of a second to receive.
  */
 export type WirePassView = Omit<PassView, "data"> & { dataJson: string };
+/** Lists packed in one array, by transfer: list `i` is `items[starts[i] .. starts[i + 1]]`. */
+export interface PackedLists {
+  starts: Uint32Array;
+  items: Int32Array;
+}
 /**
- * One run of a graph or a KTIR module, as the worker sends it: events as columns, and each
- * pass's data as text (a pass may also come as the session made it).
+ * A source map as the worker sends it: each kernel's event indexes (a full model's 200,000,
+ * in a thousand lists) packed in `kernelEvents`, which took the page a tenth of a second to
+ * receive as lists. A kernel may also come with its list, as the session made it.
  */
-export type WirePipelineResult = Omit<Run, "run" | "passes"> & {
+export type WireSourceMap = Omit<SourceMap, "kernels"> & {
+  kernels: (KernelLink | Omit<KernelLink, "events">)[];
+  kernelEvents?: PackedLists;
+};
+/**
+ * One run of a graph or a KTIR module, as the worker sends it: events as columns, each
+ * pass's data as text (a pass may also come as the session made it) and the kernels' events
+ * packed.
+ */
+export type WirePipelineResult = Omit<Run, "run" | "passes" | "sourceMap"> & {
   passes: (PassView | WirePassView)[];
+  sourceMap: WireSourceMap;
   run: Omit<RunResult, "events"> & { events: EventColumns };
 };
 /** One run of a graph or a KTIR module, as the page holds it. */

@@ -25,6 +25,7 @@ import {
   parsePassTexts,
   parseProgress,
   parseRequest,
+  sendKernels,
   sendPass,
   type PassTexts,
   type ProgressMessage,
@@ -438,10 +439,12 @@ export function createHandler(
           const io = listIo(session, kind, req.params.options);
           // The events go as columns: a full model's 200,000 event objects would take the
           // page seconds to rebuild.
-          // The passes' data goes as text, read on the page when a view first reads it.
+          // The passes' data goes as text and the kernels' events packed, read on the page when
+          // a view first reads them.
           const wire = {
             ...result,
             passes: result.passes.map(sendPass),
+            sourceMap: sendKernels(result.sourceMap),
             run: { ...result.run, events: toColumns(result.run.events) },
           };
           // What the timeline, the ring and the Cores view need is made here, beside the run,

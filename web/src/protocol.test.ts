@@ -21,7 +21,9 @@ import {
   parseRequest,
   parseResponse,
   hydrateRun,
+  readKernels,
   readPass,
+  sendKernels,
   sendPass,
   transferables,
   type RunResult,
@@ -934,5 +936,38 @@ describe("a run on the wire", () => {
     const wrong = { ...digest, ring: { ...digest.ring, transfers: Int32Array.from([7]) } };
     expect(isDigest(wrong, 3)).toBe(false);
     expect([...hydrateRun({ ...wire, digest: wrong }).digest.ring.transfers]).toEqual([2, 0]);
+  });
+});
+
+describe("kernels' events on the wire", () => {
+  const map = {
+    nodes: [],
+    ops: [],
+    kernels: [
+      { func: "a", lines: { from: 1, to: 2 }, op: null, events: [4, 1, 9] },
+      { func: "b", lines: { from: 3, to: 4 }, op: null, events: [] },
+      { func: "c", lines: { from: 5, to: 6 }, op: null, events: [2] },
+    ],
+  };
+
+  it("packs every kernel's list in one array and reads each back when first read", () => {
+    const wire = sendKernels(map);
+    expect(wire.kernels.every((k) => !("events" in k))).toBe(true);
+    expect([...(wire.kernelEvents?.starts ?? [])]).toEqual([0, 3, 3, 4]);
+    const page = readKernels(wire);
+    expect(page.kernels.map((k) => k.events)).toEqual([[4, 1, 9], [], [2]]);
+    expect(page.kernels[0]?.events).toBe(page.kernels[0]?.events);
+    expect(page.kernels.map((k) => k.func)).toEqual(["a", "b", "c"]);
+    // A kernel that came with its list keeps it.
+    expect(readKernels(map).kernels[2]?.events).toEqual([2]);
+  });
+
+  it("gives no events rather than wrong ones when the packed lists do not fit", () => {
+    const wire = sendKernels(map);
+    const short = { ...wire, kernels: wire.kernels.slice(0, 2) };
+    expect(readKernels(short).kernels.map((k) => k.events)).toEqual([[], []]);
+    const starts = Uint32Array.from([0, 3, 2, 4]);
+    const bent = { ...wire, kernelEvents: { starts, items: wire.kernelEvents!.items } };
+    expect(readKernels(bent).kernels.map((k) => k.events)).toEqual([[], [], []]);
   });
 });

@@ -6,17 +6,21 @@ import type {
   CompileCacheReport,
   Diagnostic,
   ExampleInfo,
+  KernelLink,
   KtirInputs,
   NamedBytes,
   OpSdscLines,
+  PackedLists,
   PassSnapshot,
   PassText,
   PipelineResult,
   RunOptions,
   RunProgress,
+  SourceMap,
   TensorView,
   WirePassView,
   WirePipelineResult,
+  WireSourceMap,
 } from "./api";
 import { digestBuffers, digestRun, isDigest, type RunDigest } from "./digest";
 import { columnBuffers, EventTable, isColumns } from "./events";
@@ -85,11 +89,20 @@ export type WireRunResult = Omit<RunResult, "result" | "digest"> & {
  */
 export function transferables(response: WorkerResponse): ArrayBuffer[] {
   if (!response.ok || !response.result || typeof response.result !== "object") return [];
-  const res = response.result as { result?: { run?: { events?: unknown } }; digest?: unknown };
+  const res = response.result as {
+    result?: { run?: { events?: unknown }; sourceMap?: Partial<WireSourceMap> };
+    digest?: unknown;
+  };
   const events = res.result?.run?.events;
   if (!isColumns(events)) return [];
   const digest = isDigest(res.digest, events.count) ? digestBuffers(res.digest) : [];
-  return [...columnBuffers(events), ...digest];
+  const map = res.result?.sourceMap;
+  const packed = map?.kernelEvents;
+  const kernels =
+    Array.isArray(map?.kernels) && isPacked(packed, map.kernels.length)
+      ? [packed.starts.buffer as ArrayBuffer, packed.items.buffer as ArrayBuffer]
+      : [];
+  return [...columnBuffers(events), ...digest, ...kernels];
 }
 
 /**
@@ -101,9 +114,56 @@ export function hydrateRun(wire: WireRunResult): RunResult {
     ? new EventTable(wire.result.run.events)
     : EventTable.from([]);
   const passes = wire.result.passes.map(readPass);
-  const result = { ...wire.result, passes, run: { ...wire.result.run, events } };
+  const sourceMap = readKernels(wire.result.sourceMap);
+  const result = { ...wire.result, passes, sourceMap, run: { ...wire.result.run, events } };
   const digest = isDigest(wire.digest, events.length) ? wire.digest : digestRun(result);
   return { ...wire, result, digest };
+}
+
+/** A source map for the wire: its kernels' events packed (`readKernels` unpacks them). */
+export function sendKernels(map: SourceMap): WireSourceMap {
+  const starts = new Uint32Array(map.kernels.length + 1);
+  map.kernels.forEach((k, i) => (starts[i + 1] = (starts[i] as number) + k.events.length));
+  const items = new Int32Array(starts[map.kernels.length] as number);
+  map.kernels.forEach((k, i) => items.set(k.events, starts[i]));
+  return {
+    ...map,
+    kernels: map.kernels.map(({ events: _, ...k }) => k),
+    kernelEvents: { starts, items },
+  };
+}
+
+/** Whether `p` packs `count` lists (offsets in order, within its items). */
+function isPacked(p: unknown, count: number): p is PackedLists {
+  if (!p || typeof p !== "object") return false;
+  const { starts, items } = p as Partial<PackedLists>;
+  if (!(starts instanceof Uint32Array) || !(items instanceof Int32Array)) return false;
+  if (starts.length !== count + 1 || starts[0] !== 0 || starts[count] !== items.length)
+    return false;
+  for (let i = 0; i < count; i++)
+    if ((starts[i] as number) > (starts[i + 1] as number)) return false;
+  return true;
+}
+
+/**
+ * The page's source map from the wire's: each kernel's events read from the packed lists the
+ * first time they are read (an own property, as a list). A kernel that came without a list
+ * and without packed lists that fit has none.
+ */
+export function readKernels(map: WireSourceMap): SourceMap {
+  const { kernelEvents: packed, ...rest } = map;
+  const fits = isPacked(packed, map.kernels.length);
+  const kernels = map.kernels.map((k, i): KernelLink => {
+    if ("events" in k) return k;
+    if (!fits) return { ...k, events: [] };
+    let list: number[] | null = null;
+    return Object.defineProperty({ ...k }, "events", {
+      enumerable: true,
+      get: (): number[] =>
+        (list ??= Array.from(packed.items.subarray(packed.starts[i], packed.starts[i + 1]))),
+    }) as KernelLink;
+  });
+  return { ...rest, kernels };
 }
 
 /** A pass's data as JSON text, for the wire (`readPass` reads it back). */
