@@ -5,12 +5,7 @@
 /** Time spent building per slice (ms): well under a frame. */
 const SLICE_MS = 12;
 
-/**
- * Runs the next slice at the next frame: the browser lays out and paints each slice before
- * the next one is built. Slices queued as plain tasks ran several to a frame, and the frame
- * that finally came laid out all they had added at once (a quarter of a second for a full
- * model's work division).
- */
+/** Runs `fn` at the next frame (soon, without frames). */
 function nextFrame(fn: () => void): void {
   if (typeof requestAnimationFrame === "function") requestAnimationFrame(() => fn());
   else setTimeout(fn, 0);
@@ -46,8 +41,8 @@ export class ChunkedList {
     let next = 0;
     const slice = (): void => {
       if (generation !== this.generation) return;
-      // A list in a hidden view waits for it to be shown: its slices would take frames from
-      // the view on screen.
+      // A list in a hidden view waits for it to be shown (looking once a frame): its slices
+      // would take time from the view on screen.
       if (next > 0 && hidden(container)) {
         nextFrame(slice);
         return;
@@ -66,7 +61,7 @@ export class ChunkedList {
           container.append(note);
         }
         container.dataset.pending = String(items.length - next);
-        nextFrame(slice);
+        setTimeout(slice, 0);
       } else {
         delete container.dataset.pending;
         done?.();
