@@ -17,12 +17,14 @@ import type {
   DiagnosticView,
   EventView,
   GraphView,
+  KernelLink,
   MachineView,
   NodeView,
   OutputCheck,
   PassView,
   Run,
   RunResult,
+  SourceMap,
   StopView,
   SummaryView,
   TensorView,
@@ -55,8 +57,34 @@ export type RunInfo = Omit<RunResult, "events"> & { events: EventTable };
 export type Diagnostic = DiagnosticView;
 /** One run of a graph or a KTIR module, as the session returns it (events as a list). */
 export type WasmRun = Run;
-/** One run of a graph or a KTIR module, as the worker sends it: events as columns. */
-export type WirePipelineResult = Omit<Run, "run"> & {
+/**
+ * A pass snapshot as the worker sends it: its structured data as JSON text, read on the page
+ * the first time a view reads `data`. A full model's snapshots hold some 600,000 values: as
+ * objects they took the page's thread a third of a second to receive.
+ */
+export type WirePassView = Omit<PassView, "data"> & { dataJson: string };
+/** Lists packed in one array, by transfer: list `i` is `items[starts[i] .. starts[i + 1]]`. */
+export interface PackedLists {
+  starts: Uint32Array;
+  items: Int32Array;
+}
+/**
+ * A source map as the worker sends it: each kernel's event indexes (a full model's 200,000,
+ * in a thousand lists) packed in `kernelEvents`, which took the page a tenth of a second to
+ * receive as lists. A kernel may also come with its list, as the session made it.
+ */
+export type WireSourceMap = Omit<SourceMap, "kernels"> & {
+  kernels: (KernelLink | Omit<KernelLink, "events">)[];
+  kernelEvents?: PackedLists;
+};
+/**
+ * One run of a graph or a KTIR module, as the worker sends it: events as columns, each
+ * pass's data as text (a pass may also come as the session made it) and the kernels' events
+ * packed.
+ */
+export type WirePipelineResult = Omit<Run, "run" | "passes" | "sourceMap"> & {
+  passes: (PassView | WirePassView)[];
+  sourceMap: WireSourceMap;
   run: Omit<RunResult, "events"> & { events: EventColumns };
 };
 /** One run of a graph or a KTIR module, as the page holds it. */

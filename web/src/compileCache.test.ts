@@ -4,6 +4,7 @@
 import { describe, expect, it } from "vitest";
 import type { SpyreModule, SpyreSession } from "./api";
 import { type CompileCache, usableEntry } from "./compileCache";
+import { digestRun } from "./digest";
 import { createHandler } from "./handler";
 import type { PassTexts, RunResult, WireRunResult } from "./protocol";
 import { runStatusText } from "./runStatus";
@@ -157,7 +158,7 @@ describe("compile cache", () => {
     );
     await handle({ id: 1, method: "run", params: run });
     expect(new TextDecoder().decode(entries.get("k1.passes"))).toBe("snaps");
-    // A cold run has its texts: asking reads nothing from the store.
+    // A cold run has its texts: asking gives them, the stored entry unused.
     const cold = await handle({ id: 2, method: "passTexts", params: {} });
     expect(cold.ok && (cold.result as PassTexts).texts).toEqual([
       { name: "ktir", text: "func.func @k() {}" },
@@ -216,12 +217,14 @@ describe("compile cache", () => {
   });
 
   it("says in the status line whether the compile hit the cache", () => {
+    const result = pageResult(minimalResult());
     const res = (compileCache: RunResult["compileCache"]): RunResult => ({
       kind: "graph",
       fileName: "g.json",
       source: "",
-      result: pageResult(minimalResult()),
+      result,
       layout: { nodes: [], edges: [], width: 0, height: 0 } as never,
+      digest: digestRun(result),
       io: null,
       ...(compileCache ? { compileCache } : {}),
     });

@@ -13,7 +13,8 @@ import type {
   TensorView,
   WasmRun,
 } from "./api";
-import { toColumns } from "./events";
+import { digestRun } from "./digest";
+import { EventTable, toColumns } from "./events";
 import { type CompileCache, passesKey } from "./compileCache";
 import { defaultCollapsed } from "./graph/groups";
 import { layoutGraph, tensorTypes } from "./graph/layout";
@@ -24,6 +25,8 @@ import {
   parsePassTexts,
   parseProgress,
   parseRequest,
+  sendKernels,
+  sendPass,
   type PassTexts,
   type ProgressMessage,
   type RunData,
@@ -212,20 +215,21 @@ async function armCache(
 }
 
 /**
- * The last run's pass texts: from the store under `passesKey(key)` when the run left them
- * there (`apart`), else as the run has them. A store that fails to read leaves the session
- * to compile the texts again; one that fails to write gives a note.
+ * The last run's pass texts: from the store under `passesKey(key)` when the run went through
+ * it (`key`: its compile key). Whether the run left its texts there is the session's to know
+ * (the run's `passesApart`): a run that has them gives them and leaves the stored entry
+ * unread. The page asks only for a run whose passes came without texts. A store that fails to
+ * read leaves the session to compile the texts again; one that fails to write gives a note.
  */
 export async function fillPassTexts(
   session: SpyreSession,
   key: string | null,
-  apart: boolean,
   cache: CompileCache | null,
 ): Promise<PassTexts> {
   if (!session.fillPasses) throw new Error("this wasm module keeps no pass texts apart");
   const notes: string[] = [];
   let stored: Uint8Array | null = null;
-  if (apart && key !== null && cache) {
+  if (key !== null && cache) {
     try {
       stored = await cache.get(passesKey(key));
     } catch (err) {
@@ -309,13 +313,12 @@ export function createHandler(
 
   // The last opened session, kept so a trace of what just ran reads its stored schedule
   // and its pass texts can be read when a view shows them (`cacheKey`: the compile key
-  // they are stored under; `apart`: the run came without them).
+  // they are stored under).
   let last: {
     key: string;
     bytes: Uint8Array;
     session: SpyreSession;
     cacheKey: string | null;
-    apart: boolean;
   } | null = null;
   const runSession = async (
     m: SpyreModule,
@@ -344,7 +347,6 @@ export function createHandler(
           bytes,
           session,
           cacheKey: key,
-          apart: false,
         };
       if (key !== null && store) await storeArtifact(session, key, store, notes);
       const report = store ? readCacheReport(session) : null;
@@ -425,7 +427,6 @@ export function createHandler(
             cacheFor(m),
           );
           const result = checkRun(raw);
-          if (last?.session === session) last.apart = result.passesApart === true;
           const kind: WireRunResult["kind"] = result.kind === "ktir" ? "ktir" : "graph";
           // A module's buffers all come back as outputs; those it only loads are inputs.
           if (kind === "ktir") result.graph = splitKtirBuffers(result.graph, result.ktir);
@@ -438,8 +439,21 @@ export function createHandler(
           const io = listIo(session, kind, req.params.options);
           // The events go as columns: a full model's 200,000 event objects would take the
           // page seconds to rebuild.
-          const wire = { ...result, run: { ...result.run, events: toColumns(result.run.events) } };
-          const res: WireRunResult = { kind, fileName, source, result: wire, layout, io };
+          // The passes' data goes as text and the kernels' events packed, read on the page when
+          // a view first reads them.
+          const wire = {
+            ...result,
+            passes: result.passes.map(sendPass),
+            sourceMap: sendKernels(result.sourceMap),
+            run: { ...result.run, events: toColumns(result.run.events) },
+          };
+          // What the timeline, the ring and the Cores view need is made here, beside the run,
+          // not on the page's thread when their tab is first shown.
+          const digest = digestRun({
+            ...result,
+            run: { ...wire.run, events: new EventTable(wire.run.events) },
+          });
+          const res: WireRunResult = { kind, fileName, source, result: wire, layout, io, digest };
           if (cacheUse) res.compileCache = cacheUse;
           return { id: req.id, ok: true, result: res };
         }
@@ -466,9 +480,7 @@ export function createHandler(
         }
         case "passTexts": {
           if (!last) throw new Error("nothing has run yet");
-          const { session, cacheKey, apart } = last;
-          const texts = await fillPassTexts(session, cacheKey, apart, cacheFor(m));
-          if (last?.session === session) last.apart = false;
+          const texts = await fillPassTexts(last.session, last.cacheKey, cacheFor(m));
           return { id: req.id, ok: true, result: texts };
         }
         case "verifyKtir":

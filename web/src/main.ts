@@ -33,7 +33,6 @@ import { LINK_RUN_BUDGET_MS, progressText, runStatusText, stoppedText } from "./
 import {
   kernelAt,
   kernelOfOp,
-  kernelSpans,
   opNamed,
   opOfKernel,
   opsOfNode,
@@ -645,15 +644,12 @@ class App {
     const r = res.result;
     const originalKtir =
       res.kind === "ktir" ? res.source : (r.passes.find((p) => p.name === "ktir")?.text ?? r.ktir);
-    const spans = kernelSpans(r.run.events, r.sourceMap);
     this.loaded = {
       target,
       example,
       res,
       originalKtir,
-      spans,
       sdsc: res.result.passes.find((p) => p.name === "sdsc")?.text ?? "",
-      textsPending: textsPending(res.result),
       ktir: ktir !== null && ktir !== originalKtir ? ktir : null,
       note: ktir !== null && ktir !== originalKtir ? "edited KTIR" : "",
       timingOnly: keep.timingOnly === true,
@@ -916,7 +912,7 @@ class App {
    */
   private async loadPassTexts(): Promise<void> {
     const c = this.loaded;
-    if (!c || !c.textsPending || this.textsFor === c) return;
+    if (!c || !textsPending(c.res.result) || this.textsFor === c) return;
     this.textsFor = c;
     document.body.dataset.passTexts = "loading";
     let next: Loaded;
@@ -927,7 +923,6 @@ class App {
         ...c,
         res: { ...c.res, result },
         sdsc: result.passes.find((p) => p.name === "sdsc")?.text ?? "",
-        textsPending: textsPending(result),
         textsFailed: null,
       };
       if (t.note) notice.show(t.note);
@@ -939,7 +934,7 @@ class App {
     // A newer run has its own texts.
     if (this.loaded !== c) return;
     this.loaded = next;
-    document.body.dataset.passTexts = next.textsPending ? "failed" : "loaded";
+    document.body.dataset.passTexts = textsPending(next.res.result) ? "failed" : "loaded";
     this.broadcast(["passTexts"]);
     // An SDSC entry asked for before its lines came is revealed now.
     const r = this.reveal;

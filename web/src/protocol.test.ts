@@ -1,5 +1,14 @@
-import { describe, expect, it } from "vitest";
-import type { WasmRun, RunOptions, RunProgress, SpyreModule, SpyreSession } from "./api";
+import { describe, expect, it, vi } from "vitest";
+import type {
+  WasmRun,
+  RunOptions,
+  RunProgress,
+  SpyreModule,
+  SpyreSession,
+  TraceEvent,
+} from "./api";
+import { digestBuffers, digestRun, isDigest } from "./digest";
+import { toColumns } from "./events";
 import { CancelledError, WorkerClient, WorkerHost, type Port } from "./client";
 import { checkRun, createHandler, toPlain } from "./handler";
 import { minimalResult, pageResult } from "./testResult";
@@ -11,7 +20,14 @@ import {
   parseProgress,
   parseRequest,
   parseResponse,
+  hydrateRun,
+  readKernels,
+  readPass,
+  sendKernels,
+  sendPass,
+  transferables,
   type RunResult,
+  type WireRunResult,
   type WorkerRequest,
 } from "./protocol";
 
@@ -846,5 +862,112 @@ describe("pass texts kept in the compile store", () => {
     expect(apart.passes[0]?.text).toBeNull();
     // A text the answer lacks stays pending.
     expect(textsPending(withPassTexts(apart, { texts: [], sdscLines: [] }))).toBe(true);
+  });
+});
+
+describe("a run on the wire", () => {
+  /** A run of `events` on a one-core machine, with two passes carrying data. */
+  function wireOf(events: TraceEvent[]): WireRunResult {
+    const r = minimalResult();
+    const passes = [
+      { name: "layout", title: "Layout", text: "l", data: { tensors: [1, 2] } },
+      { name: "sdsc", title: "SDSC", text: null, data: null },
+    ];
+    return {
+      kind: "graph",
+      fileName: "g.json",
+      source: "",
+      result: {
+        ...r,
+        passes: passes.map(sendPass),
+        run: { ...r.run, events: toColumns(events) },
+      },
+      layout: { nodes: [], edges: [], width: 0, height: 0 } as never,
+      io: null,
+    };
+  }
+  const events: TraceEvent[] = [0, 1, 2].map((i) => ({
+    unit: i === 1 ? "pt" : "dma",
+    core: 0,
+    start: 10 - i,
+    end: 20,
+    bytes: 8,
+    srcStop: null,
+    dstStop: null,
+    route: [0],
+    op: "op",
+    line: 1,
+  }));
+
+  it("reads each pass's data from its text once, when first read, and keeps it through the texts", () => {
+    const page = hydrateRun(wireOf(events));
+    const parse = vi.spyOn(JSON, "parse");
+    try {
+      const filled = withPassTexts(page.result, {
+        texts: [{ name: "sdsc", text: "{}" }],
+        sdscLines: [],
+      });
+      expect(parse).not.toHaveBeenCalled();
+      expect(filled.passes.map((p) => [p.name, p.text, p.data])).toEqual([
+        ["layout", "l", { tensors: [1, 2] }],
+        ["sdsc", "{}", null],
+      ]);
+      expect(page.result.passes[0]?.data).toEqual({ tensors: [1, 2] });
+      // Once per pass, whichever copy reads it.
+      expect(parse).toHaveBeenCalledTimes(2);
+    } finally {
+      parse.mockRestore();
+    }
+    const bad = readPass({ name: "x", title: "x", text: null, dataJson: "{" });
+    expect(bad.data).toBeNull();
+  });
+
+  it("moves the worker's digest by transfer and uses it when it fits the run's events", () => {
+    const wire = wireOf(events);
+    const page = pageResult({ ...minimalResult(), run: { ...minimalResult().run, events } });
+    const digest = digestRun(page);
+    expect([...digest.ring.transfers]).toEqual([2, 0]);
+    const sent = { ...wire, digest };
+    const buffers = transferables({ id: 1, ok: true, result: sent });
+    for (const b of digestBuffers(digest)) expect(buffers).toContain(b);
+    expect(hydrateRun(sent).digest).toBe(digest);
+    // Made on the page when missing, or when it names events the run does not have.
+    expect([...hydrateRun(wire).digest.ring.transfers]).toEqual([2, 0]);
+    const wrong = { ...digest, ring: { ...digest.ring, transfers: Int32Array.from([7]) } };
+    expect(isDigest(wrong, 3)).toBe(false);
+    expect([...hydrateRun({ ...wire, digest: wrong }).digest.ring.transfers]).toEqual([2, 0]);
+  });
+});
+
+describe("kernels' events on the wire", () => {
+  const map = {
+    nodes: [],
+    ops: [],
+    kernels: [
+      { func: "a", lines: { from: 1, to: 2 }, op: null, events: [4, 1, 9] },
+      { func: "b", lines: { from: 3, to: 4 }, op: null, events: [] },
+      { func: "c", lines: { from: 5, to: 6 }, op: null, events: [2] },
+    ],
+  };
+
+  it("packs every kernel's list in one array and reads each back when first read", () => {
+    const wire = sendKernels(map);
+    expect(wire.kernels.every((k) => !("events" in k))).toBe(true);
+    expect([...(wire.kernelEvents?.starts ?? [])]).toEqual([0, 3, 3, 4]);
+    const page = readKernels(wire);
+    expect(page.kernels.map((k) => k.events)).toEqual([[4, 1, 9], [], [2]]);
+    expect(page.kernels[0]?.events).toBe(page.kernels[0]?.events);
+    expect(page.kernels.map((k) => k.func)).toEqual(["a", "b", "c"]);
+    // A kernel that came with its list keeps it.
+    expect(readKernels(map).kernels[2]?.events).toEqual([2]);
+  });
+
+  it("gives no events rather than wrong ones when the packed lists do not fit", () => {
+    const wire = sendKernels(map);
+    const short = { ...wire, kernels: wire.kernels.slice(0, 2) };
+    expect(readKernels(short).kernels.map((k) => k.events)).toEqual([[], []]);
+    const starts = Uint32Array.from([0, 3, 2, 4]);
+    const bent = { ...wire, kernelEvents: { starts, items: wire.kernelEvents!.items } };
+    expect(readKernels(bent).kernels.map((k) => k.events)).toEqual([[], [], []]);
   });
 });

@@ -6,16 +6,23 @@ import type {
   CompileCacheReport,
   Diagnostic,
   ExampleInfo,
+  KernelLink,
   KtirInputs,
   NamedBytes,
   OpSdscLines,
+  PackedLists,
+  PassSnapshot,
   PassText,
   PipelineResult,
   RunOptions,
   RunProgress,
+  SourceMap,
   TensorView,
+  WirePassView,
   WirePipelineResult,
+  WireSourceMap,
 } from "./api";
+import { digestBuffers, digestRun, isDigest, type RunDigest } from "./digest";
 import { columnBuffers, EventTable, isColumns } from "./events";
 import type { GraphLayout } from "./graph/layout";
 
@@ -56,6 +63,8 @@ export interface RunResult {
   result: PipelineResult;
   /** The graph drawn in the worker (node boxes and edges). */
   layout: GraphLayout;
+  /** The timeline's lanes, the ring's indexes and the kernels' spans, made in the worker. */
+  digest: RunDigest;
   /** What a run takes, for the Run inputs panel (null when it could not be listed). */
   io: RunIo | null;
   /**
@@ -65,22 +74,125 @@ export interface RunResult {
   compileCache?: CompileCacheReport & { note?: string };
 }
 
-/** A run as the worker sends it: its events as columns, moved by transfer. */
-export type WireRunResult = Omit<RunResult, "result"> & { result: WirePipelineResult };
+/**
+ * A run as the worker sends it: its events as columns and its digest, moved by transfer (a
+ * run without a digest has it made on the page).
+ */
+export type WireRunResult = Omit<RunResult, "result" | "digest"> & {
+  result: WirePipelineResult;
+  digest?: RunDigest;
+};
 
-/** The buffers of a worker answer to transfer rather than copy (a run's event columns). */
+/**
+ * The buffers of a worker answer to transfer rather than copy (a run's event columns and its
+ * digest's arrays).
+ */
 export function transferables(response: WorkerResponse): ArrayBuffer[] {
   if (!response.ok || !response.result || typeof response.result !== "object") return [];
-  const run = (response.result as { result?: { run?: { events?: unknown } } }).result?.run;
-  return isColumns(run?.events) ? columnBuffers(run.events) : [];
+  const res = response.result as {
+    result?: { run?: { events?: unknown }; sourceMap?: Partial<WireSourceMap> };
+    digest?: unknown;
+  };
+  const events = res.result?.run?.events;
+  if (!isColumns(events)) return [];
+  const digest = isDigest(res.digest, events.count) ? digestBuffers(res.digest) : [];
+  const map = res.result?.sourceMap;
+  const packed = map?.kernelEvents;
+  const kernels =
+    Array.isArray(map?.kernels) && isPacked(packed, map.kernels.length)
+      ? [packed.starts.buffer as ArrayBuffer, packed.items.buffer as ArrayBuffer]
+      : [];
+  return [...columnBuffers(events), ...digest, ...kernels];
 }
 
-/** The page's run from the worker's: its event columns wrapped for reading by index. */
+/**
+ * The page's run from the worker's: its event columns wrapped for reading by index, and its
+ * digest as sent (made here when it is missing or does not fit the events).
+ */
 export function hydrateRun(wire: WireRunResult): RunResult {
   const events = isColumns(wire.result.run.events)
     ? new EventTable(wire.result.run.events)
     : EventTable.from([]);
-  return { ...wire, result: { ...wire.result, run: { ...wire.result.run, events } } };
+  const passes = wire.result.passes.map(readPass);
+  const sourceMap = readKernels(wire.result.sourceMap);
+  const result = { ...wire.result, passes, sourceMap, run: { ...wire.result.run, events } };
+  const digest = isDigest(wire.digest, events.length) ? wire.digest : digestRun(result);
+  return { ...wire, result, digest };
+}
+
+/** A source map for the wire: its kernels' events packed (`readKernels` unpacks them). */
+export function sendKernels(map: SourceMap): WireSourceMap {
+  const starts = new Uint32Array(map.kernels.length + 1);
+  map.kernels.forEach((k, i) => (starts[i + 1] = (starts[i] as number) + k.events.length));
+  const items = new Int32Array(starts[map.kernels.length] as number);
+  map.kernels.forEach((k, i) => items.set(k.events, starts[i]));
+  return {
+    ...map,
+    kernels: map.kernels.map(({ events: _, ...k }) => k),
+    kernelEvents: { starts, items },
+  };
+}
+
+/** Whether `p` packs `count` lists (offsets in order, within its items). */
+function isPacked(p: unknown, count: number): p is PackedLists {
+  if (!p || typeof p !== "object") return false;
+  const { starts, items } = p as Partial<PackedLists>;
+  if (!(starts instanceof Uint32Array) || !(items instanceof Int32Array)) return false;
+  if (starts.length !== count + 1 || starts[0] !== 0 || starts[count] !== items.length)
+    return false;
+  for (let i = 0; i < count; i++)
+    if ((starts[i] as number) > (starts[i + 1] as number)) return false;
+  return true;
+}
+
+/**
+ * The page's source map from the wire's: each kernel's events read from the packed lists the
+ * first time they are read (an own property, as a list). A kernel that came without a list
+ * and without packed lists that fit has none.
+ */
+export function readKernels(map: WireSourceMap): SourceMap {
+  const { kernelEvents: packed, ...rest } = map;
+  const fits = isPacked(packed, map.kernels.length);
+  const kernels = map.kernels.map((k, i): KernelLink => {
+    if ("events" in k) return k;
+    if (!fits) return { ...k, events: [] };
+    let list: number[] | null = null;
+    return Object.defineProperty({ ...k }, "events", {
+      enumerable: true,
+      get: (): number[] =>
+        (list ??= Array.from(packed.items.subarray(packed.starts[i], packed.starts[i + 1]))),
+    }) as KernelLink;
+  });
+  return { ...rest, kernels };
+}
+
+/** A pass's data as JSON text, for the wire (`readPass` reads it back). */
+export function sendPass({ data, ...pass }: PassSnapshot): WirePassView {
+  return { ...pass, dataJson: JSON.stringify(data ?? null) };
+}
+
+/**
+ * The page's pass from the wire's: its data parsed from the text the first time it is read
+ * (an own property, so a copy of the pass reads it too). Text that does not parse reads as
+ * no data.
+ */
+export function readPass(p: PassSnapshot | WirePassView): PassSnapshot {
+  if (!("dataJson" in p)) return p;
+  const { dataJson, ...rest } = p;
+  let parsed: { value: unknown } | null = null;
+  return Object.defineProperty(rest, "data", {
+    enumerable: true,
+    get: (): unknown => {
+      if (!parsed) {
+        try {
+          parsed = { value: JSON.parse(dataJson) as unknown };
+        } catch {
+          parsed = { value: null };
+        }
+      }
+      return parsed.value;
+    },
+  }) as PassSnapshot;
 }
 
 /** Method name -> parameters and result. Add a method here and the types follow. */

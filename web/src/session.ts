@@ -213,12 +213,22 @@ export function withPassTexts(r: PipelineResult, t: PassTexts): PipelineResult {
   return {
     ...r,
     passesApart: false,
-    passes: r.passes.map((p) => (p.text === null ? { ...p, text: texts.get(p.name) ?? null } : p)),
+    passes: r.passes.map((p) => (p.text === null ? withText(p, texts.get(p.name) ?? null) : p)),
     sourceMap: {
       ...r.sourceMap,
       ops: r.sourceMap.ops.map((o) => ({ ...o, sdscLines: lines.get(o.name) ?? o.sdscLines })),
     },
   };
+}
+
+/**
+ * `p` with its text: a copy of its properties as they are, so data the page reads only when
+ * a view first asks (`readPass`) is not read here.
+ */
+function withText(p: PassSnapshot, text: string | null): PassSnapshot {
+  const out = Object.defineProperties({}, Object.getOwnPropertyDescriptors(p)) as PassSnapshot;
+  out.text = text;
+  return out;
 }
 
 /** A stable, readable colour for slice `i` of `n` (hue wheel). */

@@ -7,6 +7,7 @@ import {
   coreActivityAt,
   coreStopPositions,
   pointAt,
+  ringDigest,
   positionAngle,
   progress,
   routeDirection,
@@ -202,6 +203,52 @@ describe("events in time", () => {
     expect(scene.compute.length).toBe(1);
     expect(scene.totalCycles).toBe(42); // falls back to the last event end
     expect(scene.coreStops).toEqual([0, 1, 3, 4]);
+  });
+});
+
+describe("the ring's digest", () => {
+  /** A seeded pseudo-random run: transfers (some with broken routes) and compute, any order. */
+  function randomEvents(seed: number, n: number): TraceEvent[] {
+    let x = seed;
+    const next = (m: number): number => {
+      x = (x * 1103515245 + 12345) % 2 ** 31;
+      return x % m;
+    };
+    const routes = [[2, 1, 0], [0, 1], [3, 4, 0], [1, 3], [], [4, 3, 2, 1]];
+    return Array.from({ length: n }, () => {
+      const start = next(50);
+      const unit = (["dma", "dma", "pt", "sfp"] as const)[next(4)] ?? "dma";
+      return ev({
+        unit,
+        core: next(4),
+        start,
+        end: start + next(20),
+        route: unit === "dma" ? (routes[next(routes.length)] ?? []) : [],
+      });
+    });
+  }
+
+  it("lists valid transfers and compute events by start (ties by index), as the scene used to", () => {
+    for (const seed of [1, 7, 42]) {
+      const events = EventTable.from(randomEvents(seed, 200));
+      const run = { machine: { name: "m", cores: 4, stops }, totalCycles: 80, events };
+      const d = ringDigest(run);
+      const all = Array.from({ length: events.length }, (_, i) => i);
+      const byStart = (list: number[]): number[] =>
+        list.sort((a, b) => events.start(a) - events.start(b) || a - b);
+      const transfers = byStart(
+        all.filter((i) => events.unit(i) === "dma" && validRoute(events.route(i), stops.length)),
+      );
+      const compute = byStart(all.filter((i) => events.unit(i) !== "dma"));
+      expect([...d.transfers]).toEqual(transfers);
+      expect([...d.compute]).toEqual(compute);
+      // A scene built from the digest finds what one built from scratch finds.
+      const given = buildScene(run, d);
+      const fresh = buildScene(run);
+      for (const t of [0, 13, 37, 55])
+        expect(given.transfers.activeAt(t)).toEqual(fresh.transfers.activeAt(t));
+      expect(given.util).toEqual(fresh.util);
+    }
   });
 });
 

@@ -129,13 +129,17 @@ export class EventIndex {
   private readonly ends: Float64Array;
   private readonly maxDuration: number;
 
-  /** Indexes `which` (all the table's events when left out). */
+  /**
+   * Indexes `which` (all the table's events when left out); `ordered`: `which` already is in
+   * `orderByStart` order (computed in the worker), so it is not sorted again.
+   */
   constructor(
     readonly table: EventTable,
     which?: ArrayLike<number>,
+    ordered = false,
   ) {
     const all = which ?? Int32Array.from({ length: table.length }, (_, i) => i);
-    const order = orderByStart(table.cols.start, all);
+    const order = ordered ? Int32Array.from(all) : orderByStart(table.cols.start, all);
     this.order = order;
     this.starts = new Float64Array(order.length);
     this.ends = new Float64Array(order.length);
@@ -331,35 +335,64 @@ export function sceneCycles(run: { totalCycles: number; events: EventTable }): n
   return lastEnd;
 }
 
-/** The ring's precomputed view of a run. */
-export function buildScene(run: {
+/**
+ * What the ring needs of a run's events beyond the events themselves, computed once per run
+ * (in the worker: a full model's 200,000 events took the page's thread a third of a second
+ * when the ring was first shown). Plain data of typed arrays, moved to the page by transfer.
+ */
+export interface RingDigest {
+  /** DMA transfers with a valid route, in `orderByStart` order. */
+  transfers: Int32Array;
+  /** PT and SFP events, in `orderByStart` order. */
+  compute: Int32Array;
+  /** Busy fractions per core id over the whole run. */
+  util: CoreUtil[];
+}
+
+/** What `ringDigest` and `buildScene` read from a run. */
+export interface SceneInput {
   machine: { name: string; cores: number; stops: RingStop[] };
   totalCycles: number;
   events: EventTable;
-}): RingScene {
-  const stops = run.machine.stops;
-  const count = stops.length;
-  const coreCount = sceneCores(run);
-  const totalCycles = sceneCycles(run);
+}
+
+/** The ring's digest of a run: its transfers and compute events by start, and the heatmap. */
+export function ringDigest(run: SceneInput): RingDigest {
+  const count = run.machine.stops.length;
   const ev = run.events;
-  const util = coreUtilisation(ev, coreCount, totalCycles);
+  const { unit, route, routeStart } = ev.cols;
   const transfers: number[] = [];
   const compute: number[] = [];
   for (let i = 0; i < ev.length; i++) {
-    const unit = ev.unit(i);
-    if (unit === "dma") {
-      if (validRoute(ev.route(i), count)) transfers.push(i);
-    } else compute.push(i);
+    if (unit[i] !== 0) compute.push(i);
+    else if (validRoute(route.subarray(routeStart[i], routeStart[i + 1]), count)) transfers.push(i);
   }
+  return {
+    transfers: orderByStart(ev.cols.start, transfers),
+    compute: orderByStart(ev.cols.start, compute),
+    util: coreUtilisation(ev, sceneCores(run), sceneCycles(run)),
+  };
+}
+
+/** The buffers of `d`, to transfer rather than copy. */
+export function ringBuffers(d: RingDigest): ArrayBuffer[] {
+  return [d.transfers.buffer as ArrayBuffer, d.compute.buffer as ArrayBuffer];
+}
+
+/** The ring's precomputed view of a run (`digest`: its `ringDigest`, when already made). */
+export function buildScene(run: SceneInput, digest: RingDigest = ringDigest(run)): RingScene {
+  const stops = run.machine.stops;
+  const coreCount = sceneCores(run);
+  const ev = run.events;
   return {
     machineName: run.machine.name,
     events: ev,
     stops,
     coreCount,
     coreStops: coreStopPositions(stops, coreCount),
-    transfers: new EventIndex(ev, transfers),
-    compute: new EventIndex(ev, compute),
-    totalCycles,
-    util,
+    transfers: new EventIndex(ev, digest.transfers, true),
+    compute: new EventIndex(ev, digest.compute, true),
+    totalCycles: sceneCycles(run),
+    util: digest.util,
   };
 }

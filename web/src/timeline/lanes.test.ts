@@ -2,11 +2,13 @@ import { describe, expect, it } from "vitest";
 import type { RingStop, TraceEvent } from "../api";
 import {
   bandwidthProfile,
+  laneLists,
   linkIndex,
   linkName,
   loadAt,
   routeLinks,
   sharedLanes,
+  timelineLanes,
   touchesDram,
 } from "./lanes";
 import { EventTable } from "../events";
@@ -126,5 +128,45 @@ describe("sharedLanes", () => {
     expect(lanes).toHaveLength(1);
     expect(lanes[0]!.utilisation).toBe(0);
     expect(loadAt(lanes[0]!, 0, 0)).toBe(0);
+  });
+});
+
+describe("timelineLanes", () => {
+  it("lists each core and unit's events by start, ties by index, cores beyond the machine's too", () => {
+    let x = 5;
+    const next = (m: number): number => {
+      x = (x * 1103515245 + 12345) % 2 ** 31;
+      return x % m;
+    };
+    const units = ["dma", "pt", "sfp"] as const;
+    const events = EventTable.from(
+      Array.from({ length: 300 }, () => {
+        const start = next(40);
+        return ev({ unit: units[next(3)], core: next(5), start, end: start + next(9) });
+      }),
+    );
+    const t = timelineLanes({ machine: { cores: 3, stops }, totalCycles: 50, events });
+    expect(t.cores).toBe(5);
+    const lists = laneLists(t);
+    for (let lane = 0; lane < t.cores * 3; lane++) {
+      const want = Array.from({ length: events.length }, (_, i) => i)
+        .filter((i) => events.core(i) * 3 + units.indexOf(events.unit(i) as never) === lane)
+        .sort((a, b) => events.start(a) - events.start(b) || a - b);
+      expect([...(lists.get(lane) ?? [])]).toEqual(want);
+    }
+    expect(t.shared.map((l) => l.label)).toEqual(
+      sharedLanes({ machine: { stops }, totalCycles: 50, events }).map((l) => l.label),
+    );
+  });
+
+  it("has no lanes' events for a run without events", () => {
+    const t = timelineLanes({
+      machine: { cores: 2, stops },
+      totalCycles: 0,
+      events: EventTable.from([]),
+    });
+    expect(t.cores).toBe(2);
+    expect([...t.laneStart]).toEqual([0, 0, 0, 0, 0, 0, 0]);
+    expect(laneLists(t).size).toBe(0);
   });
 });

@@ -3,7 +3,7 @@
 // time. Pure and computed once per run; the view only maps buckets to pixels.
 
 import type { RingStop, TraceEvent } from "../api";
-import { orderByStart, type EventTable } from "../events";
+import { orderByStart, UNIT_CODES, type EventTable } from "../events";
 
 /** Buckets a lane's bandwidth profile has over the whole run. */
 export const PROFILE_BUCKETS = 1024;
@@ -226,4 +226,88 @@ export function loadAt(l: SharedLane, cycle: number, total: number): number {
   const n = l.profile.length;
   const i = Math.min(n - 1, Math.max(0, Math.floor((cycle / total) * n)));
   return Math.min(1, (l.profile[i] as number) / l.capacity);
+}
+
+/**
+ * Every lane of a run's timeline, computed once per run (in the worker: for a full model the
+ * page's thread would spend a third of a second on it when the tab is first shown). Plain data
+ * of typed arrays, so it moves to the page by transfer.
+ */
+export interface TimelineLanes {
+  /** Cores drawn: the machine's, or more when an event names a higher core. */
+  cores: number;
+  /**
+   * Lane `l` (`core * UNITS.length + unit code`) holds the events
+   * `laneEvents[laneStart[l] .. laneStart[l + 1]]`, by start (ties by index).
+   */
+  laneStart: Uint32Array;
+  laneEvents: Int32Array;
+  /** The DRAM and busiest-link lanes (`sharedLanes`). */
+  shared: SharedLane[];
+}
+
+/** What `timelineLanes` reads from a run. */
+export type LanesInput = LaneInput & { machine: { cores: number } };
+
+/** The timeline's lanes of a run: each core and unit's events by start, and the shared lanes. */
+export function timelineLanes(run: LanesInput, maxLinks = MAX_LINK_LANES): TimelineLanes {
+  const ev = run.events;
+  const core = ev.cols.core;
+  const unit = ev.cols.unit;
+  const units = UNIT_CODES.length;
+  let cores = run.machine.cores;
+  for (let i = 0; i < ev.length; i++) cores = Math.max(cores, (core[i] as number) + 1);
+  // Two passes over the columns: count each lane's events, then place them.
+  const laneCount = cores * units;
+  const laneStart = new Uint32Array(laneCount + 1);
+  const laneOf = (i: number): number => (core[i] as number) * units + (unit[i] as number);
+  for (let i = 0; i < ev.length; i++) {
+    const lane = laneOf(i);
+    if (lane >= 0 && lane < laneCount) laneStart[lane + 1] = (laneStart[lane + 1] as number) + 1;
+  }
+  for (let l = 0; l < laneCount; l++)
+    laneStart[l + 1] = (laneStart[l + 1] as number) + (laneStart[l] as number);
+  const laneEvents = new Int32Array(laneStart[laneCount] as number);
+  const filled = laneStart.slice(0, laneCount);
+  for (let i = 0; i < ev.length; i++) {
+    const lane = laneOf(i);
+    if (!(lane >= 0 && lane < laneCount)) continue;
+    laneEvents[filled[lane] as number] = i;
+    filled[lane] = (filled[lane] as number) + 1;
+  }
+  // By start, so a draw can merge the bars that fall on the same pixels.
+  const starts = ev.cols.start;
+  for (let l = 0; l < laneCount; l++) {
+    const list = laneEvents.subarray(laneStart[l] as number, laneStart[l + 1] as number);
+    if (!sortedByStart(list, starts)) list.set(orderByStart(starts, list));
+  }
+  return { cores, laneStart, laneEvents, shared: sharedLanes(run, maxLinks) };
+}
+
+/** Whether the events `list` already are in start order (the usual case). */
+function sortedByStart(list: Int32Array, starts: Float64Array): boolean {
+  for (let k = 1; k < list.length; k++)
+    if ((starts[list[k - 1] as number] as number) > (starts[list[k] as number] as number))
+      return false;
+  return true;
+}
+
+/** Each non-empty lane's events (views on `laneEvents`, not copies), by lane. */
+export function laneLists(t: TimelineLanes): Map<number, Int32Array> {
+  const out = new Map<number, Int32Array>();
+  for (let l = 0; l + 1 < t.laneStart.length; l++) {
+    const a = t.laneStart[l] as number;
+    const b = t.laneStart[l + 1] as number;
+    if (b > a) out.set(l, t.laneEvents.subarray(a, b));
+  }
+  return out;
+}
+
+/** The buffers of `t`, to transfer rather than copy. */
+export function lanesBuffers(t: TimelineLanes): ArrayBuffer[] {
+  return [
+    t.laneStart.buffer as ArrayBuffer,
+    t.laneEvents.buffer as ArrayBuffer,
+    ...t.shared.flatMap((l) => [l.events.buffer as ArrayBuffer, l.profile.buffer as ArrayBuffer]),
+  ];
 }

@@ -5,6 +5,21 @@
 /** Time spent building per slice (ms): well under a frame. */
 const SLICE_MS = 12;
 
+/** Runs `fn` at the next frame (soon, without frames). */
+function nextFrame(fn: () => void): void {
+  if (typeof requestAnimationFrame === "function") requestAnimationFrame(() => fn());
+  else setTimeout(fn, 0);
+}
+
+/**
+ * Whether `el` is in a hidden view (a panel with the `hidden` attribute). Read from the
+ * attributes, not from the layout: asking the layout before the frame's other slices would
+ * lay the page out twice in one frame.
+ */
+function hidden(el: Element): boolean {
+  return el.closest("[hidden]") !== null;
+}
+
 /** A list built in slices; a new `render` stops the one before it. */
 export class ChunkedList {
   private generation = 0;
@@ -26,6 +41,12 @@ export class ChunkedList {
     let next = 0;
     const slice = (): void => {
       if (generation !== this.generation) return;
+      // A list in a hidden view waits for it to be shown (looking once a frame): its slices
+      // would take time from the view on screen.
+      if (next > 0 && hidden(container)) {
+        nextFrame(slice);
+        return;
+      }
       const t0 = performance.now();
       const frag = document.createDocumentFragment();
       while (next < items.length && (next === 0 || performance.now() - t0 < SLICE_MS)) {

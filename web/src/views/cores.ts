@@ -10,6 +10,8 @@ import {
   passData,
   scratchPlan,
   sliceColour,
+  type Division,
+  type ScratchPlan,
   type Span,
 } from "../session";
 import { ChunkedList } from "./chunked";
@@ -48,8 +50,17 @@ export class CoresView {
   private readonly wd = byId<HTMLDivElement>("work-division");
   private readonly sp = byId<HTMLDivElement>("scratchpad");
   private readonly corePicker = byId<HTMLSelectElement>("scratch-core");
-  private passes: readonly PassSnapshot[] = [];
   private spans: Span[] = [];
+  /**
+   * The snapshots' figures the view draws, read once per run: a full model's work division
+   * lists some 60,000 slices, and they were read again for each chart and each core picked.
+   */
+  private divs: Division[] = [];
+  /** Each device op's division (the first listed for it), by op name. */
+  private divOf = new Map<string, Division>();
+  private labels = new Map<string, string[]>();
+  private plan: ScratchPlan | null = null;
+  private ops: string[] = [];
   private cores = 0;
   private selected: number | null = null;
   /** The division grids, built a few ops at a time (a full model has thousands). */
@@ -71,7 +82,13 @@ export class CoresView {
 
   /** `spans`: time span of each device op's kernel, in op order. */
   set(passes: readonly PassSnapshot[], cores: number, spans: Span[]): void {
-    this.passes = passes;
+    const wd = passData(passes, "work-division");
+    this.divs = divisions(wd);
+    this.divOf = new Map();
+    for (const d of this.divs) if (!this.divOf.has(d.op)) this.divOf.set(d.op, d);
+    this.labels = opLabels(wd);
+    this.plan = scratchPlan(passData(passes, "scratchpad"));
+    this.ops = deviceOps(passData(passes, "decompose"));
     this.cores = cores;
     this.spans = spans;
     this.corePicker.replaceChildren(
@@ -96,9 +113,8 @@ export class CoresView {
   }
 
   private renderDivision(): void {
-    const data = passData(this.passes, "work-division");
-    const divs = divisions(data);
-    const labels = opLabels(data);
+    const divs = this.divs;
+    const labels = this.labels;
     if (divs.length === 0) {
       this.grids.stop();
       this.wd.replaceChildren(
@@ -146,7 +162,7 @@ export class CoresView {
   }
 
   private renderScratchpad(): void {
-    const plan = scratchPlan(passData(this.passes, "scratchpad"));
+    const plan = this.plan;
     if (!plan) {
       this.sp.replaceChildren(
         el("p", { className: "muted", text: "No scratchpad snapshot for this source." }),
@@ -154,10 +170,10 @@ export class CoresView {
       return;
     }
     const core = this.selected ?? 0;
-    const ops = deviceOps(passData(this.passes, "decompose"));
-    const divs = divisions(passData(this.passes, "work-division"));
+    const ops = this.ops;
     const usedBy = (opIndex: number): boolean => {
-      const d = divs.find((x) => x.op === ops[opIndex]);
+      const name = ops[opIndex];
+      const d = name === undefined ? undefined : this.divOf.get(name);
       return !d || d.coreToSlice[core] !== undefined;
     };
     const inPad = plan.buffers.filter((b) => b.offset !== null);
@@ -264,7 +280,7 @@ export class CoresTab implements View {
     if (!v) return;
     if (changed.has("run") && s.loaded) {
       const r = s.loaded.res.result;
-      v.set(r.passes, r.run.machine.cores, s.loaded.spans);
+      v.set(r.passes, r.run.machine.cores, s.loaded.res.digest.spans);
     }
     if (changed.has("core")) v.selectCore(s.core);
   }

@@ -30,6 +30,7 @@ import {
 import type { Diagnostic } from "../api";
 import { byId, el } from "../dom";
 import { mlirHighlight, mlirLanguage } from "../editor/mlir";
+import { textsPending } from "../session";
 import { LOADING_TEXTS } from "./passes";
 import type { Change, IrKind, PageState, Shortcut, View, ViewContext } from "./view";
 
@@ -483,7 +484,7 @@ export class IrTab implements View {
       v.setKtir(s.ktir, s.loaded.originalKtir);
     if ((changed.has("run") || changed.has("passTexts")) && s.loaded) {
       const l = s.loaded;
-      const waiting = !l.textsPending
+      const waiting = !textsPending(l.res.result)
         ? null
         : l.textsFailed
           ? `the pass texts could not be read: ${l.textsFailed}`

@@ -15,7 +15,7 @@ import {
   type RingMarks,
 } from "../ring/draw";
 import { describeCore, heatGradient, heatPaint, HEAT_STOPS, type HeatMetric } from "../ring/heat";
-import { buildScene, type RingScene } from "../ring/model";
+import { buildScene, type RingDigest, type RingScene } from "../ring/model";
 import { CoreDetails } from "./coreDetails";
 import { EventBox } from "./eventBox";
 import type { Change, PageState, View, ViewContext } from "./view";
@@ -118,8 +118,9 @@ export class RingView {
     this.box.setContext(ctx);
   }
 
-  setRun(run: RunInfo): void {
-    this.scene = buildScene(run);
+  /** `digest`: the run's `ringDigest` (made in the worker; computed here when left out). */
+  setRun(run: RunInfo, digest?: RingDigest): void {
+    this.scene = buildScene(run, digest);
     const m = run.machine;
     this.machineMeta.textContent = `${m.name} · ${m.cores} cores · ${m.stops.length} stops · ${m.clockGhz} GHz`;
     // The per-core figures, for scripts and tests: compute and DMA busy in percent.
@@ -254,9 +255,9 @@ export class RingTab implements View {
     if (changed.has("time")) ring.setTime(s.time);
     if (changed.has("run") && s.loaded) {
       const r = s.loaded.res.result;
-      ring.setRun(r.run);
+      ring.setRun(r.run, s.loaded.res.digest.ring);
       ring.setDetails(detailsContext(r));
-      details.set(r.run, r.passes, s.loaded.spans);
+      details.set(r.run, r.passes, s.loaded.res.digest.spans);
     }
     if (changed.has("core")) ring.setCore(s.core);
     if (changed.has("run") || changed.has("core")) {

@@ -308,7 +308,12 @@ export class RooflineTab implements View {
     this.render(run.run.roofline, run.run.latencyModel);
   }
 
-  /** Both timing models side by side, per kernel, with the model's parameters on hover. */
+  /**
+   * Both timing models side by side, per kernel, with the model's parameters on hover. Built
+   * in one go: the table's layout, not its building, is what a full model's thousand rows
+   * cost, and a table laid out again for each slice of rows (or of the chart beside it, in
+   * the same column) costs more.
+   */
   private timingTable(m: LatencyModelReport): HTMLElement | null {
     const rows = timingRows(m);
     if (rows.length === 0) return null;
@@ -372,6 +377,12 @@ export class RooflineTab implements View {
       chart.append(svg("line", { ...line, class: "rl-roof" }));
       chart.append(svg("text", { x: roof.x2 - 120, y: roof.y2 - 4, class: "rl-roof-label" }, name));
     }
+    // One listener for every dot: a full model has a thousand.
+    chart.addEventListener("click", (ev) => {
+      const dot = (ev.target as Element | null)?.closest<SVGElement>("circle.rl-dot");
+      const k = dot ? this.kernels[Number(dot.dataset.kernel)] : undefined;
+      if (k) this.ctx?.selectLine("ktir", k.lines.from);
+    });
     for (const d of m.dots) {
       const c = svg("circle", {
         cx: d.x,
@@ -382,10 +393,6 @@ export class RooflineTab implements View {
         "data-testid": `roofline-dot-${d.func}`,
       });
       c.append(svg("title", {}, d.label));
-      c.addEventListener("click", () => {
-        const k = this.kernels[d.kernel];
-        if (k) this.ctx?.selectLine("ktir", k.lines.from);
-      });
       chart.append(c);
     }
     const p = r.program;

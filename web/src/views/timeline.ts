@@ -2,7 +2,6 @@
 // (drag), a time cursor shared with the ring, and the utilisation summary beside it.
 
 import type { RunInfo, TraceEvent } from "../api";
-import { orderByStart } from "../events";
 import type { DetailsContext } from "../eventDetails";
 import { byId, el, formatInt } from "../dom";
 import { inRange, readPalette, type LineRange, type Palette } from "../ring/draw";
@@ -18,7 +17,7 @@ import {
   zoomAt,
   type Window,
 } from "../timeline/model";
-import { loadAt, sharedLanes, type SharedLane } from "../timeline/lanes";
+import { laneLists, loadAt, type SharedLane, type TimelineLanes } from "../timeline/lanes";
 import { EventBox } from "./eventBox";
 import { formatDuration } from "./results";
 import { detailsContext } from "./ring";
@@ -45,6 +44,14 @@ export class TimelineView {
   private readonly hover = byId<HTMLSpanElement>("tl-hover");
   private readonly summary = byId<HTMLElement>("util-summary");
   private readonly ctx: CanvasRenderingContext2D;
+  /**
+   * Everything drawn but the time cursor, kept apart: while the clock plays only the cursor
+   * moves, and a full model's 200,000 bars took most of each frame to draw again.
+   */
+  private readonly scene = document.createElement("canvas");
+  private readonly sceneCtx: CanvasRenderingContext2D;
+  /** The scene needs drawing again (the run, window, size, lines or colours changed). */
+  private sceneStale = true;
   private palette: Palette;
   private run: RunInfo | null = null;
   /** Each lane's events, as indexes into the run's event table. */
@@ -70,6 +77,9 @@ export class TimelineView {
     const ctx = this.canvas.getContext("2d", { alpha: false });
     if (!ctx) throw new Error("this browser cannot draw on a 2D canvas");
     this.ctx = ctx;
+    const sceneCtx = this.scene.getContext("2d", { alpha: false });
+    if (!sceneCtx) throw new Error("this browser cannot draw on a 2D canvas");
+    this.sceneCtx = sceneCtx;
     this.palette = readPalette(document.documentElement);
     this.box = new EventBox(this.stage, "bar-details", (e) => events.open(e));
     new ResizeObserver(() => this.resize()).observe(this.stage);
@@ -253,46 +263,12 @@ export class TimelineView {
     this.box.setContext(ctx);
   }
 
-  setRun(run: RunInfo): void {
+  /** `lanes`: the run's `timelineLanes` (made in the worker, with the run). */
+  setRun(run: RunInfo, lanes: TimelineLanes): void {
     this.run = run;
-    // A loop, not Math.max(...events): a full model's run has more events than a call
-    // takes arguments.
-    const ev = run.events;
-    let cores = run.machine.cores;
-    for (let i = 0; i < ev.length; i++) if (ev.core(i) + 1 > cores) cores = ev.core(i) + 1;
-    this.cores = cores;
-    // Two passes over the columns: count each lane's events, then place them.
-    const core = ev.cols.core;
-    const unit = ev.cols.unit;
-    const laneCount = cores * UNITS.length;
-    const counts = new Int32Array(laneCount);
-    for (let i = 0; i < ev.length; i++) {
-      const lane = (core[i] as number) * UNITS.length + (unit[i] as number);
-      if (lane >= 0 && lane < laneCount) counts[lane] = (counts[lane] as number) + 1;
-    }
-    const lists = Array.from(counts, (n) => new Int32Array(n));
-    const filled = new Int32Array(laneCount);
-    for (let i = 0; i < ev.length; i++) {
-      const lane = (core[i] as number) * UNITS.length + (unit[i] as number);
-      const list = lists[lane];
-      if (!list) continue;
-      list[filled[lane] as number] = i;
-      filled[lane] = (filled[lane] as number) + 1;
-    }
-    this.byLane = new Map();
-    lists.forEach((list, lane) => {
-      if (list.length > 0) this.byLane.set(lane, list);
-    });
-    // By start, so a draw can merge the bars that fall on the same pixels.
-    const starts = ev.cols.start;
-    for (const [lane, list] of this.byLane) this.byLane.set(lane, byStart(list, starts));
-    this.shared = sharedLanes({
-      machine: run.machine,
-      totalCycles: run.totalCycles,
-      events: run.events,
-      dramBytesPerCycle: run.roofline?.rates?.dramBytesPerCycle ?? null,
-      links: run.summary?.links ?? [],
-    });
+    this.cores = lanes.cores;
+    this.byLane = laneLists(lanes);
+    this.shared = lanes.shared;
     this.sharedByLane = new Map(this.shared.map((l, i) => [i, l.events]));
     // The lanes' figures, for scripts and tests.
     this.canvas.dataset.lanes = this.shared
@@ -305,7 +281,8 @@ export class TimelineView {
 
   setTime(t: number): void {
     this.t = t;
-    if (this.visible) this.requestDraw();
+    // Only the cursor moves.
+    if (this.visible) this.requestDraw(false);
   }
 
   setLines(lines: LineRange | null): void {
@@ -349,15 +326,30 @@ export class TimelineView {
     const r = this.stage.getBoundingClientRect();
     if (r.width < 2 || r.height < 2) return;
     const dpr = window.devicePixelRatio || 1;
+    const same =
+      r.width === this.w &&
+      r.height === this.h &&
+      this.canvas.width === Math.round(r.width * dpr) &&
+      this.canvas.height === Math.round(r.height * dpr);
+    // The same size again (shown again, or observed after being set): the scene drawn stays.
+    if (same) {
+      this.requestDraw(false);
+      return;
+    }
     this.w = r.width;
     this.h = r.height;
     this.canvas.width = Math.round(r.width * dpr);
     this.canvas.height = Math.round(r.height * dpr);
-    this.ctx.setTransform(this.canvas.width / r.width, 0, 0, this.canvas.height / r.height, 0, 0);
+    this.scene.width = this.canvas.width;
+    this.scene.height = this.canvas.height;
+    for (const ctx of [this.ctx, this.sceneCtx])
+      ctx.setTransform(this.canvas.width / r.width, 0, 0, this.canvas.height / r.height, 0, 0);
     this.requestDraw();
   }
 
-  private requestDraw(): void {
+  /** Draws at the next frame; `stale`: the scene changed too (else only the cursor moved). */
+  private requestDraw(stale = true): void {
+    if (stale) this.sceneStale = true;
     if (this.frame === 0 && this.visible)
       this.frame = requestAnimationFrame(() => {
         this.frame = 0;
@@ -365,9 +357,29 @@ export class TimelineView {
       });
   }
 
+  /** The scene (drawn again only when stale), then the time cursor over it. */
   private draw(): void {
     const { ctx, palette: pal, w, h } = this;
     if (w < 2) return;
+    if (this.sceneStale) {
+      this.drawScene();
+      this.sceneStale = false;
+    }
+    ctx.drawImage(this.scene, 0, 0, w, h);
+    if (this.run && this.t >= this.win.start && this.t <= this.win.end) {
+      const x = LABEL_W + xOf(this.t, this.win, this.plotW);
+      ctx.strokeStyle = pal.accent;
+      ctx.lineWidth = 1.5;
+      ctx.beginPath();
+      ctx.moveTo(x, 0);
+      ctx.lineTo(x, h);
+      ctx.stroke();
+    }
+  }
+
+  /** Lanes, bars, the DRAM and link lanes and the axis: all but the cursor. */
+  private drawScene(): void {
+    const { sceneCtx: ctx, palette: pal, w, h } = this;
     ctx.fillStyle = pal.bg;
     ctx.fillRect(0, 0, w, h);
     const run = this.run;
@@ -470,21 +482,11 @@ export class TimelineView {
     ctx.stroke();
     ctx.textAlign = "left";
     ctx.fillText("cycles", 4, AXIS_H / 2 - 1);
-    // Time cursor.
-    if (this.t >= this.win.start && this.t <= this.win.end) {
-      const x = LABEL_W + xOf(this.t, this.win, pw);
-      ctx.strokeStyle = pal.accent;
-      ctx.lineWidth = 1.5;
-      ctx.beginPath();
-      ctx.moveTo(x, 0);
-      ctx.lineTo(x, h);
-      ctx.stroke();
-    }
   }
 
   /** DRAM and link lanes: transfers as faint bars, bandwidth use as a filled profile. */
   private drawShared(): void {
-    const { ctx, palette: pal, w } = this;
+    const { sceneCtx: ctx, palette: pal, w } = this;
     if (this.shared.length === 0) return;
     const lh = this.sharedLaneH;
     const top = this.sharedTop;
@@ -668,7 +670,7 @@ export class TimelineTab implements View {
     if (!v) return;
     if (changed.has("theme")) v.refreshPalette();
     if (changed.has("run") && s.loaded) {
-      v.setRun(s.loaded.res.result.run);
+      v.setRun(s.loaded.res.result.run, s.loaded.res.digest.lanes);
       v.setDetails(detailsContext(s.loaded.res.result));
       const strip = tpStrip(s.loaded.res.result.tp, s.loaded.res.result.run.machine.clockGhz);
       this.strip?.replaceWith(strip);
@@ -682,13 +684,4 @@ export class TimelineTab implements View {
     if (changed.has("time") || changed.has("run") || (changed.has("view") && this.shown))
       v.setTime(s.time);
   }
-}
-
-/** Event indexes by start (`list` itself when they already are: the usual case). */
-function byStart(list: Int32Array, starts: Float64Array): Int32Array {
-  for (let k = 1; k < list.length; k++) {
-    if ((starts[list[k - 1] as number] as number) > (starts[list[k] as number] as number))
-      return orderByStart(starts, list);
-  }
-  return list;
 }

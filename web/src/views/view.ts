@@ -7,7 +7,6 @@ import type { Diagnostic, TraceEvent } from "../api";
 import type { ErrorInfo, RunData, RunIo, RunResult, SourceRef } from "../protocol";
 import type { LineRange } from "../ring/draw";
 import type { CompareSpec } from "../compare";
-import type { Span } from "../session";
 
 /** Which editor of the IR view a line belongs to. */
 export type IrKind = "ktir" | "sdsc";
@@ -20,16 +19,14 @@ export interface Loaded {
   res: RunResult;
   /** The KTIR as compiled (or the .mlir file as opened). */
   originalKtir: string;
-  /** Time span of each device op's kernel, in op order. */
-  spans: Span[];
   /** The SDSC bundle as shown (pretty-printed JSON); "" while the pass texts are pending. */
   sdsc: string;
   /**
-   * The pass texts (and the ops' SDSC lines) wait in the compile store, a cache hit having
-   * brought the passes without them: a view that shows one asks (`needPassTexts`).
+   * Why the pass texts could not be read, once asked (null: not failed). Whether they are
+   * still to come is read from the run's passes (`textsPending`): a cache hit brings the
+   * passes without their texts (and the ops without their SDSC lines), which wait in the
+   * compile store until a view that shows one asks (`needPassTexts`).
    */
-  textsPending: boolean;
-  /** Why the pending texts could not be read, once asked (null: not failed). */
   textsFailed?: string | null;
   /** A remark for the results line ("edited KTIR"), or "". */
   note: string;
@@ -147,7 +144,7 @@ export interface ViewContext {
   /** Opens a device op's kernel (KTIR) or bundle entry (SDSC) in the IR view. */
   openOp(kind: IrKind, op: string): void;
   /**
-   * A view shows a pass text the run came without (`Loaded.textsPending`): they are read
+   * A view shows a pass text the run came without (`textsPending`): they are read
    * from the compile store, then "passTexts" changes. Asking again while they come is free.
    */
   needPassTexts(): void;
