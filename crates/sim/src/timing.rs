@@ -32,6 +32,7 @@
 
 use crate::machine::{LinkId, Machine, MachineError};
 use serde::{Deserialize, Serialize};
+use smallvec::SmallVec;
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 use std::fmt;
@@ -173,99 +174,59 @@ const INLINE_DEPS: usize = 3;
 
 /// A task's dependencies: up to three (most tasks) held in the task itself, more on the
 /// heap, so recording a task allocates nothing in the common case. Reads as a slice.
-#[derive(Clone)]
-pub enum Deps {
-    /// `len` dependencies in `ids[..len]`.
-    Inline { len: u8, ids: [TaskId; INLINE_DEPS] },
-    /// More than fit inline.
-    Heap(Vec<TaskId>),
+#[derive(Default, PartialEq, Eq)]
+pub struct Deps(SmallVec<[TaskId; INLINE_DEPS]>);
+
+impl Clone for Deps {
+    /// A copy holding exactly as many bytes as the original once normalized (a list on the
+    /// heap is as long as its contents), so a clone of a recorded task costs what the
+    /// task-byte limit counted for it.
+    fn clone(&self) -> Self {
+        if self.0.spilled() {
+            Deps(SmallVec::from_vec(self.0.to_vec()))
+        } else {
+            Deps(self.0.clone())
+        }
+    }
 }
 
 impl Deps {
     /// No dependencies.
     pub const fn new() -> Deps {
-        Deps::Inline {
-            len: 0,
-            ids: [0; INLINE_DEPS],
-        }
+        Deps(SmallVec::new_const())
     }
 
     /// Adds `id` at the end.
     pub fn push(&mut self, id: TaskId) {
-        match self {
-            Deps::Inline { len, ids } if (*len as usize) < INLINE_DEPS => {
-                ids[*len as usize] = id;
-                *len += 1;
-            }
-            Deps::Inline { len, ids } => {
-                let mut v = Vec::with_capacity(INLINE_DEPS * 2);
-                v.extend_from_slice(&ids[..*len as usize]);
-                v.push(id);
-                *self = Deps::Heap(v);
-            }
-            Deps::Heap(v) => v.push(id),
-        }
+        self.0.push(id);
     }
 
     /// Keeps only the dependencies on tasks before `n`, sorted and each once: what the
     /// scheduler takes.
     pub fn normalize(&mut self, n: TaskId) {
-        match self {
-            Deps::Heap(v) => {
-                let mut kept = std::mem::take(v);
-                kept.retain(|d| *d < n);
-                kept.sort_unstable();
-                kept.dedup();
-                // Held for the whole run: no spare capacity.
-                kept.shrink_to_fit();
-                *self = Deps::from(kept);
-            }
-            Deps::Inline { len, ids } => {
-                let ids = &mut ids[..*len as usize];
-                ids.sort_unstable();
-                let mut out = Deps::new();
-                for &d in ids.iter() {
-                    if d < n && out.last() != Some(&d) {
-                        out.push(d);
-                    }
-                }
-                *self = out;
-            }
-        }
+        self.0.retain(|d| *d < n);
+        self.0.sort_unstable();
+        self.0.dedup();
+        // Held for the whole run: no spare capacity (and back in the task when it fits).
+        self.0.shrink_to_fit();
     }
 
     /// Heap bytes the list takes beyond the task's own record.
     pub fn heap_bytes(&self) -> usize {
-        match self {
-            Deps::Inline { .. } => 0,
-            Deps::Heap(v) => v.capacity() * std::mem::size_of::<TaskId>(),
+        if self.0.spilled() {
+            self.0.capacity() * std::mem::size_of::<TaskId>()
+        } else {
+            0
         }
-    }
-}
-
-impl Default for Deps {
-    fn default() -> Self {
-        Deps::new()
     }
 }
 
 impl std::ops::Deref for Deps {
     type Target = [TaskId];
     fn deref(&self) -> &[TaskId] {
-        match self {
-            Deps::Inline { len, ids } => &ids[..*len as usize],
-            Deps::Heap(v) => v,
-        }
+        &self.0
     }
 }
-
-impl PartialEq for Deps {
-    fn eq(&self, other: &Self) -> bool {
-        **self == **other
-    }
-}
-
-impl Eq for Deps {}
 
 impl fmt::Debug for Deps {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -283,27 +244,23 @@ impl<'a> IntoIterator for &'a Deps {
 
 impl FromIterator<TaskId> for Deps {
     fn from_iter<I: IntoIterator<Item = TaskId>>(iter: I) -> Self {
-        let mut d = Deps::new();
-        for id in iter {
-            d.push(id);
-        }
-        d
+        Deps(iter.into_iter().collect())
     }
 }
 
 impl From<Vec<TaskId>> for Deps {
     fn from(v: Vec<TaskId>) -> Self {
         if v.len() <= INLINE_DEPS {
-            v.into_iter().collect()
+            Deps::from(v.as_slice())
         } else {
-            Deps::Heap(v)
+            Deps(SmallVec::from_vec(v))
         }
     }
 }
 
 impl From<&[TaskId]> for Deps {
     fn from(v: &[TaskId]) -> Self {
-        v.iter().copied().collect()
+        Deps(SmallVec::from_slice(v))
     }
 }
 
