@@ -370,6 +370,27 @@ pub struct Event {
     pub line: u32,
 }
 
+impl Event {
+    /// The event as a borrowed view, timing its own task (a stored event as it stands).
+    pub fn view(&self) -> EventRef<'_> {
+        EventRef {
+            source: self.task,
+            task: self.task,
+            unit: self.unit,
+            core: self.core,
+            start: self.start,
+            end: self.end,
+            bytes: self.bytes,
+            src_stop: self.src_stop,
+            dst_stop: self.dst_stop,
+            hops: self.hops,
+            dram: self.dram,
+            op: &self.op,
+            line: self.line,
+        }
+    }
+}
+
 /// From `time` on, the total rate over `link` is `bytes_per_cycle`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LinkRate {
@@ -476,6 +497,35 @@ impl EventRef<'_> {
 }
 
 impl LaunchSpan {
+    /// A time of its stored events (counted from the launch's start) as a time of the run,
+    /// exactly as [`Schedule::event_refs`] places it.
+    pub fn place(&self, time: f64) -> f64 {
+        self.start + time
+    }
+
+    /// A source line of its stored events as this launch's line.
+    pub fn line(&self, stored: u32) -> u32 {
+        shift_line(stored, self.line_shift)
+    }
+
+    /// The most, in cycles, by which the duration of one of its stored events can differ
+    /// from the same event's duration once placed at this launch's start (both ends
+    /// rounded by the addition): 0 for a launch at cycle 0, where placing changes nothing.
+    /// Reports that compute a figure once per distinct launch and reuse it for repeats
+    /// check their thresholds against this, so they give exactly what a walk over every
+    /// placed event gives. Not finite (so every such check fails) for an absurd schedule.
+    pub fn placement_error(&self) -> f64 {
+        if self.start == 0.0 {
+            return 0.0;
+        }
+        // Every placed time is at most `end`; a rounding moves a value by at most half
+        // the spacing of doubles there, a generous four spacings cover both ends and the
+        // subtraction.
+        let top = 2.0 * self.end.abs().max(self.start.abs());
+        let spacing = f64::from_bits(top.to_bits().saturating_add(1)) - top;
+        4.0 * spacing
+    }
+
     /// Its stored event number `i` as the run's event: numbered, shifted in time and lines.
     fn view<'a>(&'a self, i: usize, stored: &'a Event) -> EventRef<'a> {
         let last = i + 1 == self.events.len();
@@ -591,14 +641,27 @@ impl Schedule {
     /// [`Schedule::all_events`] gives them, the op name borrowed from the stored event, so
     /// reports over millions of events allocate nothing per event.
     pub fn event_refs(&self) -> impl Iterator<Item = EventRef<'_>> + '_ {
-        self.launches.iter().flat_map(move |l| {
-            self.events
-                .get(l.events.clone())
-                .unwrap_or(&[])
-                .iter()
-                .enumerate()
-                .map(move |(i, e)| l.view(i, e))
-        })
+        self.launches
+            .iter()
+            .flat_map(move |l| self.launch_event_refs(l))
+    }
+
+    /// The stored events `launch` places: its own for an interpreted launch, the repeated
+    /// launch's for a repeat. Reports computed once per distinct launch key on
+    /// `launch.events`.
+    pub fn stored_events(&self, launch: &LaunchSpan) -> &[Event] {
+        self.events.get(launch.events.clone()).unwrap_or(&[])
+    }
+
+    /// The events of one launch of the run, as [`Schedule::event_refs`] gives them.
+    pub fn launch_event_refs<'a>(
+        &'a self,
+        launch: &'a LaunchSpan,
+    ) -> impl Iterator<Item = EventRef<'a>> + 'a {
+        self.stored_events(launch)
+            .iter()
+            .enumerate()
+            .map(move |(i, e)| launch.view(i, e))
     }
 
     /// The run's events from number `from` on, at most `count` of them (a window for a
