@@ -3,11 +3,13 @@
 //! event-level schedule took and the difference. Computed once per run from the executed
 //! ops (the schedule's events, the simulator's work counts) and the machine description.
 
+use crate::by_launch::{LineGroups, PerStored};
 use crate::KernelLink;
 use serde::Serialize;
-use sim::latency_model::{self, Category, LatencyConfig, OpRecord, Overlap};
-use sim::timing::{EventRef, Schedule, TaskId, Unit};
+use sim::latency_model::{self, Category, LatencyConfig, LatencyEstimate, OpRecord, Overlap};
+use sim::timing::{Event, EventRef, Schedule, TaskId, Unit};
 use sim::{Machine, WorkCount};
+use std::collections::HashMap;
 
 /// One parameter of the model, labelled as the reference interpreter labels it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -90,11 +92,15 @@ fn notes() -> Vec<String> {
     ]
 }
 
+/// The duration above which the model takes an SFP event's vector work as
+/// transcendental: the interpreter timed such work longer than its plain rate.
+fn transcendental_above(w: WorkCount, lanes: u64) -> f64 {
+    w.elementwise.div_ceil(lanes) as f64 + 0.5
+}
+
 /// An event as the model sees the op behind it.
 fn record<'e>(e: &EventRef<'e>, source: TaskId, work: &[WorkCount], lanes: u64) -> OpRecord<'e> {
     let w = work.get(source).copied().unwrap_or_default();
-    // The interpreter timed transcendental vector work longer than its plain rate.
-    let plain = w.elementwise.div_ceil(lanes) as f64;
     OpRecord {
         core: e.core,
         op: e.op.as_str(),
@@ -103,38 +109,147 @@ fn record<'e>(e: &EventRef<'e>, source: TaskId, work: &[WorkCount], lanes: u64) 
         dram: e.dram,
         macs: w.macs,
         elements: w.elementwise,
-        transcendental: e.unit == Unit::Sfp && e.end - e.start > plain + 0.5,
+        transcendental: e.unit == Unit::Sfp && e.end - e.start > transcendental_above(w, lanes),
     }
 }
 
-/// The report of a finished run.
+/// A kernel's estimate, with its first event start and last event end.
+type KernelEstimate = (LatencyEstimate, f64, f64);
+
+/// One distinct launch's events by source line, with what decides whether a repeat of it
+/// can take its estimates as they are.
+struct StoredLatency {
+    groups: LineGroups,
+    /// Per line: how far the durations of its SFP events are from the duration at which
+    /// the model calls them transcendental (infinite without any). A repeat placed with a
+    /// smaller [`LaunchSpan::placement_error`] classifies every event as they do.
+    margins: Vec<f64>,
+    /// The estimate of the events of a set of lines (one flag per line), once computed,
+    /// with their first start and last end before placing.
+    estimates: HashMap<Vec<bool>, KernelEstimate>,
+}
+
+impl StoredLatency {
+    fn of(stored: &[Event], work: &[WorkCount], lanes: u64) -> StoredLatency {
+        let groups = LineGroups::of(stored);
+        let mut margins = vec![f64::INFINITY; groups.lines.len()];
+        for (e, &g) in stored.iter().zip(&groups.of_event) {
+            if e.unit == Unit::Sfp {
+                let w = work.get(e.task).copied().unwrap_or_default();
+                let margin = ((e.end - e.start) - transcendental_above(w, lanes)).abs();
+                margins[g as usize] = margins[g as usize].min(margin);
+            }
+        }
+        StoredLatency {
+            groups,
+            margins,
+            estimates: HashMap::new(),
+        }
+    }
+
+    /// The estimate of the stored events on the lines `lines` flags.
+    fn estimate(
+        &mut self,
+        stored: &[Event],
+        lines: Vec<bool>,
+        config: &LatencyConfig,
+        work: &[WorkCount],
+        lanes: u64,
+    ) -> &KernelEstimate {
+        let groups = &self.groups;
+        self.estimates.entry(lines).or_insert_with_key(|lines| {
+            let of = || {
+                stored
+                    .iter()
+                    .zip(&groups.of_event)
+                    .filter(|(_, &g)| lines[g as usize])
+                    .map(|(e, _)| e)
+            };
+            let est = latency_model::estimate(
+                config,
+                of().map(|e| record(&e.view(), e.task, work, lanes)),
+            );
+            let start = of().map(|e| e.start).fold(f64::INFINITY, f64::min);
+            let end = of().map(|e| e.end).fold(f64::NEG_INFINITY, f64::max);
+            (est, start, end)
+        })
+    }
+}
+
+/// The report of a finished run: per kernel, the model's estimate over its events in run
+/// order, as a walk over every event would give it.
 pub(crate) fn compute(inp: Inputs<'_>) -> LatencyModelReport {
     let config = LatencyConfig::of(inp.machine);
     let work = crate::roofline::work_by_task(inp.work);
     let lanes = inp.machine.sfp_lanes.value.max(1);
+    let sched = inp.schedule;
     let mut kernels = Vec::new();
-    // Two passes over the events, not one per kernel, holding one kernel's events at a
-    // time: a full model has millions of them. The first finds each kernel's last event,
-    // after which the second estimates it and lets its events go.
-    let of = |e: &EventRef<'_>| crate::source_map::kernel_at(inp.kernels, e.line);
-    let mut last = vec![None; inp.kernels.len()];
-    for (n, e) in inp.schedule.event_refs().enumerate() {
-        if let Some(k) = of(&e) {
-            last[k] = Some(n);
+    // Per launch, the kernel of each line of its stored events; per kernel, the launches
+    // its events come from.
+    let mut per: PerStored<StoredLatency> = PerStored::new();
+    let mut kernels_of: Vec<Vec<Option<usize>>> = Vec::with_capacity(sched.launches.len());
+    let mut launches_of: Vec<Vec<usize>> = vec![Vec::new(); inp.kernels.len()];
+    for (i, l) in sched.launches.iter().enumerate() {
+        let s = per.get(sched, l, |stored| StoredLatency::of(stored, &work, lanes));
+        let ks = s.groups.kernels(l, inp.kernels);
+        for &k in ks.iter().flatten() {
+            if launches_of[k].last() != Some(&i) {
+                launches_of[k].push(i);
+            }
         }
+        kernels_of.push(ks);
     }
-    let mut by_kernel: Vec<Vec<EventRef<'_>>> = vec![Vec::new(); inp.kernels.len()];
-    let mut done: Vec<(usize, Vec<EventRef<'_>>)> = Vec::new();
     let mut estimates = Vec::new();
-    for (n, e) in inp.schedule.event_refs().enumerate() {
-        let Some(k) = of(&e) else {
+    // A kernel whose events are one launch's is estimated once per distinct launch and
+    // set of lines: the model sums per core in event order, which a repeat keeps, and
+    // reads names, bytes and work, which it repeats. Its span moves by the launch's start.
+    let mut slow = vec![false; inp.kernels.len()];
+    for (k, launches) in launches_of.iter().enumerate() {
+        let &[i] = launches.as_slice() else {
+            slow[k] = !launches.is_empty();
             continue;
         };
-        by_kernel[k].push(e);
-        if last[k] == Some(n) {
-            done.push((k, std::mem::take(&mut by_kernel[k])));
+        let l = &sched.launches[i];
+        let stored = sched.stored_events(l);
+        let lines: Vec<bool> = kernels_of[i].iter().map(|x| *x == Some(k)).collect();
+        let s = per.get(sched, l, |stored| StoredLatency::of(stored, &work, lanes));
+        let margin = lines
+            .iter()
+            .zip(&s.margins)
+            .filter(|(on, _)| **on)
+            .map(|(_, m)| *m)
+            .fold(f64::INFINITY, f64::min);
+        // A repeat's closing barrier is named after its own function.
+        let renamed = match (&l.barrier_op, stored.last(), s.groups.of_event.last()) {
+            (Some(op), Some(last), Some(&g)) => {
+                lines[g as usize]
+                    && latency_model::is_comm_op(op) != latency_model::is_comm_op(&last.op)
+            }
+            _ => false,
+        };
+        if renamed || l.placement_error() >= margin {
+            slow[k] = true;
+            continue;
         }
-        for (k, evs) in done.drain(..) {
+        let (est, start, end) = s.estimate(stored, lines, &config, &work, lanes);
+        estimates.push((k, est.clone(), l.place(*start), l.place(*end).max(0.0)));
+    }
+    // The others event by event over the launches they ran in, in run order, each let go
+    // after its last launch.
+    let mut by_kernel: Vec<Vec<EventRef<'_>>> = vec![Vec::new(); inp.kernels.len()];
+    for (i, l) in sched.launches.iter().enumerate() {
+        if !kernels_of[i].iter().flatten().any(|&k| slow[k]) {
+            continue;
+        }
+        for e in sched.launch_event_refs(l) {
+            if let Some(k) = crate::source_map::kernel_at(inp.kernels, e.line) {
+                if slow[k] {
+                    by_kernel[k].push(e);
+                }
+            }
+        }
+        for k in (0..inp.kernels.len()).filter(|&k| slow[k] && launches_of[k].last() == Some(&i)) {
+            let evs = std::mem::take(&mut by_kernel[k]);
             let est = latency_model::estimate(
                 &config,
                 evs.iter().map(|e| record(e, e.source, &work, lanes)),

@@ -3,7 +3,8 @@
 //! `layer3`). Kernels run one after another, so a layer's cycles are the sum of its
 //! kernels' spans (first event start to last event end) and the layers add up to the run.
 
-use crate::source_map::{kernel_at, SourceMap};
+use crate::by_launch::{LineGroups, PerStored};
+use crate::source_map::SourceMap;
 use serde::Serialize;
 use sim::timing::Schedule;
 
@@ -33,11 +34,32 @@ fn layer_of(op: &str) -> &str {
 pub(crate) fn compute(map: &SourceMap, schedule: &Schedule) -> Vec<LayerCycles> {
     let total_cycles = schedule.total_cycles;
     let mut spans: Vec<Option<(f64, f64)>> = vec![None; map.kernels.len()];
-    for e in schedule.event_refs() {
-        if let Some(k) = kernel_at(&map.kernels, e.line) {
-            let s = spans[k].get_or_insert((e.start, e.end));
-            s.0 = s.0.min(e.start);
-            s.1 = s.1.max(e.end);
+    // Per distinct launch, each line's first start and last end: placing a launch adds
+    // its start to every time, which keeps their order, so the placed first start and
+    // last end are these placed.
+    let mut per: PerStored<(LineGroups, Vec<(f64, f64)>)> = PerStored::new();
+    for l in &schedule.launches {
+        let (groups, line_spans) = per.get(schedule, l, |stored| {
+            let groups = LineGroups::of(stored);
+            let mut s: Vec<Option<(f64, f64)>> = vec![None; groups.lines.len()];
+            for (e, &g) in stored.iter().zip(&groups.of_event) {
+                let s = s[g as usize].get_or_insert((e.start, e.end));
+                s.0 = s.0.min(e.start);
+                s.1 = s.1.max(e.end);
+            }
+            let s = s.into_iter().map(Option::unwrap_or_default).collect();
+            (groups, s)
+        });
+        for (k, &(start, end)) in groups
+            .kernels(l, &map.kernels)
+            .iter()
+            .zip(line_spans.iter())
+        {
+            let &Some(k) = k else { continue };
+            let (start, end) = (l.place(start), l.place(end));
+            let s = spans[k].get_or_insert((start, end));
+            s.0 = s.0.min(start);
+            s.1 = s.1.max(end);
         }
     }
     let mut order: Vec<(usize, f64)> = spans

@@ -13,6 +13,7 @@ use sim::timing::Unit;
 use sim::{ExecLimits, Machine};
 use std::collections::BTreeMap;
 
+mod by_launch;
 mod error;
 mod examples;
 mod kernel_store;
@@ -995,14 +996,17 @@ pub fn event_views(
     limit: usize,
 ) -> (Vec<EventView>, u64) {
     let n = machine.stop_count();
-    let mut total = 0u64;
-    let views = sched
+    // Events of the run looked at for the views; the rest are only counted, once per
+    // distinct launch where that gives the same count.
+    let mut seen = 0usize;
+    let views: Vec<EventView> = sched
         .event_refs()
-        .filter(|e| e.end > e.start || e.bytes > 0)
-        .filter(|_| {
-            total += 1;
-            total <= limit as u64
+        .take_while(|_| {
+            seen += 1;
+            true
         })
+        .filter(|e| by_launch::takes_part(e.start, e.end, e.bytes))
+        .take(limit)
         .map(|e| EventView {
             route: match (e.unit, e.src_stop, e.dst_stop) {
                 (Unit::Dma, Some(s), Some(d)) => machine
@@ -1026,6 +1030,7 @@ pub fn event_views(
             line: e.line,
         })
         .collect();
+    let total = views.len() as u64 + by_launch::count_taking_part(sched, seen);
     (views, total)
 }
 

@@ -3,9 +3,10 @@
 //! Computed once per run from the schedule, the simulator's work counts and the source
 //! map's kernels; every rate comes from the machine description.
 
+use crate::by_launch::{shortest_idle_duration, takes_part, LineGroups, PerStored};
 use crate::KernelLink;
 use serde::Serialize;
-use sim::timing::{DramAccess, EventRef, Schedule, TaskId, Unit};
+use sim::timing::{DramAccess, Event, EventRef, LaunchSpan, Schedule, TaskId, Unit};
 use sim::{Machine, WorkCount};
 use std::collections::BTreeSet;
 
@@ -260,14 +261,56 @@ impl Tally {
             (Unit::Dma, DramAccess::None) => self.ring = self.ring.saturating_add(e.bytes),
             _ => {}
         }
-        if e.end > e.start || e.bytes > 0 {
+        if takes_part(e.start, e.end, e.bytes) {
             self.cores.insert(e.core);
-            if self.any {
-                self.start = self.start.min(e.start);
-                self.end = self.end.max(e.end);
-            } else {
-                (self.start, self.end, self.any) = (e.start, e.end, true);
-            }
+            self.span(e.start, e.end);
+        }
+    }
+
+    /// Widens the span of the events taking part to `start..end`.
+    fn span(&mut self, start: f64, end: f64) {
+        if self.any {
+            self.start = self.start.min(start);
+            self.end = self.end.max(end);
+        } else {
+            (self.start, self.end, self.any) = (start, end, true);
+        }
+    }
+
+    /// Adds the events of one line of a distinct launch as `launch` places them (their
+    /// figures are the same wherever it runs; their span moves by its start).
+    fn add_placed(&mut self, line: &Tally, launch: &LaunchSpan) {
+        self.work.macs = self.work.macs.saturating_add(line.work.macs);
+        self.work.elementwise = self.work.elementwise.saturating_add(line.work.elementwise);
+        self.read = self.read.saturating_add(line.read);
+        self.written = self.written.saturating_add(line.written);
+        self.ring = self.ring.saturating_add(line.ring);
+        if line.any {
+            self.cores.extend(line.cores.iter().copied());
+            self.span(launch.place(line.start), launch.place(line.end));
+        }
+    }
+}
+
+/// One distinct launch's events tallied per source line, and the shortest duration the
+/// placement of a repeat must not blur ([`crate::by_launch::shortest_idle_duration`]).
+struct StoredTally {
+    groups: LineGroups,
+    lines: Vec<Tally>,
+    shortest_idle: f64,
+}
+
+impl StoredTally {
+    fn of(stored: &[Event], work: &[WorkCount]) -> StoredTally {
+        let groups = LineGroups::of(stored);
+        let mut lines: Vec<Tally> = groups.lines.iter().map(|_| Tally::default()).collect();
+        for (e, &g) in stored.iter().zip(&groups.of_event) {
+            lines[g as usize].add(&e.view(), work.get(e.task).copied());
+        }
+        StoredTally {
+            groups,
+            lines,
+            shortest_idle: shortest_idle_duration(stored),
         }
     }
 }
@@ -316,11 +359,26 @@ pub(crate) fn compute(inp: Inputs<'_>) -> Roofline {
     let work = work_by_task(inp.work);
     let mut per_kernel: Vec<Tally> = inp.kernels.iter().map(|_| Tally::default()).collect();
     let mut program = Tally::default();
-    for e in inp.schedule.event_refs() {
-        let w = work.get(e.source).copied();
-        program.add(&e, w);
-        if let Some(k) = crate::source_map::kernel_at(inp.kernels, e.line) {
-            per_kernel[k].add(&e, w);
+    let mut per: PerStored<StoredTally> = PerStored::new();
+    for l in &inp.schedule.launches {
+        let stored = per.get(inp.schedule, l, |stored| StoredTally::of(stored, &work));
+        if l.placement_error() < stored.shortest_idle {
+            let kernels = stored.groups.kernels(l, inp.kernels);
+            for (line, k) in stored.lines.iter().zip(kernels) {
+                program.add_placed(line, l);
+                if let Some(k) = k {
+                    per_kernel[k].add_placed(line, l);
+                }
+            }
+            continue;
+        }
+        // Placing it could make a short event take no time: event by event.
+        for e in inp.schedule.launch_event_refs(l) {
+            let w = work.get(e.source).copied();
+            program.add(&e, w);
+            if let Some(k) = crate::source_map::kernel_at(inp.kernels, e.line) {
+                per_kernel[k].add(&e, w);
+            }
         }
     }
     let kernels = per_kernel

@@ -674,10 +674,14 @@ pub(crate) fn execute<R>(
     let machine = &options.machine;
     // Shared by the simulator's hook and the scheduler's, which never run at once.
     let progress = RefCell::new(progress);
+    let mut tmp_limits = options.limits.clone();
+    if let Ok(v) = std::env::var("TMP_TASK_BYTES") {
+        tmp_limits.max_task_bytes = v.parse().unwrap();
+    }
     let mut sim = if options.timing_only {
-        Simulator::new_timing_only(machine, options.limits.clone())
+        Simulator::new_timing_only(machine, tmp_limits)
     } else {
-        Simulator::new(machine, options.limits.clone())
+        Simulator::new(machine, tmp_limits)
     };
     let total: u64 = program
         .launches
@@ -690,6 +694,11 @@ pub(crate) fn execute<R>(
         PROGRESS_EVERY_STEPS,
     );
     sim.set_mask_out_of_bounds(options.out_of_bounds == crate::OutOfBounds::Mask);
+    if options.timing_only {
+        // A large model's tasks fit in memory one launch at a time, not all at once.
+        sim.schedule_each_launch()
+            .map_err(|e| DriverError::new(Stage::Simulate, e.to_string()))?;
+    }
     let mut bases: BTreeMap<String, i64> = BTreeMap::new();
     let lens: BTreeMap<&str, (ScalarType, usize)> = program
         .placements
@@ -756,22 +765,31 @@ pub(crate) fn execute<R>(
             .map_err(|e| DriverError::from_sim(&l.func, e))?;
     }
     sim::release_pooled_buffers();
-    let plan = sim
-        .launch_plan()
-        .map_err(|e| DriverError::new(Stage::Simulate, format!("timing: {e}")))?;
-    let sched = schedule_launches(
-        machine,
-        sim.tasks(),
-        &plan,
-        &Limits::sized_for(sim.tasks()),
-        &mut |d, t| {
-            (*progress.borrow_mut())(Progress::Schedule {
-                done: d as u64,
-                total: t as u64,
-            })
-        },
-    )
-    .map_err(|e| DriverError::new(Stage::Simulate, format!("timing: {e}")))?;
+    let sched = match sim.take_schedule() {
+        Some(sched) => {
+            let n = sched.event_count() as u64;
+            (*progress.borrow_mut())(Progress::Schedule { done: n, total: n });
+            sched
+        }
+        None => {
+            let plan = sim
+                .launch_plan()
+                .map_err(|e| DriverError::new(Stage::Simulate, format!("timing: {e}")))?;
+            schedule_launches(
+                machine,
+                sim.tasks(),
+                &plan,
+                &Limits::sized_for(sim.tasks()),
+                &mut |d, t| {
+                    (*progress.borrow_mut())(Progress::Schedule {
+                        done: d as u64,
+                        total: t as u64,
+                    })
+                },
+            )
+            .map_err(|e| DriverError::new(Stage::Simulate, format!("timing: {e}")))?
+        }
+    };
     let r = finish(&mut sim, &sched)?;
     Ok((r, sched))
 }

@@ -116,7 +116,7 @@ impl Simulator<'_> {
         self.launch_peaks.push(0);
         self.begin_launch_tasks();
         let log_start = (
-            self.tasks.len(),
+            self.next_task_id(),
             self.steps(),
             self.work_counts().len(),
             self.masked_points,
@@ -224,7 +224,7 @@ impl Simulator<'_> {
         }
         let (tasks, steps, work, masked) = log_start;
         let end = (
-            self.tasks.len(),
+            self.next_task_id(),
             self.steps(),
             self.work_counts().len(),
             self.masked_points,
@@ -240,7 +240,7 @@ impl Simulator<'_> {
             log.peak = peak;
             log.returned = returned;
         }
-        Ok(())
+        self.schedule_ended_launch()
     }
 
     /// Runs a frame stack until its base block finishes or (when `can_suspend`) a collective

@@ -270,12 +270,17 @@ impl LatencyEstimate {
     }
 }
 
+/// Whether the model charges an op of this name as ring communication: ktir-cpu
+/// classifies communication by op name, whatever stops its transfers cross. The only
+/// thing [`cost`] reads from a name.
+pub fn is_comm_op(op: &str) -> bool {
+    op.starts_with("ktdp.inter_tile")
+}
+
 /// Which category an op falls in and what it costs, `(category, cycles, flops, hbm bytes)`.
 pub fn cost(config: &LatencyConfig, r: &OpRecord<'_>) -> (Category, f64, f64, u64) {
     let over = |x: f64, rate: f64| if rate > 0.0 { x / rate } else { 0.0 };
-    // Communication is named by the op, as ktir-cpu classifies by op; its transfers are
-    // charged whatever stops they cross.
-    if r.op.starts_with("ktdp.inter_tile") {
+    if is_comm_op(r.op) {
         let cycles = over(r.bytes as f64, config.ring_bytes_per_cycle());
         return (Category::Comm, cycles, 0.0, 0);
     }

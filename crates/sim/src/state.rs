@@ -7,7 +7,7 @@ use crate::domain::{Domain, Numbers, ShapesOnly};
 use crate::machine::Machine;
 use crate::resolve::{ROp, Region};
 use crate::store::{DramBuffer, Memory};
-use crate::timing::{Deps, Task, TaskId, Unit, Work};
+use crate::timing::{Deps, LaunchScheduler, Limits, Schedule, Task, TaskId, Unit, Work};
 use crate::value::*;
 use ktir::ast::*;
 use std::collections::HashMap;
@@ -23,7 +23,13 @@ pub struct Simulator<'m> {
     /// DRAM buffers and scratchpad contents.
     pub(crate) mem: Memory,
     next_base: i64,
+    /// The recorded tasks still held (from id `task_base` on).
     pub(crate) tasks: Vec<Task>,
+    /// Id of the first task in `tasks`: those before were scheduled and let go
+    /// ([`Simulator::schedule_each_launch`]).
+    task_base: TaskId,
+    /// Schedules each launch as it ends, when set ([`Simulator::schedule_each_launch`]).
+    scheduler: Option<LaunchScheduler<'m>>,
     /// What the recorded tasks keep through the run ([`crate::timing::task_footprint`]).
     task_record_bytes: u64,
     /// The first task of the launch being interpreted.
@@ -187,6 +193,8 @@ impl<'m> Simulator<'m> {
             },
             next_base: 0,
             tasks: Vec::new(),
+            task_base: 0,
+            scheduler: None,
             task_record_bytes: 0,
             launch_first_task: 0,
             largest_launch_tasks: 0,
@@ -387,11 +395,20 @@ impl<'m> Simulator<'m> {
             has_barrier,
             steps: log_steps,
             masked_points: masked,
-            tasks: self.tasks.len()..self.tasks.len(),
+            tasks: self.next_task_id()..self.next_task_id(),
             work: self.work.len()..self.work.len(),
             repeat: Some((earlier, line_shift, format!("end of @{func}"))),
             ..LaunchLog::default()
         });
+        if let Some(s) = &mut self.scheduler {
+            let barrier = has_barrier.then(|| format!("end of @{func}"));
+            s.repeat(earlier, line_shift, barrier.as_deref())
+                .map_err(|e| SimError {
+                    message: format!("timing: {e}"),
+                    core: None,
+                    op: None,
+                })?;
+        }
         self.launch_peaks.push(peak);
         let shift = |line: u32| -> u32 {
             if line == 0 {
@@ -427,6 +444,11 @@ impl<'m> Simulator<'m> {
     /// error: scheduling them as one launch would drop the replays' events.
     pub fn launch_plan(&self) -> Result<Vec<crate::timing::LaunchPlan>, SimError> {
         use crate::timing::LaunchPlan;
+        if self.scheduler.is_some() || self.task_base > 0 {
+            return crate::value::err(
+                "the launches were scheduled as they ended (Simulator::schedule_each_launch): take the schedule instead",
+            );
+        }
         if self.launch_log.is_empty() {
             return Ok(vec![LaunchPlan::Run {
                 tasks: 0..self.tasks.len(),
@@ -568,9 +590,73 @@ impl<'m> Simulator<'m> {
             .map(|b| std::mem::take(&mut b.data))
     }
 
-    /// The timing tasks recorded so far.
+    /// The timing tasks recorded so far (those of the launch running, when launches are
+    /// scheduled as they end).
     pub fn tasks(&self) -> &[Task] {
         &self.tasks
+    }
+
+    /// The id the next recorded task gets.
+    pub(crate) fn next_task_id(&self) -> TaskId {
+        self.task_base + self.tasks.len()
+    }
+
+    /// Schedules each launch as soon as it ends, then lets its tasks go, so a run holds
+    /// the tasks of one launch at a time and the events of all: what a large model's
+    /// timing-only run needs to fit in memory. Launches wait for the one before them, so
+    /// the schedule ([`Simulator::take_schedule`]) is exactly the one
+    /// [`crate::timing::schedule_launches`] gives for [`Simulator::launch_plan`]. Takes
+    /// effect from the next launch on; an error if tasks were recorded already.
+    pub fn schedule_each_launch(&mut self) -> Result<(), SimError> {
+        if !self.tasks.is_empty() || self.task_base > 0 || !self.launch_log.is_empty() {
+            return err("launches can be scheduled as they end only from the start of a run");
+        }
+        let defaults = Limits::default();
+        // Each launch's own scheduling is bounded by its size; all together, by the tasks
+        // the byte limit admits, each taking at most three steps.
+        let scheduler = LaunchScheduler::new(self.machine, usize::MAX, defaults.max_rate_samples)
+            .map_err(|e| SimError {
+            message: format!("timing: {e}"),
+            core: None,
+            op: None,
+        })?;
+        self.scheduler = Some(scheduler);
+        Ok(())
+    }
+
+    /// The schedule of the launches run so far, when they were scheduled as they ended
+    /// ([`Simulator::schedule_each_launch`]); `None` otherwise. Scheduling stops there.
+    pub fn take_schedule(&mut self) -> Option<Schedule> {
+        self.scheduler.take().map(LaunchScheduler::finish)
+    }
+
+    /// Schedules the tasks of the launch that just ended and lets them go (when launches
+    /// are scheduled as they end): they no longer count against
+    /// [`ExecLimits::max_task_bytes`], their events do.
+    pub(crate) fn schedule_ended_launch(&mut self) -> Result<(), SimError> {
+        let Some(s) = &mut self.scheduler else {
+            return Ok(());
+        };
+        let tasks = std::mem::take(&mut self.tasks);
+        s.run(
+            &tasks,
+            self.task_base,
+            &Limits::sized_for(&tasks),
+            &mut |_, _| {},
+        )
+        .map_err(|e| SimError {
+            message: format!("timing: {e}"),
+            core: None,
+            op: None,
+        })?;
+        let event = std::mem::size_of::<crate::timing::Event>() as u64;
+        let records: u64 = tasks
+            .iter()
+            .map(|t| crate::timing::task_footprint(t) - event)
+            .sum();
+        self.task_record_bytes = self.task_record_bytes.saturating_sub(records);
+        self.task_base += tasks.len();
+        Ok(())
     }
 
     /// Peak bytes of tensor values live at once on any one core, per launch in launch
@@ -652,7 +738,7 @@ impl<'m> Simulator<'m> {
     /// Marks where the tasks of the launch about to be interpreted begin, for the
     /// scheduler's share of [`ExecLimits::max_task_bytes`].
     pub(crate) fn begin_launch_tasks(&mut self) {
-        self.launch_first_task = self.tasks.len();
+        self.launch_first_task = self.next_task_id();
     }
 
     /// Records `task` unless the tasks would then take more than
@@ -665,27 +751,27 @@ impl<'m> Simulator<'m> {
                 task.deps.push(b);
             }
         }
-        task.deps.normalize(self.tasks.len());
+        let id = self.next_task_id();
+        task.deps.normalize(id);
         let record = self
             .task_record_bytes
             .saturating_add(crate::timing::task_footprint(&task));
-        let launch_tasks = (self.tasks.len() + 1).saturating_sub(self.launch_first_task) as u64;
+        let launch_tasks = (id + 1).saturating_sub(self.launch_first_task) as u64;
         let largest = self.largest_launch_tasks.max(launch_tasks);
         let bytes =
             record.saturating_add(largest.saturating_mul(crate::timing::SCHEDULER_BYTES_PER_TASK));
         if bytes > self.limits.max_task_bytes {
             return err(format!(
                 "the run's timing tasks would take {bytes} bytes ({} tasks), over the limit of {} bytes (ExecLimits::max_task_bytes) by {} bytes; shrink the problem or raise the limit",
-                self.tasks.len() + 1,
+                id + 1,
                 self.limits.max_task_bytes,
                 bytes - self.limits.max_task_bytes
             ));
         }
         self.task_record_bytes = record;
         self.largest_launch_tasks = largest;
-        let n = self.tasks.len();
         self.tasks.push(task);
-        Ok(n)
+        Ok(id)
     }
 
     pub(crate) fn record(

@@ -32,6 +32,7 @@
 
 use crate::machine::{LinkId, Machine, MachineError};
 use serde::{Deserialize, Serialize};
+use smallvec::SmallVec;
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 use std::fmt;
@@ -173,99 +174,59 @@ const INLINE_DEPS: usize = 3;
 
 /// A task's dependencies: up to three (most tasks) held in the task itself, more on the
 /// heap, so recording a task allocates nothing in the common case. Reads as a slice.
-#[derive(Clone)]
-pub enum Deps {
-    /// `len` dependencies in `ids[..len]`.
-    Inline { len: u8, ids: [TaskId; INLINE_DEPS] },
-    /// More than fit inline.
-    Heap(Vec<TaskId>),
+#[derive(Default, PartialEq, Eq)]
+pub struct Deps(SmallVec<[TaskId; INLINE_DEPS]>);
+
+impl Clone for Deps {
+    /// A copy holding exactly as many bytes as the original once normalized (a list on the
+    /// heap is as long as its contents), so a clone of a recorded task costs what the
+    /// task-byte limit counted for it.
+    fn clone(&self) -> Self {
+        if self.0.spilled() {
+            Deps(SmallVec::from_vec(self.0.to_vec()))
+        } else {
+            Deps(self.0.clone())
+        }
+    }
 }
 
 impl Deps {
     /// No dependencies.
     pub const fn new() -> Deps {
-        Deps::Inline {
-            len: 0,
-            ids: [0; INLINE_DEPS],
-        }
+        Deps(SmallVec::new_const())
     }
 
     /// Adds `id` at the end.
     pub fn push(&mut self, id: TaskId) {
-        match self {
-            Deps::Inline { len, ids } if (*len as usize) < INLINE_DEPS => {
-                ids[*len as usize] = id;
-                *len += 1;
-            }
-            Deps::Inline { len, ids } => {
-                let mut v = Vec::with_capacity(INLINE_DEPS * 2);
-                v.extend_from_slice(&ids[..*len as usize]);
-                v.push(id);
-                *self = Deps::Heap(v);
-            }
-            Deps::Heap(v) => v.push(id),
-        }
+        self.0.push(id);
     }
 
     /// Keeps only the dependencies on tasks before `n`, sorted and each once: what the
     /// scheduler takes.
     pub fn normalize(&mut self, n: TaskId) {
-        match self {
-            Deps::Heap(v) => {
-                let mut kept = std::mem::take(v);
-                kept.retain(|d| *d < n);
-                kept.sort_unstable();
-                kept.dedup();
-                // Held for the whole run: no spare capacity.
-                kept.shrink_to_fit();
-                *self = Deps::from(kept);
-            }
-            Deps::Inline { len, ids } => {
-                let ids = &mut ids[..*len as usize];
-                ids.sort_unstable();
-                let mut out = Deps::new();
-                for &d in ids.iter() {
-                    if d < n && out.last() != Some(&d) {
-                        out.push(d);
-                    }
-                }
-                *self = out;
-            }
-        }
+        self.0.retain(|d| *d < n);
+        self.0.sort_unstable();
+        self.0.dedup();
+        // Held for the whole run: no spare capacity (and back in the task when it fits).
+        self.0.shrink_to_fit();
     }
 
     /// Heap bytes the list takes beyond the task's own record.
     pub fn heap_bytes(&self) -> usize {
-        match self {
-            Deps::Inline { .. } => 0,
-            Deps::Heap(v) => v.capacity() * std::mem::size_of::<TaskId>(),
+        if self.0.spilled() {
+            self.0.capacity() * std::mem::size_of::<TaskId>()
+        } else {
+            0
         }
-    }
-}
-
-impl Default for Deps {
-    fn default() -> Self {
-        Deps::new()
     }
 }
 
 impl std::ops::Deref for Deps {
     type Target = [TaskId];
     fn deref(&self) -> &[TaskId] {
-        match self {
-            Deps::Inline { len, ids } => &ids[..*len as usize],
-            Deps::Heap(v) => v,
-        }
+        &self.0
     }
 }
-
-impl PartialEq for Deps {
-    fn eq(&self, other: &Self) -> bool {
-        **self == **other
-    }
-}
-
-impl Eq for Deps {}
 
 impl fmt::Debug for Deps {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -283,27 +244,23 @@ impl<'a> IntoIterator for &'a Deps {
 
 impl FromIterator<TaskId> for Deps {
     fn from_iter<I: IntoIterator<Item = TaskId>>(iter: I) -> Self {
-        let mut d = Deps::new();
-        for id in iter {
-            d.push(id);
-        }
-        d
+        Deps(iter.into_iter().collect())
     }
 }
 
 impl From<Vec<TaskId>> for Deps {
     fn from(v: Vec<TaskId>) -> Self {
         if v.len() <= INLINE_DEPS {
-            v.into_iter().collect()
+            Deps::from(v.as_slice())
         } else {
-            Deps::Heap(v)
+            Deps(SmallVec::from_vec(v))
         }
     }
 }
 
 impl From<&[TaskId]> for Deps {
     fn from(v: &[TaskId]) -> Self {
-        v.iter().copied().collect()
+        Deps(SmallVec::from_slice(v))
     }
 }
 
@@ -404,13 +361,43 @@ pub struct Event {
     pub end: f64,
     /// Bytes moved (0 for compute).
     pub bytes: u64,
-    pub src_stop: Option<usize>,
-    pub dst_stop: Option<usize>,
-    /// Ring hops of a transfer (0 for compute).
-    pub hops: usize,
+    /// Ring stop a transfer starts at: stops are few (a machine has at most 1024 cores and
+    /// 64 memory stops), and a large run keeps millions of events.
+    pub src_stop: Option<u16>,
+    /// Ring stop a transfer ends at.
+    pub dst_stop: Option<u16>,
+    /// Ring hops of a transfer (0 for compute; at most the machine's stops).
+    pub hops: u16,
     pub dram: DramAccess,
     pub op: OpName,
     pub line: u32,
+}
+
+impl Event {
+    /// The event as a borrowed view, timing its own task (a stored event as it stands).
+    pub fn view(&self) -> EventRef<'_> {
+        EventRef {
+            source: self.task,
+            task: self.task,
+            unit: self.unit,
+            core: self.core,
+            start: self.start,
+            end: self.end,
+            bytes: self.bytes,
+            src_stop: self.src_stop.map(usize::from),
+            dst_stop: self.dst_stop.map(usize::from),
+            hops: usize::from(self.hops),
+            dram: self.dram,
+            op: &self.op,
+            line: self.line,
+        }
+    }
+}
+
+/// A ring stop index (or a hop count) as an [`Event`] keeps it: every machine has fewer
+/// stops than fit (`schedule` checks each transfer's stops against the machine's).
+fn stop16(stop: usize) -> Option<u16> {
+    u16::try_from(stop).ok()
 }
 
 /// From `time` on, the total rate over `link` is `bytes_per_cycle`.
@@ -508,9 +495,9 @@ impl EventRef<'_> {
             start: self.start,
             end: self.end,
             bytes: self.bytes,
-            src_stop: self.src_stop,
-            dst_stop: self.dst_stop,
-            hops: self.hops,
+            src_stop: self.src_stop.and_then(stop16),
+            dst_stop: self.dst_stop.and_then(stop16),
+            hops: stop16(self.hops).unwrap_or(u16::MAX),
             dram: self.dram,
             op: self.op.clone(),
             line: self.line,
@@ -519,6 +506,35 @@ impl EventRef<'_> {
 }
 
 impl LaunchSpan {
+    /// A time of its stored events (counted from the launch's start) as a time of the run,
+    /// exactly as [`Schedule::event_refs`] places it.
+    pub fn place(&self, time: f64) -> f64 {
+        self.start + time
+    }
+
+    /// A source line of its stored events as this launch's line.
+    pub fn line(&self, stored: u32) -> u32 {
+        shift_line(stored, self.line_shift)
+    }
+
+    /// The most, in cycles, by which the duration of one of its stored events can differ
+    /// from the same event's duration once placed at this launch's start (both ends
+    /// rounded by the addition): 0 for a launch at cycle 0, where placing changes nothing.
+    /// Reports that compute a figure once per distinct launch and reuse it for repeats
+    /// check their thresholds against this, so they give exactly what a walk over every
+    /// placed event gives. Not finite (so every such check fails) for an absurd schedule.
+    pub fn placement_error(&self) -> f64 {
+        if self.start == 0.0 {
+            return 0.0;
+        }
+        // Every placed time is at most `end`; a rounding moves a value by at most half
+        // the spacing of doubles there, a generous four spacings cover both ends and the
+        // subtraction.
+        let top = 2.0 * self.end.abs().max(self.start.abs());
+        let spacing = f64::from_bits(top.to_bits().saturating_add(1)) - top;
+        4.0 * spacing
+    }
+
     /// Its stored event number `i` as the run's event: numbered, shifted in time and lines.
     fn view<'a>(&'a self, i: usize, stored: &'a Event) -> EventRef<'a> {
         let last = i + 1 == self.events.len();
@@ -530,9 +546,9 @@ impl LaunchSpan {
             start: self.start + stored.start,
             end: self.start + stored.end,
             bytes: stored.bytes,
-            src_stop: stored.src_stop,
-            dst_stop: stored.dst_stop,
-            hops: stored.hops,
+            src_stop: stored.src_stop.map(usize::from),
+            dst_stop: stored.dst_stop.map(usize::from),
+            hops: usize::from(stored.hops),
             dram: stored.dram,
             op: match (&self.barrier_op, last) {
                 (Some(op), true) => op,
@@ -634,14 +650,27 @@ impl Schedule {
     /// [`Schedule::all_events`] gives them, the op name borrowed from the stored event, so
     /// reports over millions of events allocate nothing per event.
     pub fn event_refs(&self) -> impl Iterator<Item = EventRef<'_>> + '_ {
-        self.launches.iter().flat_map(move |l| {
-            self.events
-                .get(l.events.clone())
-                .unwrap_or(&[])
-                .iter()
-                .enumerate()
-                .map(move |(i, e)| l.view(i, e))
-        })
+        self.launches
+            .iter()
+            .flat_map(move |l| self.launch_event_refs(l))
+    }
+
+    /// The stored events `launch` places: its own for an interpreted launch, the repeated
+    /// launch's for a repeat. Reports computed once per distinct launch key on
+    /// `launch.events`.
+    pub fn stored_events(&self, launch: &LaunchSpan) -> &[Event] {
+        self.events.get(launch.events.clone()).unwrap_or(&[])
+    }
+
+    /// The events of one launch of the run, as [`Schedule::event_refs`] gives them.
+    pub fn launch_event_refs<'a>(
+        &'a self,
+        launch: &'a LaunchSpan,
+    ) -> impl Iterator<Item = EventRef<'a>> + 'a {
+        self.stored_events(launch)
+            .iter()
+            .enumerate()
+            .map(move |(i, e)| launch.view(i, e))
     }
 
     /// The run's events from number `from` on, at most `count` of them (a window for a
@@ -1068,7 +1097,7 @@ fn schedule_part(
                     dst_stop,
                     bytes,
                     dram,
-                } => (*bytes, Some(*src_stop), Some(*dst_stop), *dram),
+                } => (*bytes, stop16(*src_stop), stop16(*dst_stop), *dram),
                 Work::Compute { .. } => (0, None, None, DramAccess::None),
             };
             Event {
@@ -1080,7 +1109,7 @@ fn schedule_part(
                 bytes,
                 src_stop: src,
                 dst_stop: dst,
-                hops: sim.paths[id].hops,
+                hops: stop16(sim.paths[id].hops).unwrap_or(u16::MAX),
                 dram,
                 op: task.op.clone(),
                 line: task.line,
@@ -1121,27 +1150,13 @@ pub fn schedule_launches(
     limits: &Limits,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Schedule, TimingError> {
-    machine.validate().map_err(TimingError::InvalidMachine)?;
+    let mut scheduler = LaunchScheduler::new(machine, limits.max_steps, limits.max_rate_samples)?;
     if tasks.len() > limits.max_tasks {
         return Err(TimingError::TooManyTasks {
             count: tasks.len(),
             limit: limits.max_tasks,
         });
     }
-    // What each interpreted launch's scheduling gave, kept once however often it runs.
-    struct Segment {
-        events: std::ops::Range<usize>,
-        link_bytes: Vec<u64>,
-        read: u64,
-        write: u64,
-        steps: usize,
-        total: f64,
-        link_rates: Vec<LinkRate>,
-        dram_rates: Vec<DramRate>,
-        truncated: bool,
-    }
-    // Per plan entry: its segment and its line shift from the segment's lines.
-    let mut resolved: Vec<(usize, i64)> = Vec::with_capacity(plan.len());
     let mut lens = Vec::with_capacity(plan.len());
     for (k, p) in plan.iter().enumerate() {
         let len = match p {
@@ -1159,126 +1174,231 @@ pub fn schedule_launches(
         lens.push(len);
     }
     let total_tasks: usize = lens.iter().sum();
-    let link_count = 2 * machine.stop_count();
-    let mut segments: Vec<Segment> = Vec::new();
-    let mut events: Vec<Event> = Vec::new();
-    let mut launches: Vec<LaunchSpan> = Vec::with_capacity(plan.len());
-    let mut link_bytes = vec![0u64; link_count];
-    let (mut dram_read_bytes, mut dram_write_bytes) = (0u64, 0u64);
-    let mut link_rates: Vec<LinkRate> = Vec::new();
-    let mut dram_rates: Vec<DramRate> = Vec::new();
-    let mut rates_truncated = false;
-    let mut steps = 0usize;
-    let mut scheduling_steps = 0usize;
-    let (mut now, mut first, mut done) = (0.0f64, 0usize, 0usize);
+    let stored: usize = plan
+        .iter()
+        .map(|p| match p {
+            LaunchPlan::Run { tasks: r } => r.len(),
+            LaunchPlan::Repeat { .. } => 0,
+        })
+        .sum();
+    scheduler.events.reserve_exact(stored);
     for p in plan {
-        let (segment, line_shift, barrier_op): (usize, i64, Option<OpName>) = match p {
+        let done = scheduler.tasks_placed();
+        match p {
             LaunchPlan::Run { tasks: r } => {
-                let from = r.start;
-                let s = schedule_part(machine, &tasks[r.clone()], from, limits, &mut |d, _| {
+                scheduler.run(&tasks[r.clone()], r.start, limits, &mut |d, _| {
                     progress(done + d, total_tasks)
                 })?;
-                scheduling_steps = scheduling_steps.saturating_add(s.steps);
-                if scheduling_steps > limits.max_steps {
-                    return Err(TimingError::TooManySteps {
-                        limit: limits.max_steps,
-                    });
-                }
-                let base = events.len();
-                events.extend(s.events.into_iter().map(|e| Event {
-                    task: e.task + from,
-                    ..e
-                }));
-                segments.push(Segment {
-                    events: base..events.len(),
-                    link_bytes: s.link_bytes.iter().map(|(_, b)| *b).collect(),
-                    read: s.dram_read_bytes,
-                    write: s.dram_write_bytes,
-                    steps: s.steps,
-                    total: s.total_cycles,
-                    link_rates: s.link_rates,
-                    dram_rates: s.dram_rates,
-                    truncated: s.rates_truncated,
-                });
-                (segments.len() - 1, 0, None)
             }
             LaunchPlan::Repeat {
                 of,
                 line_shift,
                 barrier_op,
-            } => {
-                let (segment, shift) = resolved[*of];
-                (
-                    segment,
-                    shift + line_shift,
-                    barrier_op.as_deref().map(OpName::from),
-                )
-            }
+            } => scheduler.repeat(*of, *line_shift, barrier_op.as_deref())?,
+        }
+        progress(scheduler.tasks_placed(), total_tasks);
+    }
+    Ok(scheduler.finish())
+}
+
+/// What one interpreted launch's scheduling gave, kept once however often it runs.
+struct Segment {
+    events: std::ops::Range<usize>,
+    link_bytes: Vec<u64>,
+    read: u64,
+    write: u64,
+    steps: usize,
+    total: f64,
+    link_rates: Vec<LinkRate>,
+    dram_rates: Vec<DramRate>,
+    truncated: bool,
+}
+
+/// [`schedule_launches`] one launch at a time, as a run interprets them: each
+/// interpreted launch's tasks are scheduled when it ends ([`LaunchScheduler::run`]) and
+/// can then be let go, so a run holds the tasks of one launch and the events of all.
+/// Launches wait for the one before them, so scheduling them apart gives exactly the
+/// schedule of the whole task list.
+pub struct LaunchScheduler<'m> {
+    machine: &'m Machine,
+    /// Bound on the scheduling steps of all launches together.
+    max_steps: usize,
+    max_rate_samples: usize,
+    segments: Vec<Segment>,
+    /// Per launch so far: its segment and its line shift from the segment's lines.
+    resolved: Vec<(usize, i64)>,
+    events: Vec<Event>,
+    launches: Vec<LaunchSpan>,
+    link_bytes: Vec<u64>,
+    dram_read_bytes: u64,
+    dram_write_bytes: u64,
+    link_rates: Vec<LinkRate>,
+    dram_rates: Vec<DramRate>,
+    rates_truncated: bool,
+    steps: usize,
+    scheduling_steps: usize,
+    now: f64,
+    first: TaskId,
+}
+
+impl<'m> LaunchScheduler<'m> {
+    /// A scheduler of launches on `machine`, taking at most `max_steps` scheduling steps
+    /// over every launch and keeping at most `max_rate_samples` rate samples.
+    pub fn new(
+        machine: &'m Machine,
+        max_steps: usize,
+        max_rate_samples: usize,
+    ) -> Result<Self, TimingError> {
+        machine.validate().map_err(TimingError::InvalidMachine)?;
+        Ok(LaunchScheduler {
+            machine,
+            max_steps,
+            max_rate_samples,
+            segments: Vec::new(),
+            resolved: Vec::new(),
+            events: Vec::new(),
+            launches: Vec::new(),
+            link_bytes: vec![0; 2 * machine.stop_count()],
+            dram_read_bytes: 0,
+            dram_write_bytes: 0,
+            link_rates: Vec::new(),
+            dram_rates: Vec::new(),
+            rates_truncated: false,
+            steps: 0,
+            scheduling_steps: 0,
+            now: 0.0,
+            first: 0,
+        })
+    }
+
+    /// Events of the run placed so far (one per task of every launch, repeats included).
+    pub fn tasks_placed(&self) -> usize {
+        self.first
+    }
+
+    /// Schedules the next launch: `tasks`, an interpreted launch's, whose first has id
+    /// `from` (dependencies on earlier tasks are its barrier's, implied by placing it after
+    /// the launch before). `limits` bound its own scheduling; `progress(finished, total)`
+    /// counts its tasks.
+    pub fn run(
+        &mut self,
+        tasks: &[Task],
+        from: TaskId,
+        limits: &Limits,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<(), TimingError> {
+        let s = schedule_part(self.machine, tasks, from, limits, progress)?;
+        self.scheduling_steps = self.scheduling_steps.saturating_add(s.steps);
+        if self.scheduling_steps > self.max_steps {
+            return Err(TimingError::TooManySteps {
+                limit: self.max_steps,
+            });
+        }
+        let base = self.events.len();
+        self.events.extend(s.events.into_iter().map(|e| Event {
+            task: e.task + from,
+            ..e
+        }));
+        self.segments.push(Segment {
+            events: base..self.events.len(),
+            link_bytes: s.link_bytes.iter().map(|(_, b)| *b).collect(),
+            read: s.dram_read_bytes,
+            write: s.dram_write_bytes,
+            steps: s.steps,
+            total: s.total_cycles,
+            link_rates: s.link_rates,
+            dram_rates: s.dram_rates,
+            truncated: s.rates_truncated,
+        });
+        self.place(self.segments.len() - 1, 0, None);
+        Ok(())
+    }
+
+    /// Places launch number `of` (0-based, in run order) again as the next launch: its
+    /// source lines moved by `line_shift`, its closing barrier (when it has one) named
+    /// `barrier_op`. Takes no scheduling work and stores no events.
+    pub fn repeat(
+        &mut self,
+        of: usize,
+        line_shift: i64,
+        barrier_op: Option<&str>,
+    ) -> Result<(), TimingError> {
+        let launch = self.resolved.len();
+        let Some(&(segment, shift)) = self.resolved.get(of) else {
+            return Err(TimingError::BadLaunch { launch, of });
         };
-        resolved.push((segment, line_shift));
-        let seg = &segments[segment];
-        let start = now;
+        self.place(segment, shift + line_shift, barrier_op.map(OpName::from));
+        Ok(())
+    }
+
+    /// Places `segment`'s events as the next launch, from where the last one ended.
+    fn place(&mut self, segment: usize, line_shift: i64, barrier_op: Option<OpName>) {
+        self.resolved.push((segment, line_shift));
+        let seg = &self.segments[segment];
+        let start = self.now;
         let end = if seg.events.is_empty() {
             start
         } else {
             start + seg.total
         };
-        for (sum, b) in link_bytes.iter_mut().zip(&seg.link_bytes) {
+        for (sum, b) in self.link_bytes.iter_mut().zip(&seg.link_bytes) {
             *sum = sum.saturating_add(*b);
         }
-        dram_read_bytes = dram_read_bytes.saturating_add(seg.read);
-        dram_write_bytes = dram_write_bytes.saturating_add(seg.write);
-        steps = steps.saturating_add(seg.steps);
-        rates_truncated |= seg.truncated;
+        self.dram_read_bytes = self.dram_read_bytes.saturating_add(seg.read);
+        self.dram_write_bytes = self.dram_write_bytes.saturating_add(seg.write);
+        self.steps = self.steps.saturating_add(seg.steps);
+        self.rates_truncated |= seg.truncated;
         for r in &seg.link_rates {
-            if link_rates.len() + dram_rates.len() < limits.max_rate_samples {
-                link_rates.push(LinkRate {
+            if self.link_rates.len() + self.dram_rates.len() < self.max_rate_samples {
+                self.link_rates.push(LinkRate {
                     time: start + r.time,
                     ..r.clone()
                 });
             } else {
-                rates_truncated = true;
+                self.rates_truncated = true;
             }
         }
         for r in &seg.dram_rates {
-            if link_rates.len() + dram_rates.len() < limits.max_rate_samples {
-                dram_rates.push(DramRate {
+            if self.link_rates.len() + self.dram_rates.len() < self.max_rate_samples {
+                self.dram_rates.push(DramRate {
                     time: start + r.time,
                     ..r.clone()
                 });
             } else {
-                rates_truncated = true;
+                self.rates_truncated = true;
             }
         }
         let n = seg.events.len();
-        launches.push(LaunchSpan {
-            first_task: first,
+        self.launches.push(LaunchSpan {
+            first_task: self.first,
             events: seg.events.clone(),
             start,
             end,
             line_shift,
             barrier_op: if n > 0 { barrier_op } else { None },
         });
-        now = end;
-        first += n;
-        done += n;
-        progress(done, total_tasks);
+        self.now = end;
+        self.first += n;
     }
-    let total_cycles = launches.iter().map(|l| l.end).fold(0.0, f64::max);
-    Ok(Schedule::new(
-        events,
-        launches,
-        total_cycles,
-        Traffic {
-            link_bytes,
-            dram_read_bytes,
-            dram_write_bytes,
-            link_rates,
-            dram_rates,
-            rates_truncated,
-        },
-        steps,
-    ))
+
+    /// The schedule of the launches placed.
+    pub fn finish(self) -> Schedule {
+        let total_cycles = self.launches.iter().map(|l| l.end).fold(0.0, f64::max);
+        Schedule::new(
+            self.events,
+            self.launches,
+            total_cycles,
+            Traffic {
+                link_bytes: self.link_bytes,
+                dram_read_bytes: self.dram_read_bytes,
+                dram_write_bytes: self.dram_write_bytes,
+                link_rates: self.link_rates,
+                dram_rates: self.dram_rates,
+                rates_truncated: self.rates_truncated,
+            },
+            self.steps,
+        )
+    }
 }
 
 impl Sim<'_> {
@@ -1655,6 +1775,16 @@ mod tests {
             assert_eq!(from_vec, pushed);
             assert_eq!(from_vec.heap_bytes() > 0, want.len() > INLINE_DEPS);
         }
+    }
+
+    /// What the task-byte limit counts per task natively (docs/limits.md quotes these):
+    /// a held task, and the event every recorded task keeps to the end of a run.
+    #[cfg(target_pointer_width = "64")]
+    #[test]
+    fn tasks_and_events_stay_compact() {
+        assert_eq!(std::mem::size_of::<Deps>(), 32);
+        assert_eq!(std::mem::size_of::<Task>(), 96);
+        assert_eq!(std::mem::size_of::<Event>(), 72);
     }
 
     #[test]

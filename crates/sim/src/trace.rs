@@ -8,6 +8,7 @@
 use crate::machine::{LinkId, Machine, StopKind};
 use crate::timing::{DramAccess, Schedule, Unit};
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// Busy time of one serial unit.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -136,15 +137,42 @@ pub fn summarize(machine: &Machine, schedule: &Schedule) -> Summary {
     let mut busy = vec![[0.0f64; 3]; cores_n];
     let mut counts = vec![[0usize; 3]; cores_n];
     let mut dma_bytes = vec![0u64; cores_n];
-    for e in schedule.event_refs() {
-        if e.core >= cores_n {
-            continue;
+    // Counts and bytes are the same for every launch placing the same stored events, so
+    // they are added once per distinct launch and multiplied. Busy time is summed event by
+    // event in run order over the placed times, as rounding makes each placed duration
+    // depend on where its launch starts, but without building the run's events.
+    // Per distinct launch (its stored events' range): tasks per core and unit, DMA bytes
+    // per core, and how many launches place it.
+    type Stored = (Vec<[usize; 3]>, Vec<u64>, usize);
+    let mut per_stored: BTreeMap<(usize, usize), Stored> = BTreeMap::new();
+    for l in &schedule.launches {
+        let stored = schedule.stored_events(l);
+        for e in stored {
+            if e.core < cores_n {
+                busy[e.core][e.unit.index()] += (l.place(e.end) - l.place(e.start)).max(0.0);
+            }
         }
-        let u = e.unit.index();
-        busy[e.core][u] += (e.end - e.start).max(0.0);
-        counts[e.core][u] += 1;
-        if e.unit == Unit::Dma {
-            dma_bytes[e.core] = dma_bytes[e.core].saturating_add(e.bytes);
+        let entry = per_stored
+            .entry((l.events.start, l.events.end))
+            .or_insert_with(|| {
+                let mut c = vec![[0usize; 3]; cores_n];
+                let mut b = vec![0u64; cores_n];
+                for e in stored.iter().filter(|e| e.core < cores_n) {
+                    c[e.core][e.unit.index()] += 1;
+                    if e.unit == Unit::Dma {
+                        b[e.core] = b[e.core].saturating_add(e.bytes);
+                    }
+                }
+                (c, b, 0)
+            });
+        entry.2 += 1;
+    }
+    for (c, b, times) in per_stored.values() {
+        for core in 0..cores_n {
+            for u in 0..3 {
+                counts[core][u] += c[core][u] * times;
+            }
+            dma_bytes[core] = dma_bytes[core].saturating_add(b[core].saturating_mul(*times as u64));
         }
     }
     let usage = |c: usize, u: usize| UnitUsage {
