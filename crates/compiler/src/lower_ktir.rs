@@ -661,7 +661,7 @@ impl<'c> KernelEmitter<'c> {
                 self.gather_steps,
                 self.operands
                     .last()
-                    .and_then(|o| o.layout.device_size.get(1))
+                    .and_then(|o| o.full_extent.get(1))
                     .map_or(0, |n| n / self.gather_steps)
             )
         } else {

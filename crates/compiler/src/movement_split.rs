@@ -8,8 +8,9 @@
 //! is padded beyond the host size. The exception is a transpose whose input and output
 //! hold their sticks along different dims ([`stick_crossing`]): its kernel works on 2-D
 //! blocks of whole sticks, so both stick dims may be split where they are a whole number
-//! of sticks, in whole sticks per core. Gather reads an indirect set of rows and stays on
-//! one core.
+//! of sticks, in whole sticks per core. Gather reads its ids and table through views of the
+//! whole tensors, so it may split its output anywhere the output is not padded: ids over
+//! cores, and each row in whole sticks.
 
 use crate::ops::{DeviceOp, DeviceOpKind, Movement};
 use crate::{Compilation, CompileError};
@@ -149,10 +150,19 @@ pub fn split_granule(c: &Compilation, op: &DeviceOp) -> Vec<usize> {
 pub fn fixed_dims(c: &Compilation, op: &DeviceOp) -> Result<Vec<Option<String>>, CompileError> {
     let n = op.iteration.len();
     if op.kind == DeviceOpKind::Movement(Movement::Gather) {
-        return Ok(vec![
-            Some("gather reads rows by index on one core".into());
-            n
-        ]);
+        // Each core gathers its own ids and, of each id's row, its own whole sticks: the
+        // ids and the table are read through views of the whole tensors, indirectly, and
+        // only the output is cut into boxes.
+        let out = match op.outputs.first() {
+            Some(o) => Some(c.layout(o, &op.name)?),
+            None => None,
+        };
+        return Ok((0..n)
+            .map(|d| {
+                out.filter(|l| padded(l, d))
+                    .map(|_| "the output is padded along it".to_string())
+            })
+            .collect());
     }
     let mut fixed: Vec<Option<String>> = vec![None; n];
     let out_layout = match op.outputs.first() {
@@ -278,6 +288,33 @@ mod tests {
         )
         .unwrap();
         assert_eq!(s, vec![8, 4, 1]);
+    }
+
+    /// Work division of one Gather of `ids` ids from a [100, `width`] f16 table.
+    fn divide_gather(ids: usize, width: usize) -> (Vec<usize>, usize) {
+        let g = graph_of(
+            &format!(
+                r#"{{"name": "table", "dtype": "f16", "shape": [100, {width}]}}, {{"name": "ids", "dtype": "i64", "shape": [{ids}]}}"#
+            ),
+            "",
+            r#"{"name": "g", "op": "Gather", "inputs": ["table", "ids"], "outputs": ["y"], "attrs": {"axis": 0}}"#,
+            r#""y""#,
+        );
+        let c = compile(&g, &Target::spyre32(), &upto("work-division")).unwrap();
+        let d = &c.divisions[0];
+        (d.splits.clone(), d.cores_used)
+    }
+
+    #[test]
+    fn gather_splits_its_ids_and_the_sticks_of_each_row() {
+        // Many ids: the ids are shared out.
+        let (s, cores) = divide_gather(64, 256);
+        assert!(s[0] > 1, "{s:?}");
+        assert_eq!(cores, 32, "{s:?}");
+        // One id: its row's sticks are (32 sticks of 64 f16 elements).
+        let (s, cores) = divide_gather(1, 2048);
+        assert_eq!(s.iter().product::<usize>(), cores);
+        assert!(cores > 1 && s[0] == 1, "{s:?}");
     }
 
     #[test]

@@ -2,11 +2,12 @@
 //! PagedAttention node, each sequence's pages (its block table) with the cores whose
 //! kernels read the page out of the cache and the cores that attend over it.
 //!
-//! The compiler lowers page `j` of sequence `b` of node `N` to device ops named
-//! `N/seq{b}_page{j}_k` and `N/seq{b}_page{j}_v` (a gather of the page's slot rows, or a
-//! slice for a one-token page) and the online-softmax step over it to `N/seq{b}_scores{j}`
-//! (keys) and `N/seq{b}_partial{j}` (values) (see `compiler::ops::paged`); a device op runs
-//! on cores `0..cores_used` of its work division.
+//! The compiler attends over a sequence's pages in key blocks of whole pages. Block `k` of
+//! sequence `b` of node `N` gathers its pages with the device ops `N/seq{b}_block{k}_k` and
+//! `N/seq{b}_block{k}_v` (the first dim of their output counts the block's pages), and the
+//! online-softmax step over it is `N/seq{b}_scores{k}` (keys) and `N/seq{b}_partial{k}`
+//! (values) (see `compiler::ops::paged`); a device op runs on cores `0..cores_used` of its
+//! work division.
 
 use compiler::Compilation;
 use serde::Serialize;
@@ -77,28 +78,56 @@ pub fn page_plans(c: &Compilation, reports: &[compiler::PaddingReport]) -> Vec<P
                 .and_then(|t| t.shape.first().copied())
                 .unwrap_or(0);
             let n = &r.node;
+            // The key block of each of sequence `b`'s pages, in order: block `k` holds as
+            // many pages as its key gather's output has rows.
+            let blocks_of = |b: usize, pages: usize| -> Vec<usize> {
+                let mut of = Vec::with_capacity(pages);
+                let mut k = 0;
+                while of.len() < pages {
+                    let count = index
+                        .get(format!("{n}/seq{b}_block{k}_k").as_str())
+                        .and_then(|&i| c.ops[i].outputs.first())
+                        .and_then(|t| c.types.get(t))
+                        .and_then(|t| t.shape.first().copied())
+                        .unwrap_or(0);
+                    if count == 0 {
+                        break;
+                    }
+                    of.extend(std::iter::repeat_n(k, count.min(pages - of.len())));
+                    k += 1;
+                }
+                of
+            };
             let sequences = r
                 .sequences
                 .iter()
                 .enumerate()
                 .map(|(b, s)| {
+                    let blocks = blocks_of(b, s.pages.len());
                     s.pages
                         .iter()
                         .enumerate()
                         .map(|(j, &page)| {
                             let start = j * r.block_size;
                             let tokens = s.kv_len.saturating_sub(start).min(r.block_size);
+                            let (readers, users) = match blocks.get(j) {
+                                Some(k) => (
+                                    cores_of(&[
+                                        format!("{n}/seq{b}_block{k}_k"),
+                                        format!("{n}/seq{b}_block{k}_v"),
+                                    ]),
+                                    cores_of(&[
+                                        format!("{n}/seq{b}_scores{k}"),
+                                        format!("{n}/seq{b}_partial{k}"),
+                                    ]),
+                                ),
+                                None => (Vec::new(), Vec::new()),
+                            };
                             PageRead {
                                 page,
                                 tokens,
-                                readers: cores_of(&[
-                                    format!("{n}/seq{b}_page{j}_k"),
-                                    format!("{n}/seq{b}_page{j}_v"),
-                                ]),
-                                users: cores_of(&[
-                                    format!("{n}/seq{b}_scores{j}"),
-                                    format!("{n}/seq{b}_partial{j}"),
-                                ]),
+                                readers,
+                                users,
                             }
                         })
                         .collect()
@@ -140,6 +169,8 @@ mod tests {
         assert_eq!(p.sequences[7].last().unwrap().tokens, 1500 - 23 * 64);
         for r in &pages {
             assert!(!r.readers.is_empty(), "page {} has no reader", r.page);
+            // A page's gather splits its pages and each page's sticks over the cores.
+            assert!(r.readers.len() > 1, "page {} is read on one core", r.page);
             assert!(!r.users.is_empty(), "page {} has no user", r.page);
             assert!(r.readers.iter().chain(&r.users).all(|&k| k < 32));
         }

@@ -133,8 +133,10 @@ impl Subscript {
         Subscript::Mod(Box::new(self), Box::new(Subscript::Const(k)))
     }
 
-    /// The affine expression, adding the values it reads to `operands`.
-    fn lower(&self, operands: &mut Vec<Value>) -> AffineExpr {
+    /// The affine expression, adding the values it reads to `operands` (each distinct value
+    /// becomes the dimension at its position there), as an indirect access tile's
+    /// subscripts take it.
+    pub fn lower(&self, operands: &mut Vec<Value>) -> AffineExpr {
         let bin = |a: &Subscript, b: &Subscript, ops: &mut Vec<Value>| {
             (Box::new(a.lower(ops)), Box::new(b.lower(ops)))
         };

@@ -250,7 +250,7 @@ function section(plan: PagedPlan, cost: PaddingCost | undefined): HTMLElement {
     el("div", { className: "srv-stage", "data-testid": "serving-cores" }, coreGrid(plan)),
     el("p", {
       className: "muted srv-note",
-      text: `Read out of the cache by ${readers.map(([c, n]) => `core ${c} (${n} pages)`).join(", ") || "no core"}; each page's gather runs on one core, its attention steps split by the work division.`,
+      text: `Read out of the cache by ${readers.map(([c, n]) => `core ${c} (${n} pages)`).join(", ") || "no core"}; a block of pages is gathered at once, its pages and their sticks shared out over the cores, and its attention steps split by the work division.`,
     }),
     el("h3", { text: "Padding waste against alignment 1" }),
     cost

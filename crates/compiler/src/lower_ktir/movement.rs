@@ -584,8 +584,9 @@ impl KernelEmitter<'_> {
     }
 
     /// Embedding lookup (Gather on axis 0 of a 2-D table): one indirect access tile reads,
-    /// for every id, its row of the table in stick layout, and the loaded tile is the
-    /// output's whole device tile.
+    /// for every id of this core, its sticks of that id's row of the table, and the loaded
+    /// tile is this core's box of the output. Cores split the ids, the row's sticks or
+    /// both; the ids and the table are read through views of the whole tensors.
     pub(super) fn gather(&mut self) -> Result<(), CompileError> {
         if self.operands.len() != 3 || self.ints("axis").is_some_and(|a| a != [0]) {
             return Err(self.fail("Gather is lowered for axis 0 of a 2-D table"));
@@ -608,26 +609,49 @@ impl KernelEmitter<'_> {
         // One id: the output's single row takes no part in its layout, so the tile reads
         // [sticks(H), 1, lanes] and the loaded rows drop the unit dim before the store.
         let single = n == 1 && t_dev.len() == 3 && o_dev == [t_dev[0], t_dev[2]];
-        let tile_dev = if single {
+        let whole_dev = if single {
             vec![t_dev[0], 1, t_dev[2]]
         } else {
             o_dev.clone()
         };
-        if t_dev.len() != 3 || tile_dev != vec![t_dev[0], n, t_dev[2]] {
+        if t_dev.len() != 3 || whole_dev != vec![t_dev[0], n, t_dev[2]] {
             return Err(self.fail(format!(
                 "Gather output layout {o_dev:?} does not match the table's {t_dev:?} for {n} ids"
             )));
         }
+        // This core's box of the output: its sticks of the row and its ids (the lanes are
+        // never split), with where they start.
+        let (o_ext, o_origin) = (out.extent.clone(), out.origin.clone());
+        let (stick_at, row_at) = if single {
+            (o_origin[0].clone(), build::Subscript::Const(0))
+        } else {
+            (o_origin[0].clone(), o_origin[1].clone())
+        };
+        let tile_dev = if single {
+            vec![o_ext[0], 1, o_ext[1]]
+        } else {
+            o_ext.clone()
+        };
+        let out_core = o_ext.clone();
+        let out_local = out.local.is_some();
+        let out_view_dev = if out_local {
+            out.slice_extent()
+        } else {
+            o_dev.clone()
+        };
         let (t_name, i_name, o_name) = (table.ssa.clone(), ids.ssa.clone(), out.ssa.clone());
         let (t_elem, i_elem, o_elem) = (table.elem, ids.elem, out.elem);
         let i_dev = ids.layout.device_size.clone();
+        let rows = tile_dev[1];
         let steps = self.gather_steps.max(1);
-        if n % steps != 0 {
-            return Err(self.fail(format!("cannot cut {n} gathered rows into {steps} blocks")));
+        if rows % steps != 0 {
+            return Err(self.fail(format!(
+                "cannot cut this core's {rows} gathered rows into {steps} blocks"
+            )));
         }
         // One block of rows per time step; the block's first row is the loop index times
         // the block, captured by the indirect tile and added to its row variable.
-        let block = n / steps;
+        let block = rows / steps;
         let mut b_dev = tile_dev.clone();
         b_dev[1] = block;
         let iv = (steps > 1).then(|| self.open_loop(steps));
@@ -636,34 +660,46 @@ impl KernelEmitter<'_> {
         use ktir::{AffineExpr, Attr, IndirectSubscript, OpKind};
         let eps = AffineExpr::Const(id_eps as i64);
         let mut names: Vec<String> = vec!["stick".into()];
-        let row: Box<AffineExpr> = match &iv {
+        let row: AffineExpr = match &iv {
             Some(iv) => {
                 names.push(ssa(iv).to_string());
                 names.push("row".into());
-                Box::new(AffineExpr::Add(
+                AffineExpr::Add(
                     Box::new(AffineExpr::Mul(
                         Box::new(AffineExpr::Dim(1)),
                         Box::new(AffineExpr::Const(block as i64)),
                     )),
                     Box::new(AffineExpr::Dim(2)),
-                ))
+                )
             }
             None => {
                 names.push("row".into());
-                Box::new(AffineExpr::Dim(1))
+                AffineExpr::Dim(1)
             }
         };
         names.push("lane".into());
         let lane = AffineExpr::Dim(names.len() - 1);
+        // The core's first stick and first id, over the values they read (the core id),
+        // which become further dims of the tile.
+        let mut dims: Vec<ktir::Value> = names.iter().map(|v| build::value(v)).collect();
+        let offset = |e: AffineExpr, at: &build::Subscript, dims: &mut Vec<ktir::Value>| {
+            if *at == build::Subscript::Const(0) {
+                e
+            } else {
+                AffineExpr::Add(Box::new(e), Box::new(at.lower(dims)))
+            }
+        };
+        let stick = offset(AffineExpr::Dim(0), &stick_at, &mut dims);
+        let row = Box::new(offset(row, &row_at, &mut dims));
         let variables: Vec<String> = ["stick", "row", "lane"].map(String::from).to_vec();
         self.b.def(
             ssa(&tile),
             OpKind::ConstructIndirectAccessTile {
-                dims: names.iter().map(|v| build::value(v)).collect(),
+                dims,
                 variables,
                 base: build::value(&format!("{t_name}_view")),
                 subscripts: vec![
-                    IndirectSubscript::Direct(AffineExpr::Dim(0)),
+                    IndirectSubscript::Direct(stick),
                     IndirectSubscript::Indirect {
                         view: build::value(&format!("{i_name}_view")),
                         exprs: vec![
@@ -694,20 +730,31 @@ impl KernelEmitter<'_> {
                 &row,
                 &data,
                 vec![vec![0, 1], vec![2]],
-                (&b_dev, &o_dev),
+                (&b_dev, &out_core),
                 o_elem,
             );
-            (row, o_dev.clone())
+            (row, out_core.clone())
         } else {
             (data, b_dev.clone())
         };
         let dst = match &iv {
-            // The output's block at the same rows.
+            // The output's block at the same rows, inside the core's box (a scratchpad
+            // output's view is the core's slice already).
             Some(iv) => {
                 let dst = self.fresh("dst");
+                let at = |s: &build::Subscript, or: build::Subscript| {
+                    if out_local || *s == build::Subscript::Const(0) {
+                        or
+                    } else {
+                        s.clone().plus(or)
+                    }
+                };
                 let subs = [
-                    build::Subscript::value("c0"),
-                    build::Subscript::value(ssa(iv)).times(block as i64),
+                    at(&stick_at, build::Subscript::value("c0")),
+                    at(
+                        &row_at,
+                        build::Subscript::value(ssa(iv)).times(block as i64),
+                    ),
                     build::Subscript::value("c0"),
                 ];
                 self.b.access_tile(
@@ -716,7 +763,7 @@ impl KernelEmitter<'_> {
                     &subs,
                     Some(box_set(&b_dev)),
                     Some(identity_map(3)),
-                    build::memref(&o_dev, o_elem),
+                    build::memref(&out_view_dev, o_elem),
                     tile_str(&b_dev),
                 );
                 val(&dst)

@@ -278,10 +278,11 @@ fn gather_in_blocks(
     budget: u64,
 ) -> Result<ktir::Func, CompileError> {
     let cap = c.target.scratchpad_capacity_bytes as u64;
-    let rows = c
-        .layouts
-        .get(op.outputs.first().map_or("", String::as_str))
-        .and_then(|l| l.device_size.get(1).copied())
+    // This core's rows (cores may split the ids).
+    let rows = KernelEmitter::new(c, op, index, kernel)?
+        .operands
+        .last()
+        .and_then(|o| o.full_extent.get(1).copied())
         .unwrap_or(1);
     // Fewest blocks first; the ids are read by row, so a block need not be whole sticks.
     let mut capped: Option<ktir::Func> = None;

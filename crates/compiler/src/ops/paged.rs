@@ -5,21 +5,26 @@
 //! | step | device ops |
 //! |---|---|
 //! | cache update (ScatterND-style) | reshape of each cache to pages `[blocks, block_size, kv_heads * head_dim]` and of the new keys/values to rows; batchmatmul of a constant one-hot `[blocks, block_size, new tokens]` by the new rows (each new token into its slot); where with a constant mask of the written slots (new rows there, the old cache elsewhere); reshape back; reshape to one row per page `[blocks, block_size * width]` |
-//! | per sequence `b`: its keys and values | per page, a gather of its row of the page table, whose constant index vector is the page's block table entry, read by the gather kernel through a KTIR indirect access tile; reshaped to slots and cut to the slots in use; reshape and transpose to `[1, kv_heads, len, dim]`; GQA heads repeated (reshape, expand) |
-//! | per sequence `b`: attention | its queries sliced out and moved heads first; the online-softmax loop of `attention` with one key block per page (`block_size` keys), causal with the new tokens at the end of the sequence; the result moved back to `[1, Q, heads, dim]` |
+//! | per sequence `b`: its keys and values | per key block of whole pages, one gather of the block's rows of the page table, whose constant index vector holds the pages' block table entries, read by the gather kernel through a KTIR indirect access tile; reshaped to `[pages, slots, kv_heads, dim]`, transposed to `[kv_heads, dim, pages, slots]` (keys) or `[kv_heads, pages, slots, dim]` (values), merged to `[1, kv_heads, dim, slots]` or `[1, kv_heads, slots, dim]` and cut to the slots in use; GQA heads repeated (reshape, expand) |
+//! | per sequence `b`: attention | its queries sliced out and moved heads first; the online-softmax loop of `attention` with one key block per block of pages (the attention key block option, in whole pages, or up to [`PAGED_KEY_BLOCK`] keys), causal with the new tokens at the end of the sequence; the result moved back to `[1, Q, heads, dim]` |
 //! | output | concat of the sequences' results |
 //!
 //! Each sequence is attended over exactly its own length: no sequence is padded to
 //! another's (the public alignment rules are options whose cost the compile reports, see
 //! [`crate::PaddingReport`]). Work division: the cache update and the page table split
 //! the cache's pages (and slots) over the cores, so no core holds the whole cache;
-//! sequences then run one after another, each over all cores: within a sequence the
-//! per-page matmuls and softmax steps split their rows, heads and sticks over the cores by
-//! the ordinary rules of `workdiv`, and each page's gather runs on one core (an indirect
-//! read of one page).
+//! sequences then run one after another, each over all cores: a block's gather splits its
+//! pages and each page's sticks over the cores, and the matmuls and softmax steps split
+//! their rows, heads and sticks by the ordinary rules of `workdiv`.
 
 use super::attention::{named, KeyBlocks};
 use super::*;
+
+/// The most keys per online-softmax block of a paged sequence when the options set no
+/// attention key block (rounded down to whole pages, at least one page). An assumption of
+/// this compiler, not a public figure: a sequence of a few thousand tokens takes only a few
+/// blocks, and a decode step's scores stay small.
+pub(crate) const PAGED_KEY_BLOCK: usize = 1024;
 
 impl Builder<'_> {
     /// The values of a constant initializer (`None` for a graph input or a seeded one).
@@ -169,6 +174,17 @@ impl Builder<'_> {
         };
         let scale = self.scalar("scale_value", dt, scale);
         let (hq, hkv, group, ql) = (d.q_heads, d.kv_heads, d.q_heads / d.kv_heads, d.q_len);
+        // Keys per online-softmax block, in whole pages: the attention key block when the
+        // options set one, else up to PAGED_KEY_BLOCK keys whose keys and values take at
+        // most an eighth of all the scratchpads, so a block's kernels fit small machines
+        // too. Fewer, larger blocks mean fewer kernels per sequence; a block's pages
+        // arrive in one gather.
+        let key_bytes = (hkv * (d.head_dim + d.v_dim) * dt.size_bytes()).max(1);
+        let room = self.c.target.cores * self.c.target.scratchpad_capacity_bytes / 8;
+        let keys = self
+            .key_block
+            .unwrap_or(PAGED_KEY_BLOCK.min(room / key_bytes));
+        let pages_per_block = (keys / bs).max(1);
         let mut parts = Vec::new();
         for (b, &l) in lens.iter().enumerate() {
             // The queries sharing a key/value head stacked as rows: [1, hkv, group * Q, D].
@@ -186,77 +202,79 @@ impl Builder<'_> {
                 vec![1, hkv, group * ql, d.head_dim],
                 None,
             )?;
-            // Page by page: each page gathered through its block table entry, keys
-            // transposed.
+            // Block by block of whole pages: the block's pages gathered in one gather (its
+            // pages and each page's sticks split over the cores) through their block table
+            // entries, then moved to keys transposed `[1, hkv, dim, w]` and values
+            // `[1, hkv, w, dim]` with the pages' slots side by side, cut to the slots in
+            // use. Every step keeps a dim that splits over the cores: pages, then heads.
             let (kc, vc) = (kc.clone(), vc.clone());
             let table_row = |j: usize| -> usize {
                 tables.get(b * d.max_blocks + j).copied().unwrap_or(0.0) as usize
             };
             let mut fetch = |this: &mut Self, j: usize, c0: usize, c1: usize| {
                 let w = c1 - c0;
-                let rows = |this: &mut Self,
-                            what: &str,
-                            cache: &str,
-                            dim: usize|
+                let (first, count) = (c0 / bs, w.div_ceil(bs));
+                let pages = |this: &mut Self,
+                             what: &str,
+                             cache: &str,
+                             dim: usize|
                  -> Result<String, CompileError> {
-                    let step = format!("seq{b}_page{j}_{what}");
-                    // A gather whose index vector is the page's block table entry, read
-                    // by a KTIR indirect access tile: only the page reaches the core.
+                    let step = format!("seq{b}_block{j}_{what}");
+                    // A gather whose index vector is the block's table entries, read by a
+                    // KTIR indirect access tile: only those pages reach the cores.
                     let ids = this.constant(
-                        &format!("{step}_id"),
+                        &format!("{step}_ids"),
                         TensorType {
                             dtype: DType::I64,
-                            shape: vec![1],
+                            shape: vec![count],
                         },
-                        graph::InitSpec::Data(vec![table_row(j) as f32]),
+                        graph::InitSpec::Data(
+                            (first..first + count)
+                                .map(|p| table_row(p) as f32)
+                                .collect(),
+                        ),
                     );
-                    let page = this.temp(&step, t(vec![1, bs * hkv * dim]));
+                    let rows = this.temp(&step, t(vec![count, bs * hkv * dim]));
                     this.push_op(
                         Some(&step),
                         Movement::Gather,
                         vec![cache.to_string(), ids],
-                        vec![page.clone()],
-                        pointwise_iteration(&[1, bs * hkv * dim]),
+                        vec![rows.clone()],
+                        pointwise_iteration(&[count, bs * hkv * dim]),
                         &[("axis", vec![0])],
                     );
-                    let page =
-                        this.reshaped(&format!("{step}_slots"), page, vec![bs, hkv, dim], None)?;
-                    this.sliced(&format!("{step}_used"), page, 0, 0, w, 1, None)
+                    this.reshaped(
+                        &format!("{step}_slots"),
+                        rows,
+                        vec![count, bs, hkv, dim],
+                        None,
+                    )
                 };
-                let k = rows(this, "k", &kc, d.head_dim)?;
+                let k = pages(this, "k", &kc, d.head_dim)?;
+                let k = this.transposed(&format!("seq{b}_block{j}_k_t"), k, &[2, 3, 0, 1], None)?;
                 let k = this.reshaped(
-                    &format!("seq{b}_page{j}_k_heads"),
+                    &format!("seq{b}_block{j}_k_4d"),
                     k,
-                    vec![w, hkv, d.head_dim],
+                    vec![1, hkv, d.head_dim, count * bs],
                     None,
                 )?;
-                let k = this.transposed(&format!("seq{b}_page{j}_k_t"), k, &[1, 2, 0], None)?;
-                let k = this.reshaped(
-                    &format!("seq{b}_page{j}_k_4d"),
-                    k,
-                    vec![1, hkv, d.head_dim, w],
-                    None,
-                )?;
-                let v = rows(this, "v", &vc, d.v_dim)?;
+                let k = this.sliced(&format!("seq{b}_block{j}_k_used"), k, 3, 0, w, 1, None)?;
+                let v = pages(this, "v", &vc, d.v_dim)?;
+                let v =
+                    this.transposed(&format!("seq{b}_block{j}_v_first"), v, &[2, 0, 1, 3], None)?;
                 let v = this.reshaped(
-                    &format!("seq{b}_page{j}_v_heads"),
+                    &format!("seq{b}_block{j}_v_4d"),
                     v,
-                    vec![w, hkv, d.v_dim],
+                    vec![1, hkv, count * bs, d.v_dim],
                     None,
                 )?;
-                let v = this.transposed(&format!("seq{b}_page{j}_v_first"), v, &[1, 0, 2], None)?;
-                let v = this.reshaped(
-                    &format!("seq{b}_page{j}_v_4d"),
-                    v,
-                    vec![1, hkv, w, d.v_dim],
-                    None,
-                )?;
+                let v = this.sliced(&format!("seq{b}_block{j}_v_used"), v, 2, 0, w, 1, None)?;
                 Ok((k, v))
             };
             let y = self.temp(&format!("seq{b}_y"), t(vec![1, hkv, group * ql, d.v_dim]));
             let keys = KeyBlocks {
                 total: l,
-                block: bs,
+                block: pages_per_block * bs,
                 past: l - ql,
                 period: ql,
             };
