@@ -11,11 +11,19 @@
 # RUSTC_BOOTSTRAP=1, no sanitizer and debug assertions on; "mutate" runs the deterministic
 # stable harness fuzz/src/bin/mutate.rs instead (no cargo-fuzz, no C++ compiler needed).
 # A crash fails the script; the input is saved under fuzz/artifacts/<target>/.
+# FUZZ_PHASE: "build" only compiles the targets, "run" only runs them (building what is
+# missing), "all" (default) does both; scripts/test.sh runs the targets beside wasm-opt.
 set -euo pipefail
 cd "$(dirname "$0")/../fuzz"
 export PATH="$HOME/.cargo/bin:$PATH"
 SECS=${FUZZ_SECONDS:-25}
 ENGINE=${FUZZ_ENGINE:-libfuzzer}
+PHASE=${FUZZ_PHASE:-all}
+case $PHASE in build | run | all) ;; *)
+  echo "FUZZ_PHASE must be build, run or all, not '$PHASE'" >&2
+  exit 2
+  ;;
+esac
 TARGETS=(onnx_load ktir_parse graph_json machine_json npy_read ktir_run)
 seeds() {
   case $1 in
@@ -32,7 +40,8 @@ trap 'rm -f "$LOG"' EXIT
 
 if [ "$ENGINE" = libfuzzer ]; then
   export RUSTC_BOOTSTRAP=1
-  cargo fuzz build -s none -a
+  [ "$PHASE" = run ] || cargo fuzz build -s none -a
+  [ "$PHASE" != build ] || exit 0
   for t in "${TARGETS[@]}"; do
     mkdir -p "corpus/$t"
     # shellcheck disable=SC2046
@@ -45,7 +54,8 @@ if [ "$ENGINE" = libfuzzer ]; then
     echo "fuzz: $t: $(grep -E '^Done' "$LOG" | tail -n 1)"
   done
 else
-  cargo build --release --no-default-features --features stable --bin mutate
+  [ "$PHASE" = run ] || cargo build --release --no-default-features --features stable --bin mutate
+  [ "$PHASE" != build ] || exit 0
   for t in "${TARGETS[@]}"; do
     # shellcheck disable=SC2046
     target/release/mutate "$t" "$SECS" 100000000 $(seeds "$t")

@@ -17,7 +17,7 @@ FLAGS=(-O3 --enable-simd --enable-bulk-memory --enable-sign-ext --enable-nontrap
 # wasm-opt takes minutes, and a fresh clone builds the same module again: its output is kept
 # by the hash of its input, the wasm-opt version and the flags, and reused when they match.
 # The newest few outputs are kept.
-CACHE="${SPYRE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/spyre-playground}/wasm-opt"
+CACHE="${SPYRE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/spyre-playground-build}/wasm-opt"
 KEY=$({ sha256sum <"$WASM"; "$WASM_OPT" --version; echo "${FLAGS[*]}"; } | sha256sum | awk '{print $1}')
 if [ -f "$CACHE/$KEY.wasm" ]; then
   cp "$CACHE/$KEY.wasm" "$WASM.opt"
