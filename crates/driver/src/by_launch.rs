@@ -286,7 +286,7 @@ mod tests {
                             macs: w.macs,
                             elements: w.elementwise,
                             transcendental: e.unit == Unit::Sfp
-                                && e.end - e.start > w.elementwise.div_ceil(lanes) as f64 + 0.5,
+                                && e.end - e.start > crate::latency::transcendental_above(w, lanes),
                         }
                     }),
                 );

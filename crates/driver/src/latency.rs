@@ -94,7 +94,7 @@ fn notes() -> Vec<String> {
 
 /// The duration above which the model takes an SFP event's vector work as
 /// transcendental: the interpreter timed such work longer than its plain rate.
-fn transcendental_above(w: WorkCount, lanes: u64) -> f64 {
+pub(crate) fn transcendental_above(w: WorkCount, lanes: u64) -> f64 {
     w.elementwise.div_ceil(lanes) as f64 + 0.5
 }
 
