@@ -5,12 +5,8 @@
 use sim::timing::{schedule, Limits, Unit, Work};
 use sim::{ExecLimits, KernelValue, LineLookup, Machine, Simulator};
 
-fn module(text: &str) -> ktir::Module {
-    match ktir::check(text) {
-        Ok((m, _)) => m,
-        Err(d) => panic!("{}", ktir::render_diagnostics("", &d)),
-    }
-}
+mod common;
+use common::module;
 
 fn data(n: usize, seed: u32) -> Vec<f32> {
     let mut x = seed.wrapping_mul(2654435761).wrapping_add(1);

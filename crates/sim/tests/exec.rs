@@ -4,21 +4,9 @@
 use sim::exec::round_to;
 use sim::timing::{schedule, Limits, Unit};
 use sim::{ExecLimits, LineLookup, Machine, Simulator};
-use std::path::Path;
 
-fn program(name: &str) -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/ktir/valid")
-        .join(name);
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-fn module(text: &str) -> ktir::Module {
-    match ktir::check(text) {
-        Ok((m, _)) => m,
-        Err(d) => panic!("{}", ktir::render_diagnostics("", &d)),
-    }
-}
+mod common;
+use common::{module, program};
 
 /// Deterministic test data in [-1, 1).
 fn data(n: usize, seed: u32) -> Vec<f32> {

@@ -4,21 +4,9 @@
 
 use sim::timing::{schedule_launches, task_footprint, Event, Limits, SCHEDULER_BYTES_PER_TASK};
 use sim::{ExecLimits, LineLookup, Machine, Simulator};
-use std::path::Path;
 
-fn program(name: &str) -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/ktir/valid")
-        .join(name);
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-fn module(text: &str) -> ktir::Module {
-    match ktir::check(text) {
-        Ok((m, _)) => m,
-        Err(d) => panic!("{}", ktir::render_diagnostics("", &d)),
-    }
-}
+mod common;
+use common::{module, program};
 
 /// Runs `add_rows` three times (the second a replay of the first) on a timing-only
 /// simulator with `limit` task bytes, scheduling each launch as it ends or not.

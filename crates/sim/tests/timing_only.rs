@@ -3,21 +3,9 @@
 
 use sim::timing::{schedule, Limits, Task};
 use sim::{ExecLimits, KernelValue, LineLookup, Machine, Simulator};
-use std::path::Path;
 
-fn program(name: &str) -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/ktir/valid")
-        .join(name);
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-fn module(text: &str) -> ktir::Module {
-    match ktir::check(text) {
-        Ok((m, _)) => m,
-        Err(d) => panic!("{}", ktir::render_diagnostics("", &d)),
-    }
-}
+mod common;
+use common::{module, program};
 
 /// A buffer argument: name, element type and contents.
 type Buf = (&'static str, ktir::ScalarType, Vec<f32>);
