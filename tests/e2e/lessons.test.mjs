@@ -108,6 +108,12 @@ describe("lessons page", { timeout: 10 * T }, () => {
           m[1].split(/[\s,]+/).map((pair) => pair.split("=")),
         );
         await p.goto(`${server.url}lessons.html#lesson=${id}`, { waitUntil: "load" });
+        // From one lesson to the next only the hash changes: until the page has handled the
+        // hashchange, the previous lesson, with its run count, is still the one shown.
+        await p.waitForFunction(
+          (id) => document.querySelector("[data-testid=lesson]")?.dataset.lesson === id,
+          id,
+        );
         await p.getByTestId("lesson-example").scrollIntoViewIfNeeded();
         await runsAbove(p, 0);
         for (const [i, solution] of solutions.entries()) {
