@@ -205,13 +205,19 @@ def paged_step(name, description, lens, q_len, hidden, n_q, n_kv, mlp, n_blocks,
     """One step of a Llama-style layer over a paged KV cache (pages of 64 tokens, handed
     out in a scattered order): `len(lens)` sequences, each bringing `q_len` new tokens and
     holding `lens[b]` tokens after the step (the cached prefix is attended in full, the
-    new tokens causally). RoPE is at each new token's own position: tables of constants,
-    or (`rope_in_graph`, for the large timing-only files) computed in the graph from the
+    new tokens causally). A list `q_len` gives each sequence its own count: a mixed batch,
+    its tokens packed sequence after sequence (`[tokens, hidden]`) with a `query_lens`
+    input. RoPE is at each new token's own position: tables of constants, or
+    (`rope_in_graph`, for the large timing-only files) computed in the graph from the
     positions."""
     b, hd, bs = len(lens), hidden // n_q, 64
     g = G(name, description)
     std = 0.02
-    x = g.input("x", [b, q_len, hidden])
+    packed = isinstance(q_len, list)
+    q_lens = q_len if packed else [q_len] * b
+    # Leading dims of the new tokens: [tokens] packed, else [batch, q_len].
+    lead = [sum(q_lens)] if packed else [b, q_len]
+    x = g.input("x", lead + [hidden])
     kc = g.input("key_cache", [n_blocks, bs, n_kv, hd])
     vc = g.input("value_cache", [n_blocks, bs, n_kv, hd])
     # Pages handed out in a scattered order, as an allocator that has served other
@@ -227,11 +233,14 @@ def paged_step(name, description, lens, q_len, hidden, n_q, n_kv, mlp, n_blocks,
         tables.append(row + [0] * (width - n))
     bt = g.init("block_tables", [b, width], data=[p for row in tables for p in row], dtype="i64")
     sl = g.init("seq_lens", [b], data=lens, dtype="i64")
+    schedule = [bt, sl]
+    if packed:
+        schedule.append(g.init("query_lens", [b], data=q_lens, dtype="i64"))
     half = hd // 2
     inv = [10000.0 ** (-2.0 * i / hd) for i in range(half)]
-    positions = [l - q_len + i for l in lens for i in range(q_len)]
+    positions = [l - q + i for l, q in zip(lens, q_lens) for i in range(q)]
     if rope_in_graph:
-        pos = g.init("rope.positions", [b, q_len, 1, 1], data=[float(p) for p in positions], dtype="f32")
+        pos = g.init("rope.positions", lead + [1, 1], data=[float(p) for p in positions], dtype="f32")
         inv_freq = g.init("rope.inv_freq", [half], data=[float(f"{v:.9g}") for v in inv], dtype="f32")
         freqs = g.op("Mul", [pos, inv_freq], name="rope.freqs")
         emb = g.op("Concat", [freqs, freqs], name="rope.emb", axis=-1)
@@ -243,21 +252,21 @@ def paged_step(name, description, lens, q_len, hidden, n_q, n_kv, mlp, n_blocks,
             ang = [p * f for f in inv] * 2
             cos += [float(f"{math.cos(a):.9g}") for a in ang]
             sin += [float(f"{math.sin(a):.9g}") for a in ang]
-        cos = g.init("rope.cos", [b, q_len, 1, hd], data=cos)
-        sin = g.init("rope.sin", [b, q_len, 1, hd], data=sin)
+        cos = g.init("rope.cos", lead + [1, hd], data=cos)
+        sin = g.init("rope.sin", lead + [1, hd], data=sin)
     p = "layer0"
     h = rmsnorm(g, x, hidden, f"{p}.input_norm")
     proj = {}
     for nm, n in (("q", n_q), ("k", n_kv), ("v", n_kv)):
         w = g.normal(f"{p}.attn.w{nm}", [hidden, n * hd], std)
         t = g.op("MatMul", [h, w], name=f"{p}.attn.{nm}_proj")
-        proj[nm] = g.op("Reshape", [t], name=f"{p}.attn.{nm}.split_heads", shape=[b, q_len, n, hd])
+        proj[nm] = g.op("Reshape", [t], name=f"{p}.attn.{nm}.split_heads", shape=lead + [n, hd])
     q = apply_rope(g, proj["q"], cos, sin, hd, f"{p}.attn.rope_q")
     k = apply_rope(g, proj["k"], cos, sin, hd, f"{p}.attn.rope_k")
-    ctx = g.op("PagedAttention", [q, k, proj["v"], kc, vc, bt, sl], name=f"{p}.attn.paged",
+    ctx = g.op("PagedAttention", [q, k, proj["v"], kc, vc] + schedule, name=f"{p}.attn.paged",
                out=[f"{p}.attn.context", "key_cache_out", "value_cache_out"])
     ctx = ctx[0]
-    merged = g.op("Reshape", [ctx], name=f"{p}.attn.merge_heads", shape=[b, q_len, n_q * hd])
+    merged = g.op("Reshape", [ctx], name=f"{p}.attn.merge_heads", shape=lead + [n_q * hd])
     wo = g.normal(f"{p}.attn.wo", [n_q * hd, hidden], std)
     o = g.op("MatMul", [merged, wo], name=f"{p}.attn.o_proj")
     x1 = g.op("Add", [x, o], name=f"{p}.attn_residual")
@@ -297,6 +306,24 @@ def chunked_prefill():
                PREFILL_LENS, 16, 256, 4, 1, 512, 24)
 
 
+# A mixed step: four sequences decoding one token each beside two prefill chunks, one a
+# prompt's first chunk (it holds only its new tokens) and one a later chunk.
+MIXED_LENS = [33, 300, 700, 1200, 24, 424]
+MIXED_Q = [1, 1, 1, 1, 24, 40]
+
+
+def mixed_batch():
+    """One step of the small layer over a mixed batch, decode and prefill together, its
+    new tokens packed so that no sequence is padded to the longest chunk."""
+    paged_step("mixed_batch",
+               "One mixed step of a small Llama-style layer (hidden 256, 4 query heads sharing 1 key-value head, heads of 64, MLP 512): "
+               "4 sequences of 33 to 1,200 tokens decode one token each while a new prompt brings its first 24 tokens and another "
+               "sequence a chunk of 40 more (424 tokens after the step), the 68 new tokens packed sequence after sequence with "
+               "per-sequence query lengths (pages of 64 tokens scattered through 48 pages, per-sequence block tables), RoPE at each "
+               "token's own position, SwiGLU; fp16.",
+               MIXED_LENS, MIXED_Q, 256, 4, 1, 512, 48)
+
+
 def serving_8b():
     """The two serving steps at Llama 3.1 8B's dims (one layer), for timing only."""
     paged_step("paged_decode_8b",
@@ -309,6 +336,13 @@ def serving_8b():
                "MLP 14336): 4 sequences holding 100 to 1,800 tokens each add a chunk of 48 new tokens over a paged KV cache "
                "(pages of 64 tokens scattered through 66 pages), fp16: for planning and timing only (`spyre run --timing-only`).",
                [148, 448, 948, 1848], 48, 4096, 32, 8, 14336, 66, rope_in_graph=True)
+    paged_step("mixed_batch_8b",
+               "One mixed step of one Llama 3.1 8B decoder layer at its real dims (hidden 4096, 32/8 heads of 128, MLP 14336): "
+               "4 sequences of 33 to 1,200 tokens decode one token each beside a prompt's first chunk of 24 tokens and a "
+               "chunk of 40 more for a sequence of 424, the 68 new tokens packed with per-sequence query lengths, over a paged "
+               "KV cache (pages of 64 tokens scattered through 48 pages), fp16: for planning and timing only "
+               "(`spyre run --timing-only`).",
+               MIXED_LENS, MIXED_Q, 4096, 32, 8, 14336, 48, rope_in_graph=True)
 
 
 # ---------------------------------------------------------------------------------------
@@ -600,6 +634,7 @@ def main():
     granite_hybrid()
     paged_decode()
     chunked_prefill()
+    mixed_batch()
     serving_8b()
     for seq in (128, 2048, 8192):
         llama3_8b(seq)

@@ -3,7 +3,8 @@
 // snapshots stored apart from it) is rebuilt, Options clears the cache; the 32-layer model's
 // cold and warm starts are printed, the warm run the same as the cold one. The Serving tab on
 // paged_decode: the batch, the block tables, the pages each core reads and the padding waste,
-// and a padding rule set in Options that reaches the link. At 1440x900 and 390x844; screenshots go to test-artifacts/screenshots/.
+// and a padding rule set in Options that reaches the link; a mixed step opened from a file,
+// its decoding and prefilling sequences told apart. At 1440x900 and 390x844; screenshots go to test-artifacts/screenshots/.
 // Run `bash scripts/build-web.sh` first.
 
 import { describe, it } from "node:test";
@@ -27,6 +28,7 @@ import {
 } from "./harness.mjs";
 
 const FULL = join(ROOT, "examples", "graphs", "full", "llama3_8b_seq128.json");
+const MIXED = join(ROOT, "examples", "graphs", "serving", "mixed_batch.json");
 
 /** The KTIR in the editor (the whole document, not only the lines drawn), once the editor
  * holds the view's text (it goes in when the editor is measured on screen). */
@@ -313,4 +315,36 @@ describe("serving on the page", { timeout: 12 * T }, () => {
       },
     );
   }
+
+  it("shows a mixed batch's decoding and prefilling sequences", { timeout: 4 * T }, async () => {
+    const p = await open(`${server.url}#v=1&example=matmul_add`, SIZES[0]);
+    await firstRun(p);
+    await afterRun(p, () => p.locator("#file-input").setInputFiles(MIXED), 4 * T);
+    await showView(p, "serving");
+    const heading = p.getByTestId("serving-heading");
+    await heading.waitFor({ state: "visible" });
+    assert.match(
+      await heading.innerText(),
+      /6 sequences in one mixed step \(4 decoding, 2 prefilling; 68 new tokens packed\), 44 pages/,
+    );
+    assert.deepEqual(
+      await p.locator(".srv-seq").evaluateAll((l) => l.map((e) => Number(e.dataset.tokens))),
+      [33, 300, 700, 1200, 24, 424],
+    );
+    // Each bar ends with its new tokens: a hairline for a decode token, the whole bar for a
+    // prompt's first chunk.
+    const widths = await p
+      .locator(".srv-seq")
+      .evaluateAll((l) =>
+        l.map((g) =>
+          [".srv-new", ".srv-len"].map((c) => Number(g.querySelector(c).getAttribute("width"))),
+        ),
+      );
+    assert.ok(widths[0][0] < widths[5][0], `a decode token's mark is narrower: ${widths}`);
+    assert.equal(widths[4][0], widths[4][1], "a first chunk is all new tokens");
+    const padding = await p.getByTestId("serving-padding").innerText();
+    assert.match(padding, /public: query 32, KV 256, decode 1\s+84\.9%/);
+    await shot(p, "serving-mixed-1440x900.png");
+    await p.context().close();
+  });
 });

@@ -1227,7 +1227,7 @@ fn check_given_schedules(
 ) -> Result<(), DriverError> {
     for node in graph.nodes.iter().filter(|n| n.op == "PagedAttention") {
         let name = |i: usize| node.inputs.get(i).map(String::as_str).unwrap_or("");
-        if !given.contains_key(name(5)) && !given.contains_key(name(6)) {
+        if ![5, 6, 7].iter().any(|&i| given.contains_key(name(i))) {
             continue;
         }
         let values = |i: usize| -> Option<Vec<f32>> {
@@ -1243,7 +1243,17 @@ fn check_given_schedules(
         let (Some(tables), Some(lens)) = (values(5), values(6)) else {
             continue;
         };
-        let ts: Option<Vec<&graph::TensorType>> = (0..7).map(|i| types.get(name(i))).collect();
+        let packed = !name(7).is_empty();
+        let query_lens = if packed {
+            match values(7) {
+                Some(q) => Some(q),
+                None => continue,
+            }
+        } else {
+            None
+        };
+        let inputs = if packed { 8 } else { 7 };
+        let ts: Option<Vec<&graph::TensorType>> = (0..inputs).map(|i| types.get(name(i))).collect();
         let Some(ts) = ts else { continue };
         let fail = |m: String| {
             DriverError::new(
@@ -1255,7 +1265,7 @@ fn check_given_schedules(
             )
         };
         let dims = graph::PagedDims::of(&ts).map_err(fail)?;
-        graph::check_paged_batch(&dims, &tables, &lens).map_err(fail)?;
+        graph::check_paged_batch(&dims, &tables, &lens, query_lens.as_deref()).map_err(fail)?;
     }
     Ok(())
 }

@@ -1,8 +1,9 @@
 //! Serving scenarios (`examples/graphs/serving/`): one decode step of a small Llama-style
 //! layer for 8 sequences of 17 to 1,500 tokens and one chunked-prefill step of 4 sequences
 //! adding 16 tokens each to their cached prefix, both in one ragged batch over a paged KV
-//! cache, run with numbers on spyre32 and match the reference evaluator, and report what
-//! the public padding rules would cost them. Their 8B-dims versions run timing-only. Bad
+//! cache, and one mixed step (decode and prefill chunks together, the new tokens packed),
+//! run with numbers on spyre32 and match the reference evaluator, and report what the
+//! public padding rules would cost them. Their 8B-dims versions run timing-only. Bad
 //! schedules given as inputs are errors naming the sequence and the page.
 
 use driver::{run_pipeline, PipelineOptions};
@@ -66,6 +67,49 @@ fn chunked_prefill_matches_its_reference_and_reports_its_padding() {
     assert_eq!(pages, [1, 2, 5, 10]);
 }
 
+#[test]
+fn a_mixed_batch_matches_its_reference_and_reports_its_padding() {
+    let source = include_str!("../../../examples/graphs/serving/mixed_batch.json");
+    let r = run_pipeline(source, "mixed_batch.json", &PipelineOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(r.run.outputs_checked);
+    assert!(r.run.passed, "{:?}", r.run.outputs);
+    // The new tokens stay packed: 4 decode tokens and chunks of 24 and 40, 68 rows.
+    let y = r
+        .run
+        .outputs
+        .iter()
+        .find(|o| o.name == "y")
+        .expect("output y");
+    assert_eq!(y.shape, [68, 256]);
+    let [p] = r.run.padding.as_slice() else {
+        panic!("one PagedAttention node, got {:?}", r.run.padding);
+    };
+    let seqs: Vec<(usize, usize, usize, usize)> = p
+        .sequences
+        .iter()
+        .map(|s| (s.q_len, s.kv_len, s.padded_q, s.padded_kv))
+        .collect();
+    // A batch with prefill in it is not decode-only: the public rules pad every
+    // sequence, the decoding ones too, to 32 queries and 256 keys.
+    assert_eq!(
+        seqs,
+        [
+            (1, 33, 32, 256),
+            (1, 300, 32, 512),
+            (1, 700, 32, 768),
+            (1, 1200, 32, 1280),
+            (24, 24, 32, 256),
+            (40, 424, 64, 512)
+        ]
+    );
+    assert!(!p.decode_only);
+    let useful: f64 = seqs.iter().map(|s| (s.0 * s.1) as f64).sum();
+    let padded: f64 = seqs.iter().map(|s| (s.2 * s.3) as f64).sum();
+    assert!((p.waste_percent - 100.0 * (1.0 - useful / padded)).abs() < 1e-9);
+    assert!(p.cycles > 0.0 && p.wasted_cycles > p.cycles);
+}
+
 /// A PagedAttention node whose schedule comes from graph inputs: 2 sequences, 1 new token
 /// each, 4 pages of 2 tokens.
 const GIVEN_SCHEDULE: &str = r#"{"format": "spyre-graph", "version": 1, "name": "p",
@@ -109,6 +153,47 @@ fn a_bad_schedule_given_as_inputs_names_the_sequence_and_the_page() {
     }
 }
 
+/// A packed PagedAttention node whose query lengths come from a graph input: 2 sequences
+/// of 3 and 2 tokens, 4 new tokens between them, 4 pages of 2 tokens.
+const PACKED_SCHEDULE: &str = r#"{"format": "spyre-graph", "version": 1, "name": "p",
+  "inputs": [
+    {"name": "q", "dtype": "f32", "shape": [4, 2, 4]},
+    {"name": "k", "dtype": "f32", "shape": [4, 1, 4]},
+    {"name": "v", "dtype": "f32", "shape": [4, 1, 4]},
+    {"name": "kc", "dtype": "f32", "shape": [4, 2, 1, 4]},
+    {"name": "vc", "dtype": "f32", "shape": [4, 2, 1, 4]},
+    {"name": "ql", "dtype": "i64", "shape": [2]}],
+  "initializers": [
+    {"name": "bt", "dtype": "i64", "shape": [2, 2], "data": [0, 1, 2, 3]},
+    {"name": "sl", "dtype": "i64", "shape": [2], "data": [3, 2]}],
+  "nodes": [{"name": "pa", "op": "PagedAttention",
+    "inputs": ["q", "k", "v", "kc", "vc", "bt", "sl", "ql"], "outputs": ["y"]}],
+  "outputs": ["y"]}"#;
+
+#[test]
+fn query_lengths_given_as_inputs_are_checked_against_the_packed_rows() {
+    for (lens, says) in [
+        ([1., 2.], "add up to 3 new tokens, but the query has 4 rows"),
+        ([0., 4.], "sequence 0: query length 0"),
+        (
+            [1., 3.],
+            "sequence 1: length 2 does not cover its 3 new tokens",
+        ),
+    ] {
+        let mut options = PipelineOptions::default();
+        let ql = Tensor::new(DType::I64, vec![2], lens.to_vec()).expect("tensor");
+        options.inputs.insert("ql".into(), ql);
+        for timing_only in [false, true] {
+            options.timing_only = timing_only;
+            let e = run_pipeline(PACKED_SCHEDULE, "p.json", &options)
+                .err()
+                .unwrap_or_else(|| panic!("{lens:?} ran"))
+                .to_string();
+            assert!(e.contains(says) && e.contains("node 'pa'"), "{e}");
+        }
+    }
+}
+
 /// The 8B-dims scenarios plan and time on spyre32 without numbers; the cycles they take
 /// are printed for the record (`cargo test -p driver --test serving -- --nocapture`).
 #[test]
@@ -121,6 +206,10 @@ fn the_8b_serving_steps_run_timing_only() {
         (
             "chunked_prefill_8b.json",
             include_str!("../../../examples/graphs/serving/chunked_prefill_8b.json"),
+        ),
+        (
+            "mixed_batch_8b.json",
+            include_str!("../../../examples/graphs/serving/mixed_batch_8b.json"),
         ),
     ] {
         let options = PipelineOptions {

@@ -59,7 +59,7 @@ pub use onnx::{
     FOLDED_OPS as ONNX_FOLDED_OPS, MAX_OPSET as ONNX_MAX_OPSET, MIN_OPSET as ONNX_MIN_OPSET,
 };
 pub use ops::{einsum_plan, EinsumPlan};
-pub use paged::{check_batch as check_paged_batch, PagedDims};
+pub use paged::{check_batch as check_paged_batch, PagedDims, PagedSequence, QueryLayout};
 pub use rng::{random_inputs, SplitMix64, MAX_MATERIALISED_ELEMENTS};
 pub use spec::{
     did_you_mean, ops_markdown, AttrKind, AttrSpec, ConstForm, ConstInput, OnnxName, OpKind,

@@ -746,20 +746,21 @@ op_table! {
         .v(&[12]),
     PagedAttention => op(
         &[
-            req("query [B, Q, Hq, D]"),
-            req("key [B, Q, Hkv, D]"),
-            req("value [B, Q, Hkv, Dv]"),
+            req("query [B, Q, Hq, D] or packed [T, Hq, D]"),
+            req("key [B, Q, Hkv, D] or [T, Hkv, D]"),
+            req("value [B, Q, Hkv, Dv] or [T, Hkv, Dv]"),
             req("key_cache [blocks, block_size, Hkv, D]"),
             req("value_cache [blocks, block_size, Hkv, Dv]"),
             req("block_tables (integer) [B, max_blocks]"),
             req("seq_lens (integer) [B]"),
+            opt("query_lens (integer) [B]: new tokens per sequence, with a packed query"),
         ],
         paged::infer,
         paged::eval,
     )
-        .with_outputs(&[req("Y [B, Q, Hq, Dv]"), opt("key_cache_out"), opt("value_cache_out")])
+        .with_outputs(&[req("Y [B, Q, Hq, Dv] or [T, Hq, Dv]"), opt("key_cache_out"), opt("value_cache_out")])
         .with_attrs(&[attr("scale", F, "1/sqrt(D)")])
-        .with_notes("not an ONNX op (read by name; version 1 is this table's). Decode (Q = 1) or chunked prefill of a ragged batch over a paged KV cache: the Q new keys/values of sequence b go to positions seq_lens[b] - Q .. seq_lens[b] - 1 of its pages (ScatterND-style), each new token attends causally to its sequence; see docs/serving.md")
+        .with_notes("not an ONNX op (read by name; version 1 is this table's). Decode (Q = 1), chunked prefill, or with query_lens a mixed batch whose T new tokens are packed sequence after sequence, over a paged KV cache: the new keys/values of sequence b go to positions seq_lens[b] - Q .. seq_lens[b] - 1 of its pages (ScatterND-style, Q = query_lens[b] when packed), each new token attends causally to its sequence; see docs/serving.md")
         .v(&[1]),
 }
 

@@ -36,7 +36,10 @@ const BAR_W = 600;
 const BAR_H = 16;
 const LABEL_W = 150;
 
-/** The batch: a bar per sequence, its length against the longest padded length. */
+/**
+ * The batch: a bar per sequence, its length against the longest padded length, its new
+ * tokens (one for decode, a chunk for prefill; in a mixed batch both) as the bar's end.
+ */
 function batch(cost: PaddingCost | undefined, plan: PagedPlan): SVGSVGElement {
   const lens = plan.sequences.map((s) => s.reduce((a, p) => a + p.tokens, 0));
   const padded = plan.sequences.map((_, i) => cost?.sequences[i]?.paddedKv ?? lens[i] ?? 0);
@@ -63,7 +66,7 @@ function batch(cost: PaddingCost | undefined, plan: PagedPlan): SVGSVGElement {
       svg(
         "text",
         { x: LABEL_W - 6, y: y + BAR_H - 4, "text-anchor": "end", class: "srv-label" },
-        `seq ${i} · ${formatInt(len)}`,
+        `seq ${i} · ${formatInt(len)}${(seq?.qLen ?? 1) > 1 ? ` (+${formatInt(seq?.qLen ?? 1)})` : ""}`,
       ),
     );
     if (pad > len)
@@ -77,6 +80,17 @@ function batch(cost: PaddingCost | undefined, plan: PagedPlan): SVGSVGElement {
         }),
       );
     g.append(svg("rect", { x: LABEL_W, y, width: len * scale, height: BAR_H, class: "srv-len" }));
+    const fresh = Math.min(len, seq?.qLen ?? 1);
+    g.append(
+      svg("rect", {
+        x: LABEL_W + (len - fresh) * scale,
+        y,
+        // At least a hairline, so a decode step's one new token shows.
+        width: Math.max(1, fresh * scale),
+        height: BAR_H,
+        class: "srv-new",
+      }),
+    );
     root.append(g);
   });
   return root;
@@ -218,15 +232,23 @@ function section(plan: PagedPlan, cost: PaddingCost | undefined): HTMLElement {
   const { reads } = pagesByCore(plan);
   const readers = reads.map((r, c) => [c, r.length] as const).filter(([, n]) => n > 0);
   const pages = plan.sequences.reduce((a, s) => a + s.length, 0);
+  const newTokens = cost?.sequences.map((s) => s.qLen) ?? [];
+  const step = cost?.decodeOnly
+    ? " in one decode step"
+    : newTokens.some((q) => q === 1) && newTokens.some((q) => q > 1)
+      ? ` in one mixed step (${newTokens.filter((q) => q === 1).length} decoding, ${newTokens.filter((q) => q > 1).length} prefilling; ${formatInt(newTokens.reduce((a, q) => a + q, 0))} new tokens packed)`
+      : "";
   return el(
     "section",
     { className: "srv-node", "data-node": plan.node },
     el(
       "p",
       { className: "srv-heading", "data-testid": "serving-heading" },
-      `${plan.node}: ${plan.sequences.length} sequences${cost?.decodeOnly ? " in one decode step" : ""}, ${pages} pages of ${plan.blockSize} tokens in a cache of ${plan.cachePages}; ${plan.cores} cores.`,
+      `${plan.node}: ${plan.sequences.length} sequences${step}, ${pages} pages of ${plan.blockSize} tokens in a cache of ${plan.cachePages}; ${plan.cores} cores.`,
     ),
-    el("h3", { text: "Batch (tokens per sequence; hatched: padded at the public rules)" }),
+    el("h3", {
+      text: "Batch (tokens per sequence, the new ones at the end; hatched: padded at the public rules)",
+    }),
     el("div", { className: "srv-stage", "data-testid": "serving-batch" }, batch(cost, plan)),
     el("h3", { text: "Block tables (cache pages per sequence; fill: tokens held)" }),
     blockTables(plan),

@@ -1,12 +1,12 @@
-//! PagedAttention over a paged KV cache, for one step whose schedule (block tables and
-//! sequence lengths) is a constant of the compile, as a serving stack compiles each step's
-//! batch shape.
+//! PagedAttention over a paged KV cache, for one step whose schedule (block tables,
+//! sequence lengths and, for a packed mixed batch, query lengths) is a constant of the
+//! compile, as a serving stack compiles each step's batch shape.
 //!
 //! | step | device ops |
 //! |---|---|
 //! | cache update (ScatterND-style) | reshape of each cache to pages `[blocks, block_size, kv_heads * head_dim]` and of the new keys/values to rows; batchmatmul of a constant one-hot `[blocks, block_size, new tokens]` by the new rows (each new token into its slot); where with a constant mask of the written slots (new rows there, the old cache elsewhere); reshape back; reshape to one row per page `[blocks, block_size * width]` |
 //! | per sequence `b`: its keys and values | per key block of whole pages, one gather of the block's rows of the page table, whose constant index vector holds the pages' block table entries, read by the gather kernel through a KTIR indirect access tile; reshaped to `[pages, slots, kv_heads, dim]`, transposed to `[kv_heads, dim, pages, slots]` (keys) or `[kv_heads, pages, slots, dim]` (values), merged to `[1, kv_heads, dim, slots]` or `[1, kv_heads, slots, dim]` and cut to the slots in use; GQA heads repeated (reshape, expand) |
-//! | per sequence `b`: attention | its queries sliced out and moved heads first; the online-softmax loop of `attention` with one key block per block of pages (the attention key block option, in whole pages, or up to [`PAGED_KEY_BLOCK`] keys), causal with the new tokens at the end of the sequence; the result moved back to `[1, Q, heads, dim]` |
+//! | per sequence `b`: attention | its queries sliced out (its batch entry, or its rows of a packed batch) and moved heads first; the online-softmax loop of `attention` with one key block per block of pages (the attention key block option, in whole pages, or up to [`PAGED_KEY_BLOCK`] keys), causal with the new tokens at the end of the sequence; the result moved back to `[1, Q, heads, dim]` (packed: `[Q, heads, dim]`) |
 //! | output | concat of the sequences' results |
 //!
 //! Each sequence is attended over exactly its own length: no sequence is padded to
@@ -36,29 +36,45 @@ impl Builder<'_> {
 
     /// See the module doc.
     pub(super) fn paged_attention(&mut self) -> Result<(), CompileError> {
-        let names: Vec<String> = (0..7).map(|i| self.input(i)).collect::<Result<_, _>>()?;
+        // An eighth input, the query lengths, means a packed batch [tokens, heads, dim].
+        let packed = self.node.inputs.get(7).is_some_and(|s| !s.is_empty());
+        let inputs = if packed { 8 } else { 7 };
+        let names: Vec<String> = (0..inputs)
+            .map(|i| self.input(i))
+            .collect::<Result<_, _>>()?;
         let types: Vec<TensorType> = names.iter().map(|n| self.ty(n)).collect::<Result<_, _>>()?;
         let refs: Vec<&TensorType> = types.iter().collect();
         let d = graph::PagedDims::of(&refs).map_err(|m| self.err(m))?;
-        let (tables, lens) = match (self.const_data(&names[5]), self.const_data(&names[6])) {
-            (Some(t), Some(l)) => (t, l),
+        let schedule = (
+            self.const_data(&names[5]),
+            self.const_data(&names[6]),
+            names.get(7).map(|n| self.const_data(n)),
+        );
+        let (tables, lens, query_lens) = match schedule {
+            (Some(t), Some(l), None) => (t, l, None),
+            (Some(t), Some(l), Some(Some(q))) => (t, l, Some(q)),
             _ => {
                 return Err(self.err(
-                    "PagedAttention is lowered when the block tables and sequence lengths are constants of the compile (one step's schedule)",
+                    "PagedAttention is lowered when the block tables, sequence lengths and query lengths are constants of the compile (one step's schedule)",
                 ))
             }
         };
-        let lens = graph::check_paged_batch(&d, &tables, &lens).map_err(|m| self.err(m))?;
+        let seqs = graph::check_paged_batch(&d, &tables, &lens, query_lens.as_deref())
+            .map_err(|m| self.err(m))?;
         self.padding.check().map_err(|m| self.err(m))?;
-        let pages: Vec<(usize, usize, Vec<usize>)> = lens
+        let pages: Vec<(usize, usize, Vec<usize>)> = seqs
             .iter()
             .enumerate()
-            .map(|(b, &l)| {
-                let n = l.div_ceil(d.block_size);
+            .map(|(b, s)| {
+                let n = s.len.div_ceil(d.block_size);
                 let row = tables
                     .get(b * d.max_blocks..b * d.max_blocks + n)
                     .unwrap_or(&[]);
-                (d.q_len, l, row.iter().map(|&p| p as usize).collect())
+                (
+                    s.new_tokens,
+                    s.len,
+                    row.iter().map(|&p| p as usize).collect(),
+                )
             })
             .collect();
         let report = crate::PaddingReport::new(
@@ -80,16 +96,16 @@ impl Builder<'_> {
             page as usize * bs + p % bs
         };
         let slots = d.num_blocks * bs;
-        let new_rows = d.batch * d.q_len;
+        let new_rows = d.new_rows();
         let (kw, vw) = (d.kv_heads * d.head_dim, d.kv_heads * d.v_dim);
         // The cache update: every new token into its slot.
         let mut written = vec![0.0f32; slots];
         self.table("one-hot slot matrix", slots, new_rows)?;
         let mut onehot = vec![0.0f32; slots * new_rows];
-        for (b, &l) in lens.iter().enumerate() {
-            for q in 0..d.q_len {
-                let s = slot(b, l - d.q_len + q);
-                if let Some(v) = onehot.get_mut(s * new_rows + b * d.q_len + q) {
+        for (b, seq) in seqs.iter().enumerate() {
+            for q in 0..seq.new_tokens {
+                let s = slot(b, seq.len - seq.new_tokens + q);
+                if let Some(v) = onehot.get_mut(s * new_rows + seq.first_row + q) {
                     *v = 1.0;
                 }
                 if let Some(w) = written.get_mut(s) {
@@ -173,7 +189,7 @@ impl Builder<'_> {
             _ => 1.0 / (d.head_dim as f32).sqrt(),
         };
         let scale = self.scalar("scale_value", dt, scale);
-        let (hq, hkv, group, ql) = (d.q_heads, d.kv_heads, d.q_heads / d.kv_heads, d.q_len);
+        let (hq, hkv, group) = (d.q_heads, d.kv_heads, d.q_heads / d.kv_heads);
         // Keys per online-softmax block, in whole pages: the attention key block when the
         // options set one, else up to PAGED_KEY_BLOCK keys whose keys and values take at
         // most an eighth of all the scratchpads, so a block's kernels fit small machines
@@ -186,9 +202,20 @@ impl Builder<'_> {
             .unwrap_or(PAGED_KEY_BLOCK.min(room / key_bytes));
         let pages_per_block = (keys / bs).max(1);
         let mut parts = Vec::new();
-        for (b, &l) in lens.iter().enumerate() {
+        for (b, seq) in seqs.iter().enumerate() {
+            let (l, ql) = (seq.len, seq.new_tokens);
             // The queries sharing a key/value head stacked as rows: [1, hkv, group * Q, D].
-            let q = self.sliced(&format!("seq{b}_q"), names[0].clone(), 0, b, 1, 1, None)?;
+            // A packed batch's sequence is its rows of the query; otherwise its batch entry.
+            let (start, count) = if packed { (seq.first_row, ql) } else { (b, 1) };
+            let q = self.sliced(
+                &format!("seq{b}_q"),
+                names[0].clone(),
+                0,
+                start,
+                count,
+                1,
+                None,
+            )?;
             let q = self.reshaped(
                 &format!("seq{b}_q_groups"),
                 q,
@@ -294,12 +321,12 @@ impl Builder<'_> {
                 None,
             )?;
             let y = self.transposed(&format!("seq{b}_y_tokens"), y, &[2, 0, 1, 3], None)?;
-            parts.push(self.reshaped(
-                &format!("seq{b}_y_rows"),
-                y,
-                vec![1, ql, hq, d.v_dim],
-                None,
-            )?);
+            let rows = if packed {
+                vec![ql, hq, d.v_dim]
+            } else {
+                vec![1, ql, hq, d.v_dim]
+            };
+            parts.push(self.reshaped(&format!("seq{b}_y_rows"), y, rows, None)?);
         }
         let y = self.output()?;
         if parts.len() == 1 {
