@@ -86,7 +86,7 @@ function batch(cost: PaddingCost | undefined, plan: PagedPlan): SVGSVGElement {
         x: LABEL_W + (len - fresh) * scale,
         y,
         // At least a hairline, so a decode step's one new token shows.
-        width: Math.max(1, fresh * scale),
+        width: Math.max(2, fresh * scale),
         height: BAR_H,
         class: "srv-new",
       }),
