@@ -203,6 +203,11 @@ export function textsPending(r: PipelineResult): boolean {
   return r.passes.some((p) => p.text === null);
 }
 
+/** Whether the run's pass `name` still waits for its text (false when it has no such pass). */
+export function textPending(r: PipelineResult, name: string): boolean {
+  return r.passes.some((p) => p.name === name && p.text === null);
+}
+
 /**
  * The run with the pass texts read from the compile store: each pass without a text takes
  * the one of its name, and each device op its SDSC lines (kept when the answer has none).
