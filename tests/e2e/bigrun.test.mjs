@@ -65,6 +65,57 @@ function longTasksAfter(p, from) {
   }, from);
 }
 
+/**
+ * The roofline's kernel table with a full model's kernels: a page of them, reached in full by
+ * paging, sorting and filtering; a dot whose kernel is on another page brings its row in.
+ */
+async function checkKernelTable(p) {
+  await p.evaluate(() => document.getElementById("tab-roofline")?.click());
+  const rows = p.locator("#view-roofline [data-testid=roofline-timing] tbody tr");
+  const kernelsOf = () =>
+    p.evaluate(() =>
+      [...document.querySelectorAll("#view-roofline [data-testid=roofline-timing] tbody tr")].map(
+        (tr) => Number(tr.getAttribute("data-kernel")),
+      ),
+    );
+  const dots = await p.evaluate(() =>
+    [...document.querySelectorAll("#view-roofline circle.rl-dot")].map((c) =>
+      Number(c.getAttribute("data-kernel")),
+    ),
+  );
+  const first = await kernelsOf();
+  assert.ok(first.length > 0 && first.length <= 50, `${first.length} rows on the first page`);
+  const pager = p.getByTestId("roofline-pager");
+  const total = Number(/of ([\d,]+) kernels/.exec(await pager.innerText())?.[1].replace(/,/g, ""));
+  assert.ok(total > 1000, `the table reaches every kernel (${total})`);
+  // A dot whose kernel is not on the page shown: clicking it brings its row in, selected.
+  const away = dots.find((k) => !first.includes(k));
+  assert.ok(away !== undefined, "some dot's kernel is on another page");
+  await p.locator(`#view-roofline circle.rl-dot[data-kernel="${away}"]`).dispatchEvent("click");
+  await p.locator(`#view-roofline tbody tr.selected[data-kernel="${away}"]`).waitFor();
+  assert.ok((await kernelsOf()).length <= 50);
+  // The last page holds the rest.
+  const firstPage = pager.getByRole("button", { name: "First page of kernels" });
+  if (await firstPage.isEnabled()) await firstPage.click();
+  await pager.getByRole("button", { name: "Last page of kernels" }).click();
+  const last = await kernelsOf();
+  assert.equal(last.length, total - 50 * Math.floor((total - 1) / 50), "the last page's rows");
+  // Sorted by name, A to Z, from the first page.
+  await p.locator("#view-roofline th[data-key=name] button").click();
+  const names = await rows.locator("td:first-child").allInnerTexts();
+  assert.deepEqual(
+    names,
+    [...names].sort((a, b) => a.localeCompare(b)),
+    "sorted by name",
+  );
+  assert.match(await pager.innerText(), /^1–50 of/m);
+  // Filtered by a kernel's name.
+  const name = names[3] ?? "";
+  await p.getByTestId("roofline-filter").fill(name);
+  const matching = await rows.locator("td:first-child").allInnerTexts();
+  assert.ok(matching.length > 0 && matching.every((n) => n.includes(name)), "filtered");
+}
+
 const now = (p) => p.evaluate(() => performance.now());
 const mark = (p, name) =>
   p.evaluate((name) => performance.getEntriesByName(name).at(-1)?.startTime ?? null, name);
@@ -115,6 +166,7 @@ describe("the full model stays responsive", { timeout: 2 * T }, () => {
         }
         await noSidewaysScroll(p, `full model at ${size.width}`);
         console.log(table(`full model llama3_8b_seq128 at ${size.width}x${size.height}`, rows));
+        await checkKernelTable(p);
         await p.context().close();
       },
     );
