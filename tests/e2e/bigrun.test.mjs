@@ -116,6 +116,37 @@ async function checkKernelTable(p) {
   assert.ok(matching.length > 0 && matching.every((n) => n.includes(name)), "filtered");
 }
 
+/**
+ * The Cores view with a full model's 2,000 ops: their first grids drawn, the rest on demand
+ * (the button, or scrolling near the end), and the scratchpad chart drawn after them.
+ */
+async function checkCoreGrids(p) {
+  await p.evaluate(() => document.getElementById("tab-cores")?.click());
+  await p.locator("#scratchpad svg").waitFor();
+  const ops = p.locator("#work-division .wd-op");
+  const more = p.getByTestId("work-division-more");
+  const first = await ops.count();
+  const total = Number(/of ([\d,]+) shown/.exec(await more.innerText())?.[1].replace(/,/g, ""));
+  assert.ok(first > 0 && first < 100 && total > 1000, `${first} of ${total} ops drawn at first`);
+  await more.click();
+  await p.waitForFunction(
+    (n) => document.querySelectorAll("#work-division .wd-op").length > n,
+    first,
+  );
+  const clicked = await ops.count();
+  // Scrolled to the end of those drawn, more are drawn.
+  await more.evaluate((b) => b.scrollIntoView());
+  await p.waitForFunction(
+    (n) => document.querySelectorAll("#work-division .wd-op").length > n,
+    clicked,
+  );
+  // A cell drawn later still selects its core.
+  const cell = p.locator("#work-division .wd-op").last().locator(".wd-cell[data-core='1']");
+  await cell.dispatchEvent("click");
+  await p.locator("#work-division .wd-op .wd-cell.selected[data-core='1']").first().waitFor();
+  assert.match(await p.locator("#scratchpad").innerText(), /core 1 ·/);
+}
+
 const now = (p) => p.evaluate(() => performance.now());
 const mark = (p, name) =>
   p.evaluate((name) => performance.getEntriesByName(name).at(-1)?.startTime ?? null, name);
@@ -167,6 +198,7 @@ describe("the full model stays responsive", { timeout: 2 * T }, () => {
         await noSidewaysScroll(p, `full model at ${size.width}`);
         console.log(table(`full model llama3_8b_seq128 at ${size.width}x${size.height}`, rows));
         await checkKernelTable(p);
+        await checkCoreGrids(p);
         await p.context().close();
       },
     );

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { TraceEvent } from "./api";
 import { digestRun, isDigest, type RunDigest } from "./digest";
+import { coresDigest, divisionAt, divisions, isCoresDigest, slicedCores } from "./session";
 import { minimalResult, pageResult } from "./testResult";
 
 /** A run of `n` events spread over `cores` cores, alternating DMA (routed) and PT. */
@@ -78,5 +79,62 @@ describe("isDigest", () => {
     expect(isDigest(asList, n)).toBe(false);
     const noSpans = { ...good, spans: undefined };
     expect(isDigest(noSpans, n)).toBe(false);
+  });
+});
+
+describe("the Cores view's digest", () => {
+  const wd = {
+    ops: [
+      { name: "mm", iteration: [{ label: "m" }, { label: "n" }] },
+      { name: "add", iteration: [{ label: "i" }] },
+    ],
+    divisions: [
+      {
+        op: "mm",
+        splits: [2, 2],
+        coresUsed: 4,
+        coreToSlice: [
+          [0, 0],
+          [0, 1],
+          [1, 0],
+          [1, 1],
+        ],
+        rule: "r1",
+      },
+      { op: "add", splits: [3], coresUsed: 3, coreToSlice: [[0], [1], [2]], rule: "r2" },
+      { op: "idle", splits: [], coresUsed: 0, coreToSlice: [], rule: "" },
+    ],
+  };
+  const plan = { plan: { capacityBytes: 100, peakBytes: 40, buffers: [] } };
+  const passes = [
+    { name: "decompose", title: "", text: null, data: { ops: [{ name: "mm" }, { name: "add" }] } },
+    { name: "work-division", title: "", text: null, data: wd },
+    { name: "scratchpad", title: "", text: null, data: plan },
+  ];
+
+  it("packs each division and gives it back as the snapshot reads", () => {
+    const c = coresDigest(passes);
+    expect(isCoresDigest(c)).toBe(true);
+    expect([0, 1, 2].map((i) => divisionAt(c, i).division)).toEqual(divisions(wd));
+    expect(divisionAt(c, 0).labels).toEqual(["m", "n"]);
+    expect(divisionAt(c, 2).labels).toEqual([]);
+    expect([0, 1, 2].map((i) => slicedCores(c, i))).toEqual([4, 3, 0]);
+    expect(c.deviceOps).toEqual(["mm", "add"]);
+    expect(c.plan?.capacity).toBe(100);
+  });
+
+  it("is empty for a run without snapshots, and rejects arrays whose bounds disagree", () => {
+    const none = coresDigest([]);
+    expect(isCoresDigest(none)).toBe(true);
+    expect(none.ops).toEqual([]);
+    expect(none.plan).toBeNull();
+    const c = coresDigest(passes);
+    expect(isCoresDigest({ ...c, coords: c.coords.subarray(1) })).toBe(false);
+    expect(isCoresDigest({ ...c, rules: ["r1"] })).toBe(false);
+    expect(isCoresDigest({ ...c, splits: [...c.splits] })).toBe(false);
+    expect(isCoresDigest({ ...c, divCells: c.divCells.subarray(1) })).toBe(false);
+    // A run digest with a malformed Cores part is made again.
+    const d = digestOf(10);
+    expect(isDigest({ ...d, cores: { ...c, labels: null } }, 10)).toBe(false);
   });
 });

@@ -6,7 +6,7 @@
 
 import type { PipelineResult } from "./api";
 import { ringBuffers, ringDigest, type RingDigest } from "./ring/model";
-import { kernelSpans, type Span } from "./session";
+import { coresDigest, isCoresDigest, kernelSpans, type CoresDigest, type Span } from "./session";
 import { lanesBuffers, timelineLanes, type TimelineLanes } from "./timeline/lanes";
 
 /** The views' precomputed figures of one run. */
@@ -17,6 +17,8 @@ export interface RunDigest {
   ring: RingDigest;
   /** Time span of each device op's kernel, in op order (`kernelSpans`). */
   spans: Span[];
+  /** The Cores view's work division and scratchpad plan. */
+  cores: CoresDigest;
 }
 
 /** The digest of `r` (in the worker; on the page only for a run that came without one). */
@@ -32,12 +34,27 @@ export function digestRun(r: PipelineResult): RunDigest {
     }),
     ring: ringDigest(run),
     spans: kernelSpans(run.events, r.sourceMap),
+    cores: coresDigest(r.passes),
   };
 }
 
 /** The buffers of `d`, to transfer rather than copy. */
 export function digestBuffers(d: RunDigest): ArrayBuffer[] {
-  return [...lanesBuffers(d.lanes), ...ringBuffers(d.ring)];
+  const c = d.cores;
+  const cores = [
+    c.coresUsed,
+    c.splitStart,
+    c.splits,
+    c.labelStart,
+    c.divCells,
+    c.cellStart,
+    c.coords,
+  ];
+  return [
+    ...lanesBuffers(d.lanes),
+    ...ringBuffers(d.ring),
+    ...cores.map((a) => a.buffer as ArrayBuffer),
+  ];
 }
 
 /** Elements of an index array `isDigest` looks at: its ends and evenly spaced ones between. */
@@ -88,6 +105,7 @@ export function isDigest(v: unknown, events: number): v is RunDigest {
     within(r.compute) &&
     (r.transfers as Int32Array).length + (r.compute as Int32Array).length <= events &&
     Array.isArray(r.util) &&
-    Array.isArray(d.spans)
+    Array.isArray(d.spans) &&
+    isCoresDigest(d.cores)
   );
 }
