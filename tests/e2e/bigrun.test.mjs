@@ -29,7 +29,9 @@ const TABS = [
   ["ring", "#ring-canvas"],
   ["cores", "#work-division .wd-op"],
   ["roofline", "#view-roofline svg"],
-  ["passes", "#pass-list [data-pass]"],
+  // The pass shown (the KTIR beside the SDSC) with its texts, which the worker keeps until
+  // the view asks for them.
+  ["passes", "body[data-pass-texts='loaded'] #snapshot:not([data-pending])"],
   ["ir", "#ktir-editor .cm-content"],
 ];
 

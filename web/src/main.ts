@@ -935,6 +935,9 @@ class App {
     let failed: string | null = null;
     try {
       texts = await this.host.call("passTexts", { names: pending });
+      // The views take the texts in a task of their own: copying a full model's (some 80 MB)
+      // into the page is one long task already.
+      await new Promise((resolve) => setTimeout(resolve, 0));
     } catch (err) {
       failed = errorMessage(err);
       for (const n of pending) asked.delete(n);
