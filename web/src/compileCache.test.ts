@@ -163,6 +163,9 @@ describe("compile cache", () => {
     expect(cold.ok && (cold.result as PassTexts).texts).toEqual([
       { name: "ktir", text: "func.func @k() {}" },
     ]);
+    // Asked for one pass, a run's small texts come all together.
+    const named = await handle({ id: 9, method: "passTexts", params: { names: ["sdsc"] } });
+    expect(named.ok && (named.result as PassTexts).texts.map((t) => t.name)).toEqual(["ktir"]);
     const hit = await handle({ id: 3, method: "run", params: run });
     const r = hit.ok ? (hit.result as WireRunResult) : null;
     expect(r?.compileCache?.outcome).toBe("hit");
@@ -186,6 +189,7 @@ describe("compile cache", () => {
     }
     expect(log).toEqual([
       "run miss",
+      "fill none",
       "fill none",
       "run hit",
       "fill hit",

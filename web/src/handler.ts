@@ -528,6 +528,9 @@ export function createHandler(
               return { id: req.id, ok: true, result: { texts: given, sdscLines: [] } };
           }
           const all = await fillPassTexts(last.session, last.cacheKey, cacheFor(m));
+          // Small texts go together (as with a run), so the next pass shown needs no trip.
+          const size = all.texts.reduce((n, t) => n + t.text.length, 0);
+          if (size <= KEEP_TEXTS_ABOVE) return { id: req.id, ok: true, result: all };
           const texts = { ...all, texts: all.texts.filter((t) => wanted(t.name)) };
           return { id: req.id, ok: true, result: texts };
         }

@@ -216,8 +216,9 @@ export interface Methods {
    * The pass snapshot texts (and each device op's SDSC lines) of the run on screen: a run
    * from the compile cache brings its passes without them (`passesApart`), read from the
    * store only when a view shows one; a big run's texts wait in the worker likewise.
-   * `names`: the passes whose texts are wanted (absent: all). A full model's SDSC text
-   * alone is 73 MB, which a view showing another pass should not wait for.
+   * `names`: the passes whose texts are wanted (absent: all); a run's small texts come all
+   * together whatever is named. A full model's SDSC text alone is 73 MB, which a view
+   * showing another pass should not wait for.
    */
   passTexts: { params: { names?: string[] }; result: PassTexts };
 }
