@@ -29,7 +29,9 @@ const TABS = [
   ["ring", "#ring-canvas"],
   ["cores", "#work-division .wd-op"],
   ["roofline", "#view-roofline svg"],
-  ["passes", "#pass-list [data-pass]"],
+  // The pass shown (the KTIR beside the SDSC) with its texts, which the worker keeps until
+  // the view asks for them.
+  ["passes", "body[data-pass-texts='loaded'] #snapshot:not([data-pending])"],
   ["ir", "#ktir-editor .cm-content"],
 ];
 
@@ -63,6 +65,88 @@ function longTasksAfter(p, from) {
       total: Math.round(l.reduce((a, b) => a + b, 0)),
     };
   }, from);
+}
+
+/**
+ * The roofline's kernel table with a full model's kernels: a page of them, reached in full by
+ * paging, sorting and filtering; a dot whose kernel is on another page brings its row in.
+ */
+async function checkKernelTable(p) {
+  await p.evaluate(() => document.getElementById("tab-roofline")?.click());
+  const rows = p.locator("#view-roofline [data-testid=roofline-timing] tbody tr");
+  const kernelsOf = () =>
+    p.evaluate(() =>
+      [...document.querySelectorAll("#view-roofline [data-testid=roofline-timing] tbody tr")].map(
+        (tr) => Number(tr.getAttribute("data-kernel")),
+      ),
+    );
+  const dots = await p.evaluate(() =>
+    [...document.querySelectorAll("#view-roofline circle.rl-dot")].map((c) =>
+      Number(c.getAttribute("data-kernel")),
+    ),
+  );
+  const first = await kernelsOf();
+  assert.ok(first.length > 0 && first.length <= 50, `${first.length} rows on the first page`);
+  const pager = p.getByTestId("roofline-pager");
+  const total = Number(/of ([\d,]+) kernels/.exec(await pager.innerText())?.[1].replace(/,/g, ""));
+  assert.ok(total > 1000, `the table reaches every kernel (${total})`);
+  // A dot whose kernel is not on the page shown: clicking it brings its row in, selected.
+  const away = dots.find((k) => !first.includes(k));
+  assert.ok(away !== undefined, "some dot's kernel is on another page");
+  await p.locator(`#view-roofline circle.rl-dot[data-kernel="${away}"]`).dispatchEvent("click");
+  await p.locator(`#view-roofline tbody tr.selected[data-kernel="${away}"]`).waitFor();
+  assert.ok((await kernelsOf()).length <= 50);
+  // The last page holds the rest.
+  const firstPage = pager.getByRole("button", { name: "First page of kernels" });
+  if (await firstPage.isEnabled()) await firstPage.click();
+  await pager.getByRole("button", { name: "Last page of kernels" }).click();
+  const last = await kernelsOf();
+  assert.equal(last.length, total - 50 * Math.floor((total - 1) / 50), "the last page's rows");
+  // Sorted by name, A to Z, from the first page.
+  await p.locator("#view-roofline th[data-key=name] button").click();
+  const names = await rows.locator("td:first-child").allInnerTexts();
+  assert.deepEqual(
+    names,
+    [...names].sort((a, b) => a.localeCompare(b)),
+    "sorted by name",
+  );
+  assert.match(await pager.innerText(), /^1–50 of/m);
+  // Filtered by a kernel's name.
+  const name = names[3] ?? "";
+  await p.getByTestId("roofline-filter").fill(name);
+  const matching = await rows.locator("td:first-child").allInnerTexts();
+  assert.ok(matching.length > 0 && matching.every((n) => n.includes(name)), "filtered");
+}
+
+/**
+ * The Cores view with a full model's 2,000 ops: their first grids drawn, the rest on demand
+ * (the button, or scrolling near the end), and the scratchpad chart drawn after them.
+ */
+async function checkCoreGrids(p) {
+  await p.evaluate(() => document.getElementById("tab-cores")?.click());
+  await p.locator("#scratchpad svg").waitFor();
+  const ops = p.locator("#work-division .wd-op");
+  const more = p.getByTestId("work-division-more");
+  const first = await ops.count();
+  const total = Number(/of ([\d,]+) shown/.exec(await more.innerText())?.[1].replace(/,/g, ""));
+  assert.ok(first > 0 && first < 100 && total > 1000, `${first} of ${total} ops drawn at first`);
+  await more.click();
+  await p.waitForFunction(
+    (n) => document.querySelectorAll("#work-division .wd-op").length > n,
+    first,
+  );
+  const clicked = await ops.count();
+  // Scrolled to the end of those drawn, more are drawn.
+  await more.evaluate((b) => b.scrollIntoView());
+  await p.waitForFunction(
+    (n) => document.querySelectorAll("#work-division .wd-op").length > n,
+    clicked,
+  );
+  // A cell drawn later still selects its core.
+  const cell = p.locator("#work-division .wd-op").last().locator(".wd-cell[data-core='1']");
+  await cell.dispatchEvent("click");
+  await p.locator("#work-division .wd-op .wd-cell.selected[data-core='1']").first().waitFor();
+  assert.match(await p.locator("#scratchpad").innerText(), /core 1 ·/);
 }
 
 const now = (p) => p.evaluate(() => performance.now());
@@ -115,6 +199,8 @@ describe("the full model stays responsive", { timeout: 2 * T }, () => {
         }
         await noSidewaysScroll(p, `full model at ${size.width}`);
         console.log(table(`full model llama3_8b_seq128 at ${size.width}x${size.height}`, rows));
+        await checkKernelTable(p);
+        await checkCoreGrids(p);
         await p.context().close();
       },
     );

@@ -98,11 +98,19 @@ const textsCame = (p) =>
   );
 
 /** Shows each listed pass in turn (the hidden ones too): its snapshot's text, and whether
- * the diff beside it is still waiting. */
+ * the diff beside it is still waiting. A pass's texts are asked for when it is shown: this
+ * waits until they came or failed. */
 async function everyPassText(p) {
   const out = {};
   for (const name of await passNames(p)) {
     await p.locator(`#pass-list [data-pass="${name}"]`).evaluate((b) => b.click());
+    await p.waitForFunction(
+      () =>
+        document.querySelector("#snapshot")?.dataset.pending === undefined ||
+        document.body.dataset.passTexts === "failed",
+      undefined,
+      { timeout: 4 * T },
+    );
     out[name] = await p.evaluate(() => ({
       text: document.querySelector("#snapshot")?.textContent ?? "",
       pending: document.querySelector("#snapshot")?.dataset.pending !== undefined,

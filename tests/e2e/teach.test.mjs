@@ -282,6 +282,8 @@ describe("the page as a teaching instrument", { timeout: 30 * T }, () => {
     const name = examples.find((e) => /gqa_attention$|attention/.test(e)) ?? examples[0];
     await afterRun(p, () => p.getByTestId("example-picker").selectOption(name));
     await showView(p, "cores");
+    // The scratchpad chart is drawn a task after the grids.
+    await p.locator("#scratchpad svg").waitFor();
     const cellsOut = await p.evaluate(
       () =>
         [...document.querySelectorAll(".wd-cell > span")].filter((s) => {

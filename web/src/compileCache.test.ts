@@ -2,10 +2,10 @@
 // session with them, stores what a compile made, and carries on when the store fails.
 
 import { describe, expect, it } from "vitest";
-import type { SpyreModule, SpyreSession } from "./api";
+import type { SpyreModule, SpyreSession, WasmRun } from "./api";
 import { type CompileCache, usableEntry } from "./compileCache";
 import { digestRun } from "./digest";
-import { createHandler } from "./handler";
+import { createHandler, KEEP_TEXTS_ABOVE, keepTexts } from "./handler";
 import type { PassTexts, RunResult, WireRunResult } from "./protocol";
 import { runStatusText } from "./runStatus";
 import { minimalResult, pageResult } from "./testResult";
@@ -163,6 +163,9 @@ describe("compile cache", () => {
     expect(cold.ok && (cold.result as PassTexts).texts).toEqual([
       { name: "ktir", text: "func.func @k() {}" },
     ]);
+    // Asked for one pass, a run's small texts come all together.
+    const named = await handle({ id: 9, method: "passTexts", params: { names: ["sdsc"] } });
+    expect(named.ok && (named.result as PassTexts).texts.map((t) => t.name)).toEqual(["ktir"]);
     const hit = await handle({ id: 3, method: "run", params: run });
     const r = hit.ok ? (hit.result as WireRunResult) : null;
     expect(r?.compileCache?.outcome).toBe("hit");
@@ -187,6 +190,7 @@ describe("compile cache", () => {
     expect(log).toEqual([
       "run miss",
       "fill none",
+      "fill none",
       "run hit",
       "fill hit",
       "run hit",
@@ -198,6 +202,80 @@ describe("compile cache", () => {
     const tp = { ...run, options: { tp: 2 } };
     await handle({ id: 8, method: "run", params: tp });
     expect(log.slice(-2)).toEqual(["snapshots read with the artifact", "run hit"]);
+  });
+
+  it("holds back all of a run's texts when together they pass the limit, none otherwise", () => {
+    const passes = [
+      { name: "a", title: "A", text: "12345", data: { x: 1 } },
+      { name: "b", title: "B", text: null, data: null },
+      { name: "c", title: "C", text: "678", data: null },
+    ];
+    expect(keepTexts(passes, 8)).toEqual({ passes, kept: null });
+    const held = keepTexts(passes, 7);
+    expect(held.passes.map((p) => [p.name, p.text, p.data])).toEqual([
+      ["a", null, { x: 1 }],
+      ["b", null, null],
+      ["c", null, null],
+    ]);
+    expect(held.kept).toEqual([
+      { name: "a", text: "12345" },
+      { name: "c", text: "678" },
+    ]);
+    expect(passes[0]?.text).toBe("12345");
+  });
+
+  it("keeps a big run's pass texts in the worker until a view asks, then gives them", async () => {
+    const log: string[] = [];
+    const big = "x".repeat(KEEP_TEXTS_ABOVE);
+    const m = module(log);
+    const open = m.open;
+    // The session's run also snapshots a bundle over the limit.
+    m.open = (...args) => {
+      const s = open(...args);
+      const runIt = s.run.bind(s);
+      s.run = (o, p) => {
+        const r = runIt(o, p) as WasmRun;
+        const sdsc = { name: "sdsc", title: "SDSC", text: big, data: null };
+        return { ...r, passes: [...r.passes, sdsc] };
+      };
+      const fill = s.fillPasses?.bind(s);
+      s.fillPasses = (stored) => {
+        const f = fill?.(stored) as PassTexts;
+        return { ...f, texts: [...f.texts, { name: "sdsc", text: big }] };
+      };
+      return s;
+    };
+    const handle = createHandler(async () => m);
+    const res = await handle({ id: 1, method: "run", params: run });
+    const r = res.ok ? (res.result as WireRunResult) : null;
+    expect(r?.result.passesApart).toBe(true);
+    expect(r?.result.passes.map((p) => [p.name, p.text])).toEqual([
+      ["ktir", null],
+      ["sdsc", null],
+    ]);
+    const ask = async (id: number, names?: string[]): Promise<[string, number][]> => {
+      const res = await handle({ id, method: "passTexts", params: names ? { names } : {} });
+      const t = res.ok ? (res.result as PassTexts) : null;
+      return (t?.texts ?? []).map((x) => [x.name, x.text.length]);
+    };
+    // Only the texts asked for, each given once from what the worker held back.
+    expect(await ask(2, ["ktir"])).toEqual([["ktir", "func.func @k() {}".length]]);
+    expect(await ask(3, ["sdsc"])).toEqual([["sdsc", big.length]]);
+    expect(log).toEqual(["run off"]);
+    // Asked again, the session gives them.
+    expect(await ask(4, ["sdsc"])).toEqual([["sdsc", big.length]]);
+    expect(log).toEqual(["run off", "fill none"]);
+    // The next run's texts, all at once.
+    await handle({ id: 5, method: "run", params: run });
+    expect(await ask(6)).toEqual([
+      ["ktir", "func.func @k() {}".length],
+      ["sdsc", big.length],
+    ]);
+    expect(log).toEqual(["run off", "fill none", "run off"]);
+    // A run aside (compare mode) carries its texts: the page asks only of the run on screen.
+    const aside = await handle({ id: 7, method: "run", params: { ...run, aside: true } });
+    const a = aside.ok ? (aside.result as WireRunResult) : null;
+    expect(a?.result.passes.find((p) => p.name === "sdsc")?.text).toBe(big);
   });
 
   it("runs without the cache, quietly, when the store fails", async () => {

@@ -23,6 +23,7 @@ import {
   hydrateRun,
   LocatedError,
   type ErrorInfo,
+  type PassTexts,
   type RunData,
   type RunResult,
   type SourceRef,
@@ -37,7 +38,6 @@ import {
   opOfKernel,
   opsOfNode,
   sdscOpAt,
-  textsPending,
   withPassTexts,
 } from "./session";
 import { clockShortcuts, Transport } from "./transport";
@@ -236,7 +236,7 @@ class App {
       selectLine: (kind, line) => this.onIrLine(kind, line),
       selectNode: (id) => this.onGraphSelect(id),
       openOp: (kind, op) => this.showOpIn(kind, op),
-      needPassTexts: () => void this.loadPassTexts(),
+      needPassTexts: (names) => void this.loadPassTexts(names),
       ktirChanged: (text) => {
         this.ktir = text;
         this.scheduleSave();
@@ -644,6 +644,7 @@ class App {
     const r = res.result;
     const originalKtir =
       res.kind === "ktir" ? res.source : (r.passes.find((p) => p.name === "ktir")?.text ?? r.ktir);
+    this.shownRuns++;
     this.loaded = {
       target,
       example,
@@ -903,38 +904,64 @@ class App {
     }
   }
 
-  /** The run on screen whose pass texts are being read (null: none). */
-  private textsFor: Loaded | null = null;
+  /** Counts the runs shown, so an answer about an older run's texts is dropped. */
+  private shownRuns = 0;
+  /** The passes whose texts were asked for, of the run shown (`shownRuns`). */
+  private textsAsked: { run: number; names: Set<string> } = { run: -1, names: new Set() };
+  /** Requests for pass texts not yet answered. */
+  private textsInFlight = 0;
 
   /**
-   * Reads the pass texts a cache hit left in the compile store (once per run) and tells the
-   * views; a failure is kept for the views to say, and a later ask tries again.
+   * Reads the texts of the passes named (all when absent) that the run on screen came
+   * without: a cache hit's wait in the compile store, a big run's in the worker. Each is asked
+   * for once per run; the views are told when they come, and a failure is kept for them to
+   * say (a later ask tries again).
    */
-  private async loadPassTexts(): Promise<void> {
+  private async loadPassTexts(names?: readonly string[]): Promise<void> {
     const c = this.loaded;
-    if (!c || !textsPending(c.res.result) || this.textsFor === c) return;
-    this.textsFor = c;
+    if (!c) return;
+    const run = this.shownRuns;
+    if (this.textsAsked.run !== run) this.textsAsked = { run, names: new Set() };
+    const asked = this.textsAsked.names;
+    const pending = c.res.result.passes
+      .filter((p) => p.text === null && !asked.has(p.name))
+      .map((p) => p.name)
+      .filter((n) => names === undefined || names.includes(n));
+    if (pending.length === 0) return;
+    for (const n of pending) asked.add(n);
     document.body.dataset.passTexts = "loading";
-    let next: Loaded;
+    this.textsInFlight++;
+    let texts: PassTexts | null = null;
+    let failed: string | null = null;
     try {
-      const t = await this.host.call("passTexts", {});
-      const result = withPassTexts(c.res.result, t);
+      texts = await this.host.call("passTexts", { names: pending });
+      // The views take the texts in a task of their own: copying a full model's (some 80 MB)
+      // into the page is one long task already.
+      await new Promise((resolve) => setTimeout(resolve, 0));
+    } catch (err) {
+      failed = errorMessage(err);
+      for (const n of pending) asked.delete(n);
+    } finally {
+      this.textsInFlight--;
+    }
+    // A newer run has its own texts.
+    const cur = this.loaded;
+    if (this.shownRuns !== run || !cur) return;
+    let next: Loaded = { ...cur, textsFailed: failed };
+    if (texts) {
+      const result = withPassTexts(cur.res.result, texts);
       next = {
-        ...c,
-        res: { ...c.res, result },
+        ...cur,
+        res: { ...cur.res, result },
         sdsc: result.passes.find((p) => p.name === "sdsc")?.text ?? "",
         textsFailed: null,
       };
-      if (t.note) notice.show(t.note);
-    } catch (err) {
-      next = { ...c, textsFailed: errorMessage(err) };
-    } finally {
-      if (this.textsFor === c) this.textsFor = null;
+      if (texts.note) notice.show(texts.note);
     }
-    // A newer run has its own texts.
-    if (this.loaded !== c) return;
     this.loaded = next;
-    document.body.dataset.passTexts = textsPending(next.res.result) ? "failed" : "loaded";
+    const lacking = next.res.result.passes.some((p) => p.text === null && pending.includes(p.name));
+    document.body.dataset.passTexts =
+      failed !== null || lacking ? "failed" : this.textsInFlight > 0 ? "loading" : "loaded";
     this.broadcast(["passTexts"]);
     // An SDSC entry asked for before its lines came is revealed now.
     const r = this.reveal;

@@ -795,6 +795,13 @@ describe("pass texts kept in the compile store", () => {
       method: "passTexts",
       params: {},
     });
+    expect(parseRequest({ id: 4, method: "passTexts", params: { names: ["sdsc"] } })).toEqual({
+      id: 4,
+      method: "passTexts",
+      params: { names: ["sdsc"] },
+    });
+    expect(parseRequest({ id: 5, method: "passTexts", params: { names: "sdsc" } })).toBeNull();
+    expect(parseRequest({ id: 6, method: "passTexts", params: { names: [1] } })).toBeNull();
     expect(
       parsePassTexts({
         texts: [{ name: "sdsc", text: "{}" }, { name: 1, text: "x" }, null],

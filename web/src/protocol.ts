@@ -215,9 +215,12 @@ export interface Methods {
   /**
    * The pass snapshot texts (and each device op's SDSC lines) of the run on screen: a run
    * from the compile cache brings its passes without them (`passesApart`), read from the
-   * store only when a view shows one.
+   * store only when a view shows one; a big run's texts wait in the worker likewise.
+   * `names`: the passes whose texts are wanted (absent: all); a run's small texts come all
+   * together whatever is named. A full model's SDSC text alone is 73 MB, which a view
+   * showing another pass should not wait for.
    */
-  passTexts: { params: Record<string, never>; result: PassTexts };
+  passTexts: { params: { names?: string[] }; result: PassTexts };
 }
 
 /**
@@ -476,8 +479,11 @@ export function parseRequest(data: unknown): WorkerRequest | null {
       return { id: d.id, method: "init", params: {} };
     case "clearCache":
       return { id: d.id, method: "clearCache", params: {} };
-    case "passTexts":
-      return { id: d.id, method: "passTexts", params: {} };
+    case "passTexts": {
+      if (p.names === undefined) return { id: d.id, method: "passTexts", params: {} };
+      if (!Array.isArray(p.names) || !p.names.every((n) => typeof n === "string")) return null;
+      return { id: d.id, method: "passTexts", params: { names: p.names as string[] } };
+    }
     case "run": {
       const target = parseTarget(p.target);
       const options = parseOptions(p.options);

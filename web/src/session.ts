@@ -153,6 +153,124 @@ export function scratchPlan(data: unknown): ScratchPlan | null {
   };
 }
 
+/**
+ * The Cores view's figures of a run, read from its snapshots in the worker and packed in typed
+ * arrays: a full model's work division lists some 60,000 slices, and reading them from the
+ * snapshot's text held the page's thread for about 100 ms when the view was first shown.
+ * Division `i` (in the snapshot's order) lists `cellStart` entries
+ * `divCells[i] .. divCells[i + 1]`, one per core that owns a slice (cores 0, 1, ...); core
+ * `c`'s coordinates are `coords[cellStart[divCells[i] + c] .. cellStart[divCells[i] + c + 1]]`.
+ */
+export interface CoresDigest {
+  /** Each division's op, rule and cores used. */
+  ops: string[];
+  rules: string[];
+  coresUsed: Float64Array;
+  /** Division `i`'s splits: `splits[splitStart[i] .. splitStart[i + 1]]`. */
+  splitStart: Uint32Array;
+  splits: Float64Array;
+  /** Division `i`'s op's iteration labels: `labels[labelStart[i] .. labelStart[i + 1]]`. */
+  labelStart: Uint32Array;
+  labels: string[];
+  divCells: Uint32Array;
+  cellStart: Uint32Array;
+  coords: Float64Array;
+  /** The scratchpad plan (null: the run has no scratchpad snapshot). */
+  plan: ScratchPlan | null;
+  /** Device op names in order (the decompose snapshot). */
+  deviceOps: string[];
+}
+
+/** The Cores view's figures of `passes`, packed (`CoresDigest`). */
+export function coresDigest(passes: readonly PassSnapshot[]): CoresDigest {
+  const wd = passData(passes, "work-division");
+  const divs = divisions(wd);
+  const names = opLabels(wd);
+  const splitStart = new Uint32Array(divs.length + 1);
+  const labelStart = new Uint32Array(divs.length + 1);
+  const divCells = new Uint32Array(divs.length + 1);
+  const splits: number[] = [];
+  const labels: string[] = [];
+  const cellStart: number[] = [0];
+  const coords: number[] = [];
+  divs.forEach((d, i) => {
+    splits.push(...d.splits);
+    labels.push(...(names.get(d.op) ?? []));
+    for (const slice of d.coreToSlice) {
+      coords.push(...slice);
+      cellStart.push(coords.length);
+    }
+    splitStart[i + 1] = splits.length;
+    labelStart[i + 1] = labels.length;
+    divCells[i + 1] = cellStart.length - 1;
+  });
+  return {
+    ops: divs.map((d) => d.op),
+    rules: divs.map((d) => d.rule),
+    coresUsed: Float64Array.from(divs, (d) => d.coresUsed),
+    splitStart,
+    splits: Float64Array.from(splits),
+    labelStart,
+    labels,
+    divCells,
+    cellStart: Uint32Array.from(cellStart),
+    coords: Float64Array.from(coords),
+    plan: scratchPlan(passData(passes, "scratchpad")),
+    deviceOps: deviceOps(passData(passes, "decompose")),
+  };
+}
+
+/** Division `i` of `c`, with its op's iteration labels (as `divisions` and `opLabels` read it). */
+export function divisionAt(c: CoresDigest, i: number): { division: Division; labels: string[] } {
+  const first = c.divCells[i] ?? 0;
+  const last = c.divCells[i + 1] ?? first;
+  const coreToSlice: number[][] = [];
+  for (let k = first; k < last; k++)
+    coreToSlice.push(Array.from(c.coords.subarray(c.cellStart[k], c.cellStart[k + 1])));
+  return {
+    division: {
+      op: c.ops[i] ?? "",
+      splits: Array.from(c.splits.subarray(c.splitStart[i], c.splitStart[i + 1])),
+      coresUsed: c.coresUsed[i] ?? 0,
+      coreToSlice,
+      rule: c.rules[i] ?? "",
+    },
+    labels: c.labels.slice(c.labelStart[i], c.labelStart[i + 1]),
+  };
+}
+
+/** How many cores own a slice of division `i` (cores 0 .. that - 1). */
+export function slicedCores(c: CoresDigest, i: number): number {
+  return (c.divCells[i + 1] ?? 0) - (c.divCells[i] ?? 0);
+}
+
+/** Whether `v` has the outline of a `CoresDigest`: its arrays of the right kinds, their bounds consistent. */
+export function isCoresDigest(v: unknown): v is CoresDigest {
+  if (!isObj(v)) return false;
+  const c = v as Partial<CoresDigest>;
+  const n = Array.isArray(c.ops) ? c.ops.length : -1;
+  const bounds = (a: unknown, end: number): boolean =>
+    a instanceof Uint32Array && a.length === n + 1 && a[0] === 0 && a[n] === end;
+  return (
+    n >= 0 &&
+    Array.isArray(c.rules) &&
+    c.rules.length === n &&
+    c.coresUsed instanceof Float64Array &&
+    c.coresUsed.length === n &&
+    c.splits instanceof Float64Array &&
+    bounds(c.splitStart, c.splits.length) &&
+    Array.isArray(c.labels) &&
+    bounds(c.labelStart, c.labels.length) &&
+    c.cellStart instanceof Uint32Array &&
+    bounds(c.divCells, c.cellStart.length - 1) &&
+    c.coords instanceof Float64Array &&
+    c.cellStart[0] === 0 &&
+    c.cellStart[c.cellStart.length - 1] === c.coords.length &&
+    (c.plan === null || isObj(c.plan)) &&
+    Array.isArray(c.deviceOps)
+  );
+}
+
 /** Device op names in order (the decompose snapshot), to index the scratchpad plan. */
 export function deviceOps(data: unknown): string[] {
   if (!isObj(data) || !Array.isArray(data.ops)) return [];
@@ -201,6 +319,11 @@ export function placements(data: unknown): Map<string, string> {
 /** Whether a run still waits for pass texts kept in the compile store (a cache hit). */
 export function textsPending(r: PipelineResult): boolean {
   return r.passes.some((p) => p.text === null);
+}
+
+/** Whether the run's pass `name` still waits for its text (false when it has no such pass). */
+export function textPending(r: PipelineResult, name: string): boolean {
+  return r.passes.some((p) => p.name === name && p.text === null);
 }
 
 /**

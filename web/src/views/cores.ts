@@ -1,21 +1,30 @@
 // Work division (each op's cores coloured by the slice they own) and the scratchpad plan
 // (address against time for the chosen core).
 
-import type { PassSnapshot } from "../api";
 import { byId, el, formatInt, svg } from "../dom";
 import {
-  deviceOps,
-  divisions,
-  opLabels,
-  passData,
-  scratchPlan,
+  divisionAt,
   sliceColour,
+  slicedCores,
+  type CoresDigest,
   type Division,
   type ScratchPlan,
   type Span,
 } from "../session";
-import { ChunkedList } from "./chunked";
 import type { Change, PageState, View, ViewContext } from "./view";
+
+/**
+ * Ops whose grids are drawn at first, and added each time the reader nears the end of those
+ * drawn (or asks). A full model has some 2,000 device ops, 64,000 cells: drawn whole, their
+ * layout and paint held the page's thread for 250-400 ms, and few readers scroll through them.
+ */
+export const GRID_BATCH = 24;
+
+/** How far below the view (px) the end of the drawn grids starts the next batch. */
+const GRID_AHEAD_PX = 800;
+
+/** Buffers in DRAM listed open under the scratchpad chart; a longer list starts folded. */
+const DRAM_LIST_OPEN = 20;
 
 /** Rough width of one character of the chart's 10px monospace labels. */
 const CHAR_W = 6.2;
@@ -46,28 +55,52 @@ function svgLabel(x: number, y: number, text: string, width: number): SVGTextEle
   return t;
 }
 
+/** Runs `fn` in a task after the next frame (soon, where there are no frames). */
+function afterFrame(fn: () => void): void {
+  if (typeof requestAnimationFrame === "function") requestAnimationFrame(() => setTimeout(fn, 0));
+  else setTimeout(fn, 0);
+}
+
 export class CoresView {
   private readonly wd = byId<HTMLDivElement>("work-division");
   private readonly sp = byId<HTMLDivElement>("scratchpad");
   private readonly corePicker = byId<HTMLSelectElement>("scratch-core");
   private spans: Span[] = [];
-  /**
-   * The snapshots' figures the view draws, read once per run: a full model's work division
-   * lists some 60,000 slices, and they were read again for each chart and each core picked.
-   */
-  private divs: Division[] = [];
-  /** Each device op's division (the first listed for it), by op name. */
-  private divOf = new Map<string, Division>();
-  private labels = new Map<string, string[]>();
+  /** The run's work division and scratchpad plan, read in the worker. */
+  private digest: CoresDigest | null = null;
+  /** The first division of each op, by op name (for the scratchpad: whether a core has it). */
+  private divisionOf = new Map<string, number>();
   private plan: ScratchPlan | null = null;
   private ops: string[] = [];
   private cores = 0;
   private selected: number | null = null;
-  /** The division grids, built a few ops at a time (a full model has thousands). */
-  private readonly grids = new ChunkedList();
-  private readonly gridNote = el("p", { className: "muted wd-pending", "aria-live": "polite" });
+  /** Divisions whose grids are drawn (the first ones). */
+  private drawn = 0;
+  /** Draws the next batch of grids; last in the grids while ops remain. */
+  private readonly more = el("button", {
+    type: "button",
+    className: "wd-more",
+    "data-testid": "work-division-more",
+  });
+  /** Counts the runs set: a chart waiting for the next frame draws only for the latest. */
+  private generation = 0;
+  /** Draws the next batch when `more` nears the view (none where the browser lacks it). */
+  private readonly ahead: IntersectionObserver | null;
 
   constructor(private readonly onCore: (core: number) => void) {
+    this.more.addEventListener("click", () => this.drawMore());
+    this.ahead =
+      typeof IntersectionObserver === "function"
+        ? new IntersectionObserver(
+            (seen) => {
+              if (seen.some((e) => e.isIntersecting)) this.drawMore();
+            },
+            {
+              root: this.wd.closest(".cores-body"),
+              rootMargin: `0px 0px ${GRID_AHEAD_PX}px 0px`,
+            },
+          )
+        : null;
     this.corePicker.addEventListener("change", () => {
       const c = Number(this.corePicker.value);
       if (Number.isInteger(c)) this.onCore(c);
@@ -81,20 +114,27 @@ export class CoresView {
   }
 
   /** `spans`: time span of each device op's kernel, in op order. */
-  set(passes: readonly PassSnapshot[], cores: number, spans: Span[]): void {
-    const wd = passData(passes, "work-division");
-    this.divs = divisions(wd);
-    this.divOf = new Map();
-    for (const d of this.divs) if (!this.divOf.has(d.op)) this.divOf.set(d.op, d);
-    this.labels = opLabels(wd);
-    this.plan = scratchPlan(passData(passes, "scratchpad"));
-    this.ops = deviceOps(passData(passes, "decompose"));
+  set(digest: CoresDigest, cores: number, spans: Span[]): void {
+    this.digest = digest;
+    this.divisionOf = new Map();
+    digest.ops.forEach((op, i) => {
+      if (!this.divisionOf.has(op)) this.divisionOf.set(op, i);
+    });
+    this.plan = digest.plan;
+    this.ops = digest.deviceOps;
     this.cores = cores;
     this.spans = spans;
     this.corePicker.replaceChildren(
       ...Array.from({ length: cores }, (_, i) => el("option", { value: i, text: `core ${i}` })),
     );
-    this.render();
+    this.renderDivision();
+    // The chart is drawn after the grids' frame, so the two layouts are two short tasks, not
+    // one long one (a full model's chart has some 3,000 elements).
+    this.sp.replaceChildren();
+    const generation = ++this.generation;
+    afterFrame(() => {
+      if (generation === this.generation) this.renderScratchpad();
+    });
   }
 
   selectCore(core: number | null): void {
@@ -107,57 +147,72 @@ export class CoresView {
     this.renderScratchpad();
   }
 
-  private render(): void {
-    this.renderDivision();
-    this.renderScratchpad();
-  }
-
   private renderDivision(): void {
-    const divs = this.divs;
-    const labels = this.labels;
-    if (divs.length === 0) {
-      this.grids.stop();
+    this.drawn = 0;
+    this.ahead?.unobserve(this.more);
+    if (!this.digest || this.digest.ops.length === 0) {
       this.wd.replaceChildren(
         el("p", { className: "muted", text: "No work-division snapshot for this source." }),
       );
       return;
     }
-    this.grids.render(
-      this.wd,
-      divs,
-      (d) => {
-        const names = labels.get(d.op) ?? [];
-        const total = d.splits.reduce((a, b) => a * Math.max(1, b), 1);
-        const sliceIndex = (s: number[]): number =>
-          s.reduce((acc, v, i) => acc * Math.max(1, d.splits[i] ?? 1) + v, 0);
-        const cells = Array.from({ length: this.cores }, (_, core) => {
-          const slice = d.coreToSlice[core];
-          // The selection read when the cell is built: a core picked mid-build shows.
-          const cls = `wd-cell${slice ? "" : " idle"}${core === this.selected ? " selected" : ""}`;
-          const title = slice
-            ? `core ${core} owns slice ${names.map((n, i) => `${n}=${slice[i] ?? 0}`).join(" ")}`
-            : `core ${core}: idle for this op`;
-          const cell = el(
-            "div",
-            { className: cls, title, "data-core": core },
-            el("span", { text: String(core) }),
-            el("span", { className: "wd-slice", text: slice ? splitCoords(slice, d.splits) : "–" }),
-          );
-          if (slice) cell.style.background = sliceColour(sliceIndex(slice), total);
-          return cell;
-        });
-        return el(
-          "div",
-          { className: "wd-op", "data-op": d.op },
-          el("div", {
-            className: "wd-head",
-            text: `${d.op}: ${names.map((n, i) => `${n}=${d.splits[i] ?? 1}`).join(" ")} → ${d.coresUsed} cores`,
-          }),
-          el("div", { className: "wd-grid" }, ...cells),
-          el("div", { className: "wd-rule", text: d.rule }),
-        );
-      },
-      this.gridNote,
+    this.wd.replaceChildren();
+    this.drawMore();
+  }
+
+  /** Draws the next `GRID_BATCH` ops' grids, and the control for those after them. */
+  private drawMore(): void {
+    const digest = this.digest;
+    const count = digest?.ops.length ?? 0;
+    if (!digest || this.drawn >= count) return;
+    const end = Math.min(count, this.drawn + GRID_BATCH);
+    const frag = document.createDocumentFragment();
+    for (let i = this.drawn; i < end; i++) {
+      const { division, labels } = divisionAt(digest, i);
+      frag.append(this.grid(division, labels));
+    }
+    this.drawn = end;
+    this.more.remove();
+    this.wd.append(frag);
+    this.ahead?.unobserve(this.more);
+    if (end >= count) return;
+    const rest = count - end;
+    this.more.textContent = `show ${Math.min(GRID_BATCH, rest)} more ops (${formatInt(end)} of ${formatInt(count)} shown)`;
+    this.wd.append(this.more);
+    // Observed anew, so a button still near the view after this batch draws the next.
+    this.ahead?.observe(this.more);
+  }
+
+  /** One op's grid: its cores coloured by the slice each owns. */
+  private grid(d: Division, names: readonly string[]): HTMLElement {
+    const total = d.splits.reduce((a, b) => a * Math.max(1, b), 1);
+    const sliceIndex = (s: number[]): number =>
+      s.reduce((acc, v, i) => acc * Math.max(1, d.splits[i] ?? 1) + v, 0);
+    const cells = Array.from({ length: this.cores }, (_, core) => {
+      const slice = d.coreToSlice[core];
+      // The selection read when the cell is drawn: a core picked before shows.
+      const cls = `wd-cell${slice ? "" : " idle"}${core === this.selected ? " selected" : ""}`;
+      const title = slice
+        ? `core ${core} owns slice ${names.map((n, i) => `${n}=${slice[i] ?? 0}`).join(" ")}`
+        : `core ${core}: idle for this op`;
+      const cell = el(
+        "div",
+        { className: cls, title, "data-core": core },
+        el("span", { text: String(core) }),
+        el("span", { className: "wd-slice", text: slice ? splitCoords(slice, d.splits) : "–" }),
+      );
+      if (slice) cell.style.background = sliceColour(sliceIndex(slice), total);
+      return cell;
+    });
+    return el(
+      "div",
+      { className: "wd-op", "data-op": d.op },
+      el("div", {
+        className: "wd-head",
+        text: `${d.op}: ${names.map((n, i) => `${n}=${d.splits[i] ?? 1}`).join(" ")} → ${d.coresUsed} cores`,
+      }),
+      el("div", { className: "wd-grid" }, ...cells),
+      el("div", { className: "wd-rule", text: d.rule }),
     );
   }
 
@@ -171,10 +226,11 @@ export class CoresView {
     }
     const core = this.selected ?? 0;
     const ops = this.ops;
+    const digest = this.digest;
     const usedBy = (opIndex: number): boolean => {
       const name = ops[opIndex];
-      const d = name === undefined ? undefined : this.divOf.get(name);
-      return !d || d.coreToSlice[core] !== undefined;
+      const d = name === undefined ? undefined : this.divisionOf.get(name);
+      return d === undefined || !digest || core < slicedCores(digest, d);
     };
     const inPad = plan.buffers.filter((b) => b.offset !== null);
     const inDram = plan.buffers.filter((b) => b.offset === null);
@@ -248,15 +304,22 @@ export class CoresView {
       }),
       s,
     ];
+    // A long list (a full model sends some 1,500 buffers to DRAM, 20,000 px of it) starts
+    // folded: laid out, it doubled the cost of drawing the chart.
     if (inDram.length)
       rows.push(
         el(
-          "ul",
-          { className: "muted" },
-          ...inDram.map((b) =>
-            el("li", {
-              text: `${b.tensor} (${formatInt(b.bytesPerCore)} B/core) in DRAM: ${b.dramReason}`,
-            }),
+          "details",
+          { className: "sp-dram muted", open: inDram.length <= DRAM_LIST_OPEN },
+          el("summary", { text: `${formatInt(inDram.length)} buffer(s) in DRAM` }),
+          el(
+            "ul",
+            {},
+            ...inDram.map((b) =>
+              el("li", {
+                text: `${b.tensor} (${formatInt(b.bytesPerCore)} B/core) in DRAM: ${b.dramReason}`,
+              }),
+            ),
           ),
         ),
       );
@@ -280,7 +343,7 @@ export class CoresTab implements View {
     if (!v) return;
     if (changed.has("run") && s.loaded) {
       const r = s.loaded.res.result;
-      v.set(r.passes, r.run.machine.cores, s.loaded.res.digest.spans);
+      v.set(s.loaded.res.digest.cores, r.run.machine.cores, s.loaded.res.digest.spans);
     }
     if (changed.has("core")) v.selectCore(s.core);
   }

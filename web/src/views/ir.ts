@@ -30,7 +30,7 @@ import {
 import type { Diagnostic } from "../api";
 import { byId, el } from "../dom";
 import { mlirHighlight, mlirLanguage } from "../editor/mlir";
-import { textsPending } from "../session";
+import { textPending } from "../session";
 import { LOADING_TEXTS } from "./passes";
 import type { Change, IrKind, PageState, Shortcut, View, ViewContext } from "./view";
 
@@ -472,7 +472,7 @@ export class IrTab implements View {
       run: (text) => ctx.runKtir(text),
       line: (kind, line) => ctx.selectLine(kind, line),
       changed: () => ctx.ktirChanged(view.text),
-      needTexts: () => ctx.needPassTexts(),
+      needTexts: () => ctx.needPassTexts(["sdsc"]),
     });
     this.view = view;
   }
@@ -484,7 +484,7 @@ export class IrTab implements View {
       v.setKtir(s.ktir, s.loaded.originalKtir);
     if ((changed.has("run") || changed.has("passTexts")) && s.loaded) {
       const l = s.loaded;
-      const waiting = !textsPending(l.res.result)
+      const waiting = !textPending(l.res.result, "sdsc")
         ? null
         : l.textsFailed
           ? `the pass texts could not be read: ${l.textsFailed}`

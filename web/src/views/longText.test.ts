@@ -17,4 +17,9 @@ describe("lineStarts", () => {
       expect(cut(text)).toEqual(lines);
     }
   });
+
+  it("marks every line of a text longer than its first array", () => {
+    const lines = Array.from({ length: 5000 }, (_, i) => "x".repeat(i % 7));
+    for (const end of ["", "\n"]) expect(cut(lines.join("\n") + end)).toEqual(lines);
+  });
 });

@@ -172,7 +172,7 @@ export class PassView {
   private stale = false;
   private listeners: ((pass: PassSnapshot) => void)[] = [];
   /** Asks for the pass texts a cache hit left in the store (set by the tab). */
-  needTexts: () => void = () => {};
+  needTexts: (names: readonly string[]) => void = () => {};
   /** Why the texts could not be read (null: they are coming or here). */
   private textsFailed: string | null = null;
   /** The run's source map and KTIR, for linking the two IRs' lines. */
@@ -478,7 +478,12 @@ export class PassView {
       this.snapshotIr = null;
       this.diff.dataset.mode = "pending";
       this.diff.replaceChildren(el("div", { className: "dl skip", text: say }));
-      if (why === null) this.needTexts();
+      if (why === null)
+        this.needTexts(
+          textsShown(this.passes, this.selected)
+            .filter((p) => p.text === null)
+            .map((p) => p.name),
+        );
       return;
     }
     delete this.snapshot.dataset.pending;
@@ -675,7 +680,7 @@ export class PassesTab implements View {
   mount(_container: HTMLElement, ctx: ViewContext): void {
     this.view = new PassView();
     this.view.onSelect(() => ctx.save());
-    this.view.needTexts = () => ctx.needPassTexts();
+    this.view.needTexts = (names) => ctx.needPassTexts(names);
   }
 
   update(s: PageState, changed: ReadonlySet<Change>): void {

@@ -1,6 +1,18 @@
 import { describe, expect, it } from "vitest";
 import type { KernelRoofline, Roofline } from "../generated/types";
-import { emptyLatencyModel, project, rooflineModel, timingRows } from "./roofline";
+import {
+  defaultOrder,
+  emptyLatencyModel,
+  filterRows,
+  kernelRows,
+  pageHolding,
+  project,
+  rooflineModel,
+  sortRows,
+  timingRows,
+  type KernelRow,
+  type SortKey,
+} from "./roofline";
 
 function kernel(
   i: number,
@@ -134,5 +146,84 @@ describe("timingRows", () => {
     expect(rows[2]?.difference).toBe("+200");
     expect(rows[0]?.bound).toBe("memory");
     expect(timingRows(emptyLatencyModel())).toEqual([]);
+  });
+});
+
+describe("the kernel table", () => {
+  /** Kernel `i` with a model-minus-event difference and a ratio to its bound. */
+  const row = (i: number, name: string, difference: number, ratio: number | null): KernelRow => ({
+    kernel: i,
+    name,
+    event: 1000 + i,
+    model: 1000 + i + difference,
+    difference,
+    bound: i % 2 === 0 ? "memory" : "compute",
+    ratio,
+  });
+
+  it("joins each kernel's ratio to its roofline bound by kernel index", () => {
+    const latency = (i: number) => ({
+      kernel: i,
+      func: `k${i}`,
+      computeCycles: 1,
+      memoryCycles: 1,
+      commCycles: 0,
+      sequentialCycles: 10,
+      overlappedCycles: 1,
+      bottleneck: "memory",
+      eventCycles: 8,
+      differenceCycles: 2,
+    });
+    const roof = { ...R, kernels: [kernel(1, 0, 5, 5, 50), kernel(0, 0, 5, 5, 0)] };
+    roof.kernels[0] = { ...roof.kernels[0]!, ratio: 3.5 };
+    const rows = kernelRows({ ...emptyLatencyModel(), kernels: [latency(0), latency(1)] }, roof);
+    // Kernel 0 did no work in any time: no ratio.
+    expect(rows.map((r) => [r.kernel, r.ratio])).toEqual([
+      [0, null],
+      [1, 3.5],
+    ]);
+    expect(rows[1]).toMatchObject({ name: "k1", event: 8, model: 10, difference: 2 });
+  });
+
+  const rows = [
+    row(0, "b_add", -40, 1.5),
+    row(1, "a_matmul", 10, 9),
+    row(2, "c_softmax", 300, null),
+    row(3, "d_norm", -40, 9),
+  ];
+
+  it("starts with the kernels furthest from their bound, or the largest difference", () => {
+    const order = defaultOrder(rows);
+    expect(order).toEqual({ key: "ratio", descending: true });
+    // Ties keep kernel order; kernels without a ratio come last.
+    expect(sortRows(rows, order).map((r) => r.kernel)).toEqual([1, 3, 0, 2]);
+    const noBounds = rows.map((r) => ({ ...r, ratio: null }));
+    expect(defaultOrder(noBounds)).toEqual({ key: "difference", descending: true });
+  });
+
+  it("sorts by any column either way; the difference by its size", () => {
+    const by = (key: SortKey, descending: boolean): number[] =>
+      sortRows(rows, { key, descending }).map((r) => r.kernel);
+    expect(by("name", false)).toEqual([1, 0, 2, 3]);
+    expect(by("name", true)).toEqual([3, 2, 0, 1]);
+    expect(by("difference", true)).toEqual([2, 0, 3, 1]);
+    expect(by("difference", false)).toEqual([1, 0, 3, 2]);
+    expect(by("event", true)).toEqual([3, 2, 1, 0]);
+    expect(by("ratio", false)).toEqual([0, 1, 3, 2]);
+    expect(by("bound", false)).toEqual([1, 3, 0, 2]);
+    // The rows given are left in their order.
+    expect(rows.map((r) => r.kernel)).toEqual([0, 1, 2, 3]);
+  });
+
+  it("filters by name, case aside, and finds the page that holds a kernel", () => {
+    expect(filterRows(rows, " MAT ").map((r) => r.kernel)).toEqual([1]);
+    expect(filterRows(rows, "").length).toBe(4);
+    const many = Array.from({ length: 130 }, (_, i) => row(i, `k${i}`, i, 130 - i));
+    const sorted = sortRows(many, defaultOrder(many));
+    expect(pageHolding(sorted, 0)).toBe(0);
+    expect(pageHolding(sorted, 79)).toBe(1);
+    expect(pageHolding(sorted, 129)).toBe(2);
+    expect(pageHolding(sorted, 129, 10)).toBe(12);
+    expect(pageHolding(filterRows(sorted, "k12"), 5)).toBeNull();
   });
 });

@@ -144,10 +144,11 @@ export interface ViewContext {
   /** Opens a device op's kernel (KTIR) or bundle entry (SDSC) in the IR view. */
   openOp(kind: IrKind, op: string): void;
   /**
-   * A view shows a pass text the run came without (`textsPending`): they are read
-   * from the compile store, then "passTexts" changes. Asking again while they come is free.
+   * A view shows pass texts the run came without (`textsPending`): those of the passes
+   * `names` (absent: all) are read from the compile store or the worker, then "passTexts"
+   * changes. Asking again while they come is free.
    */
-  needPassTexts(): void;
+  needPassTexts(names?: readonly string[]): void;
   /** The KTIR editor's text changed (edited, reset or set). */
   ktirChanged(text: string): void;
   runKtir(text: string): void;
