@@ -169,6 +169,40 @@ fn a_weight_slice_that_does_not_fit_streams_once() {
     assert_eq!(k.dram_read_bytes, w + 4 * x, "{k:?}");
 }
 
+/// The same projection for a decode batch of 8 sequences, `[8, 1, 4096]`: the batch entries
+/// are rows sharing one weight, so the weight is read once for all of them, not once per
+/// entry (it was read four times when the entries were a batch loop around the weight).
+#[test]
+fn a_decode_batch_reads_its_shared_weight_once() {
+    let source = r#"{
+      "format": "spyre-graph", "version": 1, "name": "up_proj_decode",
+      "inputs": [{"name": "x", "dtype": "f16", "shape": [8, 1, 4096]}],
+      "initializers": [{"name": "w", "dtype": "f16", "shape": [4096, 14336],
+                        "init": {"constant": 0.0}}],
+      "nodes": [{"name": "up", "op": "MatMul", "inputs": ["x", "w"], "outputs": ["y"]}],
+      "outputs": ["y"]
+    }"#;
+    let options = driver::RunOptions {
+        timing_only: true,
+        ..driver::RunOptions::default()
+    };
+    let mut s = driver::Session::open(source.as_bytes(), "up_proj_decode.json").unwrap();
+    let r = s.run(&options, &mut |_| {}).unwrap();
+    let (x, w) = (8 * 4096 * 2u64, 4096 * 14336 * 2u64);
+    let read: u64 = r
+        .run
+        .roofline
+        .kernels
+        .iter()
+        .map(|k| k.dram_read_bytes)
+        .sum();
+    // Every core may read all of x (256 KiB a core at most); w crosses DRAM once.
+    assert!(
+        read >= w && read <= w + 32 * x,
+        "{read} bytes read for w {w}"
+    );
+}
+
 /// The full 8B model's attention key transpose at sequence 8192 (one head per core, its
 /// [8192, 128] slice 4 MiB in and out): too big for a core whole, it moves in blocks of
 /// whole sticks that fit the scratchpad with double buffering, and two timing-only runs

@@ -1251,6 +1251,35 @@ impl Builder<'_> {
     ) -> Result<(), CompileError> {
         let (at, bt, yt) = (self.ty(&a)?, self.ty(&b)?, self.ty(&y)?);
         let (a1, b1) = (at.shape.len() == 1, bt.shape.len() == 1);
+        let ra = at.shape.len();
+        let batches: usize = at.shape[..ra.saturating_sub(2)].iter().product();
+        // Dims the fold below merges that are more than 1: with one, the reshape only drops
+        // unit dims and splits over the cores as its input does.
+        let merged = at.shape[..ra.saturating_sub(1)]
+            .iter()
+            .filter(|&&e| e > 1)
+            .count();
+        if bt.shape.len() == 2 && ra > 2 && batches > 1 && merged == 1 {
+            // One weight shared by every batch entry (a decode batch's [batch, 1, hidden]
+            // activations): the batch entries become rows of one 2-D matmul, so each
+            // weight tile is read once for all of them rather than once per entry, and the
+            // rows split over the cores like any others. (Merging a batch dim with a
+            // sequence dim is a reshape that cannot be cut; those stay batched.)
+            let rows = batches * at.shape[ra - 2];
+            let k = at.shape[ra - 1];
+            let n = bt.shape[1];
+            let a = self.reshaped("rows", a, vec![rows, k], None)?;
+            let out = self.temp(
+                "matmul",
+                TensorType {
+                    dtype: yt.dtype,
+                    shape: vec![rows, n],
+                },
+            );
+            self.matmul(a, b, out.clone(), Some("matmul"))?;
+            self.reshaped("result", out, yt.shape.clone(), Some(y))?;
+            return Ok(());
+        }
         if !a1 && !b1 {
             return self.matmul(a, b, y, None);
         }
