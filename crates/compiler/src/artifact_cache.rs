@@ -107,14 +107,41 @@ pub(crate) fn kernel_key(
     held: u64,
     double_buffer: bool,
 ) -> String {
+    key_of(c, op, index, kernel, held, double_buffer, true)
+}
+
+/// [`kernel_key`] without the work division's rule, which explains the division in
+/// words naming the op's tensors: the key of everything a kernel's time plan is chosen
+/// from, alike for the same kernel in every layer of a model.
+pub(crate) fn plan_key(
+    c: &Compilation,
+    op: &DeviceOp,
+    index: usize,
+    kernel: &Kernel,
+    held: u64,
+    double_buffer: bool,
+) -> String {
+    key_of(c, op, index, kernel, held, double_buffer, false)
+}
+
+fn key_of(
+    c: &Compilation,
+    op: &DeviceOp,
+    index: usize,
+    kernel: &Kernel,
+    held: u64,
+    double_buffer: bool,
+    with_rule: bool,
+) -> String {
     let mut spec = format!(
         "spyre-kernel v1 compiler {COMPILER_VERSION}\nop {:?}\niteration {:?}\nattrs {:?}\nheld {held}\ndouble_buffer {double_buffer}\ntarget {:?}\n",
         op.kind, op.iteration, op.attrs, c.target
     );
     if let Some(d) = c.divisions.get(index) {
+        let rule = if with_rule { d.rule.as_str() } else { "" };
         spec.push_str(&format!(
-            "division {:?} {} {:?} {}\n",
-            d.splits, d.cores_used, d.core_to_slice, d.rule
+            "division {:?} {} {:?} {rule}\n",
+            d.splits, d.cores_used, d.core_to_slice
         ));
     }
     let names: Vec<&String> = op.inputs.iter().chain(&op.outputs).collect();

@@ -141,6 +141,9 @@ pub(crate) fn lower_with(
         ..ktir::Module::default()
     };
     let held = tiling::planned_live_bytes(c);
+    // Repeated layers repeat their kernels: each distinct kernel's time plan is searched
+    // once; the others are built straight from the choice made (their own names kept).
+    let mut recipes = tiling::Recipes::new();
     for kernel in kernels(c) {
         let i = kernel.ops.start;
         if kernel.ops.len() > 1 {
@@ -164,7 +167,18 @@ pub(crate) fn lower_with(
             let func = match reused {
                 Some(f) => f,
                 None => {
-                    let func = tiling::emit_kernel(c, op, i, &kernel, held_i, double_buffer)?;
+                    let plan_key =
+                        crate::artifact_cache::plan_key(c, op, i, &kernel, held_i, double_buffer);
+                    let func = tiling::emit_kernel_with(
+                        c,
+                        op,
+                        i,
+                        &kernel,
+                        held_i,
+                        double_buffer,
+                        &plan_key,
+                        &mut recipes,
+                    )?;
                     budget.spend(op_count(&func.body), Some(&op.name))?;
                     let func = verified(op, func)?;
                     if let (Some(cache), Some(key)) = (cache.as_deref_mut(), &key) {
@@ -1502,6 +1516,89 @@ mod tests {
         for u in crate::lower_ktir::scratchpad_use(&c).unwrap() {
             assert!(u.need <= u.budget, "{u:?}");
         }
+    }
+
+    #[test]
+    fn kernels_built_from_a_remembered_time_plan_equal_kernels_searched_afresh() {
+        // A chain of identical matmuls on scratchpads small enough that they are cut in
+        // time (double-buffered or not): the later links follow the first one's choice,
+        // and must come out as if searched afresh, their own names included.
+        let g = graph_of(
+            r#"{"name": "a", "dtype": "f16", "shape": [64, 512]}"#,
+            r#"{"name": "w1", "dtype": "f16", "shape": [512, 512], "init": "ones"},
+               {"name": "w2", "dtype": "f16", "shape": [512, 512], "init": "ones"},
+               {"name": "w3", "dtype": "f16", "shape": [512, 512], "init": "ones"},
+               {"name": "w4", "dtype": "f16", "shape": [512, 512], "init": "ones"}"#,
+            r#"{"name": "m1", "op": "MatMul", "inputs": ["a", "w1"], "outputs": ["h1"]},
+               {"name": "m2", "op": "MatMul", "inputs": ["h1", "w2"], "outputs": ["h2"]},
+               {"name": "m3", "op": "MatMul", "inputs": ["h2", "w3"], "outputs": ["h3"]},
+               {"name": "m4", "op": "MatMul", "inputs": ["h3", "w4"], "outputs": ["y"]}"#,
+            r#""y""#,
+        );
+        let text = |f: &ktir::Func| {
+            ktir::print(&ktir::Module {
+                funcs: vec![f.clone()],
+                ..ktir::Module::default()
+            })
+        };
+        let (mut compared, mut cut, mut doubled, mut followed) = (0, 0, 0, 0);
+        for capacity in [65536, 131072, 262144] {
+            let small = Target {
+                cores: 4,
+                scratchpad_capacity_bytes: capacity,
+                ..Target::spyre32()
+            };
+            for double_buffer in [true, false] {
+                let options = Options {
+                    double_buffer,
+                    ..Options::default()
+                };
+                let Ok(c) = compile(&g, &small, &options) else {
+                    continue;
+                };
+                let module = c.ktir_module.as_ref().expect("ktir module");
+                let held = super::tiling::planned_live_bytes(&c);
+                let mut keys = std::collections::BTreeSet::new();
+                for (k, f) in super::kernels(&c).iter().zip(&module.funcs) {
+                    if k.ops.len() > 1 {
+                        continue;
+                    }
+                    let i = k.ops.start;
+                    let fresh = super::tiling::emit_kernel(
+                        &c,
+                        &c.ops[i],
+                        i,
+                        k,
+                        held.get(i).copied().unwrap_or(0),
+                        double_buffer,
+                    )
+                    .unwrap_or_else(|e| panic!("{e}"));
+                    compared += 1;
+                    let is_cut = super::tiling::time_steps(&fresh.body) > 1;
+                    cut += usize::from(is_cut);
+                    let key = crate::artifact_cache::plan_key(
+                        &c,
+                        &c.ops[i],
+                        i,
+                        k,
+                        held.get(i).copied().unwrap_or(0),
+                        double_buffer,
+                    );
+                    followed += usize::from(!keys.insert(key) && is_cut);
+                    doubled += usize::from(
+                        fresh
+                            .comment
+                            .as_deref()
+                            .is_some_and(|t| t.contains("double buffering (")),
+                    );
+                    assert_eq!(text(&fresh), text(f), "{}", k.func);
+                }
+            }
+        }
+        assert!(
+            compared > 0 && cut > 0 && doubled > 0 && followed > 0,
+            "{compared} {cut} {doubled} {followed}"
+        );
     }
 
     #[test]

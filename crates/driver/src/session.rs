@@ -674,14 +674,10 @@ pub(crate) fn execute<R>(
     let machine = &options.machine;
     // Shared by the simulator's hook and the scheduler's, which never run at once.
     let progress = RefCell::new(progress);
-    let mut tmp_limits = options.limits.clone();
-    if let Ok(v) = std::env::var("TMP_TASK_BYTES") {
-        tmp_limits.max_task_bytes = v.parse().unwrap();
-    }
     let mut sim = if options.timing_only {
-        Simulator::new_timing_only(machine, tmp_limits)
+        Simulator::new_timing_only(machine, options.limits.clone())
     } else {
-        Simulator::new(machine, tmp_limits)
+        Simulator::new(machine, options.limits.clone())
     };
     let total: u64 = program
         .launches

@@ -813,11 +813,8 @@ fn box_span(sim: &Simulator<'_>, tile: &TileVal, core: usize) -> Option<Span> {
         .fold(view.base, |a, (c, s)| a + c * s);
     let place = match view.space {
         MemorySpace::Global => {
-            let bi = sim
-                .mem
-                .dram
-                .iter()
-                .position(|b| min >= b.base && min < b.base + b.len as i64)?;
+            // A model has thousands of buffers: found by binary search, not a scan.
+            let bi = sim.mem.dram_containing(min)?;
             let b = &sim.mem.dram[bi];
             if max >= b.base + b.len as i64 || b.elem != view.elem {
                 return None;

@@ -34,7 +34,7 @@ use crate::machine::{LinkId, Machine, MachineError};
 use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
+use std::collections::BinaryHeap;
 use std::fmt;
 use std::sync::Arc;
 
@@ -857,14 +857,96 @@ impl Ord for Timer {
 struct Flow {
     remaining: f64,
     rate: f64,
+    /// When it drains at its rate, as computed at the start of the current step.
+    drain_at: f64,
 }
 
-/// Static per-transfer data.
-#[derive(Debug, Clone, Default)]
-struct Path {
-    /// Resource indices: link indices, then the DRAM resource if used.
-    resources: Vec<usize>,
-    hops: usize,
+/// A set of resource indices taken smallest first: one bit per resource, as every task
+/// that ends or becomes ready adds its unit.
+#[derive(Debug)]
+struct ResourceSet(Vec<u64>);
+
+impl ResourceSet {
+    /// The set of `0..n`.
+    fn full(n: usize) -> ResourceSet {
+        let mut words = vec![0u64; n.div_ceil(64)];
+        for r in 0..n {
+            words[r / 64] |= 1 << (r % 64);
+        }
+        ResourceSet(words)
+    }
+
+    fn insert(&mut self, r: usize) {
+        if let Some(w) = self.0.get_mut(r / 64) {
+            *w |= 1 << (r % 64);
+        }
+    }
+
+    /// Removes and returns the smallest index in the set.
+    fn pop_first(&mut self) -> Option<usize> {
+        let (i, w) = self.0.iter_mut().enumerate().find(|(_, w)| **w != 0)?;
+        let bit = w.trailing_zeros() as usize;
+        *w &= *w - 1;
+        Some(i * 64 + bit)
+    }
+}
+
+/// The streaming transfers by task id, in id order: a short list (a few per core) that
+/// every step walks, kept sorted in one vector rather than a tree.
+#[derive(Debug, Default)]
+struct Flows(Vec<(TaskId, Flow)>);
+
+impl Flows {
+    fn insert(&mut self, id: TaskId, flow: Flow) {
+        match self.0.binary_search_by_key(&id, |f| f.0) {
+            Ok(i) => self.0[i].1 = flow,
+            Err(i) => self.0.insert(i, (id, flow)),
+        }
+    }
+
+    fn remove(&mut self, id: TaskId) {
+        if let Ok(i) = self.0.binary_search_by_key(&id, |f| f.0) {
+            self.0.remove(i);
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    fn ids(&self) -> impl Iterator<Item = TaskId> + '_ {
+        self.0.iter().map(|f| f.0)
+    }
+}
+
+/// Lists of task ids or resource indices, one list per task, in one allocation: a launch
+/// of millions of tasks would otherwise allocate (and free) a vector per task.
+#[derive(Debug, Default)]
+struct PerTask {
+    /// Where each task's list starts in `items`; its end is the next task's start.
+    starts: Vec<usize>,
+    items: Vec<usize>,
+}
+
+impl PerTask {
+    /// One list per length given, each that long and filled with zeros.
+    fn with_lens(lens: impl Iterator<Item = usize>) -> PerTask {
+        let mut starts = Vec::new();
+        let mut at = 0usize;
+        for len in lens {
+            starts.push(at);
+            at += len;
+        }
+        starts.push(at);
+        PerTask {
+            starts,
+            items: vec![0; at],
+        }
+    }
+
+    fn get(&self, task: TaskId) -> &[usize] {
+        &self.items[self.starts[task]..self.starts[task + 1]]
+    }
 }
 
 struct Sim<'a> {
@@ -877,9 +959,14 @@ struct Sim<'a> {
     dram_mixed: f64,
     link_count: usize,
     dram_resource: usize,
-    paths: Vec<Path>,
+    /// Per transfer, the resources it streams through: link indices, then the DRAM
+    /// resource if used (empty for compute tasks).
+    routes: PerTask,
+    /// Per task, the ring hops of its route.
+    hops: Vec<usize>,
     remaining_deps: Vec<usize>,
-    dependents: Vec<Vec<TaskId>>,
+    /// Per task, the tasks that wait for it, in id order.
+    dependents: PerTask,
     queues: Vec<Vec<TaskId>>,
     heads: Vec<usize>,
     busy: Vec<bool>,
@@ -889,15 +976,30 @@ struct Sim<'a> {
     now: f64,
     seq: u64,
     timers: BinaryHeap<Timer>,
-    flows: BTreeMap<TaskId, Flow>,
+    flows: Flows,
     flows_changed: bool,
-    worklist: BTreeSet<usize>,
+    worklist: ResourceSet,
     // Rate samples.
     last_link_rate: Vec<f64>,
     last_dram: (f64, f64),
     link_rates: Vec<LinkRate>,
     dram_rates: Vec<DramRate>,
     rates_truncated: bool,
+    /// Scratch space of each step, kept to spare an allocation per step.
+    scratch: Scratch,
+}
+
+/// Buffers the scheduling loop and the rate computation reuse from step to step.
+#[derive(Default)]
+struct Scratch {
+    drained: Vec<TaskId>,
+    ids: Vec<TaskId>,
+    cap: Vec<f64>,
+    count: Vec<usize>,
+    rate: Vec<f64>,
+    frozen: Vec<bool>,
+    bottleneck: Vec<bool>,
+    link: Vec<f64>,
 }
 
 /// Steps between progress reports of [`schedule_with_progress`].
@@ -959,7 +1061,9 @@ fn schedule_part(
 
     // Validate and precompute routes.
     let mut total_deps = 0usize;
-    let mut paths = Vec::with_capacity(tasks.len());
+    let mut hops = Vec::with_capacity(tasks.len());
+    let mut route_items: Vec<usize> = Vec::new();
+    let mut route_starts: Vec<usize> = Vec::with_capacity(tasks.len() + 1);
     let mut link_bytes = vec![0u64; link_count];
     let mut dram_read_bytes = 0u64;
     let mut dram_write_bytes = 0u64;
@@ -980,8 +1084,9 @@ fn schedule_part(
         if let Some(dep) = local_deps(task, from).find(|&d| d >= id) {
             return Err(TimingError::BadDependency { task: id, dep });
         }
-        let path = match &task.work {
-            Work::Compute { .. } => Path::default(),
+        route_starts.push(route_items.len());
+        let task_hops = match &task.work {
+            Work::Compute { .. } => 0,
             Work::Transfer {
                 src_stop,
                 dst_stop,
@@ -1010,8 +1115,9 @@ fn schedule_part(
                         stop: *src_stop,
                         stops: stop_count,
                     })?;
-                let mut resources: Vec<usize> = route.links.iter().map(|l| l.index()).collect();
-                for &r in &resources {
+                for l in &route.links {
+                    let r = l.index();
+                    route_items.push(r);
                     if let Some(b) = link_bytes.get_mut(r) {
                         *b = b.saturating_add(*bytes);
                     }
@@ -1020,27 +1126,32 @@ fn schedule_part(
                     DramAccess::None => {}
                     DramAccess::Read => {
                         dram_read_bytes = dram_read_bytes.saturating_add(*bytes);
-                        resources.push(dram_resource);
+                        route_items.push(dram_resource);
                     }
                     DramAccess::Write => {
                         dram_write_bytes = dram_write_bytes.saturating_add(*bytes);
-                        resources.push(dram_resource);
+                        route_items.push(dram_resource);
                     }
                 }
-                Path {
-                    resources,
-                    hops: route.hops,
-                }
+                route.hops
             }
         };
-        paths.push(path);
+        hops.push(task_hops);
     }
+    route_starts.push(route_items.len());
+    let routes = PerTask {
+        starts: route_starts,
+        items: route_items,
+    };
 
     let resources = cores * 3;
     let mut queues = vec![Vec::new(); resources];
-    let mut dependents = vec![Vec::new(); tasks.len()];
     let mut remaining_deps = vec![0usize; tasks.len()];
+    let mut dependent_count = vec![0usize; tasks.len()];
     let mut unique: Vec<TaskId> = Vec::new();
+    // Each task's distinct dependencies, in task order, then the dependents of each task
+    // from them: every list in id order.
+    let mut dep_lists: Vec<TaskId> = Vec::with_capacity(total_deps);
     for (id, task) in tasks.iter().enumerate() {
         queues[resource_of(task)].push(id);
         // Duplicate deps count once.
@@ -1050,9 +1161,21 @@ fn schedule_part(
         unique.dedup();
         remaining_deps[id] = unique.len();
         for &d in &unique {
-            dependents[d].push(id);
+            dependent_count[d] += 1;
         }
+        dep_lists.extend_from_slice(&unique);
     }
+    let mut dependents = PerTask::with_lens(dependent_count.iter().copied());
+    let mut next_slot: Vec<usize> = dependents.starts[..tasks.len()].to_vec();
+    let mut at = 0usize;
+    for (id, &n) in remaining_deps.iter().enumerate() {
+        for &d in &dep_lists[at..at + n] {
+            dependents.items[next_slot[d]] = id;
+            next_slot[d] += 1;
+        }
+        at += n;
+    }
+    drop((dep_lists, next_slot, dependent_count));
 
     let mut sim = Sim {
         tasks,
@@ -1064,7 +1187,8 @@ fn schedule_part(
         dram_mixed: machine.dram_bytes_per_cycle(true),
         link_count,
         dram_resource,
-        paths,
+        routes,
+        hops,
         remaining_deps,
         dependents,
         queues,
@@ -1076,14 +1200,15 @@ fn schedule_part(
         now: 0.0,
         seq: 0,
         timers: BinaryHeap::new(),
-        flows: BTreeMap::new(),
+        flows: Flows::default(),
         flows_changed: false,
-        worklist: (0..resources).collect(),
+        worklist: ResourceSet::full(resources),
         last_link_rate: vec![0.0; link_count],
         last_dram: (0.0, 0.0),
         link_rates: Vec::new(),
         dram_rates: Vec::new(),
         rates_truncated: false,
+        scratch: Scratch::default(),
     };
     let steps = sim.run(progress)?;
 
@@ -1109,7 +1234,7 @@ fn schedule_part(
                 bytes,
                 src_stop: src,
                 dst_stop: dst,
-                hops: stop16(sim.paths[id].hops).unwrap_or(u16::MAX),
+                hops: stop16(sim.hops[id]).unwrap_or(u16::MAX),
                 dram,
                 op: task.op.clone(),
                 line: task.line,
@@ -1425,9 +1550,12 @@ impl Sim<'_> {
 
             // Next instant: the earliest timer or flow drain.
             let mut next = self.timers.peek().map(|t| t.time).unwrap_or(f64::INFINITY);
-            for flow in self.flows.values() {
+            for (_, flow) in self.flows.0.iter_mut() {
                 if flow.rate > 0.0 {
-                    next = next.min(self.now + flow.remaining / flow.rate);
+                    flow.drain_at = self.now + flow.remaining / flow.rate;
+                    next = next.min(flow.drain_at);
+                } else {
+                    flow.drain_at = f64::INFINITY;
                 }
             }
             if !next.is_finite() {
@@ -1441,25 +1569,22 @@ impl Sim<'_> {
 
             // Advance flows; collect those that drain at `next`.
             let tolerance = 1e-12 * next.abs().max(1.0);
-            let mut drained = Vec::new();
-            for (&id, flow) in self.flows.iter_mut() {
-                let drain_at = if flow.rate > 0.0 {
-                    self.now + flow.remaining / flow.rate
-                } else {
-                    f64::INFINITY
-                };
+            let mut drained = std::mem::take(&mut self.scratch.drained);
+            drained.clear();
+            for (id, flow) in self.flows.0.iter_mut() {
                 flow.remaining = (flow.remaining - flow.rate * dt).max(0.0);
-                if drain_at <= next + tolerance || flow.remaining <= 1e-9 {
-                    drained.push(id);
+                if flow.drain_at <= next + tolerance || flow.remaining <= 1e-9 {
+                    drained.push(*id);
                 }
             }
             self.now = next;
 
-            for id in drained {
-                self.flows.remove(&id);
+            for &id in &drained {
+                self.flows.remove(id);
                 self.flows_changed = true;
                 self.after_stream(id);
             }
+            self.scratch.drained = drained;
             while let Some(timer) = self.timers.peek().copied() {
                 if timer.time > self.now {
                     break;
@@ -1526,7 +1651,7 @@ impl Sim<'_> {
             Work::Transfer { bytes, .. } => bytes,
             Work::Compute { .. } => 0,
         };
-        if bytes == 0 || self.paths[id].resources.is_empty() {
+        if bytes == 0 || self.routes.get(id).is_empty() {
             self.after_stream(id);
         } else {
             self.flows.insert(
@@ -1534,6 +1659,7 @@ impl Sim<'_> {
                 Flow {
                     remaining: bytes as f64,
                     rate: 0.0,
+                    drain_at: f64::INFINITY,
                 },
             );
             self.flows_changed = true;
@@ -1542,7 +1668,7 @@ impl Sim<'_> {
 
     /// The bytes of a transfer are delivered; add the hop latency tail.
     fn after_stream(&mut self, id: TaskId) {
-        let tail = self.paths[id].hops as f64 * self.hop_latency;
+        let tail = self.hops[id] as f64 * self.hop_latency;
         if tail > 0.0 {
             self.push_timer(self.now + tail, id, Phase::Finish);
         } else {
@@ -1556,8 +1682,8 @@ impl Sim<'_> {
         let r = resource_of(&self.tasks[id]);
         self.busy[r] = false;
         self.worklist.insert(r);
-        for i in 0..self.dependents[id].len() {
-            let d = self.dependents[id][i];
+        for i in self.dependents.starts[id]..self.dependents.starts[id + 1] {
+            let d = self.dependents.items[i];
             self.remaining_deps[d] = self.remaining_deps[d].saturating_sub(1);
             if self.remaining_deps[d] == 0 {
                 self.worklist.insert(resource_of(&self.tasks[d]));
@@ -1569,27 +1695,41 @@ impl Sim<'_> {
     fn recompute_rates(&mut self) {
         let mut reads = false;
         let mut writes = false;
-        for &id in self.flows.keys() {
+        for id in self.flows.ids() {
             if let Work::Transfer { dram, .. } = self.tasks[id].work {
                 reads |= dram == DramAccess::Read;
                 writes |= dram == DramAccess::Write;
             }
         }
-        let mut cap = vec![self.link_capacity; self.link_count + 1];
+        let Scratch {
+            ids,
+            cap,
+            count,
+            rate,
+            frozen,
+            bottleneck,
+            ..
+        } = &mut self.scratch;
+        cap.clear();
+        cap.resize(self.link_count + 1, self.link_capacity);
         cap[self.dram_resource] = if reads && writes {
             self.dram_mixed
         } else {
             self.dram_one_way
         };
-        let ids: Vec<TaskId> = self.flows.keys().copied().collect();
-        let mut count = vec![0usize; cap.len()];
-        for &id in &ids {
-            for &r in &self.paths[id].resources {
+        ids.clear();
+        ids.extend(self.flows.ids());
+        count.clear();
+        count.resize(cap.len(), 0);
+        for &id in ids.iter() {
+            for &r in self.routes.get(id) {
                 count[r] += 1;
             }
         }
-        let mut rate = vec![0.0f64; ids.len()];
-        let mut frozen = vec![false; ids.len()];
+        rate.clear();
+        rate.resize(ids.len(), 0.0);
+        frozen.clear();
+        frozen.resize(ids.len(), false);
         let mut left = ids.len();
         while left > 0 {
             let mut share = f64::INFINITY;
@@ -1601,21 +1741,23 @@ impl Sim<'_> {
             if !share.is_finite() {
                 break;
             }
-            let bottleneck: Vec<bool> = count
-                .iter()
-                .enumerate()
-                .map(|(r, &c)| c > 0 && cap[r].max(0.0) / c as f64 <= share * (1.0 + 1e-12))
-                .collect();
+            bottleneck.clear();
+            bottleneck.extend(
+                count
+                    .iter()
+                    .enumerate()
+                    .map(|(r, &c)| c > 0 && cap[r].max(0.0) / c as f64 <= share * (1.0 + 1e-12)),
+            );
             let mut progressed = false;
             for (i, &id) in ids.iter().enumerate() {
-                if frozen[i] || !self.paths[id].resources.iter().any(|&r| bottleneck[r]) {
+                if frozen[i] || !self.routes.get(id).iter().any(|&r| bottleneck[r]) {
                     continue;
                 }
                 frozen[i] = true;
                 progressed = true;
                 left -= 1;
                 rate[i] = share;
-                for &r in &self.paths[id].resources {
+                for &r in self.routes.get(id) {
                     cap[r] -= share;
                     count[r] -= 1;
                 }
@@ -1624,19 +1766,24 @@ impl Sim<'_> {
                 break;
             }
         }
-        for (i, id) in ids.iter().enumerate() {
-            if let Some(flow) = self.flows.get_mut(id) {
-                flow.rate = rate[i];
-            }
+        // `ids` lists the flows in their order.
+        for ((_, flow), r) in self.flows.0.iter_mut().zip(rate.iter()) {
+            flow.rate = *r;
         }
-        self.record_rates(&ids, &rate);
+        self.record_rates();
     }
 
-    fn record_rates(&mut self, ids: &[TaskId], rate: &[f64]) {
-        let mut link = vec![0.0f64; self.link_count];
+    /// Rate samples of the links and DRAM whose rates changed, from the flows' rates just
+    /// computed (`scratch.ids`, `scratch.rate`).
+    fn record_rates(&mut self) {
+        let Scratch {
+            ids, rate, link, ..
+        } = &mut self.scratch;
+        link.clear();
+        link.resize(self.link_count, 0.0);
         let (mut read, mut write) = (0.0f64, 0.0f64);
-        for (&id, &r) in ids.iter().zip(rate) {
-            for &res in &self.paths[id].resources {
+        for (&id, &r) in ids.iter().zip(rate.iter()) {
+            for &res in self.routes.get(id) {
                 if let Some(l) = link.get_mut(res) {
                     *l += r;
                 }
@@ -2194,7 +2341,8 @@ mod tests {
             }
         }
         // In-order per unit.
-        let mut last: BTreeMap<(usize, Unit), f64> = BTreeMap::new();
+        let mut last: std::collections::BTreeMap<(usize, Unit), f64> =
+            std::collections::BTreeMap::new();
         for e in &a.events {
             let prev = last.insert((e.core, e.unit), e.end).unwrap_or(0.0);
             assert!(e.start >= prev);

@@ -28,13 +28,25 @@ pub(crate) fn time_tiled(
 ) -> Result<BTreeMap<usize, usize>, CompileError> {
     let held = tiling::planned_live_bytes(c);
     let mut out = BTreeMap::new();
+    // Repeated layers repeat their kernels: each distinct kernel (by the key of what its
+    // time plan is chosen from) is built once, not once per layer.
+    let mut known: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for (i, op) in c.ops.iter().enumerate() {
         if !want(i) {
             continue;
         }
         let kernel = single_kernel(c, i, op);
-        let f = tiling::emit_kernel(c, op, i, &kernel, held.get(i).copied().unwrap_or(0), double)?;
-        let steps = tiling::time_steps(&f.body);
+        let held_i = held.get(i).copied().unwrap_or(0);
+        let key = crate::artifact_cache::plan_key(c, op, i, &kernel, held_i, double);
+        let steps = match known.get(&key) {
+            Some(&steps) => steps,
+            None => {
+                let f = tiling::emit_kernel(c, op, i, &kernel, held_i, double)?;
+                let steps = tiling::time_steps(&f.body);
+                known.insert(key, steps);
+                steps
+            }
+        };
         if steps > 1 {
             out.insert(i, steps);
         }

@@ -186,6 +186,98 @@ pub(super) fn emit_kernel(
     held: u64,
     double: bool,
 ) -> Result<ktir::Func, CompileError> {
+    choose_and_emit(c, op, index, kernel, held, double).map(|(f, _)| f)
+}
+
+/// How [`emit_kernel`] settled a kernel: what a kernel with the same key
+/// ([`crate::artifact_cache::plan_key`], which covers everything the choice reads)
+/// settles on too, so repeated layers search their plans once.
+#[derive(Debug, Clone)]
+pub(super) enum Recipe {
+    /// The kernel uncut.
+    Whole,
+    /// Candidate plan `plan` (in [`candidate_plans`] order), double-buffered when
+    /// `double`, its header noting `note`.
+    Plan {
+        plan: usize,
+        double: bool,
+        note: Option<String>,
+    },
+}
+
+/// The choices made so far in one lowering, by kernel key.
+pub(super) type Recipes = std::collections::HashMap<String, Recipe>;
+
+/// [`emit_kernel`], remembering its choice in `recipes` under `key` and taking a choice
+/// found there instead of searching again. Kernels cut as movement blocks (gathers,
+/// blocked transposes) search every time.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn emit_kernel_with(
+    c: &Compilation,
+    op: &DeviceOp,
+    index: usize,
+    kernel: &Kernel,
+    held: u64,
+    double: bool,
+    key: &str,
+    recipes: &mut Recipes,
+) -> Result<ktir::Func, CompileError> {
+    if let Some(recipe) = recipes.get(key) {
+        return follow(c, op, index, kernel, recipe);
+    }
+    let (f, recipe) = choose_and_emit(c, op, index, kernel, held, double)?;
+    if let Some(recipe) = recipe {
+        recipes.insert(key.to_string(), recipe);
+    }
+    Ok(f)
+}
+
+/// The kernel `recipe` describes, built without searching.
+fn follow(
+    c: &Compilation,
+    op: &DeviceOp,
+    index: usize,
+    kernel: &Kernel,
+    recipe: &Recipe,
+) -> Result<ktir::Func, CompileError> {
+    let em = KernelEmitter::new(c, op, index, kernel)?;
+    match recipe {
+        Recipe::Whole => em.emit(),
+        Recipe::Plan {
+            plan,
+            double,
+            note: text,
+        } => {
+            let plans = candidate_plans(&em);
+            let chosen = plans
+                .get(*plan)
+                .ok_or_else(|| CompileError::at(&op.name, "a remembered time plan is missing"))?;
+            let mut em = KernelEmitter::new(c, op, index, kernel)?;
+            em.loops = chosen.loops.clone();
+            em.k_steps = chosen.k_steps;
+            em.hoist = chosen.hoist;
+            let mut f = em.emit()?;
+            if *double {
+                double_buffer::double_buffer(&mut f);
+            }
+            Ok(match text {
+                Some(t) => note(f, t),
+                None => f,
+            })
+        }
+    }
+}
+
+/// [`emit_kernel`] and, where the kernel came from the whole kernel or a candidate plan,
+/// the recipe that rebuilds it.
+fn choose_and_emit(
+    c: &Compilation,
+    op: &DeviceOp,
+    index: usize,
+    kernel: &Kernel,
+    held: u64,
+    double: bool,
+) -> Result<(ktir::Func, Option<Recipe>), CompileError> {
     let fail = |m: String| CompileError::at(&op.name, m);
     let need = |f: &ktir::Func| -> Result<u64, CompileError> { Ok(peak_live_bytes(f)) };
     let whole = KernelEmitter::new(c, op, index, kernel)?.emit()?;
@@ -195,10 +287,10 @@ pub(super) fn emit_kernel(
     // Kinds cut only since full-size models: cut only when they could not run whole (over
     // the plannable capacity), so every kernel that ran before runs as it did.
     if whole_need <= budget || (!is_cut_kind(op) && whole_need <= cap) {
-        return Ok(whole);
+        return Ok((whole, Some(Recipe::Whole)));
     }
     if op.kind == DeviceOpKind::Movement(Movement::Gather) {
-        return gather_in_blocks(c, op, index, kernel, whole_need, budget);
+        return gather_in_blocks(c, op, index, kernel, whole_need, budget).map(|f| (f, None));
     }
     if let Some(crossing) = crate::movement_split::stick_crossing(c, op) {
         let k = BlockedKernel {
@@ -207,7 +299,9 @@ pub(super) fn emit_kernel(
             index,
             kernel,
         };
-        return k.transpose_in_blocks(crossing, whole_need, budget, double);
+        return k
+            .transpose_in_blocks(crossing, whole_need, budget, double)
+            .map(|f| (f, None));
     }
     let probe = KernelEmitter::new(c, op, index, kernel)?;
     let plans = candidate_plans(&probe);
@@ -219,6 +313,12 @@ pub(super) fn emit_kernel(
         em.emit()
     };
     let mut best: Option<(u64, ktir::Func)> = None;
+    let last = plans.len().saturating_sub(1);
+    let planned = |plan: usize, double: bool, text: &str| Recipe::Plan {
+        plan,
+        double,
+        note: Some(text.to_string()),
+    };
     // The most finely cut plan first: when it does not fit, nothing does.
     if let Some(finest) = plans.last() {
         let text = emit(finest)?;
@@ -230,27 +330,37 @@ pub(super) fn emit_kernel(
                 let n = need(&text)?;
                 if n <= budget {
                     return if double && is_cut_kind(op) {
-                        Ok(buffered(&probe, &plans[i..], text, budget, &emit)?)
+                        let (f, recipe) = buffered(&probe, i, &plans[i..], text, budget, &emit)?;
+                        Ok((f, Some(recipe)))
                     } else {
-                        Ok(note(text, "single buffering (double buffering is off)"))
+                        let why = "single buffering (double buffering is off)";
+                        Ok((note(text, why), Some(planned(i, false, why))))
                     };
                 }
             }
-            let text = best.map(|b| b.1).unwrap_or(whole);
-            return Ok(note(
-                text,
-                "single buffering (the most finely cut plan only just fits)",
-            ));
+            let why = "single buffering (the most finely cut plan only just fits)";
+            return Ok(match best {
+                Some((_, text)) => (note(text, why), Some(planned(last, false, why))),
+                None => (note(whole, why), None),
+            });
         }
     }
-    let (least, text) = match best {
-        Some((n, t)) if n < whole_need => (n, t),
-        _ => (whole_need, whole),
+    let (least, text, recipe) = match best {
+        Some((n, t)) if n < whole_need => (
+            n,
+            t,
+            Recipe::Plan {
+                plan: last,
+                double: false,
+                note: None,
+            },
+        ),
+        _ => (whole_need, whole, Recipe::Whole),
     };
     // Over the budget but within the plannable capacity it still runs: the plan's buffers
     // are placed, not charged as values.
     if least <= cap {
-        return Ok(text);
+        return Ok((text, Some(recipe)));
     }
     let how = if !is_cut_kind(op) {
         "a kernel of this kind is not cut in time"
@@ -492,15 +602,23 @@ fn note(mut f: ktir::Func, text: &str) -> ktir::Func {
 /// `single`) whose second buffers fit `budget`, looking only at plans that move as many
 /// DRAM bytes as the chosen one (a finer cut that reads no more is worth its extra steps
 /// when it overlaps); `single` with the reason when none fits.
+///
+/// With the kernel, its recipe: `plans` are the candidates from number `first` on.
 fn buffered(
     em: &KernelEmitter<'_>,
+    first: usize,
     plans: &[Plan],
     single: ktir::Func,
     budget: u64,
     emit: &dyn Fn(&Plan) -> Result<ktir::Func, CompileError>,
-) -> Result<ktir::Func, CompileError> {
+) -> Result<(ktir::Func, Recipe), CompileError> {
+    let settled = |plan: usize, double: bool, note: Option<String>| Recipe::Plan {
+        plan: first + plan,
+        double,
+        note,
+    };
     let Some(chosen) = plans.first() else {
-        return Ok(single);
+        return Ok((single, settled(0, false, None)));
     };
     let bytes = dram_bytes_per_core(em, chosen);
     let mut first_need = None;
@@ -512,7 +630,8 @@ fn buffered(
         let loads = double_buffer::double_buffer(&mut f);
         if loads == 0 {
             if i == 0 {
-                return Ok(note(single, "single buffering (no load to prefetch)"));
+                let why = "single buffering (no load to prefetch)";
+                return Ok((note(single, why), settled(0, false, Some(why.to_string()))));
             }
             continue;
         }
@@ -520,19 +639,15 @@ fn buffered(
         first_need.get_or_insert(n);
         if n <= budget {
             let why = overlap_note(em, plan);
-            return Ok(note(
-                f,
-                &format!("double buffering ({loads} load(s) prefetched one step ahead, {n} B of {budget} B){why}"),
-            ));
+            let text = format!("double buffering ({loads} load(s) prefetched one step ahead, {n} B of {budget} B){why}");
+            return Ok((note(f, &text), settled(i, true, Some(text))));
         }
     }
     let need = first_need.unwrap_or(0);
-    Ok(note(
-        single,
-        &format!(
-            "single buffering (the second buffers would need {need} B, the budget is {budget} B)"
-        ),
-    ))
+    let text = format!(
+        "single buffering (the second buffers would need {need} B, the budget is {budget} B)"
+    );
+    Ok((note(single, &text), settled(0, false, Some(text))))
 }
 
 /// Whether DMA or compute dominates a step, roughly, for the header: where DMA is shorter
