@@ -38,8 +38,9 @@ pub struct Layout {
     /// within-stick index, the latter always last).
     pub host_dim_of_device_dim: Vec<Option<usize>>,
     pub elems_per_stick: usize,
-    /// `stick_bytes` x product of all device dims but the last.
-    pub device_bytes: usize,
+    /// `stick_bytes` x product of all device dims but the last. 64-bit on every target:
+    /// a long sequence's attention scores pass 4 GiB, past a 32-bit (wasm) `usize`.
+    pub device_bytes: u64,
 }
 
 fn checked_product(xs: &[usize]) -> Option<usize> {
@@ -115,12 +116,14 @@ impl Layout {
         Ok(l)
     }
 
-    fn compute_bytes(&self) -> Option<usize> {
+    fn compute_bytes(&self) -> Option<u64> {
         let n = self.device_size.len();
-        let sticks = checked_product(&self.device_size[..n.saturating_sub(1)])?;
+        let sticks = self.device_size[..n.saturating_sub(1)]
+            .iter()
+            .try_fold(1u64, |a, &b| a.checked_mul(b as u64))?;
         sticks
-            .checked_mul(self.elems_per_stick)?
-            .checked_mul(dsize(self.dtype))
+            .checked_mul(self.elems_per_stick as u64)?
+            .checked_mul(dsize(self.dtype) as u64)
     }
 
     /// The host dim the stick is made of.
@@ -443,6 +446,14 @@ mod tests {
     }
 
     #[test]
+    fn a_layout_past_4_gib_counts_its_bytes_in_64_bits() {
+        // A seq 8192 attention's scores: 2^31 f16 elements, 4 GiB, past a 32-bit usize (the
+        // page's wasm build) but within its element count.
+        let l = Layout::default_for(&[1, 32, 8192, 8192], DType::F16, 128).unwrap();
+        assert_eq!(l.device_bytes, 4 << 30);
+    }
+
+    #[test]
     fn padded_k_for_matmul_kernel() {
         let l = Layout::default_for(&[100, 130], DType::F16, 128).unwrap();
         assert_eq!(l.device_size, vec![3, 100, 64]);
@@ -512,7 +523,7 @@ mod tests {
                             idx[d] = 0;
                         }
                     }
-                    assert_eq!(l.device_bytes, l.device_elems() * dt.size_bytes());
+                    assert_eq!(l.device_bytes, (l.device_elems() * dt.size_bytes()) as u64);
                     let host: Vec<f32> = (0..n).map(|i| i as f32 + 1.0).collect();
                     let dev = l.pack(&host);
                     assert_eq!(l.unpack(&dev), host, "{s:?}");

@@ -284,7 +284,7 @@ pub fn plan(c: &Compilation, allocator: Allocator) -> Result<ScratchpadPlan, Com
         }
     }
     for name in &fixed {
-        let bytes = c.layouts[name].device_bytes as u64;
+        let bytes = c.layouts[name].device_bytes;
         dram.push((name.clone(), cursor, bytes));
         cursor = cursor.saturating_add(align(bytes));
     }
@@ -295,7 +295,7 @@ pub fn plan(c: &Compilation, allocator: Allocator) -> Result<ScratchpadPlan, Com
         let bytes = align(
             c.layouts
                 .get(&b.tensor)
-                .map(|l| l.device_bytes as u64)
+                .map(|l| l.device_bytes)
                 .unwrap_or(0),
         );
         dlive.retain(|x| x.2 > b.start);

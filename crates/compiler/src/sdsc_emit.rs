@@ -338,7 +338,7 @@ pub fn run(c: &mut Compilation) -> Result<(), CompileError> {
             dtype: l.dtype.name().into(),
             host_shape: l.host_shape.iter().map(|&x| x as u64).collect(),
             device_size: l.device_size.iter().map(|&x| x as u64).collect(),
-            device_bytes: l.device_bytes as u64,
+            device_bytes: l.device_bytes,
             role: roles
                 .get(t.as_str())
                 .copied()

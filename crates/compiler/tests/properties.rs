@@ -310,7 +310,7 @@ fn check_layout(name: &str, l: &Layout, c: &Compilation) -> Result<(), String> {
     );
     let slots: usize = l.device_size.iter().product();
     ensure!(
-        l.device_bytes == slots * elem,
+        l.device_bytes == (slots * elem) as u64,
         "'{name}': {} device bytes for {:?}",
         l.device_bytes,
         l.device_size
@@ -915,7 +915,7 @@ fn check_plan(
         ensure!(oa % 128 == 0, "'{ta}' at DRAM offset {oa}");
         if let Some(l) = c.layouts.get(ta) {
             ensure!(
-                *sa >= l.device_bytes as u64,
+                *sa >= l.device_bytes,
                 "'{ta}': {sa} B of DRAM for {} B",
                 l.device_bytes
             );
