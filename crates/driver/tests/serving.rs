@@ -6,19 +6,35 @@
 //! public padding rules would cost them. Their 8B-dims versions run timing-only. Bad
 //! schedules given as inputs are errors naming the sequence and the page.
 
-use driver::{run_pipeline, PipelineOptions};
+use driver::{run_pipeline, PaddingCost, PipelineOptions};
 use graph::{DType, Tensor};
+
+/// Runs a serving scenario with numbers, checks its outputs against the reference, and
+/// returns the run and its one PagedAttention node's padding report.
+fn run_matching(source: &str, name: &str) -> (driver::RunResult, PaddingCost) {
+    let r = run_pipeline(source, name, &PipelineOptions::default())
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert!(r.run.outputs_checked, "{name}");
+    assert!(r.run.passed, "{name}: {:?}", r.run.outputs);
+    let [p] = r.run.padding.as_slice() else {
+        panic!("{name}: one PagedAttention node, got {:?}", r.run.padding);
+    };
+    let p = p.clone();
+    (r.run, p)
+}
+
+/// Each sequence's new tokens, length, and the two padded to the rules.
+fn padded_lengths(p: &PaddingCost) -> Vec<(usize, usize, usize, usize)> {
+    p.sequences
+        .iter()
+        .map(|s| (s.q_len, s.kv_len, s.padded_q, s.padded_kv))
+        .collect()
+}
 
 #[test]
 fn paged_decode_matches_its_reference_and_reports_its_padding() {
     let source = include_str!("../../../examples/graphs/serving/paged_decode.json");
-    let r = run_pipeline(source, "paged_decode.json", &PipelineOptions::default())
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert!(r.run.outputs_checked);
-    assert!(r.run.passed, "{:?}", r.run.outputs);
-    let [p] = r.run.padding.as_slice() else {
-        panic!("one PagedAttention node, got {:?}", r.run.padding);
-    };
+    let (_, p) = run_matching(source, "paged_decode.json");
     let lens: Vec<usize> = p.sequences.iter().map(|s| s.kv_len).collect();
     assert_eq!(lens, [17, 48, 130, 255, 400, 640, 960, 1500]);
     assert!(p.decode_only);
@@ -35,18 +51,8 @@ fn paged_decode_matches_its_reference_and_reports_its_padding() {
 #[test]
 fn chunked_prefill_matches_its_reference_and_reports_its_padding() {
     let source = include_str!("../../../examples/graphs/serving/chunked_prefill.json");
-    let r = run_pipeline(source, "chunked_prefill.json", &PipelineOptions::default())
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert!(r.run.outputs_checked);
-    assert!(r.run.passed, "{:?}", r.run.outputs);
-    let [p] = r.run.padding.as_slice() else {
-        panic!("one PagedAttention node, got {:?}", r.run.padding);
-    };
-    let seqs: Vec<(usize, usize, usize, usize)> = p
-        .sequences
-        .iter()
-        .map(|s| (s.q_len, s.kv_len, s.padded_q, s.padded_kv))
-        .collect();
+    let (_, p) = run_matching(source, "chunked_prefill.json");
+    let seqs = padded_lengths(&p);
     // 16 new tokens over cached prefixes of 40, 100, 250 and 600: the public rules pad
     // the chunk to 32 queries and the KV length to a multiple of 256.
     assert_eq!(
@@ -70,26 +76,15 @@ fn chunked_prefill_matches_its_reference_and_reports_its_padding() {
 #[test]
 fn a_mixed_batch_matches_its_reference_and_reports_its_padding() {
     let source = include_str!("../../../examples/graphs/serving/mixed_batch.json");
-    let r = run_pipeline(source, "mixed_batch.json", &PipelineOptions::default())
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert!(r.run.outputs_checked);
-    assert!(r.run.passed, "{:?}", r.run.outputs);
+    let (run, p) = run_matching(source, "mixed_batch.json");
     // The new tokens stay packed: 4 decode tokens and chunks of 24 and 40, 68 rows.
-    let y = r
-        .run
+    let y = run
         .outputs
         .iter()
         .find(|o| o.name == "y")
         .expect("output y");
     assert_eq!(y.shape, [68, 256]);
-    let [p] = r.run.padding.as_slice() else {
-        panic!("one PagedAttention node, got {:?}", r.run.padding);
-    };
-    let seqs: Vec<(usize, usize, usize, usize)> = p
-        .sequences
-        .iter()
-        .map(|s| (s.q_len, s.kv_len, s.padded_q, s.padded_kv))
-        .collect();
+    let seqs = padded_lengths(&p);
     // A batch with prefill in it is not decode-only: the public rules pad every
     // sequence, the decoding ones too, to 32 queries and 256 keys.
     assert_eq!(
