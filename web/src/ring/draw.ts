@@ -238,25 +238,35 @@ export function drawRing(
   const half = lay.tileSize / 2;
   const bins = tileBins(scene.transfers.length);
   bins.count.fill(0);
+  // Tiles snap to whole pixels, and a tile is skipped where one of its kind is already drawn
+  // at the same pixel this frame: thousands of tiles share a few thousand pixels of lane, and
+  // rasterising the same square again is what drops frames.
+  const seen = pixelStamps(Math.ceil(width), Math.ceil(height));
+  const stride = Math.ceil(width);
   let inFlight = 0;
   let linked = 0;
   const { cx: ccx, cy: ccy } = circle;
   forEachTile(scene.transfers, scene.stops, t, (p, direction, kind, _index, line) => {
     const a = positionAngle(p, n);
     const r = circle.r + (direction < 0 ? -lay.laneOffset : lay.laneOffset);
-    const x = ccx + r * Math.cos(a);
-    const y = ccy + r * Math.sin(a);
+    const x = Math.round(ccx + r * Math.cos(a) - half);
+    const y = Math.round(ccy + r * Math.sin(a) - half);
+    inFlight++;
+    if (marks.lines !== null && inRange(line, marks.lines)) {
+      bins.linked[linked * 2] = x + half;
+      bins.linked[linked * 2 + 1] = y + half;
+      linked++;
+    }
+    if (x < 0 || y < 0 || x >= stride || y >= seen.height) return;
+    const stamp = seen.frame * 3 + kind;
+    const at = y * stride + x;
+    if (seen.stamps[at] === stamp) return;
+    seen.stamps[at] = stamp;
     const k = (bins.count[kind] as number) * 2;
     const xy = bins.xy[kind] as Float32Array;
     xy[k] = x;
     xy[k + 1] = y;
     bins.count[kind] = (bins.count[kind] as number) + 1;
-    inFlight++;
-    if (marks.lines !== null && inRange(line, marks.lines)) {
-      bins.linked[linked * 2] = x;
-      bins.linked[linked * 2 + 1] = y;
-      linked++;
-    }
   });
   for (let kind = 0; kind < 3; kind++) {
     const m = bins.count[kind] as number;
@@ -265,7 +275,7 @@ export function drawRing(
     ctx.fillStyle = colour[kind] as string;
     ctx.beginPath();
     for (let k = 0; k < 2 * m; k += 2)
-      ctx.rect((xy[k] as number) - half, (xy[k + 1] as number) - half, lay.tileSize, lay.tileSize);
+      ctx.rect(xy[k] as number, xy[k + 1] as number, lay.tileSize, lay.tileSize);
     ctx.fill();
   }
   // Tiles from the selected KTIR line, on top and larger.
@@ -384,4 +394,24 @@ function tileBins(n: number): TileBins {
       linked: new Float32Array(need),
     };
   return bins;
+}
+
+/** One stamp per canvas pixel: which frame and tile kind last drew there. */
+interface PixelStamps {
+  stamps: Uint32Array;
+  height: number;
+  frame: number;
+}
+
+let stampsCache: PixelStamps | null = null;
+
+/** The pixel stamps for a `width` x `height` canvas, moved on to a new frame. */
+function pixelStamps(width: number, height: number): PixelStamps {
+  const need = Math.max(1, width * height);
+  if (!stampsCache || stampsCache.stamps.length < need || stampsCache.frame >= 0x4000_0000) {
+    stampsCache = { stamps: new Uint32Array(need), height, frame: 0 };
+  }
+  stampsCache.height = height;
+  stampsCache.frame++;
+  return stampsCache;
 }
