@@ -1,28 +1,29 @@
 // Details of the selected core beside the ring: unit activity now and over the run, and its
 // scratchpad use.
 
-import type { PassSnapshot, RunInfo, TraceEvent } from "../api";
+import type { RunInfo, TraceEvent } from "../api";
 import { byId, el, formatInt } from "../dom";
 import { EventIndex } from "../ring/model";
-import { passData, scratchPlan, type Span } from "../session";
+import type { ScratchPlan, Span } from "../session";
 import { table } from "./timeline";
 
 export class CoreDetails {
   private readonly root = byId<HTMLElement>("core-details");
   private run: RunInfo | null = null;
   private index: EventIndex | null = null;
-  private passes: readonly PassSnapshot[] = [];
+  private plan: ScratchPlan | null = null;
   private spans: Span[] = [];
   private core: number | null = null;
   private lastT = -1;
 
   constructor(private readonly onLine: (e: TraceEvent) => void) {}
 
-  set(run: RunInfo, passes: readonly PassSnapshot[], spans: Span[]): void {
+  /** A new run: its events, its scratchpad plan (read once, in the worker) and kernel spans. */
+  set(run: RunInfo, plan: ScratchPlan | null, spans: Span[]): void {
     this.run = run;
     // Built when a core is first picked: most visits to the ring pick none.
     this.index = null;
-    this.passes = passes;
+    this.plan = plan;
     this.spans = spans;
     this.lastT = -1;
   }
@@ -87,7 +88,7 @@ export class CoreDetails {
         ]),
       );
     }
-    const plan = scratchPlan(passData(this.passes, "scratchpad"));
+    const plan = this.plan;
     parts.push(el("h3", { text: "Scratchpad" }));
     if (!plan) {
       parts.push(el("p", { className: "muted", text: "no plan (KTIR module)" }));

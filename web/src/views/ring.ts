@@ -257,7 +257,7 @@ export class RingTab implements View {
       const r = s.loaded.res.result;
       ring.setRun(r.run, s.loaded.res.digest.ring);
       ring.setDetails(detailsContext(r));
-      details.set(r.run, r.passes, s.loaded.res.digest.spans);
+      details.set(r.run, s.loaded.res.digest.cores.plan, s.loaded.res.digest.spans);
     }
     if (changed.has("core")) ring.setCore(s.core);
     if (changed.has("run") || changed.has("core")) {
