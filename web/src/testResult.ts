@@ -1,5 +1,6 @@
-// A minimal well-formed pipeline result for unit tests of the message plumbing and the
-// worker's handler: one machine with one core, no events, every report empty.
+// A minimal well-formed pipeline result: one machine with one core, no events, every report
+// empty. Unit tests of the message plumbing and the worker's handler use it as it is; the
+// ring benchmark's synthetic run starts from it.
 
 import type { PipelineResult, WasmRun } from "./api";
 import { EventTable } from "./events";

@@ -7,7 +7,7 @@ import { EventTable } from "../events";
 import { WorkerHost } from "../client";
 import { Transport } from "../transport";
 import { RingView } from "../views/ring";
-import { emptyLatencyModel, emptyRoofline } from "../views/roofline";
+import { minimalResult, pageResult, summary } from "../testResult";
 
 export interface BenchResult {
   tiles: number;
@@ -72,41 +72,26 @@ export function syntheticRun(machine: RunInfo["machine"], tiles: number): RunInf
       });
     }
   }
-  const summary: RunInfo["summary"] = {
-    machine: machine.name,
-    totalCycles: total,
-    clockGhz: machine.clockGhz,
-    timeUs: total / (machine.clockGhz * 1000),
-    cores: [],
-    links: [],
-    dramReadBytes: 0,
-    dramWriteBytes: 0,
-    dramUtilisation: 0,
-    bottleneck: "communication",
-    bottleneckReason: "synthetic transfers",
-  };
+  const base = pageResult(minimalResult()).run;
   return {
+    ...base,
     machine,
     totalCycles: total,
     timingOnly: true,
     outputsChecked: false,
     passed: false,
-    outputs: [],
-    expected: [],
-    maskedPoints: null,
-    assumptions: [],
     events: EventTable.from(events),
     eventsTotal: events.length,
-    summary,
+    summary: {
+      ...summary,
+      machine: machine.name,
+      totalCycles: total,
+      clockGhz: machine.clockGhz,
+      timeUs: total / (machine.clockGhz * 1000),
+      bottleneck: "communication",
+      bottleneckReason: "synthetic transfers",
+    },
     steps: 0,
-    functions: [],
-    buffers: [],
-    warnings: [],
-    roofline: emptyRoofline(),
-    latencyModel: emptyLatencyModel(),
-    layers: [],
-    padding: [],
-    paged: [],
   };
 }
 
