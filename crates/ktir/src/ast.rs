@@ -460,6 +460,177 @@ pub const LEGAL_DIALECTS: &[&str] = &[
     "ktdp", "arith", "func", "linalg", "math", "memref", "scf", "tensor",
 ];
 
+/// The body of [`OpKind::operands`] and [`OpKind::operands_mut`]: one list of which fields
+/// are operands, for shared (`iter`) and mutable (`iter_mut`) borrows alike.
+macro_rules! operands_of {
+    ($op:expr, $iter:ident) => {{
+        macro_rules! dynamic_sizes {
+            ($v:ident, $s:expr) => {
+                for x in $s.$iter() {
+                    if let SizeOperand::Dynamic(d) = x {
+                        $v.push(d);
+                    }
+                }
+            };
+        }
+        match $op {
+            OpKind::Return { values, .. }
+            | OpKind::Yield { values, .. }
+            | OpKind::YieldPartial { values, .. }
+            | OpKind::YieldReduced { values, .. }
+            | OpKind::LinalgYield { values, .. }
+            | OpKind::Elementwise {
+                operands: values, ..
+            }
+            | OpKind::Generic {
+                operands: values, ..
+            }
+            | OpKind::ConstructDistributedMemoryView { views: values, .. } => {
+                values.$iter().collect()
+            }
+            OpKind::Compare { lhs, rhs, .. } => vec![lhs, rhs],
+            OpKind::Select {
+                cond,
+                true_value,
+                false_value,
+                ..
+            } => vec![cond, true_value, false_value],
+            OpKind::Cast { operand, .. } => vec![operand],
+            OpKind::ConstructIndirectAccessTile {
+                variables,
+                base,
+                subscripts,
+                dims,
+                symbols,
+                ..
+            } => {
+                let mut v = vec![base];
+                for s in subscripts.$iter() {
+                    if let IndirectSubscript::Indirect { view, .. } = s {
+                        v.push(view);
+                    }
+                }
+                v.extend(dims.$iter().filter(|d| !variables.contains(&d.name)));
+                v.extend(symbols);
+                v
+            }
+            OpKind::RuntimeArgExtract { input, .. } => vec![input],
+            OpKind::InterTileProduce { .. } => vec![],
+            OpKind::InterTileConsume { future, .. } => vec![future],
+            OpKind::InterTileReduce {
+                future, identity, ..
+            } => std::iter::once(future).chain(identity).collect(),
+            OpKind::If { cond, .. } => vec![cond],
+            OpKind::TensorSplat {
+                value,
+                dynamic_sizes,
+            } => std::iter::once(value).chain(dynamic_sizes).collect(),
+            OpKind::TensorExtract {
+                tensor, indices, ..
+            } => std::iter::once(tensor).chain(indices).collect(),
+            OpKind::TensorInsert {
+                scalar,
+                dest,
+                indices,
+                ..
+            } => [scalar, dest].into_iter().chain(indices).collect(),
+            OpKind::ExtractSlice {
+                source,
+                offsets,
+                sizes: sz,
+                strides,
+                ..
+            } => {
+                let mut v = vec![source];
+                dynamic_sizes!(v, offsets);
+                dynamic_sizes!(v, sz);
+                dynamic_sizes!(v, strides);
+                v
+            }
+            OpKind::InsertSlice {
+                source,
+                dest,
+                offsets,
+                sizes: sz,
+                strides,
+                ..
+            } => {
+                let mut v = vec![source, dest];
+                dynamic_sizes!(v, offsets);
+                dynamic_sizes!(v, sz);
+                dynamic_sizes!(v, strides);
+                v
+            }
+            OpKind::LinalgNamed { inputs, inits, .. }
+            | OpKind::LinalgGeneric { inputs, inits, .. }
+            | OpKind::LinalgReduce { inputs, inits, .. } => {
+                inputs.$iter().chain(inits).map(|(v, _)| v).collect()
+            }
+            OpKind::Constant { .. }
+            | OpKind::GetComputeTileId { .. }
+            | OpKind::LinalgIndex { .. } => {
+                vec![]
+            }
+            OpKind::ConstructMemoryView {
+                base,
+                sizes,
+                strides,
+                ..
+            } => {
+                let mut v = vec![base];
+                for s in sizes.$iter().chain(strides.$iter()) {
+                    if let SizeOperand::Dynamic(d) = s {
+                        v.push(d);
+                    }
+                }
+                v
+            }
+            OpKind::ConstructAccessTile {
+                view,
+                operands,
+                symbols,
+                ..
+            } => std::iter::once(view)
+                .chain(operands)
+                .chain(symbols)
+                .collect(),
+            OpKind::Load { tile, .. } => vec![tile],
+            OpKind::Store { value, tile, .. } => vec![value, tile],
+            OpKind::TensorEmpty { dynamic_sizes } => dynamic_sizes.$iter().collect(),
+            OpKind::CollapseShape { source, .. } => vec![source],
+            OpKind::ExpandShape {
+                source,
+                output_shape,
+                ..
+            } => {
+                let mut v = vec![source];
+                for s in output_shape.$iter() {
+                    if let SizeOperand::Dynamic(d) = s {
+                        v.push(d);
+                    }
+                }
+                v
+            }
+            OpKind::Fill { value, init, .. } => vec![value, init],
+            OpKind::Matmul { lhs, rhs, init, .. } => vec![lhs, rhs, init],
+            OpKind::Transpose { input, init, .. } | OpKind::Broadcast { input, init, .. } => {
+                vec![input, init]
+            }
+            OpKind::For {
+                lower,
+                upper,
+                step,
+                iter_args,
+                ..
+            } => {
+                let mut v = vec![lower, upper, step];
+                v.extend(iter_args.$iter().map(|(_, init)| init));
+                v
+            }
+        }
+    }};
+}
+
 impl OpKind {
     /// The MLIR name of the op.
     pub fn name(&self) -> &str {
@@ -558,334 +729,12 @@ impl OpKind {
 
     /// The SSA values this op reads, in order (not counting values used inside regions).
     pub fn operands(&self) -> Vec<&Value> {
-        fn sizes<'a>(v: &mut Vec<&'a Value>, s: &'a [SizeOperand]) {
-            for x in s {
-                if let SizeOperand::Dynamic(d) = x {
-                    v.push(d);
-                }
-            }
-        }
-        match self {
-            OpKind::Return { values, .. }
-            | OpKind::Yield { values, .. }
-            | OpKind::YieldPartial { values, .. }
-            | OpKind::YieldReduced { values, .. }
-            | OpKind::LinalgYield { values, .. }
-            | OpKind::Elementwise {
-                operands: values, ..
-            }
-            | OpKind::Generic {
-                operands: values, ..
-            }
-            | OpKind::ConstructDistributedMemoryView { views: values, .. } => {
-                values.iter().collect()
-            }
-            OpKind::Compare { lhs, rhs, .. } => vec![lhs, rhs],
-            OpKind::Select {
-                cond,
-                true_value,
-                false_value,
-                ..
-            } => vec![cond, true_value, false_value],
-            OpKind::Cast { operand, .. } => vec![operand],
-            OpKind::ConstructIndirectAccessTile {
-                variables,
-                base,
-                subscripts,
-                dims,
-                symbols,
-                ..
-            } => {
-                let mut v = vec![base];
-                for s in subscripts {
-                    if let IndirectSubscript::Indirect { view, .. } = s {
-                        v.push(view);
-                    }
-                }
-                v.extend(dims.iter().filter(|d| !variables.contains(&d.name)));
-                v.extend(symbols);
-                v
-            }
-            OpKind::RuntimeArgExtract { input, .. } => vec![input],
-            OpKind::InterTileProduce { .. } => vec![],
-            OpKind::InterTileConsume { future, .. } => vec![future],
-            OpKind::InterTileReduce {
-                future, identity, ..
-            } => std::iter::once(future).chain(identity).collect(),
-            OpKind::If { cond, .. } => vec![cond],
-            OpKind::TensorSplat {
-                value,
-                dynamic_sizes,
-            } => std::iter::once(value).chain(dynamic_sizes).collect(),
-            OpKind::TensorExtract {
-                tensor, indices, ..
-            } => std::iter::once(tensor).chain(indices).collect(),
-            OpKind::TensorInsert {
-                scalar,
-                dest,
-                indices,
-                ..
-            } => [scalar, dest].into_iter().chain(indices).collect(),
-            OpKind::ExtractSlice {
-                source,
-                offsets,
-                sizes: sz,
-                strides,
-                ..
-            } => {
-                let mut v = vec![source];
-                sizes(&mut v, offsets);
-                sizes(&mut v, sz);
-                sizes(&mut v, strides);
-                v
-            }
-            OpKind::InsertSlice {
-                source,
-                dest,
-                offsets,
-                sizes: sz,
-                strides,
-                ..
-            } => {
-                let mut v = vec![source, dest];
-                sizes(&mut v, offsets);
-                sizes(&mut v, sz);
-                sizes(&mut v, strides);
-                v
-            }
-            OpKind::LinalgNamed { inputs, inits, .. }
-            | OpKind::LinalgGeneric { inputs, inits, .. }
-            | OpKind::LinalgReduce { inputs, inits, .. } => {
-                inputs.iter().chain(inits).map(|(v, _)| v).collect()
-            }
-            OpKind::Constant { .. }
-            | OpKind::GetComputeTileId { .. }
-            | OpKind::LinalgIndex { .. } => {
-                vec![]
-            }
-            OpKind::ConstructMemoryView {
-                base,
-                sizes,
-                strides,
-                ..
-            } => {
-                let mut v = vec![base];
-                for s in sizes.iter().chain(strides) {
-                    if let SizeOperand::Dynamic(d) = s {
-                        v.push(d);
-                    }
-                }
-                v
-            }
-            OpKind::ConstructAccessTile {
-                view,
-                operands,
-                symbols,
-                ..
-            } => std::iter::once(view)
-                .chain(operands)
-                .chain(symbols)
-                .collect(),
-            OpKind::Load { tile, .. } => vec![tile],
-            OpKind::Store { value, tile, .. } => vec![value, tile],
-            OpKind::TensorEmpty { dynamic_sizes } => dynamic_sizes.iter().collect(),
-            OpKind::CollapseShape { source, .. } => vec![source],
-            OpKind::ExpandShape {
-                source,
-                output_shape,
-                ..
-            } => {
-                let mut v = vec![source];
-                for s in output_shape {
-                    if let SizeOperand::Dynamic(d) = s {
-                        v.push(d);
-                    }
-                }
-                v
-            }
-            OpKind::Fill { value, init, .. } => vec![value, init],
-            OpKind::Matmul { lhs, rhs, init, .. } => vec![lhs, rhs, init],
-            OpKind::Transpose { input, init, .. } | OpKind::Broadcast { input, init, .. } => {
-                vec![input, init]
-            }
-            OpKind::For {
-                lower,
-                upper,
-                step,
-                iter_args,
-                ..
-            } => {
-                let mut v = vec![lower, upper, step];
-                v.extend(iter_args.iter().map(|(_, init)| init));
-                v
-            }
-        }
+        operands_of!(self, iter)
     }
 
     /// [`OpKind::operands`], to change in place (a transform renaming values).
     pub fn operands_mut(&mut self) -> Vec<&mut Value> {
-        fn sizes<'a>(v: &mut Vec<&'a mut Value>, s: &'a mut [SizeOperand]) {
-            for x in s.iter_mut() {
-                if let SizeOperand::Dynamic(d) = x {
-                    v.push(d);
-                }
-            }
-        }
-        match self {
-            OpKind::Return { values, .. }
-            | OpKind::Yield { values, .. }
-            | OpKind::YieldPartial { values, .. }
-            | OpKind::YieldReduced { values, .. }
-            | OpKind::LinalgYield { values, .. }
-            | OpKind::Elementwise {
-                operands: values, ..
-            }
-            | OpKind::Generic {
-                operands: values, ..
-            }
-            | OpKind::ConstructDistributedMemoryView { views: values, .. } => {
-                values.iter_mut().collect()
-            }
-            OpKind::Compare { lhs, rhs, .. } => vec![lhs, rhs],
-            OpKind::Select {
-                cond,
-                true_value,
-                false_value,
-                ..
-            } => vec![cond, true_value, false_value],
-            OpKind::Cast { operand, .. } => vec![operand],
-            OpKind::ConstructIndirectAccessTile {
-                variables,
-                base,
-                subscripts,
-                dims,
-                symbols,
-                ..
-            } => {
-                let mut v = vec![base];
-                for s in subscripts.iter_mut() {
-                    if let IndirectSubscript::Indirect { view, .. } = s {
-                        v.push(view);
-                    }
-                }
-                v.extend(dims.iter_mut().filter(|d| !variables.contains(&d.name)));
-                v.extend(symbols);
-                v
-            }
-            OpKind::RuntimeArgExtract { input, .. } => vec![input],
-            OpKind::InterTileProduce { .. } => vec![],
-            OpKind::InterTileConsume { future, .. } => vec![future],
-            OpKind::InterTileReduce {
-                future, identity, ..
-            } => std::iter::once(future).chain(identity).collect(),
-            OpKind::If { cond, .. } => vec![cond],
-            OpKind::TensorSplat {
-                value,
-                dynamic_sizes,
-            } => std::iter::once(value).chain(dynamic_sizes).collect(),
-            OpKind::TensorExtract {
-                tensor, indices, ..
-            } => std::iter::once(tensor).chain(indices).collect(),
-            OpKind::TensorInsert {
-                scalar,
-                dest,
-                indices,
-                ..
-            } => [scalar, dest].into_iter().chain(indices).collect(),
-            OpKind::ExtractSlice {
-                source,
-                offsets,
-                sizes: sz,
-                strides,
-                ..
-            } => {
-                let mut v = vec![source];
-                sizes(&mut v, offsets);
-                sizes(&mut v, sz);
-                sizes(&mut v, strides);
-                v
-            }
-            OpKind::InsertSlice {
-                source,
-                dest,
-                offsets,
-                sizes: sz,
-                strides,
-                ..
-            } => {
-                let mut v = vec![source, dest];
-                sizes(&mut v, offsets);
-                sizes(&mut v, sz);
-                sizes(&mut v, strides);
-                v
-            }
-            OpKind::LinalgNamed { inputs, inits, .. }
-            | OpKind::LinalgGeneric { inputs, inits, .. }
-            | OpKind::LinalgReduce { inputs, inits, .. } => {
-                inputs.iter_mut().chain(inits).map(|(v, _)| v).collect()
-            }
-            OpKind::Constant { .. }
-            | OpKind::GetComputeTileId { .. }
-            | OpKind::LinalgIndex { .. } => {
-                vec![]
-            }
-            OpKind::ConstructMemoryView {
-                base,
-                sizes,
-                strides,
-                ..
-            } => {
-                let mut v = vec![base];
-                for s in sizes.iter_mut().chain(strides.iter_mut()) {
-                    if let SizeOperand::Dynamic(d) = s {
-                        v.push(d);
-                    }
-                }
-                v
-            }
-            OpKind::ConstructAccessTile {
-                view,
-                operands,
-                symbols,
-                ..
-            } => std::iter::once(view)
-                .chain(operands)
-                .chain(symbols)
-                .collect(),
-            OpKind::Load { tile, .. } => vec![tile],
-            OpKind::Store { value, tile, .. } => vec![value, tile],
-            OpKind::TensorEmpty { dynamic_sizes } => dynamic_sizes.iter_mut().collect(),
-            OpKind::CollapseShape { source, .. } => vec![source],
-            OpKind::ExpandShape {
-                source,
-                output_shape,
-                ..
-            } => {
-                let mut v = vec![source];
-                for s in output_shape.iter_mut() {
-                    if let SizeOperand::Dynamic(d) = s {
-                        v.push(d);
-                    }
-                }
-                v
-            }
-            OpKind::Fill { value, init, .. } => vec![value, init],
-            OpKind::Matmul { lhs, rhs, init, .. } => vec![lhs, rhs, init],
-            OpKind::Transpose { input, init, .. } | OpKind::Broadcast { input, init, .. } => {
-                vec![input, init]
-            }
-            OpKind::For {
-                lower,
-                upper,
-                step,
-                iter_args,
-                ..
-            } => {
-                let mut v = vec![lower, upper, step];
-                v.extend(iter_args.iter_mut().map(|(_, init)| init));
-                v
-            }
-        }
+        operands_of!(self, iter_mut)
     }
 }
 

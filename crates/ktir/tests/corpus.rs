@@ -202,3 +202,50 @@ fn printing_assigns_the_spans_parsing_the_printed_text_would() {
         assert_eq!(spans(&module), spans(&reparsed), "{}", path.display());
     }
 }
+
+/// Every op of `block` and of the regions inside it, depth first.
+fn each_op_mut(block: &mut ktir::Block, f: &mut dyn FnMut(&mut ktir::Op)) {
+    for op in &mut block.ops {
+        f(op);
+        for region in op.kind.regions_mut() {
+            each_op_mut(region, f);
+        }
+    }
+}
+
+#[test]
+fn operands_in_place_are_the_operands_read() {
+    // A transform renames values through `operands_mut`; analyses read `operands`. The two
+    // must name the same fields of every op, or a rename misses a use.
+    let mut ops_seen = 0;
+    for path in corpus("valid") {
+        let text = fs::read_to_string(&path).expect("read");
+        let (mut module, _) = parse(&text);
+        for func in &mut module.funcs {
+            each_op_mut(&mut func.body, &mut |op| {
+                ops_seen += 1;
+                let read: Vec<String> = op.kind.operands().iter().map(|v| v.name.clone()).collect();
+                let in_place: Vec<String> = op
+                    .kind
+                    .operands_mut()
+                    .iter()
+                    .map(|v| v.name.clone())
+                    .collect();
+                assert_eq!(read, in_place, "{}: {}", path.display(), op.kind.name());
+                for v in op.kind.operands_mut() {
+                    v.name = format!("renamed_{}", v.name);
+                }
+                assert!(
+                    op.kind
+                        .operands()
+                        .iter()
+                        .all(|v| v.name.starts_with("renamed_")),
+                    "{}: {} kept a use through the rename",
+                    path.display(),
+                    op.kind.name()
+                );
+            });
+        }
+    }
+    assert!(ops_seen > 500, "only {ops_seen} ops in the corpus");
+}
