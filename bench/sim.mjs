@@ -84,7 +84,9 @@ for (const w of workloads) {
     once();
     ms.push(performance.now() - t0);
   }
-  const args = ["bench", path, "--runs", String(runs), "--json"];
+  // The wasm side compiles every run, so the native side must not take a compile from its
+  // artifact cache.
+  const args = ["bench", path, "--runs", String(runs), "--json", "--no-cache"];
   if (w.timingOnly) args.push("--timing-only");
   const native = JSON.parse(execFileSync(SPYRE, args, { cwd: ROOT, encoding: "utf8" }));
   if (native.events !== events)
