@@ -656,6 +656,11 @@ impl<'m> Simulator<'m> {
             .sum();
         self.task_record_bytes = self.task_record_bytes.saturating_sub(records);
         self.task_base += tasks.len();
+        // The next launch records into the same storage: a large launch's list is not
+        // given back to the system only to be asked for (and its pages cleared) again.
+        let mut tasks = tasks;
+        tasks.clear();
+        self.tasks = tasks;
         Ok(())
     }
 

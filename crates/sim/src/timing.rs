@@ -1026,7 +1026,22 @@ pub fn schedule_with_progress(
     limits: &Limits,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Schedule, TimingError> {
-    schedule_part(machine, tasks, 0, limits, progress)
+    let mut events = Vec::with_capacity(tasks.len());
+    let part = schedule_part(machine, tasks, 0, limits, progress, &mut events)?;
+    let (launches, total_cycles) = one_launch(&events);
+    Ok(Schedule::new(
+        events,
+        launches,
+        total_cycles,
+        part.traffic,
+        part.steps,
+    ))
+}
+
+/// What scheduling one list of tasks gave besides its events.
+struct Part {
+    traffic: Traffic,
+    steps: usize,
 }
 
 /// The dependencies of `task` on tasks from `from` on, counted from `from`.
@@ -1046,7 +1061,8 @@ fn schedule_part(
     from: TaskId,
     limits: &Limits,
     progress: &mut dyn FnMut(usize, usize),
-) -> Result<Schedule, TimingError> {
+    events: &mut Vec<Event>,
+) -> Result<Part, TimingError> {
     machine.validate().map_err(TimingError::InvalidMachine)?;
     if tasks.len() > limits.max_tasks {
         return Err(TimingError::TooManyTasks {
@@ -1212,41 +1228,35 @@ fn schedule_part(
     };
     let steps = sim.run(progress)?;
 
-    let events = tasks
-        .iter()
-        .enumerate()
-        .map(|(id, task)| {
-            let (bytes, src, dst, dram) = match &task.work {
-                Work::Transfer {
-                    src_stop,
-                    dst_stop,
-                    bytes,
-                    dram,
-                } => (*bytes, stop16(*src_stop), stop16(*dst_stop), *dram),
-                Work::Compute { .. } => (0, None, None, DramAccess::None),
-            };
-            Event {
-                task: id,
-                unit: task.unit,
-                core: task.core,
-                start: sim.start[id],
-                end: sim.end[id],
+    // Appended where the caller keeps them: a run's launches go straight into its one list
+    // of events, with no copy per launch.
+    events.extend(tasks.iter().enumerate().map(|(id, task)| {
+        let (bytes, src, dst, dram) = match &task.work {
+            Work::Transfer {
+                src_stop,
+                dst_stop,
                 bytes,
-                src_stop: src,
-                dst_stop: dst,
-                hops: stop16(sim.hops[id]).unwrap_or(u16::MAX),
                 dram,
-                op: task.op.clone(),
-                line: task.line,
-            }
-        })
-        .collect::<Vec<_>>();
-    let (launches, total_cycles) = one_launch(&events);
-    Ok(Schedule::new(
-        events,
-        launches,
-        total_cycles,
-        Traffic {
+            } => (*bytes, stop16(*src_stop), stop16(*dst_stop), *dram),
+            Work::Compute { .. } => (0, None, None, DramAccess::None),
+        };
+        Event {
+            task: id + from,
+            unit: task.unit,
+            core: task.core,
+            start: sim.start[id],
+            end: sim.end[id],
+            bytes,
+            src_stop: src,
+            dst_stop: dst,
+            hops: stop16(sim.hops[id]).unwrap_or(u16::MAX),
+            dram,
+            op: task.op.clone(),
+            line: task.line,
+        }
+    }));
+    Ok(Part {
+        traffic: Traffic {
             link_bytes,
             dram_read_bytes,
             dram_write_bytes,
@@ -1255,7 +1265,7 @@ fn schedule_part(
             rates_truncated: sim.rates_truncated,
         },
         steps,
-    ))
+    })
 }
 
 /// Schedules a run of kernel launches, each of which waits for the one before it to
@@ -1412,28 +1422,41 @@ impl<'m> LaunchScheduler<'m> {
         limits: &Limits,
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<(), TimingError> {
-        let s = schedule_part(self.machine, tasks, from, limits, progress)?;
-        self.scheduling_steps = self.scheduling_steps.saturating_add(s.steps);
+        let base = self.events.len();
+        let part = match schedule_part(
+            self.machine,
+            tasks,
+            from,
+            limits,
+            progress,
+            &mut self.events,
+        ) {
+            Ok(part) => part,
+            Err(e) => {
+                self.events.truncate(base);
+                return Err(e);
+            }
+        };
+        self.scheduling_steps = self.scheduling_steps.saturating_add(part.steps);
         if self.scheduling_steps > self.max_steps {
+            self.events.truncate(base);
             return Err(TimingError::TooManySteps {
                 limit: self.max_steps,
             });
         }
-        let base = self.events.len();
-        self.events.extend(s.events.into_iter().map(|e| Event {
-            task: e.task + from,
-            ..e
-        }));
+        let stored = &self.events[base..];
+        let total = stored.iter().map(|e| e.end).fold(0.0, f64::max);
+        let t = part.traffic;
         self.segments.push(Segment {
             events: base..self.events.len(),
-            link_bytes: s.link_bytes.iter().map(|(_, b)| *b).collect(),
-            read: s.dram_read_bytes,
-            write: s.dram_write_bytes,
-            steps: s.steps,
-            total: s.total_cycles,
-            link_rates: s.link_rates,
-            dram_rates: s.dram_rates,
-            truncated: s.rates_truncated,
+            link_bytes: t.link_bytes,
+            read: t.dram_read_bytes,
+            write: t.dram_write_bytes,
+            steps: part.steps,
+            total,
+            link_rates: t.link_rates,
+            dram_rates: t.dram_rates,
+            truncated: t.rates_truncated,
         });
         self.place(self.segments.len() - 1, 0, None);
         Ok(())
