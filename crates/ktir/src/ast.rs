@@ -460,6 +460,27 @@ pub const LEGAL_DIALECTS: &[&str] = &[
     "ktdp", "arith", "func", "linalg", "math", "memref", "scf", "tensor",
 ];
 
+/// The body of [`OpKind::regions`] and [`OpKind::regions_mut`], for shared (`iter`) and
+/// mutable (`iter_mut`) borrows alike.
+macro_rules! regions_of {
+    ($op:expr, $iter:ident) => {
+        match $op {
+            OpKind::For { body, .. }
+            | OpKind::InterTileProduce { body, .. }
+            | OpKind::LinalgGeneric { body, .. }
+            | OpKind::LinalgReduce { body, .. } => vec![body],
+            OpKind::InterTileReduce { combiner, .. } => vec![combiner],
+            OpKind::If {
+                then_block,
+                else_block,
+                ..
+            } => std::iter::once(then_block).chain(else_block).collect(),
+            OpKind::Generic { regions, .. } => regions.$iter().collect(),
+            _ => vec![],
+        }
+    };
+}
+
 /// The body of [`OpKind::operands`] and [`OpKind::operands_mut`]: one list of which fields
 /// are operands, for shared (`iter`) and mutable (`iter_mut`) borrows alike.
 macro_rules! operands_of {
@@ -681,38 +702,12 @@ impl OpKind {
 
     /// The regions (blocks) the op carries, in order.
     pub fn regions(&self) -> Vec<&Block> {
-        match self {
-            OpKind::For { body, .. }
-            | OpKind::InterTileProduce { body, .. }
-            | OpKind::LinalgGeneric { body, .. }
-            | OpKind::LinalgReduce { body, .. } => vec![body],
-            OpKind::InterTileReduce { combiner, .. } => vec![combiner],
-            OpKind::If {
-                then_block,
-                else_block,
-                ..
-            } => std::iter::once(then_block).chain(else_block).collect(),
-            OpKind::Generic { regions, .. } => regions.iter().collect(),
-            _ => vec![],
-        }
+        regions_of!(self, iter)
     }
 
     /// The regions (blocks) the op carries, in order, to change in place.
     pub fn regions_mut(&mut self) -> Vec<&mut Block> {
-        match self {
-            OpKind::For { body, .. }
-            | OpKind::InterTileProduce { body, .. }
-            | OpKind::LinalgGeneric { body, .. }
-            | OpKind::LinalgReduce { body, .. } => vec![body],
-            OpKind::InterTileReduce { combiner, .. } => vec![combiner],
-            OpKind::If {
-                then_block,
-                else_block,
-                ..
-            } => std::iter::once(then_block).chain(else_block).collect(),
-            OpKind::Generic { regions, .. } => regions.iter_mut().collect(),
-            _ => vec![],
-        }
+        regions_of!(self, iter_mut)
     }
 
     /// Whether the op ends a block (`func.return` and the yields).

@@ -1,16 +1,9 @@
 import { describe, expect, it } from "vitest";
-import type { RingStop, TraceEvent } from "../api";
+import type { TraceEvent } from "../api";
 import { EventTable } from "../events";
+import { stops } from "./testStops";
 import { drawRing, layoutRing, type Palette } from "./draw";
 import { buildScene } from "./model";
-
-const stops: RingStop[] = [
-  { kind: "core", index: 0, label: "c0" },
-  { kind: "core", index: 1, label: "c1" },
-  { kind: "memory", index: 0, label: "M0" },
-  { kind: "core", index: 2, label: "c2" },
-  { kind: "core", index: 3, label: "c3" },
-];
 
 const palette: Palette = {
   bg: "#000",

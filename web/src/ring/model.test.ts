@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { RingStop, TraceEvent } from "../api";
+import type { TraceEvent } from "../api";
 import {
   EventIndex,
   advanceTime,
@@ -19,6 +19,7 @@ import {
   wrap,
 } from "./model";
 import { EventTable } from "../events";
+import { stops } from "./testStops";
 
 const circle = { cx: 100, cy: 100, r: 50 };
 
@@ -37,15 +38,6 @@ function ev(partial: Partial<TraceEvent>): TraceEvent {
     ...partial,
   };
 }
-
-/** 4 cores then one memory stop: ring order core0, core1, mem, core2, core3. */
-const stops: RingStop[] = [
-  { kind: "core", index: 0, label: "c0" },
-  { kind: "core", index: 1, label: "c1" },
-  { kind: "memory", index: 0, label: "M0" },
-  { kind: "core", index: 2, label: "c2" },
-  { kind: "core", index: 3, label: "c3" },
-];
 
 describe("ring geometry", () => {
   it("wraps positions into [0, count)", () => {
