@@ -77,7 +77,7 @@ for (const w of workloads) {
       session.free();
     }
   };
-  const events = once().run.events.length; // also the warm-up
+  const events = once().run.events.count; // also the warm-up
   const ms = [];
   for (let i = 0; i < runs; i++) {
     const t0 = performance.now();

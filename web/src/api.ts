@@ -55,8 +55,13 @@ export type RunSummary = SummaryView;
 export type RunInfo = Omit<RunResult, "events"> & { events: EventTable };
 /** A verifier diagnostic; line and column are 1-based. */
 export type Diagnostic = DiagnosticView;
-/** One run of a graph or a KTIR module, as the session returns it (events as a list). */
-export type WasmRun = Run;
+/**
+ * One run of a graph or a KTIR module, as the session returns it: the wasm module gives the
+ * events as columns; a result made by hand (tests) may list them.
+ */
+export type WasmRun = Omit<Run, "run"> & {
+  run: Omit<RunResult, "events"> & { events: RunResult["events"] | EventColumns };
+};
 /**
  * A pass snapshot as the worker sends it: its structured data as JSON text, read on the page
  * the first time a view reads `data`. A full model's snapshots hold some 600,000 values: as

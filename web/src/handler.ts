@@ -16,7 +16,7 @@ import type {
   WasmRun,
 } from "./api";
 import { digestRun } from "./digest";
-import { EventTable, toColumns } from "./events";
+import { EventTable, isColumns, toColumns } from "./events";
 import { type CompileCache, passesKey } from "./compileCache";
 import { defaultCollapsed } from "./graph/groups";
 import { layoutGraph, tensorTypes } from "./graph/layout";
@@ -41,6 +41,8 @@ import {
 /** Deep-converts what wasm-bindgen hands over (Maps, BigInts) into plain JSON-like data. */
 export function toPlain(value: unknown): unknown {
   if (typeof value === "bigint") return Number(value);
+  // Typed arrays (the events' columns) are plain data already.
+  if (ArrayBuffer.isView(value)) return value;
   if (value instanceof Map) {
     const out: Record<string, unknown> = {};
     for (const [k, v] of value) out[String(k)] = toPlain(v);
@@ -71,7 +73,10 @@ export function checkRun(raw: unknown): WasmRun {
   need(typeof r.ktir === "string", "ktir is not text");
   need(r.run && typeof r.run === "object", "run is missing");
   need(r.run.machine && Array.isArray(r.run.machine.stops), "run.machine.stops is missing");
-  need(Array.isArray(r.run.events), "run.events is not a list");
+  need(
+    Array.isArray(r.run.events) || isColumns(r.run.events),
+    "run.events is neither a list nor columns",
+  );
   need(r.run.summary && typeof r.run.summary === "object", "run.summary is missing");
   return r;
 }
@@ -480,7 +485,12 @@ export function createHandler(
             passesApart: result.passesApart || (sent?.kept ?? null) !== null,
             passes: (sent?.passes ?? result.passes).map(sendPass),
             sourceMap: sendKernels(result.sourceMap),
-            run: { ...result.run, events: toColumns(result.run.events) },
+            run: {
+              ...result.run,
+              events: isColumns(result.run.events)
+                ? result.run.events
+                : toColumns(result.run.events),
+            },
           };
           // What the timeline, the ring and the Cores view need is made here, beside the run,
           // not on the page's thread when their tab is first shown.

@@ -8,7 +8,7 @@ import type {
   TraceEvent,
 } from "./api";
 import { digestBuffers, digestRun, isDigest } from "./digest";
-import { toColumns } from "./events";
+import { toColumns, type EventColumns } from "./events";
 import { CancelledError, WorkerClient, WorkerHost, type Port } from "./client";
 import { checkRun, createHandler, toPlain } from "./handler";
 import { minimalResult, pageResult } from "./testResult";
@@ -266,6 +266,42 @@ describe("result normalisation", () => {
 });
 
 describe("worker handler", () => {
+  it("takes the session's events as columns and sends them on without packing them again", async () => {
+    const events = toColumns([
+      {
+        unit: "dma",
+        core: 0,
+        start: 0,
+        end: 4,
+        bytes: 128,
+        srcStop: 1,
+        dstStop: 0,
+        route: [1, 0],
+        op: "ktdp.load",
+        line: 3,
+      },
+    ]);
+    const base = minimalResult();
+    const session = { ...base, run: { ...base.run, events } };
+    expect(checkRun(session).run.events).toEqual(events);
+    const handle = createHandler(async () => stubModule(() => session));
+    const res = await handle({
+      id: 1,
+      method: "run",
+      params: { target: { kind: "example", name: "one" }, options: {} },
+    });
+    expect(res.ok).toBe(true);
+    const sent = res.ok
+      ? ((res.result as RunResult).result.run.events as unknown as EventColumns)
+      : null;
+    // The same typed arrays: neither copied field by field nor rebuilt from objects.
+    expect(sent?.start).toBe(events.start);
+    expect(sent?.route).toBe(events.route);
+    expect(sent?.ops).toEqual(["ktdp.load"]);
+    const broken = { ...base, run: { ...base.run, events: { ...events, count: 2 } } };
+    expect(() => checkRun(broken)).toThrow(/neither a list nor columns/);
+  });
+
   it("answers init, run (example, graph file, KTIR file), verifyKtir and trace", async () => {
     const counts = { runs: 0 };
     const handle = createHandler(async () => stubModule(undefined, counts));

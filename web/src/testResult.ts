@@ -3,7 +3,7 @@
 // ring benchmark's synthetic run starts from it.
 
 import type { PipelineResult, WasmRun } from "./api";
-import { EventTable } from "./events";
+import { EventTable, isColumns } from "./events";
 import { emptyLatencyModel, emptyRoofline } from "./views/roofline";
 
 /** The summary of a 10-cycle run on that machine. */
@@ -65,5 +65,9 @@ export function minimalResult(): WasmRun {
 
 /** A result as the page holds it (its events as a table). */
 export function pageResult(r: WasmRun): PipelineResult {
-  return { ...r, run: { ...r.run, events: EventTable.from(r.run.events) } };
+  const events = r.run.events;
+  return {
+    ...r,
+    run: { ...r.run, events: isColumns(events) ? new EventTable(events) : EventTable.from(events) },
+  };
 }

@@ -597,6 +597,12 @@ impl Session {
         self.last.as_ref().map(|(_, r)| r)
     }
 
+    /// The last run, to hand over in parts (a facade moving its event list aside while it
+    /// converts the rest).
+    pub fn last_run_mut(&mut self) -> Option<&mut Run> {
+        self.last.as_mut().map(|(_, r)| r)
+    }
+
     /// The last run as Chrome trace JSON (for Perfetto and chrome://tracing), from its
     /// stored schedule.
     pub fn trace_json(&self) -> Result<String, DriverError> {

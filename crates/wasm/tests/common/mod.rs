@@ -9,6 +9,11 @@ fn get(v: &JsValue, key: &str) -> JsValue {
     Reflect::get(v, &JsValue::from_str(key)).expect("property")
 }
 
+/// How many events a run's columns hold.
+fn event_count(run: &JsValue) -> usize {
+    get(&get(run, "events"), "count").as_f64().unwrap() as usize
+}
+
 /// Opens `bytes` and runs it once with `options`.
 fn run_with(bytes: &[u8], file_name: &str, options: JsValue) -> Result<JsValue, JsValue> {
     wasm::Session::new(bytes, file_name)?.run(options, None)
@@ -48,19 +53,29 @@ fn the_thin_path_runs_and_matches_the_reference() {
     let outputs = js_sys::Array::from(&get(&run, "outputs"));
     let err = get(&outputs.get(0), "maxAbsError").as_f64().unwrap();
     assert!(err <= 1e-2, "max abs error {err}");
-    let events = js_sys::Array::from(&get(&run, "events"));
-    assert!(events.length() > 32);
-    // Transfers carry ring stops; compute events carry null.
-    let dma = events
-        .iter()
-        .find(|e| get(e, "unit").as_string().as_deref() == Some("dma"))
-        .unwrap();
-    assert!(get(&dma, "srcStop").as_f64().is_some());
-    let pt = events
-        .iter()
-        .find(|e| get(e, "unit").as_string().as_deref() == Some("pt"))
-        .unwrap();
-    assert!(get(&pt, "srcStop").is_null());
+    let events = get(&run, "events");
+    assert!(event_count(&run) > 32);
+    // Columns: units by index in ["dma", "pt", "sfp"]; transfers carry ring stops, compute
+    // events -1.
+    let unit = js_sys::Uint8Array::new(&get(&events, "unit")).to_vec();
+    let src = js_sys::Int32Array::new(&get(&events, "srcStop")).to_vec();
+    let route_start = js_sys::Uint32Array::new(&get(&events, "routeStart")).to_vec();
+    assert_eq!(unit.len(), event_count(&run));
+    assert_eq!(route_start.len(), event_count(&run) + 1);
+    let dma = unit.iter().position(|&u| u == 0).unwrap();
+    assert!(src[dma] >= 0);
+    assert!(
+        route_start[dma + 1] > route_start[dma],
+        "a transfer without a route"
+    );
+    let pt = unit.iter().position(|&u| u == 1).unwrap();
+    assert_eq!(src[pt], -1);
+    let ops = js_sys::Array::from(&get(&events, "ops"));
+    let op = js_sys::Uint32Array::new(&get(&events, "op")).to_vec();
+    assert_eq!(
+        ops.get(op[pt]).as_string().as_deref(),
+        Some("linalg.matmul")
+    );
     let stops = js_sys::Array::from(&get(&get(&run, "machine"), "stops"));
     assert_eq!(stops.length(), 34);
 }
@@ -184,7 +199,7 @@ fn a_standalone_ktir_module_runs_and_exports_a_trace() {
     assert_eq!(session.kind(), "ktir");
     let r = get(&session.run(JsValue::UNDEFINED, None).unwrap(), "run");
     assert!(get(&r, "totalCycles").as_f64().unwrap() > 0.0);
-    assert!(js_sys::Array::from(&get(&r, "events")).length() > 0);
+    assert!(event_count(&r) > 0);
     let functions = js_sys::Array::from(&get(&r, "functions"));
     assert_eq!(functions.get(0).as_string().as_deref(), Some("add_rows"));
     // The trace comes from the stored schedule.
@@ -282,10 +297,7 @@ fn timing_only_runs_schedule_the_same_without_numbers() {
         get(&full, "totalCycles").as_f64(),
         get(&timed, "totalCycles").as_f64()
     );
-    assert_eq!(
-        js_sys::Array::from(&get(&full, "events")).length(),
-        js_sys::Array::from(&get(&timed, "events")).length()
-    );
+    assert_eq!(event_count(&full), event_count(&timed));
     let k = get(
         &run_with(ADD_ROWS.as_bytes(), "add_rows.mlir", timing_only()).unwrap(),
         "run",
