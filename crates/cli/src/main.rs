@@ -654,7 +654,12 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 machine: load_machine(&machine)?,
                 seed,
                 timing_only,
-                compile: flags.options()?,
+                compile: compiler::Options {
+                    // A run prints results, never the pass snapshots, whose texts (the SDSC
+                    // bundle's JSON above all) are a large share of a big model's compile.
+                    skip_snapshots: true,
+                    ..flags.options()?
+                },
                 cache: cache.dir(),
                 ..RunOptions::default()
             };
