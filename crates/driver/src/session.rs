@@ -937,7 +937,7 @@ pub(crate) fn result(
         outputs,
         expected: Vec::new(),
         output_values: BTreeMap::new(),
-        assumptions: sim.assumptions().to_vec(),
+        assumptions: sim.assumptions(),
         events,
         events_total,
         summary: sim::trace::summarize(machine, sched).into(),

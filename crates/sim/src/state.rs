@@ -52,8 +52,9 @@ pub struct Simulator<'m> {
     progress_total: u64,
     /// What tensors and buffers hold, and how their contents are computed.
     pub(crate) domain: &'static dyn Domain,
-    /// What timing-only mode assumed in place of values it did not compute.
-    assumptions: Vec<String>,
+    /// What timing-only mode assumed in place of values it did not compute: each distinct
+    /// text, in the order first made, with the op lines that made it (ascending).
+    assumptions: Vec<(String, Vec<u32>)>,
     /// The arithmetic each compute task did, for roofline reports.
     work: Vec<(TaskId, WorkCount)>,
     /// Whether points outside a view are masked (loads read 0, stores are dropped) rather
@@ -329,10 +330,15 @@ impl<'m> Simulator<'m> {
         !self.domain.computes_numbers()
     }
 
-    /// What timing-only mode assumed in place of values it did not compute, one line each
-    /// (naming the op and its line); empty for a full run.
-    pub fn assumptions(&self) -> &[String] {
-        &self.assumptions
+    /// What timing-only mode assumed in place of values it did not compute, one line per
+    /// distinct assumption naming the op and its line (`line 18: ...`), or the lines of
+    /// every op that made it when several did, as a model's repeated layers do
+    /// (`lines 31, 68, 105, 142, 179 and 27 more (32 ops): ...`); empty for a full run.
+    pub fn assumptions(&self) -> Vec<String> {
+        self.assumptions
+            .iter()
+            .map(|(rest, lines)| assumption_line(rest, lines))
+            .collect()
     }
 
     pub(crate) fn assume(&mut self, rop: &ROp<'_>, what: &str) {
@@ -342,9 +348,13 @@ impl<'m> Simulator<'m> {
     /// Notes an assumption made at `line` (once per line and text), for the launch
     /// running too so a replay makes it again at its own line.
     fn assume_at(&mut self, line: u32, rest: &str) {
-        let text = format!("line {line}: {rest}");
-        if !self.assumptions.contains(&text) {
-            self.assumptions.push(text);
+        match self.assumptions.iter_mut().find(|(r, _)| r == rest) {
+            Some((_, lines)) => {
+                if let Err(at) = lines.binary_search(&line) {
+                    lines.insert(at, line);
+                }
+            }
+            None => self.assumptions.push((rest.to_string(), vec![line])),
         }
         if let Some(log) = self.launch_log.last_mut() {
             if !log.assumptions.iter().any(|(l, r)| *l == line && r == rest) {
@@ -1083,5 +1093,51 @@ impl<'m> Simulator<'m> {
             },
         );
         Ok(task)
+    }
+}
+
+/// Most op lines an assumption names before it counts the rest.
+const ASSUMPTION_LINES_SHOWN: usize = 5;
+
+/// One assumption as [`Simulator::assumptions`] states it: `rest` after the op line, or
+/// after the first few of the lines and a count of all when several ops made it.
+fn assumption_line(rest: &str, lines: &[u32]) -> String {
+    let list = |ls: &[u32]| ls.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
+    match lines {
+        [] => rest.to_string(),
+        [one] => format!("line {one}: {rest}"),
+        [first @ .., last] if lines.len() <= ASSUMPTION_LINES_SHOWN => {
+            format!("lines {} and {last}: {rest}", list(first))
+        }
+        _ => format!(
+            "lines {} and {} more ({} ops): {rest}",
+            list(&lines[..ASSUMPTION_LINES_SHOWN]),
+            lines.len() - ASSUMPTION_LINES_SHOWN,
+            lines.len()
+        ),
+    }
+}
+
+#[cfg(test)]
+mod assumption_tests {
+    use super::assumption_line;
+
+    #[test]
+    fn one_op_names_its_line() {
+        assert_eq!(assumption_line("x", &[18]), "line 18: x");
+    }
+
+    #[test]
+    fn a_few_ops_name_every_line() {
+        assert_eq!(assumption_line("x", &[3, 9, 12]), "lines 3, 9 and 12: x");
+    }
+
+    #[test]
+    fn many_ops_name_the_first_lines_and_count_all() {
+        let lines: Vec<u32> = (0..32).map(|k| 31 + 37 * k).collect();
+        assert_eq!(
+            assumption_line("x", &lines),
+            "lines 31, 68, 105, 142, 179 and 27 more (32 ops): x"
+        );
     }
 }

@@ -48,12 +48,7 @@ fn run(
         .map(|b| (b.name.clone(), b.data.len()))
         .collect();
     let returned = sim.returned().first().cloned().unwrap_or_default();
-    Ok((
-        sim.tasks().to_vec(),
-        sim.assumptions().to_vec(),
-        held,
-        returned,
-    ))
+    Ok((sim.tasks().to_vec(), sim.assumptions(), held, returned))
 }
 
 #[test]
