@@ -47,7 +47,20 @@ use crate::state::*;
 use crate::timing::{DramAccess, Task, TaskId, Unit, Work};
 use crate::value::*;
 use ktir::ast::*;
+use std::cell::OnceCell;
 use std::rc::Rc;
+
+/// What a collective op's sets give for a grid of `tiles`, kept on the op once worked out:
+/// the sets are fixed when the op is resolved (their symbols are the group and the tile,
+/// never run-time values), so every core and every occurrence of the op would otherwise
+/// test the same points again, once per group and tile.
+#[derive(Default)]
+pub(crate) struct CollectiveMemo {
+    /// `inter_tile_produce`: for each tile, the group it produces for (grid size first).
+    producer_of: OnceCell<(usize, Vec<Option<i64>>)>,
+    /// `inter_tile_reduce` and `inter_tile_consume`: who takes part (grid size first).
+    plan: OnceCell<(usize, Rc<Plan>)>,
+}
 
 /// One group of a collective: its id, producers, and consumers with their sources.
 pub(crate) type GroupPlan = (i64, Vec<usize>, Vec<(usize, Vec<usize>)>);
@@ -141,15 +154,38 @@ pub(crate) fn producer_group(
     rop: &ROp<'_>,
     ctx: &CoreCtx,
 ) -> Result<Option<i64>, SimError> {
-    let s = sets(sim, rop, &[0, 1])?;
-    let (producers, groups) = (s[0], s[1]);
-    let t = ctx.core as i64;
-    for g in group_ids(sim, rop, groups, ctx.grid_size)? {
-        if producers.contains(&[t], &[g]) {
-            return Ok(Some(g));
+    let tiles = ctx.grid_size;
+    if let Some((n, of)) = rop.collective.producer_of.get() {
+        if *n == tiles {
+            return Ok(of.get(ctx.core).copied().flatten());
         }
     }
-    Ok(None)
+    let s = sets(sim, rop, &[0, 1])?;
+    let (producers, groups) = (s[0], s[1]);
+    let ids = group_ids(sim, rop, groups, tiles)?;
+    let of: Vec<Option<i64>> = (0..tiles.max(ctx.core + 1))
+        .map(|t| {
+            ids.iter()
+                .copied()
+                .find(|&g| producers.contains(&[t as i64], &[g]))
+        })
+        .collect();
+    let mine = of.get(ctx.core).copied().flatten();
+    // A grid of another size (not seen in one launch) is worked out again each time.
+    let _ = rop.collective.producer_of.set((tiles, of));
+    Ok(mine)
+}
+
+/// [`plan`], worked out once per op and grid size.
+fn plan_of(sim: &Simulator<'_>, rop: &ROp<'_>, tiles: usize) -> Result<Rc<Plan>, SimError> {
+    if let Some((n, p)) = rop.collective.plan.get() {
+        if *n == tiles {
+            return Ok(Rc::clone(p));
+        }
+    }
+    let p = Rc::new(plan(sim, rop, tiles)?);
+    let _ = rop.collective.plan.set((tiles, Rc::clone(&p)));
+    Ok(p)
 }
 
 fn plan(sim: &Simulator<'_>, rop: &ROp<'_>, tiles: usize) -> Result<Plan, SimError> {
@@ -213,7 +249,7 @@ pub(crate) fn fire_collectives(
             continue;
         }
         tried.push((rop.id, occ));
-        let plan = plan(sim, rop, tiles).map_err(|mut e| {
+        let plan = plan_of(sim, rop, tiles).map_err(|mut e| {
             e.core.get_or_insert(c);
             e
         })?;

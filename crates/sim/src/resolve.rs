@@ -39,6 +39,9 @@ pub(crate) struct ROp<'a> {
     pub ints: Vec<i64>,
     /// The elementwise operation, for elementwise ops (`arith`/`math` and named linalg).
     pub ew: Option<ElementwiseOp>,
+    /// What a collective op's sets give, worked out on first use (see
+    /// [`crate::collectives::CollectiveMemo`]).
+    pub collective: crate::collectives::CollectiveMemo,
 }
 
 pub(crate) struct Resolver<'a> {
@@ -156,6 +159,7 @@ impl<'a> Resolver<'a> {
                 maps,
                 ints,
                 ew,
+                collective: Default::default(),
             });
         }
         Ok(out)
