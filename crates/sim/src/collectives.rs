@@ -156,21 +156,23 @@ pub(crate) fn producer_group(
 ) -> Result<Option<i64>, SimError> {
     let tiles = ctx.grid_size;
     if let Some((n, of)) = rop.collective.producer_of.get() {
-        if *n == tiles {
-            return Ok(of.get(ctx.core).copied().flatten());
+        if *n == tiles && ctx.core < of.len() {
+            return Ok(of[ctx.core]);
         }
     }
     let s = sets(sim, rop, &[0, 1])?;
     let (producers, groups) = (s[0], s[1]);
     let ids = group_ids(sim, rop, groups, tiles)?;
-    let of: Vec<Option<i64>> = (0..tiles.max(ctx.core + 1))
-        .map(|t| {
-            ids.iter()
-                .copied()
-                .find(|&g| producers.contains(&[t as i64], &[g]))
-        })
-        .collect();
-    let mine = of.get(ctx.core).copied().flatten();
+    let first_group = |t: usize| {
+        ids.iter()
+            .copied()
+            .find(|&g| producers.contains(&[t as i64], &[g]))
+    };
+    if ctx.core >= tiles {
+        return Ok(first_group(ctx.core));
+    }
+    let of: Vec<Option<i64>> = (0..tiles).map(first_group).collect();
+    let mine = of[ctx.core];
     // A grid of another size (not seen in one launch) is worked out again each time.
     let _ = rop.collective.producer_of.set((tiles, of));
     Ok(mine)

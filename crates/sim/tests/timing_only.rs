@@ -261,3 +261,39 @@ fn box_tiles_and_point_lists_load_store_and_time_alike() {
         assert_eq!(&tasks, with_numbers);
     }
 }
+
+/// The same assumption made by several ops (here one gather launched, then replayed as if
+/// it stood 37 and 74 lines further on, as stacked layers do) is one line naming them all.
+#[test]
+fn one_assumption_made_at_several_lines_is_stated_once() {
+    let text = program("indirect_gather.mlir");
+    let m = module(&text);
+    let machine = Machine::preset("spyre32").unwrap();
+    let mut sim = Simulator::new_timing_only(&machine, ExecLimits::default());
+    let bases: Vec<i64> = [
+        ("w", ktir::ScalarType::BF16, 1000 * 128),
+        ("idx", ktir::ScalarType::I32, 256),
+        ("y", ktir::ScalarType::BF16, 256 * 128),
+    ]
+    .into_iter()
+    .map(|(n, t, len)| sim.alloc(n, t, vec![0.0; len]).unwrap())
+    .collect();
+    let f = m.funcs[0].name.clone();
+    sim.launch(&m, &LineLookup::new(&text), &f, &bases).unwrap();
+    assert_eq!(sim.assumptions().len(), 1);
+    assert!(
+        sim.assumptions()[0].starts_with("line 18: "),
+        "{:?}",
+        sim.assumptions()
+    );
+    sim.replay_launch(0, &f, 74).unwrap();
+    sim.replay_launch(0, &f, 37).unwrap();
+    // A replay at a line already named adds nothing.
+    sim.replay_launch(0, &f, 37).unwrap();
+    let assumed = sim.assumptions();
+    assert_eq!(assumed.len(), 1, "{assumed:?}");
+    assert!(
+        assumed[0].starts_with("lines 18, 55 and 92: 'ktdp.construct_indirect_access_tile'"),
+        "{assumed:?}"
+    );
+}
