@@ -489,7 +489,8 @@ fn the_kind_of_a_file_comes_from_its_content() {
 
 #[test]
 fn run_roofline_prints_a_row_per_kernel_and_a_program_line_and_json_carries_it() {
-    let o = spyre(&["run", EXAMPLE, "--roofline"]);
+    // Unfused, the matmul and its bias add are two kernels.
+    let o = spyre(&["run", EXAMPLE, "--roofline", "--no-fuse"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
     let header = text
@@ -514,7 +515,23 @@ fn run_roofline_prints_a_row_per_kernel_and_a_program_line_and_json_carries_it()
     let plain = stdout(&spyre(&["run", EXAMPLE]));
     assert!(!plain.contains("program: "), "{plain}");
 
-    let o = spyre(&["run", EXAMPLE, "--json"]);
+    // Fused, the bias add is the matmul's epilogue: one kernel.
+    let fused = stdout(&spyre(&["run", EXAMPLE, "--roofline"]));
+    let header = fused
+        .lines()
+        .position(|l| l.starts_with("kernel "))
+        .expect(&fused);
+    let row = fused.lines().nth(header + 1).unwrap_or_default();
+    assert!(row.starts_with("k0_matmul_add_bias"), "{fused}");
+    assert!(
+        fused
+            .lines()
+            .nth(header + 2)
+            .is_some_and(|l| l.starts_with("program: ")),
+        "{fused}"
+    );
+
+    let o = spyre(&["run", EXAMPLE, "--json", "--no-fuse"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     let r = &v["roofline"];
@@ -547,7 +564,7 @@ fn timing_roofline_shows_both_models_per_kernel_and_json_carries_them() {
         let plain = stdout(&spyre(&["run", file]));
         assert!(!plain.contains("timing models"), "{plain}");
     }
-    let o = spyre(&["run", EXAMPLE, "--json"]);
+    let o = spyre(&["run", EXAMPLE, "--json", "--no-fuse"]);
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     let m = &v["latencyModel"];
     assert_eq!(m["kernels"].as_array().map(Vec::len), Some(2), "{m}");

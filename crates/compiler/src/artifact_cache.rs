@@ -363,6 +363,7 @@ pub fn encode_artifact(key: &str, c: &Compilation) -> Result<Vec<u8>, String> {
         sdsc: None,
         ktir: None,
         ktir_module: None,
+        epilogue_notes: Vec::new(),
         snapshots: Vec::new(),
         target: c.target.clone(),
         padding: c.padding.clone(),

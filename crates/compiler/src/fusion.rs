@@ -22,7 +22,7 @@
 //!
 //! [`crate::Options::fuse`] turns the pass off: every op is then a kernel of its own.
 
-use crate::ops::{Category, DeviceOp};
+use crate::ops::{Category, DeviceOp, DeviceOpKind};
 use crate::{Compilation, CompileError, Placement};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -100,6 +100,447 @@ fn join_reason(
     None
 }
 
+/// Why op `j` cannot extend the epilogue of matmul `m`, whose chain of values (the
+/// matmul's result, then each member's) is `chain` (`None`: it can). A member computes on
+/// the matmul's output blocks as they are completed, so it must be elementwise over exactly
+/// the matmul's result, in its layout, and read its other inputs from DRAM.
+fn epilogue_member_reason(
+    c: &Compilation,
+    m: usize,
+    chain: &[&str],
+    j: usize,
+    placed: bool,
+) -> Option<String> {
+    let (matmul, op) = (&c.ops[m], &c.ops[j]);
+    if !matches!(
+        op.kind,
+        DeviceOpKind::Unary(_) | DeviceOpKind::Binary(_) | DeviceOpKind::ToDtype
+    ) {
+        return Some(format!(
+            "{} is not an elementwise arithmetic op or cast",
+            op.kind.name()
+        ));
+    }
+    if let (Some(x), Some(y)) = (block_of(&matmul.name), block_of(&op.name)) {
+        if x != y {
+            return Some(format!("it is in block `{y}` and the matmul in `{x}`"));
+        }
+    }
+    if !op.inputs.iter().any(|t| chain.contains(&t.as_str())) {
+        return Some(format!("it does not read '{}'", chain[chain.len() - 1]));
+    }
+    let (Some(c_out), [out]) = (matmul.outputs.first(), op.outputs.as_slice()) else {
+        return Some("it does not have exactly one result".into());
+    };
+    let same = match (c.layout(c_out, &matmul.name), c.layout(out, &op.name)) {
+        (Ok(a), Ok(b)) => {
+            a.host_shape == b.host_shape
+                && a.device_size == b.device_size
+                && a.stride_map == b.stride_map
+                && a.host_dim_of_device_dim == b.host_dim_of_device_dim
+        }
+        _ => false,
+    };
+    if !same {
+        return Some(format!(
+            "its result '{out}' is not laid out like the matmul's '{c_out}'"
+        ));
+    }
+    let in_scratchpad =
+        |t: &str| placed && matches!(c.placements.get(t), Some(Placement::Scratchpad { .. }));
+    if in_scratchpad(out) {
+        return Some(format!("its result '{out}' is planned in the scratchpad"));
+    }
+    for t in op.inputs.iter().filter(|t| !chain.contains(&t.as_str())) {
+        if matmul.inputs.contains(t) {
+            return Some(format!("it reads the matmul's input '{t}' again"));
+        }
+        if in_scratchpad(t) {
+            return Some(format!("its input '{t}' is planned in the scratchpad"));
+        }
+    }
+    None
+}
+
+/// The matmul epilogue chains of `c`: for each matmul, the longest run of ops right after
+/// it that [`epilogue_member_reason`] accepts and whose intermediate values (the matmul's
+/// result among them) nothing after the run reads. With `placed`, tensors the scratchpad
+/// plan holds end a chain, and `report` notes why a pointwise op right after a matmul did
+/// not join it.
+fn epilogue_chains(
+    c: &Compilation,
+    placed: bool,
+    last_reader: &BTreeMap<&str, usize>,
+    outputs: &BTreeSet<&str>,
+    mut report: Option<&mut FusionReport>,
+) -> Vec<FusionGroup> {
+    let mut groups = Vec::new();
+    for (m, matmul) in c.ops.iter().enumerate() {
+        let Some(c_out) = matmul.outputs.first().filter(|_| matmul.kind.is_matmul()) else {
+            continue;
+        };
+        let mut chain: Vec<&str> = vec![c_out.as_str()];
+        let mut j = m + 1;
+        let mut stopped = None;
+        while j < c.ops.len() {
+            match epilogue_member_reason(c, m, &chain, j, placed) {
+                None => {
+                    chain.extend(c.ops[j].outputs.iter().map(|s| s.as_str()));
+                    j += 1;
+                }
+                Some(why) => {
+                    stopped = Some(why);
+                    break;
+                }
+            }
+        }
+        // The longest prefix whose intermediates stay inside it.
+        let mut len = j - m - 1;
+        while len > 0 {
+            let end = m + len;
+            let inside = chain[..len]
+                .iter()
+                .all(|t| !outputs.contains(t) && last_reader.get(t).is_none_or(|&r| r <= end));
+            if inside {
+                break;
+            }
+            len -= 1;
+        }
+        if len == 0 {
+            let next = c.ops.get(m + 1).filter(|o| o.kind.is_pointwise());
+            if let (Some(next), Some(report)) = (next, report.as_deref_mut()) {
+                let why = match stopped.filter(|_| j == m + 1) {
+                    Some(why) => why,
+                    None => format!(
+                        "'{c_out}' is read after it, so the matmul's result must be stored anyway"
+                    ),
+                };
+                report.left_alone.push((
+                    next.name.clone(),
+                    format!("not in the epilogue of {}: {why}", matmul.name),
+                ));
+            }
+            continue;
+        }
+        groups.push(FusionGroup {
+            name: group_name(&c.ops[m..=m + len]),
+            first: m,
+            len: len + 1,
+            internal: chain[..len].iter().map(|t| t.to_string()).collect(),
+        });
+    }
+    groups
+}
+
+/// The planned matmul epilogues (`planned`, from [`plan_epilogues`]) whose chains still
+/// hold over the scratchpad plan and whose kernels build and fit the scratchpad budget
+/// without a finer time cut than the matmul's own; `report` notes those that do not.
+fn epilogues(
+    c: &Compilation,
+    planned: &[FusionGroup],
+    double_buffer: bool,
+    report: &mut FusionReport,
+) -> Result<Vec<FusionGroup>, CompileError> {
+    let mut recipes = crate::lower_ktir::Recipes::new();
+    let mut groups = Vec::new();
+    'group: for group in planned {
+        let mut chain: Vec<&str> = c.ops[group.first]
+            .outputs
+            .iter()
+            .map(|s| s.as_str())
+            .collect();
+        for j in group.ops().skip(1) {
+            if let Some(why) = epilogue_member_reason(c, group.first, &chain, j, true) {
+                report.left_alone.push((
+                    c.ops[j].name.clone(),
+                    format!("not in the epilogue of {}: {why}", c.ops[group.first].name),
+                ));
+                continue 'group;
+            }
+            chain.extend(c.ops[j].outputs.iter().map(|s| s.as_str()));
+        }
+        match crate::lower_ktir::epilogue_fits(c, group, double_buffer, &mut recipes)? {
+            None => groups.push(group.clone()),
+            Some(why) => report
+                .left_alone
+                .push((c.ops[group.first].name.clone(), why)),
+        }
+    }
+    Ok(groups)
+}
+
+/// Readers and graph outputs, for deciding which values stay inside a chain.
+fn readers(c: &Compilation) -> (BTreeMap<&str, usize>, BTreeSet<&str>) {
+    let outputs: BTreeSet<&str> = c.graph.outputs.iter().map(|s| s.as_str()).collect();
+    let mut last_reader: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, o) in c.ops.iter().enumerate() {
+        for t in &o.inputs {
+            last_reader.insert(t.as_str(), i);
+        }
+    }
+    (last_reader, outputs)
+}
+
+/// The matmul epilogues worth fusing, decided before the scratchpad plan (which then keeps
+/// their tensors in DRAM, see [`epilogue_tensors`]). Of the chains [`epilogue_chains`]
+/// finds, one is kept when fusing it saves a DRAM round trip rather than moving one:
+/// - its last value is a graph output or read only by ops that would store their input's
+///   neighbours anyway (matmuls, movements, row ops) or by members of other kept
+///   epilogues; a chain whose result an elementwise run would have carried on would only
+///   trade the matmul's store for its own;
+/// - in the plan made without epilogues (`allocator`'s), the matmul's result goes
+///   through DRAM (else there is no trip to save); so does its last value, unless only
+///   members of other kept epilogues read it; and so does every other input its members
+///   read, unless it is a kept epilogue's result. A tensor that plan keeps in the
+///   scratchpad would otherwise have to go to DRAM for the epilogue.
+///
+/// Kept chains are settled together, dropping any that fails until none does.
+pub fn plan_epilogues(
+    c: &Compilation,
+    allocator: crate::Allocator,
+) -> Result<EpiloguePlan, CompileError> {
+    let (last_reader, outputs) = readers(c);
+    let chains = epilogue_chains(c, false, &last_reader, &outputs, None);
+    if chains.is_empty() {
+        return Ok(EpiloguePlan::default());
+    }
+    let baseline = crate::scratchpad::plan(c, allocator, &BTreeMap::new())?;
+    let in_dram: BTreeSet<&str> = baseline.dram.iter().map(|(t, _, _)| t.as_str()).collect();
+    let mut readers_of: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, op) in c.ops.iter().enumerate() {
+        for t in &op.inputs {
+            readers_of.entry(t.as_str()).or_default().push(i);
+        }
+    }
+    let mut kept = vec![true; chains.len()];
+    let mut why: Vec<String> = vec![String::new(); chains.len()];
+    loop {
+        let member_of_kept = |j: usize| {
+            chains
+                .iter()
+                .zip(&kept)
+                .any(|(g, &k)| k && j > g.first && j < g.first + g.len)
+        };
+        let result_of_kept = |t: &str| {
+            chains
+                .iter()
+                .zip(&kept)
+                .any(|(g, &k)| k && c.ops[g.first + g.len - 1].outputs.iter().any(|o| o == t))
+        };
+        let mut next = kept.clone();
+        for (n, g) in chains.iter().enumerate() {
+            if !kept[n] {
+                continue;
+            }
+            let members = &c.ops[g.first + 1..g.first + g.len];
+            let last = members.last().and_then(|m| m.outputs.first());
+            let z = last.map_or("", |z| z.as_str());
+            let carried_on = readers_of.get(z).and_then(|rs| {
+                rs.iter().copied().find(|&j| {
+                    matches!(
+                        c.ops[j].kind.category(),
+                        Category::Pointwise | Category::Reduction
+                    ) && !member_of_kept(j)
+                })
+            });
+            let terminal = outputs.contains(z) || carried_on.is_none();
+            let chain: BTreeSet<&str> = std::iter::once(&c.ops[g.first])
+                .chain(members)
+                .flat_map(|o| o.outputs.iter().map(|s| s.as_str()))
+                .collect();
+            let held_input = members
+                .iter()
+                .flat_map(|m| m.inputs.iter())
+                .filter(|t| !chain.contains(t.as_str()))
+                .find(|t| !in_dram.contains(t.as_str()) && !result_of_kept(t));
+            // Nothing is saved unless the matmul's result went through DRAM, and a result
+            // the plan held in the scratchpad for its reader would now take the trip.
+            let c_out = c.ops[g.first].outputs.first().map_or("", |t| t.as_str());
+            let z_ok = in_dram.contains(z)
+                || readers_of
+                    .get(z)
+                    .is_some_and(|rs| rs.iter().all(|&j| member_of_kept(j)));
+            let reason = if !terminal {
+                carried_on.map(|j| {
+                    format!(
+                        "fusing saves no DRAM round trip: '{z}' goes on to '{}', which would \
+                         carry the elementwise run on",
+                        c.ops[j].name
+                    )
+                })
+            } else if !in_dram.contains(c_out) {
+                Some(format!(
+                    "fusing saves no DRAM round trip: the scratchpad plan holds '{c_out}' for it"
+                ))
+            } else if !z_ok {
+                Some(format!(
+                    "'{z}' would have to leave the scratchpad, where the plan holds it for its reader"
+                ))
+            } else {
+                held_input.map(|t| {
+                    format!("its input '{t}' would have to leave the scratchpad, where the plan holds it")
+                })
+            };
+            if let Some(r) = reason {
+                next[n] = false;
+                why[n] = r;
+            }
+        }
+        if next == kept {
+            break;
+        }
+        kept = next;
+    }
+    let mut notes = Vec::new();
+    let mut groups = Vec::new();
+    for ((g, k), why) in chains.into_iter().zip(kept).zip(why) {
+        if k {
+            groups.push(g);
+        } else {
+            notes.push((
+                c.ops[g.first + 1].name.clone(),
+                format!("not in the epilogue of {}: {why}", c.ops[g.first].name),
+            ));
+        }
+    }
+    Ok(EpiloguePlan { groups, notes })
+}
+
+/// What [`plan_epilogues`] settles on.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EpiloguePlan {
+    /// The matmul epilogues kept, in op order.
+    pub groups: Vec<FusionGroup>,
+    /// Each dropped chain's first member, and why it was dropped.
+    pub notes: Vec<(String, String)>,
+}
+
+/// The tensors the matmul epilogues `groups` read or write (every tensor of their members,
+/// the matmul's result included), each with its matmul: the scratchpad plan keeps them in
+/// DRAM, since an epilogue runs on the matmul's cores and output blocks, not on the slices
+/// its members' own work divisions give.
+pub fn epilogue_tensors(c: &Compilation, groups: &[FusionGroup]) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for g in groups {
+        let matmul = &c.ops[g.first];
+        for op in &c.ops[g.first + 1..g.first + g.len] {
+            for t in op.inputs.iter().chain(&op.outputs) {
+                out.entry(t.clone()).or_insert_with(|| matmul.name.clone());
+            }
+        }
+    }
+    out
+}
+
+/// Settles the matmul epilogues before the scratchpad plan: orders the ops so that each
+/// matmul's possible epilogue follows it ([`epilogue_order`]), keeps the chains worth
+/// fusing ([`plan_epilogues`]), then puts back the original order except for the moves
+/// those chains need (a move nothing fuses over would only split an elementwise run).
+/// Divisions move with their ops.
+pub fn settle_epilogues(
+    c: &mut Compilation,
+    allocator: crate::Allocator,
+) -> Result<Vec<FusionGroup>, CompileError> {
+    let (ops, divisions) = (c.ops.clone(), c.divisions.clone());
+    epilogue_order(c, None);
+    let EpiloguePlan {
+        groups: tentative,
+        notes: tentative_notes,
+    } = plan_epilogues(c, allocator)?;
+    let movable: BTreeSet<String> = tentative
+        .iter()
+        .flat_map(|g| c.ops[g.ops()].iter().skip(1).map(|o| o.name.clone()))
+        .collect();
+    c.ops = ops;
+    c.divisions = divisions;
+    if !movable.is_empty() {
+        epilogue_order(c, Some(&movable));
+    }
+    let EpiloguePlan { groups, mut notes } = plan_epilogues(c, allocator)?;
+    // A chain dropped in the trial order may have no chain left to drop in the final one
+    // (its op stays where it was): its reason still stands.
+    for (op, why) in tentative_notes {
+        if !notes.iter().any(|(o, _)| *o == op) {
+            notes.push((op, why));
+        }
+    }
+    c.epilogue_notes = notes;
+    Ok(groups)
+}
+
+/// Ops looked at past a matmul for its epilogue when ordering ops.
+const EPILOGUE_WINDOW: usize = 8;
+
+/// Orders the device ops so that pointwise ops that could be a matmul's epilogue come
+/// right after it: an op within [`EPILOGUE_WINDOW`] ops after a matmul that reads its
+/// result (or an op already moved), has that result's shape, stays in its block, and reads
+/// nothing produced after the matmul's epilogue so far, moves up to join it. A SwiGLU's
+/// `silu(gate)` so moves ahead of the `up` projection, and `silu * up` can then follow
+/// `up`. Moving an op earlier keeps the order a valid one: everything it reads is produced
+/// before its new place. The search is bounded, so ordering stays linear in the ops.
+fn epilogue_order(c: &mut Compilation, movable: Option<&BTreeSet<String>>) {
+    let mut produced_at: BTreeMap<String, usize> = BTreeMap::new();
+    let rebuild = |ops: &[DeviceOp], at: &mut BTreeMap<String, usize>, from: usize| {
+        for (i, op) in ops.iter().enumerate().skip(from) {
+            for o in &op.outputs {
+                at.insert(o.clone(), i);
+            }
+        }
+    };
+    rebuild(&c.ops, &mut produced_at, 0);
+    let mut m = 0;
+    while m < c.ops.len() {
+        let matmul = &c.ops[m];
+        let Some(c_out) = matmul.outputs.first().filter(|_| matmul.kind.is_matmul()) else {
+            m += 1;
+            continue;
+        };
+        let shape = c.types.get(c_out).map(|t| t.shape.clone());
+        let (block, a_b) = (
+            block_of(&matmul.name).map(str::to_string),
+            matmul.inputs.clone(),
+        );
+        let mut chain: Vec<String> = vec![c_out.clone()];
+        let mut pos = m + 1;
+        loop {
+            let fits = |op: &DeviceOp| {
+                movable.is_none_or(|m| m.contains(&op.name))
+                    && matches!(
+                        op.kind,
+                        DeviceOpKind::Unary(_) | DeviceOpKind::Binary(_) | DeviceOpKind::ToDtype
+                    )
+                    && (block.is_none()
+                        || block_of(&op.name).is_none_or(|b| Some(b) == block.as_deref()))
+                    && op.outputs.len() == 1
+                    && c.types.get(&op.outputs[0]).map(|t| &t.shape) == shape.as_ref()
+                    && op.inputs.iter().any(|t| chain.contains(t))
+                    && op
+                        .inputs
+                        .iter()
+                        .all(|t| !a_b.contains(t) || chain.contains(t))
+                    && op
+                        .inputs
+                        .iter()
+                        .all(|t| produced_at.get(t).is_none_or(|&p| p < pos))
+            };
+            let end = (pos + EPILOGUE_WINDOW).min(c.ops.len());
+            let Some(j) = (pos..end).find(|&j| fits(&c.ops[j])) else {
+                break;
+            };
+            if j > pos {
+                c.ops[pos..=j].rotate_right(1);
+                if let Some(d) = c.divisions.get_mut(pos..=j) {
+                    d.rotate_right(1);
+                }
+                rebuild(&c.ops[..=j], &mut produced_at, pos);
+            }
+            chain.extend(c.ops[pos].outputs.iter().cloned());
+            pos += 1;
+        }
+        m = pos.max(m + 1);
+    }
+}
+
 /// Why op `i` cannot be a member of any fused kernel (`None`: it can).
 fn candidate_reason(c: &Compilation, i: usize, tiled: &BTreeMap<usize, usize>) -> Option<String> {
     let op: &DeviceOp = &c.ops[i];
@@ -111,7 +552,9 @@ fn candidate_reason(c: &Compilation, i: usize, tiled: &BTreeMap<usize, usize>) -
                 op.kind.name()
             ))
         }
-        Category::Matmul => return Some("a matmul (epilogues are not fused yet)".into()),
+        Category::Matmul => {
+            return Some("a matmul: pointwise ops join it only as its epilogue".into())
+        }
         Category::RowOp => return Some(format!("{} is a row op", op.kind.name())),
     }
     let div = &c.divisions[i];
@@ -149,9 +592,10 @@ pub fn run(
     enabled: bool,
     double_buffer: bool,
 ) -> Result<FusionReport, CompileError> {
-    c.fusion.clear();
+    let planned = std::mem::take(&mut c.fusion);
     let mut report = FusionReport {
         enabled,
+        left_alone: std::mem::take(&mut c.epilogue_notes),
         ..FusionReport::default()
     };
     if !enabled {
@@ -170,11 +614,21 @@ pub fn run(
             Category::Pointwise | Category::Reduction
         )
     })?;
+    let (last_reader, outputs) = readers(c);
+    let epilogues = epilogues(c, &planned, double_buffer, &mut report)?;
+    let mut in_epilogue = vec![false; n];
+    for g in &epilogues {
+        in_epilogue[g.ops()].iter_mut().for_each(|x| *x = true);
+    }
     let ok: Vec<Option<String>> = (0..n).map(|i| candidate_reason(c, i, &tiled)).collect();
     // Runs of candidates, cut where an op cannot join.
     let mut runs: Vec<Vec<usize>> = Vec::new();
     let mut produced: BTreeSet<&str> = BTreeSet::new();
     for i in 0..n {
+        if in_epilogue[i] {
+            produced.clear();
+            continue;
+        }
         match &ok[i] {
             Some(why) => {
                 let prev_candidate = i > 0 && ok[i - 1].is_none();
@@ -213,14 +667,7 @@ pub fn run(
             }
         }
     }
-    let outputs: BTreeSet<&str> = c.graph.outputs.iter().map(|s| s.as_str()).collect();
-    let mut last_reader: BTreeMap<&str, usize> = BTreeMap::new();
-    for (i, o) in c.ops.iter().enumerate() {
-        for t in &o.inputs {
-            last_reader.insert(t.as_str(), i);
-        }
-    }
-    let mut groups = Vec::new();
+    let mut groups = epilogues;
     for run in runs.into_iter().filter(|r| r.len() > 1) {
         let (first, len) = (run[0], run.len());
         let end = first + len;
@@ -242,6 +689,7 @@ pub fn run(
             Some(why) => report.left_alone.push((c.ops[first].name.clone(), why)),
         }
     }
+    groups.sort_by_key(|g| g.first);
     c.fusion = groups.clone();
     report.groups = groups;
     Ok(report)
@@ -273,6 +721,11 @@ pub fn render(c: &Compilation, report: &FusionReport) -> String {
             g.first + g.len - 1,
             names.join(", ")
         ));
+        if c.ops[g.first].kind.is_matmul() {
+            s.push_str(
+                "  matmul epilogue: each output block goes through the chain before its store\n",
+            );
+        }
         if g.internal.is_empty() {
             s.push_str("  every member's result is read outside the chain, so each is stored\n");
         } else {
@@ -422,6 +875,104 @@ mod tests {
         assert!(
             snap.contains("not fused: mean: its work division ([2, 1] over 2 cores) is not the chain's ([1, 32] over 32 cores)"),
             "{snap}"
+        );
+    }
+
+    fn pipeline_case(name: &str) -> graph::Graph {
+        let path = format!("{}/../../tests/pipeline/{name}", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).expect("pipeline case");
+        graph::load_json(&text).expect("pipeline case loads")
+    }
+
+    fn checked_ktir(c: &crate::Compilation) -> &str {
+        let text = c.ktir.as_deref().expect("ktir");
+        if let Err(d) = ktir::check(text) {
+            panic!("{}\n{text}", ktir::render_diagnostics("ktir", &d));
+        }
+        text
+    }
+
+    #[test]
+    fn a_bias_add_and_activation_run_in_the_matmul_kernel_and_its_product_is_never_stored() {
+        let c = fused(&pipeline_case("matmul_epilogue_bias_gelu.json"), true);
+        let snap = &c.snapshot("fusion").expect("snapshot").text;
+        assert!(
+            snap.contains(
+                "fused fc1+act [ops 0..2]: fc1 (batchmatmul), fc1_bias (add), act (gelu)"
+            ),
+            "{snap}"
+        );
+        assert!(snap.contains("matmul epilogue"), "{snap}");
+        assert!(
+            snap.contains("never stored (only the chain reads them): h, hb"),
+            "{snap}"
+        );
+        let text = checked_ktir(&c);
+        // Two kernels: fc1 with its epilogue, fc2.
+        assert_eq!(text.matches("func.func").count(), 2, "{text}");
+        assert!(
+            text.contains("fc1 (batchmatmul) with epilogue fc1_bias (add), act (gelu)"),
+            "{text}"
+        );
+        // The product h and the biased hb are never stored; the activation a is, once.
+        let stores: Vec<&str> = text.lines().filter(|l| l.contains("ktdp.store")).collect();
+        assert_eq!(stores.len(), 2, "{text}");
+        assert!(stores[0].contains(", %a_tile :"), "{text}");
+        assert!(stores[1].contains(", %y_tile :"), "{text}");
+        assert_eq!(text.matches("ktdp.load %a_tile").count(), 1, "{text}");
+        assert!(
+            !text.contains("%h_tile") && !text.contains("%hb_tile"),
+            "{text}"
+        );
+        // The scratchpad plan keeps the epilogue's tensors in DRAM and says why.
+        let plan = &c.snapshot("scratchpad").expect("snapshot").text;
+        assert!(
+            plan.contains("the epilogue fused into 'fc1' reads or writes it"),
+            "{plan}"
+        );
+        // Off, the matmul and the two pointwise ops are kernels of their own.
+        let off = fused(&pipeline_case("matmul_epilogue_bias_gelu.json"), false);
+        assert!(off.fusion.is_empty());
+        assert_eq!(checked_ktir(&off).matches("func.func").count(), 4);
+    }
+
+    #[test]
+    fn a_swiglu_moves_its_silu_ahead_of_the_up_projection_and_fuses_three_epilogues() {
+        let c = fused(&pipeline_case("matmul_epilogue_swiglu.json"), true);
+        let names: Vec<&str> = c.ops.iter().map(|o| o.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["gate", "silu", "up", "gate_mul_up", "down", "residual"]
+        );
+        let groups: Vec<(usize, usize)> = c.fusion.iter().map(|g| (g.first, g.len)).collect();
+        assert_eq!(groups, [(0, 2), (2, 2), (4, 2)]);
+        assert_eq!(checked_ktir(&c).matches("func.func").count(), 3);
+        // Without fusion the graph's own order stands.
+        let off = fused(&pipeline_case("matmul_epilogue_swiglu.json"), false);
+        let names: Vec<&str> = off.ops.iter().map(|o| o.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["gate", "up", "silu", "gate_mul_up", "down", "residual"]
+        );
+    }
+
+    #[test]
+    fn an_epilogue_that_an_elementwise_run_would_carry_on_is_not_taken() {
+        // The scale's result goes on to a row reduction, which would have read it from the
+        // scale's own fused run: fusing the scale into the matmul saves no round trip.
+        let g = graph_of(
+            r#"{"name": "q", "dtype": "f16", "shape": [64, 128]}, {"name": "k", "dtype": "f16", "shape": [128, 256]}"#,
+            "",
+            r#"{"name": "scores", "op": "MatMul", "inputs": ["q", "k"], "outputs": ["s"]},
+               {"name": "scale", "op": "Mul", "inputs": ["s", "s"], "outputs": ["t"]},
+               {"name": "max", "op": "ReduceMax", "inputs": ["t"], "outputs": ["y"], "attrs": {"axes": [-1], "keepdims": 1}}"#,
+            r#""y""#,
+        );
+        let c = fused(&g, true);
+        assert!(
+            c.fusion.iter().all(|g| !c.ops[g.first].kind.is_matmul()),
+            "{:?}",
+            c.fusion
         );
     }
 }

@@ -307,6 +307,10 @@ pub struct Compilation {
     /// compilation read from the artifact cache (the text is parsed when it runs).
     #[serde(skip)]
     pub ktir_module: Option<ktir::Module>,
+    /// Why matmul epilogues found before the scratchpad plan were not fused: (op, reason),
+    /// for the fusion snapshot.
+    #[serde(skip)]
+    pub epilogue_notes: Vec<(String, String)>,
     pub snapshots: Vec<Snapshot>,
     pub target: Target,
     /// What the padding rules would cost each PagedAttention node.

@@ -29,13 +29,16 @@ use std::collections::BTreeMap;
 
 mod convert;
 mod double_buffer;
+mod epilogue;
 mod fuse;
 mod matmul;
 mod movement;
 mod tiling;
 mod topk;
 
+pub(crate) use epilogue::epilogue_fits;
 pub(crate) use fuse::{fused_fits, time_tiled};
+pub(crate) use tiling::Recipes;
 pub use tiling::{scratchpad_use, KernelUse};
 
 /// One kernel of the lowered module and the tensors its `index` arguments point at.
@@ -151,7 +154,12 @@ pub(crate) fn lower_with(
                 c.fusion.iter().find(|g| g.first == i).ok_or_else(|| {
                     CompileError::at(&kernel.op, "fused kernel without its group")
                 })?;
-            let func = fuse::fused_kernel(c, group, &kernel, &held, double_buffer)?;
+            let func = if c.ops[i].kind.is_matmul() {
+                let held_i = held.get(i).copied().unwrap_or(0);
+                epilogue::epilogue_kernel(c, group, &kernel, held_i, double_buffer, &mut recipes)?
+            } else {
+                fuse::fused_kernel(c, group, &kernel, &held, double_buffer)?
+            };
             budget.spend(op_count(&func.body), Some(&kernel.op))?;
             module.funcs.push(func);
         } else {
@@ -393,6 +401,9 @@ struct KernelEmitter<'c> {
     /// Suffix of the tile and data names of the block body being emitted: each body of a
     /// blocked kernel (whole blocks, remainders) names its own.
     part: String,
+    /// A matmul's fused epilogue: the pointwise ops applied, in order, to each output
+    /// block before it is stored (see [`epilogue`]); empty for every other kernel.
+    epilogue: &'c [DeviceOp],
 }
 
 /// `tensor<shape x elem>`.
@@ -562,6 +573,10 @@ impl<'c> KernelEmitter<'c> {
             blocks: Vec::new(),
             box_elems: vec![None; op.iteration.len()],
             part: String::new(),
+            epilogue: match c.ops.get(kernel.ops.start + 1..kernel.ops.end) {
+                Some(members) if op.kind.is_matmul() => members,
+                _ => &[],
+            },
         })
     }
 
@@ -681,7 +696,20 @@ impl<'c> KernelEmitter<'c> {
         } else {
             String::new()
         };
-        let comment = format!("{} ({}): {division}{time}", self.op.name, self.op.kind);
+        let epilogue: Vec<String> = self
+            .epilogue
+            .iter()
+            .map(|m| format!("{} ({})", m.name, m.kind))
+            .collect();
+        let epilogue = if epilogue.is_empty() {
+            String::new()
+        } else {
+            format!(" with epilogue {}", epilogue.join(", "))
+        };
+        let comment = format!(
+            "{} ({}){epilogue}: {division}{time}",
+            self.op.name, self.op.kind
+        );
         Ok(build::func(
             &self.kernel.func,
             args,
@@ -912,37 +940,7 @@ impl<'c> KernelEmitter<'c> {
                     self.op.kind
                 )));
             }
-            let v = self.load(i);
-            let (dims, shape) = (
-                self.operands[i].dims.clone(),
-                self.operands[i].extent.clone(),
-            );
-            let (v, dims, shape) =
-                self.drop_broadcast_dims(v, &dims, &shape, &out_dims, in_elem)?;
-            let (v, dims, shape) = self.reorder(v, &dims, &shape, &out_dims, in_elem)?;
-            let (value, shape) =
-                self.match_lanes(v, &dims, shape, &out_dims, &out_shape, in_elem)?;
-            let full = shape_str(&out_shape, in_elem);
-            let missing: Vec<usize> = (0..out_dims.len())
-                .filter(|j| !dims.contains(&out_dims[*j]))
-                .collect();
-            let v = if missing.is_empty() {
-                value
-            } else {
-                let empty = self.fresh("empty");
-                let b = self.fresh("b");
-                let e = self.b.empty(ssa(&empty), full.clone());
-                self.b.broadcast(
-                    ssa(&b),
-                    &val(&value),
-                    shape_str(&shape, in_elem),
-                    &e,
-                    full,
-                    missing,
-                );
-                b
-            };
-            args.push(v);
+            args.push(self.input_as(i, &out_dims, &out_shape)?);
             elems.push(in_elem);
         }
         let result = if typed {
@@ -958,6 +956,45 @@ impl<'c> KernelEmitter<'c> {
             tile_str(&out_shape),
         );
         Ok(())
+    }
+
+    /// Loads input operand `i`'s tile and brings it to the output's device order and
+    /// shape (`out_dims`, `out_shape`): unit dims dropped, dims transposed, lanes matched,
+    /// and broadcast where the operand lacks a dim. Returns the value's SSA name.
+    fn input_as(
+        &mut self,
+        i: usize,
+        out_dims: &[DimRef],
+        out_shape: &[usize],
+    ) -> Result<String, CompileError> {
+        let in_elem = self.operands[i].elem;
+        let v = self.load(i);
+        let (dims, shape) = (
+            self.operands[i].dims.clone(),
+            self.operands[i].extent.clone(),
+        );
+        let (v, dims, shape) = self.drop_broadcast_dims(v, &dims, &shape, out_dims, in_elem)?;
+        let (v, dims, shape) = self.reorder(v, &dims, &shape, out_dims, in_elem)?;
+        let (value, shape) = self.match_lanes(v, &dims, shape, out_dims, out_shape, in_elem)?;
+        let full = shape_str(out_shape, in_elem);
+        let missing: Vec<usize> = (0..out_dims.len())
+            .filter(|j| !dims.contains(&out_dims[*j]))
+            .collect();
+        if missing.is_empty() {
+            return Ok(value);
+        }
+        let empty = self.fresh("empty");
+        let b = self.fresh("b");
+        let e = self.b.empty(ssa(&empty), full.clone());
+        self.b.broadcast(
+            ssa(&b),
+            &val(&value),
+            shape_str(&shape, in_elem),
+            &e,
+            full,
+            missing,
+        );
+        Ok(b)
     }
 
     /// Collapses away the unit dims of a loaded tile that the result does not have (a

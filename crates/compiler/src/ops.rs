@@ -223,7 +223,7 @@ pub fn access_map(op: &DeviceOp, operand: usize, shape: &[usize]) -> Vec<Option<
             Some(pos)
         }
     };
-    if op.kind == DeviceOpKind::BatchMatmul && it.len() >= 3 && r >= 2 {
+    if op.kind == DeviceOpKind::BatchMatmul && it.len() >= 3 && (r >= 2 || operand >= 2) {
         let nb = it.len() - 3;
         let (mb, out, k) = (nb, nb + 1, nb + 2);
         let (second_last, last) = match operand {
@@ -231,12 +231,19 @@ pub fn access_map(op: &DeviceOp, operand: usize, shape: &[usize]) -> Vec<Option<
             1 => (k, out),
             _ => (mb, out),
         };
+        // C and a fused epilogue's inputs (operand 2 on) index like C; an epilogue input
+        // of size 1 along M or N (a bias row) is broadcast there.
+        let own = |i: usize, d: usize| -> Option<usize> {
+            let broadcast =
+                operand >= 2 && shape[i] == 1 && it.get(d).is_some_and(|x| x.extent != 1);
+            (!broadcast).then_some(d)
+        };
         return (0..r)
             .map(|i| {
                 if i == r - 1 {
-                    Some(last)
+                    own(i, last)
                 } else if i == r - 2 {
-                    Some(second_last)
+                    own(i, second_last)
                 } else {
                     aligned(i, 2, nb)
                 }

@@ -411,6 +411,7 @@ fn compile_inner(
         sdsc: None,
         ktir: None,
         ktir_module: None,
+        epilogue_notes: Vec::new(),
         snapshots: Vec::new(),
         target: target.clone(),
         padding: Vec::new(),
@@ -486,7 +487,15 @@ fn compile_inner(
                 )
             }
             "scratchpad" => 'snap: {
-                let plan = scratchpad::run(&mut c, options.allocator)?;
+                // Matmul epilogues are settled first: their tensors stay in DRAM.
+                let epilogues = if options.fuse {
+                    crate::fusion::settle_epilogues(&mut c, options.allocator)?
+                } else {
+                    Vec::new()
+                };
+                let keep = crate::fusion::epilogue_tensors(&c, &epilogues);
+                let plan = scratchpad::run(&mut c, options.allocator, &keep)?;
+                c.fusion = epilogues;
                 if !record {
                     break 'snap none();
                 }
@@ -803,7 +812,7 @@ pub(crate) mod tests {
               dram: offset 0, 32768 B
             tensor AB: f16[128,130] (intermediate)
               layout: f16[128,130] -> [3, 128, 64] strides [64, 130, 1], 49152 B
-              dram: offset 131456, 49152 B, ops [0, 2)  ('add_bias' splits it differently from its producer)
+              dram: offset 131456, 49152 B, ops [0, 2)  (the epilogue fused into 'matmul' reads or writes it, on the matmul's cores)
             tensor B: f16[100,130] (initializer)
               layout: f16[100,130] -> [3, 128, 64] strides [64, 130, 1], 49152 B  (matmul kernel of 'matmul': K zero-padded to whole sticks)
               dram: offset 32768, 49152 B
@@ -1381,7 +1390,9 @@ pub(crate) mod tests {
                         ..Options::default()
                     };
                     let c = compile(g, &t, &o).unwrap();
-                    let plan = crate::scratchpad::plan(&c, alloc).unwrap();
+                    let planned = crate::fusion::plan_epilogues(&c, alloc).unwrap().groups;
+                    let epilogue = crate::fusion::epilogue_tensors(&c, &planned);
+                    let plan = crate::scratchpad::plan(&c, alloc, &epilogue).unwrap();
                     let lx: Vec<_> = plan.buffers.iter().filter(|b| b.offset.is_some()).collect();
                     for b in &lx {
                         assert!(

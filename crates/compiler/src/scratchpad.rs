@@ -124,7 +124,11 @@ const IN_PLACE: &[DeviceOpKind] = &[
 ];
 
 /// Plans placements without changing the compilation.
-pub fn plan(c: &Compilation, allocator: Allocator) -> Result<ScratchpadPlan, CompileError> {
+pub fn plan(
+    c: &Compilation,
+    allocator: Allocator,
+    epilogue: &BTreeMap<String, String>,
+) -> Result<ScratchpadPlan, CompileError> {
     let cap = c.target.scratchpad_capacity_bytes as u64;
     let mut producer: BTreeMap<&str, usize> = BTreeMap::new();
     let mut last_use: BTreeMap<&str, usize> = BTreeMap::new();
@@ -164,14 +168,18 @@ pub fn plan(c: &Compilation, allocator: Allocator) -> Result<ScratchpadPlan, Com
             let acc = access_map(op, oi, &l.host_shape);
             let bytes = slice_bytes(l, &acc, &div.splits, c.target.stick_bytes);
             let end = last_use.get(o.as_str()).map(|&u| u + 1).unwrap_or(i + 1);
-            let mut reason = None;
+            let mut reason = epilogue.get(o.as_str()).map(|m| {
+                format!("the epilogue fused into '{m}' reads or writes it, on the matmul's cores")
+            });
             let is_compute = match op.kind.category() {
                 Category::Matmul | Category::Pointwise | Category::Reduction | Category::RowOp => {
                     true
                 }
                 Category::Movement => false,
             };
-            if !is_compute {
+            if reason.is_some() {
+                // Kept in DRAM for the epilogue.
+            } else if !is_compute {
                 reason = Some(format!("{} output", op.kind));
             } else {
                 let pv = view(op, div, oi, &l.host_shape);
@@ -322,8 +330,14 @@ pub fn plan(c: &Compilation, allocator: Allocator) -> Result<ScratchpadPlan, Com
 }
 
 /// The `scratchpad` pass: fills `c.placements`.
-pub fn run(c: &mut Compilation, allocator: Allocator) -> Result<ScratchpadPlan, CompileError> {
-    let p = plan(c, allocator)?;
+/// Plans every tensor's place and records it in `c.placements`. The tensors in
+/// `epilogue` (each with the matmul whose fused epilogue reads or writes it) stay in DRAM.
+pub fn run(
+    c: &mut Compilation,
+    allocator: Allocator,
+    epilogue: &BTreeMap<String, String>,
+) -> Result<ScratchpadPlan, CompileError> {
+    let p = plan(c, allocator, epilogue)?;
     let mut placements = BTreeMap::new();
     for (t, off, _) in &p.dram {
         placements.insert(t.clone(), Placement::Dram { offset: *off });

@@ -221,8 +221,12 @@ fn check_case(g: &Graph, t: &Target, stats: &mut Stats) -> Result<(), TestCaseEr
     check_layouts(&c, stats).map_err(|m| fail("layout", g, t, m))?;
     check_divisions(&c, stats).map_err(|m| fail("work division", g, t, m))?;
     for alloc in [Allocator::Greedy, Allocator::FirstFit, Allocator::BestFit] {
-        let plan =
-            scratchpad::plan(&c, alloc).map_err(|e| fail("scratchpad", g, t, e.to_string()))?;
+        // The compile ran with fusion on: its matmul epilogues' tensors stay in DRAM.
+        let planned = compiler::fusion::plan_epilogues(&c, compiler::Allocator::Greedy)
+            .map_err(|e| fail("epilogues", g, t, e.to_string()))?;
+        let epilogue = compiler::fusion::epilogue_tensors(&c, &planned.groups);
+        let plan = scratchpad::plan(&c, alloc, &epilogue)
+            .map_err(|e| fail("scratchpad", g, t, e.to_string()))?;
         if alloc == Allocator::Greedy {
             check_plan_is_the_compiled_one(&c, &plan)
                 .map_err(|m| fail("scratchpad (greedy, compiled)", g, t, m))?;

@@ -1225,10 +1225,24 @@ mod tests {
         assert_eq!(c.shape, vec![128, 130]);
         assert!(c.max_abs_error <= 1e-2, "{c:?}");
         assert!(r.run.total_cycles > 0.0);
-        // Every core took part and data crossed the ring.
+        // Every core of the kernel's grid took part and data crossed the ring. The bias
+        // add is the matmul's epilogue: one kernel, on the matmul's cores.
+        assert!(
+            r.ktir
+                .contains("matmul (batchmatmul) with epilogue add_bias (add)"),
+            "{}",
+            r.ktir
+        );
+        let grid: usize = r
+            .ktir
+            .split("grid = [")
+            .nth(1)
+            .and_then(|g| g.split(']').next())
+            .and_then(|g| g.parse().ok())
+            .expect("a grid");
         let cores: std::collections::BTreeSet<usize> =
             r.run.events.iter().map(|e| e.core).collect();
-        assert_eq!(cores.len(), 32);
+        assert_eq!(cores.len(), grid);
         assert!(r
             .run
             .events
@@ -1238,7 +1252,16 @@ mod tests {
         let names: Vec<&str> = r.passes.iter().map(|p| p.name.as_str()).collect();
         assert_eq!(names, PASS_NAMES);
         assert!(r.ktir.contains("linalg.matmul"));
+        // Unfused, the add is a kernel of its own over all 32 cores.
+        let mut opts = PipelineOptions::default();
+        opts.compile.fuse = false;
+        let src = include_str!("../../../examples/graphs/matmul_add.json");
+        let r = run_pipeline(src, "matmul_add.json", &opts).unwrap_or_else(|e| panic!("{e}"));
+        assert!(r.run.passed, "{:?}", r.run.outputs);
         assert!(r.ktir.contains("grid = [32]"));
+        let cores: std::collections::BTreeSet<usize> =
+            r.run.events.iter().map(|e| e.core).collect();
+        assert_eq!(cores.len(), 32);
     }
 
     #[test]
@@ -1249,10 +1272,8 @@ mod tests {
         // Same program, still correct.
         let same = run_pipeline_with_ktir(ex[0].source, "m.json", Some(&base.ktir), &opts).unwrap();
         assert!(same.run.passed);
-        // Adding the bias twice must be caught.
-        let wrong = base
-            .ktir
-            .replacen("arith.addf %AB_data", "arith.subf %AB_data", 1);
+        // Subtracting the bias instead of adding it (the matmul's epilogue) must be caught.
+        let wrong = base.ktir.replacen("arith.addf", "arith.subf", 1);
         assert_ne!(wrong, base.ktir);
         let r = run_pipeline_with_ktir(ex[0].source, "m.json", Some(&wrong), &opts).unwrap();
         assert!(!r.run.passed, "{:?}", r.run.outputs);
@@ -1344,7 +1365,9 @@ mod tests {
     #[test]
     fn progress_counts_operations_then_scheduled_tasks() {
         let ex = examples();
-        let opts = PipelineOptions::default();
+        // Unfused: two kernels, enough operations for several reports.
+        let mut opts = PipelineOptions::default();
+        opts.compile.fuse = false;
         let mut session = Session::open(ex[0].source.as_bytes(), "matmul_add.json").unwrap();
         let mut reports = Vec::new();
         let run = session.run(&opts, &mut |p| reports.push(p)).unwrap();

@@ -42,6 +42,17 @@ const CASES: &[(&str, &[&str])] = &[
     ("moe_routing", &["topk", "equal", "to_dtype", "sum"]),
     ("matmul_unit_dims", &["batchmatmul"]),
     ("matmul_computed_lhs", &["reciprocal", "batchmatmul"]),
+    // Matmul epilogues: the members are named in the matmul kernel's header.
+    ("matmul_epilogue_bias_gelu", &["batchmatmul", "add", "gelu"]),
+    (
+        "matmul_epilogue_swiglu",
+        &["batchmatmul", "silu", "mul", "add"],
+    ),
+    ("matmul_epilogue_k_split", &["batchmatmul", "add", "relu"]),
+    (
+        "matmul_epilogue_batched",
+        &["batchmatmul", "add", "mul", "sigmoid"],
+    ),
 ];
 
 fn case_dir() -> std::path::PathBuf {

@@ -72,7 +72,9 @@ impl KernelEmitter<'_> {
         if k_split > 1 && k_place != 1 {
             return Err(self.fail("K-split collaborators must be adjacent cores"));
         }
-        if self.operands.len() != 3 {
+        // A, B, the inputs of a fused epilogue (indexed like C), then the result.
+        let out_i = self.operands.len().saturating_sub(1);
+        if self.operands.len() < 3 || (self.epilogue.is_empty() && self.operands.len() != 3) {
             return Err(self.fail("matmul needs two inputs and one output"));
         }
         let d = |kind, iter| DimRef {
@@ -205,7 +207,22 @@ impl KernelEmitter<'_> {
         if ak != bk {
             return Err(self.fail(format!("padded K differs between A ({ak}) and B ({bk})")));
         }
-        let c_elem = self.operands[2].elem;
+        // The product's own element type (an epilogue may end in another).
+        let c_elem = match self
+            .c
+            .ops
+            .get(self.index)
+            .filter(|_| !self.epilogue.is_empty())
+        {
+            Some(m) => {
+                let c_out = m
+                    .outputs
+                    .first()
+                    .ok_or_else(|| self.fail("has no result"))?;
+                elem_type(self.c.layout(c_out, &m.name)?.dtype)
+            }
+            None => self.operands[out_i].elem,
+        };
         let mut c_shape = a_shape.clone();
         let last = c_shape.len() - 1;
         c_shape[last] = b_shape[b_shape.len() - 1];
@@ -318,7 +335,7 @@ impl KernelEmitter<'_> {
         }
         let c_ty = shape_str(&c_shape, c_elem);
         // Back to C's device order.
-        let c_dims = self.operands[2].dims.clone();
+        let c_dims = self.operands[out_i].dims.clone();
         if c_dims.iter().any(|x| !c_order.contains(x)) {
             return Err(self.fail("the output has a layout the matmul lowering does not handle"));
         }
@@ -336,7 +353,7 @@ impl KernelEmitter<'_> {
         let lanes = c_dims
             .iter()
             .position(|x| x.kind == Kind::Lane)
-            .map(|j| self.operands[2].extent[j])
+            .map(|j| self.operands[out_i].extent[j])
             .unwrap_or(eps)
             .max(1);
         expanded.extend([rows, c_shape[last] / lanes, lanes]);
@@ -354,11 +371,12 @@ impl KernelEmitter<'_> {
         let (e, e_dims, e_shape) =
             self.drop_broadcast_dims(e, &c_order, &expanded, &c_dims, c_elem)?;
         let (v, _, shape) = self.reorder(e, &e_dims, &e_shape, &c_dims, c_elem)?;
-        let name = self.operands[2].ssa.clone();
+        let (v, out_elem) = self.apply_epilogue(v, &c_dims, &shape, c_elem)?;
+        let name = self.operands[out_i].ssa.clone();
         self.b.store(
             &val(&v),
             &build::value(&format!("{name}_tile")),
-            shape_str(&shape, c_elem),
+            shape_str(&shape, out_elem),
             tile_str(&shape),
         );
         if let Some(first) = leader {

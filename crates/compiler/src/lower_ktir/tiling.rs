@@ -193,7 +193,7 @@ pub(super) fn emit_kernel(
 /// ([`crate::artifact_cache::plan_key`], which covers everything the choice reads)
 /// settles on too, so repeated layers search their plans once.
 #[derive(Debug, Clone)]
-pub(super) enum Recipe {
+pub(crate) enum Recipe {
     /// The kernel uncut.
     Whole,
     /// Candidate plan `plan` (in [`candidate_plans`] order), double-buffered when
@@ -206,7 +206,7 @@ pub(super) enum Recipe {
 }
 
 /// The choices made so far in one lowering, by kernel key.
-pub(super) type Recipes = std::collections::HashMap<String, Recipe>;
+pub(crate) type Recipes = std::collections::HashMap<String, Recipe>;
 
 /// [`emit_kernel`], remembering its choice in `recipes` under `key` and taking a choice
 /// found there instead of searching again. Kernels cut as movement blocks (gathers,

@@ -163,8 +163,10 @@ fn run_pipeline_with_takes_bytes_options_and_an_edited_kernel() {
         "divisions"
     )));
     assert!(get(&get(&base, "run"), "summary").is_object());
-    // A wrong edit runs and fails the comparison.
-    let wrong = ktir.replacen("arith.addf %AB_data", "arith.subf %AB_data", 1);
+    // A wrong edit runs and fails the comparison: the bias (the matmul's epilogue)
+    // subtracted instead of added.
+    let wrong = ktir.replacen("arith.addf", "arith.subf", 1);
+    assert_ne!(wrong, ktir);
     let r = run_with(
         src.as_bytes(),
         "matmul_add.json",
