@@ -1532,9 +1532,23 @@ mod tests {
             r#"{"name": "b", "dtype": "f16", "shape": [512, 256], "init": "ones"}"#,
             r#"{"name": "mm", "op": "MatMul", "inputs": ["a", "b"], "outputs": ["y"]}"#,
         );
-        let text = verified(a, b, mm);
+        // Without double buffering a kernel that fits runs whole.
+        let g = graph_of(a, b, mm, r#""y""#);
+        let single = Options {
+            double_buffer: false,
+            ..Options::default()
+        };
+        let c = compile(&g, &Target::spyre32(), &single).unwrap_or_else(|e| panic!("{e}"));
+        let text = c.ktir.clone().expect("ktir");
         assert!(
             !text.contains("scf.for") && !text.contains("time steps"),
+            "{text}"
+        );
+        // With it, a share that moves enough DRAM bytes is cut anyway, into a few steps
+        // reading no more bytes, so its compute overlaps its loads.
+        let text = verified(a, b, mm);
+        assert!(
+            text.contains("scf.for") && text.contains("fits whole, cut in"),
             "{text}"
         );
         // The same matmul on a 64 KiB scratchpad: A alone fills it.
@@ -1543,7 +1557,6 @@ mod tests {
             scratchpad_capacity_bytes: 65536,
             ..Target::spyre32()
         };
-        let g = graph_of(a, b, mm, r#""y""#);
         let c = compile(&g, &small, &Options::default()).unwrap_or_else(|e| panic!("{e}"));
         let text = c.ktir.clone().expect("ktir");
         assert!(

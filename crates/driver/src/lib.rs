@@ -1365,9 +1365,12 @@ mod tests {
     #[test]
     fn progress_counts_operations_then_scheduled_tasks() {
         let ex = examples();
-        // Unfused: two kernels, enough operations for several reports.
+        // Unfused (two kernels, enough operations for several reports) and single-buffered
+        // (with double buffering its matmul is cut into steps to overlap its loads, and the
+        // estimate is exact only for kernels without loops).
         let mut opts = PipelineOptions::default();
         opts.compile.fuse = false;
+        opts.compile.double_buffer = false;
         let mut session = Session::open(ex[0].source.as_bytes(), "matmul_add.json").unwrap();
         let mut reports = Vec::new();
         let run = session.run(&opts, &mut |p| reports.push(p)).unwrap();

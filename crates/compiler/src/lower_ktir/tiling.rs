@@ -11,6 +11,10 @@
 //! - elementwise ops (and conversions, comparisons, select): loops over the result's dims;
 //! - reductions: loops over the kept dims, so whole rows stay together.
 //!
+//! A matmul that fits whole is still cut (with double buffering) into a few steps that read
+//! no more DRAM bytes, when its share moves enough bytes per step ([`pipelined`]): run whole,
+//! its compute, reduction and store would wait for its one load.
+//!
 //! When no choice fits the budget, the smallest one that fits the machine's plannable
 //! capacity is used (the plan's buffers are placed, not charged as values, so the kernel
 //! still runs); when none does, lowering stops with an error naming the op, the bytes it
@@ -287,6 +291,12 @@ fn choose_and_emit(
     // Kinds cut only since full-size models: cut only when they could not run whole (over
     // the plannable capacity), so every kernel that ran before runs as it did.
     if whole_need <= budget || (!is_cut_kind(op) && whole_need <= cap) {
+        // A matmul that fits whole may still gain from a pipelined cut.
+        if double && whole_need <= budget && op.kind.is_matmul() {
+            if let Some((f, recipe)) = pipelined(c, op, index, kernel, budget)? {
+                return Ok((f, Some(recipe)));
+            }
+        }
         return Ok((whole, Some(Recipe::Whole)));
     }
     if op.kind == DeviceOpKind::Movement(Movement::Gather) {
@@ -373,6 +383,83 @@ fn choose_and_emit(
         "kernel @{}: a core's tiles need {least} bytes of scratchpad ({how}), but the budget is {budget} bytes ({cap} plannable, {held} held by the scratchpad plan)",
         kernel.func
     )))
+}
+
+/// Time steps [`pipelined`] aims for: enough that the first block's load and the last
+/// block's compute, reduction and store (the parts no overlap hides) are a small share of
+/// the kernel, few enough that each step's fixed costs (a reduction chain's fill, a DMA
+/// task's latency) stay small beside its transfers.
+const PIPELINE_STEPS: usize = 4;
+
+/// Least DRAM bytes per core per step for [`pipelined`] to cut a kernel: below a few KiB a
+/// step's load is short beside a DMA task's fixed latency and the extra steps cost more than
+/// the overlap saves (measured on the gallery's small layers).
+const PIPELINE_MIN_STEP_BYTES: u64 = 4096;
+
+/// A matmul whose share fits the scratchpad whole would run load, reorder, multiply,
+/// reduce and store one after the other, its compute hidden behind nothing. Cut into a few
+/// double-buffered time steps that read no more DRAM bytes (no K loop, so each output
+/// block's reduction and store overlap the next block's load), its compute overlaps its
+/// loads. Picks, among such plans of 2 to 2 x [`PIPELINE_STEPS`] steps, the one nearest
+/// [`PIPELINE_STEPS`] (fewer steps on a tie) whose second buffers fit `budget`; `None`
+/// when the share moves too few bytes to gain or no plan fits.
+fn pipelined(
+    c: &Compilation,
+    op: &DeviceOp,
+    index: usize,
+    kernel: &Kernel,
+    budget: u64,
+) -> Result<Option<(ktir::Func, Recipe)>, CompileError> {
+    let probe = KernelEmitter::new(c, op, index, kernel)?;
+    let whole_plan = Plan {
+        loops: Vec::new(),
+        k_steps: 1,
+        hoist: None,
+    };
+    let bytes = dram_bytes_per_core(&probe, &whole_plan);
+    if bytes < PIPELINE_MIN_STEP_BYTES * PIPELINE_STEPS as u64 {
+        return Ok(None);
+    }
+    let plans = candidate_plans(&probe);
+    // Plans are sorted by DRAM bytes first: those reading no more than the whole share
+    // come first.
+    let mut fitting: Vec<usize> = plans
+        .iter()
+        .take(MAX_TRIES)
+        .take_while(|p| dram_bytes_per_core(&probe, p) == bytes)
+        .enumerate()
+        .filter(|(_, p)| p.k_steps == 1 && (2..=2 * PIPELINE_STEPS).contains(&p.steps()))
+        .map(|(i, _)| i)
+        .collect();
+    fitting.sort_by_key(|&i| (plans[i].steps().abs_diff(PIPELINE_STEPS), plans[i].steps()));
+    for i in fitting {
+        let plan = &plans[i];
+        let mut em = KernelEmitter::new(c, op, index, kernel)?;
+        em.loops = plan.loops.clone();
+        em.k_steps = plan.k_steps;
+        em.hoist = plan.hoist;
+        let mut f = em.emit()?;
+        let loads = double_buffer::double_buffer(&mut f);
+        if loads == 0 {
+            continue;
+        }
+        let n = peak_live_bytes(&f);
+        if n <= budget {
+            let text = format!(
+                "fits whole, cut in {} steps to overlap compute with loads; double buffering ({loads} load(s) prefetched one step ahead, {n} B of {budget} B)",
+                plan.steps()
+            );
+            return Ok(Some((
+                note(f, &text),
+                Recipe::Plan {
+                    plan: i,
+                    double: true,
+                    note: Some(text),
+                },
+            )));
+        }
+    }
+    Ok(None)
 }
 
 /// A gather too big for its budget (`whole_need` bytes) loads its rows in blocks: the
@@ -598,10 +685,17 @@ fn note(mut f: ktir::Func, text: &str) -> ktir::Func {
     f
 }
 
+/// Fewest time steps [`buffered`] gives a matmul whose B tiles are shared over the ring,
+/// when a plan moving as few DRAM bytes allows it (measured on the Llama-3.1-8B layer at
+/// sequence 512, where 4-step K/V projections ran 1.2x slower than with 16 steps).
+const SHARED_B_MIN_STEPS: usize = 16;
+
 /// The double-buffered kernel of the first of `plans` (the one chosen single-buffered,
 /// `single`) whose second buffers fit `budget`, looking only at plans that move as many
 /// DRAM bytes as the chosen one (a finer cut that reads no more is worth its extra steps
-/// when it overlaps); `single` with the reason when none fits.
+/// when it overlaps), and, for a matmul sharing B over the ring, passing over plans of
+/// fewer than [`SHARED_B_MIN_STEPS`] steps when one of as many bytes has that many;
+/// `single` with the reason when none fits.
 ///
 /// With the kernel, its recipe: `plans` are the candidates from number `first` on.
 fn buffered(
@@ -625,6 +719,19 @@ fn buffered(
     for (i, plan) in plans.iter().take(MAX_TRIES).enumerate() {
         if dram_bytes_per_core(em, plan) != bytes {
             break;
+        }
+        // A shared B tile's ring forward queues on the DMA engine between loads: finer
+        // steps (when a plan moving the same bytes has them) shorten each such wait and
+        // the first and last blocks no overlap hides.
+        if shared_group(em) > 1
+            && plan.steps() < SHARED_B_MIN_STEPS
+            && plans
+                .iter()
+                .skip(i + 1)
+                .take_while(|p| dram_bytes_per_core(em, p) == bytes)
+                .any(|p| p.steps() >= SHARED_B_MIN_STEPS)
+        {
+            continue;
         }
         let mut f = if i == 0 { single.clone() } else { emit(plan)? };
         let loads = double_buffer::double_buffer(&mut f);
