@@ -60,7 +60,7 @@ describe("compare mode", { timeout: 12 * T }, () => {
         const sentence = await p.getByTestId("compare-sentence").innerText();
         assert.match(
           sentence,
-          /^double buffering off: [\d.]+% more cycles(; .*)?; DMA no longer overlaps PT in \d+ kernels?\.$/,
+          /^double buffering off: [\d.]+% more cycles(; .*)?; DMA no longer overlaps PT in \d+ kernels?(; DMA now overlaps PT in \d+ kernels?)?\.$/,
         );
         // Both runs' figures side by side.
         const table = await p.getByTestId("compare-table").innerText();
@@ -73,10 +73,15 @@ describe("compare mode", { timeout: 12 * T }, () => {
           table,
           /bottleneck\s+(memory|compute|communication)\s+(memory|compute|communication)/,
         );
-        // One dot per kernel and run on one roofline chart.
+        // One dot per kernel and run on one roofline chart. The two regimes may fuse
+        // differently (fusion weighs each kernel's time cut, which double buffering
+        // changes), so their kernel counts may differ by a few.
         const a = await p.locator(".cmp-dot-a[data-testid]").count();
         const b = await p.locator(".cmp-dot-b[data-testid]").count();
-        assert.ok(a > 0 && a === b, `${a} dots on screen, ${b} for the second run`);
+        assert.ok(
+          a > 0 && b > 0 && Math.abs(a - b) <= 4,
+          `${a} dots on screen, ${b} for the second run`,
+        );
         // Both timelines on one axis: the longer run spans it.
         const tl = p.getByTestId("compare-timeline");
         const ends = (await tl.getAttribute("data-ends")).split(",").map(Number);

@@ -55,12 +55,14 @@ describe("pass snapshots that diff", { timeout: 10 * T }, () => {
         assert.match(await text(p, "diff-summary"), /2 ops divided, 2 split over up to 32 cores/);
         await pickPass(p, "scratchpad", phone);
         assert.match(await text(p, "diff-summary"), /5 tensors placed in DRAM/);
-        // No pass of this model is a no-op: none is hidden. Fusion fuses nothing here (a
-        // matmul and one add), and its snapshot says why, so it is shown too.
+        // No pass of this model is a no-op: none is hidden (fusion makes the add the
+        // matmul's epilogue).
         assert.equal(await p.getByTestId("show-unchanged").isVisible(), false);
         assert.equal(await p.locator("#pass-list [data-pass]:visible").count(), 8);
         await pickPass(p, "fusion", phone);
-        assert.match(await text(p, "snapshot"), /not fused: .*a matmul/);
+        // The bias add runs as the matmul's epilogue.
+        assert.match(await text(p, "snapshot"), /fused matmul\+add_bias \[ops 0\.\.1\]/);
+        assert.match(await text(p, "snapshot"), /matmul epilogue/);
         // SDSC and KTIR side by side.
         await pickPass(p, "ktir", phone);
         assert.equal(await text(p, "diff-title"), "SDSC beside KTIR");
