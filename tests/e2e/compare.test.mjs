@@ -74,8 +74,8 @@ describe("compare mode", { timeout: 12 * T }, () => {
           /bottleneck\s+(memory|compute|communication)\s+(memory|compute|communication)/,
         );
         // One dot per kernel and run on one roofline chart. The two regimes may fuse
-        // differently (fusion weighs each kernel's time cut, which double buffering
-        // changes), so their kernel counts may differ by a few.
+        // differently (work division and time cuts depend on double buffering, and fusion
+        // on both), so their kernel counts may differ by a few.
         const a = await p.locator(".cmp-dot-a[data-testid]").count();
         const b = await p.locator(".cmp-dot-b[data-testid]").count();
         assert.ok(

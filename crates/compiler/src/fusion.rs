@@ -163,18 +163,16 @@ fn epilogue_member_reason(
 }
 
 /// The matmul epilogue chains of `c`: for each matmul, the longest run of ops right after
-/// it that [`epilogue_member_reason`] accepts and whose intermediate values (the matmul's
-/// result among them) nothing after the run reads. With `placed`, tensors the scratchpad
-/// plan holds end a chain, and `report` notes why a pointwise op right after a matmul did
-/// not join it.
+/// it that [`epilogue_member_reason`] accepts (placements aside: the scratchpad plan is
+/// made after) and whose intermediate values (the matmul's result among them) nothing
+/// after the run reads. Also, for a pointwise op right after a matmul that joins no chain,
+/// the op and why.
 fn epilogue_chains(
     c: &Compilation,
-    placed: bool,
     last_reader: &BTreeMap<&str, usize>,
     outputs: &BTreeSet<&str>,
-    mut report: Option<&mut FusionReport>,
-) -> Vec<FusionGroup> {
-    let mut groups = Vec::new();
+) -> (Vec<FusionGroup>, Vec<(String, String)>) {
+    let (mut groups, mut notes) = (Vec::new(), Vec::new());
     for (m, matmul) in c.ops.iter().enumerate() {
         let Some(c_out) = matmul.outputs.first().filter(|_| matmul.kind.is_matmul()) else {
             continue;
@@ -183,7 +181,7 @@ fn epilogue_chains(
         let mut j = m + 1;
         let mut stopped = None;
         while j < c.ops.len() {
-            match epilogue_member_reason(c, m, &chain, j, placed) {
+            match epilogue_member_reason(c, m, &chain, j, false) {
                 None => {
                     chain.extend(c.ops[j].outputs.iter().map(|s| s.as_str()));
                     j += 1;
@@ -207,15 +205,14 @@ fn epilogue_chains(
             len -= 1;
         }
         if len == 0 {
-            let next = c.ops.get(m + 1).filter(|o| o.kind.is_pointwise());
-            if let (Some(next), Some(report)) = (next, report.as_deref_mut()) {
+            if let Some(next) = c.ops.get(m + 1).filter(|o| o.kind.is_pointwise()) {
                 let why = match stopped.filter(|_| j == m + 1) {
                     Some(why) => why,
                     None => format!(
                         "'{c_out}' is read after it, so the matmul's result must be stored anyway"
                     ),
                 };
-                report.left_alone.push((
+                notes.push((
                     next.name.clone(),
                     format!("not in the epilogue of {}: {why}", matmul.name),
                 ));
@@ -229,7 +226,7 @@ fn epilogue_chains(
             internal: chain[..len].iter().map(|t| t.to_string()).collect(),
         });
     }
-    groups
+    (groups, notes)
 }
 
 /// The planned matmul epilogues (`planned`, from [`plan_epilogues`]) whose chains still
@@ -300,9 +297,12 @@ pub fn plan_epilogues(
     allocator: crate::Allocator,
 ) -> Result<EpiloguePlan, CompileError> {
     let (last_reader, outputs) = readers(c);
-    let chains = epilogue_chains(c, false, &last_reader, &outputs, None);
+    let (chains, mut notes) = epilogue_chains(c, &last_reader, &outputs);
     if chains.is_empty() {
-        return Ok(EpiloguePlan::default());
+        return Ok(EpiloguePlan {
+            groups: chains,
+            notes,
+        });
     }
     let baseline = crate::scratchpad::plan(c, allocator, &BTreeMap::new())?;
     let in_dram: BTreeSet<&str> = baseline.dram.iter().map(|(t, _, _)| t.as_str()).collect();
@@ -391,7 +391,6 @@ pub fn plan_epilogues(
         }
         kept = next;
     }
-    let mut notes = Vec::new();
     let mut groups = Vec::new();
     for ((g, k), why) in chains.into_iter().zip(kept).zip(why) {
         if k {
@@ -459,9 +458,12 @@ pub fn settle_epilogues(
     let EpiloguePlan { groups, mut notes } = plan_epilogues(c, allocator)?;
     // A chain dropped in the trial order may have no chain left to drop in the final one
     // (its op stays where it was): its reason still stands.
-    for (op, why) in tentative_notes {
-        if !notes.iter().any(|(o, _)| *o == op) {
-            notes.push((op, why));
+    // Notes name the op and its matmul ("not in the epilogue of M: ..."): one per pair.
+    let pair =
+        |(op, why): &(String, String)| (op.clone(), why.split(':').next().map(str::to_string));
+    for note in tentative_notes {
+        if !notes.iter().any(|n| pair(n) == pair(&note)) {
+            notes.push(note);
         }
     }
     c.epilogue_notes = notes;
@@ -979,6 +981,11 @@ mod tests {
             c.fusion.iter().all(|g| !c.ops[g.first].kind.is_matmul()),
             "{:?}",
             c.fusion
+        );
+        let snap = &c.snapshot("fusion").expect("snapshot").text;
+        assert!(
+            snap.contains("not fused: scale: not in the epilogue of scores: fusing saves no DRAM round trip: 't' goes on to"),
+            "{snap}"
         );
     }
 }

@@ -177,11 +177,9 @@ pub fn plan(
                 }
                 Category::Movement => false,
             };
-            if reason.is_some() {
-                // Kept in DRAM for the epilogue.
-            } else if !is_compute {
+            if reason.is_none() && !is_compute {
                 reason = Some(format!("{} output", op.kind));
-            } else {
+            } else if reason.is_none() {
                 let pv = view(op, div, oi, &l.host_shape);
                 if pv.is_none() {
                     reason = Some("partial sums of a split reduction".to_string());
