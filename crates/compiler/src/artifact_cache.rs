@@ -367,6 +367,7 @@ pub fn encode_artifact(key: &str, c: &Compilation) -> Result<Vec<u8>, String> {
         snapshots: Vec::new(),
         target: c.target.clone(),
         padding: c.padding.clone(),
+        views: c.views.clone(),
     };
     ciborium::into_writer(&rest, &mut body)
         .map_err(|e| format!("the compilation does not serialise: {e}"))?;

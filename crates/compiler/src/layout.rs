@@ -163,6 +163,56 @@ impl Layout {
         Ok(l)
     }
 
+    /// Whether `other` puts the element of every row-major host position at the same
+    /// device byte as this layout does: a reshape between the two moves nothing. Only
+    /// layouts without padding or synthetic dims are compared (a padded stick or dim puts
+    /// gaps at places that depend on the host shape); their device dims are reduced to a
+    /// canonical list of (extent, host stride), merging dims that step through host memory
+    /// contiguously, and the lists compared.
+    pub fn same_bytes_as(&self, other: &Layout) -> bool {
+        fn canonical(l: &Layout) -> Option<Vec<(usize, i64)>> {
+            let n = l.device_size.len();
+            let mut dims: Vec<(usize, i64)> = Vec::new();
+            for j in 0..n {
+                let size = l.device_size[j];
+                let h = l.host_dim_of_device_dim.get(j).copied().flatten();
+                let extent = match h {
+                    None => 1,
+                    Some(h) if j + 1 == n => l.host_shape[h].min(l.elems_per_stick),
+                    Some(h) if l.is_stick_count_dim(j) => {
+                        if l.host_shape[h] % l.elems_per_stick != 0 {
+                            return None;
+                        }
+                        l.host_shape[h] / l.elems_per_stick
+                    }
+                    Some(h) => l.host_shape[h],
+                };
+                if size != extent {
+                    return None;
+                }
+                if size == 1 {
+                    continue;
+                }
+                let stride = *l.stride_map.get(j)?;
+                if stride < 0 {
+                    return None;
+                }
+                match dims.last_mut() {
+                    Some(outer) if outer.1 == stride * size as i64 => {
+                        *outer = (outer.0 * size, stride);
+                    }
+                    _ => dims.push((size, stride)),
+                }
+            }
+            Some(dims)
+        }
+        self.dtype == other.dtype
+            && self.elems_per_stick == other.elems_per_stick
+            && self.device_bytes == other.device_bytes
+            && checked_product(&self.host_shape) == checked_product(&other.host_shape)
+            && matches!((canonical(self), canonical(other)), (Some(a), Some(b)) if a == b)
+    }
+
     /// Device elements (including padding).
     pub fn device_elems(&self) -> usize {
         checked_product(&self.device_size).unwrap_or(0)
@@ -406,7 +456,39 @@ pub fn run(c: &mut Compilation) -> Result<(LayoutNotes, Vec<String>), CompileErr
         out_ops.push(op);
     }
     c.ops = out_ops;
+    c.views = find_views(c);
+    for (y, x) in &c.views {
+        notes.insert(
+            y.clone(),
+            format!("view of '{x}': the same device bytes, so its reshape copies nothing"),
+        );
+    }
     Ok((notes, restick))
+}
+
+/// The reshape outputs that can share their input's DRAM buffer: laid out so that every
+/// element sits at the byte its input's copy sits at. Graph outputs keep their own buffer.
+/// Each maps to the root of its chain of views.
+fn find_views(c: &Compilation) -> BTreeMap<String, String> {
+    let mut views: BTreeMap<String, String> = BTreeMap::new();
+    for op in &c.ops {
+        if op.kind != DeviceOpKind::Movement(Movement::Reshape)
+            || op.inputs.len() != 1
+            || op.outputs.len() != 1
+            || c.graph.outputs.contains(&op.outputs[0])
+        {
+            continue;
+        }
+        let (x, y) = (&op.inputs[0], &op.outputs[0]);
+        let (Some(a), Some(b)) = (c.layouts.get(x), c.layouts.get(y)) else {
+            continue;
+        };
+        if a.same_bytes_as(b) {
+            let root = views.get(x).cloned().unwrap_or_else(|| x.clone());
+            views.insert(y.clone(), root);
+        }
+    }
+    views
 }
 
 #[cfg(test)]
@@ -573,5 +655,56 @@ mod tests {
         assert_eq!(l.pack(&[1.0]).len(), l.device_elems());
         assert_eq!(l.unpack(&[]).len(), 6);
         assert_eq!(l.device_index_of(&[]), vec![0, 0, 0]);
+    }
+
+    /// The device offset of every row-major host position, in flat host order.
+    fn offsets(l: &Layout) -> Vec<usize> {
+        let mut out = Vec::new();
+        l.for_each_host(|_, idx| out.push(l.device_offset_of(idx)));
+        out
+    }
+
+    #[test]
+    fn same_bytes_agrees_with_every_element_offset() {
+        // Every pair of these shapes with equal element counts, in f16 (64 to a stick) and
+        // i8 (128): the canonical comparison must never claim what the offsets deny, and
+        // must find the reshapes that only regroup whole sticks.
+        let shapes: &[&[usize]] = &[
+            &[8, 256],
+            &[8, 2, 128],
+            &[8, 4, 64],
+            &[1, 8, 4, 64],
+            &[8, 1, 4, 64],
+            &[8, 4, 1, 64],
+            &[2, 4, 256],
+            &[16, 128],
+            &[2048],
+            &[8, 8, 32],
+            &[4, 2, 256],
+            &[8, 256, 1],
+            &[1, 2048],
+            &[64, 32],
+        ];
+        for dtype in [DType::F16, DType::I8] {
+            let mut found = 0;
+            for a in shapes {
+                for b in shapes {
+                    let la = Layout::default_for(a, dtype, 128).unwrap();
+                    let lb = Layout::default_for(b, dtype, 128).unwrap();
+                    let same = offsets(&la) == offsets(&lb) && la.device_bytes == lb.device_bytes;
+                    if la.same_bytes_as(&lb) {
+                        assert!(same, "{a:?} and {b:?} ({dtype:?}) were called the same");
+                        found += 1;
+                    }
+                }
+            }
+            assert!(found > shapes.len(), "only {found} pairs found the same");
+        }
+        let a = Layout::default_for(&[128, 4096], DType::F16, 128).unwrap();
+        let b = Layout::default_for(&[128, 32, 128], DType::F16, 128).unwrap();
+        assert!(a.same_bytes_as(&b) && b.same_bytes_as(&a));
+        // Heads of 32 elements fill half a stick each: regrouping them moves bytes.
+        let c = Layout::default_for(&[128, 128, 32], DType::F16, 128).unwrap();
+        assert!(!a.same_bytes_as(&c));
     }
 }

@@ -315,9 +315,29 @@ pub struct Compilation {
     pub target: Target,
     /// What the padding rules would cost each PagedAttention node.
     pub padding: Vec<PaddingReport>,
+    /// Reshape outputs whose device bytes are their input's, byte for byte (the `layout`
+    /// pass finds them): each maps to the tensor whose DRAM buffer it shares. Their
+    /// reshapes launch no kernel; readers address the shared buffer.
+    #[serde(default)]
+    pub views: BTreeMap<String, String>,
 }
 
 impl Compilation {
+    /// The tensor whose DRAM buffer holds `tensor`: the one a view shares, or `tensor`.
+    pub fn buffer_of<'a>(&'a self, tensor: &'a str) -> &'a str {
+        self.views.get(tensor).map_or(tensor, String::as_str)
+    }
+
+    /// Whether device op `i` is a reshape whose output is a view ([`Compilation::views`]),
+    /// so no kernel runs it.
+    pub fn is_view_op(&self, i: usize) -> bool {
+        self.ops.get(i).is_some_and(|op| {
+            op.kind == DeviceOpKind::Movement(ops::Movement::Reshape)
+                && op.outputs.len() == 1
+                && self.views.contains_key(&op.outputs[0])
+        })
+    }
+
     /// The snapshot a pass recorded, if it ran.
     pub fn snapshot(&self, pass: &str) -> Option<&Snapshot> {
         self.snapshots.iter().find(|s| s.pass == pass)

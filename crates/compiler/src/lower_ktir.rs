@@ -78,7 +78,8 @@ fn kernel_args(c: &Compilation, ops: &[DeviceOp]) -> Vec<String> {
 }
 
 /// The kernels of a compilation, in launch order: one per device op, except that each
-/// fusion group ([`Compilation::fusion`]) is one kernel. Tensors the scratchpad plan keeps
+/// fusion group ([`Compilation::fusion`]) is one kernel and a reshape whose output is a
+/// view ([`Compilation::views`]) has none. Tensors the scratchpad plan keeps
 /// in the cores' scratchpads are not arguments: kernels address them at their planned
 /// offsets.
 pub fn kernels(c: &Compilation) -> Vec<Kernel> {
@@ -98,7 +99,9 @@ pub fn kernels(c: &Compilation) -> Vec<Kernel> {
                 i += g.len;
             }
             _ => {
-                out.push(single_kernel(c, i, &c.ops[i]));
+                if !c.is_view_op(i) {
+                    out.push(single_kernel(c, i, &c.ops[i]));
+                }
                 i += 1;
             }
         }

@@ -415,6 +415,7 @@ fn compile_inner(
         snapshots: Vec::new(),
         target: target.clone(),
         padding: Vec::new(),
+        views: BTreeMap::new(),
     };
     let none = || (String::new(), String::new(), serde_json::Value::Null);
     // What the passes found besides `c`, shown in every later snapshot of the state.

@@ -136,13 +136,23 @@ pub fn plan(
     // rather than scanning every op for each one.
     let mut reads: BTreeMap<&str, Vec<(usize, usize)>> = BTreeMap::new();
     for (i, op) in c.ops.iter().enumerate() {
+        // A view's reshape moves nothing: its readers read the buffer it shares.
+        if c.is_view_op(i) {
+            continue;
+        }
         for o in &op.outputs {
             producer.insert(o, i);
         }
         for (ii, t) in op.inputs.iter().enumerate() {
+            let t = c.buffer_of(t);
             last_use.insert(t, i);
             reads.entry(t).or_default().push((i, ii));
         }
+    }
+    // Each buffer a view shares, with the first view of it.
+    let mut viewed: BTreeMap<&str, &str> = BTreeMap::new();
+    for (y, x) in &c.views {
+        viewed.entry(x.as_str()).or_insert(y.as_str());
     }
     let interface: BTreeSet<&str> = c
         .graph
@@ -155,6 +165,9 @@ pub fn plan(
     // Intermediates, in producer order.
     let mut bufs: Vec<Buffer> = Vec::new();
     for (i, op) in c.ops.iter().enumerate() {
+        if c.is_view_op(i) {
+            continue;
+        }
         let div = c
             .divisions
             .get(i)
@@ -168,9 +181,18 @@ pub fn plan(
             let acc = access_map(op, oi, &l.host_shape);
             let bytes = slice_bytes(l, &acc, &div.splits, c.target.stick_bytes);
             let end = last_use.get(o.as_str()).map(|&u| u + 1).unwrap_or(i + 1);
-            let mut reason = epilogue.get(o.as_str()).map(|m| {
-                format!("the epilogue fused into '{m}' reads or writes it, on the matmul's cores")
-            });
+            let mut reason = epilogue
+                .get(o.as_str())
+                .map(|m| {
+                    format!(
+                        "the epilogue fused into '{m}' reads or writes it, on the matmul's cores"
+                    )
+                })
+                .or_else(|| {
+                    viewed
+                        .get(o.as_str())
+                        .map(|y| format!("'{y}' is a view of it, read where it lies"))
+                });
             let is_compute = match op.kind.category() {
                 Category::Matmul | Category::Pointwise | Category::Reduction | Category::RowOp => {
                     true
@@ -317,6 +339,19 @@ pub fn plan(
         top = top.max(off.saturating_add(bytes));
         dram.push((b.tensor.clone(), off, bytes));
     }
+    // Views take the offset of the buffer they share.
+    let offsets: BTreeMap<&str, u64> = dram.iter().map(|(t, o, _)| (t.as_str(), *o)).collect();
+    let mut shared = Vec::new();
+    for (y, x) in &c.views {
+        let (Some(&off), Some(l)) = (offsets.get(x.as_str()), c.layouts.get(y)) else {
+            return Err(CompileError::new(
+                format!("view '{y}' of '{x}': '{x}' has no DRAM buffer"),
+                None,
+            ));
+        };
+        shared.push((y.clone(), off, l.device_bytes));
+    }
+    dram.extend(shared);
     Ok(ScratchpadPlan {
         allocator: allocator.name().to_string(),
         capacity_bytes: cap,

@@ -110,6 +110,8 @@ struct Stats {
     lx_buffers: usize,
     in_place: usize,
     does_not_fit: usize,
+    /// Reshape outputs that share their input's buffer.
+    views: usize,
 }
 
 fn fail(what: &str, g: &Graph, t: &Target, msg: String) -> TestCaseError {
@@ -171,6 +173,7 @@ fn compiled_graphs_keep_layout_workdiv_and_scratchpad_invariants() {
             ("scratchpad buffers", s.lx_buffers),
             ("in-place buffers", s.in_place),
             ("buffers too big for the scratchpad", s.does_not_fit),
+            ("reshapes made views", s.views),
         ] {
             assert!(n > 0, "no case had {what}: {s:#?}");
         }
@@ -445,13 +448,22 @@ fn check_divisions(c: &Compilation, stats: &mut Stats) -> Result<(), String> {
         c.divisions.len(),
         c.ops.len()
     );
+    // A reshape whose output is a view copies nothing and has no SDSC.
+    let running: Vec<(&compiler::DeviceOp, &compiler::WorkDivision)> = c
+        .ops
+        .iter()
+        .zip(&c.divisions)
+        .enumerate()
+        .filter(|(i, _)| !c.is_view_op(*i))
+        .map(|(_, x)| x)
+        .collect();
     ensure!(
-        bundle.sdscs.len() == c.ops.len(),
-        "{} SDSCs for {} ops",
+        bundle.sdscs.len() == running.len(),
+        "{} SDSCs for {} ops that run",
         bundle.sdscs.len(),
-        c.ops.len()
+        running.len()
     );
-    for ((op, d), sd) in c.ops.iter().zip(&c.divisions).zip(&bundle.sdscs) {
+    for ((op, d), sd) in running.into_iter().zip(&bundle.sdscs) {
         let at = &op.name;
         let dims = op.iteration.len();
         ensure!(
@@ -743,15 +755,19 @@ fn check_plan(
         "plan capacity {} B, target {cap} B",
         plan.capacity_bytes
     );
-    // Liveness from the ops themselves: producer to last reader.
+    // Liveness from the ops themselves: producer to last reader. A view's reshape runs
+    // nothing; a read of the view reads the buffer it shares.
     let mut producer = BTreeMap::new();
     let mut last_read = BTreeMap::new();
     for (i, op) in c.ops.iter().enumerate() {
+        if c.is_view_op(i) {
+            continue;
+        }
         for o in &op.outputs {
             producer.insert(o.as_str(), i);
         }
         for t in &op.inputs {
-            last_read.insert(t.as_str(), i);
+            last_read.insert(c.buffer_of(t), i);
         }
     }
     let intermediates: BTreeSet<&str> = producer
@@ -908,6 +924,29 @@ fn check_plan(
             "at op {t}, {live} B live per core, over {cap} B"
         );
     }
+    // A view shares its buffer's DRAM, which lives until the view's last reader.
+    stats.views += c.views.len();
+    for (y, x) in &c.views {
+        let at = |t: &str| plan.dram.iter().find(|d| d.0 == t).map(|d| d.1);
+        ensure!(
+            at(y).is_some() && at(y) == at(x),
+            "view '{y}' at {:?}, its buffer '{x}' at {:?}",
+            at(y),
+            at(x)
+        );
+        let end = plan
+            .buffers
+            .iter()
+            .find(|b| &b.tensor == x)
+            .map_or(usize::MAX, |b| b.end);
+        for (i, op) in c.ops.iter().enumerate() {
+            ensure!(
+                !op.inputs.contains(y) || c.is_view_op(i) || i < end,
+                "'{}' reads view '{y}' after its buffer '{x}' dies at op {end}",
+                op.name
+            );
+        }
+    }
     // DRAM: graph tensors for the whole run, intermediates by live range.
     let life = |t: &str| -> (usize, usize) {
         match plan.buffers.iter().find(|b| b.tensor == t) {
@@ -925,6 +964,9 @@ fn check_plan(
             );
         }
         for (tb, ob, sb) in &plan.dram[x + 1..] {
+            if c.buffer_of(ta) == c.buffer_of(tb) {
+                continue;
+            }
             let ((s1, e1), (s2, e2)) = (life(ta), life(tb));
             ensure!(
                 !(s1 < e2 && s2 < e1 && overlaps((*oa, *sa), (*ob, *sb))),

@@ -1137,15 +1137,16 @@ fn simulate_mapped(
     let mut placements = Vec::new();
     let mut placed = std::collections::BTreeSet::new();
     for k in &kernels {
-        for t in &k.args {
-            if !placed.insert(t.clone()) {
+        // A view's readers take the buffer it shares.
+        for t in k.args.iter().map(|t| c.buffer_of(t)) {
+            if !placed.insert(t.to_string()) {
                 continue;
             }
             let layout = c.layouts.get(t).ok_or_else(|| {
                 DriverError::new(Stage::Simulate, format!("tensor '{t}' has no layout"))
             })?;
             placements.push(Placement {
-                name: t.clone(),
+                name: t.to_string(),
                 elem: ktir_elem(layout.dtype),
                 at: None,
                 init: match values.get(t) {
@@ -1159,7 +1160,11 @@ fn simulate_mapped(
         .iter()
         .map(|k| Launch {
             func: k.func.clone(),
-            args: k.args.iter().map(|t| Arg::Buffer(t.clone())).collect(),
+            args: k
+                .args
+                .iter()
+                .map(|t| Arg::Buffer(c.buffer_of(t).to_string()))
+                .collect(),
         })
         .collect();
     let program = Program {
@@ -1455,7 +1460,7 @@ fn check_device_memory(c: &compiler::Compilation, options: &RunOptions) -> Resul
     let mut placed = std::collections::BTreeSet::new();
     let mut total: usize = 0;
     for k in compiler::lower_ktir::kernels(c) {
-        for t in k.args {
+        for t in k.args.iter().map(|t| c.buffer_of(t).to_string()) {
             let Some(layout) = c.layouts.get(&t) else {
                 continue;
             };

@@ -53,6 +53,10 @@ const CASES: &[(&str, &[&str])] = &[
         "matmul_epilogue_batched",
         &["batchmatmul", "add", "mul", "sigmoid"],
     ),
+    (
+        "reshape_views",
+        &["batchmatmul", "transpose", "add", "reshape"],
+    ),
 ];
 
 fn case_dir() -> std::path::PathBuf {
@@ -137,4 +141,39 @@ fn k_padding_of_a_computed_operand_stays_out_of_a_k_split_product() {
     assert!(r.run.passed, "{:?}", r.run.outputs);
     assert!(r.ktir.contains("ktdp.inter_tile_reduce"), "{}", r.ktir);
     assert!(r.ktir.contains("[0, 36] [4, 28] [1, 1]"), "{}", r.ktir);
+}
+
+#[test]
+fn reshapes_that_regroup_whole_sticks_run_no_kernel() {
+    let source = std::fs::read_to_string(case_dir().join("reshape_views.json")).unwrap();
+    for double_buffer in [true, false] {
+        let mut options = PipelineOptions::default();
+        options.compile.double_buffer = double_buffer;
+        let r =
+            run_pipeline(&source, "reshape_views.json", &options).unwrap_or_else(|e| panic!("{e}"));
+        assert!(r.run.passed, "{:?}", r.run.outputs);
+        let has_kernel = |node: &str| {
+            r.ktir
+                .lines()
+                .any(|l| l.contains("func.func @k") && l.contains(&format!("_{node}(")))
+        };
+        // Heads of 128 elements are two whole sticks: splitting rows into them, merging
+        // them back (through a chain of two reshapes), and splitting a graph input move
+        // no byte.
+        for view in [
+            "q_split",
+            "k_split",
+            "v_split",
+            "merge_batch",
+            "merge_rows",
+            "x_split",
+            "mix_merge",
+        ] {
+            assert!(!has_kernel(view), "{view} still copies:\n{}", r.ktir);
+        }
+        // Heads of 32 elements share sticks: those reshapes copy.
+        for copy in ["small_heads", "small_merge", "q_heads", "o_proj"] {
+            assert!(has_kernel(copy), "no kernel for {copy}");
+        }
+    }
 }
