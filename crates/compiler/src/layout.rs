@@ -213,6 +213,118 @@ impl Layout {
             && matches!((canonical(self), canonical(other)), (Some(a), Some(b)) if a == b)
     }
 
+    /// A layout of this tensor (whose host shape is kept) under which a reshape to the
+    /// tensor laid out as `y` moves no byte: `y`'s device dims with each of `y`'s host dims
+    /// replaced by the run of this tensor's dims it merges. `None` when some dim of `y` is
+    /// not such a merge (the reshape splits a dim of this tensor), when the stick would
+    /// change, or when `y` has padding.
+    pub fn pulled_back_from(&self, y: &Layout) -> Option<Layout> {
+        let (xs, ys) = (&self.host_shape, &y.host_shape);
+        let eps = self.elems_per_stick;
+        if xs.is_empty()
+            || ys.is_empty()
+            || self.dtype != y.dtype
+            || eps != y.elems_per_stick
+            || xs[xs.len() - 1] % eps != 0
+        {
+            return None;
+        }
+        if ys[ys.len() - 1] % eps != 0 {
+            return None;
+        }
+        // The run of x dims each y dim merges: x[groups[h].0 .. groups[h].1]. A unit y dim
+        // merges none; unit x dims go with the run they sit in.
+        let mut groups = Vec::with_capacity(ys.len());
+        let mut at = 0;
+        for &want in ys {
+            let start = at;
+            if want != 1 {
+                let mut product = 1usize;
+                while product < want {
+                    product = product.checked_mul(*xs.get(at)?)?;
+                    at += 1;
+                }
+                if product != want {
+                    return None;
+                }
+            }
+            groups.push((start, at));
+        }
+        if xs[at..].iter().any(|&d| d != 1) {
+            return None;
+        }
+        // The last y dim is at least a stick, so its run is the last; it ends with x's.
+        groups.last_mut()?.1 = xs.len();
+        let last = xs.len() - 1;
+        let mut strides = vec![1i64; xs.len()];
+        for d in (0..last).rev() {
+            strides[d] = strides[d + 1].checked_mul(i64::try_from(xs[d + 1]).ok()?)?;
+        }
+        let (mut size, mut stride, mut host) = (Vec::new(), Vec::new(), Vec::new());
+        let n = y.device_size.len();
+        for j in 0..n {
+            let h = y.host_dim_of_device_dim.get(j).copied().flatten()?;
+            let (a, b) = groups[h];
+            if j + 1 == n {
+                if b != xs.len() {
+                    return None;
+                }
+                size.push(eps);
+                stride.push(1);
+                host.push(Some(last));
+            } else if y.is_stick_count_dim(j) {
+                if b != xs.len() || ys[h] % eps != 0 {
+                    return None;
+                }
+                for d in a..last {
+                    if xs[d] != 1 {
+                        size.push(xs[d]);
+                        stride.push(strides[d]);
+                        host.push(Some(d));
+                    }
+                }
+                size.push(xs[last] / eps);
+                stride.push(eps as i64);
+                host.push(Some(last));
+            } else {
+                for d in a..b {
+                    if xs[d] != 1 {
+                        size.push(xs[d]);
+                        stride.push(strides[d]);
+                        host.push(Some(d));
+                    }
+                }
+            }
+        }
+        let mut l = Layout {
+            host_shape: xs.clone(),
+            dtype: self.dtype,
+            device_size: size,
+            stride_map: stride,
+            host_dim_of_device_dim: host,
+            elems_per_stick: eps,
+            device_bytes: 0,
+        };
+        l.device_bytes = l.compute_bytes()?;
+        Some(l)
+    }
+
+    /// Each device dim's size without the zero padding of element dims (matmul B's K,
+    /// see [`Layout::with_padded_dim`]): an element dim's host extent; stick and lane
+    /// dims, which hold their padding in the last stick, as they are.
+    pub fn unpadded_device_size(&self) -> Vec<usize> {
+        (0..self.device_size.len())
+            .map(
+                |j| match self.host_dim_of_device_dim.get(j).copied().flatten() {
+                    Some(h) if j + 1 < self.device_size.len() && !self.is_stick_count_dim(j) => {
+                        self.host_shape.get(h).copied().unwrap_or(1)
+                    }
+                    _ => self.device_size[j],
+                },
+            )
+            .collect()
+    }
+
     /// Device elements (including padding).
     pub fn device_elems(&self) -> usize {
         checked_product(&self.device_size).unwrap_or(0)
@@ -401,6 +513,18 @@ pub fn run(c: &mut Compilation) -> Result<(LayoutNotes, Vec<String>), CompileErr
             c.layouts.insert(t.clone(), need);
         }
     }
+    // The ops reading each tensor, by index in the op list as it was before restickify
+    // ops are added (the readers' order is all that is used).
+    let mut readers: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    let ops_before = c.ops.clone();
+    for (i, op) in ops_before.iter().enumerate() {
+        for t in &op.inputs {
+            let list = readers.entry(t.as_str()).or_default();
+            if !list.contains(&i) {
+                list.push(i);
+            }
+        }
+    }
     // 2. Everything else starts in the default layout; 3. check every operand.
     let mut out_ops = Vec::new();
     let mut restick = Vec::new();
@@ -448,9 +572,49 @@ pub fn run(c: &mut Compilation) -> Result<(LayoutNotes, Vec<String>), CompileErr
             op.inputs[i] = name;
         }
         for o in &op.outputs {
-            if !c.layouts.contains_key(o) {
-                let def = default_of(c, o, &op.name)?;
-                c.layouts.insert(o.clone(), def);
+            if c.layouts.contains_key(o) {
+                continue;
+            }
+            let def = default_of(c, o, &op.name)?;
+            // The generic movement kernels (which bring boxes to host order and back) write
+            // any layout at the same cost: where such an output's only reader is a reshape,
+            // it is written in the bytes the reshape's output would hold.
+            let through = match (&op.kind, readers.get(o.as_str()).map(Vec::as_slice)) {
+                (DeviceOpKind::Movement(m), Some(&[r]))
+                    if matches!(
+                        m,
+                        Movement::Transpose | Movement::Expand | Movement::Slice | Movement::Concat
+                    ) && !c.graph.outputs.contains(o) =>
+                {
+                    let r = &c.ops[r];
+                    match r.outputs.as_slice() {
+                        [y] if r.kind == DeviceOpKind::Movement(Movement::Reshape)
+                            && r.inputs.len() == 1
+                            && !c.graph.outputs.contains(y) =>
+                        {
+                            let y_def = default_of(c, y, &r.name)?;
+                            def.pulled_back_from(&y_def)
+                                .filter(|l| l.same_bytes_as(&y_def))
+                                .map(|l| (l, y.clone()))
+                        }
+                        _ => None,
+                    }
+                }
+                _ => None,
+            };
+            match through {
+                Some((l, y)) if l != def => {
+                    notes.insert(
+                        o.clone(),
+                        format!(
+                            "written as '{y}' lays it out, so the reshape to it copies nothing"
+                        ),
+                    );
+                    c.layouts.insert(o.clone(), l);
+                }
+                _ => {
+                    c.layouts.insert(o.clone(), def);
+                }
             }
         }
         out_ops.push(op);
@@ -706,5 +870,39 @@ mod tests {
         // Heads of 32 elements fill half a stick each: regrouping them moves bytes.
         let c = Layout::default_for(&[128, 128, 32], DType::F16, 128).unwrap();
         assert!(!a.same_bytes_as(&c));
+    }
+
+    #[test]
+    fn a_layout_pulled_back_through_a_reshape_makes_it_move_nothing() {
+        // (x, y): reshapes that merge x's dims, and some that split them (no pullback).
+        let pairs: &[(&[usize], &[usize], bool)] = &[
+            (&[1, 2, 4, 16, 128], &[1, 8, 16, 128], true),
+            (&[2, 4, 16, 128], &[8, 16, 128], true),
+            (&[16, 2, 128], &[16, 256], true),
+            (&[4, 4, 2, 64], &[16, 128], true),
+            (&[1, 16, 1, 2, 128], &[16, 256], true),
+            (&[4, 4, 64], &[4, 2, 2, 64], false),
+            (&[16, 256], &[16, 2, 128], false),
+            (&[2, 4, 16, 100], &[8, 16, 100], false),
+        ];
+        for &(x, y, pulls) in pairs {
+            let lx = Layout::default_for(x, DType::F16, 128).unwrap();
+            let ly = Layout::default_for(y, DType::F16, 128).unwrap();
+            let Some(l) = lx.pulled_back_from(&ly) else {
+                assert!(!pulls, "{x:?} -> {y:?}: no pullback");
+                continue;
+            };
+            assert!(pulls, "{x:?} -> {y:?}: a pullback through a split");
+            assert_eq!(l.host_shape, x.to_vec());
+            assert_eq!(offsets(&l), offsets(&ly), "{x:?} -> {y:?}: {l:?}");
+            assert_eq!(l.device_bytes, ly.device_bytes);
+            assert!(l.same_bytes_as(&ly));
+            // Every host element on its own device slot, as any layout must.
+            let mut seen = offsets(&l);
+            seen.sort_unstable();
+            seen.dedup();
+            assert_eq!(seen.len(), x.iter().product::<usize>());
+            assert!(seen.iter().all(|&o| o < l.device_elems()));
+        }
     }
 }

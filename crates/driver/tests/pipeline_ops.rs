@@ -57,6 +57,7 @@ const CASES: &[(&str, &[&str])] = &[
         "reshape_views",
         &["batchmatmul", "transpose", "add", "reshape"],
     ),
+    ("gqa_repeat_views", &["expand", "transpose", "batchmatmul"]),
 ];
 
 fn case_dir() -> std::path::PathBuf {
@@ -175,5 +176,26 @@ fn reshapes_that_regroup_whole_sticks_run_no_kernel() {
         for copy in ["small_heads", "small_merge", "q_heads", "o_proj"] {
             assert!(has_kernel(copy), "no kernel for {copy}");
         }
+    }
+}
+
+#[test]
+fn an_expand_read_by_a_reshape_writes_the_reshape_s_layout() {
+    let source = std::fs::read_to_string(case_dir().join("gqa_repeat_views.json")).unwrap();
+    let r = run_pipeline(
+        &source,
+        "gqa_repeat_views.json",
+        &PipelineOptions::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(r.run.passed, "{:?}", r.run.outputs);
+    for gone in ["k_unsqueeze", "k_repeat", "v_unsqueeze", "v_repeat"] {
+        assert!(
+            !r.ktir
+                .lines()
+                .any(|l| l.contains("func.func @k") && l.contains(&format!("_{gone}("))),
+            "{gone} still copies:\n{}",
+            r.ktir
+        );
     }
 }

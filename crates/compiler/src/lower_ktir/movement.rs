@@ -219,23 +219,19 @@ impl KernelEmitter<'_> {
         if !split_only_elems {
             return Err(self.fail("movement kernels cut element and stick dims only, never lanes"));
         }
-        // A layout with zero-padded element dims (matmul B's K) is first cut to the default
-        // (padded dims are never split, so split dims keep the tile's extent).
-        let default = Layout::default_for(
-            &host,
-            layout.dtype,
-            layout.elems_per_stick * layout.dtype.size_bytes(),
-        )?;
+        // A layout with zero-padded element dims (matmul B's K) is first cut to its unpadded
+        // sizes (padded dims are never split, so split dims keep the tile's extent).
+        let unpadded = layout.unpadded_device_size();
         let target: Vec<usize> = (0..n)
             .map(|j| {
                 if shape[j] != layout.device_size[j] {
                     shape[j]
                 } else {
-                    default.device_size.get(j).copied().unwrap_or(shape[j])
+                    unpadded.get(j).copied().unwrap_or(shape[j])
                 }
             })
             .collect();
-        let (value, shape) = if target != shape && default.device_size.len() == shape.len() {
+        let (value, shape) = if target != shape && unpadded.len() == shape.len() {
             let sl = self.fresh("unpadded");
             self.slice(
                 &sl,
@@ -370,18 +366,14 @@ impl KernelEmitter<'_> {
             v = t;
         }
         // Zero-padded element dims (matmul B's K): place the tensor in a zero tile.
-        let default = Layout::default_for(
-            &host,
-            layout.dtype,
-            layout.elems_per_stick * layout.dtype.size_bytes(),
-        )?;
-        if default.device_size != full && default.device_size.len() == n {
+        let unpadded = layout.unpadded_device_size();
+        if unpadded != full && unpadded.len() == n {
             let from: Vec<usize> = (0..n)
                 .map(|j| {
                     if dev[j] != full[j] {
                         dev[j]
                     } else {
-                        default.device_size[j]
+                        unpadded[j]
                     }
                 })
                 .collect();
