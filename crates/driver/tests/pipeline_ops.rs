@@ -58,6 +58,7 @@ const CASES: &[(&str, &[&str])] = &[
         &["batchmatmul", "transpose", "add", "reshape"],
     ),
     ("gqa_repeat_views", &["expand", "transpose", "batchmatmul"]),
+    ("matmul_k_split_scatter", &["batchmatmul"]),
 ];
 
 fn case_dir() -> std::path::PathBuf {
@@ -182,20 +183,59 @@ fn reshapes_that_regroup_whole_sticks_run_no_kernel() {
 #[test]
 fn an_expand_read_by_a_reshape_writes_the_reshape_s_layout() {
     let source = std::fs::read_to_string(case_dir().join("gqa_repeat_views.json")).unwrap();
-    let r = run_pipeline(
-        &source,
-        "gqa_repeat_views.json",
-        &PipelineOptions::default(),
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    assert!(r.run.passed, "{:?}", r.run.outputs);
-    for gone in ["k_unsqueeze", "k_repeat", "v_unsqueeze", "v_repeat"] {
-        assert!(
-            !r.ktir
-                .lines()
-                .any(|l| l.contains("func.func @k") && l.contains(&format!("_{gone}("))),
-            "{gone} still copies:\n{}",
-            r.ktir
+    for double_buffer in [true, false] {
+        let mut options = PipelineOptions::default();
+        options.compile.double_buffer = double_buffer;
+        let r = run_pipeline(&source, "gqa_repeat_views.json", &options)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(r.run.passed, "{:?}", r.run.outputs);
+        for gone in ["k_unsqueeze", "k_repeat", "v_unsqueeze", "v_repeat"] {
+            assert!(
+                !r.ktir
+                    .lines()
+                    .any(|l| l.contains("func.func @k") && l.contains(&format!("_{gone}("))),
+                "{gone} still copies:\n{}",
+                r.ktir
+            );
+        }
+    }
+}
+
+#[test]
+fn a_k_group_whose_rows_divide_reduce_scatters_its_sum() {
+    let source = std::fs::read_to_string(case_dir().join("matmul_k_split_scatter.json")).unwrap();
+    for double_buffer in [true, false] {
+        let mut options = PipelineOptions::default();
+        options.compile.double_buffer = double_buffer;
+        let r = run_pipeline(&source, "matmul_k_split_scatter.json", &options)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(r.run.passed, "{:?}", r.run.outputs);
+        let kernel = |name: &str| {
+            let start = r
+                .ktir
+                .find(&format!("_{name}("))
+                .unwrap_or_else(|| panic!("no {name}"));
+            let end = r.ktir[start..]
+                .find("func.return")
+                .map_or(r.ktir.len(), |e| start + e);
+            r.ktir[start..end].to_string()
+        };
+        // The eight cores of a group each sum and store their own rows: eight reductions,
+        // each to another core of the group, and eight stores.
+        let scattered = kernel("proj");
+        assert_eq!(
+            scattered.matches("ktdp.inter_tile_reduce").count(),
+            8,
+            "{scattered}"
         );
+        assert!(scattered.contains("s0 * 8 - 7 == 0"), "{scattered}");
+        assert_eq!(scattered.matches("ktdp.store").count(), 8, "{scattered}");
+        let gathered = kernel("proj_odd");
+        assert_eq!(
+            gathered.matches("ktdp.inter_tile_reduce").count(),
+            1,
+            "{gathered}"
+        );
+        assert_eq!(gathered.matches("ktdp.store").count(), 1, "{gathered}");
     }
 }

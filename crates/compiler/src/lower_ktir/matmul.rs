@@ -7,6 +7,19 @@ use super::*;
 use ktir::{AffineExpr, AffineSet, Constraint};
 
 /// `a + b` as an affine expression.
+/// Reduce-scatter a K group's sum only where the matmul's compute is at most this share
+/// of its DRAM time. Every core then stores part of each block, so each core's next loads
+/// queue behind a store that waits for the group's reduction: the cores move in step.
+/// That costs little where loads dominate and more than the first core's stores where
+/// compute would otherwise overlap them (measured: the 8B-dims layer's projections at seq
+/// 128, share 0.18, gain; at seq 512, 0.67, and a 4096^3 matmul, 1.25, lose).
+const SCATTER_MAX_COMPUTE_SHARE: f64 = 0.35;
+
+/// Reduce-scatter only output blocks of at least this many bytes per time step: a small
+/// block's store is short, and cutting its reduction in parts adds a reduction's fixed
+/// cost per part (a MoE router's 4 KiB block ran slower scattered).
+const SCATTER_MIN_BLOCK_BYTES: usize = 16 << 10;
+
 fn add(a: AffineExpr, b: AffineExpr) -> AffineExpr {
     AffineExpr::Add(Box::new(a), Box::new(b))
 }
@@ -300,7 +313,22 @@ impl KernelEmitter<'_> {
             prod
         };
         if k_split > 1 {
-            result = self.k_split_reduce(&result, &c_shape, k_split, div.cores_used)?;
+            if let Some(rows) = self.scatter_rows(&c_shape, k_split, out_i, mb) {
+                return self.reduce_scatter(
+                    result,
+                    &c_shape,
+                    rows,
+                    k_split,
+                    div.cores_used,
+                    c_elem,
+                    &c_order,
+                    &batch,
+                    nbt,
+                    out_i,
+                    mb,
+                );
+            }
+            result = self.k_split_reduce(&result, &c_shape, k_split, div.cores_used, 0)?;
             // Only the group's first core holds the sum: everything from here on is its work.
             let kc = self.fresh("kc");
             let pos = self.fresh("kpos");
@@ -333,7 +361,221 @@ impl KernelEmitter<'_> {
                 result = t;
             }
         }
-        let c_ty = shape_str(&c_shape, c_elem);
+        self.store_c(result, &c_shape, c_elem, &c_order, &batch, nbt, out_i, None)?;
+        if let Some(first) = leader {
+            let then = self.b.end_block();
+            self.b
+                .if_op(Vec::new(), &val(&first), then, None, Vec::new());
+        }
+        Ok(())
+    }
+
+    /// Rows of C each core of a K group sums and stores, when the group's sum is
+    /// reduce-scattered rather than gathered on its first core: the output block's rows
+    /// divide evenly over the group, the block goes to DRAM, and no epilogue (whose inputs
+    /// are tiled like the whole block) follows. A group's first core otherwise stores the
+    /// whole block on the DMA queue its loads use, and finishes last.
+    fn scatter_rows(
+        &self,
+        c_shape: &[usize],
+        k_split: usize,
+        out_i: usize,
+        mb: usize,
+    ) -> Option<usize> {
+        let o = &self.operands[out_i];
+        let rows = *c_shape.get(c_shape.len().checked_sub(2)?)?;
+        let j = o
+            .dims
+            .iter()
+            .position(|d| d.kind == Kind::Elem && d.iter == Some(mb))?;
+        let block_bytes = o.extent.iter().product::<usize>() * o.layout.dtype.size_bytes();
+        (self.epilogue.is_empty()
+            && o.local.is_none()
+            && rows % k_split == 0
+            && o.extent[j] == rows
+            && block_bytes >= SCATTER_MIN_BLOCK_BYTES
+            && self.compute_share() < SCATTER_MAX_COMPUTE_SHARE)
+            .then_some(rows / k_split)
+    }
+
+    /// The matmul's compute time over its DRAM time, both at the machine's peak rates:
+    /// MACs over the cores used, bytes of A, B and C over the shared DRAM.
+    fn compute_share(&self) -> f64 {
+        let t = &self.c.target;
+        let macs: f64 = self.op.iteration.iter().map(|d| d.extent as f64).product();
+        let cores = self
+            .c
+            .divisions
+            .get(self.index)
+            .map_or(1, |d| d.cores_used.max(1)) as f64;
+        let bytes: f64 = self
+            .op
+            .inputs
+            .iter()
+            .chain(&self.op.outputs)
+            .filter_map(|x| self.c.layouts.get(x))
+            .map(|l| l.device_bytes as f64)
+            .sum();
+        let compute = macs / (cores * t.matmul_macs_per_ns.max(1.0));
+        let memory = bytes / t.dram_bytes_per_ns.max(1.0);
+        if memory > 0.0 {
+            compute / memory
+        } else {
+            f64::INFINITY
+        }
+    }
+
+    /// The K group's sum reduce-scattered: the partial's rows cut into one part per core
+    /// of the group, each part summed onto its own core, which stores it.
+    #[allow(clippy::too_many_arguments)]
+    fn reduce_scatter(
+        &mut self,
+        partial: String,
+        c_shape: &[usize],
+        rows: usize,
+        k_split: usize,
+        cores: usize,
+        c_elem: ScalarType,
+        c_order: &[DimRef],
+        batch: &[usize],
+        nbt: usize,
+        out_i: usize,
+        mb: usize,
+    ) -> Result<(), CompileError> {
+        let r = c_shape.len() - 2;
+        let mut part_shape = c_shape.to_vec();
+        part_shape[r] = rows;
+        let mut sums = Vec::with_capacity(k_split);
+        for j in 0..k_split {
+            let mut offsets = vec![0; c_shape.len()];
+            offsets[r] = j * rows;
+            let part = self.fresh("rowpart");
+            self.slice(
+                &part,
+                &partial,
+                (&offsets, &part_shape, &vec![1; c_shape.len()]),
+                c_shape,
+                ScalarType::F32,
+            );
+            sums.push(self.k_split_reduce(&part, &part_shape, k_split, cores, j)?);
+        }
+        let kc = self.fresh("kc");
+        let pos = self.fresh("kpos");
+        self.b.index(ssa(&kc), k_split as i64);
+        self.b.elementwise(
+            ssa(&pos),
+            ElementwiseOp::RemSI,
+            &[&val("id"), &val(&kc)],
+            Type::index(),
+        );
+        let j_m = self.operands[out_i]
+            .dims
+            .iter()
+            .position(|d| d.kind == Kind::Elem && d.iter == Some(mb))
+            .ok_or_else(|| self.fail("the output has no M dim"))?;
+        for (j, sum) in sums.into_iter().enumerate() {
+            let (jc, mine) = (self.fresh("kj"), self.fresh("mine"));
+            self.b.index(ssa(&jc), j as i64);
+            self.b.compare(
+                ssa(&mine),
+                ktir::Predicate::Int(ktir::CmpIPredicate::Eq),
+                &val(&pos),
+                &val(&jc),
+                Type::index(),
+            );
+            self.b.begin_block(Vec::new());
+            let mut result = sum;
+            if c_elem != ScalarType::F32 {
+                let t = self.fresh("narrow");
+                self.b.cast(
+                    ssa(&t),
+                    "arith.truncf",
+                    &val(&result),
+                    shape_str(&part_shape, ScalarType::F32),
+                    shape_str(&part_shape, c_elem),
+                );
+                result = t;
+            }
+            let tile = self.row_part_tile(out_i, j_m, j * rows, rows, j);
+            self.store_c(
+                result,
+                &part_shape,
+                c_elem,
+                c_order,
+                batch,
+                nbt,
+                out_i,
+                Some((tile, j_m, rows)),
+            )?;
+            let then = self.b.end_block();
+            self.b
+                .if_op(Vec::new(), &val(&mine), then, None, Vec::new());
+        }
+        Ok(())
+    }
+
+    /// An access tile of output rows `[first, first + rows)` of this core's block of
+    /// operand `i` (device dim `j_m` holds the rows), named after part `part`.
+    fn row_part_tile(
+        &mut self,
+        i: usize,
+        j_m: usize,
+        first: usize,
+        rows: usize,
+        part: usize,
+    ) -> String {
+        let o = &self.operands[i];
+        let name = format!("{}_tile_rows{part}", o.ssa);
+        let size = o.layout.device_size.clone();
+        let subs: Vec<Subscript> = (0..o.extent.len())
+            .map(|j| {
+                let base = match &o.origin[j] {
+                    Subscript::Const(0) => None,
+                    b => Some(b.clone()),
+                };
+                let shift = (j == j_m && first > 0).then_some(Subscript::Const(first as i64));
+                let mut terms = base
+                    .into_iter()
+                    .chain(o.step_offset[j].iter().cloned())
+                    .chain(shift);
+                match terms.next() {
+                    None => Subscript::value("c0"),
+                    Some(t) => terms.fold(t, Subscript::plus),
+                }
+            })
+            .collect();
+        let mut extent = o.extent.clone();
+        extent[j_m] = rows;
+        let elem = o.elem;
+        self.b.access_tile(
+            &name,
+            &build::value(&format!("{}_view", o.ssa)),
+            &subs,
+            Some(box_set(&extent)),
+            Some(identity_map(extent.len())),
+            build::memref(&size, elem),
+            tile_str(&extent),
+        );
+        name
+    }
+
+    /// C's block (`result`, `c_shape` in compute order) put back in C's device order,
+    /// through the epilogue, and stored: to the operand's tile, or to `part`'s tile (its
+    /// name, C's device dim of rows and the rows it holds).
+    #[allow(clippy::too_many_arguments)]
+    fn store_c(
+        &mut self,
+        result: String,
+        c_shape: &[usize],
+        c_elem: ScalarType,
+        c_order: &[DimRef],
+        batch: &[usize],
+        nbt: usize,
+        out_i: usize,
+        part: Option<(String, usize, usize)>,
+    ) -> Result<(), CompileError> {
+        let last = c_shape.len() - 1;
+        let c_ty = shape_str(c_shape, c_elem);
         // Back to C's device order.
         let c_dims = self.operands[out_i].dims.clone();
         if c_dims.iter().any(|x| !c_order.contains(x)) {
@@ -342,7 +584,7 @@ impl KernelEmitter<'_> {
         let eps = self.eps.max(1);
         let mut expanded: Vec<usize> = Vec::new();
         let mut groups: Vec<Vec<usize>> = Vec::new();
-        for &b in &batch {
+        for &b in batch {
             expanded.push(self.batch_chunk(b));
         }
         if nbt > 0 {
@@ -369,21 +611,24 @@ impl KernelEmitter<'_> {
         );
         // An M of 1 takes no part in C's layout.
         let (e, e_dims, e_shape) =
-            self.drop_broadcast_dims(e, &c_order, &expanded, &c_dims, c_elem)?;
+            self.drop_broadcast_dims(e, c_order, &expanded, &c_dims, c_elem)?;
         let (v, _, shape) = self.reorder(e, &e_dims, &e_shape, &c_dims, c_elem)?;
         let (v, out_elem) = self.apply_epilogue(v, &c_dims, &shape, c_elem)?;
-        let name = self.operands[out_i].ssa.clone();
+        let tile = match part {
+            Some((tile, j_m, rows)) => {
+                if shape.get(j_m) != Some(&rows) {
+                    return Err(self.fail("a row part of the output does not match its tile"));
+                }
+                tile
+            }
+            None => format!("{}_tile", self.operands[out_i].ssa),
+        };
         self.b.store(
             &val(&v),
-            &build::value(&format!("{name}_tile")),
+            &build::value(&tile),
             shape_str(&shape, out_elem),
             tile_str(&shape),
         );
-        if let Some(first) = leader {
-            let then = self.b.end_block();
-            self.b
-                .if_op(Vec::new(), &val(&first), then, None, Vec::new());
-        }
         Ok(())
     }
 
@@ -689,6 +934,7 @@ impl KernelEmitter<'_> {
         shape: &[usize],
         k_split: usize,
         cores: usize,
+        receiver: usize,
     ) -> Result<String, CompileError> {
         let groups = cores / k_split;
         if groups * k_split != cores {
@@ -722,12 +968,15 @@ impl KernelEmitter<'_> {
                 },
             ],
         };
-        // d0 - s0 * k == 0.
+        // d0 - s0 * k - receiver == 0.
         let leader = AffineSet {
             dims: 1,
             syms: 1,
             constraints: vec![Constraint {
-                expr: add(d0, neg(group_start)),
+                expr: match receiver {
+                    0 => add(d0, neg(group_start)),
+                    r => add(add(d0, neg(group_start)), AffineExpr::Const(-(r as i64))),
+                },
                 equality: true,
             }],
         };
