@@ -829,15 +829,11 @@ impl<'c> KernelEmitter<'c> {
     }
 
     /// This core's access tile of operand `i` (the current block inside time loops).
-    fn tile(&mut self, i: usize) {
+    /// The subscripts of operand `i`'s access tile: per device dim, the core's origin (none
+    /// in a scratchpad slice) plus the time loops' offsets.
+    fn tile_subscripts(&self, i: usize) -> Vec<Subscript> {
         let o = &self.operands[i];
-        let name = o.ssa.clone();
-        let size = if o.local.is_some() {
-            o.slice_extent()
-        } else {
-            o.layout.device_size.clone()
-        };
-        let subs: Vec<Subscript> = (0..o.extent.len())
+        (0..o.extent.len())
             .map(|j| {
                 let base = match &o.origin[j] {
                     _ if o.local.is_some() => None,
@@ -850,7 +846,18 @@ impl<'c> KernelEmitter<'c> {
                     Some(first) => terms.fold(first, Subscript::plus),
                 }
             })
-            .collect();
+            .collect()
+    }
+
+    fn tile(&mut self, i: usize) {
+        let subs = self.tile_subscripts(i);
+        let o = &self.operands[i];
+        let name = o.ssa.clone();
+        let size = if o.local.is_some() {
+            o.slice_extent()
+        } else {
+            o.layout.device_size.clone()
+        };
         let (extent, elem) = (o.extent.clone(), o.elem);
         self.b.access_tile(
             &format!("{name}_tile{}", self.part),

@@ -65,6 +65,17 @@ fn case_dir() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/pipeline")
 }
 
+/// Runs case `name` with double buffering on or off; its outputs must match the reference.
+fn run_case(name: &str, double_buffer: bool) -> driver::PipelineResult {
+    let file = format!("{name}.json");
+    let source = std::fs::read_to_string(case_dir().join(&file)).unwrap();
+    let mut options = PipelineOptions::default();
+    options.compile.double_buffer = double_buffer;
+    let r = run_pipeline(&source, &file, &options).unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert!(r.run.passed, "{name}: {:?}", r.run.outputs);
+    r
+}
+
 #[test]
 fn every_case_is_listed() {
     let mut on_disk: Vec<String> = std::fs::read_dir(case_dir())
@@ -147,13 +158,8 @@ fn k_padding_of_a_computed_operand_stays_out_of_a_k_split_product() {
 
 #[test]
 fn reshapes_that_regroup_whole_sticks_run_no_kernel() {
-    let source = std::fs::read_to_string(case_dir().join("reshape_views.json")).unwrap();
     for double_buffer in [true, false] {
-        let mut options = PipelineOptions::default();
-        options.compile.double_buffer = double_buffer;
-        let r =
-            run_pipeline(&source, "reshape_views.json", &options).unwrap_or_else(|e| panic!("{e}"));
-        assert!(r.run.passed, "{:?}", r.run.outputs);
+        let r = run_case("reshape_views", double_buffer);
         let has_kernel = |node: &str| {
             r.ktir
                 .lines()
@@ -182,13 +188,8 @@ fn reshapes_that_regroup_whole_sticks_run_no_kernel() {
 
 #[test]
 fn an_expand_read_by_a_reshape_writes_the_reshape_s_layout() {
-    let source = std::fs::read_to_string(case_dir().join("gqa_repeat_views.json")).unwrap();
     for double_buffer in [true, false] {
-        let mut options = PipelineOptions::default();
-        options.compile.double_buffer = double_buffer;
-        let r = run_pipeline(&source, "gqa_repeat_views.json", &options)
-            .unwrap_or_else(|e| panic!("{e}"));
-        assert!(r.run.passed, "{:?}", r.run.outputs);
+        let r = run_case("gqa_repeat_views", double_buffer);
         for gone in ["k_unsqueeze", "k_repeat", "v_unsqueeze", "v_repeat"] {
             assert!(
                 !r.ktir
@@ -203,13 +204,8 @@ fn an_expand_read_by_a_reshape_writes_the_reshape_s_layout() {
 
 #[test]
 fn a_k_group_whose_rows_divide_reduce_scatters_its_sum() {
-    let source = std::fs::read_to_string(case_dir().join("matmul_k_split_scatter.json")).unwrap();
     for double_buffer in [true, false] {
-        let mut options = PipelineOptions::default();
-        options.compile.double_buffer = double_buffer;
-        let r = run_pipeline(&source, "matmul_k_split_scatter.json", &options)
-            .unwrap_or_else(|e| panic!("{e}"));
-        assert!(r.run.passed, "{:?}", r.run.outputs);
+        let r = run_case("matmul_k_split_scatter", double_buffer);
         let kernel = |name: &str| {
             let start = r
                 .ktir

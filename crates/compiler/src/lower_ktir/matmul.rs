@@ -330,16 +330,8 @@ impl KernelEmitter<'_> {
             }
             result = self.k_split_reduce(&result, &c_shape, k_split, div.cores_used, 0)?;
             // Only the group's first core holds the sum: everything from here on is its work.
-            let kc = self.fresh("kc");
-            let pos = self.fresh("kpos");
+            let pos = self.group_position(k_split);
             let first = self.fresh("first");
-            self.b.index(ssa(&kc), k_split as i64);
-            self.b.elementwise(
-                ssa(&pos),
-                ElementwiseOp::RemSI,
-                &[&val("id"), &val(&kc)],
-                Type::index(),
-            );
             self.b.compare(
                 ssa(&first),
                 ktir::Predicate::Int(ktir::CmpIPredicate::Eq),
@@ -349,17 +341,7 @@ impl KernelEmitter<'_> {
             );
             self.b.begin_block(Vec::new());
             leader = Some(first);
-            let t = self.fresh("narrow");
-            if c_elem != ScalarType::F32 {
-                self.b.cast(
-                    ssa(&t),
-                    "arith.truncf",
-                    &val(&result),
-                    c_ty.clone(),
-                    shape_str(&c_shape, c_elem),
-                );
-                result = t;
-            }
+            result = self.narrow(result, &c_shape, c_elem);
         }
         self.store_c(result, &c_shape, c_elem, &c_order, &batch, nbt, out_i, None)?;
         if let Some(first) = leader {
@@ -368,6 +350,36 @@ impl KernelEmitter<'_> {
                 .if_op(Vec::new(), &val(&first), then, None, Vec::new());
         }
         Ok(())
+    }
+
+    /// This core's position in its K group of `k_split` adjacent cores (an index value).
+    fn group_position(&mut self, k_split: usize) -> String {
+        let kc = self.fresh("kc");
+        let pos = self.fresh("kpos");
+        self.b.index(ssa(&kc), k_split as i64);
+        self.b.elementwise(
+            ssa(&pos),
+            ElementwiseOp::RemSI,
+            &[&val("id"), &val(&kc)],
+            Type::index(),
+        );
+        pos
+    }
+
+    /// An f32 sum of shape `shape` truncated to `to` (itself when `to` is f32).
+    fn narrow(&mut self, sum: String, shape: &[usize], to: ScalarType) -> String {
+        if to == ScalarType::F32 {
+            return sum;
+        }
+        let t = self.fresh("narrow");
+        self.b.cast(
+            ssa(&t),
+            "arith.truncf",
+            &val(&sum),
+            shape_str(shape, ScalarType::F32),
+            shape_str(shape, to),
+        );
+        t
     }
 
     /// Rows of C each core of a K group sums and stores, when the group's sum is
@@ -459,15 +471,7 @@ impl KernelEmitter<'_> {
             );
             sums.push(self.k_split_reduce(&part, &part_shape, k_split, cores, j)?);
         }
-        let kc = self.fresh("kc");
-        let pos = self.fresh("kpos");
-        self.b.index(ssa(&kc), k_split as i64);
-        self.b.elementwise(
-            ssa(&pos),
-            ElementwiseOp::RemSI,
-            &[&val("id"), &val(&kc)],
-            Type::index(),
-        );
+        let pos = self.group_position(k_split);
         let j_m = self.operands[out_i]
             .dims
             .iter()
@@ -484,18 +488,7 @@ impl KernelEmitter<'_> {
                 Type::index(),
             );
             self.b.begin_block(Vec::new());
-            let mut result = sum;
-            if c_elem != ScalarType::F32 {
-                let t = self.fresh("narrow");
-                self.b.cast(
-                    ssa(&t),
-                    "arith.truncf",
-                    &val(&result),
-                    shape_str(&part_shape, ScalarType::F32),
-                    shape_str(&part_shape, c_elem),
-                );
-                result = t;
-            }
+            let result = self.narrow(sum, &part_shape, c_elem);
             let tile = self.row_part_tile(out_i, j_m, j * rows, rows, j);
             self.store_c(
                 result,
@@ -524,26 +517,16 @@ impl KernelEmitter<'_> {
         rows: usize,
         part: usize,
     ) -> String {
+        let mut subs = self.tile_subscripts(i);
+        if first > 0 {
+            subs[j_m] = match subs[j_m].clone() {
+                Subscript::Value(c) if c == "c0" => Subscript::Const(first as i64),
+                s => s.plus(Subscript::Const(first as i64)),
+            };
+        }
         let o = &self.operands[i];
         let name = format!("{}_tile_rows{part}", o.ssa);
         let size = o.layout.device_size.clone();
-        let subs: Vec<Subscript> = (0..o.extent.len())
-            .map(|j| {
-                let base = match &o.origin[j] {
-                    Subscript::Const(0) => None,
-                    b => Some(b.clone()),
-                };
-                let shift = (j == j_m && first > 0).then_some(Subscript::Const(first as i64));
-                let mut terms = base
-                    .into_iter()
-                    .chain(o.step_offset[j].iter().cloned())
-                    .chain(shift);
-                match terms.next() {
-                    None => Subscript::value("c0"),
-                    Some(t) => terms.fold(t, Subscript::plus),
-                }
-            })
-            .collect();
         let mut extent = o.extent.clone();
         extent[j_m] = rows;
         let elem = o.elem;
@@ -753,19 +736,8 @@ impl KernelEmitter<'_> {
         if k_split <= 1 {
             return cleared;
         }
-        let (kc, pos, last, chosen) = (
-            self.fresh("kc"),
-            self.fresh("kpos"),
-            self.fresh("klast"),
-            self.fresh("a_rows"),
-        );
-        self.b.index(ssa(&kc), k_split as i64);
-        self.b.elementwise(
-            ssa(&pos),
-            ElementwiseOp::RemSI,
-            &[&val("id"), &val(&kc)],
-            Type::index(),
-        );
+        let pos = self.group_position(k_split);
+        let (last, chosen) = (self.fresh("klast"), self.fresh("a_rows"));
         let end = self.fresh("kend");
         self.last_block_select(
             (&end, k_split - 1),
