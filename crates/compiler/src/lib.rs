@@ -170,7 +170,7 @@ pub struct Options {
     /// is single-buffered, so the two regimes can be compared.
     pub double_buffer: bool,
     /// Fuse runs of elementwise ops on the same slices into one kernel (on by default; see
-    /// [`fusion`]). Off, every device op is a kernel of its own, so both can be compared.
+    /// [`fusion`]). Off, every device op is a kernel of its own (a view's reshape has none), so both can be compared.
     pub fuse: bool,
     /// The serving stack's padding and alignment rules whose cost PagedAttention reports
     /// (the public values by default; the compile itself keeps sequences ragged).
