@@ -309,6 +309,49 @@ impl Layout {
         Some(l)
     }
 
+    /// The layout of `transpose(self, perm)` that holds this layout's bytes unchanged: the
+    /// same device dims, each now indexing the output dim its host dim moved to. `None`
+    /// when the transpose moves the last (stick) dim, when `perm` is not a permutation, or
+    /// when this layout has synthetic dims or zero-padded element dims.
+    pub fn permuted(&self, perm: &[usize]) -> Option<Layout> {
+        let n = self.host_shape.len();
+        let mut inv = vec![usize::MAX; n];
+        for (h, &d) in perm.iter().enumerate() {
+            if d >= n || inv[d] != usize::MAX {
+                return None;
+            }
+            inv[d] = h;
+        }
+        if n == 0
+            || perm.len() != n
+            || perm[n - 1] != n - 1
+            || self.unpadded_device_size() != self.device_size
+            || self.host_dim_of_device_dim.iter().any(Option::is_none)
+        {
+            return None;
+        }
+        let shape: Vec<usize> = perm.iter().map(|&d| self.host_shape[d]).collect();
+        let mut strides = vec![1i64; n];
+        for h in (0..n - 1).rev() {
+            strides[h] = strides[h + 1].checked_mul(i64::try_from(shape[h + 1]).ok()?)?;
+        }
+        let last = self.device_size.len().checked_sub(1)?;
+        let mut l = self.clone();
+        l.host_shape = shape;
+        for j in 0..self.device_size.len() {
+            let y = inv[self.host_dim_of_device_dim[j]?];
+            l.host_dim_of_device_dim[j] = Some(y);
+            l.stride_map[j] = if j == last {
+                1
+            } else if self.is_stick_count_dim(j) {
+                self.elems_per_stick as i64
+            } else {
+                strides[y]
+            };
+        }
+        Some(l)
+    }
+
     /// Each device dim's size without the zero padding of element dims (matmul B's K,
     /// see [`Layout::with_padded_dim`]): an element dim's host extent; stick and lane
     /// dims, which hold their padding in the last stick, as they are.
@@ -602,7 +645,30 @@ pub fn run(c: &mut Compilation) -> Result<(LayoutNotes, Vec<String>), CompileErr
                 }
                 _ => None,
             };
+            // A transpose that keeps the stick writes nothing where its output can keep the
+            // input's bytes: unless a matmul needs the output as B (in its own layout).
+            let through = through.or_else(|| {
+                let x = c.layouts.get(op.inputs.first()?)?;
+                let perm = transpose_perm(&op, x.host_shape.len())?;
+                let as_b = readers.get(o.as_str()).is_some_and(|rs| {
+                    rs.iter().any(|&r| {
+                        let r = &c.ops[r];
+                        r.kind.is_matmul() && r.inputs.get(1) == Some(o)
+                    })
+                });
+                if as_b || c.graph.outputs.contains(o) {
+                    return None;
+                }
+                x.permuted(&perm).map(|l| (l, String::new()))
+            });
             match through {
+                Some((l, y)) if l != def && y.is_empty() => {
+                    notes.insert(
+                        o.clone(),
+                        "its input's bytes, relabelled: the transpose copies nothing".to_string(),
+                    );
+                    c.layouts.insert(o.clone(), l);
+                }
                 Some((l, y)) if l != def => {
                     notes.insert(
                         o.clone(),
@@ -630,13 +696,30 @@ pub fn run(c: &mut Compilation) -> Result<(LayoutNotes, Vec<String>), CompileErr
     Ok((notes, restick))
 }
 
-/// The reshape outputs that can share their input's DRAM buffer: laid out so that every
+/// A transpose's permutation, normalised as its kernel reads it (negative dims count from
+/// the end; none given reverses the dims). `None` for any other op.
+fn transpose_perm(op: &DeviceOp, rank: usize) -> Option<Vec<usize>> {
+    if op.kind != DeviceOpKind::Movement(Movement::Transpose) {
+        return None;
+    }
+    let r = rank.max(1) as i64;
+    Some(match op.attrs.get("perm") {
+        Some(p) => p.iter().map(|&x| x.rem_euclid(r) as usize).collect(),
+        None => (0..r as usize).rev().collect(),
+    })
+}
+
+/// The reshape and transpose outputs that can share their input's DRAM buffer: laid out so that every
 /// element sits at the byte its input's copy sits at. Graph outputs keep their own buffer.
 /// Each maps to the root of its chain of views.
 fn find_views(c: &Compilation) -> BTreeMap<String, String> {
     let mut views: BTreeMap<String, String> = BTreeMap::new();
     for op in &c.ops {
-        if op.kind != DeviceOpKind::Movement(Movement::Reshape)
+        let moves = matches!(
+            op.kind,
+            DeviceOpKind::Movement(Movement::Reshape | Movement::Transpose)
+        );
+        if !moves
             || op.inputs.len() != 1
             || op.outputs.len() != 1
             || c.graph.outputs.contains(&op.outputs[0])
@@ -647,7 +730,11 @@ fn find_views(c: &Compilation) -> BTreeMap<String, String> {
         let (Some(a), Some(b)) = (c.layouts.get(x), c.layouts.get(y)) else {
             continue;
         };
-        if a.same_bytes_as(b) {
+        let same = match transpose_perm(op, a.host_shape.len()) {
+            Some(perm) => a.permuted(&perm).as_ref() == Some(b),
+            None => op.kind == DeviceOpKind::Movement(Movement::Reshape) && a.same_bytes_as(b),
+        };
+        if same {
             let root = views.get(x).cloned().unwrap_or_else(|| x.clone());
             views.insert(y.clone(), root);
         }
@@ -904,5 +991,48 @@ mod tests {
             assert_eq!(seen.len(), x.iter().product::<usize>());
             assert!(seen.iter().all(|&o| o < l.device_elems()));
         }
+    }
+
+    #[test]
+    fn a_permuted_layout_holds_the_transpose_in_the_same_bytes() {
+        let cases: &[(&[usize], &[usize], bool)] = &[
+            (&[16, 2, 128], &[1, 0, 2], true),
+            (&[1, 16, 4, 128], &[0, 2, 1, 3], true),
+            (&[3, 5, 7, 100], &[2, 0, 1, 3], true),
+            (&[4, 8, 64], &[1, 2, 0], false),
+            (&[4, 8], &[1, 0], false),
+        ];
+        for &(shape, perm, keeps) in cases {
+            let x = Layout::default_for(shape, DType::F16, 128).unwrap();
+            let Some(y) = x.permuted(perm) else {
+                assert!(!keeps, "{shape:?} by {perm:?}: no layout");
+                continue;
+            };
+            assert!(keeps, "{shape:?} by {perm:?} moves the stick");
+            let want: Vec<usize> = perm.iter().map(|&d| shape[d]).collect();
+            assert_eq!(y.host_shape, want);
+            assert_eq!(y.device_bytes, x.device_bytes);
+            // Element x[i] is y[i permuted], at the same device offset.
+            x.for_each_host(|_, idx| {
+                let moved: Vec<usize> = perm.iter().map(|&d| idx[d]).collect();
+                assert_eq!(x.device_offset_of(idx), y.device_offset_of(&moved));
+            });
+            // The stride map steps through y's row-major host order.
+            y.for_each_host(|flat, idx| {
+                let dev = y.device_index_of(idx);
+                let by_strides: i64 = dev
+                    .iter()
+                    .zip(&y.stride_map)
+                    .map(|(&i, &st)| i as i64 * st)
+                    .sum();
+                assert_eq!(by_strides, flat as i64, "{shape:?} by {perm:?} at {idx:?}");
+            });
+        }
+        // A K-padded layout (matmul B) has gaps that depend on its shape: not permuted.
+        let b = Layout::default_for(&[2, 100, 128], DType::F16, 128)
+            .unwrap()
+            .with_padded_dim(1, 64)
+            .unwrap();
+        assert!(b.permuted(&[1, 0, 2]).is_none());
     }
 }

@@ -170,7 +170,8 @@ pub struct Options {
     /// is single-buffered, so the two regimes can be compared.
     pub double_buffer: bool,
     /// Fuse runs of elementwise ops on the same slices into one kernel (on by default; see
-    /// [`fusion`]). Off, every device op is a kernel of its own (a view's reshape has none), so both can be compared.
+    /// [`fusion`]). Off, every device op is a kernel of its own (but the reshapes and
+    /// transposes that make views, which have none), so both can be compared.
     pub fuse: bool,
     /// The serving stack's padding and alignment rules whose cost PagedAttention reports
     /// (the public values by default; the compile itself keeps sequences ragged).
@@ -315,9 +316,9 @@ pub struct Compilation {
     pub target: Target,
     /// What the padding rules would cost each PagedAttention node.
     pub padding: Vec<PaddingReport>,
-    /// Reshape outputs whose device bytes are their input's, byte for byte (the `layout`
-    /// pass finds them): each maps to the tensor whose DRAM buffer it shares. Their
-    /// reshapes launch no kernel; readers address the shared buffer.
+    /// Reshape and transpose outputs whose device bytes are their input's, byte for byte
+    /// (the `layout` pass finds them): each maps to the tensor whose DRAM buffer it
+    /// shares. Their ops launch no kernel; readers address the shared buffer.
     #[serde(default)]
     pub views: BTreeMap<String, String>,
 }
@@ -328,12 +329,14 @@ impl Compilation {
         self.views.get(tensor).map_or(tensor, String::as_str)
     }
 
-    /// Whether device op `i` is a reshape whose output is a view ([`Compilation::views`]),
-    /// so no kernel runs it.
+    /// Whether device op `i` is a reshape or transpose whose output is a view
+    /// ([`Compilation::views`]), so no kernel runs it.
     pub fn is_view_op(&self, i: usize) -> bool {
         self.ops.get(i).is_some_and(|op| {
-            op.kind == DeviceOpKind::Movement(ops::Movement::Reshape)
-                && op.outputs.len() == 1
+            matches!(
+                op.kind,
+                DeviceOpKind::Movement(ops::Movement::Reshape | ops::Movement::Transpose)
+            ) && op.outputs.len() == 1
                 && self.views.contains_key(&op.outputs[0])
         })
     }

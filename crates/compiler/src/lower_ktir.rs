@@ -141,7 +141,7 @@ pub(crate) fn lower_with(
 ) -> Result<ktir::Module, CompileError> {
     let mut module = ktir::Module {
         comments: vec![format!(
-            "KTIR for '{}': one kernel per device op or fused chain (none for a reshape that is a view), launched in order.",
+            "KTIR for '{}': one kernel per device op or fused chain (none for a reshape or transpose that is a view), launched in order.",
             c.graph.name
         )],
         ..ktir::Module::default()
@@ -1708,7 +1708,7 @@ mod tests {
             assert!(u.need <= u.budget, "{u:?}");
         }
         expect_test::expect![[r#"
-            // KTIR for 't': one kernel per device op or fused chain (none for a reshape that is a view), launched in order.
+            // KTIR for 't': one kernel per device op or fused chain (none for a reshape or transpose that is a view), launched in order.
             module {
               // t (transpose): splits [1, 1] over 1 core(s); 3 blocks per core, moved through the scratchpad one at a time: d0 2 x 64 + 22, d1 1 x 40 (elements, outermost first); double buffering (31744 B of 32768 B)
               func.func @k0_t(%x: index, %y: index) attributes {grid = [1]} {
