@@ -131,7 +131,9 @@ describe("compare mode", { timeout: 12 * T }, () => {
       await p.reload({ waitUntil: "load" });
       assert.equal(await ready(p), "ready");
       await comparedAfter(p, 0);
-      await p.getByTestId("compare-sentence").waitFor({ state: "visible" });
+      // Both runs finish before the sentence shows; alongside the full-model tests that
+      // can take longer than the default wait.
+      await p.getByTestId("compare-sentence").waitFor({ state: "visible", timeout: 90_000 });
       assert.equal(
         await p.getByTestId("compare-sentence").innerText(),
         "the KTIR edit: the same cycles.",
