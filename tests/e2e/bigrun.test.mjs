@@ -89,9 +89,9 @@ async function checkKernelTable(p) {
   assert.ok(first.length > 0 && first.length <= 50, `${first.length} rows on the first page`);
   const pager = p.getByTestId("roofline-pager");
   const total = Number(/of ([\d,]+) kernels/.exec(await pager.innerText())?.[1].replace(/,/g, ""));
-  // The full 8B at seq 128 runs 963 kernels (reshapes and transposes that are views have
-  // none): many pages of 50.
-  assert.ok(total > 900, `the table reaches every kernel (${total})`);
+  // The full 8B at seq 128 runs 674 kernels (reshapes and transposes that are views have
+  // none, and each layer's RoPE is one fused kernel): many pages of 50.
+  assert.ok(total > 600, `the table reaches every kernel (${total})`);
   // A dot whose kernel is not on the page shown: clicking it brings its row in, selected.
   const away = dots.find((k) => !first.includes(k));
   assert.ok(away !== undefined, "some dot's kernel is on another page");

@@ -8,8 +8,10 @@
 //! member after the first.
 //!
 //! An op joins the run before it when
-//! - it is pointwise or a reduction (movement, matmul and row ops end a run: they change
-//!   the iteration space or need a cross-core step);
+//! - it is pointwise or a reduction, or a slice or concat that splits no axis it cuts or
+//!   joins (each core then slices or joins its own tiles: RoPE's halves and their rotation
+//!   join the multiplies around them); other movement ops, matmuls and row ops end a run:
+//!   they change the iteration space or need a cross-core step;
 //! - its work division is the run's: the same splits and the same core-to-slice table, so
 //!   every core holds the same slice of every member;
 //! - no reduction dim of it is split over cores;
@@ -22,6 +24,7 @@
 //!
 //! [`crate::Options::fuse`] turns the pass off: every op is then a kernel of its own.
 
+use crate::movement_split::keeps_core_slices;
 use crate::ops::{Category, DeviceOp, DeviceOpKind};
 use crate::{Compilation, CompileError, Placement};
 use serde::{Deserialize, Serialize};
@@ -548,6 +551,7 @@ fn candidate_reason(c: &Compilation, i: usize, tiled: &BTreeMap<usize, usize>) -
     let op: &DeviceOp = &c.ops[i];
     match op.kind.category() {
         Category::Pointwise | Category::Reduction => {}
+        Category::Movement if keeps_core_slices(c, op, &c.divisions[i].splits) => {}
         Category::Movement => {
             return Some(format!(
                 "{} is a movement op: it changes the iteration space",
@@ -610,12 +614,12 @@ pub fn run(
             None,
         ));
     }
-    let tiled = crate::lower_ktir::time_tiled(c, double_buffer, |i| {
-        matches!(
-            c.ops[i].kind.category(),
-            Category::Pointwise | Category::Reduction
-        )
-    })?;
+    let tiled =
+        crate::lower_ktir::time_tiled(c, double_buffer, |i| match c.ops[i].kind.category() {
+            Category::Pointwise | Category::Reduction => true,
+            Category::Movement => keeps_core_slices(c, &c.ops[i], &c.divisions[i].splits),
+            Category::Matmul | Category::RowOp => false,
+        })?;
     let (last_reader, outputs) = readers(c);
     let epilogues = epilogues(c, &planned, double_buffer, &mut report)?;
     let mut in_epilogue = vec![false; n];

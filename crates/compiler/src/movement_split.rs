@@ -15,6 +15,29 @@
 use crate::ops::{DeviceOp, DeviceOpKind, Movement};
 use crate::{Compilation, CompileError};
 
+/// Whether a slice or concat keeps every core on its own slice: each core's box of every
+/// input is the box of the output it writes, because no dim the op reads whole (the
+/// sliced or joined axes) is split over cores. Such an op's result can stay in the
+/// scratchpads for readers split like it, and it can join a fused kernel as a step on
+/// scratchpad tiles; other movement ops gather from other cores' slices.
+pub fn keeps_core_slices(c: &Compilation, op: &DeviceOp, splits: &[usize]) -> bool {
+    if !matches!(
+        op.kind,
+        DeviceOpKind::Movement(Movement::Slice | Movement::Concat)
+    ) || splits.len() != op.iteration.len()
+    {
+        return false;
+    }
+    op.inputs.iter().all(|x| {
+        let Ok(t) = c.ty(x, &op.name) else {
+            return false;
+        };
+        let read = input_access(op, &t.shape);
+        t.shape.len() == splits.len()
+            && (0..splits.len()).all(|d| splits[d] == 1 || read.contains(&Some(d)))
+    })
+}
+
 /// Normalises a possibly negative axis for a tensor of rank `r`.
 fn axis(a: i64, r: usize) -> usize {
     a.rem_euclid(r.max(1) as i64) as usize

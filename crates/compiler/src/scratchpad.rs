@@ -1,7 +1,9 @@
 //! The `scratchpad` pass: where every tensor lives.
 //!
 //! - **Candidates** for the scratchpad (LX) are intermediates produced by compute ops
-//!   (pointwise, reductions, row ops such as topk, and batchmatmul without a K split). Graph
+//!   (pointwise, reductions, row ops such as topk, and batchmatmul without a K split), and
+//!   by slices and concats that split no axis they cut or join, so every core writes
+//!   what it read ([`crate::movement_split::keeps_core_slices`]). Graph
 //!   inputs, initializers and outputs stay in DRAM; so do restickify results (a DRAM-to-DRAM
 //!   movement), K-split partial sums, and any buffer whose producer and consumers disagree on
 //!   which core holds which slice (including a consumer that replicates it over cores).
@@ -197,7 +199,7 @@ pub fn plan(
                 Category::Matmul | Category::Pointwise | Category::Reduction | Category::RowOp => {
                     true
                 }
-                Category::Movement => false,
+                Category::Movement => crate::movement_split::keeps_core_slices(c, op, &div.splits),
             };
             if reason.is_none() && !is_compute {
                 reason = Some(format!("{} output", op.kind));

@@ -60,6 +60,7 @@ const CASES: &[(&str, &[&str])] = &[
     ),
     ("gqa_repeat_views", &["expand", "transpose", "batchmatmul"]),
     ("matmul_k_split_scatter", &["batchmatmul"]),
+    ("local_slices", &["slice", "concat", "exp"]),
 ];
 
 fn case_dir() -> std::path::PathBuf {
@@ -246,5 +247,43 @@ fn a_k_group_whose_rows_divide_reduce_scatters_its_sum() {
             "{gathered}"
         );
         assert_eq!(gathered.matches("ktdp.store").count(), 1, "{gathered}");
+    }
+}
+
+#[test]
+fn slices_and_concats_of_a_core_s_own_slice_join_the_fused_kernel() {
+    for double_buffer in [true, false] {
+        let r = run_case("local_slices", double_buffer);
+        let fused = r
+            .ktir
+            .lines()
+            .find(|l| l.contains("// fused ") && l.contains("rope_x1 (slice)"))
+            .unwrap_or_else(|| panic!("RoPE's halves are not fused:\n{}", r.ktir));
+        for member in [
+            "rope_x2 (slice)",
+            "rope_neg_x2 (neg)",
+            "rope_rotate (concat)",
+            "rope_out (add)",
+            "small_a (slice)",
+            "small_join (concat)",
+            "small_mul (mul)",
+        ] {
+            assert!(fused.contains(member), "{member} not in {fused}");
+        }
+        assert!(
+            fused.contains("never stored: x1, x2, neg_x2, rot"),
+            "{fused}"
+        );
+        // The slice and concat of rows, and the slice that is a graph output, keep their
+        // own kernels.
+        for alone in ["rows_top", "rows_join", "head_out"] {
+            assert!(
+                r.ktir
+                    .lines()
+                    .any(|l| l.contains("func.func @k") && l.contains(&format!("_{alone}("))),
+                "{alone} has no kernel of its own:\n{}",
+                r.ktir
+            );
+        }
     }
 }
