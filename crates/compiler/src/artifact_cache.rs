@@ -364,6 +364,7 @@ pub fn encode_artifact(key: &str, c: &Compilation) -> Result<Vec<u8>, String> {
         ktir: None,
         ktir_module: None,
         epilogue_notes: Vec::new(),
+        fused_kernels: Default::default(),
         snapshots: Vec::new(),
         target: c.target.clone(),
         padding: c.padding.clone(),

@@ -234,13 +234,14 @@ fn epilogue_chains(
 
 /// The planned matmul epilogues (`planned`, from [`plan_epilogues`]) whose chains still
 /// hold over the scratchpad plan and whose kernels build and fit the scratchpad budget
-/// without a finer time cut than the matmul's own; `report` notes those that do not.
+/// without a finer time cut than the matmul's own, each with its kernel; `report` notes
+/// those that do not.
 fn epilogues(
     c: &Compilation,
     planned: &[FusionGroup],
     double_buffer: bool,
     report: &mut FusionReport,
-) -> Result<Vec<FusionGroup>, CompileError> {
+) -> Result<Vec<(FusionGroup, ktir::Func)>, CompileError> {
     let mut recipes = crate::lower_ktir::Recipes::new();
     let mut groups = Vec::new();
     'group: for group in planned {
@@ -260,8 +261,8 @@ fn epilogues(
             chain.extend(c.ops[j].outputs.iter().map(|s| s.as_str()));
         }
         match crate::lower_ktir::epilogue_fits(c, group, double_buffer, &mut recipes)? {
-            None => groups.push(group.clone()),
-            Some(why) => report
+            Ok(kernel) => groups.push((group.clone(), kernel)),
+            Err(why) => report
                 .left_alone
                 .push((c.ops[group.first].name.clone(), why)),
         }
@@ -623,7 +624,7 @@ pub fn run(
     let (last_reader, outputs) = readers(c);
     let epilogues = epilogues(c, &planned, double_buffer, &mut report)?;
     let mut in_epilogue = vec![false; n];
-    for g in &epilogues {
+    for (g, _) in &epilogues {
         in_epilogue[g.ops()].iter_mut().for_each(|x| *x = true);
     }
     let ok: Vec<Option<String>> = (0..n).map(|i| candidate_reason(c, i, &tiled)).collect();
@@ -673,7 +674,12 @@ pub fn run(
             }
         }
     }
-    let mut groups = epilogues;
+    let mut built: BTreeMap<usize, ktir::Func> = BTreeMap::new();
+    let mut groups = Vec::new();
+    for (g, kernel) in epilogues {
+        built.insert(g.first, kernel);
+        groups.push(g);
+    }
     for run in runs.into_iter().filter(|r| r.len() > 1) {
         let (first, len) = (run[0], run.len());
         let end = first + len;
@@ -691,12 +697,16 @@ pub fn run(
             internal,
         };
         match crate::lower_ktir::fused_fits(c, &group, double_buffer)? {
-            None => groups.push(group),
-            Some(why) => report.left_alone.push((c.ops[first].name.clone(), why)),
+            Ok(kernel) => {
+                built.insert(first, kernel);
+                groups.push(group);
+            }
+            Err(why) => report.left_alone.push((c.ops[first].name.clone(), why)),
         }
     }
     groups.sort_by_key(|g| g.first);
     c.fusion = groups.clone();
+    c.fused_kernels = built;
     report.groups = groups;
     Ok(report)
 }

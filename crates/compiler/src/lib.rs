@@ -312,6 +312,11 @@ pub struct Compilation {
     /// for the fusion snapshot.
     #[serde(skip)]
     pub epilogue_notes: Vec<(String, String)>,
+    /// The fused kernels the `fusion` pass built to check that they fit, by first op: the
+    /// `ktir` pass takes them instead of building them again (no pass between the two
+    /// changes what they are built from). Emptied once the module is lowered.
+    #[serde(skip)]
+    pub fused_kernels: BTreeMap<usize, ktir::Func>,
     pub snapshots: Vec<Snapshot>,
     pub target: Target,
     /// What the padding rules would cost each PagedAttention node.

@@ -157,7 +157,10 @@ pub(crate) fn lower_with(
                 c.fusion.iter().find(|g| g.first == i).ok_or_else(|| {
                     CompileError::at(&kernel.op, "fused kernel without its group")
                 })?;
-            let func = if c.ops[i].kind.is_matmul() {
+            let prebuilt = c.fused_kernels.get(&i).filter(|f| f.name == kernel.func);
+            let func = if let Some(f) = prebuilt {
+                f.clone()
+            } else if c.ops[i].kind.is_matmul() {
                 let held_i = held.get(i).copied().unwrap_or(0);
                 epilogue::epilogue_kernel(c, group, &kernel, held_i, double_buffer, &mut recipes)?
             } else {

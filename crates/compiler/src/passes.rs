@@ -412,6 +412,7 @@ fn compile_inner(
         ktir: None,
         ktir_module: None,
         epilogue_notes: Vec::new(),
+        fused_kernels: BTreeMap::new(),
         snapshots: Vec::new(),
         target: target.clone(),
         padding: Vec::new(),
@@ -558,6 +559,7 @@ fn compile_inner(
                 // Text only at the edge: for the snapshot, output and the page.
                 let text = ktir::print(&module);
                 c.ktir_module = Some(module);
+                c.fused_kernels.clear();
                 if !record {
                     c.ktir = Some(text);
                     break 'snap none();

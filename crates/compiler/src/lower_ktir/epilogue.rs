@@ -94,7 +94,7 @@ pub(super) fn epilogue_kernel(
     verified(&op, f)
 }
 
-/// `None` when the kernel of matmul epilogue `group` builds, verifies and fits the
+/// The kernel of matmul epilogue `group` when it builds, verifies and fits the
 /// scratchpad budget at some time cut; otherwise why not. `recipes` keeps the plans found,
 /// so a repeated layer's epilogue is searched once.
 pub(crate) fn epilogue_fits(
@@ -102,7 +102,7 @@ pub(crate) fn epilogue_fits(
     group: &FusionGroup,
     double: bool,
     recipes: &mut tiling::Recipes,
-) -> Result<Option<String>, CompileError> {
+) -> Result<Result<ktir::Func, String>, CompileError> {
     let held = tiling::planned_live_bytes(c)
         .get(group.first)
         .copied()
@@ -116,7 +116,7 @@ pub(crate) fn epilogue_fits(
     let fused = match epilogue_kernel(c, group, &kernel, held, double, recipes) {
         Ok(f) => f,
         Err(e) => {
-            return Ok(Some(format!(
+            return Ok(Err(format!(
                 "its fused kernel does not build: {}",
                 e.message
             )))
@@ -134,11 +134,12 @@ pub(crate) fn epilogue_fits(
         tiling::time_steps(&fused.body),
         tiling::time_steps(&own.body),
     );
-    Ok((steps > own_steps).then(|| {
-        format!(
+    if steps > own_steps {
+        return Ok(Err(format!(
             "its epilogue's tiles would cut the matmul into {steps} time steps instead of {own_steps}"
-        )
-    }))
+        )));
+    }
+    Ok(Ok(fused))
 }
 
 impl KernelEmitter<'_> {

@@ -54,13 +54,13 @@ pub(crate) fn time_tiled(
     Ok(out)
 }
 
-/// `None` when the fused kernel of `group` builds, verifies and fits its members'
-/// scratchpad budget; otherwise why not.
+/// The fused kernel of `group` when it builds, verifies and fits its members' scratchpad
+/// budget; otherwise why not.
 pub(crate) fn fused_fits(
     c: &Compilation,
     group: &FusionGroup,
     double: bool,
-) -> Result<Option<String>, CompileError> {
+) -> Result<Result<ktir::Func, String>, CompileError> {
     let held = tiling::planned_live_bytes(c);
     let kernel = Kernel {
         func: format!("k{}_{}", group.first, ident(&group.name)),
@@ -71,23 +71,23 @@ pub(crate) fn fused_fits(
     let f = match fused_kernel(c, group, &kernel, &held, double) {
         Ok(f) => f,
         Err(e) => {
-            return Ok(Some(format!(
+            return Ok(Err(format!(
                 "its fused kernel does not build: {}",
                 e.message
             )))
         }
     };
     if tiling::time_steps(&f.body) > 1 {
-        return Ok(Some("a member is cut into time steps".into()));
+        return Ok(Err("a member is cut into time steps".into()));
     }
     let need = peak_live_bytes(&f);
     let budget = fused_budget(c, group, &held);
     if need > budget {
-        return Ok(Some(format!(
+        return Ok(Err(format!(
             "the chain's tiles need {need} bytes of scratchpad per core at once, over the budget of {budget}"
         )));
     }
-    Ok(None)
+    Ok(Ok(f))
 }
 
 /// The scratchpad budget of a fused kernel: the plannable capacity minus the most the plan
