@@ -518,9 +518,10 @@ impl Share {
             Some(x) if x.0 <= y.0 => x,
             _ => y,
         };
+        let (n_cuts, k_cuts) = (divisors(self.n_units), divisors(self.k_units));
         for ms in divisors(self.rows) {
-            for ns in divisors(self.n_units) {
-                for ks in divisors(self.k_units) {
+            for &ns in &n_cuts {
+                for &ks in &k_cuts {
                     let (m, n, k) = (ms as f64, ns as f64, ks as f64);
                     let acc = if self.k_split || ks > 1 {
                         self.acc
