@@ -831,7 +831,6 @@ impl<'c> KernelEmitter<'c> {
         );
     }
 
-    /// This core's access tile of operand `i` (the current block inside time loops).
     /// The subscripts of operand `i`'s access tile: per device dim, the core's origin (none
     /// in a scratchpad slice) plus the time loops' offsets.
     fn tile_subscripts(&self, i: usize) -> Vec<Subscript> {
@@ -852,24 +851,31 @@ impl<'c> KernelEmitter<'c> {
             .collect()
     }
 
+    /// This core's access tile of operand `i` (the current block inside time loops).
     fn tile(&mut self, i: usize) {
         let subs = self.tile_subscripts(i);
         let o = &self.operands[i];
-        let name = o.ssa.clone();
+        let (name, extent) = (format!("{}_tile{}", o.ssa, self.part), o.extent.clone());
+        self.access_tile_on_view(i, &name, &subs, &extent);
+    }
+
+    /// An access tile `name` of `extent` at `subs` on operand `i`'s view: one builder, so
+    /// a tile covering part of the block (a row part of C) types its view like `tile`.
+    fn access_tile_on_view(&mut self, i: usize, name: &str, subs: &[Subscript], extent: &[usize]) {
+        let o = &self.operands[i];
         let size = if o.local.is_some() {
             o.slice_extent()
         } else {
             o.layout.device_size.clone()
         };
-        let (extent, elem) = (o.extent.clone(), o.elem);
         self.b.access_tile(
-            &format!("{name}_tile{}", self.part),
-            &build::value(&format!("{name}_view")),
-            &subs,
-            Some(box_set(&extent)),
+            name,
+            &build::value(&format!("{}_view", o.ssa)),
+            subs,
+            Some(box_set(extent)),
             Some(identity_map(extent.len())),
-            build::memref(&size, elem),
-            tile_str(&extent),
+            build::memref(&size, o.elem),
+            tile_str(extent),
         );
     }
 

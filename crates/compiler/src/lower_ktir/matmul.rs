@@ -20,6 +20,21 @@ const SCATTER_MAX_COMPUTE_SHARE: f64 = 0.35;
 /// cost per part (a MoE router's 4 KiB block ran slower scattered).
 const SCATTER_MIN_BLOCK_BYTES: usize = 16 << 10;
 
+/// The matmul's C block as computed, before it is put back in C's device order and stored.
+#[derive(Clone, Copy)]
+struct CBlock<'a> {
+    /// `[rows, N]`, after one dim of all batch dims when there are any.
+    shape: &'a [usize],
+    /// The product's own element type (an epilogue may end in another).
+    elem: ScalarType,
+    /// C's dims in compute order, `[batch.., M, N sticks, N lanes]`.
+    order: &'a [DimRef],
+    /// The batch iteration dims of extent above 1.
+    batch: &'a [usize],
+    /// C's operand index.
+    operand: usize,
+}
+
 fn add(a: AffineExpr, b: AffineExpr) -> AffineExpr {
     AffineExpr::Add(Box::new(a), Box::new(b))
 }
@@ -312,21 +327,16 @@ impl KernelEmitter<'_> {
             self.product(nbt, &prod, (&a, a_ty), (&b, b_ty), &init, &c_ty);
             prod
         };
+        let block = CBlock {
+            shape: &c_shape,
+            elem: c_elem,
+            order: &c_order,
+            batch: &batch,
+            operand: out_i,
+        };
         if k_split > 1 {
             if let Some(rows) = self.scatter_rows(&c_shape, k_split, out_i, mb) {
-                return self.reduce_scatter(
-                    result,
-                    &c_shape,
-                    rows,
-                    k_split,
-                    div.cores_used,
-                    c_elem,
-                    &c_order,
-                    &batch,
-                    nbt,
-                    out_i,
-                    mb,
-                );
+                return self.reduce_scatter(result, &block, rows, k_split, div.cores_used, mb);
             }
             result = self.k_split_reduce(&result, &c_shape, k_split, div.cores_used, 0)?;
             // Only the group's first core holds the sum: everything from here on is its work.
@@ -343,7 +353,7 @@ impl KernelEmitter<'_> {
             leader = Some(first);
             result = self.narrow(result, &c_shape, c_elem);
         }
-        self.store_c(result, &c_shape, c_elem, &c_order, &batch, nbt, out_i, None)?;
+        self.store_c(result, &block, None)?;
         if let Some(first) = leader {
             let then = self.b.end_block();
             self.b
@@ -439,21 +449,16 @@ impl KernelEmitter<'_> {
 
     /// The K group's sum reduce-scattered: the partial's rows cut into one part per core
     /// of the group, each part summed onto its own core, which stores it.
-    #[allow(clippy::too_many_arguments)]
     fn reduce_scatter(
         &mut self,
         partial: String,
-        c_shape: &[usize],
+        block: &CBlock,
         rows: usize,
         k_split: usize,
         cores: usize,
-        c_elem: ScalarType,
-        c_order: &[DimRef],
-        batch: &[usize],
-        nbt: usize,
-        out_i: usize,
         mb: usize,
     ) -> Result<(), CompileError> {
+        let c_shape = block.shape;
         let r = c_shape.len() - 2;
         let mut part_shape = c_shape.to_vec();
         part_shape[r] = rows;
@@ -472,7 +477,7 @@ impl KernelEmitter<'_> {
             sums.push(self.k_split_reduce(&part, &part_shape, k_split, cores, j)?);
         }
         let pos = self.group_position(k_split);
-        let j_m = self.operands[out_i]
+        let j_m = self.operands[block.operand]
             .dims
             .iter()
             .position(|d| d.kind == Kind::Elem && d.iter == Some(mb))
@@ -488,18 +493,13 @@ impl KernelEmitter<'_> {
                 Type::index(),
             );
             self.b.begin_block(Vec::new());
-            let result = self.narrow(sum, &part_shape, c_elem);
-            let tile = self.row_part_tile(out_i, j_m, j * rows, rows, j);
-            self.store_c(
-                result,
-                &part_shape,
-                c_elem,
-                c_order,
-                batch,
-                nbt,
-                out_i,
-                Some((tile, j_m, rows)),
-            )?;
+            let result = self.narrow(sum, &part_shape, block.elem);
+            let tile = self.row_part_tile(block.operand, j_m, j * rows, rows, j);
+            let part_block = CBlock {
+                shape: &part_shape,
+                ..*block
+            };
+            self.store_c(result, &part_block, Some((tile, j_m, rows)))?;
             let then = self.b.end_block();
             self.b
                 .if_op(Vec::new(), &val(&mine), then, None, Vec::new());
@@ -526,37 +526,29 @@ impl KernelEmitter<'_> {
         }
         let o = &self.operands[i];
         let name = format!("{}_tile_rows{part}", o.ssa);
-        let size = o.layout.device_size.clone();
         let mut extent = o.extent.clone();
         extent[j_m] = rows;
-        let elem = o.elem;
-        self.b.access_tile(
-            &name,
-            &build::value(&format!("{}_view", o.ssa)),
-            &subs,
-            Some(box_set(&extent)),
-            Some(identity_map(extent.len())),
-            build::memref(&size, elem),
-            tile_str(&extent),
-        );
+        self.access_tile_on_view(i, &name, &subs, &extent);
         name
     }
 
-    /// C's block (`result`, `c_shape` in compute order) put back in C's device order,
+    /// C's block (`result`, described by `block`) put back in C's device order,
     /// through the epilogue, and stored: to the operand's tile, or to `part`'s tile (its
     /// name, C's device dim of rows and the rows it holds).
-    #[allow(clippy::too_many_arguments)]
     fn store_c(
         &mut self,
         result: String,
-        c_shape: &[usize],
-        c_elem: ScalarType,
-        c_order: &[DimRef],
-        batch: &[usize],
-        nbt: usize,
-        out_i: usize,
+        block: &CBlock,
         part: Option<(String, usize, usize)>,
     ) -> Result<(), CompileError> {
+        let CBlock {
+            shape: c_shape,
+            elem: c_elem,
+            order: c_order,
+            batch,
+            operand: out_i,
+        } = *block;
+        let nbt = batch.len();
         let last = c_shape.len() - 1;
         let c_ty = shape_str(c_shape, c_elem);
         // Back to C's device order.
