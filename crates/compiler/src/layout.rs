@@ -556,13 +556,12 @@ pub fn run(c: &mut Compilation) -> Result<(LayoutNotes, Vec<String>), CompileErr
             c.layouts.insert(t.clone(), need);
         }
     }
-    // The ops reading each tensor, by index in the op list as it was before restickify
-    // ops are added (the readers' order is all that is used).
-    let mut readers: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-    let ops_before = c.ops.clone();
-    for (i, op) in ops_before.iter().enumerate() {
+    // The ops reading each tensor, by index in `c.ops` (restickify ops go to a new list,
+    // so these indices stay valid through the loop below).
+    let mut readers: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (i, op) in c.ops.iter().enumerate() {
         for t in &op.inputs {
-            let list = readers.entry(t.as_str()).or_default();
+            let list = readers.entry(t.clone()).or_default();
             if !list.contains(&i) {
                 list.push(i);
             }
