@@ -1,9 +1,10 @@
 //! Property tests of the compiler's plans over random graphs and machines.
 //!
 //! Each case is a random graph (see `common`: random DAGs of pointwise, matmul, reduction,
-//! normalisation and movement ops, ranks 1-4, f16/f32, sizes around the stick) compiled for
-//! `spyre32` or `tiny4` with a random core count. Graphs the compiler rejects with a
-//! `CompileError` are counted; a panic fails the case. On every compiled graph:
+//! normalisation and movement ops, RoPE rotations and splits into attention heads, ranks
+//! 1-4, f16/f32, sizes around the stick) compiled for `spyre32` or `tiny4` with a random
+//! core count. Graphs the compiler rejects with a `CompileError` are counted; a panic fails
+//! the case. On every compiled graph:
 //!
 //! 1. **Layouts** map host elements one-to-one onto the non-padding device slots, and
 //!    padding slots are no host element's image; the stride map agrees with the mapping.
@@ -14,7 +15,11 @@
 //! 3. **Scratchpad plans**, under every allocator: buffers live at the same time never
 //!    overlap (save an in-place op's input and output), none reaches past the capacity the
 //!    target leaves after its reserve, each holds the slice its core writes, and a core
-//!    only reads the slice it wrote. DRAM placements obey the same no-overlap rule.
+//!    only reads the slice it wrote (slices and concats in the scratchpad included). DRAM
+//!    placements obey the same no-overlap rule, a view living as long as its buffer.
+//! 4. **Views** (reshapes regrouping whole sticks, transposes keeping the stick) hold every
+//!    element at the byte their input holds it at; **fused kernels** are runs of ops with one
+//!    work division that pass values in the scratchpads (RoPE's slices and concats too).
 //!
 //! The run is deterministic (a fixed seed) so CI sees the same cases every time. For a
 //! deeper local run: `PROPTEST_CASES=2000 PROPTEST_RNG_SEED=$RANDOM cargo test -p compiler
@@ -111,7 +116,14 @@ struct Stats {
     in_place: usize,
     does_not_fit: usize,
     /// Reshape outputs that share their input's buffer.
-    views: usize,
+    reshape_views: usize,
+    /// Transpose outputs (keeping the stick) that share their input's buffer.
+    transpose_views: usize,
+    /// Slice and concat outputs kept in the scratchpads.
+    lx_slices: usize,
+    /// Fused kernels, and those with a slice or concat member.
+    fused: usize,
+    fused_slices: usize,
 }
 
 fn fail(what: &str, g: &Graph, t: &Target, msg: String) -> TestCaseError {
@@ -173,7 +185,10 @@ fn compiled_graphs_keep_layout_workdiv_and_scratchpad_invariants() {
             ("scratchpad buffers", s.lx_buffers),
             ("in-place buffers", s.in_place),
             ("buffers too big for the scratchpad", s.does_not_fit),
-            ("reshapes made views", s.views),
+            ("reshapes made views", s.reshape_views),
+            ("transposes made views", s.transpose_views),
+            ("slices or concats kept in the scratchpad", s.lx_slices),
+            ("fused kernels with a slice or concat", s.fused_slices),
         ] {
             assert!(n > 0, "no case had {what}: {s:#?}");
         }
@@ -223,6 +238,8 @@ fn check_case(g: &Graph, t: &Target, stats: &mut Stats) -> Result<(), TestCaseEr
     }
     check_layouts(&c, stats).map_err(|m| fail("layout", g, t, m))?;
     check_divisions(&c, stats).map_err(|m| fail("work division", g, t, m))?;
+    check_views(&c, stats).map_err(|m| fail("views", g, t, m))?;
+    check_fusion(&c, stats).map_err(|m| fail("fusion", g, t, m))?;
     for alloc in [Allocator::Greedy, Allocator::FirstFit, Allocator::BestFit] {
         // The compile ran with fusion on: its matmul epilogues' tensors stay in DRAM.
         let planned = compiler::fusion::plan_epilogues(&c, compiler::Allocator::Greedy)
@@ -635,6 +652,238 @@ fn check_divisions(c: &Compilation, stats: &mut Stats) -> Result<(), String> {
 }
 
 // ---------------------------------------------------------------------------------------
+// Views and fused kernels
+
+/// The row-major index of flat position `flat` in `shape`.
+fn unravel(mut flat: usize, shape: &[usize]) -> Vec<usize> {
+    let mut idx = vec![0; shape.len()];
+    for d in (0..shape.len()).rev() {
+        idx[d] = flat % shape[d].max(1);
+        flat /= shape[d].max(1);
+    }
+    idx
+}
+
+/// Each view's op is a reshape or transpose whose output holds every element at the byte its
+/// input holds it at, so sharing the input's buffer (the root of its chain of views) moves
+/// nothing.
+fn check_views(c: &Compilation, stats: &mut Stats) -> Result<(), String> {
+    let mut seen = BTreeSet::new();
+    for (i, op) in c.ops.iter().enumerate() {
+        if !c.is_view_op(i) {
+            continue;
+        }
+        let ([x], [y]) = (op.inputs.as_slice(), op.outputs.as_slice()) else {
+            return Err(format!(
+                "view op '{}' reads {:?} and writes {:?}",
+                op.name, op.inputs, op.outputs
+            ));
+        };
+        seen.insert(y.as_str());
+        let root = &c.views[y];
+        ensure!(
+            !c.views.contains_key(root) && c.buffer_of(x) == root,
+            "view '{y}' of '{x}' shares '{root}', but '{x}' is in '{}'",
+            c.buffer_of(x)
+        );
+        ensure!(
+            c.role_of(y) == "intermediate",
+            "view '{y}' is a graph {}: it has a buffer of its own",
+            c.role_of(y)
+        );
+        let (lx, ly) = (&c.layouts[x], &c.layouts[y]);
+        ensure!(
+            lx.dtype == ly.dtype && lx.device_bytes == ly.device_bytes,
+            "view '{y}' ({} B) of '{x}' ({} B)",
+            ly.device_bytes,
+            lx.device_bytes
+        );
+        // y[idx] is x[src(idx)]: the same flat position for a reshape; for a transpose,
+        // y's dim d is x's dim perm[d].
+        let r = lx.host_shape.len();
+        let perm: Option<Vec<usize>> = (op.kind
+            == compiler::DeviceOpKind::Movement(compiler::ops::Movement::Transpose))
+        .then(|| match op.attrs.get("perm") {
+            Some(p) => p
+                .iter()
+                .map(|&d| d.rem_euclid(r.max(1) as i64) as usize)
+                .collect(),
+            None => (0..r).rev().collect(),
+        });
+        ensure!(
+            perm.as_ref()
+                .is_none_or(|p| p.len() == r && ly.host_shape.len() == r),
+            "transpose view '{y}' of '{x}' by {perm:?}"
+        );
+        let mut flat = 0;
+        let mut err = None;
+        for_each_index(&ly.host_shape, |idx| {
+            if err.is_some() {
+                return;
+            }
+            let src = match &perm {
+                Some(perm) => {
+                    let mut s = vec![0; r];
+                    for (d, &pd) in perm.iter().enumerate() {
+                        s[pd] = idx[d];
+                    }
+                    s
+                }
+                None => unravel(flat, &lx.host_shape),
+            };
+            flat += 1;
+            let (at_y, at_x) = (ly.device_offset_of(idx), lx.device_offset_of(&src));
+            if at_y != at_x {
+                err = Some(format!(
+                    "view '{y}' holds {idx:?} at slot {at_y}, but '{x}' holds it ({src:?}) at {at_x}"
+                ));
+            }
+        });
+        if let Some(e) = err {
+            return Err(e);
+        }
+        if perm.is_some() {
+            stats.transpose_views += 1;
+        } else {
+            stats.reshape_views += 1;
+        }
+    }
+    ensure!(
+        c.views.keys().all(|y| seen.contains(y.as_str())),
+        "views {:?}, but only {seen:?} are outputs of view ops",
+        c.views.keys().collect::<Vec<_>>()
+    );
+    Ok(())
+}
+
+fn is_slice_or_concat(op: &compiler::DeviceOp) -> bool {
+    use compiler::ops::Movement;
+    matches!(
+        op.kind,
+        compiler::DeviceOpKind::Movement(Movement::Slice | Movement::Concat)
+    )
+}
+
+/// Fused kernels are runs of consecutive ops that every core runs on its own slice: the
+/// same division, every value passed between members in the scratchpads, no split
+/// reduction, slices and concats that split no axis they cut or join; the tensors only the
+/// kernel reads are read nowhere else.
+fn check_fusion(c: &Compilation, stats: &mut Stats) -> Result<(), String> {
+    use compiler::ops::Category;
+    for op in c.ops.iter().filter(|op| is_slice_or_concat(op)) {
+        stats.lx_slices += op
+            .outputs
+            .iter()
+            .filter(|t| matches!(c.placements.get(*t), Some(Placement::Scratchpad { .. })))
+            .count();
+    }
+    let mut next = 0;
+    for g in &c.fusion {
+        let end = g.first + g.len;
+        ensure!(
+            g.len >= 2 && g.first >= next && end <= c.ops.len(),
+            "fused kernel '{}' over ops [{}, {end}) after op {next} of {}",
+            g.name,
+            g.first,
+            c.ops.len()
+        );
+        next = end;
+        stats.fused += 1;
+        let members = g.ops();
+        let produced: BTreeSet<&str> = c.ops[members.clone()]
+            .iter()
+            .flat_map(|o| o.outputs.iter().map(String::as_str))
+            .collect();
+        for t in &g.internal {
+            ensure!(
+                produced.contains(t.as_str()) && c.role_of(t) == "intermediate",
+                "'{t}' is internal to '{}' but no member makes it or it is a graph {}",
+                g.name,
+                c.role_of(t)
+            );
+            for (j, op) in c.ops.iter().enumerate() {
+                ensure!(
+                    members.contains(&j) || !op.inputs.iter().any(|u| c.buffer_of(u) == t),
+                    "'{t}' is internal to '{}' (never stored) but '{}' reads it",
+                    g.name,
+                    op.name
+                );
+            }
+        }
+        if c.ops[g.first].kind.is_matmul() {
+            // A matmul's epilogue: its own rules (the chain works on the matmul's blocks).
+            continue;
+        }
+        let d0 = &c.divisions[g.first];
+        let mut made: BTreeSet<&str> = BTreeSet::new();
+        for i in members.clone() {
+            let (op, d) = (&c.ops[i], &c.divisions[i]);
+            ensure!(
+                matches!(
+                    op.kind.category(),
+                    Category::Pointwise | Category::Reduction
+                ) || is_slice_or_concat(op),
+                "fused kernel '{}' has member '{}', a {}",
+                g.name,
+                op.name,
+                op.kind.name()
+            );
+            ensure!(
+                !c.is_view_op(i),
+                "fused kernel '{}' has view op '{}'",
+                g.name,
+                op.name
+            );
+            ensure!(
+                d.splits == d0.splits && d.core_to_slice == d0.core_to_slice,
+                "'{}' in fused kernel '{}' is divided {:?}, the kernel's first op {:?}",
+                op.name,
+                g.name,
+                d.splits,
+                d0.splits
+            );
+            for (k, it) in op.iteration.iter().enumerate() {
+                ensure!(
+                    !it.reduction || d.splits[k] == 1,
+                    "'{}' in fused kernel '{}' splits its reduction dim {}",
+                    op.name,
+                    g.name,
+                    it.label
+                );
+            }
+            for (ii, t) in op.inputs.iter().enumerate() {
+                if made.contains(t.as_str()) {
+                    ensure!(
+                        matches!(c.placements.get(t), Some(Placement::Scratchpad { .. })),
+                        "'{}' in fused kernel '{}' reads '{t}' from an earlier member, placed at {:?}",
+                        op.name,
+                        g.name,
+                        c.placements.get(t)
+                    );
+                }
+                if is_slice_or_concat(op) {
+                    // Each core slices or joins its own tiles: a dim split over cores is
+                    // one the input is read along one-to-one.
+                    let acc = access_map(op, ii, &c.layouts[t].host_shape);
+                    ensure!(
+                        (0..d.splits.len()).all(|k| d.splits[k] == 1 || acc.contains(&Some(k))),
+                        "'{}' in fused kernel '{}' splits {:?} but reads '{t}' by {acc:?}",
+                        op.name,
+                        g.name,
+                        d.splits
+                    );
+                }
+            }
+            made.extend(op.outputs.iter().map(String::as_str));
+        }
+        if c.ops[members].iter().any(is_slice_or_concat) {
+            stats.fused_slices += 1;
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
 // 3. Scratchpad
 
 /// Host index range `[lo, hi)` per dim of the slice of `tensor` (operand `operand` of op
@@ -823,6 +1072,15 @@ fn check_plan(
         );
         peak = peak.max(off + b.bytes_per_core);
         // It holds what each core writes, and each reader core reads only what it wrote.
+        // Movement readers and writers are covered too: a slice or concat reads the axis it
+        // cuts or joins whole (its access map has no iteration dim there), so a core must
+        // have written that axis whole; the others it reads one-to-one. A view reads the
+        // DRAM buffer it shares, which a scratchpad tensor has not.
+        ensure!(
+            !c.views.values().any(|x| x == &b.tensor),
+            "'{}' is in the scratchpad but a view shares its DRAM buffer",
+            b.tensor
+        );
         let i = b.start;
         let op = &c.ops[i];
         let oi = op.inputs.len() + op.outputs.iter().position(|o| o == &b.tensor).unwrap_or(0);
@@ -840,6 +1098,12 @@ fn check_plan(
         for (j, user) in c.ops.iter().enumerate() {
             for (ii, t) in user.inputs.iter().enumerate() {
                 if t != &b.tensor {
+                    ensure!(
+                        c.buffer_of(t) != b.tensor,
+                        "'{}' reads '{t}', a view of '{}', which is in the scratchpad",
+                        user.name,
+                        b.tensor
+                    );
                     continue;
                 }
                 for core in 0..c.divisions[j].cores_used {
@@ -925,7 +1189,6 @@ fn check_plan(
         );
     }
     // A view shares its buffer's DRAM, which lives until the view's last reader.
-    stats.views += c.views.len();
     for (y, x) in &c.views {
         let at = |t: &str| plan.dram.iter().find(|d| d.0 == t).map(|d| d.1);
         ensure!(
@@ -947,8 +1210,10 @@ fn check_plan(
             );
         }
     }
-    // DRAM: graph tensors for the whole run, intermediates by live range.
+    // DRAM: graph tensors for the whole run, intermediates by live range (a view by its
+    // buffer's, which lasts until the view's last reader).
     let life = |t: &str| -> (usize, usize) {
+        let t = c.buffer_of(t);
         match plan.buffers.iter().find(|b| b.tensor == t) {
             Some(b) => (b.start, b.end),
             None => (0, usize::MAX),

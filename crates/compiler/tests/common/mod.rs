@@ -6,7 +6,10 @@
 //! few) per step. Every step is checked with the graph crate's shape inference and
 //! dropped when it does not type-check or grows a tensor past the size bound, so every
 //! graph is valid by construction, and shrinking a recipe (fewer steps, smaller numbers)
-//! still yields a valid, smaller graph.
+//! still yields a valid, smaller graph. Most steps add one op; two add the patterns of
+//! models: a RoPE rotation (slices of the last dim's halves, a negation, a concat, the
+//! multiplies by cos and sin) and a split into attention heads (a reshape into heads of
+//! whole sticks, maybe a transpose keeping the last dim, and a reader).
 //!
 //! The builder keeps every value within a small magnitude (see [`LIMIT`]): logarithms,
 //! roots and reciprocals only see values bounded away from zero, divisors are positive,
@@ -51,6 +54,12 @@ pub enum Kind {
     Concat,
     Expand,
     Cast,
+    /// A RoPE rotation: the two halves of the last dim, one negated, joined the other way
+    /// round, then `x * cos + rotated * sin`.
+    Rope,
+    /// A split of the last dim into heads of whole sticks (a reshape), maybe their
+    /// transpose keeping the last dim, then a reader.
+    Heads,
 }
 
 /// One step of a recipe; `p` are free parameters each kind interprets (0 is the simplest).
@@ -86,6 +95,8 @@ fn kind() -> impl Strategy<Value = Kind> {
         2 => Just(Kind::Concat),
         1 => Just(Kind::Expand),
         1 => Just(Kind::Cast),
+        3 => Just(Kind::Rope),
+        3 => Just(Kind::Heads),
     ]
 }
 
@@ -626,15 +637,8 @@ impl Builder {
         if r < 2 {
             return self.unary(a, p);
         }
-        // Permutation from a mixed-radix code; code 0 swaps the last two dims.
-        let mut rest: Vec<i64> = (0..r as i64).collect();
-        let mut code = p[0] as usize;
-        let mut perm = Vec::new();
-        while !rest.is_empty() {
-            let k = code % rest.len();
-            code /= rest.len();
-            perm.push(rest.remove(k));
-        }
+        // Code 0 (the identity) swaps the last two dims instead.
+        let mut perm = perm_from_code(r, p[0] as usize);
         if perm.iter().enumerate().all(|(i, &x)| i as i64 == x) {
             perm.swap(r - 2, r - 1);
         }
@@ -767,6 +771,203 @@ impl Builder {
         )
     }
 
+    /// Elements of one stick of `a`'s dtype (128-byte sticks, as every target has).
+    fn stick(&self, a: usize) -> usize {
+        128 / self.v(a).ty.dtype.size_bytes()
+    }
+
+    /// `a` times a weight `[K, n]` (a vector first made one row): `a` with last dim `n`,
+    /// within `a`'s bound.
+    fn project(&mut self, a: usize, n: usize) -> Option<usize> {
+        let a = if self.v(a).ty.shape.len() == 1 {
+            let k = self.v(a).ty.shape[0] as i64;
+            let (h, l) = (self.v(a).hi, self.v(a).lo);
+            let shape = AttrValue::Ints(vec![1, k]);
+            self.node("Reshape", &[a], vec![("shape", shape)], h, l)?
+        } else {
+            a
+        };
+        let va = self.v(a).clone();
+        let k = va.ty.shape[va.ty.shape.len() - 1];
+        let s = 1.0 / k as f32;
+        let w = self.weight(va.ty.dtype, vec![k, n], -s, s);
+        self.node("MatMul", &[a, w], vec![], va.hi, -va.hi)
+    }
+
+    /// `a` projected to last dim `n` where that fits the size bound, else a new graph input
+    /// `[rows, n]` that does (rows drawn by `pick`).
+    fn widen(&mut self, a: usize, n: usize, pick: u16) -> Option<usize> {
+        let shape = &self.v(a).ty.shape;
+        let d = shape[shape.len() - 1];
+        let rows = shape.iter().product::<usize>() / d;
+        if rows * n <= self.cfg.max_elems {
+            return if n == d { Some(a) } else { self.project(a, n) };
+        }
+        let fits: Vec<usize> = self
+            .cfg
+            .dims
+            .iter()
+            .copied()
+            .filter(|&r| r * n <= self.cfg.max_elems)
+            .collect();
+        let r = *fits.get(pick as usize % fits.len().max(1))?;
+        let dtype = self.v(a).ty.dtype;
+        Some(self.input(dtype, vec![r, n]))
+    }
+
+    /// RoPE over the last dim of `a` (or of a projection of it to an even width: halves of
+    /// whole sticks or of any size): `x1, x2` its halves, `y = x * cos + concat(-x2, x1) *
+    /// sin`, with `cos` and `sin` over the trailing dims (graph inputs or weights).
+    fn rope(&mut self, a: usize, p: [u16; 4]) -> Option<usize> {
+        let eps = self.stick(a);
+        let shape = self.v(a).ty.shape.clone();
+        let d = shape[shape.len() - 1];
+        let h = match p[0] % 4 {
+            0 if d % 2 == 0 => d,
+            // Halves of one or two whole sticks.
+            1 | 2 => 2 * eps * (1 + p[1] as usize % 2),
+            _ => 2 * self.cfg.dims[p[1] as usize % self.cfg.dims.len()],
+        };
+        let mut x = self.widen(a, h, p[1] >> 4)?;
+        // The result is within twice x's bound.
+        if 2.0 * self.v(x).hi > LIMIT {
+            x = self.tanh(x)?;
+        }
+        let (hi, lo) = (self.v(x).hi, self.v(x).lo);
+        let r = self.v(x).ty.shape.len();
+        let half = (h / 2) as i64;
+        let ax = if p[2] & 1 == 0 { -1 } else { r as i64 - 1 };
+        let slice = |start: i64, end: i64| {
+            vec![
+                ("starts", AttrValue::Ints(vec![start])),
+                ("ends", AttrValue::Ints(vec![end])),
+                ("axes", AttrValue::Ints(vec![ax])),
+            ]
+        };
+        let x1 = self.node("Slice", &[x], slice(0, half), hi, lo)?;
+        // The second half as exporters write it: from the middle to the end, from `-half`,
+        // or to "the end" as i64::MAX.
+        let (s2, e2) = match p[2] >> 1 & 3 {
+            1 => (-half, h as i64),
+            2 => (half, i64::MAX),
+            _ => (half, h as i64),
+        };
+        let x2 = self.node("Slice", &[x], slice(s2, e2), hi, lo)?;
+        let x2 = if p[2] & 0x18 == 0x18 {
+            // Now and then a plain swap of the halves.
+            x2
+        } else {
+            self.node("Neg", &[x2], vec![], hi, -hi)?
+        };
+        let rot = self.node(
+            "Concat",
+            &[x2, x1],
+            vec![("axis", AttrValue::Int(ax))],
+            hi,
+            -hi,
+        )?;
+        // cos and sin: x's trailing dims (the leading ones broadcast).
+        let xs = self.v(x).ty.shape.clone();
+        let drop = p[3] as usize % xs.len();
+        let sub = xs[drop..].to_vec();
+        let dtype = self.v(x).ty.dtype;
+        let (cos, sin) = if p[3] & 0x100 != 0 {
+            (self.input(dtype, sub.clone()), self.input(dtype, sub))
+        } else {
+            (
+                self.weight(dtype, sub.clone(), -1.0, 1.0),
+                self.weight(dtype, sub, -1.0, 1.0),
+            )
+        };
+        let xc = if p[3] & 0x200 != 0 {
+            self.node("Mul", &[cos, x], vec![], hi, -hi)?
+        } else {
+            self.node("Mul", &[x, cos], vec![], hi, -hi)?
+        };
+        let rs = self.node("Mul", &[rot, sin], vec![], hi, -hi)?;
+        self.node("Add", &[xc, rs], vec![], 2.0 * hi, -2.0 * hi)
+    }
+
+    /// Attention's heads: the last dim of `a` (or of a projection of it) split into `g`
+    /// heads of whole sticks by a reshape, maybe transposed keeping the last dim (heads
+    /// before rows), then read by a RoPE, a matmul, a unary op, or the inverse transpose
+    /// and a merge of the heads (so the reshape and transpose are intermediates, which may
+    /// share their input's buffer).
+    fn heads(&mut self, a: usize, p: [u16; 4]) -> Option<usize> {
+        let eps = self.stick(a);
+        let shape = self.v(a).ty.shape.clone();
+        let d = shape[shape.len() - 1];
+        let rows = shape.iter().product::<usize>() / d;
+        let (mut g, mut hw) = if d % eps == 0 && d / eps >= 2 && p[0] % 4 != 0 {
+            // Heads of f whole sticks, f a proper divisor of a's sticks.
+            let k = d / eps;
+            let fs: Vec<usize> = (1..k).filter(|f| k % f == 0).collect();
+            let f = fs[p[1] as usize % fs.len()];
+            (k / f, eps * f)
+        } else {
+            (2 + p[2] as usize % 3, eps * (1 + p[1] as usize % 2))
+        };
+        while rows * g * hw > self.cfg.max_elems && (g > 2 || hw > eps) {
+            if hw > eps {
+                hw = eps;
+            } else {
+                g = 2;
+            }
+        }
+        let x = self.widen(a, g * hw, p[0] >> 4)?;
+        let vx = self.v(x).clone();
+        let (hi, lo) = (vx.hi, vx.lo);
+        let xs = vx.ty.shape.clone();
+        let mut t: Vec<i64> = xs[..xs.len() - 1].iter().map(|&d| d as i64).collect();
+        if t.len() >= 3 {
+            let m = t[0] * t[1];
+            t.splice(0..2, [m]);
+        }
+        t.extend([g as i64, hw as i64]);
+        if p[3] & 1 == 1 && t.len() > 2 {
+            t[0] = -1;
+        }
+        let mut y = self.node("Reshape", &[x], vec![("shape", AttrValue::Ints(t))], hi, lo)?;
+        // A permutation of the dims before the last (not the identity).
+        let ry = self.v(y).ty.shape.len();
+        let mut perm: Vec<i64> = (0..ry as i64).collect();
+        let transposed = p[3] & 2 != 0 && ry >= 3;
+        if transposed {
+            perm = perm_from_code(ry - 1, (p[2] >> 4) as usize);
+            if perm.iter().enumerate().all(|(i, &x)| i as i64 == x) {
+                perm.swap(ry - 3, ry - 2);
+            }
+            perm.push(ry as i64 - 1);
+            let attrs = vec![("perm", AttrValue::Ints(perm.clone()))];
+            y = self.node("Transpose", &[y], attrs, hi, lo)?;
+        }
+        match p[3] >> 2 & 3 {
+            0 => self.rope(y, [0, p[1], p[2] >> 8, p[0]]),
+            1 => self.matmul(y, [p[0], p[1] % 2, p[2], p[3]]),
+            2 => {
+                // Back to x's shape: the inverse transpose, and a merge of the heads.
+                if transposed {
+                    let mut inv = vec![0i64; ry];
+                    for (i, &q) in perm.iter().enumerate() {
+                        inv[q as usize] = i as i64;
+                    }
+                    let attrs = vec![("perm", AttrValue::Ints(inv))];
+                    y = self.node("Transpose", &[y], attrs, hi, lo)?;
+                }
+                let back: Vec<i64> = xs.iter().map(|&d| d as i64).collect();
+                let z = self.node(
+                    "Reshape",
+                    &[y],
+                    vec![("shape", AttrValue::Ints(back))],
+                    hi,
+                    lo,
+                )?;
+                self.unary(z, p)
+            }
+            _ => self.unary(y, p),
+        }
+    }
+
     fn step(&mut self, s: &Step) -> Option<usize> {
         let live: Vec<usize> = (0..self.vals.len())
             .filter(|&i| self.vals[i].live)
@@ -787,6 +988,8 @@ impl Builder {
             Kind::Concat => self.concat(a, s.p),
             Kind::Expand => self.expand(a, s.p),
             Kind::Cast => self.cast(a),
+            Kind::Rope => self.rope(a, s.p),
+            Kind::Heads => self.heads(a, s.p),
         }
     }
 }
@@ -868,4 +1071,17 @@ pub fn short(msg: &str) -> String {
         }
     }
     out
+}
+
+/// The permutation of `0..n` that mixed-radix `code` names (each digit picks one of the
+/// dims left), so every code gives a valid permutation and shrinking it stays valid.
+fn perm_from_code(n: usize, mut code: usize) -> Vec<i64> {
+    let mut rest: Vec<i64> = (0..n as i64).collect();
+    let mut perm = Vec::with_capacity(n);
+    while !rest.is_empty() {
+        let k = code % rest.len();
+        code /= rest.len();
+        perm.push(rest.remove(k));
+    }
+    perm
 }
