@@ -4,7 +4,7 @@
 use crate::ast::*;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::printer::ty as type_str;
-use std::collections::{HashMap, HashSet};
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
 mod ext;
 

@@ -21,7 +21,7 @@
 //! the peak with a machine's capacity.
 
 use crate::ast::{Block, Func, Module, OpKind, ScalarType, Type};
-use std::collections::{HashMap, HashSet};
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use std::hash::Hash;
 
 /// Bytes a tensor of `numel` elements of type `elem` takes in scratchpad.

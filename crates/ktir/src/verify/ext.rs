@@ -5,7 +5,8 @@
 
 use super::{type_str, Scope, ValueInfo, Verifier};
 use crate::ast::*;
-use std::collections::{BTreeSet, HashMap};
+use foldhash::{HashMap, HashMapExt};
+use std::collections::BTreeSet;
 
 /// Most points a set may have for the verifier to enumerate it.
 const ENUM_LIMIT: i64 = 1 << 12;
