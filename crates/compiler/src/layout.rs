@@ -648,7 +648,7 @@ pub fn run(c: &mut Compilation) -> Result<(LayoutNotes, Vec<String>), CompileErr
             // input's bytes: unless a matmul needs the output as B (in its own layout).
             let through = through.or_else(|| {
                 let x = c.layouts.get(op.inputs.first()?)?;
-                let perm = transpose_perm(&op, x.host_shape.len())?;
+                let perm = crate::movement_split::transpose_perm(&op, x.host_shape.len())?;
                 let as_b = readers.get(o.as_str()).is_some_and(|rs| {
                     rs.iter().any(|&r| {
                         let r = &c.ops[r];
@@ -695,19 +695,6 @@ pub fn run(c: &mut Compilation) -> Result<(LayoutNotes, Vec<String>), CompileErr
     Ok((notes, restick))
 }
 
-/// A transpose's permutation, normalised as its kernel reads it (negative dims count from
-/// the end; none given reverses the dims). `None` for any other op.
-fn transpose_perm(op: &DeviceOp, rank: usize) -> Option<Vec<usize>> {
-    if op.kind != DeviceOpKind::Movement(Movement::Transpose) {
-        return None;
-    }
-    let r = rank.max(1) as i64;
-    Some(match op.attrs.get("perm") {
-        Some(p) => p.iter().map(|&x| x.rem_euclid(r) as usize).collect(),
-        None => (0..r as usize).rev().collect(),
-    })
-}
-
 /// The reshape and transpose outputs that can share their input's DRAM buffer: laid out so that every
 /// element sits at the byte its input's copy sits at. Graph outputs keep their own buffer.
 /// Each maps to the root of its chain of views.
@@ -729,7 +716,7 @@ fn find_views(c: &Compilation) -> BTreeMap<String, String> {
         let (Some(a), Some(b)) = (c.layouts.get(x), c.layouts.get(y)) else {
             continue;
         };
-        let same = match transpose_perm(op, a.host_shape.len()) {
+        let same = match crate::movement_split::transpose_perm(op, a.host_shape.len()) {
             Some(perm) => a.permuted(&perm).as_ref() == Some(b),
             None => op.kind == DeviceOpKind::Movement(Movement::Reshape) && a.same_bytes_as(b),
         };

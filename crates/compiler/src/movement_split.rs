@@ -43,6 +43,19 @@ fn axis(a: i64, r: usize) -> usize {
     a.rem_euclid(r.max(1) as i64) as usize
 }
 
+/// A transpose's permutation as its kernel applies it (`y[d] = x[perm[d]]`; negative dims
+/// count from the end, none given reverses the dims), for an input of rank `rank`. `None`
+/// for any other op.
+pub fn transpose_perm(op: &DeviceOp, rank: usize) -> Option<Vec<usize>> {
+    if op.kind != DeviceOpKind::Movement(Movement::Transpose) {
+        return None;
+    }
+    Some(match op.attrs.get("perm") {
+        Some(p) => p.iter().map(|&x| axis(x, rank)).collect(),
+        None => (0..rank).rev().collect(),
+    })
+}
+
 /// For each dim of a movement input of host shape `shape`, the output (iteration) dim it
 /// indexes one-to-one, or `None` when the kernel reads the dim whole.
 pub fn input_access(op: &DeviceOp, shape: &[usize]) -> Vec<Option<usize>> {
@@ -56,10 +69,7 @@ pub fn input_access(op: &DeviceOp, shape: &[usize]) -> Vec<Option<usize>> {
     match kind {
         Movement::Restickify => same_rank((0..r).map(Some).collect()),
         Movement::Transpose => {
-            let perm: Vec<usize> = match op.attrs.get("perm") {
-                Some(p) => p.iter().map(|&x| axis(x, r)).collect(),
-                None => (0..r).rev().collect(),
-            };
+            let perm = transpose_perm(op, r).unwrap_or_default();
             if perm.len() != r {
                 return none;
             }

@@ -441,14 +441,8 @@ impl KernelEmitter<'_> {
                 v
             }
             Movement::Transpose => {
-                let r = in_host.len();
-                let perm: Vec<usize> = match self.ints("perm") {
-                    Some(p) => p
-                        .iter()
-                        .map(|&x| x.rem_euclid(r.max(1) as i64) as usize)
-                        .collect(),
-                    None => (0..r).rev().collect(),
-                };
+                let perm = crate::movement_split::transpose_perm(self.op, in_host.len())
+                    .unwrap_or_default();
                 let e = self.fresh("empty");
                 let t = self.fresh("transposed");
                 let x = hosts[0].clone();
