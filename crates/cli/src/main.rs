@@ -171,6 +171,31 @@ struct CompileFlags {
     /// the same slices are fused into one kernel), to compare the two.
     #[arg(long)]
     no_fuse: bool,
+    /// Divide one device op (or graph node) over the cores as given instead of as the cost
+    /// model picks, to compare the two: NAME=S1,S2,... with one split per iteration dim,
+    /// outermost first, as the work-division snapshot lists them (for example
+    /// `layer0.mlp.gate_proj=1,2,2,8`). Repeatable.
+    #[arg(long, value_name = "NAME=SPLITS")]
+    split: Vec<String>,
+}
+
+/// One `--split` value, `NAME=S1,S2,...`, as the op's name and its splits.
+fn parse_split(arg: &str) -> Result<(String, Vec<usize>), String> {
+    let bad = |why: &str| {
+        format!("--split '{arg}': {why}; expected NAME=S1,S2,... (one split per iteration dim)")
+    };
+    let (name, splits) = arg.rsplit_once('=').ok_or_else(|| bad("no '='"))?;
+    if name.is_empty() {
+        return Err(bad("no op name before '='"));
+    }
+    let splits = splits
+        .split(',')
+        .map(|x| match x.trim().parse::<usize>() {
+            Ok(n) if n > 0 => Ok(n),
+            _ => Err(bad(&format!("'{x}' is not a positive whole number"))),
+        })
+        .collect::<Result<Vec<usize>, String>>()?;
+    Ok((name.to_string(), splits))
 }
 
 impl CompileFlags {
@@ -184,6 +209,11 @@ impl CompileFlags {
             double_buffer: !self.no_double_buffer,
             padding: self.padding.rules()?,
             fuse: !self.no_fuse,
+            hints: self
+                .split
+                .iter()
+                .map(|a| parse_split(a))
+                .collect::<Result<_, String>>()?,
             ..Default::default()
         })
     }

@@ -1168,3 +1168,44 @@ fn the_padding_rules_are_part_of_the_compile_cache_key() {
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_file(&graph);
 }
+
+#[test]
+fn split_overrides_the_cost_model_for_one_op_and_bad_values_are_errors() {
+    let o = spyre(&[
+        "compile",
+        EXAMPLE,
+        "--after",
+        "work-division",
+        "--split",
+        "matmul=4,1,1",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("split: mb=4 out=1 in=1 -> 4 cores") && text.contains("rule: hint: mb=4"),
+        "{text}"
+    );
+    // Without it, the cost model divides the matmul some other way.
+    let plain = stdout(&spyre(&["compile", EXAMPLE, "--after", "work-division"]));
+    assert!(!plain.contains("rule: hint"), "{plain}");
+    // The run takes the same flag and times the split it was given.
+    let o = spyre(&["run", EXAMPLE, "--split", "matmul=4,1,1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    for (arg, says) in [
+        ("matmul=4,x,1", "'x' is not a positive whole number"),
+        ("matmul=4,0,1", "'0' is not a positive whole number"),
+        ("=4,1,1", "no op name before '='"),
+        ("matmul", "no '='"),
+        (
+            "matmul=4,1",
+            "hint has 2 splits but batchmatmul has 3 iteration dims",
+        ),
+        ("matmul=3,1,1", "which does not divide it evenly"),
+        ("nosuchop=1,1,1", "hint names no device op"),
+    ] {
+        let o = spyre(&["compile", EXAMPLE, "--split", arg]);
+        assert!(!o.status.success(), "{arg}");
+        assert!(stderr(&o).contains(says), "{arg}: {}", stderr(&o));
+    }
+}
