@@ -411,6 +411,9 @@ impl Layout {
         self.offset_of_device_index(&self.device_index_of(host_index))
     }
 
+    /// Calls `f(flat, index)` for every host element in row-major order (the tests' slow
+    /// reference for [`Layout::for_each_host_offset`]).
+    #[cfg(test)]
     fn for_each_host(&self, mut f: impl FnMut(usize, &[usize])) {
         let n = checked_product(&self.host_shape).unwrap_or(0);
         let mut idx = vec![0usize; self.host_shape.len()];
@@ -426,12 +429,86 @@ impl Layout {
         }
     }
 
+    /// Per host dim `h`, the device offset (in elements) that index `x` of that dim adds,
+    /// for every `x < host_shape[h]`. A device offset is separable over host dims (each
+    /// device dim reads one host dim, or none), so an element's offset is the sum of its
+    /// dims' entries: [`Layout::device_offset_of`] without a division or an allocation
+    /// per element.
+    fn host_dim_offsets(&self) -> Vec<Vec<usize>> {
+        let n = self.device_size.len();
+        let eps = self.elems_per_stick.max(1);
+        // Row-major strides of the device dims.
+        let mut stride = vec![1usize; n];
+        for j in (0..n.saturating_sub(1)).rev() {
+            stride[j] = stride[j + 1].saturating_mul(self.device_size[j + 1]);
+        }
+        let mut tables: Vec<Vec<usize>> =
+            self.host_shape.iter().map(|&e| vec![0usize; e]).collect();
+        for (j, &st) in stride.iter().enumerate() {
+            let Some(h) = self.host_dim_of_device_dim.get(j).copied().flatten() else {
+                continue;
+            };
+            let last = j + 1 == n;
+            let sticks = self.is_stick_count_dim(j);
+            if let Some(t) = tables.get_mut(h) {
+                for (x, o) in t.iter_mut().enumerate() {
+                    let i = if last {
+                        x % eps
+                    } else if sticks {
+                        x / eps
+                    } else {
+                        x
+                    };
+                    *o = o.saturating_add(i.saturating_mul(st));
+                }
+            }
+        }
+        tables
+    }
+
+    /// Calls `f(flat, offset)` for every host element in row-major order with its device
+    /// offset, as [`Layout::device_offset_of`] gives it.
+    fn for_each_host_offset(&self, mut f: impl FnMut(usize, usize)) {
+        let tables = self.host_dim_offsets();
+        let Some((inner, outer)) = tables.split_last() else {
+            // A scalar: one element at offset 0.
+            f(0, 0);
+            return;
+        };
+        if inner.is_empty() || outer.iter().any(|t| t.is_empty()) {
+            return;
+        }
+        let mut idx = vec![0usize; outer.len()];
+        let mut flat = 0usize;
+        loop {
+            let base = outer
+                .iter()
+                .zip(&idx)
+                .fold(0usize, |a, (t, &i)| a.saturating_add(t[i]));
+            for &o in inner {
+                f(flat, base.saturating_add(o));
+                flat += 1;
+            }
+            let mut d = outer.len();
+            loop {
+                if d == 0 {
+                    return;
+                }
+                d -= 1;
+                idx[d] += 1;
+                if idx[d] < outer[d].len() {
+                    break;
+                }
+                idx[d] = 0;
+            }
+        }
+    }
+
     /// Row-major host data to a device-ordered buffer; padding is zero. A short `host`
     /// buffer reads as zeros past its end.
     pub fn pack(&self, host: &[f32]) -> Vec<f32> {
         let mut dev = vec![0.0f32; self.device_elems()];
-        self.for_each_host(|flat, idx| {
-            let off = self.device_offset_of(idx);
+        self.for_each_host_offset(|flat, off| {
             if let Some(slot) = dev.get_mut(off) {
                 *slot = host.get(flat).copied().unwrap_or(0.0);
             }
@@ -442,11 +519,8 @@ impl Layout {
     /// The inverse of [`Layout::pack`].
     pub fn unpack(&self, device: &[f32]) -> Vec<f32> {
         let mut host = vec![0.0f32; checked_product(&self.host_shape).unwrap_or(0)];
-        self.for_each_host(|flat, idx| {
-            let v = device
-                .get(self.device_offset_of(idx))
-                .copied()
-                .unwrap_or(0.0);
+        self.for_each_host_offset(|flat, off| {
+            let v = device.get(off).copied().unwrap_or(0.0);
             if let Some(slot) = host.get_mut(flat) {
                 *slot = v;
             }
@@ -899,6 +973,52 @@ mod tests {
         let mut out = Vec::new();
         l.for_each_host(|_, idx| out.push(l.device_offset_of(idx)));
         out
+    }
+
+    #[test]
+    fn pack_puts_every_element_at_its_device_offset() {
+        let shapes: [&[usize]; 9] = [
+            &[],
+            &[1],
+            &[5],
+            &[3, 130],
+            &[2, 65, 3],
+            &[70, 1, 65],
+            &[2, 1, 3, 1, 65],
+            &[2, 3, 4, 5, 6],
+            &[4, 0, 3],
+        ];
+        let mut checked = 0;
+        for s in shapes {
+            for dt in [DType::F16, DType::F32, DType::I8] {
+                let base = Layout::default_for(s, dt, 128).unwrap();
+                let mut layouts = vec![base.clone()];
+                if s.len() >= 2 {
+                    layouts.push(base.with_padded_dim(s.len() - 2, 64).unwrap());
+                }
+                if s.len() >= 3 {
+                    // A transpose that keeps the stick dim, held in the same bytes.
+                    let mut perm: Vec<usize> = (0..s.len()).collect();
+                    perm.swap(0, s.len() - 2);
+                    if let Some(p) = base.permuted(&perm) {
+                        layouts.push(p);
+                    }
+                }
+                for l in layouts {
+                    let n: usize = s.iter().product();
+                    let host: Vec<f32> = (0..n).map(|i| i as f32 + 1.0).collect();
+                    let dev = l.pack(&host);
+                    let offs = offsets(&l);
+                    assert_eq!(offs.len(), n, "{s:?}");
+                    for (i, &o) in offs.iter().enumerate() {
+                        assert_eq!(dev[o], host[i], "{s:?} element {i} at {o}");
+                    }
+                    assert_eq!(l.unpack(&dev), host, "{s:?}");
+                    checked += 1;
+                }
+            }
+        }
+        assert_eq!(checked, 60);
     }
 
     #[test]
