@@ -1110,24 +1110,31 @@ fn simulate_mapped(
         let mut inputs = graph::random_inputs(&c.graph, options.seed)
             .map_err(|e| DriverError::from_graph("", e, Stage::Simulate))?;
         inputs.extend(options.inputs.clone());
-        let reference = graph::evaluate(&c.graph, &inputs).map_err(|e| {
+        let mut reference = graph::evaluate(&c.graph, &inputs).map_err(|e| {
             let mut err = DriverError::from_graph("", e, Stage::Simulate);
             err.message = format!("reference evaluator: {}", err.message);
             err
         })?;
         // The evaluator returns the initializers it materialised: take them from there
         // rather than generating every weight a second time. Only weights and inputs are
-        // placed in DRAM; intermediate tensors start zeroed.
+        // placed in DRAM; intermediate tensors start zeroed. Past this point the reference
+        // is read for the outputs only, so a weight that is not an output moves out of it
+        // rather than being copied.
         let mut values: BTreeMap<String, Tensor> = BTreeMap::new();
         for init in &c.graph.initializers {
-            let t = reference.get(&init.name).ok_or_else(|| {
+            let missing = || {
                 DriverError::new(
                     Stage::Simulate,
                     format!("the reference has no value for initializer '{}'", init.name),
                 )
-            })?;
+            };
+            let t = if c.graph.outputs.contains(&init.name) {
+                reference.get(&init.name).cloned().ok_or_else(missing)?
+            } else {
+                reference.remove(&init.name).ok_or_else(missing)?
+            };
             held.insert(init.name.clone(), ValueSummary::of(&t.data));
-            values.insert(init.name.clone(), t.clone());
+            values.insert(init.name.clone(), t);
         }
         values.extend(inputs);
         (values, Some(reference))
