@@ -339,18 +339,59 @@ fn gelu(x: f32, tanh: bool) -> f32 {
     y as f32
 }
 
+/// `a` (`m` x `k`) times `b` (`k` x `n`), row-major. Every output is its `k` products added
+/// in ascending order from zero, with no fused multiply-add, as in the plain triple loop:
+/// the register blocks below only choose which outputs are summed side by side, so that a
+/// stretch of `b`'s row is loaded once for several rows of `a`.
 fn matmul_2d(a: &[f32], b: &[f32], m: usize, k: usize, n: usize) -> Vec<f32> {
+    // 4 rows x 8 columns of sums: eight 4-lane vectors (SSE2, WebAssembly SIMD128).
+    const ROWS: usize = 4;
+    const COLS: usize = 8;
     let mut c = vec![0.0f32; m * n];
     if n == 0 || k == 0 {
         return c;
     }
-    for (c_row, a_row) in c.chunks_exact_mut(n).zip(a.chunks_exact(k)) {
-        for (&av, b_row) in a_row.iter().zip(b.chunks_exact(n)) {
-            for (cv, &bv) in c_row.iter_mut().zip(b_row) {
-                *cv += av * bv;
+    let blocked_rows = m - m % ROWS;
+    let blocked_cols = n - n % COLS;
+    for (c_block, a_block) in c.chunks_exact_mut(ROWS * n).zip(a.chunks_exact(ROWS * k)) {
+        for j in (0..blocked_cols).step_by(COLS) {
+            let mut sums = [[0.0f32; COLS]; ROWS];
+            for (p, b_row) in b.chunks_exact(n).take(k).enumerate() {
+                let Some(bs) = b_row.get(j..).and_then(|r| r.first_chunk::<COLS>()) else {
+                    break;
+                };
+                for (r, row_sums) in sums.iter_mut().enumerate() {
+                    let x = a_block[r * k + p];
+                    for (s, &y) in row_sums.iter_mut().zip(bs) {
+                        *s += x * y;
+                    }
+                }
+            }
+            for (r, row_sums) in sums.iter().enumerate() {
+                c_block[r * n + j..r * n + j + COLS].copy_from_slice(row_sums);
             }
         }
     }
+    // What the blocks left: the last columns of the blocked rows, then the last rows.
+    let rest = |c: &mut [f32], rows: std::ops::Range<usize>, cols: std::ops::Range<usize>| {
+        for i in rows {
+            let (Some(c_row), Some(a_row)) = (
+                c.get_mut(i * n + cols.start..i * n + cols.end),
+                a.get(i * k..(i + 1) * k),
+            ) else {
+                return;
+            };
+            for (&x, b_row) in a_row.iter().zip(b.chunks_exact(n)) {
+                for (s, &y) in c_row.iter_mut().zip(&b_row[cols.clone()]) {
+                    *s += x * y;
+                }
+            }
+        }
+    };
+    if blocked_cols < n {
+        rest(&mut c, 0..blocked_rows, blocked_cols..n);
+    }
+    rest(&mut c, blocked_rows..m, 0..n);
     c
 }
 
@@ -1338,7 +1379,49 @@ pub(crate) fn einsum(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::erf;
+    use super::{erf, matmul_2d};
+
+    #[test]
+    fn blocked_matmul_has_the_plain_loops_bits() {
+        // Sums of mixed magnitudes round differently in any other order, so equal bits
+        // mean the same order; NaN, infinities and signed zeros must pass as in the loop.
+        let mut state = 7u32;
+        let mut next = move || {
+            state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            let v = (state >> 8) as f32 / (1u32 << 24) as f32 - 0.5;
+            v * [1.0, 1e-3, 1e4, 3.0][(state & 3) as usize]
+        };
+        let mut cases = 0;
+        for (m, k, n) in [
+            (1, 1, 1),
+            (4, 3, 8),
+            (5, 7, 9),
+            (8, 16, 16),
+            (9, 1, 17),
+            (3, 40, 5),
+        ] {
+            for special in [None, Some(f32::NAN), Some(f32::INFINITY), Some(-0.0)] {
+                let mut a: Vec<f32> = (0..m * k).map(|_| next()).collect();
+                let b: Vec<f32> = (0..k * n).map(|_| next()).collect();
+                if let Some(v) = special {
+                    a[m * k / 2] = v;
+                }
+                let mut want = vec![0.0f32; m * n];
+                for i in 0..m {
+                    for j in 0..n {
+                        for p in 0..k {
+                            want[i * n + j] += a[i * k + p] * b[p * n + j];
+                        }
+                    }
+                }
+                let got = matmul_2d(&a, &b, m, k, n);
+                let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&got), bits(&want), "{m}x{k}x{n} with {special:?}");
+                cases += 1;
+            }
+        }
+        assert_eq!(cases, 24);
+    }
 
     #[test]
     fn erf_values() {
