@@ -631,6 +631,23 @@ impl Machine {
     /// Shortest route from `src_stop` to `dst_stop`; on a tie the clockwise direction wins.
     /// `None` if either stop is out of range.
     pub fn route(&self, src_stop: usize, dst_stop: usize) -> Option<Route> {
+        let (direction, links) = self.route_links(src_stop, dst_stop)?;
+        let links: Vec<LinkId> = links.collect();
+        Some(Route {
+            direction,
+            hops: links.len(),
+            links,
+        })
+    }
+
+    /// The direction and the links, in order, of [`Machine::route`], without collecting
+    /// them: the timing model walks a route per transfer, hundreds of thousands in a large
+    /// run.
+    pub fn route_links(
+        &self,
+        src_stop: usize,
+        dst_stop: usize,
+    ) -> Option<(Direction, impl Iterator<Item = LinkId>)> {
         let n = self.stop_count();
         if src_stop >= n || dst_stop >= n {
             return None;
@@ -642,21 +659,16 @@ impl Machine {
         } else {
             (Direction::CounterClockwise, ccw)
         };
-        let mut links = Vec::with_capacity(hops);
         let mut at = src_stop;
-        for _ in 0..hops {
+        let links = (0..hops).map(move |_| {
             let link = LinkId {
                 from_stop: at,
                 direction,
             };
             at = link.to_stop(n);
-            links.push(link);
-        }
-        Some(Route {
-            direction,
-            links,
-            hops,
-        })
+            link
+        });
+        Some((direction, links))
     }
 
     // ---- cost functions ------------------------------------------------------------------

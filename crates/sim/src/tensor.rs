@@ -23,24 +23,32 @@ fn slice_params(
     lists: [&[SizeOperand]; 3],
 ) -> Result<(Vec<i64>, Vec<usize>, Vec<i64>), SimError> {
     let mut next = first;
-    let mut out: Vec<Vec<i64>> = Vec::new();
-    for list in lists {
-        let mut v = Vec::with_capacity(list.len());
-        for s in list {
-            v.push(match s {
-                SizeOperand::Static(x) => *x,
-                SizeOperand::Dynamic(_) => {
-                    let x = sim.index(slots, rop, next)?;
-                    next += 1;
-                    x
-                }
-            });
+    // Dynamic operands are taken in order: the offsets', then the sizes', then the strides'.
+    let mut value = |s: &SizeOperand| -> Result<i64, SimError> {
+        match s {
+            SizeOperand::Static(x) => Ok(*x),
+            SizeOperand::Dynamic(_) => {
+                let x = sim.index(slots, rop, next)?;
+                next += 1;
+                Ok(x)
+            }
         }
-        out.push(v);
-    }
-    let sizes: Vec<usize> = out[1].iter().map(|&s| s.max(0) as usize).collect();
+    };
+    let [offsets, sizes, strides] = lists;
+    let offsets = offsets
+        .iter()
+        .map(&mut value)
+        .collect::<Result<Vec<_>, _>>()?;
+    let sizes = sizes
+        .iter()
+        .map(|s| value(s).map(|x| x.max(0) as usize))
+        .collect::<Result<Vec<_>, _>>()?;
+    let strides = strides
+        .iter()
+        .map(&mut value)
+        .collect::<Result<Vec<_>, _>>()?;
     sim.check_size(rop, &sizes)?;
-    Ok((out[0].clone(), sizes, out[2].clone()))
+    Ok((offsets, sizes, strides))
 }
 
 pub(crate) fn exec_tensor(

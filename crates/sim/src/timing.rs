@@ -1124,19 +1124,22 @@ fn schedule_part(
                         });
                     }
                 }
-                let route = machine
-                    .route(*src_stop, *dst_stop)
-                    .ok_or(TimingError::BadStop {
-                        task: id,
-                        stop: *src_stop,
-                        stops: stop_count,
-                    })?;
-                for l in &route.links {
+                let (_, links) =
+                    machine
+                        .route_links(*src_stop, *dst_stop)
+                        .ok_or(TimingError::BadStop {
+                            task: id,
+                            stop: *src_stop,
+                            stops: stop_count,
+                        })?;
+                let mut route_hops = 0;
+                for l in links {
                     let r = l.index();
                     route_items.push(r);
                     if let Some(b) = link_bytes.get_mut(r) {
                         *b = b.saturating_add(*bytes);
                     }
+                    route_hops += 1;
                 }
                 match dram {
                     DramAccess::None => {}
@@ -1149,7 +1152,7 @@ fn schedule_part(
                         route_items.push(dram_resource);
                     }
                 }
-                route.hops
+                route_hops
             }
         };
         hops.push(task_hops);
