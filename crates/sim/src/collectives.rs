@@ -364,14 +364,13 @@ fn perform(
                 let values = partials
                     .iter()
                     .find(|(q, _, _)| q == src)
-                    .map(|(_, v, _)| v.clone())
-                    .unwrap_or_default();
+                    .map_or(&[][..], |(_, v, _)| v.as_slice());
                 let ready = if src == c {
                     ready_of(*src)
                 } else {
                     vec![ring_send(sim, rop, *src, *c, bytes, ready_of(*src))?]
                 };
-                let v = deliver(sim, rop, cores, *c, &values, ready)?;
+                let v = deliver(sim, rop, cores, *c, values, ready)?;
                 results[*c] = Some(v);
             }
             continue;
