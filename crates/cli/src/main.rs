@@ -199,6 +199,26 @@ fn parse_split(arg: &str) -> Result<(String, Vec<usize>), String> {
 }
 
 impl CompileFlags {
+    /// The `--split` values by op name; an op named twice is an error rather than the last
+    /// value silently winning.
+    fn hints(&self) -> Result<std::collections::BTreeMap<String, Vec<usize>>, String> {
+        let mut hints = std::collections::BTreeMap::new();
+        for arg in &self.split {
+            let (name, splits) = parse_split(arg)?;
+            if let Some(first) = hints.insert(name.clone(), splits) {
+                return Err(format!(
+                    "--split '{arg}': '{name}' was already given ({}); give each op once",
+                    first
+                        .iter()
+                        .map(usize::to_string)
+                        .collect::<Vec<_>>()
+                        .join(",")
+                ));
+            }
+        }
+        Ok(hints)
+    }
+
     fn options(&self) -> Result<compiler::Options, String> {
         Ok(compiler::Options {
             allocator: self
@@ -209,11 +229,7 @@ impl CompileFlags {
             double_buffer: !self.no_double_buffer,
             padding: self.padding.rules()?,
             fuse: !self.no_fuse,
-            hints: self
-                .split
-                .iter()
-                .map(|a| parse_split(a))
-                .collect::<Result<_, String>>()?,
+            hints: self.hints()?,
             ..Default::default()
         })
     }

@@ -1208,4 +1208,19 @@ fn split_overrides_the_cost_model_for_one_op_and_bad_values_are_errors() {
         assert!(!o.status.success(), "{arg}");
         assert!(stderr(&o).contains(says), "{arg}: {}", stderr(&o));
     }
+    // The same op twice is an error, not the last value winning.
+    let o = spyre(&[
+        "compile",
+        EXAMPLE,
+        "--split",
+        "matmul=4,1,1",
+        "--split",
+        "matmul=2,1,1",
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("--split 'matmul=2,1,1': 'matmul' was already given (4,1,1)"),
+        "{}",
+        stderr(&o)
+    );
 }
