@@ -375,25 +375,27 @@ impl Layout {
 
     /// Device index of a host element. Missing host coordinates count as 0.
     pub fn device_index_of(&self, host_index: &[usize]) -> Vec<usize> {
-        let n = self.device_size.len();
-        let eps = self.elems_per_stick.max(1);
-        (0..n)
+        (0..self.device_size.len())
             .map(
                 |j| match self.host_dim_of_device_dim.get(j).copied().flatten() {
                     None => 0,
-                    Some(h) => {
-                        let x = host_index.get(h).copied().unwrap_or(0);
-                        if j + 1 == n {
-                            x % eps
-                        } else if self.is_stick_count_dim(j) {
-                            x / eps
-                        } else {
-                            x
-                        }
-                    }
+                    Some(h) => self.device_coord(j, host_index.get(h).copied().unwrap_or(0)),
                 },
             )
             .collect()
+    }
+
+    /// The index along device dim `j` of host coordinate `x` of the host dim it reads: the
+    /// element within its stick for the last dim, the stick for a stick-count dim, else `x`.
+    fn device_coord(&self, j: usize, x: usize) -> usize {
+        let eps = self.elems_per_stick.max(1);
+        if j + 1 == self.device_size.len() {
+            x % eps
+        } else if self.is_stick_count_dim(j) {
+            x / eps
+        } else {
+            x
+        }
     }
 
     /// Row-major offset (in elements) of a device index.
@@ -436,7 +438,6 @@ impl Layout {
     /// per element.
     fn host_dim_offsets(&self) -> Vec<Vec<usize>> {
         let n = self.device_size.len();
-        let eps = self.elems_per_stick.max(1);
         // Row-major strides of the device dims.
         let mut stride = vec![1usize; n];
         for j in (0..n.saturating_sub(1)).rev() {
@@ -448,18 +449,9 @@ impl Layout {
             let Some(h) = self.host_dim_of_device_dim.get(j).copied().flatten() else {
                 continue;
             };
-            let last = j + 1 == n;
-            let sticks = self.is_stick_count_dim(j);
             if let Some(t) = tables.get_mut(h) {
                 for (x, o) in t.iter_mut().enumerate() {
-                    let i = if last {
-                        x % eps
-                    } else if sticks {
-                        x / eps
-                    } else {
-                        x
-                    };
-                    *o = o.saturating_add(i.saturating_mul(st));
+                    *o = o.saturating_add(self.device_coord(j, x).saturating_mul(st));
                 }
             }
         }
