@@ -647,7 +647,7 @@ impl Machine {
         &self,
         src_stop: usize,
         dst_stop: usize,
-    ) -> Option<(Direction, impl Iterator<Item = LinkId>)> {
+    ) -> Option<(Direction, impl ExactSizeIterator<Item = LinkId>)> {
         let n = self.stop_count();
         if src_stop >= n || dst_stop >= n {
             return None;

@@ -1132,14 +1132,13 @@ fn schedule_part(
                             stop: *src_stop,
                             stops: stop_count,
                         })?;
-                let mut route_hops = 0;
+                let route_hops = links.len();
                 for l in links {
                     let r = l.index();
                     route_items.push(r);
                     if let Some(b) = link_bytes.get_mut(r) {
                         *b = b.saturating_add(*bytes);
                     }
-                    route_hops += 1;
                 }
                 match dram {
                     DramAccess::None => {}
