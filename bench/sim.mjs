@@ -105,43 +105,28 @@ for (const w of workloads) {
 }
 
 const fmt = (x, d = 1) => x.toFixed(d);
-console.log(
-  `end to end, median of ${runs} runs (after one warm-up), Node ${process.version}\n` +
-    "workload".padEnd(32) +
-    "events".padStart(8) +
-    "wasm ms".padStart(10) +
-    "native ms".padStart(11) +
-    "+json ms".padStart(10) +
-    "wasm ev/s".padStart(12) +
-    "native ev/s".padStart(13) +
-    "wasm/native".padStart(13) +
-    "vs +json".padStart(10),
-);
-for (const r of rows) {
+const ratio = (x, y) => `${fmt(x / y, 2)}x`;
+// Prints a table of `rows`: a title, then one line per workload under `columns`, each a
+// [heading, width, cell of a row].
+const table = (title, columns) => {
   console.log(
-    r.w.name.padEnd(32) +
-      String(r.events).padStart(8) +
-      fmt(r.wasmMs).padStart(10) +
-      fmt(r.nativeMs).padStart(11) +
-      fmt(r.jsonMs).padStart(10) +
-      fmt((r.events / r.wasmMs) * 1e3, 0).padStart(12) +
-      fmt((r.events / r.nativeMs) * 1e3, 0).padStart(13) +
-      `${fmt(r.wasmMs / r.nativeMs, 2)}x`.padStart(13) +
-      `${fmt(r.wasmMs / r.jsonMs, 2)}x`.padStart(10),
+    title + "\n" + "workload".padEnd(32) + columns.map(([h, w]) => h.padStart(w)).join(""),
   );
-}
-console.log(
-  `\nbest of ${runs} runs\n` +
-    "workload".padEnd(32) +
-    "wasm ms".padStart(18) +
-    "native ms".padStart(11) +
-    "wasm/native".padStart(13),
-);
-for (const r of rows) {
-  console.log(
-    r.w.name.padEnd(32) +
-      fmt(r.wasmBestMs).padStart(18) +
-      fmt(r.nativeBestMs).padStart(11) +
-      `${fmt(r.wasmBestMs / r.nativeBestMs, 2)}x`.padStart(13),
-  );
-}
+  for (const r of rows)
+    console.log(r.w.name.padEnd(32) + columns.map(([, w, cell]) => cell(r).padStart(w)).join(""));
+};
+table(`end to end, median of ${runs} runs (after one warm-up), Node ${process.version}`, [
+  ["events", 8, (r) => String(r.events)],
+  ["wasm ms", 10, (r) => fmt(r.wasmMs)],
+  ["native ms", 11, (r) => fmt(r.nativeMs)],
+  ["+json ms", 10, (r) => fmt(r.jsonMs)],
+  ["wasm ev/s", 12, (r) => fmt((r.events / r.wasmMs) * 1e3, 0)],
+  ["native ev/s", 13, (r) => fmt((r.events / r.nativeMs) * 1e3, 0)],
+  ["wasm/native", 13, (r) => ratio(r.wasmMs, r.nativeMs)],
+  ["vs +json", 10, (r) => ratio(r.wasmMs, r.jsonMs)],
+]);
+table(`\nbest of ${runs} runs`, [
+  ["wasm ms", 18, (r) => fmt(r.wasmBestMs)],
+  ["native ms", 11, (r) => fmt(r.nativeBestMs)],
+  ["wasm/native", 13, (r) => ratio(r.wasmBestMs, r.nativeBestMs)],
+]);
