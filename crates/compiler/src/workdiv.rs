@@ -330,6 +330,26 @@ fn may_share_b(c: &Compilation, op: &DeviceOp, splits: &[usize], share: &Share) 
         && !share.fits(c.target.scratchpad_capacity_bytes as f64)
 }
 
+/// A matmul split's estimated cost with B shared over the ring where that is cheaper than
+/// every core reading its own, with the DMA/compute overlap each form keeps weighed in (a
+/// shared plan whose second buffers no longer fit pays DMA + compute); else every core
+/// reading its own.
+fn matmul_own_or_shared(
+    c: &Compilation,
+    op: &DeviceOp,
+    splits: &[usize],
+    double: bool,
+) -> Result<MatmulCost, CompileError> {
+    let own = matmul_cost_with(c, op, splits, false, double)?;
+    let shared = matmul_cost_with(c, op, splits, true, double)?;
+    let key = |m: &MatmulCost| (m.overlapped(), m.total());
+    Ok(if shared.shared_b.is_some() && key(&shared) < key(&own) {
+        shared
+    } else {
+        own
+    })
+}
+
 /// Estimated time (ns) of a batchmatmul split; with `share`, B tiles are shared over the
 /// ring within each M group where [`may_share_b`] allows it: DRAM moves each B byte once
 /// per group instead of once per core, and the loading core forwards it to the `m - 1`
@@ -702,22 +722,21 @@ fn divide_one(
                 "hint leaves tensor '{t}' spanning {sp} B per core, over the {limit} B limit"
             )));
         }
-        (h.clone(), format!("{span_note}hint: {}", fmt_splits(op, h)))
+        let mut rule = format!("{span_note}hint: {}", fmt_splits(op, h));
+        // A hint fixes the split; whether B is shared over the ring is still the cost
+        // model's choice, as for a split it picks itself.
+        if op.kind.is_matmul() && u.len() >= 3 {
+            shared_b = matmul_own_or_shared(c, op, h, double)?.shared_b;
+            if let Some(g) = shared_b {
+                rule.push_str(&format!("; B shared by {g} over the ring"));
+            }
+        }
+        (h.clone(), rule)
     } else if op.kind.is_matmul() && u.len() >= 3 {
         // 3. Matmul cost model.
         let mut scored = Vec::new();
         for s in all.iter().filter(|s| is_multiple(s)) {
-            // Sharing B over the ring is taken only where it is cheaper than every core
-            // reading its own, with the DMA/compute overlap each form keeps weighed in: a
-            // shared plan whose second buffers no longer fit pays DMA + compute.
-            let own = matmul_cost_with(c, op, s, false, double)?;
-            let shared = matmul_cost_with(c, op, s, true, double)?;
-            let key = |m: &MatmulCost| (m.overlapped(), m.total());
-            let m = if shared.shared_b.is_some() && key(&shared) < key(&own) {
-                shared
-            } else {
-                own
-            };
+            let m = matmul_own_or_shared(c, op, s, double)?;
             scored.push((m.total(), s.clone(), m));
         }
         // Stable sort keeps fewer cores first among equal totals.
@@ -1068,6 +1087,44 @@ mod tests {
         );
         let (_, _, psum) = super::matmul_cost(&c, &c.ops[0], &[2, 1, 2]).unwrap();
         assert!(psum > 0.0);
+    }
+
+    #[test]
+    fn a_hinted_split_still_shares_b_where_the_cost_model_would() {
+        // tiny4's figures, on which the cost model rates matmul_add's mb=4 split with B
+        // shared over the ring (its runner-up) above every core reading its own B.
+        let t = Target {
+            cores: 4,
+            scratchpad_capacity_bytes: 65536,
+            matmul_macs_per_ns: 64.0,
+            dram_bytes_per_ns: 32.0,
+            pe_rows: 8,
+            fill_row_passes: 2,
+            ..Target::spyre32()
+        };
+        let g = crate::passes::tests::example("matmul_add.json");
+        let picked = compile(&g, &t, &upto("work-division")).unwrap();
+        assert!(
+            picked.divisions[0]
+                .rule
+                .contains("next mb=4 out=1 in=1 (4 cores): compute 12288.0 + memory 5632.0 + partial sums 0.0 + B shared by 4 over the ring"),
+            "{}",
+            picked.divisions[0].rule
+        );
+        // The same split given as a hint shares B the same way.
+        let mut o = upto("work-division");
+        o.hints.insert("matmul".into(), vec![4, 1, 1]);
+        let hinted = compile(&g, &t, &o).unwrap();
+        let d = &hinted.divisions[0];
+        assert_eq!(d.splits, vec![4, 1, 1]);
+        assert_eq!(d.shared_b, Some(4));
+        assert_eq!(d.rule, "hint: mb=4 out=1 in=1; B shared by 4 over the ring");
+        // A split that leaves M whole has no M group to share with.
+        let mut o = upto("work-division");
+        o.hints.insert("matmul".into(), vec![1, 1, 2]);
+        let whole_m = compile(&g, &t, &o).unwrap();
+        assert_eq!(whole_m.divisions[0].shared_b, None);
+        assert_eq!(whole_m.divisions[0].rule, "hint: mb=1 out=1 in=2");
     }
 
     #[test]
