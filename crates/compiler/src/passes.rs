@@ -1102,7 +1102,13 @@ pub(crate) mod tests {
         let c = compile(&example("matmul_add.json"), &Target::spyre32(), &o).unwrap();
         assert_eq!(c.divisions[0].splits, vec![32, 1, 1]);
         assert_eq!(c.divisions[0].cores_used, 32);
-        assert_eq!(c.divisions[0].rule, "hint: mb=32 out=1 in=1");
+        assert!(
+            c.divisions[0]
+                .rule
+                .starts_with("hint: mb=32 out=1 in=1; estimate mb=32 out=1 in=1 (32 cores): "),
+            "{}",
+            c.divisions[0].rule
+        );
         let e = hint_err(vec![3, 1, 1], "matmul");
         assert_eq!(e.node.as_deref(), Some("matmul"));
         assert!(

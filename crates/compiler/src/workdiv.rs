@@ -330,6 +330,23 @@ fn may_share_b(c: &Compilation, op: &DeviceOp, splits: &[usize], share: &Share) 
         && !share.fits(c.target.scratchpad_capacity_bytes as f64)
 }
 
+/// A matmul split and its estimate by part, as the work-division rule states it.
+fn describe_matmul(op: &DeviceOp, splits: &[usize], m: &MatmulCost) -> String {
+    let p: usize = splits.iter().product();
+    let ring = match m.shared_b {
+        Some(g) => format!(" + B shared by {g} over the ring {:.1}", m.ring),
+        None => String::new(),
+    };
+    format!(
+        "{} ({p} cores): compute {:.1} + memory {:.1} + partial sums {:.1}{ring} = {:.1} ns",
+        fmt_splits(op, splits),
+        m.compute,
+        m.memory,
+        m.psum,
+        m.total()
+    )
+}
+
 /// A matmul split's estimated cost with B shared over the ring where that is cheaper than
 /// every core reading its own, with the DMA/compute overlap each form keeps weighed in (a
 /// shared plan whose second buffers no longer fit pays DMA + compute); else every core
@@ -724,12 +741,12 @@ fn divide_one(
         }
         let mut rule = format!("{span_note}hint: {}", fmt_splits(op, h));
         // A hint fixes the split; whether B is shared over the ring is still the cost
-        // model's choice, as for a split it picks itself.
+        // model's choice, as for a split it picks itself. Its estimate is stated, to set
+        // beside the simulated time and the cost model's own pick.
         if op.kind.is_matmul() && u.len() >= 3 {
-            shared_b = matmul_own_or_shared(c, op, h, double)?.shared_b;
-            if let Some(g) = shared_b {
-                rule.push_str(&format!("; B shared by {g} over the ring"));
-            }
+            let m = matmul_own_or_shared(c, op, h, double)?;
+            shared_b = m.shared_b;
+            rule.push_str(&format!("; estimate {}", describe_matmul(op, h, &m)));
         }
         (h.clone(), rule)
     } else if op.kind.is_matmul() && u.len() >= 3 {
@@ -744,21 +761,7 @@ fn divide_one(
         let Some(best) = scored.first().cloned() else {
             return Err(err("no candidate split for the matmul".into()));
         };
-        let describe = |x: &(f64, Vec<usize>, MatmulCost)| {
-            let p: usize = x.1.iter().product();
-            let ring = match x.2.shared_b {
-                Some(g) => format!(" + B shared by {g} over the ring {:.1}", x.2.ring),
-                None => String::new(),
-            };
-            format!(
-                "{} ({p} cores): compute {:.1} + memory {:.1} + partial sums {:.1}{ring} = {:.1} ns",
-                fmt_splits(op, &x.1),
-                x.2.compute,
-                x.2.memory,
-                x.2.psum,
-                x.0
-            )
-        };
+        let describe = |x: &(f64, Vec<usize>, MatmulCost)| describe_matmul(op, &x.1, &x.2);
         let mut rule = format!(
             "{span_note}matmul cost model over {} candidates: best {}",
             scored.len(),
@@ -1118,13 +1121,23 @@ mod tests {
         let d = &hinted.divisions[0];
         assert_eq!(d.splits, vec![4, 1, 1]);
         assert_eq!(d.shared_b, Some(4));
-        assert_eq!(d.rule, "hint: mb=4 out=1 in=1; B shared by 4 over the ring");
+        assert_eq!(
+            d.rule,
+            "hint: mb=4 out=1 in=1; estimate mb=4 out=1 in=1 (4 cores): compute 12288.0 + memory 5632.0 + partial sums 0.0 + B shared by 4 over the ring 2304.0 = 20224.0 ns"
+        );
         // A split that leaves M whole has no M group to share with.
         let mut o = upto("work-division");
         o.hints.insert("matmul".into(), vec![1, 1, 2]);
         let whole_m = compile(&g, &t, &o).unwrap();
         assert_eq!(whole_m.divisions[0].shared_b, None);
-        assert_eq!(whole_m.divisions[0].rule, "hint: mb=1 out=1 in=2");
+        assert!(
+            whole_m.divisions[0]
+                .rule
+                .starts_with("hint: mb=1 out=1 in=2; estimate mb=1 out=1 in=2 (2 cores): compute "),
+            "{}",
+            whole_m.divisions[0].rule
+        );
+        assert!(!whole_m.divisions[0].rule.contains("shared"));
     }
 
     #[test]
