@@ -5,11 +5,7 @@
 use crate::EventView;
 use ktir::ast::{Module, Op};
 use serde::Serialize;
-use serde_json::ser::Formatter;
-use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
-use std::io::{self, Write};
-use std::rc::Rc;
 
 /// An inclusive range of 1-based lines.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -234,146 +230,198 @@ pub(crate) fn node_links(nodes: &[graph::Node], ops: &mut [OpLink]) -> Vec<NodeL
 }
 
 /// The lines of each SDSC op (its `"name": {...}` entry under `sdscs`) in the bundle's
-/// pretty JSON text, found while writing that text with the formatter the SDSC pass uses.
-/// Empty when the text written differs from `text`, the pass's.
+/// pretty JSON text (the SDSC pass's snapshot), from the entry's name to its closing brace.
+/// Found by reading the text's lines: serde_json's pretty printer puts each entry of the
+/// top-level `sdscs` list on lines of its own at a fixed indent, and escapes every newline
+/// inside strings, so no serialising again. Empty when the text is not laid out that way
+/// or its entries do not name the bundle's ops in order.
 pub(crate) fn sdsc_lines(bundle: &sdsc::Bundle, text: &str) -> Vec<(String, LineRange)> {
-    let newlines = Rc::new(Cell::new(0u32));
-    let ranges = Rc::new(RefCell::new(Vec::new()));
-    let tracker = SdscTracker {
-        pretty: serde_json::ser::PrettyFormatter::new(),
-        newlines: newlines.clone(),
-        depth: 0,
-        key: None,
-        in_top: String::new(),
-        start: 0,
-        ranges: ranges.clone(),
-    };
-    let mut writer = Counting {
-        bytes: Vec::new(),
-        newlines,
-    };
-    let mut ser = serde_json::Serializer::with_formatter(&mut writer, tracker);
-    let written = bundle.serialize(&mut ser).is_ok();
-    let ranges = ranges.take();
-    if !written || writer.bytes != text.as_bytes() || ranges.len() != bundle.sdscs.len() {
-        return Vec::new();
-    }
-    bundle
-        .sdscs
-        .iter()
-        .map(|n| n.name.clone())
-        .zip(ranges)
-        .collect()
+    sdsc_lines_in_text(bundle, text).unwrap_or_default()
 }
 
-/// A byte sink that counts the newlines written, for [`SdscTracker`].
-struct Counting {
-    bytes: Vec<u8>,
-    newlines: Rc<Cell<u32>>,
-}
-
-impl std::io::Write for Counting {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let n = buf.iter().filter(|b| **b == b'\n').count();
-        self.newlines
-            .set(self.newlines.get() + u32::try_from(n).unwrap_or(u32::MAX));
-        self.bytes.extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-/// serde_json's pretty formatter, noting the lines each entry of the bundle's top-level
-/// `sdscs` list spans.
-struct SdscTracker {
-    pretty: serde_json::ser::PrettyFormatter<'static>,
-    /// Newlines written so far (shared with the [`Counting`] writer).
-    newlines: Rc<Cell<u32>>,
-    /// Objects open.
-    depth: usize,
-    /// The top-level key being written.
-    key: Option<String>,
-    /// The top-level key whose value is being written.
-    in_top: String,
-    /// The line the current `sdscs` entry started on.
-    start: u32,
-    /// The lines of each entry, in order (shared with the caller).
-    ranges: Rc<RefCell<Vec<LineRange>>>,
-}
-
-impl SdscTracker {
-    fn line(&self) -> u32 {
-        self.newlines.get() + 1
-    }
-    fn in_entries(&self) -> bool {
-        self.in_top == "sdscs"
-    }
-}
-
-impl Formatter for SdscTracker {
-    fn begin_object<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.depth += 1;
-        self.pretty.begin_object(w)
-    }
-    fn end_object<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.pretty.end_object(w)?;
-        // An entry of `sdscs` is an object (depth 2) holding one named descriptor.
-        if self.depth == 2 && self.in_entries() {
-            self.ranges.borrow_mut().push(LineRange {
-                from: self.start,
-                to: self.line(),
-            });
+fn sdsc_lines_in_text(bundle: &sdsc::Bundle, text: &str) -> Option<Vec<(String, LineRange)>> {
+    let mut lines = (1u32..).zip(text.lines());
+    lines.find(|(_, l)| *l == "  \"sdscs\": [")?;
+    let mut out = Vec::with_capacity(bundle.sdscs.len());
+    let mut names = bundle.sdscs.iter().map(|n| n.name.as_str());
+    loop {
+        let (_, open) = lines.next()?;
+        match open {
+            "    {" => {}
+            "  ]" | "  ]," => break,
+            _ => return None,
         }
-        self.depth = self.depth.saturating_sub(1);
-        Ok(())
-    }
-    fn begin_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.pretty.begin_array(w)
-    }
-    fn end_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.pretty.end_array(w)
-    }
-    fn begin_array_value<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
-        self.pretty.begin_array_value(w, first)
-    }
-    fn end_array_value<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.pretty.end_array_value(w)
-    }
-    fn begin_object_key<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
-        self.pretty.begin_object_key(w, first)?;
-        if self.depth == 1 {
-            self.key = Some(String::new());
-        } else if self.depth == 2 && self.in_entries() {
-            // The descriptor's name: the entry's text starts here.
-            self.start = self.line();
+        let name = names.next()?;
+        let (from, key) = lines.next()?;
+        // The entry's one key, the op's name, as serde_json writes it.
+        let quoted = serde_json::to_string(name).ok()?;
+        let rest = key.strip_prefix("      ")?.strip_prefix(quoted.as_str())?;
+        if !rest.starts_with(": ") {
+            return None;
         }
-        Ok(())
+        let (to, _) = lines.find(|(_, l)| *l == "    }" || *l == "    },")?;
+        out.push((name.to_string(), LineRange { from, to }));
     }
-    fn write_string_fragment<W: ?Sized + Write>(
-        &mut self,
-        w: &mut W,
-        fragment: &str,
-    ) -> io::Result<()> {
-        if let Some(k) = &mut self.key {
-            k.push_str(fragment);
-        }
-        self.pretty.write_string_fragment(w, fragment)
-    }
-    fn begin_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
-        if let Some(k) = self.key.take() {
-            self.in_top = k;
-        }
-        self.pretty.begin_object_value(w)
-    }
-    fn end_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.pretty.end_object_value(w)
-    }
+    names.next().is_none().then_some(out)
 }
 
 #[cfg(test)]
 mod tests {
+    // The reference: the bundle written again with serde_json's pretty formatter, noting
+    // each entry's lines as it goes.
+    use super::LineRange;
+    use serde::Serialize;
+    use serde_json::ser::Formatter;
+    use std::cell::{Cell, RefCell};
+    use std::io::{self, Write};
+    use std::rc::Rc;
+
+    /// [`sdsc_lines`] found by writing the bundle again with a formatter that notes each
+    /// entry's lines: the reference the text-reading version is checked against.
+    fn sdsc_lines_by_writing(bundle: &sdsc::Bundle, text: &str) -> Vec<(String, LineRange)> {
+        let newlines = Rc::new(Cell::new(0u32));
+        let ranges = Rc::new(RefCell::new(Vec::new()));
+        let tracker = SdscTracker {
+            pretty: serde_json::ser::PrettyFormatter::new(),
+            newlines: newlines.clone(),
+            depth: 0,
+            key: None,
+            in_top: String::new(),
+            start: 0,
+            ranges: ranges.clone(),
+        };
+        let mut writer = Counting {
+            bytes: Vec::new(),
+            newlines,
+        };
+        let mut ser = serde_json::Serializer::with_formatter(&mut writer, tracker);
+        let written = bundle.serialize(&mut ser).is_ok();
+        let ranges = ranges.take();
+        if !written || writer.bytes != text.as_bytes() || ranges.len() != bundle.sdscs.len() {
+            return Vec::new();
+        }
+        bundle
+            .sdscs
+            .iter()
+            .map(|n| n.name.clone())
+            .zip(ranges)
+            .collect()
+    }
+
+    /// A byte sink that counts the newlines written, for [`SdscTracker`].
+    struct Counting {
+        bytes: Vec<u8>,
+        newlines: Rc<Cell<u32>>,
+    }
+
+    impl std::io::Write for Counting {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            let n = buf.iter().filter(|b| **b == b'\n').count();
+            self.newlines
+                .set(self.newlines.get() + u32::try_from(n).unwrap_or(u32::MAX));
+            self.bytes.extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// serde_json's pretty formatter, noting the lines each entry of the bundle's top-level
+    /// `sdscs` list spans: the reference [`sdsc_lines`] is checked against.
+    struct SdscTracker {
+        pretty: serde_json::ser::PrettyFormatter<'static>,
+        /// Newlines written so far (shared with the [`Counting`] writer).
+        newlines: Rc<Cell<u32>>,
+        /// Objects open.
+        depth: usize,
+        /// The top-level key being written.
+        key: Option<String>,
+        /// The top-level key whose value is being written.
+        in_top: String,
+        /// The line the current `sdscs` entry started on.
+        start: u32,
+        /// The lines of each entry, in order (shared with the caller).
+        ranges: Rc<RefCell<Vec<LineRange>>>,
+    }
+
+    impl SdscTracker {
+        fn line(&self) -> u32 {
+            self.newlines.get() + 1
+        }
+        fn in_entries(&self) -> bool {
+            self.in_top == "sdscs"
+        }
+    }
+
+    impl Formatter for SdscTracker {
+        fn begin_object<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+            self.depth += 1;
+            self.pretty.begin_object(w)
+        }
+        fn end_object<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+            self.pretty.end_object(w)?;
+            // An entry of `sdscs` is an object (depth 2) holding one named descriptor.
+            if self.depth == 2 && self.in_entries() {
+                self.ranges.borrow_mut().push(LineRange {
+                    from: self.start,
+                    to: self.line(),
+                });
+            }
+            self.depth = self.depth.saturating_sub(1);
+            Ok(())
+        }
+        fn begin_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+            self.pretty.begin_array(w)
+        }
+        fn end_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+            self.pretty.end_array(w)
+        }
+        fn begin_array_value<W: ?Sized + Write>(
+            &mut self,
+            w: &mut W,
+            first: bool,
+        ) -> io::Result<()> {
+            self.pretty.begin_array_value(w, first)
+        }
+        fn end_array_value<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+            self.pretty.end_array_value(w)
+        }
+        fn begin_object_key<W: ?Sized + Write>(
+            &mut self,
+            w: &mut W,
+            first: bool,
+        ) -> io::Result<()> {
+            self.pretty.begin_object_key(w, first)?;
+            if self.depth == 1 {
+                self.key = Some(String::new());
+            } else if self.depth == 2 && self.in_entries() {
+                // The descriptor's name: the entry's text starts here.
+                self.start = self.line();
+            }
+            Ok(())
+        }
+        fn write_string_fragment<W: ?Sized + Write>(
+            &mut self,
+            w: &mut W,
+            fragment: &str,
+        ) -> io::Result<()> {
+            if let Some(k) = &mut self.key {
+                k.push_str(fragment);
+            }
+            self.pretty.write_string_fragment(w, fragment)
+        }
+        fn begin_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+            if let Some(k) = self.key.take() {
+                self.in_top = k;
+            }
+            self.pretty.begin_object_value(w)
+        }
+        fn end_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+            self.pretty.end_object_value(w)
+        }
+    }
+
     use crate::{Run, RunOptions, Session};
     use sim::timing::Unit;
 
@@ -445,6 +493,46 @@ mod tests {
             }
         }
         assert!(r.run.events.iter().any(|e| e.route.len() > 2));
+    }
+
+    #[test]
+    fn sdsc_lines_read_from_the_text_are_the_lines_the_writer_notes() {
+        for machine in ["spyre32", "tiny4"] {
+            let m = sim::machine::Machine::preset(machine).unwrap();
+            for e in crate::examples().iter().filter(|e| e.kind == "graph") {
+                let g = graph::load_json(e.source).unwrap();
+                let c = crate::compile(&g, &m, &compiler::Options::default()).unwrap();
+                let (b, text) = (c.sdsc.as_ref().unwrap(), &c.snapshot("sdsc").unwrap().text);
+                let read = super::sdsc_lines(b, text);
+                assert_eq!(read.len(), b.sdscs.len(), "{} on {machine}", e.name);
+                assert_eq!(
+                    read,
+                    sdsc_lines_by_writing(b, text),
+                    "{} on {machine}",
+                    e.name
+                );
+            }
+        }
+        // Text that is not the bundle's pretty JSON maps no lines.
+        let g = graph::load_json(crate::examples()[0].source).unwrap();
+        let m = sim::machine::Machine::preset("spyre32").unwrap();
+        let c = crate::compile(&g, &m, &compiler::Options::default()).unwrap();
+        let (b, text) = (c.sdsc.as_ref().unwrap(), &c.snapshot("sdsc").unwrap().text);
+        let compact = serde_json::to_string(b).unwrap();
+        assert!(super::sdsc_lines(b, &compact).is_empty());
+        let mut other = b.clone();
+        other.sdscs.reverse();
+        if other.sdscs.len() > 1 {
+            assert!(super::sdsc_lines(&other, text).is_empty());
+        }
+        other.sdscs.truncate(0);
+        assert!(super::sdsc_lines(&other, text).is_empty());
+        let cut: String = text
+            .lines()
+            .take(text.lines().count() / 2)
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert!(super::sdsc_lines(b, &cut).is_empty());
     }
 
     #[test]
