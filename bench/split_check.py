@@ -34,8 +34,8 @@ def divisors(n):
     return [d for d in range(1, n + 1) if n % d == 0]
 
 
-def op_dims(graph, op, extra):
-    """The op's iteration dims as (label, size) and the machine's core count."""
+def op_dim_count(graph, op, extra):
+    """How many iteration dims the op has, and the machine's core count."""
     code, text = spyre("compile", graph, "--after", "work-division", *extra)
     if code != 0:
         sys.exit(f"spyre compile failed:\n{text}")
@@ -43,9 +43,7 @@ def op_dims(graph, op, extra):
     m = re.search(r"^op " + re.escape(op) + r": .*iter \[([^\]]*)\]", text, re.M)
     if not m:
         sys.exit(f"no device op named {op} in the work-division snapshot")
-    dims = [(d.split("=")[0], int(re.match(r"\d+", d.split("=")[1]).group(0)))
-            for d in m.group(1).split(", ")]
-    return dims, cores
+    return len(m.group(1).split(", ")), cores
 
 
 def estimate_of(text, op):
@@ -88,10 +86,10 @@ def main():
         sys.exit(__doc__)
     graph, op, splits = argv[0], argv[1], argv[2:]
     if not splits:
-        dims, cores = op_dims(graph, op, extra)
+        dims, cores = op_dim_count(graph, op, extra)
         splits = [
             ",".join(map(str, s))
-            for s in itertools.product(*(divisors(cores) for _ in dims))
+            for s in itertools.product(divisors(cores), repeat=dims)
             if math.prod(s) == cores
         ]
     results, refused = [], []
