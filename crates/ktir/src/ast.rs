@@ -946,6 +946,28 @@ pub enum AffineExpr {
 }
 
 impl AffineExpr {
+    /// Whether dimension `d` appears under a floordiv, ceildiv or mod.
+    pub fn divides_dim(&self, d: usize) -> bool {
+        fn has_dim(e: &AffineExpr, d: usize) -> bool {
+            match e {
+                AffineExpr::Dim(i) => *i == d,
+                AffineExpr::Sym(_) | AffineExpr::Const(_) => false,
+                AffineExpr::Add(a, b)
+                | AffineExpr::Mul(a, b)
+                | AffineExpr::FloorDiv(a, b)
+                | AffineExpr::CeilDiv(a, b)
+                | AffineExpr::Mod(a, b) => has_dim(a, d) || has_dim(b, d),
+            }
+        }
+        match self {
+            AffineExpr::Dim(_) | AffineExpr::Sym(_) | AffineExpr::Const(_) => false,
+            AffineExpr::Add(a, b) | AffineExpr::Mul(a, b) => a.divides_dim(d) || b.divides_dim(d),
+            AffineExpr::FloorDiv(a, b) | AffineExpr::CeilDiv(a, b) | AffineExpr::Mod(a, b) => {
+                has_dim(a, d) || has_dim(b, d)
+            }
+        }
+    }
+
     /// Evaluates with the given dimension and symbol values; `None` on division by zero
     /// or overflow.
     pub fn eval(&self, dims: &[i64], syms: &[i64]) -> Option<i64> {
@@ -1062,10 +1084,10 @@ impl AffineSet {
                 }
             }
             let Some((d, coef)) = dep else { continue };
-            // Check linearity at a second point so floordiv/mod constraints are not misread.
-            let mut p = zero.clone();
-            p[d] = 7;
-            if c.expr.eval(&p, syms)? != base + 7 * coef {
+            // A floordiv, ceildiv or mod over the dimension is not linear in it, however
+            // linear it looks near zero (`d0 mod 8` is `d0` up to 7): such a constraint
+            // bounds nothing here, and `contains` tests it point by point.
+            if c.expr.divides_dim(d) {
                 continue;
             }
             if c.equality && coef.abs() == 1 {
@@ -1220,5 +1242,42 @@ mod tests {
         assert_eq!(c.eval(&[-5], &[]), Some(-1));
         let z = AffineExpr::Mod(Box::new(AffineExpr::Dim(0)), Box::new(AffineExpr::Const(0)));
         assert_eq!(z.eval(&[3], &[]), None);
+    }
+
+    #[test]
+    fn a_mod_constraint_bounds_no_dimension() {
+        // (d0)[s0] : d0 - s0 >= 0, -d0 + s0 + 16 >= 0, (d0 - s0) mod 8 == 0: at s0 = 8 the
+        // points are 8, 16 and 24. `(d0 - 8) mod 8` is `d0` for d0 in 0..8, which once
+        // read as the equality d0 == 0.
+        let (d0, s0) = (AffineExpr::Dim(0), AffineExpr::Sym(0));
+        let neg = |e: AffineExpr| AffineExpr::Mul(Box::new(e), Box::new(AffineExpr::Const(-1)));
+        let add = |a: AffineExpr, b: AffineExpr| AffineExpr::Add(Box::new(a), Box::new(b));
+        let set = AffineSet {
+            dims: 1,
+            syms: 1,
+            constraints: vec![
+                Constraint {
+                    expr: add(d0.clone(), neg(s0.clone())),
+                    equality: false,
+                },
+                Constraint {
+                    expr: add(add(neg(d0.clone()), s0.clone()), AffineExpr::Const(16)),
+                    equality: false,
+                },
+                Constraint {
+                    expr: AffineExpr::Mod(
+                        Box::new(add(d0.clone(), neg(s0))),
+                        Box::new(AffineExpr::Const(8)),
+                    ),
+                    equality: true,
+                },
+            ],
+        };
+        assert_eq!(set.box_bounds(&[8]), Some(vec![(8, 24)]));
+        let points: Vec<i64> = (8..=24).filter(|&x| set.contains(&[x], &[8])).collect();
+        assert_eq!(points, vec![8, 16, 24]);
+        let by_sym = AffineExpr::Mod(Box::new(AffineExpr::Sym(0)), Box::new(AffineExpr::Const(8)));
+        assert!(!by_sym.divides_dim(0));
+        assert!(AffineExpr::FloorDiv(Box::new(d0), Box::new(AffineExpr::Const(2))).divides_dim(0));
     }
 }
