@@ -31,7 +31,12 @@
 //!
 //! Core-to-slice: mixed radix over the dims with reduction dims first (so K-split
 //! collaborators sit on adjacent ring stops), then the other dims in iteration order; the first
-//! of those varies fastest.
+//! of those varies fastest. One exception: a matmul whose B tiles are shared within M groups
+//! while K is split puts M first, so each M group sits on adjacent stops and a shared tile
+//! crosses one link (K first, every loader's tiles would cross `k` links alongside the other
+//! K positions' tiles: on spyre32 the seq-512 MLP projections forwarded B at 1/16 of a link);
+//! each K group is then `m` stops apart, and its partial sums share links with the other
+//! M groups' chains.
 
 use crate::layout::Layout;
 use crate::ops::{access_map, dsize, DeviceOp};
@@ -143,11 +148,18 @@ fn divisors(n: usize) -> Vec<usize> {
 
 /// Core-to-slice table for given splits (see the module doc for the order).
 pub fn core_to_slice(op: &DeviceOp, splits: &[usize]) -> Vec<Vec<usize>> {
+    core_to_slice_from(op, splits, None)
+}
+
+/// Core-to-slice table with dim `first`, when given, varying fastest, ahead of the
+/// reduction dims: a matmul's M where its B tiles are shared within M groups and K is split
+/// too, so each M group sits on adjacent ring stops (a shared tile crosses one link, not
+/// `k` of them beside the other K positions' tiles) and each K group every `m` stops.
+fn core_to_slice_from(op: &DeviceOp, splits: &[usize], first: Option<usize>) -> Vec<Vec<usize>> {
     let cores: usize = splits.iter().product();
-    let mut order: Vec<usize> = (0..splits.len())
-        .filter(|&d| op.iteration[d].reduction)
-        .collect();
-    order.extend((0..splits.len()).filter(|&d| !op.iteration[d].reduction));
+    let mut order: Vec<usize> = first.into_iter().collect();
+    order.extend((0..splits.len()).filter(|&d| op.iteration[d].reduction && Some(d) != first));
+    order.extend((0..splits.len()).filter(|&d| !op.iteration[d].reduction && Some(d) != first));
     (0..cores)
         .map(|c| {
             let mut rest = c;
@@ -328,6 +340,16 @@ fn may_share_b(c: &Compilation, op: &DeviceOp, splits: &[usize], share: &Share) 
         && splits[..nb].iter().all(|&s| s == 1)
         && op.inputs.first() != op.inputs.get(1)
         && !share.fits(c.target.scratchpad_capacity_bytes as f64)
+}
+
+/// The M dim of a matmul split whose B tiles are shared within M groups while K is split
+/// too: its cores are laid out M first ([`core_to_slice_from`]), so a shared tile moves one
+/// link per member and the K groups interleave. `None` for every other split (K groups
+/// then sit on adjacent cores, and M groups are adjacent already when K is whole).
+fn m_groups_adjacent(op: &DeviceOp, splits: &[usize], shared_b: Option<usize>) -> Option<usize> {
+    let nb = op.iteration.len().checked_sub(3)?;
+    (op.kind.is_matmul() && shared_b.is_some_and(|g| g > 1) && splits.get(nb + 2) > Some(&1))
+        .then_some(nb)
 }
 
 /// A matmul split and its estimate by part, as the work-division rule states it.
@@ -842,9 +864,17 @@ fn divide_one(
         )
     };
     let cores_used = splits.iter().product();
+    let m_first = m_groups_adjacent(op, &splits, shared_b);
+    let mut rule = rule;
+    if let (Some(_), Some(g)) = (m_first, shared_b) {
+        rule.push_str(&format!(
+            "; cores laid out M first: each M group of {g} on adjacent cores (a shared B tile \
+             crosses one ring link), each K group {g} cores apart"
+        ));
+    }
     Ok(WorkDivision {
         op: op.name.clone(),
-        core_to_slice: core_to_slice(op, &splits),
+        core_to_slice: core_to_slice_from(op, &splits, m_first),
         splits,
         cores_used,
         rule,
@@ -1090,6 +1120,36 @@ mod tests {
         );
         let (_, _, psum) = super::matmul_cost(&c, &c.ops[0], &[2, 1, 2]).unwrap();
         assert!(psum > 0.0);
+    }
+
+    #[test]
+    fn a_shared_b_with_k_split_puts_each_m_group_on_adjacent_cores() {
+        // [32, 1024] @ [1024, 512] on tiny4, split mb=2 in=2: B is shared within each M
+        // group, so the two cores of an M group sit side by side (a shared tile crosses one
+        // link) and each K group's two cores are two apart.
+        let g = graph_of(
+            r#"{"name": "a", "dtype": "f16", "shape": [32, 1024]}"#,
+            r#"{"name": "w", "dtype": "f16", "shape": [1024, 512], "init": "zeros"}"#,
+            r#"{"name": "mm", "op": "MatMul", "inputs": ["a", "w"], "outputs": ["y"]}"#,
+            r#""y""#,
+        );
+        let mut t = Target::spyre32();
+        t.cores = 4;
+        t.scratchpad_capacity_bytes = 65536;
+        let mut o = upto("work-division");
+        o.hints.insert("mm".into(), vec![2, 1, 2]);
+        let c = compile(&g, &t, &o).unwrap();
+        let d = &c.divisions[0];
+        assert_eq!(d.shared_b, Some(2), "{}", d.rule);
+        assert_eq!(
+            d.core_to_slice,
+            vec![vec![0, 0, 0], vec![1, 0, 0], vec![0, 0, 1], vec![1, 0, 1]]
+        );
+        // Without the share, K groups stay on adjacent cores.
+        assert_eq!(
+            super::core_to_slice(&c.ops[0], &[2, 1, 2]),
+            vec![vec![0, 0, 0], vec![0, 0, 1], vec![1, 0, 0], vec![1, 0, 1]]
+        );
     }
 
     #[test]

@@ -27,6 +27,17 @@ const CASES: &[Case] = &[
         None,
     ),
     ("matmul_computed_lhs_loop", &["iter_args", "klast"], None),
+    // B shared within M groups and K split: M groups on adjacent cores, K groups strided
+    // (their position in the group is `(id floordiv 2) mod 2`).
+    (
+        "matmul_shared_b_k_split_loop",
+        &[
+            "ktdp.inter_tile_consume",
+            "ktdp.inter_tile_reduce",
+            "arith.divsi",
+        ],
+        Some(("mm", &[2, 1, 2])),
+    ),
     // Shares its B tiles only with double buffering off (its own test below).
     ("matmul_shared_b_loop", &["scf.for"], None),
     ("pointwise_loop", &["scf.for"], None),

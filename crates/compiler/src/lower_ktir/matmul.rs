@@ -97,8 +97,12 @@ impl KernelEmitter<'_> {
         } else {
             1
         };
-        if k_split > 1 && k_place != 1 {
-            return Err(self.fail("K-split collaborators must be adjacent cores"));
+        // A K group is `k_split` cores `k_place` apart: adjacent, or (where B tiles are
+        // shared within M groups) interleaved with the other M groups' K groups.
+        if k_split > 1 && div.cores_used % (k_place * k_split) != 0 {
+            return Err(
+                self.fail("K-split collaborators are not evenly spaced in the core-to-slice table")
+            );
         }
         // A, B, the inputs of a fused epilogue (indexed like C), then the result.
         let out_i = self.operands.len().saturating_sub(1);
@@ -362,15 +366,40 @@ impl KernelEmitter<'_> {
         Ok(())
     }
 
-    /// This core's position in its K group of `k_split` adjacent cores (an index value).
+    /// How far apart the members of a K group sit in the core id (1: adjacent cores), read
+    /// off the recorded core-to-slice table: `id = low + place * (position + k * high)`.
+    fn k_place(&self) -> usize {
+        let k = self.op.iteration.len().saturating_sub(1);
+        self.division()
+            .and_then(|d| d.core_to_slice.iter().position(|s| s.get(k) == Some(&1)))
+            .unwrap_or(1)
+            .max(1)
+    }
+
+    /// This core's position in its K group of `k_split` cores (an index value):
+    /// `id mod k_split` for adjacent cores, `(id floordiv place) mod k_split` otherwise.
     fn group_position(&mut self, k_split: usize) -> String {
+        let place = self.k_place();
         let kc = self.fresh("kc");
         let pos = self.fresh("kpos");
         self.b.index(ssa(&kc), k_split as i64);
+        let id = if place > 1 {
+            let (pc, q) = (self.fresh("kplace"), self.fresh("kq"));
+            self.b.index(ssa(&pc), place as i64);
+            self.b.elementwise(
+                ssa(&q),
+                ElementwiseOp::DivSI,
+                &[&val("id"), &val(&pc)],
+                Type::index(),
+            );
+            q
+        } else {
+            "id".to_string()
+        };
         self.b.elementwise(
             ssa(&pos),
             ElementwiseOp::RemSI,
-            &[&val("id"), &val(&kc)],
+            &[&val(&id), &val(&kc)],
             Type::index(),
         );
         pos
@@ -681,21 +710,13 @@ impl KernelEmitter<'_> {
         if let Some(kb) = k_block.filter(|_| blocks > 1) {
             let mut index = kb.to_string();
             if k_split > 1 {
-                let (kc, pos, ks, base, sum) = (
-                    self.fresh("kc"),
-                    self.fresh("kpos"),
+                let pos = self.group_position(k_split);
+                let (ks, base, sum) = (
                     self.fresh("ksteps"),
                     self.fresh("kbase"),
                     self.fresh("kidx"),
                 );
                 let idx = Type::index();
-                self.b.index(ssa(&kc), k_split as i64);
-                self.b.elementwise(
-                    ssa(&pos),
-                    ElementwiseOp::RemSI,
-                    &[&val("id"), &val(&kc)],
-                    idx.clone(),
-                );
                 self.b.index(ssa(&ks), steps as i64);
                 self.b.elementwise(
                     ssa(&base),
@@ -908,36 +929,63 @@ impl KernelEmitter<'_> {
         let identity = self.constant(0.0, &ty);
         let future = self.fresh("partials");
         let sum = self.fresh("sum");
+        let place = self.k_place();
         let (d0, s0, k) = (
             AffineExpr::Dim(0),
             AffineExpr::Sym(0),
             AffineExpr::Const(k_split as i64),
         );
-        let group_start = mul(s0, k);
-        // d0 - s0 * k >= 0, -d0 + s0 * k + (k - 1) >= 0.
+        // Group s0's first core. Adjacent groups: s0 * k. Groups `place` apart (core
+        // `low + place * (position + k * high)`, group `low + place * high`):
+        // (s0 mod place) + (s0 floordiv place) * place * k.
+        let group_start = if place > 1 {
+            let p = AffineExpr::Const(place as i64);
+            add(
+                AffineExpr::Mod(Box::new(s0.clone()), Box::new(p.clone())),
+                mul(
+                    AffineExpr::FloorDiv(Box::new(s0.clone()), Box::new(p)),
+                    AffineExpr::Const((place * k_split) as i64),
+                ),
+            )
+        } else {
+            mul(s0.clone(), k)
+        };
+        let span = (place * (k_split - 1)) as i64;
+        // d0 - start >= 0, -d0 + start + place * (k - 1) >= 0, and, for groups `place`
+        // apart, (d0 - s0) mod place == 0 (a group's cores share `low`, which is s0's).
+        let mut constraints = vec![
+            Constraint {
+                expr: add(d0.clone(), neg(group_start.clone())),
+                equality: false,
+            },
+            Constraint {
+                expr: add(
+                    add(neg(d0.clone()), group_start.clone()),
+                    AffineExpr::Const(span),
+                ),
+                equality: false,
+            },
+        ];
+        if place > 1 {
+            constraints.push(Constraint {
+                expr: AffineExpr::Mod(
+                    Box::new(add(d0.clone(), neg(s0))),
+                    Box::new(AffineExpr::Const(place as i64)),
+                ),
+                equality: true,
+            });
+        }
         let producers = AffineSet {
             dims: 1,
             syms: 1,
-            constraints: vec![
-                Constraint {
-                    expr: add(d0.clone(), neg(group_start.clone())),
-                    equality: false,
-                },
-                Constraint {
-                    expr: add(
-                        add(neg(d0.clone()), group_start.clone()),
-                        AffineExpr::Const(k_split as i64 - 1),
-                    ),
-                    equality: false,
-                },
-            ],
+            constraints,
         };
-        // d0 - s0 * k - receiver == 0.
+        // d0 - start - receiver * place == 0.
         let leader = AffineSet {
             dims: 1,
             syms: 1,
             constraints: vec![Constraint {
-                expr: match receiver {
+                expr: match receiver * place {
                     0 => add(d0, neg(group_start)),
                     r => add(add(d0, neg(group_start)), AffineExpr::Const(-(r as i64))),
                 },
