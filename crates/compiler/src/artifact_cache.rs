@@ -319,8 +319,11 @@ fn unseal<'a>(magic: &str, key: &str, bytes: &'a [u8]) -> Result<(&'a [u8], &'a 
 /// the compiler's version, the SHA-256 of the body and the lengths of its first two
 /// sections; then the body: the KTIR text, then each snapshot's name, title and structured
 /// data as JSON ([`SnapshotHead`]: the graph, cores and ring views read the data as soon as
-/// a run arrives), then the rest of the compilation as CBOR (which unlike JSON keeps the
-/// infinities and NaNs of float attributes). The KTIR comes first and apart so that a
+/// a run arrives), then the rest of the compilation in postcard's compact binary form
+/// (which unlike JSON keeps the infinities and NaNs of float attributes; being positional,
+/// every field of the types it holds is written, none skipped, and its decoder is a small
+/// part of the page's module, where a self-describing format's was the largest single
+/// serde cost). The KTIR comes first and apart so that a
 /// caller wanting only the module ([`ArtifactView::ktir`]) reads it without decoding the
 /// rest. Leaving the texts and the bundle out makes a 32-layer model's artifact a small
 /// part of the whole and many times quicker to decode.
@@ -370,8 +373,10 @@ pub fn encode_artifact(key: &str, c: &Compilation) -> Result<Vec<u8>, String> {
         padding: c.padding.clone(),
         views: c.views.clone(),
     };
-    ciborium::into_writer(&rest, &mut body)
-        .map_err(|e| format!("the compilation does not serialise: {e}"))?;
+    body.extend(
+        postcard::to_stdvec(&rest)
+            .map_err(|e| format!("the compilation does not serialise: {e}"))?,
+    );
     let has_ktir = u8::from(c.ktir.is_some());
     Ok(seal(
         ARTIFACT_MAGIC,
@@ -421,7 +426,7 @@ impl StoredPasses {
 /// A compilation's snapshot texts and SDSC bundle as stored bytes, for [`passes_key`]: the
 /// same header as [`encode_artifact`] (key, version, digest), then JSON. Both are text or
 /// JSON values already (the bundle is what the `sdsc` pass prints), so nothing is lost,
-/// and `serde_json` reads them several times faster than CBOR would.
+/// and `serde_json` reads them several times faster than CBOR did.
 pub fn encode_passes(key: &str, c: &Compilation) -> Result<Vec<u8>, String> {
     #[derive(Serialize)]
     struct Text<'a> {
@@ -506,7 +511,7 @@ impl<'a> ArtifactView<'a> {
     /// ([`text_in_artifact`]).
     pub fn compilation(&self) -> Result<Compilation, String> {
         let mut c: Compilation =
-            ciborium::from_reader(self.rest).map_err(|e| format!("corrupted: {e}"))?;
+            postcard::from_bytes(self.rest).map_err(|e| format!("corrupted: {e}"))?;
         let heads: Vec<SnapshotHead> =
             serde_json::from_slice(self.heads).map_err(|e| format!("corrupted: {e}"))?;
         let ktir = self.ktir.unwrap_or("");

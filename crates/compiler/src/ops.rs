@@ -66,7 +66,8 @@ pub struct DeviceOp {
     pub outputs: Vec<String>,
     pub iteration: Vec<IterDim>,
     /// Integer attributes movement kernels need (`perm`, `starts`, `axes`, `steps`, `axis`).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    /// Written even when empty: the compile-artifact cache's binary form is positional.
+    #[serde(default)]
     pub attrs: BTreeMap<String, Vec<i64>>,
 }
 

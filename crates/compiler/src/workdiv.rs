@@ -56,8 +56,9 @@ pub struct WorkDivision {
     pub rule: String,
     /// A matmul's B (weight) tiles shared over the ring: the number of cores of an M group
     /// that need the same tiles; the group's first core loads each tile from DRAM and the
-    /// others take it from the ring. `None`: every core loads its own.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// others take it from the ring. `None`: every core loads its own. Written even when
+    /// `None`: the compile-artifact cache's binary form is positional.
+    #[serde(default)]
     pub shared_b: Option<usize>,
 }
 
