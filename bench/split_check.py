@@ -3,7 +3,9 @@
 the op over the machine's cores (or the splits given), each compiled with `--split` and run
 timing-only, printing the cost model's estimate next to the simulated cycles of the op's
 kernel and of the whole program, sorted by the simulated kernel, with the rank each split
-has in the estimate. Where the two orders disagree, the cost model is what to mend.
+has in the estimate and the estimate's parts (compute, memory, partial sums, ring, and how
+many cores share each B tile). Where the two orders disagree, the cost model is what to
+mend, and the parts show which of its terms.
 
   python3 bench/split_check.py GRAPH OP [SPLIT ...] [-- SPYRE_RUN_ARGS...]
 
@@ -46,18 +48,32 @@ def op_dim_count(graph, op, extra):
     return len(m.group(1).split(", ")), cores
 
 
+# The parts of a matmul estimate as the work-division rule states them:
+# "compute C + memory M + partial sums P[ + B shared by G over the ring R] = T ns".
+ESTIMATE = re.compile(
+    r"rule: .*?(?:best|estimate) .*?: compute ([0-9.]+) \+ memory ([0-9.]+) \+ partial sums "
+    r"([0-9.]+)(?: \+ B shared by (\d+) over the ring ([0-9.]+))? = ([0-9.]+) ns"
+)
+
+
 def estimate_of(text, op):
-    """The estimate (ns) the op's rule states for its split, and the split itself."""
+    """The estimate the op's rule states for its split (a dict of its parts in ns, and the
+    B sharing group), and the split itself."""
     block = re.search(r"^op " + re.escape(op) + r":.*?(?=^op |\Z)", text, re.M | re.S)
     if not block:
         return None, None
     split = re.search(r"split: (.*?) ->", block.group(0))
-    rule = re.search(r"rule: .*?(?:best|estimate) .*? = ([0-9.]+) ns", block.group(0))
-    return (float(rule.group(1)) if rule else None), (split.group(1) if split else None)
+    rule = ESTIMATE.search(block.group(0))
+    parts = None
+    if rule:
+        c, m, p, g, r, t = rule.groups()
+        parts = {"compute": float(c), "memory": float(m), "psum": float(p),
+                 "ring": float(r) if r else 0.0, "shared": int(g) if g else 1, "total": float(t)}
+    return parts, (split.group(1) if split else None)
 
 
 def measure(graph, op, split, extra):
-    """(estimate ns, kernel cycles, program cycles, DRAM x unique, split as named) or an
+    """(estimate parts, kernel cycles, program cycles, DRAM x unique, split as named) or an
     error line."""
     hint = ["--split", f"{op}={split}"] if split else []
     code, text = spyre("compile", graph, "--after", "work-division", *hint, *extra)
@@ -97,20 +113,27 @@ def main():
     for s in splits:
         r = measure(graph, op, s, extra)
         (refused if isinstance(r, str) else results).append((s, r))
+    total = lambda parts: parts["total"] if parts else float("inf")
     results.sort(key=lambda x: x[1][1] if x[1][1] is not None else float("inf"))
-    by_estimate = sorted(results, key=lambda x: x[1][0] if x[1][0] is not None else float("inf"))
+    by_estimate = sorted(results, key=lambda x: total(x[1][0]))
     rank = {s: i + 1 for i, (s, _) in enumerate(by_estimate)}
-    print(f"{'split':<14} {'estimate ns':>14} {'est. rank':>9} {'kernel cycles':>14} "
-          f"{'program cycles':>15} {'DRAM x':>7}")
-    for s, (est, kernel, prog, x, _) in results:
-        est_text = f"{est:.0f}" if est is not None else "-"
-        print(f"{s:<14} {est_text:>14} {rank[s]:>9} {kernel if kernel is not None else '-':>14} "
-              f"{prog:>15} {x:>7}")
+    # The estimate's parts: what to weigh against the simulated cycles when mending it.
+    heads = ["compute", "memory", "psum", "ring"]
+    print(f"{'split':<14} {'estimate ns':>12} {'est. rank':>9} {'kernel cycles':>14} "
+          f"{'program cycles':>15} {'DRAM x':>7}  " + " ".join(f"{h:>10}" for h in heads)
+          + f" {'B/':>3}")
+    for s, (parts, kernel, prog, x, _) in results:
+        est_text = f"{parts['total']:.0f}" if parts else "-"
+        part_text = (" ".join(f"{parts[h]:>10.0f}" for h in heads) + f" {parts['shared']:>3}"
+                     if parts else "")
+        print(f"{s:<14} {est_text:>12} {rank[s]:>9} {kernel if kernel is not None else '-':>14} "
+              f"{prog:>15} {x:>7}  {part_text}")
     if isinstance(picked, str):
         print(f"the cost model's own pick: {picked}")
     else:
-        est, kernel, prog, x, named = picked
-        print(f"the cost model's own pick: {named}, estimate {est:.0f} ns, kernel {kernel} "
+        parts, kernel, prog, x, named = picked
+        est_text = f"{parts['total']:.0f} ns" if parts else "not stated"
+        print(f"the cost model's own pick: {named}, estimate {est_text}, kernel {kernel} "
               f"cycles, program {prog} cycles, DRAM x{x}")
     for s, why in refused:
         print(f"{s}: refused: {why}")
