@@ -90,9 +90,7 @@ impl KernelEmitter<'_> {
             .ok_or_else(|| self.fail("has no work division"))?;
         let k_split = div.splits.get(k).copied().unwrap_or(1);
         let k_place = if k_split > 1 {
-            div.core_to_slice
-                .iter()
-                .position(|s| s.get(k) == Some(&1))
+            self.k_place()
                 .ok_or_else(|| self.fail("core-to-slice table has no second K slice"))?
         } else {
             1
@@ -368,18 +366,19 @@ impl KernelEmitter<'_> {
 
     /// How far apart the members of a K group sit in the core id (1: adjacent cores), read
     /// off the recorded core-to-slice table: `id = low + place * (position + k * high)`.
-    fn k_place(&self) -> usize {
-        let k = self.op.iteration.len().saturating_sub(1);
-        self.division()
-            .and_then(|d| d.core_to_slice.iter().position(|s| s.get(k) == Some(&1)))
-            .unwrap_or(1)
-            .max(1)
+    /// `None` when no core holds a second K slice (K is not split).
+    fn k_place(&self) -> Option<usize> {
+        let k = self.op.iteration.len().checked_sub(1)?;
+        self.division()?
+            .core_to_slice
+            .iter()
+            .position(|s| s.get(k) == Some(&1))
     }
 
     /// This core's position in its K group of `k_split` cores (an index value):
     /// `id mod k_split` for adjacent cores, `(id floordiv place) mod k_split` otherwise.
     fn group_position(&mut self, k_split: usize) -> String {
-        let place = self.k_place();
+        let place = self.k_place().unwrap_or(1).max(1);
         let kc = self.fresh("kc");
         let pos = self.fresh("kpos");
         self.b.index(ssa(&kc), k_split as i64);
@@ -929,7 +928,7 @@ impl KernelEmitter<'_> {
         let identity = self.constant(0.0, &ty);
         let future = self.fresh("partials");
         let sum = self.fresh("sum");
-        let place = self.k_place();
+        let place = self.k_place().unwrap_or(1).max(1);
         let (d0, s0, k) = (
             AffineExpr::Dim(0),
             AffineExpr::Sym(0),
