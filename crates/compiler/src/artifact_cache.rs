@@ -373,10 +373,8 @@ pub fn encode_artifact(key: &str, c: &Compilation) -> Result<Vec<u8>, String> {
         padding: c.padding.clone(),
         views: c.views.clone(),
     };
-    body.extend(
-        postcard::to_stdvec(&rest)
-            .map_err(|e| format!("the compilation does not serialise: {e}"))?,
-    );
+    postcard::to_io(&rest, &mut body)
+        .map_err(|e| format!("the compilation does not serialise: {e}"))?;
     let has_ktir = u8::from(c.ktir.is_some());
     Ok(seal(
         ARTIFACT_MAGIC,
