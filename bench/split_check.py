@@ -113,7 +113,9 @@ def main():
     for s in splits:
         r = measure(graph, op, s, extra)
         (refused if isinstance(r, str) else results).append((s, r))
-    total = lambda parts: parts["total"] if parts else float("inf")
+    def total(parts):
+        return parts["total"] if parts else float("inf")
+
     results.sort(key=lambda x: x[1][1] if x[1][1] is not None else float("inf"))
     by_estimate = sorted(results, key=lambda x: total(x[1][0]))
     rank = {s: i + 1 for i, (s, _) in enumerate(by_estimate)}
