@@ -3,8 +3,8 @@
 the op over the machine's cores (or the splits given), each compiled with `--split` and run
 timing-only, printing the cost model's estimate next to the simulated cycles of the op's
 kernel and of the whole program, sorted by the simulated kernel, with the rank each split
-has in the estimate and the estimate's parts (compute, memory, partial sums, ring, and how
-many cores share each B tile). Where the two orders disagree, the cost model is what to
+has in the estimate and the estimate's parts (compute, memory, partial sums, ring, the part
+of the ring the estimate counts, and how many cores share each B tile). Where the two orders disagree, the cost model is what to
 mend, and the parts show which of its terms.
 
   python3 bench/split_check.py GRAPH OP [SPLIT ...] [-- SPYRE_RUN_ARGS...]
@@ -49,10 +49,11 @@ def op_dim_count(graph, op, extra):
 
 
 # The parts of a matmul estimate as the work-division rule states them:
-# "compute C + memory M + partial sums P[ + B shared by G over the ring R] = T ns".
+# "compute C + memory M + partial sums P[ + B shared by G over the ring R (E of it beyond
+# compute)] = T ns".
 ESTIMATE = re.compile(
     r"rule: .*?(?:best|estimate) .*?: compute ([0-9.]+) \+ memory ([0-9.]+) \+ partial sums "
-    r"([0-9.]+)(?: \+ B shared by (\d+) over the ring ([0-9.]+))? = ([0-9.]+) ns"
+    r"([0-9.]+)(?: \+ B shared by (\d+) over the ring ([0-9.]+) \(([0-9.]+) of it beyond compute\))? = ([0-9.]+) ns"
 )
 
 
@@ -66,9 +67,10 @@ def estimate_of(text, op):
     rule = ESTIMATE.search(block.group(0))
     parts = None
     if rule:
-        c, m, p, g, r, t = rule.groups()
+        c, m, p, g, r, e, t = rule.groups()
         parts = {"compute": float(c), "memory": float(m), "psum": float(p),
-                 "ring": float(r) if r else 0.0, "shared": int(g) if g else 1, "total": float(t)}
+                 "ring": float(r) if r else 0.0, "exposed": float(e) if e else 0.0,
+                 "shared": int(g) if g else 1, "total": float(t)}
     return parts, (split.group(1) if split else None)
 
 
@@ -120,7 +122,7 @@ def main():
     by_estimate = sorted(results, key=lambda x: total(x[1][0]))
     rank = {s: i + 1 for i, (s, _) in enumerate(by_estimate)}
     # The estimate's parts: what to weigh against the simulated cycles when mending it.
-    heads = ["compute", "memory", "psum", "ring"]
+    heads = ["compute", "memory", "psum", "ring", "exposed"]
     print(f"{'split':<14} {'estimate ns':>12} {'est. rank':>9} {'kernel cycles':>14} "
           f"{'program cycles':>15} {'DRAM x':>7}  " + " ".join(f"{h:>10}" for h in heads)
           + f" {'B/':>3}")

@@ -87,6 +87,9 @@ pub struct Target {
     pub matmul_macs_per_ns: f64,
     /// Aggregate off-chip bandwidth, shared by all cores (bytes per ns = GB/s).
     pub dram_bytes_per_ns: f64,
+    /// Bandwidth of one ring link in one direction (bytes per ns): what a B tile forwarded
+    /// to a neighbour and a partial sum passed down a K group move at.
+    pub ring_bytes_per_ns: f64,
     /// Rows of the PE array streamed per pass (8).
     pub pe_rows: usize,
     /// Row passes that fill the matmul pipeline (8).
@@ -95,7 +98,8 @@ pub struct Target {
 
 impl Target {
     /// Spyre: 32 cores, 128-byte sticks, 2 MB scratchpad with 20% reserved (128-byte aligned),
-    /// 256 MiB per-core span, 1536 MAC/ns per core, 204.8 GB/s DRAM, 8-row PE array.
+    /// 256 MiB per-core span, 1536 MAC/ns per core, 204.8 GB/s DRAM, 128 GB/s per ring link
+    /// direction, 8-row PE array.
     pub fn spyre32() -> Target {
         let cap = 2 * 1024 * 1024 * 8 / 10;
         Target {
@@ -105,6 +109,7 @@ impl Target {
             span_limit_bytes: 256 * 1024 * 1024,
             matmul_macs_per_ns: 1536.0,
             dram_bytes_per_ns: 204.8,
+            ring_bytes_per_ns: 128.0,
             pe_rows: 8,
             fill_row_passes: 8,
         }

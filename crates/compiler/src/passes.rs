@@ -325,8 +325,8 @@ fn check_target(t: &Target) -> Result<(), CompileError> {
     if t.stick_bytes == 0 || t.stick_bytes % 8 != 0 {
         return bad("stick_bytes must be a positive multiple of 8");
     }
-    if !(t.matmul_macs_per_ns > 0.0 && t.dram_bytes_per_ns > 0.0) {
-        return bad("matmul_macs_per_ns and dram_bytes_per_ns must be positive");
+    if !(t.matmul_macs_per_ns > 0.0 && t.dram_bytes_per_ns > 0.0 && t.ring_bytes_per_ns > 0.0) {
+        return bad("matmul_macs_per_ns, dram_bytes_per_ns and ring_bytes_per_ns must be positive");
     }
     if t.pe_rows == 0 || t.fill_row_passes == 0 {
         return bad("pe_rows and fill_row_passes must be at least 1");

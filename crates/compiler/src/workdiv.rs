@@ -14,9 +14,13 @@
 //!    operands replicated across cores cost once per core; our choice, the doc leaves it
 //!    open), where a share too big for the scratchpad counts the re-reads of the best time
 //!    cut that fits (reuse-aware: see `Share::traffic`); a K split adds its fp32 partial tile
-//!    reduced to the group's first core over the ring at one stick per ns (an assumption:
-//!    128 B/cycle at 1 GHz), pipelined in pieces as the simulator times it:
-//!    `(1 + (k - 2) / pieces)` tiles ([`ktir::reduce::reduce_pipeline_pieces`], the rule the simulator times with). Ties go to fewer cores.
+//!    reduced to the group's first core over the ring at one link's bandwidth
+//!    ([`Target::ring_bytes_per_ns`]), pipelined in pieces as the simulator times it:
+//!    `(1 + (k - 2) / pieces)` tiles ([`ktir::reduce::reduce_pipeline_pieces`], the rule the simulator times with).
+//!    Where an M split lets an M group share B over the ring, the loader's forwarding
+//!    counts only where compute cannot cover it ([`MatmulCost::ring_exposed`]), and the
+//!    estimate is never below the loader's own DMA work. Ties go to the split forwarding
+//!    fewer bytes over the ring, then to fewer cores.
 //! 4. **Default**: rank the non-reduction dims by size in split units (stable), give each the
 //!    largest divisor that fits the remaining cores, then split at most one reduction dim.
 //!
@@ -306,15 +310,42 @@ pub struct MatmulCost {
     pub shared_b: Option<usize>,
     /// Whether the share is cut in time (it does not fit the scratchpad whole).
     pub time_cut: bool,
+    /// Whether some time cut's working set fits the scratchpad (else the estimate is the
+    /// finest cut's, and the lowering will report the shortfall).
+    pub fits: bool,
     /// Whether the time loops are estimated to double-buffer: the option is on and the
     /// second buffers of the streamed blocks fit beside the plan's working set.
     pub double_buffered: bool,
+    /// Time steps of the plan the memory estimate assumes (1: not cut in time).
+    pub steps: f64,
 }
 
 impl MatmulCost {
-    /// The estimate the cost model minimises.
+    /// The estimate the cost model minimises: compute, memory and partial sums in sequence,
+    /// plus the part of the B forwarding that the loader's DMA engine cannot fit beside its
+    /// loads ([`MatmulCost::ring_exposed`]), and never less than the loader's own DMA work
+    /// (its loads, its sends and the partial sums).
     pub fn total(&self) -> f64 {
-        self.compute + self.memory + self.psum + self.ring
+        let serial = self.compute + self.memory + self.psum + self.ring_exposed();
+        serial.max(self.memory + self.ring + self.psum)
+    }
+
+    /// The B forwarding's share of the estimate: `ring x max(1 / steps, 1 - compute /
+    /// memory)`. The loader sends each tile on its DMA engine between its loads. The first
+    /// step's tile is forwarded before any member can start, so `1 / steps` of it always
+    /// counts (all of it when the share is not cut in time); after that, where compute is
+    /// as long as memory, the members are still busy with the previous tile and the sends
+    /// hide, and the more a kernel is bound by memory, the more of them extend it
+    /// (assumption, fitted to the simulator over the roofline sweep's projections and the
+    /// gallery's matmuls on spyre32 and tiny4; docs/roofline.md).
+    pub fn ring_exposed(&self) -> f64 {
+        let first = 1.0 / self.steps.max(1.0);
+        let slack = if self.memory > 0.0 {
+            (1.0 - self.compute / self.memory).max(0.0)
+        } else {
+            1.0
+        };
+        self.ring * first.max(slack)
     }
 
     /// The estimate with DMA/compute overlap: a double-buffered time loop hides the shorter
@@ -357,7 +388,11 @@ fn m_groups_adjacent(op: &DeviceOp, splits: &[usize], shared_b: Option<usize>) -
 fn describe_matmul(op: &DeviceOp, splits: &[usize], m: &MatmulCost) -> String {
     let p: usize = splits.iter().product();
     let ring = match m.shared_b {
-        Some(g) => format!(" + B shared by {g} over the ring {:.1}", m.ring),
+        Some(g) => format!(
+            " + B shared by {g} over the ring {:.1} ({:.1} of it beyond compute)",
+            m.ring,
+            m.ring_exposed()
+        ),
         None => String::new(),
     };
     format!(
@@ -372,7 +407,8 @@ fn describe_matmul(op: &DeviceOp, splits: &[usize], m: &MatmulCost) -> String {
 
 /// A matmul split's estimated cost with B shared over the ring where that is cheaper than
 /// every core reading its own, with the DMA/compute overlap each form keeps weighed in (a
-/// shared plan whose second buffers no longer fit pays DMA + compute); else every core
+/// shared plan whose second buffers no longer fit pays DMA + compute), and where the shared
+/// form's tiles fit the scratchpad (the loader holds each B block twice); else every core
 /// reading its own.
 fn matmul_own_or_shared(
     c: &Compilation,
@@ -383,17 +419,19 @@ fn matmul_own_or_shared(
     let own = matmul_cost_with(c, op, splits, false, double)?;
     let shared = matmul_cost_with(c, op, splits, true, double)?;
     let key = |m: &MatmulCost| (m.overlapped(), m.total());
-    Ok(if shared.shared_b.is_some() && key(&shared) < key(&own) {
-        shared
-    } else {
-        own
-    })
+    Ok(
+        if shared.shared_b.is_some() && shared.fits && key(&shared) < key(&own) {
+            shared
+        } else {
+            own
+        },
+    )
 }
 
 /// Estimated time (ns) of a batchmatmul split; with `share`, B tiles are shared over the
 /// ring within each M group where [`may_share_b`] allows it: DRAM moves each B byte once
 /// per group instead of once per core, and the loading core forwards it to the `m - 1`
-/// others at one stick per ns (the partial sums' assumption), sends back to back.
+/// others at one ring link's bandwidth, sends back to back.
 /// `double` is the compile option: whether time loops may be double-buffered.
 pub fn matmul_cost_with(
     c: &Compilation,
@@ -462,7 +500,7 @@ pub fn matmul_cost_with(
     let cores: usize = splits.iter().product();
     let memory = per_core * cores as f64 / t.dram_bytes_per_ns.max(1e-9);
     let ring = match shared_b {
-        Some(g) => b_moved * (g - 1) as f64 / t.stick_bytes.max(1) as f64,
+        Some(g) => b_moved * (g - 1) as f64 / t.ring_bytes_per_ns.max(1e-9),
         None => 0.0,
     };
     let psum = if ksplit > 1 {
@@ -477,7 +515,9 @@ pub fn matmul_cost_with(
         ring,
         shared_b,
         time_cut: tr.cut,
+        fits: tr.fits,
         double_buffered,
+        steps: tr.steps,
     })
 }
 
@@ -501,12 +541,12 @@ fn reduction_keeps_pace(
 /// Time (ns) for a K group of `ksplit` cores to bring one f32 partial of `partial` bytes to
 /// its leader: a chain of `ksplit - 1` hops, the partial cut into pieces
 /// ([`ktir::reduce::reduce_pipeline_pieces`], the rule the simulator times with) that move
-/// down it concurrently at one stick per ns, so the last piece lands `ksplit - 2` pieces
+/// down it concurrently at one ring link's bandwidth, so the last piece lands `ksplit - 2` pieces
 /// after one whole partial.
 fn chain_reduce_ns(t: &Target, ksplit: usize, partial: f64) -> f64 {
     let hops = (ksplit - 1) as f64;
     let pieces = ktir::reduce::reduce_pipeline_pieces(ksplit as u64 - 1, partial as u64) as f64;
-    (1.0 + (hops - 1.0) / pieces) * partial / t.stick_bytes.max(1) as f64
+    (1.0 + (hops - 1.0) / pieces) * partial / t.ring_bytes_per_ns.max(1e-9)
 }
 
 /// What [`Share::traffic`] finds for one core's share.
@@ -518,12 +558,17 @@ struct Traffic {
     b_moved: f64,
     /// Whether the share is cut in time.
     cut: bool,
+    /// Whether a plan's working set fits (whole, or some time cut).
+    fits: bool,
     /// Whether a plan moving as few bytes also fits the second buffers of its streamed
     /// blocks (the lowering double-buffers only among plans moving the same bytes).
     double: bool,
     /// Output blocks (M blocks x N blocks) the plan's time loops visit: a K split reduces
     /// its partial sums once per block.
     out_blocks: f64,
+    /// Time steps of the plan (output blocks x K blocks; 1 when the share fits whole). The
+    /// lowering may cut more finely to pipeline, never more coarsely.
+    steps: f64,
 }
 
 /// One core's share of a matmul, in bytes (A, B, C as stored, C as an f32 sum), and the
@@ -565,16 +610,18 @@ impl Share {
                 bytes: self.a + self.b / bg + self.c,
                 b_moved: self.b,
                 cut: false,
+                fits: true,
                 double: false,
                 out_blocks: 1.0,
+                steps: 1.0,
             };
         }
-        // (bytes, B bytes loaded before sharing, output blocks)
-        let mut best: Option<(f64, f64, f64)> = None;
-        let mut finest: Option<(f64, f64, f64)> = None;
+        // (bytes, B bytes loaded before sharing, output blocks, time steps)
+        let mut best: Option<(f64, f64, f64, f64)> = None;
+        let mut finest: Option<(f64, f64, f64, f64)> = None;
         // Per fitting plan: its bytes and whether its second buffers fit too.
         let mut fitting: Vec<(f64, bool)> = Vec::new();
-        let better = |x: Option<(f64, f64, f64)>, y: (f64, f64, f64)| match x {
+        let better = |x: Option<(f64, f64, f64, f64)>, y: (f64, f64, f64, f64)| match x {
             Some(x) if x.0 <= y.0 => x,
             _ => y,
         };
@@ -596,17 +643,22 @@ impl Share {
                     // Double buffering adds a second buffer per streamed block (and, shared,
                     // the next block's loaded copy as well).
                     let need_db = need + a_blk + b_blk + shared_copy;
-                    let blocks = m * n;
-                    let mut moved = (self.a * n + self.b * m / bg + self.c, self.b * m, blocks);
+                    let (blocks, steps) = (m * n, m * n * k);
+                    let mut moved = (
+                        self.a * n + self.b * m / bg + self.c,
+                        self.b * m,
+                        blocks,
+                        steps,
+                    );
                     if ks == 1 {
                         // A resident under an N loop, or B under an M loop.
                         moved = better(
                             Some(moved),
-                            (self.a + self.b * m / bg + self.c, self.b * m, blocks),
+                            (self.a + self.b * m / bg + self.c, self.b * m, blocks, steps),
                         );
                         moved = better(
                             Some(moved),
-                            (self.b / bg + self.a * n + self.c, self.b, blocks),
+                            (self.b / bg + self.a * n + self.c, self.b, blocks, steps),
                         );
                     }
                     if need <= cap {
@@ -618,9 +670,9 @@ impl Share {
                 }
             }
         }
-        let (bytes, b_moved, out_blocks) =
+        let (bytes, b_moved, out_blocks, steps) =
             best.or(finest)
-                .unwrap_or((self.a + self.b / bg + self.c, self.b, 1.0));
+                .unwrap_or((self.a + self.b / bg + self.c, self.b, 1.0, 1.0));
         let double = fitting
             .iter()
             .any(|&(moved, db)| db && moved <= bytes * (1.0 + 1e-9));
@@ -628,8 +680,10 @@ impl Share {
             bytes,
             b_moved,
             cut: true,
+            fits: best.is_some(),
             double,
             out_blocks,
+            steps,
         }
     }
 }
@@ -779,8 +833,10 @@ fn divide_one(
             let m = matmul_own_or_shared(c, op, s, double)?;
             scored.push((m.total(), s.clone(), m));
         }
-        // Stable sort keeps fewer cores first among equal totals.
-        scored.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap_or(std::cmp::Ordering::Equal));
+        // Among equal totals, the split forwarding fewer bytes over the ring (the estimate
+        // may hide all of them behind compute, the machine rarely does), then, by the stable
+        // sort, fewer cores.
+        scored.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.2.ring.total_cmp(&b.2.ring)));
         let Some(best) = scored.first().cloned() else {
             return Err(err("no candidate split for the matmul".into()));
         };
@@ -964,8 +1020,10 @@ mod tests {
             bytes: 0.0,
             b_moved: 0.0,
             cut: true,
+            fits: true,
             double: true,
             out_blocks,
+            steps: out_blocks,
         };
         // Compute as long as one whole-partial transfer and a half.
         let compute = 1.5 * share.acc / t.stick_bytes as f64;
@@ -1153,15 +1211,66 @@ mod tests {
         );
     }
 
+    /// A matmul estimate with the given parts, cut into `steps` double-buffered steps.
+    fn estimate(compute: f64, memory: f64, ring: f64, steps: f64) -> super::MatmulCost {
+        super::MatmulCost {
+            compute,
+            memory,
+            psum: 0.0,
+            ring,
+            shared_b: Some(4),
+            time_cut: steps > 1.0,
+            fits: true,
+            double_buffered: true,
+            steps,
+        }
+    }
+
+    #[test]
+    fn the_ring_counts_only_where_compute_cannot_cover_it() {
+        // Compute as long as memory, many steps: only the first step's forward counts.
+        let hidden = estimate(1000.0, 1000.0, 640.0, 64.0);
+        assert_eq!(hidden.ring_exposed(), 10.0);
+        assert_eq!(hidden.total(), 2010.0);
+        // Bound by memory: the share of the ring that compute does not cover counts.
+        let bound = estimate(250.0, 1000.0, 640.0, 64.0);
+        assert_eq!(bound.ring_exposed(), 480.0);
+        // One step: the members wait for the whole forward.
+        let whole = estimate(1000.0, 1000.0, 640.0, 1.0);
+        assert_eq!(whole.ring_exposed(), 640.0);
+        // Never less than the loader's own DMA work: its loads and its sends.
+        let sends = estimate(1000.0, 100.0, 5000.0, 64.0);
+        assert_eq!(sends.total(), 5100.0);
+    }
+
+    #[test]
+    fn the_4096_cube_matmul_shares_b_within_m_groups() {
+        // The roofline sweep's 4096^3 fp16 matmul on spyre32: every core reading its own B
+        // reads twice the unique bytes; B shared within M groups, with a block of A resident,
+        // reads each byte about once and runs nearest the compute bound in the simulator.
+        let g = graph_of(
+            r#"{"name": "a", "dtype": "f16", "shape": [4096, 4096]}"#,
+            r#"{"name": "w", "dtype": "f16", "shape": [4096, 4096], "init": "zeros"}"#,
+            r#"{"name": "mm", "op": "MatMul", "inputs": ["a", "w"], "outputs": ["y"]}"#,
+            r#""y""#,
+        );
+        let c = compile(&g, &Target::spyre32(), &upto("work-division")).unwrap();
+        let d = &c.divisions[0];
+        assert_eq!(d.cores_used, 32, "{}", d.rule);
+        assert!(d.splits[0] >= 4, "{}", d.rule);
+        assert_eq!(d.shared_b, Some(d.splits[0]), "{}", d.rule);
+    }
+
     #[test]
     fn a_hinted_split_still_shares_b_where_the_cost_model_would() {
-        // tiny4's figures, on which the cost model rates matmul_add's mb=4 split with B
-        // shared over the ring (its runner-up) above every core reading its own B.
+        // tiny4's figures, on which the cost model picks matmul_add's mb=4 split with B
+        // shared over the ring.
         let t = Target {
             cores: 4,
             scratchpad_capacity_bytes: 65536,
             matmul_macs_per_ns: 64.0,
             dram_bytes_per_ns: 32.0,
+            ring_bytes_per_ns: 32.0,
             pe_rows: 8,
             fill_row_passes: 2,
             ..Target::spyre32()
@@ -1171,7 +1280,7 @@ mod tests {
         assert!(
             picked.divisions[0]
                 .rule
-                .contains("next mb=4 out=1 in=1 (4 cores): compute 12288.0 + memory 5632.0 + partial sums 0.0 + B shared by 4 over the ring"),
+                .contains("best mb=4 out=1 in=1 (4 cores): compute 12288.0 + memory 5632.0 + partial sums 0.0 + B shared by 4 over the ring"),
             "{}",
             picked.divisions[0].rule
         );
@@ -1184,7 +1293,7 @@ mod tests {
         assert_eq!(d.shared_b, Some(4));
         assert_eq!(
             d.rule,
-            "hint: mb=4 out=1 in=1; estimate mb=4 out=1 in=1 (4 cores): compute 12288.0 + memory 5632.0 + partial sums 0.0 + B shared by 4 over the ring 2304.0 = 20224.0 ns"
+            "hint: mb=4 out=1 in=1; estimate mb=4 out=1 in=1 (4 cores): compute 12288.0 + memory 5632.0 + partial sums 0.0 + B shared by 4 over the ring 9216.0 (1536.0 of it beyond compute) = 19456.0 ns"
         );
         // A split that leaves M whole has no M group to share with.
         let mut o = upto("work-division");

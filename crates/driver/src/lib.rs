@@ -108,6 +108,8 @@ pub fn target_for(machine: &Machine) -> Target {
         matmul_macs_per_ns: machine.matmul_peak_macs_per_cycle_per_core.value
             * machine.clock_ghz.value,
         dram_bytes_per_ns: machine.dram_peak_bytes_per_cycle.value * machine.clock_ghz.value,
+        ring_bytes_per_ns: machine.ring_bytes_per_cycle_per_direction.value
+            * machine.clock_ghz.value,
         pe_rows: machine.pe_array.value.rows,
         fill_row_passes: machine.pipeline_fill_row_passes.value as usize,
     }

@@ -219,7 +219,15 @@ fn an_expand_read_by_a_reshape_writes_the_reshape_s_layout() {
 #[test]
 fn a_k_group_whose_rows_divide_reduce_scatters_its_sum() {
     for double_buffer in [true, false] {
-        let r = run_case("matmul_k_split_scatter", double_buffer);
+        // `proj` split as a K group of 8 with every core reading its own B (the cost model
+        // prefers B shared by M pairs, which are not reduce-scattered).
+        let file = "matmul_k_split_scatter.json";
+        let source = std::fs::read_to_string(case_dir().join(file)).unwrap();
+        let mut options = PipelineOptions::default();
+        options.compile.double_buffer = double_buffer;
+        options.compile.hints.insert("proj".into(), vec![1, 2, 8]);
+        let r = run_pipeline(&source, file, &options).unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert!(r.run.passed, "{file}: {:?}", r.run.outputs);
         let kernel = |name: &str| {
             let start = r
                 .ktir

@@ -134,6 +134,7 @@ pub fn tiny4() -> Target {
         span_limit_bytes: 256 * 1024 * 1024,
         matmul_macs_per_ns: 64.0,
         dram_bytes_per_ns: 32.0,
+        ring_bytes_per_ns: 32.0,
         pe_rows: 8,
         fill_row_passes: 2,
     }
