@@ -29,12 +29,12 @@ for name in llama3_8b_layer_seq1 llama3_8b_layer_seq32 llama3_8b_layer_seq128 \
   llama3_8b_layer_seq512 matmul_4096; do
   row "$name" "$name" "$@"
 done
-# Splits the cost model does not pick yet (docs/roofline.md): B shared by the 4 or 8 M
-# groups, each group on adjacent cores.
-for split in 4,1,8 8,1,4; do
+# Splits to set beside the cost model's pick (docs/roofline.md): every core reading its
+# own B (K in groups of 16), and B shared by M groups of 4.
+for split in 1,2,16 4,1,8; do
   row "matmul_4096 split $split" matmul_4096 --split matmul=$split "$@" 2>/dev/null ||
     echo "matmul_4096 split $split    (not a split of this machine's cores)"
 done
-# The roofline's matmul term uses the 1536 MAC/cycle peak; the target for the
-# 4096^3 matmul is against the sustained 1140 MAC/ns per core: 4096^3 / (32 x 1140).
+# The roofline's matmul term uses the 1536 MAC/cycle peak; the 4096^3 matmul's target is
+# set against the sustained 1140 MAC/ns per core: 4096^3 / (32 x 1140).
 echo "matmul_4096 compute bound at 1140 MAC/ns/core: $((4096 * 4096 * 4096 / (32 * 1140))) cycles"
