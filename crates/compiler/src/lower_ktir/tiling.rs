@@ -51,8 +51,10 @@ impl Plan {
 const MAX_TRIES: usize = 200;
 
 /// Scratchpad bytes the plan holds in every core while each op runs, in op order: buffers
-/// produced at or before it and read at or after it. One pass over the ops and the
-/// placements (a buffer's bytes are added where its range starts and taken off after it
+/// produced at or before it and read at or after it. A buffer that took over its input's
+/// slot in place (the same offset and size) is counted once where the two meet: the op
+/// that reads one writes the other into the same bytes. One pass over the ops and the
+/// placements (a slot's bytes are added where its range starts and taken off after it
 /// ends), so lowering stays linear in the graph.
 pub(super) fn planned_live_bytes(c: &Compilation) -> Vec<u64> {
     let n = c.ops.len();
@@ -66,18 +68,38 @@ pub(super) fn planned_live_bytes(c: &Compilation) -> Vec<u64> {
             last_reader.insert(t.as_str(), i);
         }
     }
-    let mut delta = vec![0i128; n + 1];
+    // (offset, bytes, first op, last op) of every scratchpad buffer, merged per slot where
+    // the live ranges meet.
+    let mut ranges: Vec<(u64, u64, usize, usize)> = Vec::new();
     for (tensor, p) in &c.placements {
-        let Placement::Scratchpad { bytes_per_core, .. } = p else {
+        let Placement::Scratchpad {
+            offset,
+            bytes_per_core,
+        } = p
+        else {
             continue;
         };
         let t = tensor.as_str();
         if let (Some(&s), Some(&e)) = (first_producer.get(t), last_reader.get(t)) {
             if s <= e {
-                delta[s] += i128::from(*bytes_per_core);
-                delta[e + 1] -= i128::from(*bytes_per_core);
+                ranges.push((*offset, *bytes_per_core, s, e));
             }
         }
+    }
+    ranges.sort_unstable();
+    let mut merged: Vec<(u64, usize, usize)> = Vec::with_capacity(ranges.len());
+    let mut slot = None;
+    for (offset, bytes, s, e) in ranges {
+        match merged.last_mut() {
+            Some(last) if slot == Some((offset, bytes)) && s <= last.2 => last.2 = last.2.max(e),
+            _ => merged.push((bytes, s, e)),
+        }
+        slot = Some((offset, bytes));
+    }
+    let mut delta = vec![0i128; n + 1];
+    for (bytes, s, e) in merged {
+        delta[s] += i128::from(bytes);
+        delta[e + 1] -= i128::from(bytes);
     }
     let mut held = 0i128;
     delta[..n]
@@ -1075,4 +1097,40 @@ pub(super) fn plan_note(em: &KernelEmitter<'_>) -> String {
         loops.join(", "),
         operands.join("; ")
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::passes::tests::{graph_of, upto};
+    use crate::{compile, Placement, Target};
+
+    #[test]
+    fn a_slot_taken_over_in_place_is_held_once() {
+        // The second exp reads `a` and writes `b` into the same slot: while it runs, the
+        // plan holds that slot once, not once per tensor (which left it no budget at all
+        // once the slot passed half the scratchpad).
+        let g = graph_of(
+            r#"{"name": "x", "dtype": "f16", "shape": [64, 256]}"#,
+            "",
+            r#"{"name": "e1", "op": "Exp", "inputs": ["x"], "outputs": ["a"]},
+               {"name": "e2", "op": "Exp", "inputs": ["a"], "outputs": ["b"]},
+               {"name": "sum", "op": "Add", "inputs": ["b", "b"], "outputs": ["y"]}"#,
+            r#""y""#,
+        );
+        let c = compile(&g, &Target::spyre32(), &upto("scratchpad")).unwrap();
+        let slot = |t: &str| match c.placements.get(t) {
+            Some(Placement::Scratchpad {
+                offset,
+                bytes_per_core,
+            }) => (*offset, *bytes_per_core),
+            other => panic!("{t} is not in the scratchpad: {other:?}"),
+        };
+        let (a, b) = (slot("a"), slot("b"));
+        assert_eq!(a, b, "b does not take a's slot");
+        let at = |name: &str| c.ops.iter().position(|o| o.name == name).unwrap();
+        let held = super::planned_live_bytes(&c);
+        assert_eq!(held[at("e1")], a.1);
+        assert_eq!(held[at("e2")], a.1);
+        assert_eq!(held[at("sum")], a.1);
+    }
 }
