@@ -69,10 +69,25 @@ fn case_dir() -> std::path::PathBuf {
 
 /// Runs case `name` with double buffering on or off; its outputs must match the reference.
 fn run_case(name: &str, double_buffer: bool) -> driver::PipelineResult {
+    run_case_split(name, double_buffer, &[])
+}
+
+/// [`run_case`] with work-division hints: (device op, one split per iteration dim).
+fn run_case_split(
+    name: &str,
+    double_buffer: bool,
+    hints: &[(&str, &[usize])],
+) -> driver::PipelineResult {
     let file = format!("{name}.json");
     let source = std::fs::read_to_string(case_dir().join(&file)).unwrap();
     let mut options = PipelineOptions::default();
     options.compile.double_buffer = double_buffer;
+    for (op, splits) in hints {
+        options
+            .compile
+            .hints
+            .insert(op.to_string(), splits.to_vec());
+    }
     let r = run_pipeline(&source, &file, &options).unwrap_or_else(|e| panic!("{name}: {e}"));
     assert!(r.run.passed, "{name}: {:?}", r.run.outputs);
     r
@@ -221,13 +236,11 @@ fn a_k_group_whose_rows_divide_reduce_scatters_its_sum() {
     for double_buffer in [true, false] {
         // `proj` split as a K group of 8 with every core reading its own B (the cost model
         // prefers B shared by M pairs, which are not reduce-scattered).
-        let file = "matmul_k_split_scatter.json";
-        let source = std::fs::read_to_string(case_dir().join(file)).unwrap();
-        let mut options = PipelineOptions::default();
-        options.compile.double_buffer = double_buffer;
-        options.compile.hints.insert("proj".into(), vec![1, 2, 8]);
-        let r = run_pipeline(&source, file, &options).unwrap_or_else(|e| panic!("{file}: {e}"));
-        assert!(r.run.passed, "{file}: {:?}", r.run.outputs);
+        let r = run_case_split(
+            "matmul_k_split_scatter",
+            double_buffer,
+            &[("proj", &[1, 2, 8])],
+        );
         let kernel = |name: &str| {
             let start = r
                 .ktir
