@@ -375,10 +375,15 @@ impl KernelEmitter<'_> {
             .position(|s| s.get(k) == Some(&1))
     }
 
+    /// [`Self::k_place`], 1 when K is not split (a group of one).
+    fn k_spacing(&self) -> usize {
+        self.k_place().unwrap_or(1).max(1)
+    }
+
     /// This core's position in its K group of `k_split` cores (an index value):
     /// `id mod k_split` for adjacent cores, `(id floordiv place) mod k_split` otherwise.
     fn group_position(&mut self, k_split: usize) -> String {
-        let place = self.k_place().unwrap_or(1).max(1);
+        let place = self.k_spacing();
         let kc = self.fresh("kc");
         let pos = self.fresh("kpos");
         self.b.index(ssa(&kc), k_split as i64);
@@ -928,7 +933,7 @@ impl KernelEmitter<'_> {
         let identity = self.constant(0.0, &ty);
         let future = self.fresh("partials");
         let sum = self.fresh("sum");
-        let place = self.k_place().unwrap_or(1).max(1);
+        let place = self.k_spacing();
         let (d0, s0, k) = (
             AffineExpr::Dim(0),
             AffineExpr::Sym(0),

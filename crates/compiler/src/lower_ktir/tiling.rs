@@ -87,17 +87,17 @@ pub(super) fn planned_live_bytes(c: &Compilation) -> Vec<u64> {
         }
     }
     ranges.sort_unstable();
-    let mut merged: Vec<(u64, usize, usize)> = Vec::with_capacity(ranges.len());
-    let mut slot = None;
-    for (offset, bytes, s, e) in ranges {
+    let mut merged: Vec<(u64, u64, usize, usize)> = Vec::with_capacity(ranges.len());
+    for r in ranges {
         match merged.last_mut() {
-            Some(last) if slot == Some((offset, bytes)) && s <= last.2 => last.2 = last.2.max(e),
-            _ => merged.push((bytes, s, e)),
+            Some(last) if (last.0, last.1) == (r.0, r.1) && r.2 <= last.3 => {
+                last.3 = last.3.max(r.3)
+            }
+            _ => merged.push(r),
         }
-        slot = Some((offset, bytes));
     }
     let mut delta = vec![0i128; n + 1];
-    for (bytes, s, e) in merged {
+    for (_, bytes, s, e) in merged {
         delta[s] += i128::from(bytes);
         delta[e + 1] -= i128::from(bytes);
     }
