@@ -238,6 +238,7 @@ fn epilogue_chains(
 /// those that do not.
 fn epilogues(
     c: &Compilation,
+    held: &[u64],
     planned: &[FusionGroup],
     double_buffer: bool,
     report: &mut FusionReport,
@@ -260,7 +261,7 @@ fn epilogues(
             }
             chain.extend(c.ops[j].outputs.iter().map(|s| s.as_str()));
         }
-        match crate::lower_ktir::epilogue_fits(c, group, double_buffer, &mut recipes)? {
+        match crate::lower_ktir::epilogue_fits(c, held, group, double_buffer, &mut recipes)? {
             Ok(kernel) => groups.push((group.clone(), kernel)),
             Err(why) => report
                 .left_alone
@@ -615,14 +616,17 @@ pub fn run(
             None,
         ));
     }
-    let tiled =
-        crate::lower_ktir::time_tiled(c, double_buffer, |i| match c.ops[i].kind.category() {
+    // What the scratchpad plan holds while each op runs: the same for every candidate.
+    let held = crate::lower_ktir::planned_live_bytes(c);
+    let tiled = crate::lower_ktir::time_tiled(c, &held, double_buffer, |i| {
+        match c.ops[i].kind.category() {
             Category::Pointwise | Category::Reduction => true,
             Category::Movement => keeps_core_slices(c, &c.ops[i], &c.divisions[i].splits),
             Category::Matmul | Category::RowOp => false,
-        })?;
+        }
+    })?;
     let (last_reader, outputs) = readers(c);
-    let epilogues = epilogues(c, &planned, double_buffer, &mut report)?;
+    let epilogues = epilogues(c, &held, &planned, double_buffer, &mut report)?;
     let mut in_epilogue = vec![false; n];
     for (g, _) in &epilogues {
         in_epilogue[g.ops()].iter_mut().for_each(|x| *x = true);
@@ -696,7 +700,7 @@ pub fn run(
             len,
             internal,
         };
-        match crate::lower_ktir::fused_fits(c, &group, double_buffer)? {
+        match crate::lower_ktir::fused_fits(c, &held, &group, double_buffer)? {
             Ok(kernel) => {
                 built.insert(first, kernel);
                 groups.push(group);

@@ -38,7 +38,7 @@ mod topk;
 
 pub(crate) use epilogue::epilogue_fits;
 pub(crate) use fuse::{fused_fits, time_tiled};
-pub(crate) use tiling::Recipes;
+pub(crate) use tiling::{planned_live_bytes, Recipes};
 pub use tiling::{scratchpad_use, KernelUse};
 
 /// One kernel of the lowered module and the tensors its `index` arguments point at.

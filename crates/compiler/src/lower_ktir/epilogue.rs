@@ -99,14 +99,12 @@ pub(super) fn epilogue_kernel(
 /// so a repeated layer's epilogue is searched once.
 pub(crate) fn epilogue_fits(
     c: &Compilation,
+    held: &[u64],
     group: &FusionGroup,
     double: bool,
     recipes: &mut tiling::Recipes,
 ) -> Result<Result<ktir::Func, String>, CompileError> {
-    let held = tiling::planned_live_bytes(c)
-        .get(group.first)
-        .copied()
-        .unwrap_or(0);
+    let held = held.get(group.first).copied().unwrap_or(0);
     let kernel = Kernel {
         func: format!("k{}_{}", group.first, ident(&group.name)),
         op: group.name.clone(),

@@ -20,13 +20,13 @@ use ktir::{Op, OpKind};
 use std::collections::BTreeSet;
 
 /// The ops (index, time steps) among those `want` accepts whose kernel alone is cut into
-/// time steps: they are not fused.
+/// time steps: they are not fused. `held` is [`tiling::planned_live_bytes`] of `c`.
 pub(crate) fn time_tiled(
     c: &Compilation,
+    held: &[u64],
     double: bool,
     want: impl Fn(usize) -> bool,
 ) -> Result<BTreeMap<usize, usize>, CompileError> {
-    let held = tiling::planned_live_bytes(c);
     let mut out = BTreeMap::new();
     // Repeated layers repeat their kernels: each distinct kernel (by the key of what its
     // time plan is chosen from) is built once, not once per layer.
@@ -55,20 +55,20 @@ pub(crate) fn time_tiled(
 }
 
 /// The fused kernel of `group` when it builds, verifies and fits its members' scratchpad
-/// budget; otherwise why not.
+/// budget; otherwise why not. `held` is [`tiling::planned_live_bytes`] of `c`.
 pub(crate) fn fused_fits(
     c: &Compilation,
+    held: &[u64],
     group: &FusionGroup,
     double: bool,
 ) -> Result<Result<ktir::Func, String>, CompileError> {
-    let held = tiling::planned_live_bytes(c);
     let kernel = Kernel {
         func: format!("k{}_{}", group.first, ident(&group.name)),
         op: group.name.clone(),
         args: kernel_args(c, &c.ops[group.ops()]),
         ops: group.ops(),
     };
-    let f = match fused_kernel(c, group, &kernel, &held, double) {
+    let f = match fused_kernel(c, group, &kernel, held, double) {
         Ok(f) => f,
         Err(e) => {
             return Ok(Err(format!(
@@ -81,7 +81,7 @@ pub(crate) fn fused_fits(
         return Ok(Err("a member is cut into time steps".into()));
     }
     let need = peak_live_bytes(&f);
-    let budget = fused_budget(c, group, &held);
+    let budget = fused_budget(c, group, held);
     if need > budget {
         return Ok(Err(format!(
             "the chain's tiles need {need} bytes of scratchpad per core at once, over the budget of {budget}"

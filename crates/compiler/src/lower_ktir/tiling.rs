@@ -56,7 +56,7 @@ const MAX_TRIES: usize = 200;
 /// that reads one writes the other into the same bytes. One pass over the ops and the
 /// placements (a slot's bytes are added where its range starts and taken off after it
 /// ends), so lowering stays linear in the graph.
-pub(super) fn planned_live_bytes(c: &Compilation) -> Vec<u64> {
+pub(crate) fn planned_live_bytes(c: &Compilation) -> Vec<u64> {
     let n = c.ops.len();
     let mut first_producer: BTreeMap<&str, usize> = BTreeMap::new();
     let mut last_reader: BTreeMap<&str, usize> = BTreeMap::new();
