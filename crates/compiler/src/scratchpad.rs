@@ -71,9 +71,11 @@ pub struct ScratchpadPlan {
 
 /// Per core: (split, slice index) per tensor dim; `None` when the op replicates the tensor
 /// over cores (splits a dim the tensor does not have).
-type View = Option<Vec<Vec<(usize, usize)>>>;
+pub(crate) type View = Option<Vec<Vec<(usize, usize)>>>;
 
-fn view(op: &DeviceOp, div: &WorkDivision, operand: usize, shape: &[usize]) -> View {
+/// Which slice of operand `operand` (of host shape `shape`) each core of `div` takes; a
+/// tensor stays in the scratchpad between two ops only where both take the same.
+pub(crate) fn view(op: &DeviceOp, div: &WorkDivision, operand: usize, shape: &[usize]) -> View {
     let acc = access_map(op, operand, shape);
     let used: Vec<usize> = acc.iter().flatten().copied().collect();
     if (0..div.splits.len()).any(|d| div.splits[d] > 1 && !used.contains(&d)) {

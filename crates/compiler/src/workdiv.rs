@@ -23,6 +23,14 @@
 //!    fewer bytes over the ring, then to fewer cores.
 //! 4. **Default**: rank the non-reduction dims by size in split units (stable), give each the
 //!    largest divisor that fits the remaining cores, then split at most one reduction dim.
+//! 5. **Follow the producer** (elementwise ops, reductions and row ops, instead of 4): the
+//!    split under which every core takes the slice of an input that the input's producer
+//!    left on it, so the scratchpad plan may keep the input there rather than store and load
+//!    it (attention's scale, mask and softmax take the scores' heads instead of cutting
+//!    rows), where it uses as many cores as the default, cuts the last dim only if the
+//!    default does (the row reductions after a run need whole rows), its slices fit the
+//!    scratchpad at once, and the extra bytes its other inputs cost under it (a broadcast
+//!    mask read whole by every core) are fewer than the round trip it may save.
 //!
 //! Some dims stay whole whatever the rule ([`unsplittable`]): the reduction dims of every op
 //! but batchmatmul (no other kernel combines partial results across cores, so in practice
@@ -43,7 +51,9 @@
 //! M groups' chains.
 
 use crate::layout::Layout;
-use crate::ops::{access_map, dsize, DeviceOp};
+use std::collections::BTreeMap;
+
+use crate::ops::{access_map, dsize, Category, DeviceOp};
 use crate::{Compilation, CompileError, Options, Target};
 
 /// How one op is split over cores.
@@ -693,6 +703,8 @@ fn divide_one(
     op: &DeviceOp,
     hint: Option<&Vec<usize>>,
     double: bool,
+    done: &[WorkDivision],
+    produced: &BTreeMap<&str, (usize, usize)>,
 ) -> Result<WorkDivision, CompileError> {
     // Dims this op must keep whole, with the reason.
     let fixed: Vec<Option<String>> = if op.kind.is_movement() {
@@ -862,63 +874,53 @@ fn divide_one(
         (best.1, rule)
     } else {
         // 4. Default.
-        let mut s = span_min.clone();
-        let mut order: Vec<usize> = (0..u.len())
-            .filter(|&d| !op.iteration[d].reduction && fixed[d].is_none())
-            .collect();
-        // The stick dims of a transpose moved in blocks come after the others, so cores
-        // left idle by those take its blocks (and a split that needed none stays).
-        let crossing = op
-            .kind
-            .is_movement()
-            .then(|| crate::movement_split::stick_crossing(c, op))
-            .flatten();
-        let late = |d: usize| crossing.is_some_and(|(a, b)| d == a || d == b);
-        order.sort_by(|&a, &b| {
-            late(a)
-                .cmp(&late(b))
-                .then((u[b] / gran[b].max(1)).cmp(&(u[a] / gran[a].max(1))))
-        });
-        let mut reds: Vec<usize> = (0..u.len())
-            .filter(|&d| op.iteration[d].reduction && fixed[d].is_none())
-            .collect();
-        reds.sort_by(|&a, &b| u[b].cmp(&u[a]));
-        order.extend(reds.first());
-        let mut steps = Vec::new();
-        for d in order {
-            let used: usize = s.iter().product();
-            let room = cores / used.max(1);
-            let left = u[d] / s[d].max(1);
-            let k = divisors(left)
-                .into_iter()
-                .filter(|&x| x <= room && whole_granules(d, s[d] * x))
-                .max()
-                .unwrap_or(1);
-            s[d] *= k;
-            if k > 1 {
-                steps.push(format!(
-                    "{} ({} {}) -> {}",
-                    op.iteration[d].label,
-                    u[d],
-                    if op.iteration[d].in_sticks {
-                        "sticks"
-                    } else {
-                        "elems"
-                    },
-                    s[d]
-                ));
+        let (s, rule) = default_split(c, op, &u, &gran, &fixed, &span_min, &span_note);
+        let p: usize = s.iter().product();
+        // 5. Follow the producer, where that pays.
+        let mut followed = None;
+        if matches!(
+            op.kind.category(),
+            Category::Pointwise | Category::Reduction | Category::RowOp
+        ) {
+            for (ii, t) in op.inputs.iter().enumerate() {
+                let Some(&(j, out)) = produced.get(t.as_str()) else {
+                    continue;
+                };
+                let Some(f) = follow(c, op, ii, j, out, &done[j], &all)? else {
+                    continue;
+                };
+                // A split of the last dim (cutting every row) is followed only where the
+                // default cuts it too: the row reductions after an elementwise run (a
+                // norm's mean, a softmax's max) need whole rows, so following a producer
+                // that cut them only moves the trip through DRAM to the reduction, and
+                // splits the fused kernels around it.
+                let cuts_rows = |x: &[usize]| x.last().is_some_and(|&n| n > 1);
+                if f.iter().product::<usize>() >= p
+                    && (!cuts_rows(&f) || cuts_rows(&s))
+                    && is_multiple(&f)
+                    && fits(&f)?
+                    && follow_pays(c, op, ii, &f, &s)?
+                {
+                    followed = Some((f, t, j));
+                    break;
+                }
             }
         }
-        let p: usize = s.iter().product();
-        let how = if steps.is_empty() {
-            "nothing to split".to_string()
-        } else {
-            steps.join(", ")
-        };
-        (
-            s,
-            format!("{span_note}default: {how}; {p} of {cores} cores"),
-        )
+        match followed {
+            Some((f, t, j)) if f != s => {
+                let p: usize = f.iter().product();
+                let rule = format!(
+                    "{span_note}follows {}: {}, each core taking the slice of '{t}' it \
+                     produced, so the tensor may stay in the scratchpad (the default, {}, \
+                     splits it otherwise); {p} of {cores} cores",
+                    c.ops[j].name,
+                    fmt_splits(op, &f),
+                    fmt_splits(op, &s)
+                );
+                (f, rule)
+            }
+            _ => (s, rule),
+        }
     };
     let cores_used = splits.iter().product();
     let m_first = m_groups_adjacent(op, &splits, shared_b);
@@ -939,6 +941,170 @@ fn divide_one(
     })
 }
 
+/// Rule 4, the default: the non-reduction dims ranked by size in split units (a transpose's
+/// stick dims last), each given the largest divisor that fits the cores left, then at most
+/// one reduction dim; starting from `span_min`. With the rule's text.
+fn default_split(
+    c: &Compilation,
+    op: &DeviceOp,
+    u: &[usize],
+    gran: &[usize],
+    fixed: &[Option<String>],
+    span_min: &[usize],
+    span_note: &str,
+) -> (Vec<usize>, String) {
+    let cores = c.target.cores.max(1);
+    let whole_granules =
+        |d: usize, s: usize| s <= 1 || (u[d] % s == 0 && (u[d] / s) % gran[d].max(1) == 0);
+    let mut s = span_min.to_vec();
+    let mut order: Vec<usize> = (0..u.len())
+        .filter(|&d| !op.iteration[d].reduction && fixed[d].is_none())
+        .collect();
+    // The stick dims of a transpose moved in blocks come after the others, so cores
+    // left idle by those take its blocks (and a split that needed none stays).
+    let crossing = op
+        .kind
+        .is_movement()
+        .then(|| crate::movement_split::stick_crossing(c, op))
+        .flatten();
+    let late = |d: usize| crossing.is_some_and(|(a, b)| d == a || d == b);
+    order.sort_by(|&a, &b| {
+        late(a)
+            .cmp(&late(b))
+            .then((u[b] / gran[b].max(1)).cmp(&(u[a] / gran[a].max(1))))
+    });
+    let mut reds: Vec<usize> = (0..u.len())
+        .filter(|&d| op.iteration[d].reduction && fixed[d].is_none())
+        .collect();
+    reds.sort_by(|&a, &b| u[b].cmp(&u[a]));
+    order.extend(reds.first());
+    let mut steps = Vec::new();
+    for d in order {
+        let used: usize = s.iter().product();
+        let room = cores / used.max(1);
+        let left = u[d] / s[d].max(1);
+        let k = divisors(left)
+            .into_iter()
+            .filter(|&x| x <= room && whole_granules(d, s[d] * x))
+            .max()
+            .unwrap_or(1);
+        s[d] *= k;
+        if k > 1 {
+            steps.push(format!(
+                "{} ({} {}) -> {}",
+                op.iteration[d].label,
+                u[d],
+                if op.iteration[d].in_sticks {
+                    "sticks"
+                } else {
+                    "elems"
+                },
+                s[d]
+            ));
+        }
+    }
+    let p: usize = s.iter().product();
+    let how = if steps.is_empty() {
+        "nothing to split".to_string()
+    } else {
+        steps.join(", ")
+    };
+    (
+        s,
+        format!("{span_note}default: {how}; {p} of {cores} cores"),
+    )
+}
+
+/// The split of `op` under which each core takes, of its input `input`, the slice that
+/// op `producer` (whose output `out` it is, divided by `div`) left on that core: the
+/// producer's split of each of the tensor's dims, on the op's dim that reads it. `None`
+/// when no candidate in `all` gives every core the same slice (a dim the op does not
+/// read along is split, the op broadcasts the tensor, or the cores take the slices in
+/// another order).
+fn follow(
+    c: &Compilation,
+    op: &DeviceOp,
+    input: usize,
+    producer: usize,
+    out: usize,
+    div: &WorkDivision,
+    all: &[Vec<usize>],
+) -> Result<Option<Vec<usize>>, CompileError> {
+    use crate::scratchpad::view;
+    let p = &c.ops[producer];
+    let shape = &c.layout(&op.inputs[input], &op.name)?.host_shape;
+    let Some(theirs) = view(p, div, p.inputs.len() + out, shape) else {
+        return Ok(None);
+    };
+    let Some(per_dim) = theirs.first() else {
+        return Ok(None);
+    };
+    let mut splits = vec![1; op.iteration.len()];
+    for (a, &(n, _)) in access_map(op, input, shape).iter().zip(per_dim) {
+        match a {
+            Some(d) => splits[*d] *= n,
+            None if n > 1 => return Ok(None),
+            None => {}
+        }
+    }
+    if !all.contains(&splits) {
+        return Ok(None);
+    }
+    let mine = WorkDivision {
+        op: op.name.clone(),
+        core_to_slice: core_to_slice(op, &splits),
+        cores_used: splits.iter().product(),
+        splits,
+        rule: String::new(),
+        shared_b: None,
+    };
+    Ok((view(op, &mine, input, shape).as_ref() == Some(&theirs)).then_some(mine.splits))
+}
+
+/// Whether taking split `follow` (which keeps input `input` where its producer left it)
+/// over the default `default` can pay: the op's slices under it, inputs and outputs, fit
+/// the scratchpad at once (else the kernel is cut in time and the input goes through DRAM
+/// all the same), and the extra DRAM bytes its other inputs cost under it (an input
+/// broadcast along the followed dim is read whole by every core) are fewer than the
+/// input's round trip through DRAM, a store and a load, that it may save.
+fn follow_pays(
+    c: &Compilation,
+    op: &DeviceOp,
+    input: usize,
+    follow: &[usize],
+    default: &[usize],
+) -> Result<bool, CompileError> {
+    let slice = |operand: usize, name: &str, splits: &[usize]| -> Result<u64, CompileError> {
+        let l = c.layout(name, &op.name)?;
+        let acc = access_map(op, operand, &l.host_shape);
+        Ok(crate::scratchpad::slice_bytes(
+            l,
+            &acc,
+            splits,
+            c.target.stick_bytes,
+        ))
+    };
+    let operands: Vec<&String> = op.inputs.iter().chain(&op.outputs).collect();
+    let mut working_set = 0u64;
+    for (i, t) in operands.iter().enumerate() {
+        working_set = working_set.saturating_add(slice(i, t, follow)?);
+    }
+    if working_set > c.target.scratchpad_capacity_bytes as u64 {
+        return Ok(false);
+    }
+    let cores = |x: &[usize]| x.iter().product::<usize>() as u64;
+    let (mut extra, mut saved) = (0i128, 0i128);
+    for (i, t) in op.inputs.iter().enumerate() {
+        let follow_bytes = cores(follow) * slice(i, t, follow)?;
+        if i == input {
+            saved = 2 * i128::from(follow_bytes);
+        } else {
+            extra += i128::from(follow_bytes) - i128::from(cores(default) * slice(i, t, default)?);
+        }
+    }
+    Ok(extra < saved)
+}
+
 /// The `work-division` pass: fills `c.divisions` (parallel to `c.ops`).
 pub fn run(c: &mut Compilation, options: &Options) -> Result<(), CompileError> {
     for key in options.hints.keys() {
@@ -954,13 +1120,23 @@ pub fn run(c: &mut Compilation, options: &Options) -> Result<(), CompileError> {
         }
     }
     let mut out = Vec::with_capacity(c.ops.len());
-    for op in &c.ops {
+    // Each tensor an op computed so far: (op, output position). A view's output is read
+    // where its buffer lies, so it has no producer to follow.
+    let mut produced: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    for (i, op) in c.ops.iter().enumerate() {
         out.push(divide_one(
             c,
             op,
             options.hints.get(&op.name),
             options.double_buffer,
+            &out,
+            &produced,
         )?);
+        if !c.is_view_op(i) {
+            for (k, t) in op.outputs.iter().enumerate() {
+                produced.insert(t.as_str(), (i, k));
+            }
+        }
     }
     c.divisions = out;
     Ok(())
@@ -1259,6 +1435,84 @@ mod tests {
         assert_eq!(d.cores_used, 32, "{}", d.rule);
         assert!(d.splits[0] >= 4, "{}", d.rule);
         assert_eq!(d.shared_b, Some(d.splits[0]), "{}", d.rule);
+    }
+
+    /// Attention scores `q @ k^T` over 32 heads, scaled, then a row max: the graph of
+    /// `spyre32`'s attention at sequence `seq`, up to `pass`.
+    fn scores_then_scale(seq: usize, pass: &str) -> Compilation {
+        let g = graph_of(
+            &format!(
+                r#"{{"name": "q", "dtype": "f16", "shape": [1, 32, {seq}, 128]}},
+                   {{"name": "kt", "dtype": "f16", "shape": [1, 32, 128, {seq}]}}"#
+            ),
+            r#"{"name": "scale", "dtype": "f16", "shape": [], "init": "ones"}"#,
+            r#"{"name": "mm", "op": "MatMul", "inputs": ["q", "kt"], "outputs": ["s"]},
+               {"name": "mul", "op": "Mul", "inputs": ["s", "scale"], "outputs": ["z"]},
+               {"name": "max", "op": "ReduceMax", "inputs": ["z"], "outputs": ["m"],
+                "attrs": {"axes": [-1], "keepdims": 1}}"#,
+            r#""m""#,
+        );
+        compile(&g, &Target::spyre32(), &upto(pass)).unwrap()
+    }
+
+    #[test]
+    fn an_elementwise_op_takes_the_heads_its_producer_left_on_each_core() {
+        // The scores are split by head; the default would split the scale's rows, and
+        // the scores would go out to DRAM and back between the two kernels.
+        let c = scores_then_scale(512, "scratchpad");
+        let (mm, mul) = (&c.divisions[0], &c.divisions[1]);
+        assert_eq!(mm.splits[..2], [1, 32], "{}", mm.rule);
+        assert_eq!(mul.splits, vec![1, 32, 1, 1], "{}", mul.rule);
+        assert_eq!(
+            mul.core_to_slice,
+            mm.core_to_slice
+                .iter()
+                .map(|s| s[..4].to_vec())
+                .collect::<Vec<_>>()
+        );
+        assert!(mul.rule.starts_with("follows mm: "), "{}", mul.rule);
+        assert!(
+            mul.rule.contains("(the default, d0=1 d1=1 d2=32 d3=1,"),
+            "{}",
+            mul.rule
+        );
+        // The row max follows the scale in turn: whole rows, one head per core.
+        assert_eq!(
+            c.divisions[2].splits[..2],
+            [1, 32],
+            "{}",
+            c.divisions[2].rule
+        );
+        assert!(
+            matches!(
+                c.placements.get("s"),
+                Some(crate::Placement::Scratchpad { .. })
+            ),
+            "{:?}",
+            c.placements.get("s")
+        );
+    }
+
+    #[test]
+    fn a_producer_that_cuts_rows_is_not_followed() {
+        // A projection split over its output columns on every core (a hint; K of one
+        // stick): the residual add after it keeps the default's whole rows, which a norm's
+        // mean after it would need.
+        let g = graph_of(
+            r#"{"name": "x", "dtype": "f16", "shape": [128, 64]},
+               {"name": "h", "dtype": "f16", "shape": [128, 4096]}"#,
+            r#"{"name": "w", "dtype": "f16", "shape": [64, 4096], "init": "zeros"}"#,
+            r#"{"name": "mm", "op": "MatMul", "inputs": ["x", "w"], "outputs": ["y"]},
+               {"name": "res", "op": "Add", "inputs": ["y", "h"], "outputs": ["r"]}"#,
+            r#""r""#,
+        );
+        let mut options = upto("work-division");
+        options.hints.insert("mm".into(), vec![4, 8, 1]);
+        let c = compile(&g, &Target::spyre32(), &options).unwrap();
+        let (mm, res) = (&c.divisions[0], &c.divisions[1]);
+        assert_eq!(mm.splits, vec![4, 8, 1], "{}", mm.rule);
+        assert_eq!(res.splits.last(), Some(&1), "{}", res.rule);
+        assert!(res.rule.starts_with("default: "), "{}", res.rule);
     }
 
     #[test]
