@@ -899,20 +899,22 @@ fn divide_one(
                     && (!cuts_rows(&f) || cuts_rows(&s))
                     && is_multiple(&f)
                     && fits(&f)?
-                    && follow_pays(c, op, ii, &f, &s)?
                 {
-                    followed = Some((f, t, j));
-                    break;
+                    if let Some(pays) = follow_pays(c, op, ii, &f, &s)? {
+                        followed = Some((f, t, j, pays));
+                        break;
+                    }
                 }
             }
         }
         match followed {
-            Some((f, t, j)) if f != s => {
+            Some((f, t, j, (round_trip, extra))) if f != s => {
                 let p: usize = f.iter().product();
                 let rule = format!(
                     "{span_note}follows {}: {}, each core taking the slice of '{t}' it \
                      produced, so the tensor may stay in the scratchpad (the default, {}, \
-                     splits it otherwise); {p} of {cores} cores",
+                     splits it otherwise: a store and a load, {round_trip} B, against \
+                     {extra} B more of the other inputs); {p} of {cores} cores",
                     c.ops[j].name,
                     fmt_splits(op, &f),
                     fmt_splits(op, &s)
@@ -1061,19 +1063,20 @@ fn follow(
     Ok((view(op, &mine, input, shape).as_ref() == Some(&theirs)).then_some(mine.splits))
 }
 
-/// Whether taking split `follow` (which keeps input `input` where its producer left it)
-/// over the default `default` can pay: the op's slices under it, inputs and outputs, fit
-/// the scratchpad at once (else the kernel is cut in time and the input goes through DRAM
-/// all the same), and the extra DRAM bytes its other inputs cost under it (an input
-/// broadcast along the followed dim is read whole by every core) are fewer than the
-/// input's round trip through DRAM, a store and a load, that it may save.
+/// What taking split `follow` (which keeps input `input` where its producer left it) over
+/// the default `default` can save, where it pays: the op's slices under it, inputs and
+/// outputs, fit the scratchpad at once (else the kernel is cut in time and the input goes
+/// through DRAM all the same), and the extra DRAM bytes its other inputs cost under it (an
+/// input broadcast along the followed dim is read whole by every core) are fewer than the
+/// input's round trip through DRAM, a store and a load, that it may save. As (the round
+/// trip's bytes, the other inputs' extra bytes); `None` where it does not pay.
 fn follow_pays(
     c: &Compilation,
     op: &DeviceOp,
     input: usize,
     follow: &[usize],
     default: &[usize],
-) -> Result<bool, CompileError> {
+) -> Result<Option<(u64, i128)>, CompileError> {
     let slice = |operand: usize, name: &str, splits: &[usize]| -> Result<u64, CompileError> {
         let l = c.layout(name, &op.name)?;
         let acc = access_map(op, operand, &l.host_shape);
@@ -1090,19 +1093,19 @@ fn follow_pays(
         working_set = working_set.saturating_add(slice(i, t, follow)?);
     }
     if working_set > c.target.scratchpad_capacity_bytes as u64 {
-        return Ok(false);
+        return Ok(None);
     }
-    let cores = |x: &[usize]| x.iter().product::<usize>() as u64;
-    let (mut extra, mut saved) = (0i128, 0i128);
+    let bytes = |x: &[usize], slice: u64| x.iter().product::<usize>() as u64 * slice;
+    let (mut extra, mut round_trip) = (0i128, 0u64);
     for (i, t) in op.inputs.iter().enumerate() {
-        let follow_bytes = cores(follow) * slice(i, t, follow)?;
+        let under_follow = bytes(follow, slice(i, t, follow)?);
         if i == input {
-            saved = 2 * i128::from(follow_bytes);
+            round_trip = 2 * under_follow;
         } else {
-            extra += i128::from(follow_bytes) - i128::from(cores(default) * slice(i, t, default)?);
+            extra += i128::from(under_follow) - i128::from(bytes(default, slice(i, t, default)?));
         }
     }
-    Ok(extra < saved)
+    Ok((extra < i128::from(round_trip)).then_some((round_trip, extra)))
 }
 
 /// The `work-division` pass: fills `c.divisions` (parallel to `c.ops`).
@@ -1472,7 +1475,10 @@ mod tests {
         );
         assert!(mul.rule.starts_with("follows mm: "), "{}", mul.rule);
         assert!(
-            mul.rule.contains("(the default, d0=1 d1=1 d2=32 d3=1,"),
+            mul.rule.contains(
+                "(the default, d0=1 d1=1 d2=32 d3=1, splits it otherwise: a store and a load, \
+                 33554432 B, against 0 B more of the other inputs)"
+            ),
             "{}",
             mul.rule
         );
@@ -1491,6 +1497,21 @@ mod tests {
             "{:?}",
             c.placements.get("s")
         );
+    }
+
+    #[test]
+    fn a_producer_is_not_followed_where_its_slices_do_not_fit() {
+        // At 1024 keys one head of scores is 2 MiB, more than a core's scratchpad: the
+        // scale's kernel is cut in time under either split, so the default stays.
+        let c = scores_then_scale(1024, "work-division");
+        let mul = &c.divisions[1];
+        assert_eq!(
+            c.divisions[0].splits[..2],
+            [1, 32],
+            "{}",
+            c.divisions[0].rule
+        );
+        assert!(mul.rule.starts_with("default: "), "{}", mul.rule);
     }
 
     #[test]
