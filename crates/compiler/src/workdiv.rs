@@ -726,8 +726,7 @@ fn divide_one(
     } else {
         vec![1; u.len()]
     };
-    let whole_granules =
-        |d: usize, s: usize| s <= 1 || (u[d] % s == 0 && (u[d] / s) % gran[d].max(1) == 0);
+    let whole_granules = |d: usize, s: usize| leaves_whole_granules(&u, &gran, d, s);
     let limit = c.target.span_limit_bytes;
     let err = |m: String| CompileError::at(&op.name, m);
     let all: Vec<Vec<usize>> = candidates(&u, cores)
@@ -882,6 +881,12 @@ fn divide_one(
             op.kind.category(),
             Category::Pointwise | Category::Reduction | Category::RowOp
         ) {
+            // A split of the last dim (cutting every row) is followed only where the
+            // default cuts it too: the row reductions after an elementwise run (a norm's
+            // mean, a softmax's max) need whole rows, so following a producer that cut them
+            // only moves the trip through DRAM to the reduction, and splits the fused
+            // kernels around it.
+            let cuts_rows = |x: &[usize]| x.last().is_some_and(|&n| n > 1);
             for (ii, t) in op.inputs.iter().enumerate() {
                 let Some(&(j, out)) = produced.get(t.as_str()) else {
                     continue;
@@ -889,12 +894,6 @@ fn divide_one(
                 let Some(f) = follow(c, op, ii, j, out, &done[j], &all)? else {
                     continue;
                 };
-                // A split of the last dim (cutting every row) is followed only where the
-                // default cuts it too: the row reductions after an elementwise run (a
-                // norm's mean, a softmax's max) need whole rows, so following a producer
-                // that cut them only moves the trip through DRAM to the reduction, and
-                // splits the fused kernels around it.
-                let cuts_rows = |x: &[usize]| x.last().is_some_and(|&n| n > 1);
                 if f.iter().product::<usize>() >= p
                     && (!cuts_rows(&f) || cuts_rows(&s))
                     && is_multiple(&f)
@@ -943,6 +942,12 @@ fn divide_one(
     })
 }
 
+/// Whether splitting dim `d` (of `u[d]` split units) by `s` divides it evenly and leaves
+/// every core whole granules of `gran[d]` units.
+fn leaves_whole_granules(u: &[usize], gran: &[usize], d: usize, s: usize) -> bool {
+    s <= 1 || (u[d] % s == 0 && (u[d] / s) % gran[d].max(1) == 0)
+}
+
 /// Rule 4, the default: the non-reduction dims ranked by size in split units (a transpose's
 /// stick dims last), each given the largest divisor that fits the cores left, then at most
 /// one reduction dim; starting from `span_min`. With the rule's text.
@@ -956,8 +961,7 @@ fn default_split(
     span_note: &str,
 ) -> (Vec<usize>, String) {
     let cores = c.target.cores.max(1);
-    let whole_granules =
-        |d: usize, s: usize| s <= 1 || (u[d] % s == 0 && (u[d] / s) % gran[d].max(1) == 0);
+    let whole_granules = |d: usize, s: usize| leaves_whole_granules(u, gran, d, s);
     let mut s = span_min.to_vec();
     let mut order: Vec<usize> = (0..u.len())
         .filter(|&d| !op.iteration[d].reduction && fixed[d].is_none())
