@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Bounded fuzzing of every input path: each target in fuzz/ runs for FUZZ_SECONDS (default
-# 25; six targets, two and a half minutes in all).
+# 25; seven targets, three minutes in all).
 #   onnx_load     graph::load_onnx on arbitrary bytes (seeds: fuzz/seeds/onnx_load)
 #   ktir_parse    ktir::check (parse, verify) and print on arbitrary UTF-8 (seeds: tests/ktir/valid, tests/ktir/invalid)
 #   graph_json    graph::load_json (seeds: examples/graphs)
 #   machine_json  sim::Machine::from_json (seeds: crates/sim/machines)
 #   npy_read      driver::npy::read (seeds: fuzz/seeds/npy_read)
 #   ktir_run      driver::run_ktir under small limits (seeds: tests/ktir/valid)
+#   graph_run     driver::run_pipeline on tiny4 under small limits (seeds: examples/graphs, tests/pipeline)
 # Engine (FUZZ_ENGINE): "libfuzzer" (default) runs cargo-fuzz on stable Rust with
 # RUSTC_BOOTSTRAP=1, no sanitizer and debug assertions on; "mutate" runs the deterministic
 # stable harness fuzz/src/bin/mutate.rs instead (no cargo-fuzz, no C++ compiler needed).
@@ -24,7 +25,7 @@ case $PHASE in build | run | all) ;; *)
   exit 2
   ;;
 esac
-TARGETS=(onnx_load ktir_parse graph_json machine_json npy_read ktir_run)
+TARGETS=(onnx_load ktir_parse graph_json machine_json npy_read ktir_run graph_run)
 seeds() {
   case $1 in
     onnx_load) echo "seeds/onnx_load" ;;
@@ -33,6 +34,7 @@ seeds() {
     machine_json) echo "../crates/sim/machines" ;;
     npy_read) echo "seeds/npy_read" ;;
     ktir_run) echo "../tests/ktir/valid" ;;
+    graph_run) echo "../examples/graphs ../tests/pipeline ../tests/pipeline/tiling" ;;
   esac
 }
 LOG=$(mktemp)

@@ -79,6 +79,48 @@ pub fn ktir_run(data: &[u8]) {
     let _ = driver::run_ktir(text, &options);
 }
 
+/// The whole pipeline on an arbitrary JSON graph: load, reference, compile through every
+/// pass, simulate on tiny4 and compare, under small limits. Graphs that hold more than
+/// 2^14 elements in all are skipped: large valid models are the limits' business (tested
+/// elsewhere), and every input here must finish in well under a second. It must return,
+/// never panic or abort.
+pub fn graph_run(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Ok(g) = graph::load_json(text) else {
+        return;
+    };
+    let Ok(types) = g.infer_types() else {
+        return;
+    };
+    let mut elements = 0usize;
+    for t in types.values() {
+        let n = t
+            .shape
+            .iter()
+            .try_fold(1usize, |acc, &d| acc.checked_mul(d));
+        match n.and_then(|n| elements.checked_add(n)) {
+            Some(total) if total <= 1 << 14 => elements = total,
+            _ => return,
+        }
+    }
+    let Some(machine) = sim::Machine::preset("tiny4") else {
+        return;
+    };
+    let options = driver::RunOptions {
+        machine,
+        limits: sim::ExecLimits {
+            max_steps: 200_000,
+            max_tensor_elements: 1 << 14,
+            max_dram_elements: 1 << 18,
+            max_task_bytes: 100_000 * 512,
+        },
+        ..driver::RunOptions::default()
+    };
+    let _ = driver::run_pipeline(text, "fuzz.json", &options);
+}
+
 /// A fuzz target's body.
 pub type Target = fn(&[u8]);
 
@@ -90,4 +132,5 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("machine_json", machine_json),
     ("npy_read", npy_read),
     ("ktir_run", ktir_run),
+    ("graph_run", graph_run),
 ];
