@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Bounded fuzzing of every input path: each target in fuzz/ runs for FUZZ_SECONDS (default
-# 25; seven targets, three minutes in all).
+# 25; eight targets, three and a half minutes in all).
 #   onnx_load     graph::load_onnx on arbitrary bytes (seeds: fuzz/seeds/onnx_load)
 #   ktir_parse    ktir::check (parse, verify) and print on arbitrary UTF-8 (seeds: tests/ktir/valid, tests/ktir/invalid)
 #   graph_json    graph::load_json (seeds: examples/graphs)
@@ -8,6 +8,7 @@
 #   npy_read      driver::npy::read (seeds: fuzz/seeds/npy_read)
 #   ktir_run      driver::run_ktir under small limits (seeds: tests/ktir/valid)
 #   graph_run     driver::run_pipeline on tiny4 under small limits (seeds: examples/graphs, tests/pipeline)
+#   onnx_run      the same for ONNX bytes (seeds: fuzz/seeds/onnx_load)
 # Engine (FUZZ_ENGINE): "libfuzzer" (default) runs cargo-fuzz on stable Rust with
 # RUSTC_BOOTSTRAP=1, no sanitizer and debug assertions on; "mutate" runs the deterministic
 # stable harness fuzz/src/bin/mutate.rs instead (no cargo-fuzz, no C++ compiler needed).
@@ -25,7 +26,7 @@ case $PHASE in build | run | all) ;; *)
   exit 2
   ;;
 esac
-TARGETS=(onnx_load ktir_parse graph_json machine_json npy_read ktir_run graph_run)
+TARGETS=(onnx_load ktir_parse graph_json machine_json npy_read ktir_run graph_run onnx_run)
 seeds() {
   case $1 in
     onnx_load) echo "seeds/onnx_load" ;;
@@ -35,6 +36,7 @@ seeds() {
     npy_read) echo "seeds/npy_read" ;;
     ktir_run) echo "../tests/ktir/valid" ;;
     graph_run) echo "../examples/graphs ../tests/pipeline ../tests/pipeline/tiling" ;;
+    onnx_run) echo "seeds/onnx_load" ;;
   esac
 }
 LOG=$(mktemp)

@@ -80,17 +80,29 @@ pub fn ktir_run(data: &[u8]) {
 }
 
 /// The whole pipeline on an arbitrary JSON graph: load, reference, compile through every
-/// pass, simulate on tiny4 and compare, under small limits. Graphs that hold more than
-/// 2^14 elements in all are skipped: large valid models are the limits' business (tested
-/// elsewhere), and every input here must finish in well under a second. It must return,
-/// never panic or abort.
+/// pass, simulate on tiny4 and compare, under small limits ([`run_small_graph`]). It must
+/// return, never panic or abort.
 pub fn graph_run(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let Ok(g) = graph::load_json(text) else {
-        return;
-    };
+    if let Ok(g) = graph::load_json(text) {
+        run_small_graph(&g, data, "fuzz.json");
+    }
+}
+
+/// [`graph_run`] for arbitrary ONNX bytes: whatever loads runs through the whole pipeline.
+pub fn onnx_run(data: &[u8]) {
+    if let Ok(g) = graph::load_onnx(data) {
+        run_small_graph(&g, data, "fuzz.onnx");
+    }
+}
+
+/// Runs `source` (which loaded as `g`) through [`driver::run_pipeline`] on tiny4 under
+/// small limits. Graphs that hold more than 2^14 elements in all are skipped: large valid
+/// models are the limits' business (tested elsewhere), and every input here must finish
+/// in well under a second.
+fn run_small_graph(g: &graph::Graph, source: &[u8], file_name: &str) {
     let Ok(types) = g.infer_types() else {
         return;
     };
@@ -118,7 +130,7 @@ pub fn graph_run(data: &[u8]) {
         },
         ..driver::RunOptions::default()
     };
-    let _ = driver::run_pipeline(text, "fuzz.json", &options);
+    let _ = driver::run_pipeline(source, file_name, &options);
 }
 
 /// A fuzz target's body.
@@ -133,4 +145,5 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("npy_read", npy_read),
     ("ktir_run", ktir_run),
     ("graph_run", graph_run),
+    ("onnx_run", onnx_run),
 ];
