@@ -133,6 +133,94 @@ fn run_small_graph(g: &graph::Graph, source: &[u8], file_name: &str) {
     let _ = driver::run_pipeline(source, file_name, &options);
 }
 
+/// A structural mutation of a JSON graph for `graph_run`'s custom mutator: byte flips
+/// rarely keep a graph loadable, so this loads `text`, changes one thing a graph author
+/// could get wrong (a dim, a rank, a dtype, an op, an attribute, a node's input) and
+/// writes the graph back. `None` when `text` is not a graph that loads.
+pub fn mutate_graph_json(text: &[u8], seed: u64) -> Option<String> {
+    let mut g = graph::load_json(std::str::from_utf8(text).ok()?).ok()?;
+    let mut rng = graph::SplitMix64::new(seed);
+    let mut below = |n: usize| (rng.next_u64() % n.max(1) as u64) as usize;
+    // Sizes that sit on boundaries: empty, unit, odd, a stick's width and either side.
+    const DIMS: [usize; 12] = [0, 1, 2, 3, 5, 7, 31, 32, 33, 63, 64, 65];
+    const INTS: [i64; 10] = [i64::MIN, -3, -2, -1, 0, 1, 2, 3, 64, i64::MAX];
+    let values: Vec<String> = g
+        .inputs
+        .iter()
+        .map(|v| v.name.clone())
+        .chain(g.initializers.iter().map(|i| i.name.clone()))
+        .chain(g.nodes.iter().flat_map(|n| n.outputs.clone()))
+        .collect();
+    let tensors = g.inputs.len() + g.initializers.len();
+    match below(6) {
+        0 | 1 if tensors > 0 => {
+            let t = below(tensors);
+            let ty = if t < g.inputs.len() {
+                &mut g.inputs[t].ty
+            } else {
+                &mut g.initializers[t - g.inputs.len()].ty
+            };
+            let rank = ty.shape.len();
+            match below(4) {
+                0 if rank > 0 => {
+                    ty.shape.remove(below(rank));
+                }
+                1 => ty.shape.insert(below(rank + 1), DIMS[below(DIMS.len())]),
+                2 => ty.dtype = graph::DType::ALL[below(graph::DType::ALL.len())],
+                _ if rank > 0 => ty.shape[below(rank)] = DIMS[below(DIMS.len())],
+                _ => {}
+            }
+        }
+        2 if !g.nodes.is_empty() => {
+            let n = below(g.nodes.len());
+            g.nodes[n].op = graph::SUPPORTED_OPS[below(graph::SUPPORTED_OPS.len())].to_string();
+        }
+        3 | 4 if !g.nodes.is_empty() => {
+            let n = below(g.nodes.len());
+            let names: Vec<String> = g.nodes[n].attrs.keys().cloned().collect();
+            let key = if names.is_empty() || below(4) == 0 {
+                [
+                    "axis", "axes", "perm", "keepdims", "epsilon", "k", "transB", "to",
+                ][below(8)]
+                .to_string()
+            } else {
+                names[below(names.len())].clone()
+            };
+            let value = match g.nodes[n].attrs.get(&key) {
+                Some(graph::AttrValue::Ints(xs)) if !xs.is_empty() && below(2) == 0 => {
+                    let mut xs = xs.clone();
+                    let i = below(xs.len());
+                    xs[i] = INTS[below(INTS.len())];
+                    graph::AttrValue::Ints(xs)
+                }
+                Some(graph::AttrValue::Ints(_)) => {
+                    graph::AttrValue::Ints((0..below(5)).map(|_| INTS[below(INTS.len())]).collect())
+                }
+                Some(graph::AttrValue::Float(_)) => {
+                    graph::AttrValue::Float([0.0, -1.0, 1e-30, 1e30, f32::NAN][below(5)])
+                }
+                Some(graph::AttrValue::String(_)) => graph::AttrValue::String(
+                    ["f16", "f32", "bf16", "i8", "bool", "tanh", "none", ""][below(8)].to_string(),
+                ),
+                _ => graph::AttrValue::Int(INTS[below(INTS.len())]),
+            };
+            g.nodes[n].attrs.insert(key, value);
+        }
+        _ if !g.nodes.is_empty() && !values.is_empty() => {
+            let n = below(g.nodes.len());
+            let arity = g.nodes[n].inputs.len();
+            let v = values[below(values.len())].clone();
+            if arity > 0 && below(4) > 0 {
+                g.nodes[n].inputs[below(arity)] = v;
+            } else {
+                g.nodes[n].inputs.push(v);
+            }
+        }
+        _ => {}
+    }
+    Some(graph::to_json(&g))
+}
+
 /// A fuzz target's body.
 pub type Target = fn(&[u8]);
 
