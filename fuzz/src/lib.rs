@@ -1,4 +1,4 @@
-//! The fuzz targets' bodies (parsers and loaders, and a KTIR run under small limits), shared by the libFuzzer binaries (`cargo fuzz run NAME`) and
+//! The fuzz targets' bodies (parsers and loaders, a KTIR run and whole graph runs under small limits), shared by the libFuzzer binaries (`cargo fuzz run NAME`) and
 //! the stable, deterministic `mutate` harness. A target fails by panicking.
 
 /// `graph::load_onnx` on arbitrary bytes; whatever loads must also type-check and write
