@@ -106,16 +106,12 @@ fn run_small_graph(g: &graph::Graph, source: &[u8], file_name: &str) {
     let Ok(types) = g.infer_types() else {
         return;
     };
-    let mut elements = 0usize;
-    for t in types.values() {
-        let n = t
-            .shape
-            .iter()
-            .try_fold(1usize, |acc, &d| acc.checked_mul(d));
-        match n.and_then(|n| elements.checked_add(n)) {
-            Some(total) if total <= 1 << 14 => elements = total,
-            _ => return,
-        }
+    // `numel` saturates, so an absurd shape counts as too big rather than wrapping.
+    let elements = types
+        .values()
+        .fold(0usize, |sum, t| sum.saturating_add(t.numel()));
+    if elements > 1 << 14 {
+        return;
     }
     let Some(machine) = sim::Machine::preset("tiny4") else {
         return;
@@ -144,13 +140,6 @@ pub fn mutate_graph_json(text: &[u8], seed: u64) -> Option<String> {
     // Sizes that sit on boundaries: empty, unit, odd, a stick's width and either side.
     const DIMS: [usize; 12] = [0, 1, 2, 3, 5, 7, 31, 32, 33, 63, 64, 65];
     const INTS: [i64; 10] = [i64::MIN, -3, -2, -1, 0, 1, 2, 3, 64, i64::MAX];
-    let values: Vec<String> = g
-        .inputs
-        .iter()
-        .map(|v| v.name.clone())
-        .chain(g.initializers.iter().map(|i| i.name.clone()))
-        .chain(g.nodes.iter().flat_map(|n| n.outputs.clone()))
-        .collect();
     let tensors = g.inputs.len() + g.initializers.len();
     match below(6) {
         0 | 1 if tensors > 0 => {
@@ -206,14 +195,24 @@ pub fn mutate_graph_json(text: &[u8], seed: u64) -> Option<String> {
             };
             g.nodes[n].attrs.insert(key, value);
         }
-        _ if !g.nodes.is_empty() && !values.is_empty() => {
-            let n = below(g.nodes.len());
-            let arity = g.nodes[n].inputs.len();
-            let v = values[below(values.len())].clone();
-            if arity > 0 && below(4) > 0 {
-                g.nodes[n].inputs[below(arity)] = v;
-            } else {
-                g.nodes[n].inputs.push(v);
+        _ if !g.nodes.is_empty() => {
+            // Any value the graph defines (the graph's own rules decide whether it may be
+            // read here).
+            let values: Vec<&String> = g
+                .inputs
+                .iter()
+                .map(|v| &v.name)
+                .chain(g.initializers.iter().map(|i| &i.name))
+                .chain(g.nodes.iter().flat_map(|n| &n.outputs))
+                .collect();
+            if let Some(v) = values.get(below(values.len())).map(|v| v.to_string()) {
+                let n = below(g.nodes.len());
+                let arity = g.nodes[n].inputs.len();
+                if arity > 0 && below(4) > 0 {
+                    g.nodes[n].inputs[below(arity)] = v;
+                } else {
+                    g.nodes[n].inputs.push(v);
+                }
             }
         }
         _ => {}
