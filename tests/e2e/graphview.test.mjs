@@ -161,6 +161,8 @@ describe("the graph view for big models", { timeout: 20 * T }, () => {
         await showView(p, "graph");
         await p.locator("#graph-scroll [data-node^='op:']").first().waitFor();
         await checkLabels(p);
+        // One card: nothing is sharded, so the tensor-parallel legend stays out of the way.
+        assert.equal(await p.getByTestId("graph-shard-legend").isVisible(), false);
         const view = await box(p, "#graph-scroll");
         const cx = view.x + view.width / 2;
         const cy = view.y + view.height / 2;

@@ -232,7 +232,8 @@ export class GraphView {
     const same = prev !== undefined && prev.name === g.name && prev.nodes.length === g.nodes.length;
     this.setAt = performance.now();
     this.result = result;
-    this.roles = shardRoles(result);
+    // On one card nothing is cut or reduced across cards: no roles, no legend.
+    this.roles = (result.tp?.degree ?? 1) > 1 ? shardRoles(result) : new Map();
     this.legend.hidden = this.roles.size === 0;
     // Only nodes near the viewport are drawn: the counts per shard class say what the whole
     // graph holds (for readers of the legend's figures and for tests).
