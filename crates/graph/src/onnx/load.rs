@@ -110,9 +110,9 @@ fn convert(model: &ModelProto, files: &Arc<dyn ExternalFiles>) -> Result<Graph, 
     let opset = opset.ok_or_else(|| {
         gerr("the model imports no version of the default ONNX opset (opset_import has no entry for domain \"\")")
     })?;
-    if opset < MIN_OPSET {
+    if opset < 1 {
         return Err(gerr(format!(
-            "the model uses ONNX opset {opset}; this loader reads opset {MIN_OPSET} to {MAX_OPSET} (convert it with onnx.version_converter)"
+            "the model imports ONNX opset {opset}; opsets start at 1"
         )));
     }
     if opset > KNOWN_OPSET {
@@ -832,15 +832,27 @@ fn known_versions(np: &NodeProto, opset: i64) -> Option<(&'static [i64], bool)> 
         .map(|k| (k.spec().onnx_versions, k.spec().onnx_reads_all))
 }
 
-/// The policy for opsets newer than [`MAX_OPSET`]: an op is read when the version of its
-/// definition in force at the model's opset is one from [`MAX_OPSET`] or before.
+/// The policy for opsets outside [`MIN_OPSET`] to [`MAX_OPSET`]: an op is read when the
+/// version of its definition in force at the model's opset is one the loader reads. Below
+/// [`MIN_OPSET`] that is the version in force at [`MIN_OPSET`] (the first the op table
+/// lists), unchanged since an opset no newer than the model's; above [`MAX_OPSET`], one
+/// from [`MAX_OPSET`] or before.
 fn check_version(np: &NodeProto, opset: i64) -> Result<(), String> {
-    if opset <= MAX_OPSET {
+    if (MIN_OPSET..=MAX_OPSET).contains(&opset) {
         return Ok(());
     }
     let Some((versions, reads_all)) = known_versions(np, opset) else {
         return Ok(()); // an op the loader does not read: map_node says so
     };
+    if opset < MIN_OPSET {
+        return match versions.first() {
+            Some(&first) if first > opset => Err(format!(
+                "ONNX changed {} in opset {first}; the model imports opset {opset}, and this loader reads {} only as defined from opset {first} (convert the model with onnx.version_converter)",
+                np.op_type, np.op_type
+            )),
+            _ => Ok(()),
+        };
+    }
     match crate::spec::version_at(versions, opset) {
         Some(v) if v > MAX_OPSET && !reads_all => Err(format!(
             "ONNX changed {} in opset {v}; the model imports opset {opset}, and this loader reads {} only as defined up to opset {MAX_OPSET}",

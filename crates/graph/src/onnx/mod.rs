@@ -39,12 +39,16 @@ pub const FOLDED_OPS: &[&str] = &[
 ];
 
 /// [`FOLDED_OPS`] with the versions of their ONNX definitions in force from opset
-/// [`MIN_OPSET`] to [`KNOWN_OPSET`] (as [`crate::OpSpec::onnx_versions`]).
+/// [`MIN_OPSET`] to [`KNOWN_OPSET`] (as [`crate::OpSpec::onnx_versions`]). Where an older
+/// definition is read the same way (its changes since only added types or attribute forms
+/// the loader also reads), the list starts with it, so older models using the op load.
 pub(crate) const FOLDED_VERSIONS: &[(&str, &[i64])] = &[
-    ("Constant", &[13, 19, 21, 23, 24, 25]),
-    ("Identity", &[13, 14, 16, 19, 21, 23, 24, 25]),
-    ("Shape", &[13, 15, 19, 21, 23, 24, 25]),
-    ("Size", &[13, 19, 21, 23, 24, 25]),
+    // v1 and v9 differ from v13 only in types; v11's sparse_value and v12's value_*
+    // attributes are refused or read as at v13.
+    ("Constant", &[1, 9, 11, 12, 13, 19, 21, 23, 24, 25]),
+    ("Identity", &[1, 13, 14, 16, 19, 21, 23, 24, 25]),
+    ("Shape", &[1, 13, 15, 19, 21, 23, 24, 25]),
+    ("Size", &[1, 13, 19, 21, 23, 24, 25]),
     ("ConstantOfShape", &[9, 20, 21, 23, 24, 25]),
     ("Range", &[11, 27]),
 ];
