@@ -357,6 +357,18 @@ unary("HardSigmoid", -4, 4, alpha=0.3, beta=0.4)
 unary("LeakyRelu", -2, 2, alpha=0.1)
 unary("Elu", -3, 3, alpha=0.5)
 unary("Selu", -3, 3)
+unary("Celu", -3, 3, alpha=0.7)
+unary("ThresholdedRelu", -2, 2, alpha=0.3)
+unary("Shrink", -2, 2, lambd=0.6, bias=0.2)
+unary("Mish", -6, 6)
+unary("Tan", -1.4, 1.4)
+unary("Sinh", -4, 4)
+unary("Cosh", -4, 4)
+unary("Asinh", -20, 20)
+unary("Acosh", 1, 20)
+unary("Atanh", -0.95, 0.95)
+case("prelu", "PRelu of [2, 3, 4] values by a per-channel [3, 1] slope", [inp("x", [2, 3, 4])],
+     [node("PRelu", ["x", "slope"], ["y"])], ["y"], [data("slope", [3, 1], [0.1, -0.5, 2.0])])
 for op in ("Sum", "Mean"):
     case(op.lower() + "_variadic", f"{op} of three broadcasting inputs",
          [inp("a", [2, 3]), inp("b", [3]), inp("c", [2, 1])], [node(op, ["a", "b", "c"], ["y"])], ["y"])

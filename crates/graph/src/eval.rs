@@ -848,6 +848,38 @@ pub(crate) fn selu(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
     cx.map(|v| gamma * if v <= 0.0 { alpha * v.exp_m1() } else { v })
 }
 
+/// Celu.
+pub(crate) fn celu(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
+    let alpha = cx.a.float("alpha", 1.0)?;
+    cx.map(|v| v.max(0.0) + (alpha * (v / alpha).exp_m1()).min(0.0))
+}
+
+/// ThresholdedRelu.
+pub(crate) fn thresholded_relu(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
+    let alpha = cx.a.float("alpha", 1.0)?;
+    cx.map(|v| if v > alpha { v } else { 0.0 })
+}
+
+/// Shrink.
+pub(crate) fn shrink(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
+    let lambd = cx.a.float("lambd", 0.5)?;
+    let bias = cx.a.float("bias", 0.0)?;
+    cx.map(|v| {
+        if v < -lambd {
+            v + bias
+        } else if v > lambd {
+            v - bias
+        } else {
+            0.0
+        }
+    })
+}
+
+/// Mish: `x tanh(softplus(x))`, softplus written to stay finite for large `|x|`.
+pub(crate) fn mish(x: f32) -> f32 {
+    x * (x.max(0.0) + (-x.abs()).exp().ln_1p()).tanh()
+}
+
 /// LogSoftmax.
 pub(crate) fn log_softmax(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
     let (x, a) = (cx.x, &cx.a);

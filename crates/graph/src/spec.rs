@@ -728,6 +728,39 @@ op_table! {
         .v(&[6, 22]),
     Softsign => float_unary(|c| c.map(|v| v / (1.0 + v.abs())))
         .v(&[1, 22]),
+    Celu => float_unary(eval::celu)
+        .with_attrs(&[attr("alpha", F, "1.0")])
+        .with_notes("float dtypes; max(0, x) + min(0, alpha (exp(x / alpha) - 1))")
+        .v(&[12, 28]),
+    ThresholdedRelu => float_unary(eval::thresholded_relu)
+        .with_attrs(&[attr("alpha", F, "1.0")])
+        .with_notes("float dtypes; x where x > alpha, else 0")
+        .v(&[10, 22]),
+    Shrink => float_unary(eval::shrink)
+        .with_attrs(&[attr("lambd", F, "0.5"), attr("bias", F, "0.0")])
+        .with_notes("float dtypes; x + bias below -lambd, x - bias above lambd, else 0")
+        .v(&[9]),
+    PRelu => op(&[req("X"), req("slope")], infer::arith, |c| {
+        c.zip(|x, slope| if x < 0.0 { slope * x } else { x })
+    })
+        .with_notes("slope broadcasts to X")
+        .v(&[9, 16]),
+    Mish => float_unary(|c| c.map(eval::mish))
+        .with_onnx(&[onnx("", "Mish", 18)])
+        .with_notes("float dtypes; x tanh(softplus(x))")
+        .v(&[18, 22]),
+    Tan => float_unary(|c| c.map(f32::tan))
+        .v(&[7, 22]),
+    Sinh => float_unary(|c| c.map(f32::sinh))
+        .v(&[9, 22]),
+    Cosh => float_unary(|c| c.map(f32::cosh))
+        .v(&[9, 22]),
+    Asinh => float_unary(|c| c.map(f32::asinh))
+        .v(&[9, 22]),
+    Acosh => float_unary(|c| c.map(f32::acosh))
+        .v(&[9, 22]),
+    Atanh => float_unary(|c| c.map(f32::atanh))
+        .v(&[9, 22]),
     GatherElements => op(&[req("data"), req("indices (integer)")], infer::gather_elements, eval::gather_elements)
         .with_attrs(&[attr("axis", I, "0")])
         .with_notes("output shaped like indices; negative indices count from the end")

@@ -15,6 +15,10 @@
 //! | Sum, Mean (variadic) | add chain (mul by 1/n) |
 //! | Clip | maximum, minimum |
 //! | HardSigmoid, HardSwish, LeakyRelu, Elu, Selu, Celu, ThresholdedRelu, PRelu, Softsign, Shrink | mul, add, maximum, minimum, lesser, greater, where, exp, abs, realdiv |
+//! | Mish | softplus, tanh, mul |
+//! | Tan | in f32: Sin's and Cos's steps on the same input, realdiv |
+//! | Sinh, Cosh | in f32: (exp x -/+ exp(-x)) / 2 (neg, exp, sub / add, mul) |
+//! | Asinh, Acosh, Atanh | in f32: sign(x) log(\|x\| + sqrt(x^2 + 1)); log(x + sqrt(x^2 - 1)); log((1 + x) / (1 - x)) / 2 (abs, mul, add, sub, sqrt, log, realdiv, lesser, neg, where) |
 //! | Sin, Cos | in f32: range reduction by 2 pi (mul, add, floor, a three-part Cody-Waite subtraction), a fold into [-pi/2, pi/2] (greater, lesser, sub, where; abs for Cos), an odd Taylor polynomial to degree 13 in Horner form (mul, add); to_dtype around it for f16 and bf16 |
 //!
 //! Each is exact in the arithmetic it uses except where a transcendental is involved (Pow
@@ -63,19 +67,30 @@ pub enum Composite {
     Shrink,
     Sin,
     Cos,
+    Tan,
+    Sinh,
+    Cosh,
+    Asinh,
+    Acosh,
+    Atanh,
+    Mish,
 }
 
 /// Graph op names of the composites.
 pub const COMPOSITES: &[(&str, Composite)] = {
     use Composite as C;
     &[
+        ("Acosh", C::Acosh),
         ("And", C::And),
         ("ArgMax", C::ArgMax),
         ("ArgMin", C::ArgMin),
+        ("Asinh", C::Asinh),
+        ("Atanh", C::Atanh),
         ("Ceil", C::Ceil),
         ("Celu", C::Celu),
         ("Clip", C::Clip),
         ("Cos", C::Cos),
+        ("Cosh", C::Cosh),
         ("Elu", C::Elu),
         ("GreaterOrEqual", C::GreaterOrEqual),
         ("HardSigmoid", C::HardSigmoid),
@@ -86,6 +101,7 @@ pub const COMPOSITES: &[(&str, Composite)] = {
         ("LessOrEqual", C::LessOrEqual),
         ("LogSoftmax", C::LogSoftmax),
         ("Mean", C::Mean),
+        ("Mish", C::Mish),
         ("Mod", C::Mod),
         ("Not", C::Not),
         ("Or", C::Or),
@@ -101,8 +117,10 @@ pub const COMPOSITES: &[(&str, Composite)] = {
         ("Shrink", C::Shrink),
         ("Sign", C::Sign),
         ("Sin", C::Sin),
+        ("Sinh", C::Sinh),
         ("Softsign", C::Softsign),
         ("Sum", C::Sum),
+        ("Tan", C::Tan),
         ("ThresholdedRelu", C::ThresholdedRelu),
         ("Xor", C::Xor),
     ]
@@ -268,6 +286,15 @@ impl Builder<'_> {
             C::Round => self.round(),
             C::Sin => self.trig(false),
             C::Cos => self.trig(true),
+            C::Tan | C::Sinh | C::Cosh | C::Asinh | C::Acosh | C::Atanh => self.in_f32(op),
+            C::Mish => {
+                let (x, y) = (self.input(0)?, self.output()?);
+                let yt = self.ty(&y)?;
+                let sp = self.ew("softplus", Unary::Softplus, vec![x.clone()], &yt, None);
+                let t = self.ew("tanh", Unary::Tanh, vec![sp], &yt, None);
+                self.ew("mish", Binary::Mul, vec![x, t], &yt, Some(y));
+                Ok(())
+            }
             C::Sum | C::Mean => self.sum_mean(op == C::Mean),
             C::Clip => self.clip(),
             C::HardSigmoid | C::HardSwish => {
@@ -994,6 +1021,103 @@ impl Builder<'_> {
         Ok(())
     }
 
+    /// Tan, the hyperbolic functions and their inverses, computed in f32 (f16 and bf16
+    /// inputs converted there and the result back, so large intermediates such as `exp x`
+    /// or `x^2` do not overflow the narrow type first).
+    fn in_f32(&mut self, op: Composite) -> Result<(), CompileError> {
+        use Composite as C;
+        let (x, y) = (self.input(0)?, self.output()?);
+        let yt = self.ty(&y)?;
+        let ft = with_dtype(&yt, DType::F32);
+        let bt = with_dtype(&yt, DType::Bool);
+        let narrow = yt.dtype != DType::F32;
+        let x = if narrow {
+            self.ew("to_f32", DeviceOpKind::ToDtype, vec![x], &ft, None)
+        } else {
+            x
+        };
+        let out = if narrow { None } else { Some(y.clone()) };
+        let f32_scalar = |b: &mut Self, step: &str, v: f32| b.scalar(step, DType::F32, v);
+        let v = match op {
+            C::Tan => {
+                let s = self.sine(x.clone(), false, "sin_", None)?;
+                let c = self.sine(x, true, "cos_", None)?;
+                self.ew("tan", Binary::RealDiv, vec![s, c], &ft, out)
+            }
+            C::Sinh | C::Cosh => {
+                let e = self.ew("exp", Unary::Exp, vec![x.clone()], &ft, None);
+                let n = self.ew("neg", Unary::Neg, vec![x], &ft, None);
+                let en = self.ew("exp_neg", Unary::Exp, vec![n], &ft, None);
+                let (step, kind) = if op == C::Sinh {
+                    ("difference", Binary::Sub)
+                } else {
+                    ("sum", Binary::Add)
+                };
+                let d = self.ew(step, kind, vec![e, en], &ft, None);
+                let half = f32_scalar(self, "half", 0.5);
+                self.ew("halved", Binary::Mul, vec![d, half], &ft, out)
+            }
+            C::Asinh | C::Acosh => {
+                // asinh x = sign(x) log(|x| + sqrt(x^2 + 1)) (odd, and accurate for
+                // negative x); acosh x = log(x + sqrt((x - 1)(x + 1))), NaN below 1, where
+                // `x - 1` is exact near 1 and `x^2 - 1` would cancel.
+                let one = f32_scalar(self, "one", 1.0);
+                let (a, r) = if op == C::Asinh {
+                    let a = self.ew("abs", Unary::Abs, vec![x.clone()], &ft, None);
+                    let sq = self.ew("square", Binary::Mul, vec![a.clone(), a.clone()], &ft, None);
+                    (
+                        a,
+                        self.ew("radicand", Binary::Add, vec![sq, one], &ft, None),
+                    )
+                } else {
+                    let below = self.ew(
+                        "minus_one",
+                        Binary::Sub,
+                        vec![x.clone(), one.clone()],
+                        &ft,
+                        None,
+                    );
+                    let above = self.ew("plus_one", Binary::Add, vec![x.clone(), one], &ft, None);
+                    (
+                        x.clone(),
+                        self.ew("radicand", Binary::Mul, vec![below, above], &ft, None),
+                    )
+                };
+                let root = self.ew("root", Unary::Sqrt, vec![r], &ft, None);
+                let t = self.ew("argument", Binary::Add, vec![a, root], &ft, None);
+                if op == C::Asinh {
+                    let l = self.ew("log", Unary::Log, vec![t], &ft, None);
+                    let zero = f32_scalar(self, "zero", 0.0);
+                    let neg = self.ew("negative", Comparison::Lesser, vec![x, zero], &bt, None);
+                    let m = self.ew("minus_log", Unary::Neg, vec![l.clone()], &ft, None);
+                    self.ew("signed", DeviceOpKind::Where, vec![neg, m, l], &ft, out)
+                } else {
+                    self.ew("log", Unary::Log, vec![t], &ft, out)
+                }
+            }
+            C::Atanh => {
+                let one = f32_scalar(self, "one", 1.0);
+                let p = self.ew(
+                    "one_plus",
+                    Binary::Add,
+                    vec![one.clone(), x.clone()],
+                    &ft,
+                    None,
+                );
+                let m = self.ew("one_minus", Binary::Sub, vec![one, x], &ft, None);
+                let q = self.ew("ratio", Binary::RealDiv, vec![p, m], &ft, None);
+                let l = self.ew("log", Unary::Log, vec![q], &ft, None);
+                let half = f32_scalar(self, "half", 0.5);
+                self.ew("halved", Binary::Mul, vec![l, half], &ft, out)
+            }
+            _ => return Err(self.err(format!("{op:?} is not computed through f32"))),
+        };
+        if narrow {
+            self.ew("to_dtype", DeviceOpKind::ToDtype, vec![v], &yt, Some(y));
+        }
+        Ok(())
+    }
+
     /// Sin and Cos from ops the device has (it has no trigonometric op), computed in f32.
     ///
     /// 1. Range reduction: `k = floor(x / 2pi + 1/2)`, `r = x - 2pi k` in `[-pi, pi]`, with
@@ -1013,19 +1137,41 @@ impl Builder<'_> {
         let (x, y) = (self.input(0)?, self.output()?);
         let yt = self.ty(&y)?;
         let ft = with_dtype(&yt, DType::F32);
-        let bt = with_dtype(&yt, DType::Bool);
-        let f32_scalar = |b: &mut Self, step: &str, v: f64| b.scalar(step, DType::F32, v as f32);
         let x = if yt.dtype == DType::F32 {
             x
         } else {
             self.ew("to_f32", DeviceOpKind::ToDtype, vec![x], &ft, None)
         };
+        if yt.dtype == DType::F32 {
+            self.sine(x, cos, "", Some(y))?;
+        } else {
+            let v = self.sine(x, cos, "", None)?;
+            self.ew("to_dtype", DeviceOpKind::ToDtype, vec![v], &yt, Some(y));
+        }
+        Ok(())
+    }
+
+    /// `sin x` (or `cos x`) of an f32 `x` by the steps [`Builder::trig`] describes, into
+    /// `out` when given; `prefix` starts every step's name, so one node can take both.
+    fn sine(
+        &mut self,
+        x: String,
+        cos: bool,
+        prefix: &str,
+        out: Option<String>,
+    ) -> Result<String, CompileError> {
+        let ft = with_dtype(&self.ty(&x)?, DType::F32);
+        let bt = with_dtype(&ft, DType::Bool);
+        let f32_scalar = |b: &mut Self, step: &str, v: f64| {
+            b.scalar(&format!("{prefix}{step}"), DType::F32, v as f32)
+        };
+        let st = |step: &str| format!("{prefix}{step}");
         let two_pi = 2.0 * std::f64::consts::PI;
         let inv = f32_scalar(self, "inv_two_pi", 1.0 / two_pi);
-        let t = self.ew("turns", Binary::Mul, vec![x.clone(), inv], &ft, None);
+        let t = self.ew(&st("turns"), Binary::Mul, vec![x.clone(), inv], &ft, None);
         let half = f32_scalar(self, "half", 0.5);
-        let t = self.ew("turns_shifted", Binary::Add, vec![t, half], &ft, None);
-        let k = self.ew("turns_whole", Unary::Floor, vec![t], &ft, None);
+        let t = self.ew(&st("turns_shifted"), Binary::Add, vec![t, half], &ft, None);
+        let k = self.ew(&st("turns_whole"), Unary::Floor, vec![t], &ft, None);
         // C1 = 201/32 has 8 significant bits and C2 = 2029/2^20 has 11, so `k C1` and
         // `k C2` are exact in f32 for |k| < 2^13; C3 is the rest of 2pi.
         let c1 = 6.28125_f64;
@@ -1035,19 +1181,25 @@ impl Builder<'_> {
         for (i, c) in [c1, c2, c3].into_iter().enumerate() {
             let cs = f32_scalar(self, &format!("two_pi_part{i}"), c);
             let kc = self.ew(
-                &format!("turns_part{i}"),
+                &st(&format!("turns_part{i}")),
                 Binary::Mul,
                 vec![k.clone(), cs],
                 &ft,
                 None,
             );
-            r = self.ew(&format!("reduced{i}"), Binary::Sub, vec![r, kc], &ft, None);
+            r = self.ew(
+                &st(&format!("reduced{i}")),
+                Binary::Sub,
+                vec![r, kc],
+                &ft,
+                None,
+            );
         }
         let half_pi = std::f64::consts::FRAC_PI_2;
         let s = if cos {
-            let a = self.ew("abs", Unary::Abs, vec![r], &ft, None);
+            let a = self.ew(&st("abs"), Unary::Abs, vec![r], &ft, None);
             let hp = f32_scalar(self, "half_pi", half_pi);
-            self.ew("folded", Binary::Sub, vec![hp, a], &ft, None)
+            self.ew(&st("folded"), Binary::Sub, vec![hp, a], &ft, None)
         } else {
             let (hp, mhp) = (
                 f32_scalar(self, "half_pi", half_pi),
@@ -1057,20 +1209,56 @@ impl Builder<'_> {
                 f32_scalar(self, "pi", std::f64::consts::PI),
                 f32_scalar(self, "minus_pi", -std::f64::consts::PI),
             );
-            let above = self.ew("above", Comparison::Greater, vec![r.clone(), hp], &bt, None);
-            let below = self.ew("below", Comparison::Lesser, vec![r.clone(), mhp], &bt, None);
-            let up = self.ew("reflect_up", Binary::Sub, vec![pi, r.clone()], &ft, None);
-            let down = self.ew("reflect_down", Binary::Sub, vec![mpi, r.clone()], &ft, None);
+            let above = self.ew(
+                &st("above"),
+                Comparison::Greater,
+                vec![r.clone(), hp],
+                &bt,
+                None,
+            );
+            let below = self.ew(
+                &st("below"),
+                Comparison::Lesser,
+                vec![r.clone(), mhp],
+                &bt,
+                None,
+            );
+            let up = self.ew(
+                &st("reflect_up"),
+                Binary::Sub,
+                vec![pi, r.clone()],
+                &ft,
+                None,
+            );
+            let down = self.ew(
+                &st("reflect_down"),
+                Binary::Sub,
+                vec![mpi, r.clone()],
+                &ft,
+                None,
+            );
             let t = self.ew(
-                "fold_below",
+                &st("fold_below"),
                 DeviceOpKind::Where,
                 vec![below, down, r],
                 &ft,
                 None,
             );
-            self.ew("folded", DeviceOpKind::Where, vec![above, up, t], &ft, None)
+            self.ew(
+                &st("folded"),
+                DeviceOpKind::Where,
+                vec![above, up, t],
+                &ft,
+                None,
+            )
         };
-        let s2 = self.ew("square", Binary::Mul, vec![s.clone(), s.clone()], &ft, None);
+        let s2 = self.ew(
+            &st("square"),
+            Binary::Mul,
+            vec![s.clone(), s.clone()],
+            &ft,
+            None,
+        );
         // (-1)^n / (2n + 1)!, n = 6 down to 0.
         let coefficients: Vec<f64> = (0..=6)
             .rev()
@@ -1083,7 +1271,7 @@ impl Builder<'_> {
         for (i, c) in coefficients.iter().enumerate().skip(1) {
             let n = 6 - i;
             let m = self.ew(
-                &format!("horner{n}_mul"),
+                &st(&format!("horner{n}_mul")),
                 Binary::Mul,
                 vec![p, s2.clone()],
                 &ft,
@@ -1091,20 +1279,14 @@ impl Builder<'_> {
             );
             let cs = f32_scalar(self, &format!("coefficient{n}"), *c);
             p = self.ew(
-                &format!("horner{n}_add"),
+                &st(&format!("horner{n}_add")),
                 Binary::Add,
                 vec![m, cs],
                 &ft,
                 None,
             );
         }
-        if yt.dtype == DType::F32 {
-            self.ew("sin", Binary::Mul, vec![s, p], &ft, Some(y));
-        } else {
-            let v = self.ew("sin", Binary::Mul, vec![s, p], &ft, None);
-            self.ew("to_dtype", DeviceOpKind::ToDtype, vec![v], &yt, Some(y));
-        }
-        Ok(())
+        Ok(self.ew(&st("sin"), Binary::Mul, vec![s, p], &ft, out))
     }
 
     /// Variadic Sum and Mean: an add chain, scaled by 1/n for the mean.
