@@ -97,6 +97,21 @@ pub(crate) fn arith(c: &InferCx) -> Result<Vec<TensorType>, String> {
     one(d, broadcast(&x.shape, &y.shape)?)
 }
 
+/// PRelu: the slope broadcasts to X (one way), so the result has X's shape.
+pub(crate) fn prelu(c: &InferCx) -> Result<Vec<TensorType>, String> {
+    let (op, x) = (c.op, c.x);
+    let slope = c.get(1)?;
+    let d = same_dtype(op, &[x, slope])?;
+    need_numeric(op, x)?;
+    if broadcast(&x.shape, &slope.shape)? != x.shape {
+        return Err(format!(
+            "{op}: slope {:?} does not broadcast to X {:?}",
+            slope.shape, x.shape
+        ));
+    }
+    one(d, x.shape.clone())
+}
+
 /// Pow: broadcasting; the exponent may have another dtype.
 pub(crate) fn pow(c: &InferCx) -> Result<Vec<TensorType>, String> {
     let (op, x) = (c.op, c.x);

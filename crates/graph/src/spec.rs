@@ -740,7 +740,7 @@ op_table! {
         .with_attrs(&[attr("lambd", F, "0.5"), attr("bias", F, "0.0")])
         .with_notes("float dtypes; x + bias below -lambd, x - bias above lambd, else 0")
         .v(&[9]),
-    PRelu => op(&[req("X"), req("slope")], infer::arith, |c| {
+    PRelu => op(&[req("X"), req("slope")], infer::prelu, |c| {
         c.zip(|x, slope| if x < 0.0 { slope * x } else { x })
     })
         .with_notes("slope broadcasts to X")

@@ -1176,6 +1176,13 @@ type BadCase = (
 fn inference_errors() {
     let bad: Vec<BadCase> = vec![
         (
+            "PRelu",
+            vec![f(&[3], &[1., -2., 3.]), f(&[2, 3], &M6)],
+            vec![],
+            1,
+            "slope [2, 3] does not broadcast to X [3]",
+        ),
+        (
             "Add",
             vec![f(&[2, 3], &M6), f(&[2], &[1., 2.])],
             vec![],
