@@ -731,7 +731,8 @@ op_table! {
     Celu => float_unary(eval::celu)
         .with_attrs(&[attr("alpha", F, "1.0")])
         .with_notes("float dtypes; max(0, x) + min(0, alpha (exp(x / alpha) - 1))")
-        .v(&[12, 28]),
+        .v(&[12, 28])
+        .reads_all(),
     ThresholdedRelu => float_unary(eval::thresholded_relu)
         .with_attrs(&[attr("alpha", F, "1.0")])
         .with_notes("float dtypes; x where x > alpha, else 0")
