@@ -971,11 +971,12 @@ pub fn ops_markdown() -> String {
          Every op a graph may use, from the op table in `crates/graph/src/spec.rs`. Inputs\n\
          marked `?` are optional (an empty name omits them), `...` takes one or more values.\n\
          Attributes give their kind and default. The ONNX column lists the names the ONNX\n\
-         loader reads (from opset 13 unless an opset is given; the first is what the writer\n\
-         emits); `docs/graph-format.md` says how inputs and attributes are written and\n\
-         `docs/onnx.md` how ONNX maps onto them. \"ONNX versions\" lists the opsets in which\n\
-         ONNX's definition changed, from the one in force at opset 13 to the newest known\n\
-         (ONNX's operator changelog up to opset 28). \"device\" says whether the device\n\
+         loader reads (with the opset that introduced a name, where it is after 13; the first\n\
+         is what the writer emits); `docs/graph-format.md` says how inputs and attributes are written\n\
+         and `docs/onnx.md` how ONNX maps onto them. \"ONNX versions\" lists the opsets in\n\
+         which ONNX's definition changed, from the one in force at opset 13 to the newest\n\
+         known (ONNX's operator changelog up to opset 28); a model importing an older opset\n\
+         is read where the first is no newer than its opset. \"device\" says whether the device\n\
          compiler lowers the op yet; ops marked \"no\" run in the reference evaluator only.\n\n\
          | op | inputs | outputs | attributes | ONNX | ONNX versions | device | notes |\n\
          |---|---|---|---|---|---|---|---|\n",
