@@ -178,15 +178,30 @@ fn convert(model: &ModelProto, files: &Arc<dyn ExternalFiles>) -> Result<Graph, 
     // outputs may be dropped and which constants are still needed.
     let graph_outputs: Vec<String> = g.output.iter().map(|o| o.name.clone()).collect();
 
-    // Identity nodes: their output is another name for their input.
+    // Identity nodes, and Dropout in inference mode: their output is another name for
+    // their input.
     let mut alias: BTreeMap<String, String> = BTreeMap::new();
     for np in &g.node {
-        if is_default(&np.domain) && np.op_type == "Identity" {
+        let passes_through = is_default(&np.domain)
+            && match np.op_type.as_str() {
+                "Identity" => true,
+                "Dropout" => dropout_inference(np, &consts).is_ok(),
+                _ => false,
+            };
+        if passes_through {
             if let (Some(i), Some(o)) = (np.input.first(), np.output.first()) {
                 alias.insert(o.clone(), i.clone());
             }
         }
     }
+    // Every name a node reads or the graph outputs (a Dropout mask must be neither).
+    let read_anywhere: BTreeSet<&str> = g
+        .node
+        .iter()
+        .flat_map(|n| n.input.iter())
+        .chain(g.output.iter().map(|o| &o.name))
+        .map(String::as_str)
+        .collect();
     let resolve = |n: &str| -> String {
         let mut cur = n.to_string();
         for _ in 0..alias.len() + 1 {
@@ -255,6 +270,19 @@ fn convert(model: &ModelProto, files: &Arc<dyn ExternalFiles>) -> Result<Graph, 
             Some("Identity") => {
                 if ins.len() != 1 || np.output.len() != 1 {
                     return Err(nerr("Identity needs one input and one output".into()));
+                }
+                continue;
+            }
+            Some("Dropout") => {
+                dropout_inference(np, &consts).map_err(nerr)?;
+                if let Some(mask) = np
+                    .output
+                    .get(1)
+                    .filter(|m| !m.is_empty() && read_anywhere.contains(m.as_str()))
+                {
+                    return Err(nerr(format!(
+                        "its mask output '{mask}' is read; this loader reads Dropout in inference mode, as its input passed through, without a mask"
+                    )));
                 }
                 continue;
             }
@@ -814,6 +842,23 @@ fn map_node(
     })
 }
 
+/// Whether a Dropout node runs in inference mode, where its output is its input: its
+/// `training_mode` input is omitted or a stored constant false. Else why not.
+fn dropout_inference(np: &NodeProto, consts: &BTreeMap<String, Const>) -> Result<(), String> {
+    let Some(t) = np.input.get(2).filter(|t| !t.is_empty()) else {
+        return Ok(());
+    };
+    match consts.get(t) {
+        Some(c) if c.external.is_none() && c.decoded.values == [0.0] => Ok(()),
+        Some(_) => Err(format!(
+            "its training_mode '{t}' is not false; this loader reads Dropout in inference mode only"
+        )),
+        None => Err(format!(
+            "its training_mode '{t}' is not a stored constant; this loader reads Dropout in inference mode only"
+        )),
+    }
+}
+
 fn is_default(domain: &str) -> bool {
     domain.is_empty() || domain == "ai.onnx"
 }
@@ -894,7 +939,7 @@ fn fold_plan(
             constant.extend(np.output.iter().cloned());
             continue;
         }
-        if default && op == "Identity" {
+        if default && matches!(op, "Identity" | "Dropout") {
             continue;
         }
         let shape_of = default && matches!(op, "Shape" | "Size");

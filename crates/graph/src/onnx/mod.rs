@@ -32,6 +32,7 @@ mod tests;
 pub const FOLDED_OPS: &[&str] = &[
     "Constant",
     "Identity",
+    "Dropout",
     "Shape",
     "Size",
     "ConstantOfShape",
@@ -47,6 +48,9 @@ pub(crate) const FOLDED_VERSIONS: &[(&str, &[i64])] = &[
     // attributes are refused or read as at v13.
     ("Constant", &[1, 9, 11, 12, 13, 19, 21, 23, 24, 25]),
     ("Identity", &[1, 13, 14, 16, 19, 21, 23, 24, 25]),
+    // Read in inference mode, where every version from 7 on passes its input through
+    // (v6 and before had an `is_test` attribute).
+    ("Dropout", &[7, 10, 12, 13, 22]),
     ("Shape", &[1, 13, 15, 19, 21, 23, 24, 25]),
     ("Size", &[1, 13, 19, 21, 23, 24, 25]),
     ("ConstantOfShape", &[9, 20, 21, 23, 24, 25]),

@@ -719,3 +719,52 @@ fn external_locations_stay_inside_the_model_directory_and_lengths_match_the_shap
     .to_string();
     assert!(e.contains("overflow"), "{e}");
 }
+
+#[test]
+fn dropout_in_inference_mode_passes_its_input_through() {
+    let x = || vec![vi("x", data_type::FLOAT, &[2, 3])];
+    let y = || vec![vi("y", data_type::FLOAT, &[2, 3])];
+    let with = |dropout: NodeProto, inits: Vec<TensorProto>, outs: Vec<ValueInfoProto>| {
+        graph(
+            vec![dropout, node("Sin", &["d"], &["y"], vec![])],
+            inits,
+            x(),
+            outs,
+        )
+    };
+    let plain = || node("Dropout", &["x"], &["d"], vec![]);
+    // No training_mode (and opset 10's form): the Sin reads x itself.
+    for opset in [10, 13, 22] {
+        let g = load_onnx(&model(opset, with(plain(), vec![], y()))).unwrap();
+        assert_eq!(g.nodes.len(), 1, "opset {opset}");
+        assert_eq!(g.nodes[0].inputs, vec!["x"], "opset {opset}");
+    }
+    // A stored false training_mode too; a true one, or one given at run time, is refused.
+    let flag = |v: i32| TensorProto {
+        name: "t".into(),
+        data_type: data_type::BOOL,
+        int32_data: vec![v],
+        ..Default::default()
+    };
+    let training = || node("Dropout", &["x", "", "t"], &["d"], vec![]);
+    assert!(load_onnx(&model(13, with(training(), vec![flag(0)], y()))).is_ok());
+    let e = err(&model(13, with(training(), vec![flag(1)], y())));
+    assert!(e.contains("training_mode 't' is not false"), "{e}");
+    let mut g = with(training(), vec![], y());
+    g.input.push(vi("t", data_type::BOOL, &[]));
+    let e = err(&model(13, g));
+    assert!(
+        e.contains("training_mode 't' is not a stored constant"),
+        "{e}"
+    );
+    // Its mask is not made: an unread mask is dropped, a read one refused.
+    let masked = || node("Dropout", &["x"], &["d", "m"], vec![]);
+    assert!(load_onnx(&model(13, with(masked(), vec![], y()))).is_ok());
+    let mut outs = y();
+    outs.push(vi("m", data_type::BOOL, &[2, 3]));
+    let e = err(&model(13, with(masked(), vec![], outs)));
+    assert!(e.contains("its mask output 'm' is read"), "{e}");
+    // Before opset 7 its meaning depended on an is_test attribute.
+    let e = err(&model(6, with(plain(), vec![], y())));
+    assert!(e.contains("ONNX changed Dropout in opset 7"), "{e}");
+}
