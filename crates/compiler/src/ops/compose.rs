@@ -24,7 +24,7 @@
 //! Each is exact in the arithmetic it uses except where a transcendental is involved (Pow
 //! through exp/log: relative error about `|y ln x|` ulps; Elu/Selu/Celu's `exp(x) - 1` loses
 //! relative precision near 0 but stays within the absolute tolerance; Sin and Cos: see
-//! [`Builder::trig`]).
+//! [`Builder::sine`]).
 
 use super::*;
 
@@ -284,9 +284,9 @@ impl Builder<'_> {
                 Ok(())
             }
             C::Round => self.round(),
-            C::Sin => self.trig(false),
-            C::Cos => self.trig(true),
-            C::Tan | C::Sinh | C::Cosh | C::Asinh | C::Acosh | C::Atanh => self.in_f32(op),
+            C::Sin | C::Cos | C::Tan | C::Sinh | C::Cosh | C::Asinh | C::Acosh | C::Atanh => {
+                self.in_f32(op)
+            }
             C::Mish => {
                 let (x, y) = (self.input(0)?, self.output()?);
                 let yt = self.ty(&y)?;
@@ -1021,9 +1021,9 @@ impl Builder<'_> {
         Ok(())
     }
 
-    /// Tan, the hyperbolic functions and their inverses, computed in f32 (f16 and bf16
-    /// inputs converted there and the result back, so large intermediates such as `exp x`
-    /// or `x^2` do not overflow the narrow type first).
+    /// Sin, Cos, Tan, the hyperbolic functions and their inverses, computed in f32 (f16
+    /// and bf16 inputs converted there and the result back, so large intermediates such
+    /// as `exp x` or `x^2` do not overflow, and the polynomials keep f32's precision).
     fn in_f32(&mut self, op: Composite) -> Result<(), CompileError> {
         use Composite as C;
         let (x, y) = (self.input(0)?, self.output()?);
@@ -1039,6 +1039,7 @@ impl Builder<'_> {
         let out = if narrow { None } else { Some(y.clone()) };
         let f32_scalar = |b: &mut Self, step: &str, v: f32| b.scalar(step, DType::F32, v);
         let v = match op {
+            C::Sin | C::Cos => self.sine(x, op == C::Cos, "", out)?,
             C::Tan => {
                 let s = self.sine(x.clone(), false, "sin_", None)?;
                 let c = self.sine(x, true, "cos_", None)?;
@@ -1118,7 +1119,7 @@ impl Builder<'_> {
         Ok(())
     }
 
-    /// Sin and Cos from ops the device has (it has no trigonometric op), computed in f32.
+    /// Sin and Cos from ops the device has (it has no trigonometric op), computed in f32 (by [`Builder::in_f32`]).
     ///
     /// 1. Range reduction: `k = floor(x / 2pi + 1/2)`, `r = x - 2pi k` in `[-pi, pi]`, with
     ///    2pi split in three parts (Cody-Waite) whose products with `k` are exact, so `r`
@@ -1133,26 +1134,9 @@ impl Builder<'_> {
     /// `|x| < 1e5`, where `k C2` starts to round; infinities and NaN give NaN. f16 and bf16
     /// inputs are converted to f32 and the result back, so their result is within one ulp
     /// of theirs (4.9e-4 for f16 results in [0.5, 1)).
-    fn trig(&mut self, cos: bool) -> Result<(), CompileError> {
-        let (x, y) = (self.input(0)?, self.output()?);
-        let yt = self.ty(&y)?;
-        let ft = with_dtype(&yt, DType::F32);
-        let x = if yt.dtype == DType::F32 {
-            x
-        } else {
-            self.ew("to_f32", DeviceOpKind::ToDtype, vec![x], &ft, None)
-        };
-        if yt.dtype == DType::F32 {
-            self.sine(x, cos, "", Some(y))?;
-        } else {
-            let v = self.sine(x, cos, "", None)?;
-            self.ew("to_dtype", DeviceOpKind::ToDtype, vec![v], &yt, Some(y));
-        }
-        Ok(())
-    }
-
-    /// `sin x` (or `cos x`) of an f32 `x` by the steps [`Builder::trig`] describes, into
-    /// `out` when given; `prefix` starts every step's name, so one node can take both.
+    ///
+    /// `sin x` (or `cos x`) of an f32 `x`, into `out` when given; `prefix` starts every
+    /// step's name, so one node can take both (Tan).
     fn sine(
         &mut self,
         x: String,
