@@ -875,9 +875,14 @@ pub(crate) fn shrink(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
     })
 }
 
-/// Mish: `x tanh(softplus(x))`, softplus written to stay finite for large `|x|`.
+/// Softplus, `ln(1 + e^x)`, written to stay finite for large `|x|`.
+pub(crate) fn softplus(x: f32) -> f32 {
+    x.max(0.0) + (-x.abs()).exp().ln_1p()
+}
+
+/// Mish: `x tanh(softplus(x))`.
 pub(crate) fn mish(x: f32) -> f32 {
-    x * (x.max(0.0) + (-x.abs()).exp().ln_1p()).tanh()
+    x * softplus(x).tanh()
 }
 
 /// LogSoftmax.

@@ -479,7 +479,7 @@ op_table! {
         .with_onnx(&[onnx_lenient("Swish", 24)])
         .with_notes("float dtypes; x * sigmoid(x) (ONNX Swish with alpha 1)")
         .v(&[24]),
-    Softplus => float_unary(|c| c.map(|v| v.max(0.0) + (-v.abs()).exp().ln_1p()))
+    Softplus => float_unary(|c| c.map(eval::softplus))
         .v(&[1, 22]),
     Pow => op(&[req("X"), req("Y")], infer::pow, |c| c.zip(f32::powf))
         .with_notes("Y may have another dtype; output has X's")
