@@ -194,14 +194,6 @@ fn convert(model: &ModelProto, files: &Arc<dyn ExternalFiles>) -> Result<Graph, 
             }
         }
     }
-    // Every name a node reads or the graph outputs (a Dropout mask must be neither).
-    let read_anywhere: BTreeSet<&str> = g
-        .node
-        .iter()
-        .flat_map(|n| n.input.iter())
-        .chain(g.output.iter().map(|o| &o.name))
-        .map(String::as_str)
-        .collect();
     let resolve = |n: &str| -> String {
         let mut cur = n.to_string();
         for _ in 0..alias.len() + 1 {
@@ -275,11 +267,12 @@ fn convert(model: &ModelProto, files: &Arc<dyn ExternalFiles>) -> Result<Graph, 
             }
             Some("Dropout") => {
                 dropout_inference(np, &consts).map_err(nerr)?;
-                if let Some(mask) = np
-                    .output
-                    .get(1)
-                    .filter(|m| !m.is_empty() && read_anywhere.contains(m.as_str()))
-                {
+                // Rare (a mask output at all), so the graph is searched only then.
+                let read = |m: &String| {
+                    g.node.iter().any(|n| n.input.contains(m))
+                        || g.output.iter().any(|o| &o.name == m)
+                };
+                if let Some(mask) = np.output.get(1).filter(|m| !m.is_empty() && read(m)) {
                     return Err(nerr(format!(
                         "its mask output '{mask}' is read; this loader reads Dropout in inference mode, as its input passed through, without a mask"
                     )));
