@@ -117,7 +117,7 @@ fn convert(model: &ModelProto, files: &Arc<dyn ExternalFiles>) -> Result<Graph, 
     }
     if opset > KNOWN_OPSET {
         return Err(gerr(format!(
-            "the model uses ONNX opset {opset}; this loader reads opset {MIN_OPSET} to {MAX_OPSET}, and opsets up to {KNOWN_OPSET} when every op the model uses is unchanged since {MAX_OPSET} (ONNX's operator changelog as this loader knows it ends at opset {KNOWN_OPSET})"
+            "the model uses ONNX opset {opset}; this loader reads opsets up to {MAX_OPSET}, and up to {KNOWN_OPSET} when every op the model uses is unchanged since {MAX_OPSET} (ONNX's operator changelog as this loader knows it ends at opset {KNOWN_OPSET})"
         )));
     }
     let g = model

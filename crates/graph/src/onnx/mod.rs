@@ -15,7 +15,9 @@ mod write;
 pub use load::{load_onnx, load_onnx_with_files};
 pub use write::to_onnx;
 
-/// Lowest `ai.onnx` opset the loader reads.
+/// The `ai.onnx` opset from which the loader reads every op it knows, and from which the op
+/// table records each op's definitions. An older model is read where each op it uses has
+/// the same definition as at this opset.
 pub const MIN_OPSET: i64 = 13;
 /// Highest `ai.onnx` opset the loader reads in full.
 pub const MAX_OPSET: i64 = 25;
