@@ -1061,6 +1061,45 @@ impl AffineSet {
             })
     }
 
+    /// The coordinate set of a memory view that names none: every point of its sizes,
+    /// `0 <= d_i <= size_i - 1`. An SSA size becomes the next symbol, since the dialect
+    /// binds a view's set symbols to its SSA sizes left to right.
+    pub fn whole_view(sizes: &[SizeOperand]) -> AffineSet {
+        let mut syms = 0;
+        let mut constraints = Vec::with_capacity(2 * sizes.len());
+        for (d, size) in sizes.iter().enumerate() {
+            let last = match size {
+                SizeOperand::Static(n) => AffineExpr::Const(n - 1),
+                SizeOperand::Dynamic(_) => {
+                    syms += 1;
+                    AffineExpr::Add(
+                        Box::new(AffineExpr::Sym(syms - 1)),
+                        Box::new(AffineExpr::Const(-1)),
+                    )
+                }
+            };
+            constraints.push(Constraint {
+                expr: AffineExpr::Dim(d),
+                equality: false,
+            });
+            constraints.push(Constraint {
+                expr: AffineExpr::Add(
+                    Box::new(last),
+                    Box::new(AffineExpr::Mul(
+                        Box::new(AffineExpr::Const(-1)),
+                        Box::new(AffineExpr::Dim(d)),
+                    )),
+                ),
+                equality: false,
+            });
+        }
+        AffineSet {
+            dims: sizes.len(),
+            syms,
+            constraints,
+        }
+    }
+
     /// Per-dimension inclusive bounds `[lo, hi]` read off constraints of the form
     /// `d - c >= 0` and `-d + c >= 0`; `None` when a dimension is not boxed that way.
     pub fn box_bounds(&self, syms: &[i64]) -> Option<Vec<(i64, i64)>> {

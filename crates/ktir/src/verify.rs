@@ -356,7 +356,19 @@ impl<'m, 't> Verifier<'m, 't> {
                 for (v, info) in dynamic.zip(operand_infos.iter().skip(1)) {
                     self.expect_type(v, info, &Type::index(), "size or stride");
                 }
-                let set = self.resolve_set(op, coordinate_set, "coordinate_set");
+                // KTDP declares the attribute required, but the reference interpreter's
+                // examples leave it out where the view is dense; read those as the view
+                // over every point of its sizes, which is what the dialect says a dense
+                // view's set is, and say so.
+                let set = if coordinate_set.is_none() {
+                    self.diags.warning(
+                        op.span,
+                        "has no 'coordinate_set' (KTDP requires one): read as every point of its sizes",
+                    );
+                    Some(AffineSet::whole_view(sizes))
+                } else {
+                    self.resolve_set(op, coordinate_set, "coordinate_set")
+                };
                 if memory_space.is_none() {
                     self.err(op, "requires the 'memory_space' attribute".into());
                 }

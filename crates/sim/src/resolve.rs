@@ -183,6 +183,11 @@ impl<'a> Resolver<'a> {
         let mut ints = Vec::new();
         let mut ew = None;
         match &op.kind {
+            OpKind::ConstructMemoryView {
+                coordinate_set: None,
+                sizes,
+                ..
+            } => sets.push(Some(Rc::new(AffineSet::whole_view(sizes)))),
             OpKind::ConstructMemoryView { coordinate_set, .. } => {
                 sets.push(self.set(coordinate_set))
             }

@@ -150,6 +150,13 @@ def rank0_broadcast():
     return {"s": s}, {"y": np.full((4, 32), s[0, 0], dtype=np.float16)}
 
 
+def dense_views():
+    rng = np.random.default_rng(115)
+    x = uniform(rng, (24, 16))
+    y = x * np.float32(2.0) - np.float32(0.5)  # both steps exact or rounded once in f32
+    return {"x": x}, {"y": y.astype(np.float32)}
+
+
 PROGRAMS = [
     elementwise,
     reductions,
@@ -166,6 +173,7 @@ PROGRAMS = [
     rope,
     tile_id_dim,
     rank0_broadcast,
+    dense_views,
 ]
 
 

@@ -51,8 +51,16 @@ impl<'m, 't> Verifier<'m, 't> {
                 names.extend(variables.iter().cloned());
             }
             let def = match &op.kind {
-                OpKind::ConstructMemoryView { coordinate_set, .. } => Some(Def::View {
-                    set: coordinate_set.clone(),
+                OpKind::ConstructMemoryView {
+                    coordinate_set,
+                    sizes,
+                    ..
+                } => Some(Def::View {
+                    set: Some(
+                        coordinate_set
+                            .clone()
+                            .unwrap_or_else(|| Attr::Set(AffineSet::whole_view(sizes))),
+                    ),
                 }),
                 OpKind::InterTileProduce {
                     producer_tiles_per_group,
