@@ -303,21 +303,6 @@ fn swiglu_block() {
 }
 
 #[test]
-fn transpose_through_order_maps() {
-    let r = run("transpose_order.mlir");
-    let (a, b) = (buf(&r, "a"), buf(&r, "b"));
-    // b is written column-major: point (p0, p1) is the (p1 * 32 + p0)-th element of
-    // y = transpose(a), a 32x64 row-major tensor.
-    for p0 in 0..32 {
-        for p1 in 0..64 {
-            let k = p1 * 32 + p0;
-            let (yr, yc) = (k / 64, k % 64);
-            assert_eq!(b[p0 * 64 + p1], a[yc * 32 + yr]);
-        }
-    }
-}
-
-#[test]
 fn distributed_view_reads_two_scratchpads() {
     // Scratchpads start zeroed, so the copy is all zeros; it must touch both cores'
     // scratchpads (two transfers from core stops).

@@ -527,14 +527,30 @@ impl<'m, 't> Verifier<'m, 't> {
                     if let (Some(bounds), Some(Type::AccessTile { shape })) =
                         (set.box_bounds(&vec![0; set.syms]), &rt)
                     {
+                        // The tile lists the set's dimensions in the order map's order.
+                        let perm = order
+                            .as_ref()
+                            .and_then(AffineMap::as_permutation)
+                            .filter(|p| p.len() == shape.len() && p.len() == bounds.len())
+                            .unwrap_or_else(|| (0..shape.len()).collect());
                         if set.syms == 0 {
-                            for (i, ((lo, hi), d)) in bounds.iter().zip(shape).enumerate() {
-                                if let Dim::Static(n) = d {
+                            for (i, (lo, hi)) in bounds.iter().enumerate() {
+                                let Some(at) = perm.iter().position(|&d| d == i) else {
+                                    continue;
+                                };
+                                if let Some(Dim::Static(n)) = shape.get(at) {
                                     if hi - lo + 1 != *n as i64 {
+                                        let which = if at == i {
+                                            String::new()
+                                        } else {
+                                            format!(
+                                                " in its dimension {at} (access_tile_order puts set dimension {i} there)"
+                                            )
+                                        };
                                         self.err(
                                             op,
                                             format!(
-                                                "access_tile_set spans {} point(s) in dimension {i} but the tile type says {n}",
+                                                "access_tile_set spans {} point(s) in dimension {i} but the tile type says {n}{which}",
                                                 hi - lo + 1
                                             ),
                                         );

@@ -271,8 +271,19 @@ pub(crate) fn construct_tile(
         )
     })?;
     let order = rop.maps.first().and_then(Option::as_ref);
+    // The tile type lists the set's extents in the order map's order (KTDP: a transposing
+    // order turns a 2x64 set into a 64x2 tile); `shape` here is in the set's own order.
     let shape = match rop.op.result_types.first().and_then(Type::static_shape) {
-        Some(s) => s,
+        Some(s) => match order.and_then(AffineMap::as_permutation) {
+            Some(perm) if perm.len() == s.len() => {
+                let mut set_order = vec![0; s.len()];
+                for (i, &d) in perm.iter().enumerate() {
+                    set_order[d] = s[i];
+                }
+                set_order
+            }
+            _ => s,
+        },
         None => set
             .box_bounds(&syms)
             .map(|b| {

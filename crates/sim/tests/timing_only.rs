@@ -197,14 +197,14 @@ func.func @masked(%a: index, %b: index) attributes {grid = [2]} {
   %at = ktdp.construct_access_tile %av[%r, %c0] {
     access_tile_set = @SET@,
     access_tile_order = affine_map<(d0, d1) -> (d1, d0)>
-  } : memref<8x64xf32> -> !ktdp.access_tile<4x64xindex>
+  } : memref<8x64xf32> -> !ktdp.access_tile<64x4xindex>
   %bt = ktdp.construct_access_tile %bv[%r, %c0] {
     access_tile_set = @SET@,
     access_tile_order = affine_map<(d0, d1) -> (d1, d0)>
-  } : memref<8x64xf32> -> !ktdp.access_tile<4x64xindex>
-  %x = ktdp.load %at : !ktdp.access_tile<4x64xindex> -> tensor<4x64xf32>
-  %y = arith.addf %x, %x : tensor<4x64xf32>
-  ktdp.store %y, %bt : tensor<4x64xf32>, !ktdp.access_tile<4x64xindex>
+  } : memref<8x64xf32> -> !ktdp.access_tile<64x4xindex>
+  %x = ktdp.load %at : !ktdp.access_tile<64x4xindex> -> tensor<64x4xf32>
+  %y = arith.addf %x, %x : tensor<64x4xf32>
+  ktdp.store %y, %bt : tensor<64x4xf32>, !ktdp.access_tile<64x4xindex>
   return
 }
 "#;

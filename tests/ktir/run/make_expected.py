@@ -157,6 +157,13 @@ def dense_views():
     return {"x": x}, {"y": y.astype(np.float32)}
 
 
+def transpose_order():
+    rng = np.random.default_rng(116)
+    a = uniform(rng, (64, 32))
+    t = np.ascontiguousarray(a.T)
+    return {"a": a}, {"b": t, "c": t.copy()}
+
+
 PROGRAMS = [
     elementwise,
     reductions,
@@ -174,6 +181,7 @@ PROGRAMS = [
     tile_id_dim,
     rank0_broadcast,
     dense_views,
+    transpose_order,
 ]
 
 
