@@ -721,7 +721,7 @@ pub(crate) fn execute<R>(
     for p in program.placements {
         let base = match (p.init, p.at) {
             (Init::Data(data), Some(at)) => sim.alloc_at(&p.name, p.elem, at, data),
-            (Init::Reserve(_), Some(at)) => sim.alloc_at(&p.name, p.elem, at, Vec::new()),
+            (Init::Reserve(n), Some(at)) => sim.reserve_at(&p.name, p.elem, at, n),
             (Init::Data(data), None) => sim.alloc(&p.name, p.elem, data),
             (Init::Reserve(n), None) => sim.reserve(&p.name, p.elem, n),
         }

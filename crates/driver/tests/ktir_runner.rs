@@ -246,6 +246,20 @@ fn views_at_constant_addresses_take_data_by_name_or_by_placement() {
 }
 
 #[test]
+fn views_at_constant_addresses_time_alike_with_and_without_numbers() {
+    // A timing-only run reserves each constant-address buffer at its size and address,
+    // as a run with numbers places it: the same transfers, so the same cycles.
+    let text = constant_addresses();
+    let mut o = options();
+    o.scalars.insert("scale".into(), "2.0".into());
+    let with_numbers = run_result(&text, &o, &[]).unwrap();
+    o.timing_only = true;
+    let timing_only = run_result(&text, &o, &[]).unwrap();
+    assert!(with_numbers.run.total_cycles > 0.0);
+    assert_eq!(timing_only.run.total_cycles, with_numbers.run.total_cycles);
+}
+
+#[test]
 fn scratchpad_views_take_initial_contents_by_view_name() {
     // Each core copies its scratchpad view %lv (at element 0) to its row block of %y.
     let text = format!(

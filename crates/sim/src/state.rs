@@ -242,6 +242,33 @@ impl<'m> Simulator<'m> {
     ) -> Result<i64, SimError> {
         let len = data.len();
         self.check_dram(name, len)?;
+        let data = self.domain.buffer(elem, data);
+        self.place_at(name, elem, base, len, data)
+    }
+
+    /// Reserves a buffer of `len` zeros at DRAM element address `base`, as
+    /// [`Simulator::alloc_at`] places one (a timing-only run of a program whose kernels use
+    /// constant addresses: its buffers have a size but no contents).
+    pub fn reserve_at(
+        &mut self,
+        name: &str,
+        elem: ScalarType,
+        base: i64,
+        len: usize,
+    ) -> Result<i64, SimError> {
+        self.check_dram(name, len)?;
+        let data = self.domain.filled(len, 0.0);
+        self.place_at(name, elem, base, len, data)
+    }
+
+    fn place_at(
+        &mut self,
+        name: &str,
+        elem: ScalarType,
+        base: i64,
+        len: usize,
+        data: Vec<f32>,
+    ) -> Result<i64, SimError> {
         if base < self.next_base {
             let prev = self.mem.dram.last().map_or(String::new(), |b| {
                 format!(" (buffer '{}' ends at {})", b.name, b.base + b.len as i64)
@@ -263,7 +290,6 @@ impl<'m> Simulator<'m> {
             core: None,
             op: None,
         })?;
-        let data = self.domain.buffer(elem, data);
         self.mem.push_dram(DramBuffer {
             name: name.to_string(),
             base,
