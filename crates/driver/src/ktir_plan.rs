@@ -202,8 +202,16 @@ enum Val {
     Known { v: i64, origin: String },
     /// An argument buffer's address plus a known offset.
     Addr { buffer: String, offset: i64 },
-    /// An argument buffer's address plus an offset only known at run time.
-    AddrAtRunTime { buffer: String },
+    /// An argument buffer's address plus an offset only known at run time, within
+    /// `offsets` (inclusive) where that is known (a tile id or a loop variable times a
+    /// stride).
+    AddrAtRunTime {
+        buffer: String,
+        offsets: Option<(i64, i64)>,
+    },
+    /// A number known only at run time but known to lie in `[lo, hi]`: a tile id, a loop
+    /// variable, or arithmetic of them and constants.
+    Range { lo: i64, hi: i64 },
     /// Known only at run time; depends on these scalar arguments not given.
     Unknown { missing: BTreeSet<String> },
 }
@@ -225,6 +233,8 @@ struct DramView {
 enum Place {
     /// Argument buffer plus offset.
     Arg(String, i64),
+    /// Argument buffer plus an offset known at run time, at most this one.
+    ArgUpTo(String, i64),
     /// A constant address; the origin names it.
     Fixed(i64, String),
 }
@@ -307,7 +317,8 @@ pub(crate) fn plan(
         // Which buffers (argument names, fixed-view keys, scratchpad names) each view
         // and tile value reaches.
         let mut reach: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        walk(&f.body, &mut env, &mut |op, env| {
+        let grid = f.grid.clone().unwrap_or_else(|| vec![1]);
+        walk(&f.body, &grid, &mut env, &mut |op, env| {
             let result = op.results.first().cloned().unwrap_or_default();
             match &op.kind {
                 OpKind::ConstructMemoryView {
@@ -419,7 +430,10 @@ pub(crate) fn plan(
                                 Some(Val::Addr { buffer, offset }) => {
                                     (Some(Place::Arg(buffer.clone(), offset)), Some(buffer))
                                 }
-                                Some(Val::AddrAtRunTime { buffer }) => (None, Some(buffer)),
+                                Some(Val::AddrAtRunTime { buffer, offsets }) => (
+                                    offsets.map(|(_, hi)| Place::ArgUpTo(buffer.clone(), hi)),
+                                    Some(buffer),
+                                ),
                                 _ => (None, None),
                             };
                             if let Some(b) = &buffer {
@@ -492,7 +506,13 @@ pub(crate) fn plan(
     // Argument buffers: every view at a known offset sizes them.
     let mut buffers: BTreeMap<String, BufferSpec> = BTreeMap::new();
     for v in &views {
-        let (Some(Place::Arg(buffer, offset)), Some((sizes, strides))) = (&v.at, &v.dims) else {
+        // A view at offsets known only as a range sizes the buffer for its furthest one.
+        let (buffer, offset, exact) = match &v.at {
+            Some(Place::Arg(buffer, offset)) => (buffer, offset, true),
+            Some(Place::ArgUpTo(buffer, hi)) => (buffer, hi, false),
+            _ => continue,
+        };
+        let Some((sizes, strides)) = &v.dims else {
             continue;
         };
         let (elements, shape) = reach_of(v, sizes, strides, *offset)?;
@@ -507,8 +527,13 @@ pub(crate) fn plan(
         check_elem(entry, v)?;
         if elements >= entry.elements {
             // The shape written to .npy files is that of the view reaching furthest
-            // from the buffer's start.
-            if *offset == 0 || entry.elements == 0 {
+            // from the buffer's start; a buffer that views at run-time offsets reach
+            // furthest into is flat.
+            if !exact {
+                if elements > entry.elements {
+                    entry.shape = vec![elements];
+                }
+            } else if *offset == 0 || entry.elements == 0 {
                 entry.shape = shape;
             }
             entry.elements = elements;
@@ -792,17 +817,32 @@ fn view_extent(sizes: &[i64], strides: &[i64]) -> Option<i64> {
 /// `visit` on every op (after its result is tracked).
 fn walk(
     block: &Block,
+    grid: &[usize],
     env: &mut BTreeMap<String, Val>,
     visit: &mut dyn FnMut(&ktir::ast::Op, &BTreeMap<String, Val>),
 ) {
     for op in &block.ops {
         // Values defined inside regions (loop variables, block arguments) are known only
-        // at run time.
+        // at run time; a loop variable whose bounds are known lies between them.
+        if let OpKind::For {
+            induction,
+            lower,
+            upper,
+            ..
+        } = &op.kind
+        {
+            let bounds = interval(env.get(&lower.name)).zip(interval(env.get(&upper.name)));
+            if let Some(((lo, _), (_, hi))) = bounds {
+                if let Some(last) = hi.checked_sub(1).filter(|&last| last >= lo) {
+                    env.insert(induction.clone(), Val::Range { lo, hi: last });
+                }
+            }
+        }
         for b in op.kind.regions() {
-            walk(b, env, visit);
+            walk(b, grid, env, visit);
         }
         if let Some(result) = op.results.first() {
-            if let Some(mut v) = track(&op.kind, &op.result_types, env) {
+            if let Some(mut v) = track(&op.kind, &op.result_types, grid, env) {
                 // A constant address is named after the value that holds it.
                 if let Val::Known { origin, .. } = &mut v {
                     if origin.is_empty() {
@@ -817,7 +857,12 @@ fn walk(
 }
 
 /// What an op's (first) result is, from its operands.
-fn track(kind: &OpKind, types: &[Type], env: &BTreeMap<String, Val>) -> Option<Val> {
+fn track(
+    kind: &OpKind,
+    types: &[Type],
+    grid: &[usize],
+    env: &BTreeMap<String, Val>,
+) -> Option<Val> {
     use ktir::ast::{ElementwiseOp, Literal};
     let get = |n: &str| env.get(n).cloned();
     let unknown = |operands: Vec<&ktir::ast::Value>| {
@@ -842,8 +887,20 @@ fn track(kind: &OpKind, types: &[Type], env: &BTreeMap<String, Val>) -> Option<V
             v: *v,
             origin: String::new(),
         },
+        // One id: along the named grid dimension, or the linear id over the whole grid.
+        OpKind::GetComputeTileId { dim } if types.len() == 1 => {
+            let n = match dim {
+                Some(d) => *grid.get(*d)?,
+                None => grid.iter().product(),
+            };
+            let hi = i64::try_from(n).ok()?.checked_sub(1)?;
+            if hi < 0 {
+                return None;
+            }
+            Val::Range { lo: 0, hi }
+        }
         OpKind::Cast { operand, .. } => match get(&operand.name)? {
-            v @ (Val::Known { .. } | Val::Unknown { .. }) => v,
+            v @ (Val::Known { .. } | Val::Unknown { .. } | Val::Range { .. }) => v,
             _ => unknown(vec![operand]),
         },
         OpKind::RuntimeArgExtract {
@@ -875,6 +932,7 @@ fn track(kind: &OpKind, types: &[Type], env: &BTreeMap<String, Val>) -> Option<V
                 Some(Val::Known { origin, .. }) => origin.clone(),
                 _ => String::new(),
             };
+            let (ia, ib) = (interval(a.as_ref()), interval(b.as_ref()));
             match (op, known(&a), known(&b)) {
                 (
                     ElementwiseOp::AddI | ElementwiseOp::SubI | ElementwiseOp::MulI,
@@ -892,39 +950,49 @@ fn track(kind: &OpKind, types: &[Type], env: &BTreeMap<String, Val>) -> Option<V
                         origin: if o.is_empty() { origin(&b) } else { o },
                     }
                 }
-                (ElementwiseOp::AddI | ElementwiseOp::SubI, None, Some(k)) => match a {
-                    Some(Val::Addr { buffer, offset }) => {
-                        let k = if *op == ElementwiseOp::SubI {
-                            k.checked_neg()?
-                        } else {
-                            k
-                        };
-                        Val::Addr {
+                // Numbers known to lie in ranges (one of them at least not a constant).
+                _ if ia.is_some() && ib.is_some() => {
+                    match ia.zip(ib).and_then(|(x, y)| range_op(*op, x, y)) {
+                        // Constants divided: a constant.
+                        Some((lo, hi)) if lo == hi => Val::Known {
+                            v: lo,
+                            origin: String::new(),
+                        },
+                        Some((lo, hi)) => Val::Range { lo, hi },
+                        None => unknown(vec![&operands[0], &operands[1]]),
+                    }
+                }
+                // An address plus or minus a number: exact when the number is, else a
+                // range of offsets where the number has one.
+                (ElementwiseOp::AddI | ElementwiseOp::SubI, _, _) if ib.is_some() => {
+                    let (lo, hi) = ib?;
+                    let shift = if *op == ElementwiseOp::SubI {
+                        (hi.checked_neg()?, lo.checked_neg()?)
+                    } else {
+                        (lo, hi)
+                    };
+                    shift_address(a, shift)
+                        .unwrap_or_else(|| unknown(vec![&operands[0], &operands[1]]))
+                }
+                (ElementwiseOp::AddI, _, _) if ia.is_some() => shift_address(b, ia?)
+                    .unwrap_or_else(|| unknown(vec![&operands[0], &operands[1]])),
+                // An address plus an offset computed at run time from what the analysis
+                // does not follow: the buffer is known, the offset is checked when the
+                // view is used.
+                (ElementwiseOp::AddI | ElementwiseOp::SubI, _, _) => match (a, b) {
+                    (Some(Val::Addr { buffer, .. } | Val::AddrAtRunTime { buffer, .. }), _) => {
+                        Val::AddrAtRunTime {
                             buffer,
-                            offset: offset.checked_add(k)?,
+                            offsets: None,
                         }
                     }
-                    Some(Val::AddrAtRunTime { buffer }) => Val::AddrAtRunTime { buffer },
-                    _ => unknown(vec![&operands[0], &operands[1]]),
-                },
-                (ElementwiseOp::AddI, Some(k), None) => match b {
-                    Some(Val::Addr { buffer, offset }) => Val::Addr {
-                        buffer,
-                        offset: offset.checked_add(k)?,
-                    },
-                    Some(Val::AddrAtRunTime { buffer }) => Val::AddrAtRunTime { buffer },
-                    _ => unknown(vec![&operands[0], &operands[1]]),
-                },
-                // An address plus an offset computed at run time (a loop variable, a tile
-                // id): the buffer is known, the offset is checked when the view is used.
-                (ElementwiseOp::AddI | ElementwiseOp::SubI, None, None) => match (a, b) {
-                    (Some(Val::Addr { buffer, .. } | Val::AddrAtRunTime { buffer }), _) => {
-                        Val::AddrAtRunTime { buffer }
-                    }
-                    (_, Some(Val::Addr { buffer, .. } | Val::AddrAtRunTime { buffer }))
+                    (_, Some(Val::Addr { buffer, .. } | Val::AddrAtRunTime { buffer, .. }))
                         if *op == ElementwiseOp::AddI =>
                     {
-                        Val::AddrAtRunTime { buffer }
+                        Val::AddrAtRunTime {
+                            buffer,
+                            offsets: None,
+                        }
                     }
                     _ => unknown(vec![&operands[0], &operands[1]]),
                 },
@@ -938,5 +1006,69 @@ fn track(kind: &OpKind, types: &[Type], env: &BTreeMap<String, Val>) -> Option<V
             }
             unknown(kind.operands())
         }
+    })
+}
+
+/// The range `[lo, hi]` a number lies in: a constant's is itself.
+fn interval(v: Option<&Val>) -> Option<(i64, i64)> {
+    match v? {
+        Val::Known { v, .. } => Some((*v, *v)),
+        Val::Range { lo, hi } => Some((*lo, *hi)),
+        _ => None,
+    }
+}
+
+/// The range of `x op y` for `x` in `a` and `y` in `b`; `None` for an op the analysis does
+/// not follow, a divisor that may be zero or negative, or an overflow.
+fn range_op(
+    op: ktir::ast::ElementwiseOp,
+    (alo, ahi): (i64, i64),
+    (blo, bhi): (i64, i64),
+) -> Option<(i64, i64)> {
+    use ktir::ast::ElementwiseOp as E;
+    let corners = |f: fn(i64, i64) -> Option<i64>| -> Option<(i64, i64)> {
+        let c = [f(alo, blo)?, f(alo, bhi)?, f(ahi, blo)?, f(ahi, bhi)?];
+        Some((*c.iter().min()?, *c.iter().max()?))
+    };
+    match op {
+        E::AddI => Some((alo.checked_add(blo)?, ahi.checked_add(bhi)?)),
+        E::SubI => Some((alo.checked_sub(bhi)?, ahi.checked_sub(blo)?)),
+        E::MulI => corners(i64::checked_mul),
+        // Division and remainder by a positive divisor of a number that is not negative
+        // (tile ids and loop variables split into block and lane).
+        E::DivSI | E::DivUI | E::FloorDivSI if alo >= 0 && blo > 0 => corners(i64::checked_div),
+        E::CeilDivSI if alo >= 0 && blo > 0 => {
+            corners(|x, y| x.checked_add(y.checked_sub(1)?)?.checked_div(y))
+        }
+        E::RemSI | E::RemUI if alo >= 0 && blo > 0 => {
+            if blo == bhi && ahi - alo < blo && alo % blo <= ahi % blo {
+                Some((alo % blo, ahi % blo))
+            } else {
+                Some((0, ahi.min(bhi - 1)))
+            }
+        }
+        _ => None,
+    }
+}
+
+/// An address moved by an offset in `[lo, hi]`: exact when `lo == hi` and the address is.
+fn shift_address(address: Option<Val>, (lo, hi): (i64, i64)) -> Option<Val> {
+    Some(match address? {
+        Val::Addr { buffer, offset } if lo == hi => Val::Addr {
+            buffer,
+            offset: offset.checked_add(lo)?,
+        },
+        Val::Addr { buffer, offset } => Val::AddrAtRunTime {
+            buffer,
+            offsets: Some((offset.checked_add(lo)?, offset.checked_add(hi)?)),
+        },
+        Val::AddrAtRunTime { buffer, offsets } => Val::AddrAtRunTime {
+            buffer,
+            offsets: match offsets {
+                Some((l, h)) => Some((l.checked_add(lo)?, h.checked_add(hi)?)),
+                None => None,
+            },
+        },
+        _ => return None,
     })
 }

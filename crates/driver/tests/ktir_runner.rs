@@ -260,6 +260,44 @@ fn views_at_constant_addresses_time_alike_with_and_without_numbers() {
 }
 
 #[test]
+fn view_offsets_from_tile_ids_and_loop_variables_size_their_buffers() {
+    // Each of 2 tiles views `x + (2 * tile + i) * 16` for i in 0..3: the furthest view
+    // starts at (2 + 2) * 16 = 64 and reaches 16 more.
+    let text = "#s = affine_set<(d0) : (d0 >= 0, -d0 + 15 >= 0)>
+#id = affine_map<(d0) -> (d0)>
+func.func @f(%x: index) attributes {grid = [2]} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c16 = arith.constant 16 : index
+  %t = ktdp.get_compute_tile_id : index
+  %first = arith.muli %t, %c2 : index
+  scf.for %i = %c0 to %c3 step %c1 {
+    %blk = arith.addi %first, %i : index
+    %off = arith.muli %blk, %c16 : index
+    %p = arith.addi %x, %off : index
+    %v = ktdp.construct_memory_view %p, sizes: [16], strides: [1] {coordinate_set = #s, memory_space = #ktdp.memory_space<global>} : memref<16xf32>
+    %a = ktdp.construct_access_tile %v[%c0] {access_tile_set = #s, access_tile_order = #id} : memref<16xf32> -> !ktdp.access_tile<16xindex>
+    %d = ktdp.load %a : !ktdp.access_tile<16xindex> -> tensor<16xf32>
+    ktdp.store %d, %a : tensor<16xf32>, !ktdp.access_tile<16xindex>
+  }
+  return
+}
+";
+    let inputs = driver::ktir_inputs(text, &options()).unwrap();
+    let x = &inputs.buffers[0];
+    assert_eq!(
+        (x.name.as_str(), x.elements, x.role),
+        ("x", 80, Role::InOut)
+    );
+    assert_eq!(x.shape, [80]);
+    let mut o = options();
+    o.timing_only = true;
+    assert!(run_result(text, &o, &[]).is_ok());
+}
+
+#[test]
 fn scratchpad_views_take_initial_contents_by_view_name() {
     // Each core copies its scratchpad view %lv (at element 0) to its row block of %y.
     let text = format!(

@@ -1,6 +1,6 @@
-// A view whose offset is known only at run time (a loop variable) does not size %x, which
-// its plain view does; its second row (stride 64) reaches past %x into buffer %y: an
-// error naming both.
+// A view whose offset the runner cannot bound before the run (a loop variable through
+// arith.maxsi, which the analysis does not follow) does not size %x, which its plain view
+// does; its second row (stride 64) reaches past %x into buffer %y: an error naming both.
 // ARGS: n=2
 // EXPECT-ERROR: over buffer 'x'
 // EXPECT-ERROR: of buffer 'y'
@@ -15,7 +15,8 @@ func.func @f(%x: index, %y: index, %n: index) attributes {grid = [1]} {
   %yv = ktdp.construct_memory_view %y, sizes: [4, 8], strides: [8, 1] {coordinate_set = #s, memory_space = #ktdp.memory_space<global>} : memref<4x8xf32>
   %yt = ktdp.construct_access_tile %yv[%c0, %c0] {access_tile_set = #s, access_tile_order = #o} : memref<4x8xf32> -> !ktdp.access_tile<4x8xindex>
   scf.for %i = %c0 to %n step %c1 {
-    %off = arith.muli %i, %c2 : index
+    %twice = arith.muli %i, %c2 : index
+    %off = arith.maxsi %twice, %c0 : index
     %xa = arith.addi %x, %off : index
     %xv = ktdp.construct_memory_view %xa, sizes: [2, 8], strides: [64, 1] {coordinate_set = #r, memory_space = #ktdp.memory_space<global>} : memref<2x8xf32>
     %xt = ktdp.construct_access_tile %xv[%c0, %c0] {access_tile_set = #r, access_tile_order = #o} : memref<2x8xf32> -> !ktdp.access_tile<2x8xindex>

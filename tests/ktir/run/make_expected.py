@@ -164,6 +164,12 @@ def transpose_order():
     return {"a": a}, {"b": t, "c": t.copy()}
 
 
+def pointer_offsets():
+    rng = np.random.default_rng(117)
+    src = uniform(rng, (256,))
+    return {"src": src}, {"dst": (src * np.float32(3.0)).astype(np.float32)}
+
+
 PROGRAMS = [
     elementwise,
     reductions,
@@ -182,6 +188,7 @@ PROGRAMS = [
     rank0_broadcast,
     dense_views,
     transpose_order,
+    pointer_offsets,
 ]
 
 
