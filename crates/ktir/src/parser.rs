@@ -372,89 +372,22 @@ impl<'a> Parser<'a> {
 
     fn module(&mut self) -> Module {
         let mut m = Module::default();
-        // Aliases may precede the `module` keyword.
-        loop {
-            self.skip_ws();
-            if self.rest().starts_with('!') {
-                let start = self.pos;
-                if let Err(f) = self.type_alias() {
-                    self.report(f);
-                    self.pos = start;
-                    self.skip_line();
-                }
-                continue;
-            }
-            if !self.rest().starts_with('#') {
-                break;
-            }
-            let start = self.pos;
-            match self.alias() {
-                Ok(a) => m.aliases.push(a),
-                Err(f) => {
-                    self.report(f);
-                    self.pos = start;
-                    self.skip_line();
-                }
-            }
-        }
-        let wrapped = self.eat("module");
-        if wrapped {
-            // `module attributes {...}` and `module @name` are accepted and ignored.
-            self.skip_ws();
-            if self.rest().starts_with('@') {
-                let _ = self.sigil_name('@');
-            }
-            if self.eat("attributes") {
-                if let Err(f) = self.skip_attr_dict() {
-                    self.report(f);
-                    return m;
-                }
-            }
-            if let Err(f) = self.expect("{") {
-                self.report(f);
-                return m;
-            }
-        }
+        // MLIR wraps several top-level operations in one implicit module, so aliases,
+        // functions and `module { .. }` blocks may follow one another in any order; the
+        // functions and aliases of every block join this one module.
         loop {
             self.skip_ws();
             if self.rest().is_empty() {
-                if wrapped {
-                    let at = self.pos;
-                    self.report(Failure {
-                        at,
-                        end: at,
-                        message: "expected '}' to close the module".into(),
-                    });
-                }
-                break;
-            }
-            if wrapped && self.eat("}") {
-                self.skip_ws();
-                if !self.rest().is_empty() {
-                    let at = self.pos;
-                    self.report(Failure {
-                        at,
-                        end: at + 1,
-                        message: format!("unexpected {} after the end of the module", self.found()),
-                    });
-                }
                 break;
             }
             let start = self.pos;
             if !self.spend(1) {
                 break;
             }
-            let result = if self.rest().starts_with('#') {
-                self.alias().map(|a| m.aliases.push(a))
-            } else if self.rest().starts_with('!') {
-                self.type_alias()
-            } else if self.rest().starts_with("func.func") {
-                self.func().map(|f| m.funcs.push(f))
+            let result = if self.eat("module") {
+                self.module_block(&mut m)
             } else {
-                self.fail(format!(
-                    "expected 'func.func' or an alias definition '#name = ...', found {}",
-                    self.found()
-                ))
+                self.top_level_item(&mut m)
             };
             if let Err(f) = result {
                 self.report(f);
@@ -463,6 +396,66 @@ impl<'a> Parser<'a> {
             }
         }
         m
+    }
+
+    /// The rest of a `module [@name] [attributes {..}] { .. }` after its keyword: its
+    /// items join `m`. An item that fails is reported and skipped, so one bad function
+    /// does not hide the others' diagnostics.
+    fn module_block(&mut self, m: &mut Module) -> PResult<()> {
+        // `module attributes {...}` and `module @name` are accepted and ignored.
+        self.skip_ws();
+        if self.rest().starts_with('@') {
+            let _ = self.sigil_name('@');
+        }
+        if self.eat("attributes") {
+            self.skip_attr_dict()?;
+        }
+        self.expect("{")?;
+        loop {
+            self.skip_ws();
+            if self.rest().is_empty() {
+                let at = self.pos;
+                self.report(Failure {
+                    at,
+                    end: at,
+                    message: "expected '}' to close the module".into(),
+                });
+                return Ok(());
+            }
+            if self.eat("}") {
+                return Ok(());
+            }
+            let start = self.pos;
+            if !self.spend(1) {
+                return Ok(());
+            }
+            let result = if self.eat("module") {
+                self.module_block(m)
+            } else {
+                self.top_level_item(m)
+            };
+            if let Err(f) = result {
+                self.report(f);
+                self.pos = self.pos.max(start);
+                self.recover_top_level(start);
+            }
+        }
+    }
+
+    /// One alias definition or function, added to `m`.
+    fn top_level_item(&mut self, m: &mut Module) -> PResult<()> {
+        if self.rest().starts_with('#') {
+            self.alias().map(|a| m.aliases.push(a))
+        } else if self.rest().starts_with('!') {
+            self.type_alias()
+        } else if self.rest().starts_with("func.func") {
+            self.func().map(|f| m.funcs.push(f))
+        } else {
+            self.fail(format!(
+                "expected 'func.func', 'module' or an alias definition '#name = ...', found {}",
+                self.found()
+            ))
+        }
     }
 
     /// After a failed top-level item, skip to the next `func.func` or alias at line start.
