@@ -456,7 +456,14 @@ impl<'a> Parser<'a> {
                 self.expect("from")?;
                 let input = self.value()?;
                 self.expect(":")?;
-                let input_type = self.ty()?;
+                // The dialect prints the operand's type without its `!ktdp.runtime_arg`
+                // prefix (`: <index, granularity = 3> -> index`), as it does a load's tile.
+                self.skip_ws();
+                let input_type = if self.rest().starts_with('<') {
+                    self.runtime_arg_type()?
+                } else {
+                    self.ty()?
+                };
                 self.expect("->")?;
                 let t = self.ty()?;
                 Ok((
