@@ -1129,20 +1129,38 @@ impl AffineSet {
             if c.expr.divides_dim(d) {
                 continue;
             }
-            if c.equality && coef.abs() == 1 {
-                let v = -base * coef;
-                lo[d] = Some(v);
-                hi[d] = Some(v);
-            } else if coef == 1 {
-                lo[d] = Some(lo[d].map_or(-base, |l: i64| l.max(-base)));
-            } else if coef == -1 {
-                hi[d] = Some(hi[d].map_or(base, |h: i64| h.min(base)));
+            if c.equality {
+                // `coef * d + base == 0` pins d when coef divides base (otherwise no
+                // point satisfies it, which `contains` finds point by point).
+                if base.checked_rem(coef) == Some(0) {
+                    let v = (-base).checked_div(coef)?;
+                    lo[d] = Some(v);
+                    hi[d] = Some(v);
+                }
+            } else if coef > 0 {
+                // coef * d >= -base: d >= ceil(-base / coef).
+                let l = ceil_div(base.checked_neg()?, coef)?;
+                lo[d] = Some(lo[d].map_or(l, |x: i64| x.max(l)));
+            } else {
+                // -coef * d <= base: d <= floor(base / -coef).
+                let h = base.checked_div_euclid(coef.checked_neg()?)?;
+                hi[d] = Some(hi[d].map_or(h, |x: i64| x.min(h)));
             }
         }
         lo.into_iter()
             .zip(hi)
             .map(|(l, h)| Some((l?, h?)))
             .collect()
+    }
+}
+
+/// `ceil(a / b)` for a positive `b`; `None` on overflow.
+fn ceil_div(a: i64, b: i64) -> Option<i64> {
+    let q = a.checked_div_euclid(b)?;
+    if a.checked_rem_euclid(b)? == 0 {
+        Some(q)
+    } else {
+        q.checked_add(1)
     }
 }
 
@@ -1281,6 +1299,49 @@ mod tests {
         assert_eq!(c.eval(&[-5], &[]), Some(-1));
         let z = AffineExpr::Mod(Box::new(AffineExpr::Dim(0)), Box::new(AffineExpr::Const(0)));
         assert_eq!(z.eval(&[3], &[]), None);
+    }
+
+    #[test]
+    fn scaled_constraints_bound_a_dimension() {
+        // (p)[c] : c - 2p >= 0, -c + 2p + 1 >= 0, i.e. p = c floordiv 2; and 3p - 7 >= 0,
+        // -3p + 20 >= 0, i.e. 3 <= p <= 6; and 2p - 6 == 0, i.e. p = 3.
+        let (p, c) = (AffineExpr::Dim(0), AffineExpr::Sym(0));
+        let k = AffineExpr::Const;
+        let mul = |a: AffineExpr, b: AffineExpr| AffineExpr::Mul(Box::new(a), Box::new(b));
+        let add = |a: AffineExpr, b: AffineExpr| AffineExpr::Add(Box::new(a), Box::new(b));
+        let ge = |expr| Constraint {
+            expr,
+            equality: false,
+        };
+        let half = AffineSet {
+            dims: 1,
+            syms: 1,
+            constraints: vec![
+                ge(add(c.clone(), mul(k(-2), p.clone()))),
+                ge(add(add(mul(k(-1), c), mul(k(2), p.clone())), k(1))),
+            ],
+        };
+        for cv in 0..8 {
+            assert_eq!(half.box_bounds(&[cv]), Some(vec![(cv / 2, cv / 2)]), "c = {cv}");
+        }
+        let thirds = AffineSet {
+            dims: 1,
+            syms: 0,
+            constraints: vec![
+                ge(add(mul(k(3), p.clone()), k(-7))),
+                ge(add(mul(k(-3), p.clone()), k(20))),
+            ],
+        };
+        assert_eq!(thirds.box_bounds(&[]), Some(vec![(3, 6)]));
+        let pinned = AffineSet {
+            dims: 1,
+            syms: 0,
+            constraints: vec![Constraint {
+                expr: add(mul(k(2), p), k(-6)),
+                equality: true,
+            }],
+        };
+        assert_eq!(pinned.box_bounds(&[]), Some(vec![(3, 3)]));
     }
 
     #[test]

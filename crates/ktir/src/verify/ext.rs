@@ -1532,9 +1532,14 @@ impl<'m, 't> Verifier<'m, 't> {
                 }
                 Some(d) => {
                     let mut claimed = BTreeSet::new();
+                    // A consumer whose producers cannot be listed (an unbounded or
+                    // non-box dependency set, or one past the enumeration budget) may
+                    // cover any producer: coverage is then left to run time.
+                    let mut all_listed = true;
                     for &ct in &c {
                         let syms: Vec<i64> = if d.syms == 2 { vec![ct, g] } else { vec![ct] };
                         let Some(deps) = enumerate(&mut self.enum_budget, d, &syms) else {
+                            all_listed = false;
                             continue;
                         };
                         // R3.
@@ -1561,7 +1566,7 @@ impl<'m, 't> Verifier<'m, 't> {
                         claimed.extend(deps);
                     }
                     // R4.
-                    if let Some(p) = pset.iter().find(|p| !claimed.contains(p)) {
+                    if let Some(p) = pset.iter().find(|p| all_listed && !claimed.contains(p)) {
                         self.err(
                             op,
                             format!(
