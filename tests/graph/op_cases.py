@@ -276,6 +276,30 @@ case("conv_depthwise_causal", "Depthwise 1-D Conv (group = channels, kernel 4, l
 case("conv_grouped_strided", "1-D Conv with 2 groups, stride 2, dilation 2, symmetric pads",
      [inp("x", [1, 4, 11])], [node("Conv", ["x", "w"], ["y"], group=2, pads=[2, 2], strides=[2], dilations=[2])], ["y"],
      [uni("w", [6, 2, 3], -0.5, 0.5, 53)])
+# --- pooling
+case("maxpool_2d_pads_strides", "MaxPool 2-D, kernel [3, 2], strides 2, uneven pads",
+     [inp("x", [1, 3, 7, 6])], [node("MaxPool", ["x"], ["y"], kernel_shape=[3, 2], strides=[2, 2], pads=[1, 0, 1, 1])], ["y"])
+case("maxpool_1d_dilations_ceil", "MaxPool 1-D, dilation 2, stride 2, ceil_mode",
+     [inp("x", [2, 2, 10])], [node("MaxPool", ["x"], ["y"], kernel_shape=[3], dilations=[2], strides=[2], ceil_mode=1)], ["y"])
+case("maxpool_3d_same_lower", "MaxPool 3-D, auto_pad SAME_LOWER",
+     [inp("x", [1, 2, 4, 5, 3])], [node("MaxPool", ["x"], ["y"], kernel_shape=[2, 3, 2], auto_pad="SAME_LOWER")], ["y"])
+case("averagepool_2d_ceil_pads", "AveragePool 2-D, pads 1, stride 2, ceil_mode: padding not counted",
+     [inp("x", [1, 2, 6, 7])], [node("AveragePool", ["x"], ["y"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1)], ["y"])
+case("averagepool_2d_ceil_pads_count_include_pad", "AveragePool 2-D, pads 1, stride 2, ceil_mode, count_include_pad",
+     [inp("x", [1, 2, 6, 7])],
+     [node("AveragePool", ["x"], ["y"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1, count_include_pad=1)], ["y"])
+case("averagepool_1d_same_upper", "AveragePool 1-D, kernel 3, stride 2, auto_pad SAME_UPPER",
+     [inp("x", [1, 3, 9])], [node("AveragePool", ["x"], ["y"], kernel_shape=[3], strides=[2], auto_pad="SAME_UPPER")], ["y"])
+case("averagepool_3d_valid", "AveragePool 3-D, auto_pad VALID, mixed strides",
+     [inp("x", [1, 2, 5, 4, 6])], [node("AveragePool", ["x"], ["y"], kernel_shape=[2, 2, 3], strides=[1, 2, 2], auto_pad="VALID")], ["y"])
+case("lppool_2d_p3_pads", "LpPool 2-D, p = 3, uneven pads",
+     [inp("x", [1, 2, 5, 5])], [node("LpPool", ["x"], ["y"], kernel_shape=[2, 3], p=3, pads=[1, 1, 0, 1])], ["y"])
+case("globalaveragepool", "GlobalAveragePool of a 2-D image batch", [inp("x", [2, 3, 4, 5])],
+     [node("GlobalAveragePool", ["x"], ["y"])], ["y"])
+case("globalmaxpool", "GlobalMaxPool of a 1-D sequence batch", [inp("x", [2, 3, 7])],
+     [node("GlobalMaxPool", ["x"], ["y"])], ["y"])
+case("globallppool", "GlobalLpPool (p = 3) of a 2-D image", [inp("x", [1, 3, 3, 4])],
+     [node("GlobalLpPool", ["x"], ["y"], p=3)], ["y"])
 case("topk", "TopK (k = 3, largest) along the last axis: values and indices", [inp("x", [4, 8])],
      [node("TopK", ["x"], ["v", "i"], k=3)], ["v", "i"])
 case("topk_smallest_axis0", "TopK (k = 2, smallest) along axis 0", [inp("x", [5, 3])],

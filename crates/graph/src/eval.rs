@@ -11,7 +11,7 @@ use crate::error::GraphError;
 use crate::ir::{Graph, Node};
 use crate::ops::{
     attention_shapes, broadcast_strides, conv_plan, einsum_plan, matmul_shapes, norm_axis, perm_of,
-    reduce_mask, slice_plan, split_sizes, strides, Attrs,
+    pool_plan, reduce_mask, slice_plan, split_sizes, strides, Attrs, PoolAxis, PoolKind,
 };
 use crate::spec::OpKind;
 use crate::tensor::{numel, Tensor, TensorType, MAX_GRAPH_ELEMENTS};
@@ -154,6 +154,15 @@ pub fn eval_work(graph: &Graph, types: &BTreeMap<String, TensorType>) -> u64 {
                     .saturating_mul(d.saturating_add(dv))
             }
             Some(OpKind::TopK) => touched.saturating_mul(32),
+            Some(OpKind::MaxPool | OpKind::AveragePool | OpKind::LpPool) => {
+                let taps = match node.attrs.get("kernel_shape") {
+                    Some(crate::ir::AttrValue::Ints(k)) => k
+                        .iter()
+                        .fold(1u64, |a, &d| a.saturating_mul(d.max(1) as u64)),
+                    _ => 1,
+                };
+                out.saturating_mul(taps)
+            }
             _ => touched,
         };
         total = total.saturating_add(w.max(touched));
@@ -1054,6 +1063,107 @@ pub(crate) fn conv(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
         }
     }
     Ok(vec![res])
+}
+
+/// Folds `v` into a running maximum; NaN wins, as in Max.
+fn fold_max(slot: &mut f32, v: f32) {
+    if v.is_nan() || v > *slot {
+        *slot = v;
+    }
+}
+
+/// `s^(1/p)`, with the exact forms for the common exponents.
+fn lp_root(s: f32, p: u32) -> f32 {
+    match p {
+        1 => s,
+        2 => s.sqrt(),
+        _ => s.powf(1.0 / p as f32),
+    }
+}
+
+/// Pools `data` of `shape` along `axis` alone: each output position takes the maximum or
+/// the sum of the input elements its taps read. A window is a box, so pooling one axis
+/// after another gives the whole window's maximum or sum.
+fn pool_along(
+    data: &[f32],
+    shape: &[usize],
+    axis: usize,
+    ax: &PoolAxis,
+    max: bool,
+) -> Result<(Vec<f32>, Vec<usize>), String> {
+    let (outer, dim, inner) = lanes(shape, axis);
+    let init = if max { f32::NEG_INFINITY } else { 0.0 };
+    let mut out = vec![init; outer * ax.output * inner];
+    for o in 0..outer {
+        for t in 0..ax.output {
+            let dst = (o * ax.output + t) * inner;
+            for j in 0..ax.kernel {
+                let Some(src) = ax.source(t, j) else {
+                    continue;
+                };
+                let row = chunk(data, (o * dim + src) * inner, inner)?;
+                let slots = out.get_mut(dst..dst + inner).ok_or_else(internal)?;
+                for (slot, &v) in slots.iter_mut().zip(row) {
+                    if max {
+                        fold_max(slot, v);
+                    } else {
+                        *slot += v;
+                    }
+                }
+            }
+        }
+    }
+    let mut out_shape = shape.to_vec();
+    *out_shape.get_mut(axis).ok_or_else(internal)? = ax.output;
+    Ok((out, out_shape))
+}
+
+/// MaxPool, AveragePool, LpPool.
+pub(crate) fn pool(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
+    let x = cx.x;
+    let plan = pool_plan(crate::infer::pool_kind(cx.kind), &x.shape, cx.a.0)?;
+    let max = plan.kind == PoolKind::Max;
+    let mut data = match plan.kind {
+        PoolKind::Lp => x.data.iter().map(|v| v.abs().powi(plan.p as i32)).collect(),
+        _ => x.data.clone(),
+    };
+    let mut shape = x.shape.clone();
+    for (i, ax) in plan.axes.iter().enumerate() {
+        (data, shape) = pool_along(&data, &shape, 2 + i, ax, max)?;
+    }
+    match plan.kind {
+        PoolKind::Max => {}
+        PoolKind::Lp => data.iter_mut().for_each(|v| *v = lp_root(*v, plan.p)),
+        PoolKind::Average => {
+            let divisors = plan.divisors();
+            for (v, &d) in data.iter_mut().zip(divisors.iter().cycle()) {
+                *v /= d as f32;
+            }
+        }
+    }
+    Ok(vec![data])
+}
+
+/// GlobalAveragePool, GlobalMaxPool, GlobalLpPool: one value per (n, c) from all its
+/// spatial positions.
+pub(crate) fn global_pool(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
+    let x = cx.x;
+    let rows = numel(x.shape.get(..2).unwrap_or(&[]));
+    let len = numel(x.shape.get(2..).unwrap_or(&[]));
+    let p = crate::infer::global_lp_exponent(&cx.a)?;
+    let mut out = Vec::with_capacity(rows);
+    for r in 0..rows {
+        let row = chunk(&x.data, r * len, len)?;
+        out.push(match crate::infer::pool_kind(cx.kind) {
+            PoolKind::Max => row.iter().fold(f32::NEG_INFINITY, |mut m, &v| {
+                fold_max(&mut m, v);
+                m
+            }),
+            PoolKind::Average => row.iter().sum::<f32>() / len as f32,
+            PoolKind::Lp => lp_root(row.iter().map(|v| v.abs().powi(p as i32)).sum(), p),
+        });
+    }
+    Ok(vec![out])
 }
 
 /// TopK.

@@ -7,7 +7,7 @@ use crate::dtype::DType;
 use crate::ir::Node;
 use crate::ops::{
     attention_shapes, broadcast, conv_plan, einsum_plan, gemm_dims, matmul_shapes, norm_axis,
-    perm_of, reduce_mask, reshape_target, slice_plan, split_sizes, Attrs,
+    perm_of, pool_plan, reduce_mask, reshape_target, slice_plan, split_sizes, Attrs, PoolKind,
 };
 use crate::spec::OpKind;
 use crate::tensor::{numel, TensorType};
@@ -546,6 +546,51 @@ pub(crate) fn conv(cx: &InferCx) -> Result<Vec<TensorType>, String> {
         }
     }
     one(d, vec![p.n, p.m, p.l_out])
+}
+
+/// The window rule of a pooling op.
+pub(crate) fn pool_kind(kind: OpKind) -> PoolKind {
+    match kind {
+        OpKind::MaxPool | OpKind::GlobalMaxPool => PoolKind::Max,
+        OpKind::LpPool | OpKind::GlobalLpPool => PoolKind::Lp,
+        _ => PoolKind::Average,
+    }
+}
+
+/// MaxPool (float or int8), AveragePool, LpPool (float).
+pub(crate) fn pool(cx: &InferCx) -> Result<Vec<TensorType>, String> {
+    let (op, x) = (cx.op, cx.x);
+    let kind = pool_kind(cx.kind);
+    if !(kind == PoolKind::Max && x.dtype == DType::I8) {
+        need_float(op, x)?;
+    }
+    let plan = pool_plan(kind, &x.shape, cx.a.0)?;
+    one(x.dtype, plan.output_shape())
+}
+
+/// GlobalAveragePool, GlobalMaxPool, GlobalLpPool: every spatial axis kept with size 1.
+pub(crate) fn global_pool(cx: &InferCx) -> Result<Vec<TensorType>, String> {
+    let (op, x) = (cx.op, cx.x);
+    need_float(op, x)?;
+    if x.shape.len() < 3 {
+        return Err(format!(
+            "{op} needs X [N, C, D1, ...] with at least one spatial axis, got {:?}",
+            x.shape
+        ));
+    }
+    global_lp_exponent(&cx.a)?;
+    let mut shape = x.shape.clone();
+    shape[2..].fill(1);
+    one(x.dtype, shape)
+}
+
+/// GlobalLpPool's `p` (2 when absent), checked as LpPool's.
+pub(crate) fn global_lp_exponent(a: &Attrs) -> Result<u32, String> {
+    let p = a.int("p", 2)?;
+    u32::try_from(p)
+        .ok()
+        .filter(|&p| (1..=64).contains(&p))
+        .ok_or_else(|| format!("'p' must be an integer from 1 to 64, got {p}"))
 }
 
 /// TopK.

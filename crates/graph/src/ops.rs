@@ -478,6 +478,309 @@ pub(crate) fn conv_plan(x: &[usize], w: &[usize], a: &Attrs) -> Result<ConvPlan,
     })
 }
 
+/// What a pooling window makes of its elements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PoolKind {
+    /// The largest element (MaxPool); padding never wins.
+    Max,
+    /// The mean (AveragePool); `count_include_pad` decides whether padding counts.
+    Average,
+    /// `(sum |x|^p)^(1/p)` (LpPool); padding adds nothing.
+    Lp,
+}
+
+/// One spatial axis of a resolved pooling: the window, the padding after `auto_pad`, and
+/// the output size after `ceil_mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolAxis {
+    /// The input's size along the axis.
+    pub input: usize,
+    /// Taps of the window along the axis.
+    pub kernel: usize,
+    pub stride: usize,
+    pub dilation: usize,
+    /// Padding before the input (explicit, or worked out from `auto_pad`).
+    pub pad_begin: usize,
+    /// Padding after the input, as the model gives it; `ceil_mode` may let the last
+    /// window run past it (see [`PoolAxis::padded_len`]).
+    pub pad_end: usize,
+    /// The output's size along the axis.
+    pub output: usize,
+}
+
+impl PoolAxis {
+    /// Positions one window covers, first tap to last.
+    pub fn span(&self) -> usize {
+        self.dilation * (self.kernel - 1) + 1
+    }
+
+    /// The length a padded copy of the input needs so every tap of every window lands
+    /// inside it: `pad_begin` before the input and the rest after (at least the input).
+    pub fn padded_len(&self) -> usize {
+        ((self.output - 1) * self.stride + self.span()).max(self.pad_begin + self.input)
+    }
+
+    /// The input position tap `j` of output `o` reads, if it reads the input rather than
+    /// padding.
+    pub fn source(&self, o: usize, j: usize) -> Option<usize> {
+        (o * self.stride + j * self.dilation)
+            .checked_sub(self.pad_begin)
+            .filter(|&i| i < self.input)
+    }
+
+    /// Taps of output `o` that read the input.
+    pub fn valid_taps(&self, o: usize) -> usize {
+        (0..self.kernel)
+            .filter(|&j| self.source(o, j).is_some())
+            .count()
+    }
+
+    /// Taps of output `o` inside the explicitly padded input (what AveragePool divides by
+    /// with `count_include_pad = 1`): a tap past `pad_end`, which only `ceil_mode` makes,
+    /// does not count.
+    pub fn padded_taps(&self, o: usize) -> usize {
+        let end = self.pad_begin + self.input + self.pad_end;
+        (0..self.kernel)
+            .filter(|&j| o * self.stride + j * self.dilation < end)
+            .count()
+    }
+}
+
+/// A resolved pooling of X [n, c, d1, ..., dk] (MaxPool, AveragePool, LpPool), shared by
+/// inference, the reference evaluator and the device compiler so all three agree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PoolPlan {
+    pub kind: PoolKind,
+    pub n: usize,
+    pub c: usize,
+    /// One per spatial axis, in order.
+    pub axes: Vec<PoolAxis>,
+    /// AveragePool: padding counts towards the divisor.
+    pub count_include_pad: bool,
+    /// LpPool's exponent.
+    pub p: u32,
+}
+
+impl PoolPlan {
+    /// Y's shape: [n, c, o1, ..., ok].
+    pub fn output_shape(&self) -> Vec<usize> {
+        [self.n, self.c]
+            .into_iter()
+            .chain(self.axes.iter().map(|a| a.output))
+            .collect()
+    }
+
+    /// Taps of one window (the product of the kernel's sizes).
+    pub fn taps(&self) -> usize {
+        self.axes.iter().map(|a| a.kernel).product()
+    }
+
+    /// AveragePool's divisor at each spatial output position, row-major over
+    /// [o1, ..., ok]: the window's taps inside the input, or inside the padded input with
+    /// `count_include_pad`. Windows are boxes, so it is a product of per-axis counts.
+    pub fn divisors(&self) -> Vec<usize> {
+        let mut out = vec![1usize];
+        for a in &self.axes {
+            let counts: Vec<usize> = (0..a.output)
+                .map(|o| {
+                    if self.count_include_pad {
+                        a.padded_taps(o)
+                    } else {
+                        a.valid_taps(o)
+                    }
+                })
+                .collect();
+            out = out
+                .iter()
+                .flat_map(|&d| counts.iter().map(move |&k| d * k))
+                .collect();
+        }
+        out
+    }
+}
+
+/// Most taps a pooling window may have; a larger one is surely a mistake in the model.
+const MAX_POOL_TAPS: usize = 1 << 20;
+
+/// Reads a per-axis list of positive integers (`strides`, `dilations`; 1 each when absent).
+fn spatial_ints(a: &Attrs, name: &str, k: usize, min: i64) -> Result<Vec<usize>, String> {
+    let Some(v) = a.opt_ints(name)? else {
+        return Ok(vec![1; k]);
+    };
+    if v.len() != k {
+        return Err(format!(
+            "'{name}' must have one value per spatial axis ({k}), got {v:?}"
+        ));
+    }
+    v.iter()
+        .map(|&x| {
+            if x < min {
+                Err(format!("'{name}' must be >= {min}, got {v:?}"))
+            } else {
+                usize::try_from(x).map_err(|_| format!("'{name}' {v:?} is too large"))
+            }
+        })
+        .collect()
+}
+
+/// Checks a pooling's attributes against X's shape and works out its windows, padding and
+/// output size as ONNX defines them: `auto_pad` SAME_UPPER / SAME_LOWER pad so that each
+/// output size is `ceil(input / stride)` (the odd position after, or before), VALID pads
+/// nothing, NOTSET takes `pads`; `ceil_mode` rounds the window count up, dropping a last
+/// window that would start past the input and its begin padding.
+pub fn pool_plan(
+    kind: PoolKind,
+    x: &[usize],
+    attrs: &BTreeMap<String, AttrValue>,
+) -> Result<PoolPlan, String> {
+    let a = Attrs(attrs);
+    let &[n, c, ref spatial @ ..] = x else {
+        return Err(format!(
+            "pooling needs X [N, C, D1, ...] with at least one spatial axis, got {x:?}"
+        ));
+    };
+    let k = spatial.len();
+    if k == 0 {
+        return Err(format!(
+            "pooling needs X [N, C, D1, ...] with at least one spatial axis, got {x:?}"
+        ));
+    }
+    if a.opt_ints("kernel_shape")?.is_none() {
+        return Err("attribute 'kernel_shape' is required".into());
+    }
+    let kernel = spatial_ints(&a, "kernel_shape", k, 1)?;
+    let strides = spatial_ints(&a, "strides", k, 1)?;
+    let dilations = spatial_ints(&a, "dilations", k, 1)?;
+    kernel
+        .iter()
+        .try_fold(1usize, |t, &s| t.checked_mul(s))
+        .filter(|&t| t <= MAX_POOL_TAPS)
+        .ok_or_else(|| format!("the kernel {kernel:?} has more than {MAX_POOL_TAPS} taps"))?;
+    let explicit = match a.opt_ints("pads")? {
+        None => vec![0; 2 * k],
+        Some(p) if p.len() == 2 * k => p
+            .iter()
+            .map(|&v| {
+                usize::try_from(v)
+                    .map_err(|_| format!("'pads' must be >= 0 (begins, then ends), got {p:?}"))
+            })
+            .collect::<Result<Vec<_>, _>>()?,
+        Some(p) => {
+            return Err(format!(
+                "'pads' must list {} values (each spatial axis's begin, then each one's end), got {p:?}",
+                2 * k
+            ))
+        }
+    };
+    let auto_pad = a.opt_str("auto_pad")?.unwrap_or("NOTSET");
+    if !matches!(auto_pad, "NOTSET" | "VALID" | "SAME_UPPER" | "SAME_LOWER") {
+        return Err(format!(
+            "'auto_pad' must be NOTSET, VALID, SAME_UPPER or SAME_LOWER, got \"{auto_pad}\""
+        ));
+    }
+    if auto_pad != "NOTSET" && explicit.iter().any(|&p| p != 0) {
+        return Err(format!(
+            "'pads' {explicit:?} cannot be given with auto_pad {auto_pad}"
+        ));
+    }
+    let ceil_mode = a.flag("ceil_mode", false)?;
+    let count_include_pad = a.flag("count_include_pad", false)?;
+    a.flag("storage_order", false)?;
+    let p = match kind {
+        PoolKind::Lp => {
+            let p = a.int("p", 2)?;
+            u32::try_from(p)
+                .ok()
+                .filter(|&p| (1..=64).contains(&p))
+                .ok_or_else(|| format!("'p' must be an integer from 1 to 64, got {p}"))?
+        }
+        _ => 2,
+    };
+    let mut axes = Vec::with_capacity(k);
+    for i in 0..k {
+        let (input, kern, stride, dilation) = (spatial[i], kernel[i], strides[i], dilations[i]);
+        let span = dilation
+            .checked_mul(kern - 1)
+            .and_then(|s| s.checked_add(1))
+            .filter(|&s| s <= MAX_SHAPE_SPAN)
+            .ok_or_else(|| {
+                format!(
+                    "the window along spatial axis {i} spans more than {MAX_SHAPE_SPAN} positions"
+                )
+            })?;
+        let (pad_begin, pad_end, output) = match auto_pad {
+            "VALID" => {
+                if span > input {
+                    return Err(format!(
+                        "the window spans {span} positions along spatial axis {i}, but the input has only {input} (auto_pad VALID)"
+                    ));
+                }
+                (0, 0, (input - span) / stride + 1)
+            }
+            "SAME_UPPER" | "SAME_LOWER" => {
+                let output = input.div_ceil(stride);
+                let total = ((output.max(1) - 1) * stride + span).saturating_sub(input);
+                let small = total / 2;
+                if auto_pad == "SAME_UPPER" {
+                    (small, total - small, output)
+                } else {
+                    (total - small, small, output)
+                }
+            }
+            _ => {
+                let (pb, pe) = (explicit[i], explicit[i + k]);
+                if pb >= span || pe >= span {
+                    return Err(format!(
+                        "'pads' {explicit:?}: padding along spatial axis {i} must be smaller than the window's span {span}"
+                    ));
+                }
+                let padded = input + pb + pe;
+                if span > padded {
+                    return Err(format!(
+                        "the window spans {span} positions along spatial axis {i}, but the padded input has only {padded}"
+                    ));
+                }
+                let room = padded - span;
+                let mut output = if ceil_mode {
+                    room.div_ceil(stride) + 1
+                } else {
+                    room / stride + 1
+                };
+                // A last window may not start past the input and its begin padding.
+                if ceil_mode && (output - 1) * stride >= input + pb {
+                    output -= 1;
+                }
+                (pb, pe, output)
+            }
+        };
+        if output == 0 {
+            return Err(format!(
+                "the output would be empty along spatial axis {i} (input size {input})"
+            ));
+        }
+        axes.push(PoolAxis {
+            input,
+            kernel: kern,
+            stride,
+            dilation,
+            pad_begin,
+            pad_end,
+            output,
+        });
+    }
+    Ok(PoolPlan {
+        kind,
+        n,
+        c,
+        axes,
+        count_include_pad,
+        p,
+    })
+}
+
+/// Largest window span accepted; keeps the size arithmetic far from overflow.
+const MAX_SHAPE_SPAN: usize = 1 << 32;
+
 /// Sizes of an attention: Q [b, hq, sq, d], K [b, hkv, skv, d], V [b, hkv, skv, dv].
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct AttentionPlan {

@@ -373,6 +373,25 @@ const ARG_ATTRS: &[AttrSpec] = &[
     attr("select_last_index", I, "0"),
 ];
 
+/// The window attributes every pooling op takes.
+macro_rules! pool_window_attrs {
+    ($($extra:expr),*) => {
+        &[
+            attr("kernel_shape", IS, "required"),
+            attr("strides", IS, "1 per axis"),
+            attr("pads", IS, "0s: begins, then ends"),
+            attr("dilations", IS, "1 per axis"),
+            attr("auto_pad", S, "\"NOTSET\"; VALID, SAME_UPPER, SAME_LOWER"),
+            attr("ceil_mode", I, "0"),
+            $($extra),*
+        ]
+    };
+}
+const POOL_ATTRS_MAX: &[AttrSpec] =
+    pool_window_attrs!(attr("storage_order", I, "0 (affects only Indices)"));
+const POOL_ATTRS_AVERAGE: &[AttrSpec] = pool_window_attrs!(attr("count_include_pad", I, "0"));
+const POOL_ATTRS_LP: &[AttrSpec] = pool_window_attrs!(attr("p", I, "2"));
+
 fn b2f(b: bool) -> f32 {
     if b {
         1.0
@@ -604,6 +623,34 @@ op_table! {
         ])
         .with_notes("1-D only; group = C is the depthwise conv of Mamba (pads [K-1, 0] makes it causal)")
         .v(&[11, 22]),
+    MaxPool => op(&[req("X [N, C, D1, ...]")], infer::pool, eval::pool)
+        .with_attrs(POOL_ATTRS_MAX)
+        .with_notes("1-D, 2-D, 3-D, ...; float or int8; the Indices output is not produced (a model reading it is refused)")
+        .v(&[12, 22])
+        .host_only(),
+    AveragePool => op(&[req("X [N, C, D1, ...]")], infer::pool, eval::pool)
+        .with_attrs(POOL_ATTRS_AVERAGE)
+        .with_notes("1-D, 2-D, 3-D, ...; divides by the taps inside the input, or inside the padded input with count_include_pad (never those ceil_mode adds)")
+        .v(&[11, 19, 22])
+        .host_only(),
+    LpPool => op(&[req("X [N, C, D1, ...]")], infer::pool, eval::pool)
+        .with_attrs(POOL_ATTRS_LP)
+        .with_notes("(sum over the window of |x|^p)^(1/p); padding adds nothing")
+        .v(&[11, 18, 22])
+        .host_only(),
+    GlobalAveragePool => op(&[req("X [N, C, D1, ...]")], infer::global_pool, eval::global_pool)
+        .with_notes("mean over every spatial axis, kept with size 1")
+        .v(&[1, 22])
+        .host_only(),
+    GlobalMaxPool => op(&[req("X [N, C, D1, ...]")], infer::global_pool, eval::global_pool)
+        .with_notes("maximum over every spatial axis, kept with size 1")
+        .v(&[1, 22])
+        .host_only(),
+    GlobalLpPool => op(&[req("X [N, C, D1, ...]")], infer::global_pool, eval::global_pool)
+        .with_attrs(&[attr("p", I, "2")])
+        .with_notes("(sum of |x|^p over every spatial axis)^(1/p), kept with size 1")
+        .v(&[2, 22])
+        .host_only(),
     TopK => op(X, infer::topk, eval::topk)
         .with_outputs(&[req("Values"), req("Indices")])
         .with_attrs(&[

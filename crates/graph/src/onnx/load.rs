@@ -306,6 +306,17 @@ fn convert(model: &ModelProto, files: &Arc<dyn ExternalFiles>) -> Result<Graph, 
             }
             None => {}
         }
+        if is_default(&np.domain) && np.op_type == "MaxPool" {
+            // Rare (the argmax positions at all), so the graph is searched only then.
+            let read = |m: &String| {
+                g.node.iter().any(|n| n.input.contains(m)) || g.output.iter().any(|o| &o.name == m)
+            };
+            if let Some(indices) = np.output.get(1).filter(|m| !m.is_empty() && read(m)) {
+                return Err(nerr(format!(
+                    "its Indices output '{indices}' is read; this loader reads MaxPool's Y only, not the positions of the maxima"
+                )));
+            }
+        }
         names.insert(name.clone());
         let will_fold = fold.get(idx).copied().unwrap_or(false);
         // External data a fold or an attribute-like input needs is read now.
