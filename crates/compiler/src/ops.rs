@@ -27,6 +27,8 @@
 //! | Conv, 1-D depthwise (group = C = M) | concat (zero padding), per tap: slice, mul by the tap's weight column; add chain; add (bias) |
 //! | Conv, 1-D, other groups | concat (zero padding), per group and tap: slice, batchmatmul by the tap's weights; add chain; concat (groups); add (bias) |
 //! | TopK | topk (transposes around it when the axis is not the last) |
+//! | MaxPool, AveragePool, LpPool (N-D, any pads, strides, dilations, auto_pad, ceil_mode; kernels of up to 256 slices in all) | per spatial axis: concat (padding: -inf for MaxPool, zeros otherwise), per tap a strided slice, a maximum or add chain; AveragePool a mul by the reciprocal window counts; LpPool abs and muls (\|x\|^p) first, then sqrt or exp(log / p) (see `pool`) |
+//! | GlobalAveragePool, GlobalMaxPool, GlobalLpPool | mean, max, or abs and muls then sum then the root, over the spatial axes as the reductions above |
 //!
 //! Reductions (max, sum, mean) reduce the last axis and keep it with size 1; their iteration
 //! space is the input's, with the last dim marked as a reduction. `topk` is a row op: the
@@ -50,6 +52,7 @@ mod einsum;
 mod indexed;
 mod kind;
 mod paged;
+mod pool;
 
 pub use compose::{Composite, COMPOSITES};
 pub use kind::{Binary, Category, Comparison, DeviceOpKind, Movement, Reduction, Unary};
@@ -125,6 +128,12 @@ pub enum Decomposition {
     /// A one-hot cache update, page gathers and online-softmax attention per sequence
     /// (see `paged`).
     PagedAttention,
+    /// MaxPool, AveragePool, LpPool: padding, strided window slices and a maximum or sum
+    /// chain, one spatial axis at a time (see `pool`).
+    Pool(graph::PoolKind),
+    /// GlobalMaxPool, GlobalAveragePool, GlobalLpPool: reductions over the spatial axes
+    /// (see `pool`).
+    GlobalPool(graph::PoolKind),
 }
 
 /// Graph ops `decompose` accepts and the rule for each, besides the unary elementwise ops,
@@ -134,6 +143,7 @@ pub const GRAPH_OPS: &[(&str, Decomposition)] = {
     &[
         ("Add", D::Binary(Binary::Add)),
         ("Attention", D::Attention),
+        ("AveragePool", D::Pool(graph::PoolKind::Average)),
         ("Cast", D::Cast),
         ("CastLike", D::Cast),
         ("Concat", D::Movement(Movement::Concat)),
@@ -151,11 +161,16 @@ pub const GRAPH_OPS: &[(&str, Decomposition)] = {
         ("Div", D::Binary(Binary::RealDiv)),
         ("Gather", D::Movement(Movement::Gather)),
         ("GatherElements", D::GatherElements),
+        ("GlobalAveragePool", D::GlobalPool(graph::PoolKind::Average)),
+        ("GlobalLpPool", D::GlobalPool(graph::PoolKind::Lp)),
+        ("GlobalMaxPool", D::GlobalPool(graph::PoolKind::Max)),
         ("Gemm", D::Gemm),
         ("Greater", D::Compare(Comparison::Greater)),
         ("LayerNormalization", D::LayerNormalization),
+        ("LpPool", D::Pool(graph::PoolKind::Lp)),
         ("Less", D::Compare(Comparison::Lesser)),
         ("MatMul", D::MatMul),
+        ("MaxPool", D::Pool(graph::PoolKind::Max)),
         ("PagedAttention", D::PagedAttention),
         ("Max", D::Binary(Binary::Maximum)),
         ("Min", D::Binary(Binary::Minimum)),
@@ -836,6 +851,8 @@ impl Builder<'_> {
             Decomposition::CumSum => self.cumsum(),
             Decomposition::Conv => self.conv(),
             Decomposition::TopK => self.topk(),
+            Decomposition::Pool(kind) => self.pool(kind),
+            Decomposition::GlobalPool(kind) => self.global_pool(kind),
             Decomposition::LayerNormalization | Decomposition::RmsNormalization
                 if self.normalization_general()? =>
             {
@@ -1317,27 +1334,40 @@ impl Builder<'_> {
         keep: Option<bool>,
     ) -> Result<(), CompileError> {
         let op = self.node.op.clone();
-        let (xt, yt) = (self.ty(&x)?, self.ty(&y)?);
-        let r = xt.shape.len();
-        let dop = kind.name();
+        let r = self.ty(&x)?.shape.len();
         if r == 0 {
             return Err(self.err(format!(
                 "{op} of a rank-0 tensor is not supported (there is nothing to reduce)"
             )));
         }
-        let mut axes = match self.ints_attr("axes")? {
+        let axes = match self.ints_attr("axes")? {
             Some(v) if !v.is_empty() => v
                 .iter()
                 .map(|&a| self.axis(a, r))
                 .collect::<Result<Vec<_>, _>>()?,
             _ => (0..r).collect(),
         };
-        axes.sort_unstable();
-        axes.dedup();
         let keep = match keep {
             Some(k) => k,
             None => self.int_attr("keepdims", 1)? != 0,
         };
+        self.reduce_axes_into(kind, x, y, axes, keep)
+    }
+
+    /// A reduction of `x` into `y` over `axes` (of x), keeping them with size 1 or not.
+    fn reduce_axes_into(
+        &mut self,
+        kind: Reduction,
+        x: String,
+        y: String,
+        mut axes: Vec<usize>,
+        keep: bool,
+    ) -> Result<(), CompileError> {
+        let (xt, yt) = (self.ty(&x)?, self.ty(&y)?);
+        let r = xt.shape.len();
+        let dop = kind.name();
+        axes.sort_unstable();
+        axes.dedup();
         if axes == [r - 1] && keep {
             self.push(None, kind, vec![x], y, reduction_iteration(&xt.shape));
             return Ok(());
@@ -2135,6 +2165,56 @@ mod tests {
         let kinds: Vec<String> = c.ops.iter().map(|o| o.kind.name().to_string()).collect();
         assert_eq!(kinds, ["lesser", "where", "equal", "to_dtype"]);
         assert_eq!(c.types["c"].dtype, graph::DType::Bool);
+    }
+
+    #[test]
+    fn pooling_takes_one_spatial_axis_at_a_time() {
+        let count =
+            |c: &Compilation, kind: &str| c.ops.iter().filter(|o| o.kind.name() == kind).count();
+        // MaxPool 3x3 with pads on both axes: per axis a concat, 3 slices, 2 maxima.
+        let c = decompose(
+            r#"{"name": "x", "dtype": "f16", "shape": [1, 4, 8, 8]}"#,
+            "",
+            r#"{"name": "pool", "op": "MaxPool", "inputs": ["x"], "outputs": ["y"], "attrs": {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "strides": [2, 2]}}"#,
+            r#""y""#,
+        );
+        assert_eq!(
+            [
+                count(&c, "concat"),
+                count(&c, "slice"),
+                count(&c, "maximum")
+            ],
+            [2, 6, 4]
+        );
+        assert_eq!(c.types["y"].shape, [1, 4, 4, 4]);
+        // Every window of an unpadded AveragePool has 4 taps: one reciprocal constant.
+        let c = decompose(
+            r#"{"name": "x", "dtype": "f16", "shape": [1, 4, 8, 8]}"#,
+            "",
+            r#"{"name": "pool", "op": "AveragePool", "inputs": ["x"], "outputs": ["y"], "attrs": {"kernel_shape": [2, 2], "strides": [2, 2]}}"#,
+            r#""y""#,
+        );
+        let recip = c
+            .graph
+            .initializers
+            .iter()
+            .find(|i| i.name.contains("reciprocal_count"))
+            .expect("a reciprocal constant");
+        assert_eq!(recip.ty.shape, [1]);
+        assert_eq!(recip.init, graph::InitSpec::Data(vec![0.25]));
+    }
+
+    #[test]
+    fn a_pooling_kernel_too_large_to_lower_is_an_error_naming_the_node() {
+        let e = try_decompose(
+            r#"{"name": "x", "dtype": "f16", "shape": [1, 2, 300]}"#,
+            "",
+            r#"{"name": "wide", "op": "MaxPool", "inputs": ["x"], "outputs": ["y"], "attrs": {"kernel_shape": [257]}}"#,
+            r#""y""#,
+        )
+        .unwrap_err();
+        assert_eq!(e.node.as_deref(), Some("wide"));
+        assert!(e.message.contains("257 window slices"), "{e}");
     }
 
     #[test]

@@ -626,31 +626,25 @@ op_table! {
     MaxPool => op(&[req("X [N, C, D1, ...]")], infer::pool, eval::pool)
         .with_attrs(POOL_ATTRS_MAX)
         .with_notes("1-D, 2-D, 3-D, ...; float or int8; the Indices output is not produced (a model reading it is refused)")
-        .v(&[12, 22])
-        .host_only(),
+        .v(&[12, 22]),
     AveragePool => op(&[req("X [N, C, D1, ...]")], infer::pool, eval::pool)
         .with_attrs(POOL_ATTRS_AVERAGE)
         .with_notes("1-D, 2-D, 3-D, ...; divides by the taps inside the input, or inside the padded input with count_include_pad (never those ceil_mode adds)")
-        .v(&[11, 19, 22])
-        .host_only(),
+        .v(&[11, 19, 22]),
     LpPool => op(&[req("X [N, C, D1, ...]")], infer::pool, eval::pool)
         .with_attrs(POOL_ATTRS_LP)
         .with_notes("(sum over the window of |x|^p)^(1/p); padding adds nothing")
-        .v(&[11, 18, 22])
-        .host_only(),
+        .v(&[11, 18, 22]),
     GlobalAveragePool => op(&[req("X [N, C, D1, ...]")], infer::global_pool, eval::global_pool)
         .with_notes("mean over every spatial axis, kept with size 1")
-        .v(&[1, 22])
-        .host_only(),
+        .v(&[1, 22]),
     GlobalMaxPool => op(&[req("X [N, C, D1, ...]")], infer::global_pool, eval::global_pool)
         .with_notes("maximum over every spatial axis, kept with size 1")
-        .v(&[1, 22])
-        .host_only(),
+        .v(&[1, 22]),
     GlobalLpPool => op(&[req("X [N, C, D1, ...]")], infer::global_pool, eval::global_pool)
         .with_attrs(&[attr("p", I, "2")])
         .with_notes("(sum of |x|^p over every spatial axis)^(1/p), kept with size 1")
-        .v(&[2, 22])
-        .host_only(),
+        .v(&[2, 22]),
     TopK => op(X, infer::topk, eval::topk)
         .with_outputs(&[req("Values"), req("Indices")])
         .with_attrs(&[
