@@ -497,7 +497,9 @@ pub struct PoolAxis {
     pub input: usize,
     /// Taps of the window along the axis.
     pub kernel: usize,
+    /// Positions between the starts of neighbouring windows.
     pub stride: usize,
+    /// Positions between neighbouring taps of a window.
     pub dilation: usize,
     /// Padding before the input (explicit, or worked out from `auto_pad`).
     pub pad_begin: usize,
@@ -550,8 +552,11 @@ impl PoolAxis {
 /// inference, the reference evaluator and the device compiler so all three agree.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PoolPlan {
+    /// What a window makes of its elements.
     pub kind: PoolKind,
+    /// Batch size.
     pub n: usize,
+    /// Channels.
     pub c: usize,
     /// One per spatial axis, in order.
     pub axes: Vec<PoolAxis>,
@@ -719,7 +724,9 @@ pub fn pool_plan(
             }
             "SAME_UPPER" | "SAME_LOWER" => {
                 let output = input.div_ceil(stride);
-                let total = ((output.max(1) - 1) * stride + span).saturating_sub(input);
+                let total = ((output.max(1) - 1) * stride)
+                    .saturating_add(span)
+                    .saturating_sub(input);
                 let small = total / 2;
                 if auto_pad == "SAME_UPPER" {
                     (small, total - small, output)
@@ -734,7 +741,12 @@ pub fn pool_plan(
                         "'pads' {explicit:?}: padding along spatial axis {i} must be smaller than the window's span {span}"
                     ));
                 }
-                let padded = input + pb + pe;
+                let padded = input
+                    .checked_add(pb)
+                    .and_then(|v| v.checked_add(pe))
+                    .ok_or_else(|| {
+                        format!("the padded input along spatial axis {i} is too large")
+                    })?;
                 if span > padded {
                     return Err(format!(
                         "the window spans {span} positions along spatial axis {i}, but the padded input has only {padded}"
@@ -778,8 +790,9 @@ pub fn pool_plan(
     })
 }
 
-/// Largest window span accepted; keeps the size arithmetic far from overflow.
-const MAX_SHAPE_SPAN: usize = 1 << 32;
+/// Largest window span accepted; keeps the size arithmetic far from overflow, also where
+/// `usize` has 32 bits (WebAssembly).
+const MAX_SHAPE_SPAN: usize = 1 << 30;
 
 /// Sizes of an attention: Q [b, hq, sq, d], K [b, hkv, skv, d], V [b, hkv, skv, dv].
 #[derive(Debug, Clone, Copy)]
