@@ -14,6 +14,9 @@ mod ops;
 /// the stack.
 const MAX_DEPTH: usize = 64;
 
+/// Upper bound on `module { module { .. } }` nesting.
+const MAX_MODULE_NESTING: usize = 16;
+
 /// Nesting units one region costs (so at most 16 nested regions).
 const REGION_COST: usize = 4;
 
@@ -385,7 +388,7 @@ impl<'a> Parser<'a> {
                 break;
             }
             let result = if self.eat("module") {
-                self.module_block(&mut m)
+                self.module_block(&mut m, 1)
             } else {
                 self.top_level_item(&mut m)
             };
@@ -398,10 +401,16 @@ impl<'a> Parser<'a> {
         m
     }
 
-    /// The rest of a `module [@name] [attributes {..}] { .. }` after its keyword: its
-    /// items join `m`. An item that fails is reported and skipped, so one bad function
-    /// does not hide the others' diagnostics.
-    fn module_block(&mut self, m: &mut Module) -> PResult<()> {
+    /// The rest of a `module [@name] [attributes {..}] { .. }` after its keyword, `level`
+    /// modules deep: its items join `m`. An item that fails is reported and skipped, so
+    /// one bad function does not hide the others' diagnostics.
+    fn module_block(&mut self, m: &mut Module, level: usize) -> PResult<()> {
+        // Nested modules recurse; hostile input must not exhaust the stack.
+        if level > MAX_MODULE_NESTING {
+            return self.fail(format!(
+                "modules nested more than {MAX_MODULE_NESTING} deep"
+            ));
+        }
         // `module attributes {...}` and `module @name` are accepted and ignored.
         self.skip_ws();
         if self.rest().starts_with('@') {
@@ -430,7 +439,7 @@ impl<'a> Parser<'a> {
                 return Ok(());
             }
             let result = if self.eat("module") {
-                self.module_block(m)
+                self.module_block(m, level + 1)
             } else {
                 self.top_level_item(m)
             };

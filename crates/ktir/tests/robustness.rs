@@ -147,7 +147,9 @@ fn hostile_inputs_do_not_panic() {
         "]".repeat(5_000)
     );
     let long_line = format!("module {{ {} }}", "%a = ".repeat(20_000));
+    let deep_modules = "module { ".repeat(200_000);
     let inputs = [
+        deep_modules,
         deep_parens,
         deep_regions,
         deep_dense,
