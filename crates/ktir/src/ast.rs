@@ -1133,7 +1133,7 @@ impl AffineSet {
                 // `coef * d + base == 0` pins d when coef divides base (otherwise no
                 // point satisfies it, which `contains` finds point by point).
                 if base.checked_rem(coef) == Some(0) {
-                    let v = (-base).checked_div(coef)?;
+                    let v = base.checked_neg()?.checked_div(coef)?;
                     lo[d] = Some(v);
                     hi[d] = Some(v);
                 }
@@ -1322,7 +1322,11 @@ mod tests {
             ],
         };
         for cv in 0..8 {
-            assert_eq!(half.box_bounds(&[cv]), Some(vec![(cv / 2, cv / 2)]), "c = {cv}");
+            assert_eq!(
+                half.box_bounds(&[cv]),
+                Some(vec![(cv / 2, cv / 2)]),
+                "c = {cv}"
+            );
         }
         let thirds = AffineSet {
             dims: 1,
