@@ -391,6 +391,14 @@ unary("Cosh", -4, 4)
 unary("Asinh", -20, 20)
 unary("Acosh", 1, 20)
 unary("Atanh", -0.95, 0.95)
+unary("Asin", -1, 1)
+unary("Acos", -1, 1)
+unary("Atan", -30, 30)
+case("hardmax", "Hardmax over the last axis", [inp("x", [3, 7])],
+     [node("Hardmax", ["x"], ["y"])], ["y"])
+case("hardmax_ties_axis1", "Hardmax over axis 1 of a 3-D input with tied maxima", [],
+     [node("Hardmax", ["x"], ["y"], axis=1)], ["y"],
+     [data("x", [2, 3, 2], [1, 2, 3, 2, 3, 2, 0, 0, 0, 0, -1, 0])])
 case("prelu", "PRelu of [2, 3, 4] values by a per-channel [3, 1] slope", [inp("x", [2, 3, 4])],
      [node("PRelu", ["x", "slope"], ["y"])], ["y"], [data("slope", [3, 1], [0.1, -0.5, 2.0])])
 for op in ("Sum", "Mean"):

@@ -1044,7 +1044,7 @@ pub(crate) mod tests {
         assert_eq!(e.node.as_deref(), Some("tr"));
         assert!(
             e.message.starts_with(
-                "no lowering for op Frobnicate at node tr; supported: Abs, Acosh, Add"
+                "no lowering for op Frobnicate at node tr; supported: Abs, Acos, Acosh, Add"
             ),
             "{e}"
         );

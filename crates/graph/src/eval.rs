@@ -894,6 +894,19 @@ pub(crate) fn mish(x: f32) -> f32 {
     x * softplus(x).tanh()
 }
 
+/// Hardmax: a one-hot of the first maximum of each lane (a lane of NaNs has none).
+pub(crate) fn hardmax(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
+    let (x, a) = (cx.x, &cx.a);
+    let axis = norm_axis(a.int("axis", -1)?, x.shape.len())?;
+    Ok(vec![map_lanes(&x.data, &x.shape, axis, |lane| {
+        let m = lane.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v));
+        let first = lane.iter().position(|&v| v == m);
+        for (i, v) in lane.iter_mut().enumerate() {
+            *v = if Some(i) == first { 1.0 } else { 0.0 };
+        }
+    })?])
+}
+
 /// LogSoftmax.
 pub(crate) fn log_softmax(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
     let (x, a) = (cx.x, &cx.a);

@@ -688,6 +688,10 @@ op_table! {
     CastLike => op(&[req("X"), req("target_type")], infer::cast_like, |c| c.map(|v| v))
         .with_notes("X converted to target_type's dtype (only its dtype is read)")
         .v(&[15, 19, 21, 23, 24, 25]),
+    Hardmax => op(X, infer::softmax, eval::hardmax)
+        .with_attrs(&[attr("axis", I, "-1")])
+        .with_notes("1 at the first maximum along axis, 0 elsewhere (opset 13: no coercion to 2-D)")
+        .v(&[13]),
     LogSoftmax => op(X, infer::softmax, eval::log_softmax)
         .with_attrs(&[attr("axis", I, "-1")])
         .v(&[13]),
@@ -803,6 +807,12 @@ op_table! {
         .v(&[9, 22]),
     Atanh => float_unary(|c| c.map(f32::atanh))
         .v(&[9, 22]),
+    Asin => float_unary(|c| c.map(f32::asin))
+        .v(&[7, 22]),
+    Acos => float_unary(|c| c.map(f32::acos))
+        .v(&[7, 22]),
+    Atan => float_unary(|c| c.map(f32::atan))
+        .v(&[7, 22]),
     GatherElements => op(&[req("data"), req("indices (integer)")], infer::gather_elements, eval::gather_elements)
         .with_attrs(&[attr("axis", I, "0")])
         .with_notes("output shaped like indices; negative indices count from the end")

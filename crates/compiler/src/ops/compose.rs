@@ -7,6 +7,7 @@
 //! | LogSoftmax, Softmax (any axis) | transpose (axis last), max, sub, exp, sum, log or realdiv, transpose back |
 //! | ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSum, ReduceLogSumExp | abs / mul, sum, sqrt / log; LogSumExp as max + log(sum(exp(x - max))) |
 //! | ArgMax, ArgMin | max / min, equal, where over a constant index row, min / max, to_dtype |
+//! | Hardmax | ArgMax's steps up to the first index, then equal against the candidate row, where (1, 0), transpose back |
 //! | Mod | C fmod as a - trunc(a / b) b (trunc from floor, neg and where; a itself for an infinite b), then for fmod 0 the divisor's sign by an add and where; integers through f32 |
 //! | And, Or, Xor, Not | where, equal (on bool) |
 //! | LessOrEqual, GreaterOrEqual | lesser / greater, equal, where |
@@ -19,6 +20,7 @@
 //! | Tan | in f32: Sin's and Cos's steps on the same input, realdiv |
 //! | Sinh, Cosh | in f32: (exp x -/+ exp(-x)) / 2 (neg, exp, sub / add, mul) |
 //! | Asinh, Acosh, Atanh | in f32: sign(x) log(\|x\| + sqrt(x^2 + 1)); log(x + sqrt(x^2 - 1)); log((1 + x) / (1 - x)) / 2 (abs, mul, add, sub, sqrt, log, realdiv, lesser, neg, where) |
+//! | Atan, Asin, Acos | in f32: atan by \|x\| > 1 to 1/\|x\| (pi/2 - atan), two half-angle steps t / (1 + sqrt(1 + t^2)) into [0, 0.2], an odd Taylor polynomial to degree 11, times 4, the sign of x back; asin x = atan(x / sqrt((1 - x)(1 + x))); acos x = 2 atan(sqrt((1 - x) / (1 + x))) (abs, greater, lesser, realdiv, sqrt, mul, add, sub, neg, where) |
 //! | Sin, Cos | in f32: range reduction by 2 pi (mul, add, floor, a three-part Cody-Waite subtraction), a fold into [-pi/2, pi/2] (greater, lesser, sub, where; abs for Cos), an odd Taylor polynomial to degree 13 in Horner form (mul, add); to_dtype around it for f16 and bf16 |
 //!
 //! Each is exact in the arithmetic it uses except where a transcendental is involved (Pow
@@ -73,6 +75,10 @@ pub enum Composite {
     Asinh,
     Acosh,
     Atanh,
+    Asin,
+    Acos,
+    Atan,
+    Hardmax,
     Mish,
 }
 
@@ -80,11 +86,14 @@ pub enum Composite {
 pub const COMPOSITES: &[(&str, Composite)] = {
     use Composite as C;
     &[
+        ("Acos", C::Acos),
         ("Acosh", C::Acosh),
         ("And", C::And),
         ("ArgMax", C::ArgMax),
         ("ArgMin", C::ArgMin),
+        ("Asin", C::Asin),
         ("Asinh", C::Asinh),
+        ("Atan", C::Atan),
         ("Atanh", C::Atanh),
         ("Ceil", C::Ceil),
         ("Celu", C::Celu),
@@ -94,6 +103,7 @@ pub const COMPOSITES: &[(&str, Composite)] = {
         ("Elu", C::Elu),
         ("GreaterOrEqual", C::GreaterOrEqual),
         ("HardSigmoid", C::HardSigmoid),
+        ("Hardmax", C::Hardmax),
         ("HardSwish", C::HardSwish),
         ("IsInf", C::IsInf),
         ("IsNaN", C::IsNaN),
@@ -125,6 +135,14 @@ pub const COMPOSITES: &[(&str, Composite)] = {
         ("Xor", C::Xor),
     ]
 };
+
+/// What [`Builder::extreme_index`] leaves: the transpose that moved the axis last, each
+/// element's index where it is an extreme (else the miss value), and the picked index.
+struct ExtremeIndex {
+    perm: Vec<usize>,
+    candidates: String,
+    index: String,
+}
 
 fn with_dtype(t: &TensorType, dtype: DType) -> TensorType {
     TensorType {
@@ -195,6 +213,7 @@ impl Builder<'_> {
             | C::ReduceLogSum
             | C::ReduceLogSumExp => self.reduce_composite(op),
             C::ArgMax => self.arg_extreme(true),
+            C::Hardmax => self.hardmax(),
             C::ArgMin => self.arg_extreme(false),
             C::Mod => self.modulo(),
             C::And | C::Or | C::Xor => self.logic(op),
@@ -284,9 +303,17 @@ impl Builder<'_> {
                 Ok(())
             }
             C::Round => self.round(),
-            C::Sin | C::Cos | C::Tan | C::Sinh | C::Cosh | C::Asinh | C::Acosh | C::Atanh => {
-                self.in_f32(op)
-            }
+            C::Sin
+            | C::Cos
+            | C::Tan
+            | C::Sinh
+            | C::Cosh
+            | C::Asinh
+            | C::Acosh
+            | C::Atanh
+            | C::Asin
+            | C::Acos
+            | C::Atan => self.in_f32(op),
             C::Mish => {
                 let (x, y) = (self.input(0)?, self.output()?);
                 let yt = self.ty(&y)?;
@@ -714,14 +741,86 @@ impl Builder<'_> {
     /// last) such index through a min (max) over a constant index row, as integers.
     fn arg_extreme(&mut self, largest: bool) -> Result<(), CompileError> {
         let (x, y) = (self.input(0)?, self.output()?);
-        let (xt, yt) = (self.ty(&x)?, self.ty(&y)?);
-        let r = xt.shape.len();
+        let yt = self.ty(&y)?;
+        let r = self.ty(&x)?.shape.len();
         if r == 0 {
             return Err(self.err(format!("{} of a rank-0 tensor", self.node.op)));
         }
         let axis = self.axis(self.int_attr("axis", 0)?, r)?;
         let last = self.int_attr("select_last_index", 0)? != 0;
-        let n = xt.shape[axis];
+        let e = self.extreme_index(x, axis, largest, last)?;
+        // The reduced axis has size 1 now, so moving it back is a reshape.
+        let shaped = self.reshaped("result_shape", e.index, yt.shape.clone(), None)?;
+        self.ew(
+            "to_index",
+            DeviceOpKind::ToDtype,
+            vec![shaped],
+            &yt,
+            Some(y),
+        );
+        Ok(())
+    }
+
+    /// Hardmax: 1 at the first maximum along `axis`, 0 elsewhere; the candidate row of
+    /// [`Builder::extreme_index`] equals the first index only there.
+    fn hardmax(&mut self) -> Result<(), CompileError> {
+        let (x, y) = (self.input(0)?, self.output()?);
+        let yt = self.ty(&y)?;
+        let r = yt.shape.len();
+        if r == 0 {
+            return Err(self.err("Hardmax of a rank-0 tensor".to_string()));
+        }
+        let axis = self.axis(self.int_attr("axis", -1)?, r)?;
+        let e = self.extreme_index(x, axis, true, false)?;
+        let ct = self.ty(&e.candidates)?;
+        let first = self.ew(
+            "first",
+            Comparison::Equal,
+            vec![e.candidates, e.index],
+            &with_dtype(&ct, DType::Bool),
+            None,
+        );
+        let (one, zero) = (
+            self.scalar("one", yt.dtype, 1.0),
+            self.scalar("zero", yt.dtype, 0.0),
+        );
+        let mut inverse = vec![0; r];
+        for (i, &p) in e.perm.iter().enumerate() {
+            inverse[p] = i;
+        }
+        if inverse.iter().enumerate().all(|(i, &p)| i == p) {
+            self.ew(
+                "one_hot",
+                DeviceOpKind::Where,
+                vec![first, one, zero],
+                &yt,
+                Some(y),
+            );
+        } else {
+            let h = self.ew(
+                "one_hot",
+                DeviceOpKind::Where,
+                vec![first, one, zero],
+                &with_dtype(&ct, yt.dtype),
+                None,
+            );
+            self.transposed("axis_back", h, &inverse, Some(y))?;
+        }
+        Ok(())
+    }
+
+    /// The index of the first (or last) maximum (or minimum) along `axis`, in f32, with
+    /// that axis moved last: the max / min, the positions equal to it, where over a
+    /// constant index row (n elsewhere, or -1 for the last), min / max.
+    fn extreme_index(
+        &mut self,
+        x: String,
+        axis: usize,
+        largest: bool,
+        last: bool,
+    ) -> Result<ExtremeIndex, CompileError> {
+        let r = self.ty(&x)?.shape.len();
+        let n = self.ty(&x)?.shape[axis];
         if n > 1 << 24 {
             return Err(self.err(format!(
                 "{} over an axis of {n} elements (indices above 2^24 are not exact in f32)",
@@ -769,7 +868,7 @@ impl Builder<'_> {
         };
         let miss = self.scalar("miss", DType::F32, miss);
         let ft = with_dtype(&mt, DType::F32);
-        let cand = self.ew(
+        let candidates = self.ew(
             "candidates",
             DeviceOpKind::Where,
             vec![hit, iota, miss],
@@ -777,18 +876,19 @@ impl Builder<'_> {
             None,
         );
         let idx_t = with_dtype(&red_t, DType::F32);
-        let idx = self.temp("index", idx_t.clone());
-        self.push(Some("index"), pick, vec![cand], idx.clone(), rit);
-        // The reduced axis has size 1 now, so moving it back is a reshape.
-        let shaped = self.reshaped("result_shape", idx, yt.shape.clone(), None)?;
-        self.ew(
-            "to_index",
-            DeviceOpKind::ToDtype,
-            vec![shaped],
-            &yt,
-            Some(y),
+        let idx = self.temp("index", idx_t);
+        self.push(
+            Some("index"),
+            pick,
+            vec![candidates.clone()],
+            idx.clone(),
+            rit,
         );
-        Ok(())
+        Ok(ExtremeIndex {
+            perm,
+            candidates,
+            index: idx,
+        })
     }
 
     /// Mod as the reference computes it: C's fmod `a - trunc(a / b) b` (a for a finite a
@@ -1111,12 +1211,188 @@ impl Builder<'_> {
                 let half = f32_scalar(self, "half", 0.5);
                 self.ew("halved", Binary::Mul, vec![l, half], &ft, out)
             }
+            C::Atan => self.arctan(x, "", out)?,
+            C::Asin | C::Acos => {
+                // Through atan, which is accurate for every argument, rather than
+                // pi/2 - asin for acos, which would cancel near x = 1; (1 - x)(1 + x)
+                // does not cancel as 1 - x^2 would. |x| > 1 gives a negative radicand
+                // or ratio, so NaN.
+                let one = f32_scalar(self, "one", 1.0);
+                let m = self.ew(
+                    "one_minus",
+                    Binary::Sub,
+                    vec![one.clone(), x.clone()],
+                    &ft,
+                    None,
+                );
+                let p = self.ew("one_plus", Binary::Add, vec![one, x.clone()], &ft, None);
+                if op == C::Asin {
+                    let r = self.ew("radicand", Binary::Mul, vec![m, p], &ft, None);
+                    let c = self.ew("cosine", Unary::Sqrt, vec![r], &ft, None);
+                    let t = self.ew("tangent", Binary::RealDiv, vec![x, c], &ft, None);
+                    self.arctan(t, "", out)?
+                } else {
+                    let q = self.ew("ratio", Binary::RealDiv, vec![m, p], &ft, None);
+                    let t = self.ew("half_tangent", Unary::Sqrt, vec![q], &ft, None);
+                    let a = self.arctan(t, "", None)?;
+                    let two = f32_scalar(self, "two", 2.0);
+                    self.ew("doubled", Binary::Mul, vec![a, two], &ft, out)
+                }
+            }
             _ => return Err(self.err(format!("{op:?} is not computed through f32"))),
         };
         if narrow {
             self.ew("to_dtype", DeviceOpKind::ToDtype, vec![v], &yt, Some(y));
         }
         Ok(())
+    }
+
+    /// `atan x` of an f32 `x` from ops the device has, into `out` when given; `prefix`
+    /// starts every step's name.
+    ///
+    /// 1. `a = |x|`, and `t = 1/a` where `a > 1` (`atan a = pi/2 - atan(1/a)`), so `t` is
+    ///    in `[0, 1]` and no square below overflows.
+    /// 2. Two half-angle steps `t / (1 + sqrt(1 + t^2))` (`atan t = 2 atan` of it) take `t`
+    ///    into `[0, tan(pi/16)] = [0, 0.199]`, each off by a few ulps of `t`.
+    /// 3. `t - t^3/3 + ... - t^11/11` in Horner form in `t^2`: the Taylor remainder there
+    ///    is below `0.199^13 / 13 = 6e-11`; times 4 undoes the two steps.
+    /// 4. `pi/2 -` it where `a > 1`, and the sign of `x` back (atan is odd).
+    ///
+    /// Infinities give `+-pi/2`; NaN stays NaN (no comparison holds for it).
+    fn arctan(
+        &mut self,
+        x: String,
+        prefix: &str,
+        out: Option<String>,
+    ) -> Result<String, CompileError> {
+        let ft = with_dtype(&self.ty(&x)?, DType::F32);
+        let bt = with_dtype(&ft, DType::Bool);
+        let st = |step: &str| format!("{prefix}atan_{step}");
+        let sc = |b: &mut Self, step: &str, v: f64| b.scalar(&st(step), DType::F32, v as f32);
+        let one = sc(self, "one", 1.0);
+        let a = self.ew(&st("abs"), Unary::Abs, vec![x.clone()], &ft, None);
+        let big = self.ew(
+            &st("above_one"),
+            Comparison::Greater,
+            vec![a.clone(), one.clone()],
+            &bt,
+            None,
+        );
+        let inv = self.ew(
+            &st("inverse"),
+            Binary::RealDiv,
+            vec![one.clone(), a.clone()],
+            &ft,
+            None,
+        );
+        let mut t = self.ew(
+            &st("folded"),
+            DeviceOpKind::Where,
+            vec![big.clone(), inv, a],
+            &ft,
+            None,
+        );
+        for i in 0..2 {
+            let sq = self.ew(
+                &st(&format!("halving{i}_square")),
+                Binary::Mul,
+                vec![t.clone(), t.clone()],
+                &ft,
+                None,
+            );
+            let r = self.ew(
+                &st(&format!("halving{i}_radicand")),
+                Binary::Add,
+                vec![sq, one.clone()],
+                &ft,
+                None,
+            );
+            let s = self.ew(
+                &st(&format!("halving{i}_root")),
+                Unary::Sqrt,
+                vec![r],
+                &ft,
+                None,
+            );
+            let d = self.ew(
+                &st(&format!("halving{i}_denominator")),
+                Binary::Add,
+                vec![s, one.clone()],
+                &ft,
+                None,
+            );
+            t = self.ew(
+                &st(&format!("halving{i}")),
+                Binary::RealDiv,
+                vec![t, d],
+                &ft,
+                None,
+            );
+        }
+        let t2 = self.ew(
+            &st("square"),
+            Binary::Mul,
+            vec![t.clone(), t.clone()],
+            &ft,
+            None,
+        );
+        // (-1)^n / (2n + 1), n = 5 down to 0.
+        let mut p = sc(self, "coefficient5", -1.0 / 11.0);
+        for n in (0..5).rev() {
+            let m = self.ew(
+                &st(&format!("horner{n}_mul")),
+                Binary::Mul,
+                vec![p, t2.clone()],
+                &ft,
+                None,
+            );
+            let c = sc(
+                self,
+                &format!("coefficient{n}"),
+                (-1f64).powi(n) / f64::from(2 * n + 1),
+            );
+            p = self.ew(
+                &st(&format!("horner{n}_add")),
+                Binary::Add,
+                vec![m, c],
+                &ft,
+                None,
+            );
+        }
+        let v = self.ew(&st("odd"), Binary::Mul, vec![p, t], &ft, None);
+        let four = sc(self, "four", 4.0);
+        let v = self.ew(&st("unhalved"), Binary::Mul, vec![v, four], &ft, None);
+        let hp = sc(self, "half_pi", std::f64::consts::FRAC_PI_2);
+        let c = self.ew(
+            &st("complement"),
+            Binary::Sub,
+            vec![hp, v.clone()],
+            &ft,
+            None,
+        );
+        let v = self.ew(
+            &st("unfolded"),
+            DeviceOpKind::Where,
+            vec![big, c, v],
+            &ft,
+            None,
+        );
+        let zero = sc(self, "zero", 0.0);
+        let neg = self.ew(
+            &st("negative"),
+            Comparison::Lesser,
+            vec![x, zero],
+            &bt,
+            None,
+        );
+        let m = self.ew(&st("minus"), Unary::Neg, vec![v.clone()], &ft, None);
+        Ok(self.ew(
+            &st("signed"),
+            DeviceOpKind::Where,
+            vec![neg, m, v],
+            &ft,
+            out,
+        ))
     }
 
     /// Sin and Cos from ops the device has (it has no trigonometric op), computed in f32 (by [`Builder::in_f32`]).
