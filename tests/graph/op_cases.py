@@ -394,6 +394,25 @@ unary("Atanh", -0.95, 0.95)
 unary("Asin", -1, 1)
 unary("Acos", -1, 1)
 unary("Atan", -30, 30)
+case("lpnorm_l2_axis1", "LpNormalization (p = 2) over axis 1 of a 3-D input", [inp("x", [2, 3, 4])],
+     [node("LpNormalization", ["x"], ["y"], axis=1)], ["y"])
+case("lpnorm_l1", "LpNormalization (p = 1) over the last axis", [inp("x", [3, 5])],
+     [node("LpNormalization", ["x"], ["y"], p=1)], ["y"])
+case("batchnorm", "BatchNormalization (inference) of [2, 3, 4, 5]", [inp("x", [2, 3, 4, 5])],
+     [node("BatchNormalization", ["x", "s", "b", "mean", "var"], ["y"], epsilon=0.01)], ["y"],
+     [data("s", [3], [0.5, -1.5, 2.0]), data("b", [3], [0.1, 0.0, -0.3]),
+      data("mean", [3], [0.2, -0.1, 0.0]), data("var", [3], [0.5, 1.5, 0.05])])
+case("instancenorm", "InstanceNormalization of [2, 3, 4, 5]", [inp("x", [2, 3, 4, 5])],
+     [node("InstanceNormalization", ["x", "s", "b"], ["y"], epsilon=0.01)], ["y"],
+     [data("s", [3], [0.5, -1.5, 2.0]), data("b", [3], [0.1, 0.0, -0.3])])
+case("groupnorm", "GroupNormalization, 3 groups of 2 channels, per-channel scale and bias",
+     [inp("x", [2, 6, 3, 3])],
+     [node("GroupNormalization", ["x", "s", "b"], ["y"], num_groups=3, epsilon=0.001)], ["y"],
+     [data("s", [6], [0.5, -1.5, 2.0, 1.0, 0.3, 0.7]), data("b", [6], [0.1, 0.0, -0.3, 0.2, 0.4, -0.5])])
+case("mvn", "MeanVarianceNormalization over the default axes [0, 2, 3]", [inp("x", [2, 3, 4, 2])],
+     [node("MeanVarianceNormalization", ["x"], ["y"])], ["y"])
+case("mvn_axes", "MeanVarianceNormalization over axes [1, 2]", [inp("x", [2, 3, 4])],
+     [node("MeanVarianceNormalization", ["x"], ["y"], axes=[1, 2])], ["y"])
 case("hardmax", "Hardmax over the last axis", [inp("x", [3, 7])],
      [node("Hardmax", ["x"], ["y"])], ["y"])
 case("hardmax_ties_axis1", "Hardmax over axis 1 of a 3-D input with tied maxima", [],

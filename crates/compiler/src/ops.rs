@@ -28,6 +28,8 @@
 //! | Conv, 1-D, other groups | concat (zero padding), per group and tap: slice, batchmatmul by the tap's weights; add chain; concat (groups); add (bias) |
 //! | TopK | topk (transposes around it when the axis is not the last) |
 //! | MaxPool, AveragePool, LpPool (N-D, any pads, strides, dilations, auto_pad, ceil_mode; kernels of up to 256 slices in all) | per spatial axis: concat (padding: -inf for MaxPool, zeros otherwise), per tap a strided slice, a maximum or add chain; AveragePool a mul by the reciprocal window counts; LpPool abs and muls (\|x\|^p) first, then sqrt or exp(log / p) (see `pool`) |
+//! | LpNormalization, InstanceNormalization, GroupNormalization, MeanVarianceNormalization | transpose (statistic axes last, only when they are not trailing), reshape to rows (GroupNormalization `[N, groups, n]`), sum of abs or squares then sqrt and realdiv (Lp), or mean, sub, mul, mean, add (eps), rsqrt, mul (MVN: sqrt, add eps to the deviation, realdiv); scale and bias reshaped to `[C, 1]` (or per group `[groups, 1]`), mul, add; reshape (and transpose) back (see `norm`) |
+//! | BatchNormalization (inference) | scale, B, mean, var reshaped to `[C, 1, ..., 1]`; add (eps), rsqrt, mul (scale), sub (mean), mul, add (B) |
 //! | GlobalAveragePool, GlobalMaxPool, GlobalLpPool | mean, max, or abs and muls then sum then the root, over the spatial axes as the reductions above |
 //!
 //! Reductions (max, sum, mean) reduce the last axis and keep it with size 1; their iteration
@@ -51,6 +53,7 @@ mod compose;
 mod einsum;
 mod indexed;
 mod kind;
+mod norm;
 mod paged;
 mod pool;
 
@@ -134,6 +137,9 @@ pub enum Decomposition {
     /// GlobalMaxPool, GlobalAveragePool, GlobalLpPool: reductions over the spatial axes
     /// (see `pool`).
     GlobalPool(graph::PoolKind),
+    /// LpNormalization, BatchNormalization, InstanceNormalization, GroupNormalization,
+    /// MeanVarianceNormalization: last-axis statistics of a reshaped view (see `norm`).
+    Normalization,
 }
 
 /// Graph ops `decompose` accepts and the rule for each, besides the unary elementwise ops,
@@ -143,6 +149,11 @@ pub const GRAPH_OPS: &[(&str, Decomposition)] = {
     &[
         ("Add", D::Binary(Binary::Add)),
         ("Attention", D::Attention),
+        ("BatchNormalization", D::Normalization),
+        ("GroupNormalization", D::Normalization),
+        ("InstanceNormalization", D::Normalization),
+        ("LpNormalization", D::Normalization),
+        ("MeanVarianceNormalization", D::Normalization),
         ("AveragePool", D::Pool(graph::PoolKind::Average)),
         ("Cast", D::Cast),
         ("CastLike", D::Cast),
@@ -853,6 +864,7 @@ impl Builder<'_> {
             Decomposition::TopK => self.topk(),
             Decomposition::Pool(kind) => self.pool(kind),
             Decomposition::GlobalPool(kind) => self.global_pool(kind),
+            Decomposition::Normalization => self.normalization(),
             Decomposition::LayerNormalization | Decomposition::RmsNormalization
                 if self.normalization_general()? =>
             {

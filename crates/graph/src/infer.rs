@@ -795,7 +795,7 @@ fn same_dtype(op: &str, ts: &[&TensorType]) -> Result<DType, String> {
     Ok(first)
 }
 
-fn need_float(op: &str, t: &TensorType) -> Result<(), String> {
+pub(crate) fn need_float(op: &str, t: &TensorType) -> Result<(), String> {
     if t.dtype.is_float() {
         Ok(())
     } else {

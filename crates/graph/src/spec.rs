@@ -14,6 +14,7 @@
 use crate::eval::{self, EvalCx};
 use crate::infer::{self, InferCx};
 use crate::ir::AttrValue;
+use crate::norm;
 use crate::onnx::MIN_OPSET;
 use crate::paged;
 use crate::tensor::TensorType;
@@ -530,6 +531,42 @@ op_table! {
         .with_attrs(&[attr("axis", I, "-1"), attr("epsilon", F, "1e-5")])
         .with_notes("normalises over axes axis..")
         .v(&[17]),
+    LpNormalization => op(X, norm::infer, norm::eval)
+        .with_attrs(&[attr("axis", I, "-1"), attr("p", I, "2; 1 or 2")])
+        .with_notes("x / ||x||_p along axis (a lane of zeros stays zeros)")
+        .v(&[1, 22]),
+    BatchNormalization => op(
+        &[req("X"), req("scale [C]"), req("B [C]"), req("input_mean [C]"), req("input_var [C]")],
+        norm::infer,
+        norm::eval,
+    )
+        .with_outputs(&[req("Y"), opt("running_mean (training mode; refused)"), opt("running_var (training mode; refused)")])
+        .with_attrs(&[
+            attr("epsilon", F, "1e-5"),
+            attr("momentum", F, "0.9 (training only)"),
+            attr("training_mode", I, "0; 1 is refused"),
+        ])
+        .with_notes("inference only: scale (x - mean) / sqrt(var + epsilon) + B per channel (axis 1); the running mean/var outputs of training mode are refused")
+        .v(&[9, 14, 15]),
+    InstanceNormalization => op(&[req("input"), req("scale [C]"), req("B [C]")], norm::infer, norm::eval)
+        .with_attrs(&[attr("epsilon", F, "1e-5")])
+        .with_notes("per instance and channel over the spatial axes, then scale and B per channel")
+        .v(&[6, 22]),
+    GroupNormalization => op(&[req("X"), req("scale"), req("bias")], norm::infer, norm::eval)
+        .with_attrs(&[
+            attr("num_groups", I, "required"),
+            attr("epsilon", F, "1e-5"),
+            attr("stash_type", I, "1 (the reference always computes in f32)"),
+        ])
+        // Written at opset 21, whose per-channel scale the writer's graphs have; read from
+        // opset 18 on, the scale's shape telling the two forms apart.
+        .with_onnx(&[onnx_lenient("GroupNormalization", 21)])
+        .with_notes("per instance over each of num_groups channel groups; scale and bias per channel [C] (opset 21) or per group [num_groups] (opset 18), told apart by their shape")
+        .v(&[18, 21]),
+    MeanVarianceNormalization => op(X, norm::infer, norm::eval)
+        .with_attrs(&[attr("axes", IS, "[0, 2, 3]")])
+        .with_notes("(x - mean) / (sqrt(variance) + 1e-9) over axes")
+        .v(&[9, 13]),
     SimplifiedLayerNormalization => op(&[req("X"), req("scale")], infer::layer_norm, eval::layer_norm)
         .with_attrs(&[attr("axis", I, "-1"), attr("epsilon", F, "1e-5")])
         .with_onnx(&[

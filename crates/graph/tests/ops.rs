@@ -449,6 +449,80 @@ fn cases() -> Vec<Case> {
             &[2, 2],
             &[0., 1., 1., 0.],
         ),
+        case(
+            "l2 normalization",
+            "LpNormalization",
+            vec![f(&[2, 2], &[3., 4., 1., 0.])],
+            vec![],
+            &[2, 2],
+            &[0.6, 0.8, 1., 0.],
+        ),
+        case(
+            "l1 normalization along axis 0",
+            "LpNormalization",
+            vec![f(&[2, 2], &[1., 2., 3., -2.])],
+            vec![("axis", int(0)), ("p", int(1))],
+            &[2, 2],
+            &[0.25, 0.5, 0.75, -0.5],
+        ),
+        case(
+            "batch normalization, inference",
+            "BatchNormalization",
+            vec![
+                f(&[1, 2, 1, 2], &[1., 2., 3., 4.]),
+                f(&[2], &[1., 2.]),
+                f(&[2], &[0., 1.]),
+                f(&[2], &[1.5, 3.]),
+                f(&[2], &[0.25, 1.]),
+            ],
+            vec![("epsilon", float(0.))],
+            &[1, 2, 1, 2],
+            &[-1., 1., 1., 3.],
+        ),
+        case(
+            "instance normalization",
+            "InstanceNormalization",
+            vec![
+                f(&[1, 2, 2], &[1., 3., 0., 4.]),
+                f(&[2], &[1., 2.]),
+                f(&[2], &[0., 1.]),
+            ],
+            vec![("epsilon", float(0.))],
+            &[1, 2, 2],
+            &[-1., 1., -1., 3.],
+        ),
+        case(
+            "group normalization, per-channel scale",
+            "GroupNormalization",
+            vec![
+                f(&[1, 4, 1], &[1., 3., 0., 4.]),
+                f(&[4], &[1., 1., 2., 2.]),
+                f(&[4], &[0., 0., 1., 1.]),
+            ],
+            vec![("epsilon", float(0.)), ("num_groups", int(2))],
+            &[1, 4, 1],
+            &[-1., 1., -1., 3.],
+        ),
+        case(
+            "group normalization, per-group scale (opset 18)",
+            "GroupNormalization",
+            vec![
+                f(&[1, 4, 1], &[1., 3., 0., 4.]),
+                f(&[2], &[1., 2.]),
+                f(&[2], &[0., 1.]),
+            ],
+            vec![("epsilon", float(0.)), ("num_groups", int(2))],
+            &[1, 4, 1],
+            &[-1., 1., -1., 3.],
+        ),
+        case(
+            "mean variance normalization",
+            "MeanVarianceNormalization",
+            vec![f(&[2, 1, 1, 2], &[1., 3., 5., 7.])],
+            vec![],
+            &[2, 1, 1, 2],
+            &[-1.341_640_8, -0.447_213_6, 0.447_213_6, 1.341_640_8],
+        ),
         // --- softmax, gemm
         case(
             "softmax last axis",
@@ -1484,6 +1558,48 @@ type BadCase = (
 #[test]
 fn inference_errors() {
     let bad: Vec<BadCase> = vec![
+        (
+            "LpNormalization",
+            vec![f(&[3], &[1., -2., 3.])],
+            vec![("p", int(3))],
+            1,
+            "attribute 'p' must be 1 or 2, got 3",
+        ),
+        (
+            "BatchNormalization",
+            vec![
+                f(&[1, 2], &[1., 2.]),
+                f(&[2], &[1., 1.]),
+                f(&[2], &[0., 0.]),
+                f(&[2], &[0., 0.]),
+                f(&[2], &[1., 1.]),
+            ],
+            vec![("training_mode", int(1))],
+            1,
+            "training mode (training_mode = 1) is not supported",
+        ),
+        (
+            "GroupNormalization",
+            vec![
+                f(&[1, 4, 1], &[1., 2., 3., 4.]),
+                f(&[4], &[1., 1., 1., 1.]),
+                f(&[4], &[0., 0., 0., 0.]),
+            ],
+            vec![("num_groups", int(3))],
+            1,
+            "must be positive and divide the 4 channels, got 3",
+        ),
+        (
+            "InstanceNormalization",
+            vec![
+                f(&[1, 2], &[1., 2.]),
+                f(&[3], &[1., 1., 1.]),
+                f(&[3], &[0., 0., 0.]),
+            ],
+            vec![],
+            1,
+            "rank >= 3",
+        ),
         (
             "PRelu",
             vec![f(&[3], &[1., -2., 3.]), f(&[2, 3], &M6)],
