@@ -413,6 +413,12 @@ case("mvn", "MeanVarianceNormalization over the default axes [0, 2, 3]", [inp("x
      [node("MeanVarianceNormalization", ["x"], ["y"])], ["y"])
 case("mvn_axes", "MeanVarianceNormalization over axes [1, 2]", [inp("x", [2, 3, 4])],
      [node("MeanVarianceNormalization", ["x"], ["y"], axes=[1, 2])], ["y"])
+case("spacetodepth", "SpaceToDepth of [2, 3, 4, 6], blocksize 2", [inp("x", [2, 3, 4, 6])],
+     [node("SpaceToDepth", ["x"], ["y"], blocksize=2)], ["y"])
+case("depthtospace_dcr", "DepthToSpace (DCR) of [2, 8, 2, 3], blocksize 2", [inp("x", [2, 8, 2, 3])],
+     [node("DepthToSpace", ["x"], ["y"], blocksize=2, mode="DCR")], ["y"])
+case("depthtospace_crd", "DepthToSpace (CRD) of [1, 18, 2, 2], blocksize 3", [inp("x", [1, 18, 2, 2])],
+     [node("DepthToSpace", ["x"], ["y"], blocksize=3, mode="CRD")], ["y"])
 case("hardmax", "Hardmax over the last axis", [inp("x", [3, 7])],
      [node("Hardmax", ["x"], ["y"])], ["y"])
 case("hardmax_ties_axis1", "Hardmax over axis 1 of a 3-D input with tied maxima", [],

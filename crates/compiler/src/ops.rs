@@ -30,6 +30,7 @@
 //! | MaxPool, AveragePool, LpPool (N-D, any pads, strides, dilations, auto_pad, ceil_mode; kernels of up to 256 slices in all) | per spatial axis: concat (padding: -inf for MaxPool, zeros otherwise), per tap a strided slice, a maximum or add chain; AveragePool a mul by the reciprocal window counts; LpPool abs and muls (\|x\|^p) first, then sqrt or exp(log / p) (see `pool`) |
 //! | LpNormalization, InstanceNormalization, GroupNormalization, MeanVarianceNormalization | transpose (statistic axes last, only when they are not trailing), reshape to rows (GroupNormalization `[N, groups, n]`), sum of abs or squares then sqrt and realdiv (Lp), or mean, sub, mul, mean, add (eps), rsqrt, mul (MVN: sqrt, add eps to the deviation, realdiv); scale and bias reshaped to `[C, 1]` (or per group `[groups, 1]`), mul, add; reshape (and transpose) back (see `norm`) |
 //! | BatchNormalization (inference) | scale, B, mean, var reshaped to `[C, 1, ..., 1]`; add (eps), rsqrt, mul (scale), sub (mean), mul, add (B) |
+//! | SpaceToDepth, DepthToSpace (DCR, CRD) | reshape to six axes, transpose, reshape |
 //! | GlobalAveragePool, GlobalMaxPool, GlobalLpPool | mean, max, or abs and muls then sum then the root, over the spatial axes as the reductions above |
 //!
 //! Reductions (max, sum, mean) reduce the last axis and keep it with size 1; their iteration
@@ -140,6 +141,8 @@ pub enum Decomposition {
     /// LpNormalization, BatchNormalization, InstanceNormalization, GroupNormalization,
     /// MeanVarianceNormalization: last-axis statistics of a reshaped view (see `norm`).
     Normalization,
+    /// SpaceToDepth, DepthToSpace: reshape, transpose, reshape.
+    DepthSpace,
 }
 
 /// Graph ops `decompose` accepts and the rule for each, besides the unary elementwise ops,
@@ -149,6 +152,8 @@ pub const GRAPH_OPS: &[(&str, Decomposition)] = {
     &[
         ("Add", D::Binary(Binary::Add)),
         ("Attention", D::Attention),
+        ("DepthToSpace", D::DepthSpace),
+        ("SpaceToDepth", D::DepthSpace),
         ("BatchNormalization", D::Normalization),
         ("GroupNormalization", D::Normalization),
         ("InstanceNormalization", D::Normalization),
@@ -865,6 +870,7 @@ impl Builder<'_> {
             Decomposition::Pool(kind) => self.pool(kind),
             Decomposition::GlobalPool(kind) => self.global_pool(kind),
             Decomposition::Normalization => self.normalization(),
+            Decomposition::DepthSpace => self.depth_space(),
             Decomposition::LayerNormalization | Decomposition::RmsNormalization
                 if self.normalization_general()? =>
             {
@@ -984,6 +990,18 @@ const TABLE_LIMIT: usize = 1 << 20;
 
 /// Decompositions of the ops that need several device ops or constant tables.
 impl Builder<'_> {
+    /// SpaceToDepth and DepthToSpace as [`graph::depth_space_plan`] resolves them.
+    fn depth_space(&mut self) -> Result<(), CompileError> {
+        let (x, y) = (self.input(0)?, self.output()?);
+        let xt = self.ty(&x)?;
+        let plan = graph::depth_space_plan(&self.node.op, &xt.shape, &self.node.attrs)
+            .map_err(|e| self.err(e))?;
+        let v = self.reshaped("blocks", x, plan.split, None)?;
+        let t = self.transposed("moved", v, &plan.perm, None)?;
+        self.reshaped("result", t, plan.out, Some(y))?;
+        Ok(())
+    }
+
     /// Every output of the node; all must be named.
     fn outputs(&self) -> Result<Vec<String>, CompileError> {
         if self.node.outputs.iter().any(|o| o.is_empty()) {

@@ -33,6 +33,7 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+mod blocks;
 mod dtype;
 mod error;
 mod eval;
@@ -47,6 +48,7 @@ mod rng;
 mod spec;
 mod tensor;
 
+pub use blocks::{depth_space_plan, DepthSpacePlan};
 pub use dtype::DType;
 pub use error::{GraphError, Location};
 pub use eval::{eval_work, evaluate, MAX_EVAL_WORK};

@@ -11,6 +11,7 @@
 //! Adding an elementwise op is one entry below, e.g.
 //! `Erf => float_unary(|c| c.map(|v| eval::erf(f64::from(v)) as f32)),`.
 
+use crate::blocks;
 use crate::eval::{self, EvalCx};
 use crate::infer::{self, InferCx};
 use crate::ir::AttrValue;
@@ -584,6 +585,22 @@ op_table! {
     Transpose => op(X, infer::transpose, eval::transpose)
         .with_attrs(&[attr("perm", IS, "reversed")])
         .v(&[13, 21, 23, 24, 25]),
+    SpaceToDepth => op(X, blocks::infer, blocks::eval)
+        .with_attrs(&[
+            attr("blocksize", I, "required"),
+            attr("mode", S, "\"DCR\"; or CRD (opset 28)"),
+        ])
+        .with_notes("[N, C, H, W] to [N, C b^2, H/b, W/b], any dtype; DCR puts the block offsets before the channel")
+        .v(&[13, 28])
+        .reads_all(),
+    DepthToSpace => op(X, blocks::infer, blocks::eval)
+        .with_attrs(&[
+            attr("blocksize", I, "required"),
+            attr("mode", S, "\"DCR\"; or CRD"),
+        ])
+        .with_notes("[N, C, H, W] to [N, C/b^2, H b, W b], any dtype; the inverse of SpaceToDepth in the same mode")
+        .v(&[13, 28])
+        .reads_all(),
     Reshape => op(X, infer::reshape, eval::same_data)
         .with_attrs(&[attr("shape", IS, "required; 0 copies, one -1 inferred")])
         .with_const_inputs(&[cin(1, "shape", ConstForm::Ints)])

@@ -523,6 +523,38 @@ fn cases() -> Vec<Case> {
             &[2, 1, 1, 2],
             &[-1.341_640_8, -0.447_213_6, 0.447_213_6, 1.341_640_8],
         ),
+        case(
+            "space to depth, DCR",
+            "SpaceToDepth",
+            vec![f(&[1, 2, 2, 2], &[0., 1., 2., 3., 4., 5., 6., 7.])],
+            vec![("blocksize", int(2))],
+            &[1, 8, 1, 1],
+            &[0., 4., 1., 5., 2., 6., 3., 7.],
+        ),
+        case(
+            "space to depth, CRD",
+            "SpaceToDepth",
+            vec![f(&[1, 2, 2, 2], &[0., 1., 2., 3., 4., 5., 6., 7.])],
+            vec![("blocksize", int(2)), ("mode", string("CRD"))],
+            &[1, 8, 1, 1],
+            &[0., 1., 2., 3., 4., 5., 6., 7.],
+        ),
+        case(
+            "depth to space, DCR",
+            "DepthToSpace",
+            vec![f(&[1, 8, 1, 1], &[0., 1., 2., 3., 4., 5., 6., 7.])],
+            vec![("blocksize", int(2))],
+            &[1, 2, 2, 2],
+            &[0., 2., 4., 6., 1., 3., 5., 7.],
+        ),
+        case(
+            "depth to space, CRD",
+            "DepthToSpace",
+            vec![f(&[1, 8, 1, 1], &[0., 1., 2., 3., 4., 5., 6., 7.])],
+            vec![("blocksize", int(2)), ("mode", string("CRD"))],
+            &[1, 2, 2, 2],
+            &[0., 1., 2., 3., 4., 5., 6., 7.],
+        ),
         // --- softmax, gemm
         case(
             "softmax last axis",
@@ -1558,6 +1590,20 @@ type BadCase = (
 #[test]
 fn inference_errors() {
     let bad: Vec<BadCase> = vec![
+        (
+            "SpaceToDepth",
+            vec![f(&[1, 1, 3, 2], &M6)],
+            vec![("blocksize", int(2))],
+            1,
+            "H = 3 and W = 2 must be multiples of blocksize 2",
+        ),
+        (
+            "DepthToSpace",
+            vec![f(&[1, 4, 1, 1], &[1., 2., 3., 4.])],
+            vec![("blocksize", int(2)), ("mode", string("XYZ"))],
+            1,
+            "attribute 'mode' must be DCR or CRD",
+        ),
         (
             "LpNormalization",
             vec![f(&[3], &[1., -2., 3.])],
