@@ -419,6 +419,10 @@ case("depthtospace_dcr", "DepthToSpace (DCR) of [2, 8, 2, 3], blocksize 2", [inp
      [node("DepthToSpace", ["x"], ["y"], blocksize=2, mode="DCR")], ["y"])
 case("depthtospace_crd", "DepthToSpace (CRD) of [1, 18, 2, 2], blocksize 3", [inp("x", [1, 18, 2, 2])],
      [node("DepthToSpace", ["x"], ["y"], blocksize=3, mode="CRD")], ["y"])
+case("lrn", "LRN over 3 channels of [2, 5, 3, 3], beta 0.5", [inp("x", [2, 5, 3, 3])],
+     [node("LRN", ["x"], ["y"], size=3, alpha=0.3, beta=0.5, bias=2.0)], ["y"])
+case("lrn_defaults", "LRN over 5 channels of [1, 6, 2, 3], default alpha, beta, bias", [inp("x", [1, 6, 2, 3])],
+     [node("LRN", ["x"], ["y"], size=5)], ["y"])
 case("hardmax", "Hardmax over the last axis", [inp("x", [3, 7])],
      [node("Hardmax", ["x"], ["y"])], ["y"])
 case("hardmax_ties_axis1", "Hardmax over axis 1 of a 3-D input with tied maxima", [],

@@ -30,6 +30,7 @@
 //! | MaxPool, AveragePool, LpPool (N-D, any pads, strides, dilations, auto_pad, ceil_mode; kernels of up to 256 slices in all) | per spatial axis: concat (padding: -inf for MaxPool, zeros otherwise), per tap a strided slice, a maximum or add chain; AveragePool a mul by the reciprocal window counts; LpPool abs and muls (\|x\|^p) first, then sqrt or exp(log / p) (see `pool`) |
 //! | LpNormalization, InstanceNormalization, GroupNormalization, MeanVarianceNormalization | transpose (statistic axes last, only when they are not trailing), reshape to rows (GroupNormalization `[N, groups, n]`), sum of abs or squares then sqrt and realdiv (Lp), or mean, sub, mul, mean, add (eps), rsqrt, mul (MVN: sqrt, add eps to the deviation, realdiv); scale and bias reshaped to `[C, 1]` (or per group `[groups, 1]`), mul, add; reshape (and transpose) back (see `norm`) |
 //! | BatchNormalization (inference) | scale, B, mean, var reshaped to `[C, 1, ..., 1]`; add (eps), rsqrt, mul (scale), sub (mean), mul, add (B) |
+//! | LRN (windows of up to 256 channels) | mul (squares), concat (zero channels before and after), per tap a channel slice, add chain, mul, add, then sqrt (beta 0.5) or log, mul, exp; realdiv |
 //! | SpaceToDepth, DepthToSpace (DCR, CRD) | reshape to six axes, transpose, reshape |
 //! | GlobalAveragePool, GlobalMaxPool, GlobalLpPool | mean, max, or abs and muls then sum then the root, over the spatial axes as the reductions above |
 //!
@@ -143,6 +144,8 @@ pub enum Decomposition {
     Normalization,
     /// SpaceToDepth, DepthToSpace: reshape, transpose, reshape.
     DepthSpace,
+    /// Zero-padded channel slices and an add chain (see `norm`).
+    Lrn,
 }
 
 /// Graph ops `decompose` accepts and the rule for each, besides the unary elementwise ops,
@@ -157,6 +160,7 @@ pub const GRAPH_OPS: &[(&str, Decomposition)] = {
         ("BatchNormalization", D::Normalization),
         ("GroupNormalization", D::Normalization),
         ("InstanceNormalization", D::Normalization),
+        ("LRN", D::Lrn),
         ("LpNormalization", D::Normalization),
         ("MeanVarianceNormalization", D::Normalization),
         ("AveragePool", D::Pool(graph::PoolKind::Average)),
@@ -871,6 +875,7 @@ impl Builder<'_> {
             Decomposition::GlobalPool(kind) => self.global_pool(kind),
             Decomposition::Normalization => self.normalization(),
             Decomposition::DepthSpace => self.depth_space(),
+            Decomposition::Lrn => self.lrn(),
             Decomposition::LayerNormalization | Decomposition::RmsNormalization
                 if self.normalization_general()? =>
             {

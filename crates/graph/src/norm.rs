@@ -320,3 +320,73 @@ pub(crate) fn eval(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
         .collect();
     Ok(vec![out])
 }
+
+/// LRN's resolved attributes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LrnPlan {
+    /// Channels summed over.
+    pub size: usize,
+    /// Channels before (`floor((size - 1) / 2)`) and after (`ceil((size - 1) / 2)`) the
+    /// element's own in its window, which is clipped to the channels there are.
+    pub before: usize,
+    pub after: usize,
+    pub alpha: f32,
+    pub beta: f32,
+    pub bias: f32,
+}
+
+/// The plan of LRN on an input of shape `x` (N, C, ...); errors name the attribute.
+pub fn lrn_plan(
+    x: &[usize],
+    attrs: &std::collections::BTreeMap<String, crate::ir::AttrValue>,
+) -> Result<LrnPlan, String> {
+    let a = Attrs(attrs);
+    if x.len() < 2 {
+        return Err(format!(
+            "LRN needs an input of rank >= 2 (N, C, ...), got {x:?}"
+        ));
+    }
+    let size = a.opt_int("size")?.ok_or("attribute 'size' is required")?;
+    let size = usize::try_from(size)
+        .ok()
+        .filter(|&s| s > 0)
+        .ok_or_else(|| format!("attribute 'size' must be positive, got {size}"))?;
+    Ok(LrnPlan {
+        size,
+        before: (size - 1) / 2,
+        after: size / 2,
+        alpha: a.float("alpha", 1e-4)?,
+        beta: a.float("beta", 0.75)?,
+        bias: a.float("bias", 1.0)?,
+    })
+}
+
+/// LRN's output type: X's.
+pub(crate) fn lrn_infer(cx: &InferCx) -> Result<Vec<TensorType>, String> {
+    need_float(cx.op, cx.x)?;
+    lrn_plan(&cx.x.shape, &cx.node.attrs)?;
+    Ok(vec![TensorType::new(cx.x.dtype, cx.x.shape.clone())])
+}
+
+/// LRN: each element over `(bias + alpha / size * sum of squares in its channel
+/// window)^beta`.
+pub(crate) fn lrn_eval(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
+    let x = cx.x;
+    let p = lrn_plan(&x.shape, cx.a.0)?;
+    let c = x.shape[1];
+    let inner: usize = x.shape[2..].iter().product();
+    let out = (0..x.data.len())
+        .map(|i| {
+            let (ch, k) = ((i / inner.max(1)) % c, i % inner.max(1));
+            let base = i - ch * inner - k;
+            let lo = ch.saturating_sub(p.before);
+            let hi = (ch + p.after).min(c - 1);
+            let ss: f64 = (lo..=hi)
+                .map(|j| f64::from(x.data[base + j * inner + k]).powi(2))
+                .sum();
+            let d = f64::from(p.bias) + f64::from(p.alpha) / p.size as f64 * ss;
+            (f64::from(x.data[i]) / d.powf(f64::from(p.beta))) as f32
+        })
+        .collect();
+    Ok(vec![out])
+}

@@ -568,6 +568,15 @@ op_table! {
         .with_attrs(&[attr("axes", IS, "[0, 2, 3]")])
         .with_notes("(x - mean) / (sqrt(variance) + 1e-9) over axes")
         .v(&[9, 13]),
+    LRN => op(X, norm::lrn_infer, norm::lrn_eval)
+        .with_attrs(&[
+            attr("size", I, "required"),
+            attr("alpha", F, "0.0001"),
+            attr("beta", F, "0.75"),
+            attr("bias", F, "1.0"),
+        ])
+        .with_notes("x / (bias + alpha / size * sum of x^2 over the size channels around)^beta, the window clipped at the edges")
+        .v(&[13]),
     SimplifiedLayerNormalization => op(&[req("X"), req("scale")], infer::layer_norm, eval::layer_norm)
         .with_attrs(&[attr("axis", I, "-1"), attr("epsilon", F, "1e-5")])
         .with_onnx(&[

@@ -555,6 +555,19 @@ fn cases() -> Vec<Case> {
             &[1, 2, 2, 2],
             &[0., 1., 2., 3., 4., 5., 6., 7.],
         ),
+        case(
+            "lrn over 3 channels, clipped at the edges",
+            "LRN",
+            vec![f(&[1, 3, 1, 1], &[1., 2., 2.])],
+            vec![
+                ("size", int(3)),
+                ("alpha", float(3.)),
+                ("beta", float(1.)),
+                ("bias", float(1.)),
+            ],
+            &[1, 3, 1, 1],
+            &[0.166_666_67, 0.2, 0.222_222_22],
+        ),
         // --- softmax, gemm
         case(
             "softmax last axis",

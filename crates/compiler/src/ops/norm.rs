@@ -7,7 +7,8 @@
 //! statistics then broadcast back over the row, per-channel scale and bias are reshaped
 //! to `[C, 1]` to broadcast against the `[N, C, n]` view, and the result is reshaped (and
 //! transposed) back. BatchNormalization has no statistic: its per-channel parameters are
-//! reshaped to `[C, 1, ..., 1]` and it is elementwise.
+//! reshaped to `[C, 1, ..., 1]` and it is elementwise. LRN sums squares over a window of
+//! channels: zero channels padded on both sides, one channel slice per tap, an add chain.
 
 use super::*;
 
@@ -206,5 +207,87 @@ impl Builder<'_> {
             )
         };
         self.reshaped(&format!("{step}_shaped"), p, shape, None)
+    }
+}
+
+/// Most channels one LRN window is lowered with (one slice and add each).
+const MAX_LRN_TAPS: usize = 256;
+
+impl Builder<'_> {
+    /// LRN: the squares padded with zero channels on both sides (concat), one channel
+    /// slice per window tap, an add chain, then `x / (bias + alpha / size * sum)^beta`
+    /// with the power as sqrt for 0.5 and as `exp(beta log d)` otherwise.
+    pub(super) fn lrn(&mut self) -> Result<(), CompileError> {
+        let (x, y) = (self.input(0)?, self.output()?);
+        let xt = self.ty(&x)?;
+        if !xt.dtype.is_float() {
+            return Err(self.err(format!(
+                "LRN of {} is not lowered: device ops compute on float types",
+                xt.dtype
+            )));
+        }
+        let p = graph::lrn_plan(&xt.shape, &self.node.attrs).map_err(|e| self.err(e))?;
+        if p.size > MAX_LRN_TAPS {
+            return Err(self.err(format!(
+                "LRN over {} channels; at most {MAX_LRN_TAPS} are lowered",
+                p.size
+            )));
+        }
+        let dt = xt.dtype;
+        let c = xt.shape[1];
+        let sq = self.ew("square", Binary::Mul, vec![x.clone(), x.clone()], &xt, None);
+        let mut parts = Vec::new();
+        for (side, n) in [("before", p.before), ("square", 0), ("after", p.after)] {
+            if side == "square" {
+                parts.push(sq.clone());
+            } else if n > 0 {
+                let mut shape = xt.shape.clone();
+                shape[1] = n;
+                let ty = TensorType { dtype: dt, shape };
+                parts.push(self.constant(&format!("pad_{side}"), ty, graph::InitSpec::Zeros));
+            }
+        }
+        let padded = if parts.len() == 1 {
+            sq
+        } else {
+            let mut shape = xt.shape.clone();
+            shape[1] = c + p.before + p.after;
+            let ty = TensorType { dtype: dt, shape };
+            let out = self.temp("padded", ty.clone());
+            self.push_op(
+                Some("padded"),
+                Movement::Concat,
+                parts,
+                vec![out.clone()],
+                pointwise_iteration(&ty.shape),
+                &[("axis", vec![1])],
+            );
+            out
+        };
+        let mut sum: Option<String> = None;
+        for j in 0..p.size {
+            let tap = self.sliced(&format!("window_{j}"), padded.clone(), 1, j, c, 1, None)?;
+            sum = Some(match sum {
+                None => tap,
+                Some(s) => self.ew(&format!("sum_{j}"), Binary::Add, vec![s, tap], &xt, None),
+            });
+        }
+        let ss = sum.ok_or_else(|| self.err("LRN with an empty window"))?;
+        let k = self.scalar("alpha_over_size", dt, p.alpha / p.size as f32);
+        let m = self.ew("scaled", Binary::Mul, vec![ss, k], &xt, None);
+        let b = self.scalar("bias", dt, p.bias);
+        let d = self.ew("base", Binary::Add, vec![m, b], &xt, None);
+        let pw = if p.beta == 1.0 {
+            d
+        } else if p.beta == 0.5 {
+            self.ew("power", Unary::Sqrt, vec![d], &xt, None)
+        } else {
+            let l = self.ew("log", Unary::Log, vec![d], &xt, None);
+            let be = self.scalar("beta", dt, p.beta);
+            let e = self.ew("times_beta", Binary::Mul, vec![l, be], &xt, None);
+            self.ew("power", Unary::Exp, vec![e], &xt, None)
+        };
+        self.ew("normalize", Binary::RealDiv, vec![x, pw], &xt, Some(y));
+        Ok(())
     }
 }
