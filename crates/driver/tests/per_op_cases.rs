@@ -110,3 +110,30 @@ fn the_skip_list_names_real_cases() {
         assert!(names.iter().any(|c| c == n), "{n} is not a case ({why})");
     }
 }
+
+/// Forms no onnxruntime case can hold (so none is in `tests/graph/ops/`), run through the
+/// whole pipeline against the reference: GroupNormalization's opset-18 per-group scale and
+/// bias, which onnxruntime reads only as opset 21's per-channel ones.
+#[test]
+fn forms_without_an_onnxruntime_case_match_the_reference() {
+    let cases = [(
+        "groupnorm_per_group_scale",
+        r#"{"format": "spyre-graph", "version": 1, "name": "groupnorm_per_group_scale",
+            "inputs": [{"name": "x", "dtype": "f32", "shape": [2, 6, 3, 3]}],
+            "initializers": [
+                {"name": "s", "dtype": "f32", "shape": [3], "data": [0.5, -1.5, 2.0]},
+                {"name": "b", "dtype": "f32", "shape": [3], "data": [0.1, 0.0, -0.3]}],
+            "nodes": [{"name": "gn", "op": "GroupNormalization", "inputs": ["x", "s", "b"],
+                       "outputs": ["y"], "attrs": {"num_groups": 3, "epsilon": 0.001}}],
+            "outputs": ["y"]}"#,
+    )];
+    for (name, source) in cases {
+        let r = run_pipeline(source, &format!("{name}.json"), &PipelineOptions::default())
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(
+            r.run.passed,
+            "{name}: out of tolerance: {:?}",
+            r.run.outputs
+        );
+    }
+}
