@@ -1504,19 +1504,25 @@ impl Builder<'_> {
         Ok(())
     }
 
-    /// A running sum of the `parts`, left to right, into a new temporary.
-    fn sum_chain(&mut self, step: &str, parts: Vec<String>) -> Result<String, CompileError> {
+    /// A left-to-right chain of `kind` over `parts` (a running sum, a running maximum)
+    /// into a new temporary; the part itself when there is one.
+    pub(super) fn chain(
+        &mut self,
+        step: &str,
+        kind: Binary,
+        parts: Vec<String>,
+    ) -> Result<String, CompileError> {
         let mut it = parts.into_iter();
         let mut acc = it
             .next()
-            .ok_or_else(|| self.err("nothing to sum (a kernel of size 0)"))?;
+            .ok_or_else(|| self.err("nothing to combine (a kernel of size 0)"))?;
         for (j, p) in it.enumerate() {
             let ty = self.ty(&acc)?;
             let name = format!("{step}_{}", j + 1);
             let s = self.temp(&name, ty.clone());
             self.push(
                 Some(&name),
-                Binary::Add,
+                kind,
                 vec![acc, p],
                 s.clone(),
                 pointwise_iteration(&ty.shape),
@@ -1620,7 +1626,7 @@ impl Builder<'_> {
                 );
                 taps.push(p);
             }
-            self.sum_chain("sum", taps)?
+            self.chain("sum", Binary::Add, taps)?
         } else {
             let mg = m / group;
             let mut groups = Vec::new();
@@ -1654,7 +1660,7 @@ impl Builder<'_> {
                     self.matmul(wj, window, p.clone(), Some(&name))?;
                     taps.push(p);
                 }
-                groups.push(self.sum_chain(&format!("sum_{g}"), taps)?);
+                groups.push(self.chain(&format!("sum_{g}"), Binary::Add, taps)?);
             }
             if groups.len() == 1 {
                 groups.remove(0)

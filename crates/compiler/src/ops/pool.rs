@@ -256,34 +256,6 @@ impl Builder<'_> {
         }
     }
 
-    /// A left-to-right chain of `kind` over `parts` into a new temporary (the part itself
-    /// when there is one).
-    fn chain(
-        &mut self,
-        step: &str,
-        kind: Binary,
-        parts: Vec<String>,
-    ) -> Result<String, CompileError> {
-        let mut it = parts.into_iter();
-        let mut acc = it
-            .next()
-            .ok_or_else(|| self.err("nothing to combine (a kernel of size 0)"))?;
-        for (j, p) in it.enumerate() {
-            let ty = self.ty(&acc)?;
-            let name = format!("{step}_{}", j + 1);
-            let s = self.temp(&name, ty.clone());
-            self.push(
-                Some(&name),
-                kind,
-                vec![acc, p],
-                s.clone(),
-                pointwise_iteration(&ty.shape),
-            );
-            acc = s;
-        }
-        Ok(acc)
-    }
-
     /// Makes `cur` the node's output `y`: the step that produced it writes `y` instead, or,
     /// when `cur` is the node's input itself (or no step of this node made it), a copy.
     fn finish(&mut self, input: &str, cur: String, y: String) -> Result<(), CompileError> {
