@@ -1163,11 +1163,12 @@ pub(crate) fn global_pool(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
     let x = cx.x;
     let rows = numel(x.shape.get(..2).unwrap_or(&[]));
     let len = numel(x.shape.get(2..).unwrap_or(&[]));
-    let p = crate::infer::global_lp_exponent(&cx.a)?;
+    let p = crate::ops::lp_exponent(&cx.a)?;
+    let kind = crate::infer::pool_kind(cx.kind);
     let mut out = Vec::with_capacity(rows);
     for r in 0..rows {
         let row = chunk(&x.data, r * len, len)?;
-        out.push(match crate::infer::pool_kind(cx.kind) {
+        out.push(match kind {
             PoolKind::Max => row.iter().fold(f32::NEG_INFINITY, |mut m, &v| {
                 fold_max(&mut m, v);
                 m

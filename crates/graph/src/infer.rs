@@ -578,19 +578,10 @@ pub(crate) fn global_pool(cx: &InferCx) -> Result<Vec<TensorType>, String> {
             x.shape
         ));
     }
-    global_lp_exponent(&cx.a)?;
+    crate::ops::lp_exponent(&cx.a)?;
     let mut shape = x.shape.clone();
     shape[2..].fill(1);
     one(x.dtype, shape)
-}
-
-/// GlobalLpPool's `p` (2 when absent), checked as LpPool's.
-pub(crate) fn global_lp_exponent(a: &Attrs) -> Result<u32, String> {
-    let p = a.int("p", 2)?;
-    u32::try_from(p)
-        .ok()
-        .filter(|&p| (1..=64).contains(&p))
-        .ok_or_else(|| format!("'p' must be an integer from 1 to 64, got {p}"))
 }
 
 /// TopK.

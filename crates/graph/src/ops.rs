@@ -604,6 +604,15 @@ impl PoolPlan {
     }
 }
 
+/// LpPool's and GlobalLpPool's `p` (2 when absent), an integer from 1 to 64.
+pub(crate) fn lp_exponent(a: &Attrs) -> Result<u32, String> {
+    let p = a.int("p", 2)?;
+    u32::try_from(p)
+        .ok()
+        .filter(|&p| (1..=64).contains(&p))
+        .ok_or_else(|| format!("'p' must be an integer from 1 to 64, got {p}"))
+}
+
 /// Most taps a pooling window may have; a larger one is surely a mistake in the model.
 const MAX_POOL_TAPS: usize = 1 << 20;
 
@@ -692,13 +701,7 @@ pub fn pool_plan(
     let count_include_pad = a.flag("count_include_pad", false)?;
     a.flag("storage_order", false)?;
     let p = match kind {
-        PoolKind::Lp => {
-            let p = a.int("p", 2)?;
-            u32::try_from(p)
-                .ok()
-                .filter(|&p| (1..=64).contains(&p))
-                .ok_or_else(|| format!("'p' must be an integer from 1 to 64, got {p}"))?
-        }
+        PoolKind::Lp => lp_exponent(&a)?,
         _ => 2,
     };
     let mut axes = Vec::with_capacity(k);
