@@ -268,11 +268,7 @@ fn convert(model: &ModelProto, files: &Arc<dyn ExternalFiles>) -> Result<Graph, 
             Some("Dropout") => {
                 dropout_inference(np, &consts).map_err(nerr)?;
                 // Rare (a mask output at all), so the graph is searched only then.
-                let read = |m: &String| {
-                    g.node.iter().any(|n| n.input.contains(m))
-                        || g.output.iter().any(|o| &o.name == m)
-                };
-                if let Some(mask) = np.output.get(1).filter(|m| !m.is_empty() && read(m)) {
+                if let Some(mask) = np.output.get(1).filter(|m| is_read(g, m)) {
                     return Err(nerr(format!(
                         "its mask output '{mask}' is read; this loader reads Dropout in inference mode, as its input passed through, without a mask"
                     )));
@@ -308,10 +304,7 @@ fn convert(model: &ModelProto, files: &Arc<dyn ExternalFiles>) -> Result<Graph, 
         }
         if is_default(&np.domain) && np.op_type == "MaxPool" {
             // Rare (the argmax positions at all), so the graph is searched only then.
-            let read = |m: &String| {
-                g.node.iter().any(|n| n.input.contains(m)) || g.output.iter().any(|o| &o.name == m)
-            };
-            if let Some(indices) = np.output.get(1).filter(|m| !m.is_empty() && read(m)) {
+            if let Some(indices) = np.output.get(1).filter(|m| is_read(g, m)) {
                 return Err(nerr(format!(
                     "its Indices output '{indices}' is read; this loader reads MaxPool's Y only, not the positions of the maxima"
                 )));
@@ -844,6 +837,14 @@ fn map_node(
         outputs: np.output.clone(),
         attrs,
     })
+}
+
+/// Whether the optional output `name` (empty when omitted) is read by a node of `g` or is
+/// one of its outputs.
+fn is_read(g: &crate::onnx::proto::GraphProto, name: &str) -> bool {
+    !name.is_empty()
+        && (g.node.iter().any(|n| n.input.iter().any(|i| i == name))
+            || g.output.iter().any(|o| o.name == name))
 }
 
 /// Whether a Dropout node runs in inference mode, where its output is its input: its
