@@ -21,7 +21,7 @@ fn constant(e: &AffineExpr, syms: &[i64]) -> Option<i64> {
         AffineExpr::Sym(i) => syms.get(*i).copied(),
         AffineExpr::Const(c) => Some(*c),
         AffineExpr::Add(a, b) => constant(a, syms)?.checked_add(constant(b, syms)?),
-        AffineExpr::Mul(a, b) => constant(a, syms)?.checked_mul(constant(b, syms)?),
+        AffineExpr::Mul(a, b) => mul(constant(a, syms)?, constant(b, syms)?),
         AffineExpr::FloorDiv(a, b) | AffineExpr::CeilDiv(a, b) | AffineExpr::Mod(a, b) => {
             // Of constants, the expression's own semantics; of dimensions, not linear.
             constant(a, syms)?;
@@ -46,7 +46,7 @@ fn accumulate(
             *c = c.checked_add(scale)?;
         }
         AffineExpr::Sym(_) | AffineExpr::Const(_) => {
-            let v = constant(e, syms)?.checked_mul(scale)?;
+            let v = mul(constant(e, syms)?, scale)?;
             *constant_term = constant_term.checked_add(v)?;
         }
         AffineExpr::Add(a, b) => {
@@ -59,14 +59,26 @@ fn accumulate(
                 (None, Some(k)) => (k, a),
                 (None, None) => return None,
             };
-            accumulate(x, scale.checked_mul(k)?, coefs, constant_term, syms)?;
+            accumulate(x, mul(scale, k)?, coefs, constant_term, syms)?;
         }
         AffineExpr::FloorDiv(..) | AffineExpr::CeilDiv(..) | AffineExpr::Mod(..) => {
-            let v = constant(e, syms)?.checked_mul(scale)?;
+            let v = mul(constant(e, syms)?, scale)?;
             *constant_term = constant_term.checked_add(v)?;
         }
     }
     Some(())
+}
+
+/// `a * b`, `None` when it overflows `i64`. Factors that fit in 32 bits cannot overflow,
+/// and their product is one multiplication; in WebAssembly a checked 64-bit product is a
+/// call to a 128-bit multiplication, which box tests did for every coefficient.
+#[inline(always)]
+fn mul(a: i64, b: i64) -> Option<i64> {
+    if i64::from(a as i32) == a && i64::from(b as i32) == b {
+        Some(a * b)
+    } else {
+        a.checked_mul(b)
+    }
 }
 
 /// The smallest and largest values of `constant + coefs . x` over the box `lo..=hi`;
@@ -74,7 +86,7 @@ fn accumulate(
 pub(crate) fn range(coefs: &[i64], constant: i64, lo: &[i64], hi: &[i64]) -> Option<(i64, i64)> {
     let (mut min, mut max) = (constant, constant);
     for ((c, l), h) in coefs.iter().zip(lo).zip(hi) {
-        let (a, b) = (c.checked_mul(*l)?, c.checked_mul(*h)?);
+        let (a, b) = (mul(*c, *l)?, mul(*c, *h)?);
         min = min.checked_add(a.min(b))?;
         max = max.checked_add(a.max(b))?;
     }

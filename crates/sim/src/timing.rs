@@ -1578,7 +1578,7 @@ impl Sim<'_> {
             for (_, flow) in self.flows.0.iter_mut() {
                 if flow.rate > 0.0 {
                     flow.drain_at = self.now + flow.remaining / flow.rate;
-                    next = next.min(flow.drain_at);
+                    next = min_time(next, flow.drain_at);
                 } else {
                     flow.drain_at = f64::INFINITY;
                 }
@@ -1589,15 +1589,15 @@ impl Sim<'_> {
                     total: self.tasks.len(),
                 });
             }
-            let next = next.max(self.now);
+            let next = max_time(next, self.now);
             let dt = next - self.now;
 
             // Advance flows; collect those that drain at `next`.
-            let tolerance = 1e-12 * next.abs().max(1.0);
+            let tolerance = 1e-12 * max_time(next.abs(), 1.0);
             let mut drained = std::mem::take(&mut self.scratch.drained);
             drained.clear();
             for (id, flow) in self.flows.0.iter_mut() {
-                flow.remaining = (flow.remaining - flow.rate * dt).max(0.0);
+                flow.remaining = max_time(flow.remaining - flow.rate * dt, 0.0);
                 if flow.drain_at <= next + tolerance || flow.remaining <= 1e-9 {
                     drained.push(*id);
                 }
@@ -1760,7 +1760,7 @@ impl Sim<'_> {
             let mut share = f64::INFINITY;
             for (r, &c) in count.iter().enumerate() {
                 if c > 0 {
-                    share = share.min(cap[r].max(0.0) / c as f64);
+                    share = min_time(share, max_time(cap[r], 0.0) / c as f64);
                 }
             }
             if !share.is_finite() {
@@ -1768,10 +1768,9 @@ impl Sim<'_> {
             }
             bottleneck.clear();
             bottleneck.extend(
-                count
-                    .iter()
-                    .enumerate()
-                    .map(|(r, &c)| c > 0 && cap[r].max(0.0) / c as f64 <= share * (1.0 + 1e-12)),
+                count.iter().enumerate().map(|(r, &c)| {
+                    c > 0 && max_time(cap[r], 0.0) / c as f64 <= share * (1.0 + 1e-12)
+                }),
             );
             let mut progressed = false;
             for (i, &id) in ids.iter().enumerate() {
@@ -1848,6 +1847,29 @@ impl Sim<'_> {
                 self.rates_truncated = true;
             }
         }
+    }
+}
+
+/// The smaller of two times or rates, neither NaN. `f64::min` returns the other operand
+/// when one is NaN, which WebAssembly's `f64.min` does not do, so there it is a call to a
+/// library function; the event loop takes thousands of these per step, and a compare and
+/// select is what they need.
+#[inline(always)]
+fn min_time(a: f64, b: f64) -> f64 {
+    if b < a {
+        b
+    } else {
+        a
+    }
+}
+
+/// The larger of two times or rates, neither NaN (see [`min_time`]).
+#[inline(always)]
+fn max_time(a: f64, b: f64) -> f64 {
+    if b > a {
+        b
+    } else {
+        a
     }
 }
 
