@@ -750,8 +750,14 @@ impl ValueSummary {
                 nans += 1;
                 continue;
             }
-            min = min.min(v);
-            max = max.max(v);
+            // Compare and select: `f32::min` and `max` handle NaN (excluded above), which
+            // in WebAssembly makes each a library call.
+            if v < min {
+                min = v;
+            }
+            if v > max {
+                max = v;
+            }
             sum += f64::from(v);
         }
         let counted = data.len() - nans;
@@ -1139,9 +1145,17 @@ pub fn compare(name: &str, want: &Tensor, got: &[f32]) -> OutputCheck {
         if d.is_nan() || w.is_infinite() || g.is_infinite() || d > atol + rtol * w.abs() {
             passed = false;
         }
-        max_abs = max_abs.max(if d.is_nan() { f64::INFINITY } else { d });
+        // Compare and select, as in `ValueSummary::of`: a NaN difference counts as an
+        // infinite absolute error and leaves the relative one as it was.
+        let abs = if d.is_nan() { f64::INFINITY } else { d };
+        if abs > max_abs {
+            max_abs = abs;
+        }
         if w.abs() > 1e-6 {
-            max_rel = max_rel.max(d / w.abs());
+            let rel = d / w.abs();
+            if rel > max_rel {
+                max_rel = rel;
+            }
         }
     }
     OutputCheck {
