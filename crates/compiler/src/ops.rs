@@ -468,6 +468,21 @@ impl Builder<'_> {
         }
     }
 
+    /// Input `i` and its type, refused unless a float type: the ops that lower a whole
+    /// node by float arithmetic (pooling, the normalisations) check it up front, naming
+    /// the node.
+    fn float_input(&self, i: usize) -> Result<(String, TensorType), CompileError> {
+        let x = self.input(i)?;
+        let xt = self.ty(&x)?;
+        if !xt.dtype.is_float() {
+            return Err(self.err(format!(
+                "{} of {} is not lowered: device ops compute on float types",
+                self.node.op, xt.dtype
+            )));
+        }
+        Ok((x, xt))
+    }
+
     fn output(&self) -> Result<String, CompileError> {
         match self.node.outputs.first() {
             Some(s) if !s.is_empty() => Ok(s.clone()),

@@ -62,7 +62,7 @@ pub use onnx::{
     load_onnx, load_onnx_with_files, load_tensor_proto, tensor_proto_bytes, to_onnx,
     FOLDED_OPS as ONNX_FOLDED_OPS, MAX_OPSET as ONNX_MAX_OPSET, MIN_OPSET as ONNX_MIN_OPSET,
 };
-pub use ops::{einsum_plan, pool_plan, EinsumPlan, PoolAxis, PoolKind, PoolPlan};
+pub use ops::{einsum_plan, lp_pool_exponent, pool_plan, EinsumPlan, PoolAxis, PoolKind, PoolPlan};
 pub use paged::{check_batch as check_paged_batch, PagedDims, PagedSequence, QueryLayout};
 pub use rng::{random_inputs, SplitMix64, MAX_MATERIALISED_ELEMENTS};
 pub use spec::{

@@ -613,6 +613,12 @@ pub(crate) fn lp_exponent(a: &Attrs) -> Result<u32, String> {
         .ok_or_else(|| format!("'p' must be an integer from 1 to 64, got {p}"))
 }
 
+/// [`lp_exponent`] for a node's attribute map: the check the device lowering of
+/// GlobalLpPool shares with the reference.
+pub fn lp_pool_exponent(attrs: &BTreeMap<String, AttrValue>) -> Result<u32, String> {
+    lp_exponent(&Attrs(attrs))
+}
+
 /// Most taps a pooling window may have; a larger one is surely a mistake in the model.
 const MAX_POOL_TAPS: usize = 1 << 20;
 

@@ -16,14 +16,7 @@ impl Builder<'_> {
     /// Lowers one normalisation node (see the module doc).
     pub(super) fn normalization(&mut self) -> Result<(), CompileError> {
         let op = self.node.op.clone();
-        let (x, y) = (self.input(0)?, self.output()?);
-        let xt = self.ty(&x)?;
-        if !xt.dtype.is_float() {
-            return Err(self.err(format!(
-                "{op} of {} is not lowered: device ops compute on float types",
-                xt.dtype
-            )));
-        }
+        let ((x, xt), y) = (self.float_input(0)?, self.output()?);
         let has_scale = matches!(
             op.as_str(),
             "BatchNormalization" | "InstanceNormalization" | "GroupNormalization"
@@ -218,14 +211,7 @@ impl Builder<'_> {
     /// slice per window tap, an add chain, then `x / (bias + alpha / size * sum)^beta`
     /// with the power as sqrt for 0.5 and as `exp(beta log d)` otherwise.
     pub(super) fn lrn(&mut self) -> Result<(), CompileError> {
-        let (x, y) = (self.input(0)?, self.output()?);
-        let xt = self.ty(&x)?;
-        if !xt.dtype.is_float() {
-            return Err(self.err(format!(
-                "LRN of {} is not lowered: device ops compute on float types",
-                xt.dtype
-            )));
-        }
+        let ((x, xt), y) = (self.float_input(0)?, self.output()?);
         let p = graph::lrn_plan(&xt.shape, &self.node.attrs).map_err(|e| self.err(e))?;
         if p.size > MAX_LRN_TAPS {
             return Err(self.err(format!(

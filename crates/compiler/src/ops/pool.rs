@@ -20,15 +20,8 @@ const MAX_POOL_SLICES: usize = 256;
 impl Builder<'_> {
     /// MaxPool, AveragePool, LpPool (see the module doc).
     pub(super) fn pool(&mut self, kind: PoolKind) -> Result<(), CompileError> {
-        let (x, y) = (self.input(0)?, self.output()?);
-        let xt = self.ty(&x)?;
+        let ((x, xt), y) = (self.float_input(0)?, self.output()?);
         let op = self.node.op.clone();
-        if !xt.dtype.is_float() {
-            return Err(self.err(format!(
-                "{op} of {} is not lowered: device ops compute on float types",
-                xt.dtype
-            )));
-        }
         let plan = graph::pool_plan(kind, &xt.shape, &self.node.attrs).map_err(|e| self.err(e))?;
         let slices: usize = plan.axes.iter().map(|a| a.kernel).sum();
         if slices > MAX_POOL_SLICES {
@@ -157,11 +150,7 @@ impl Builder<'_> {
             PoolKind::Max => self.reduce_axes_into(Reduction::Max, x, y, axes, true),
             PoolKind::Average => self.reduce_axes_into(Reduction::Mean, x, y, axes, true),
             PoolKind::Lp => {
-                let p = self.int_attr("p", 2)?;
-                let p = u32::try_from(p)
-                    .ok()
-                    .filter(|&p| (1..=64).contains(&p))
-                    .ok_or_else(|| self.err(format!("'p' must be from 1 to 64, got {p}")))?;
+                let p = graph::lp_pool_exponent(&self.node.attrs).map_err(|e| self.err(e))?;
                 let powered = self.abs_power("power", x, p)?;
                 let sum = self.temp("sum", yt);
                 self.reduce_axes_into(Reduction::Sum, powered, sum.clone(), axes, true)?;
