@@ -1163,8 +1163,12 @@ pub(crate) fn global_pool(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
     let x = cx.x;
     let rows = numel(x.shape.get(..2).unwrap_or(&[]));
     let len = numel(x.shape.get(2..).unwrap_or(&[]));
-    let p = crate::ops::lp_exponent(&cx.a)?;
     let kind = crate::infer::pool_kind(cx.kind);
+    // Only GlobalLpPool has an exponent.
+    let p = match kind {
+        PoolKind::Lp => crate::ops::lp_exponent(&cx.a)?,
+        _ => 1,
+    };
     let mut out = Vec::with_capacity(rows);
     for r in 0..rows {
         let row = chunk(&x.data, r * len, len)?;

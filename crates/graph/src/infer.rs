@@ -578,7 +578,9 @@ pub(crate) fn global_pool(cx: &InferCx) -> Result<Vec<TensorType>, String> {
             x.shape
         ));
     }
-    crate::ops::lp_exponent(&cx.a)?;
+    if pool_kind(cx.kind) == PoolKind::Lp {
+        crate::ops::lp_exponent(&cx.a)?;
+    }
     let mut shape = x.shape.clone();
     shape[2..].fill(1);
     one(x.dtype, shape)
