@@ -57,7 +57,7 @@ pub use ir::{
     MAX_GRAPH_NODES,
 };
 pub use json::{load_json, to_json, FORMAT, VERSION};
-pub use norm::{lrn_plan, norm_plan, LrnPlan, NormPlan, MVN_EPSILON};
+pub use norm::{lrn_plan, norm_has_scale, norm_plan, LrnPlan, NormPlan, MVN_EPSILON};
 pub use onnx::{
     load_onnx, load_onnx_with_files, load_tensor_proto, tensor_proto_bytes, to_onnx,
     FOLDED_OPS as ONNX_FOLDED_OPS, MAX_OPSET as ONNX_MAX_OPSET, MIN_OPSET as ONNX_MIN_OPSET,

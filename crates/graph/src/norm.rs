@@ -136,6 +136,12 @@ fn scale_shape(kind: OpKind) -> bool {
     )
 }
 
+/// Whether normalisation op `op` (its graph name) takes scale and bias (inputs 1 and 2):
+/// what [`norm_plan`]'s `scale` is given for.
+pub fn norm_has_scale(op: &str) -> bool {
+    OpKind::from_name(op).is_some_and(scale_shape)
+}
+
 /// Output types of the normalisations: X's.
 pub(crate) fn infer(cx: &InferCx) -> Result<Vec<TensorType>, String> {
     let (op, x) = (cx.op, cx.x);

@@ -17,10 +17,7 @@ impl Builder<'_> {
     pub(super) fn normalization(&mut self) -> Result<(), CompileError> {
         let op = self.node.op.clone();
         let ((x, xt), y) = (self.float_input(0)?, self.output()?);
-        let has_scale = matches!(
-            op.as_str(),
-            "BatchNormalization" | "InstanceNormalization" | "GroupNormalization"
-        );
+        let has_scale = graph::norm_has_scale(&op);
         let scale_shape = if has_scale {
             Some(self.ty(&self.input(1)?)?.shape)
         } else {
