@@ -128,6 +128,11 @@ export interface RunOptions {
   kvAlign?: number;
   /** Model graphs: padding rule, the alignment of decode-only batches (default 1). */
   decodeAlign?: number;
+  /**
+   * Leave the pass snapshot texts out of the result (`passesApart`), for `fillPasses` to give
+   * when a view asks: the worker's runs for the page set it, the page never does.
+   */
+  textsApart?: boolean;
 }
 
 /**

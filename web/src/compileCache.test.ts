@@ -5,15 +5,16 @@ import { describe, expect, it } from "vitest";
 import type { SpyreModule, SpyreSession, WasmRun } from "./api";
 import { type CompileCache, usableEntry } from "./compileCache";
 import { digestRun } from "./digest";
-import { createHandler, KEEP_TEXTS_ABOVE, keepTexts } from "./handler";
+import { createHandler, KEEP_TEXTS_ABOVE } from "./handler";
 import type { PassTexts, RunResult, WireRunResult } from "./protocol";
 import { runStatusText } from "./runStatus";
 import { minimalResult, pageResult } from "./testResult";
 
 /**
  * A graph session whose compile uses the armed bytes when they read "good", leaving the pass
- * texts apart; `fillPasses` reads them from the snapshots entry given when it reads "snaps"
- * (else it compiles them again).
+ * texts apart in the store; `fillPasses` reads them from the snapshots entry given when it
+ * reads "snaps" (else it compiles them again). A run asked for `textsApart` keeps its texts
+ * back, as the wasm session does, and `fillPasses` gives them.
  */
 function session(log: string[]): SpyreSession {
   let armed: Uint8Array | undefined | null = null;
@@ -24,7 +25,8 @@ function session(log: string[]): SpyreSession {
   const text = (b: Uint8Array | undefined): string => (b ? new TextDecoder().decode(b) : "");
   return {
     kind: "graph",
-    run: () => {
+    run: (options) => {
+      const textsApart = (options as { textsApart?: boolean } | undefined)?.textsApart === true;
       if (armed === null) outcome = "off";
       else if (text(armed) === "good") outcome = "hit";
       else {
@@ -36,7 +38,7 @@ function session(log: string[]): SpyreSession {
       armed = null;
       apart = outcome === "hit";
       const r = minimalResult();
-      return apart
+      return apart || textsApart
         ? { ...r, passesApart: true, passes: r.passes.map((p) => ({ ...p, text: null })) }
         : r;
     },
@@ -204,38 +206,21 @@ describe("compile cache", () => {
     expect(log.slice(-2)).toEqual(["snapshots read with the artifact", "run hit"]);
   });
 
-  it("holds back all of a run's texts when together they pass the limit, none otherwise", () => {
-    const passes = [
-      { name: "a", title: "A", text: "12345", data: { x: 1 } },
-      { name: "b", title: "B", text: null, data: null },
-      { name: "c", title: "C", text: "678", data: null },
-    ];
-    expect(keepTexts(passes, 8)).toEqual({ passes, kept: null });
-    const held = keepTexts(passes, 7);
-    expect(held.passes.map((p) => [p.name, p.text, p.data])).toEqual([
-      ["a", null, { x: 1 }],
-      ["b", null, null],
-      ["c", null, null],
-    ]);
-    expect(held.kept).toEqual([
-      { name: "a", text: "12345" },
-      { name: "c", text: "678" },
-    ]);
-    expect(passes[0]?.text).toBe("12345");
-  });
-
-  it("keeps a big run's pass texts in the worker until a view asks, then gives them", async () => {
+  it("leaves the pass texts of the run on screen in the session until a view asks", async () => {
     const log: string[] = [];
     const big = "x".repeat(KEEP_TEXTS_ABOVE);
     const m = module(log);
     const open = m.open;
+    const asked: unknown[] = [];
     // The session's run also snapshots a bundle over the limit.
     m.open = (...args) => {
       const s = open(...args);
       const runIt = s.run.bind(s);
       s.run = (o, p) => {
+        asked.push(o);
         const r = runIt(o, p) as WasmRun;
-        const sdsc = { name: "sdsc", title: "SDSC", text: big, data: null };
+        const apart = (o as { textsApart?: boolean }).textsApart === true;
+        const sdsc = { name: "sdsc", title: "SDSC", text: apart ? null : big, data: null };
         return { ...r, passes: [...r.passes, sdsc] };
       };
       const fill = s.fillPasses?.bind(s);
@@ -248,6 +233,7 @@ describe("compile cache", () => {
     const handle = createHandler(async () => m);
     const res = await handle({ id: 1, method: "run", params: run });
     const r = res.ok ? (res.result as WireRunResult) : null;
+    expect(asked).toEqual([{ textsApart: true }]);
     expect(r?.result.passesApart).toBe(true);
     expect(r?.result.passes.map((p) => [p.name, p.text])).toEqual([
       ["ktir", null],
@@ -258,24 +244,31 @@ describe("compile cache", () => {
       const t = res.ok ? (res.result as PassTexts) : null;
       return (t?.texts ?? []).map((x) => [x.name, x.text.length]);
     };
-    // Only the texts asked for, each given once from what the worker held back.
+    // Together over the limit: only the texts asked for, from the session.
     expect(await ask(2, ["ktir"])).toEqual([["ktir", "func.func @k() {}".length]]);
     expect(await ask(3, ["sdsc"])).toEqual([["sdsc", big.length]]);
-    expect(log).toEqual(["run off"]);
-    // Asked again, the session gives them.
-    expect(await ask(4, ["sdsc"])).toEqual([["sdsc", big.length]]);
-    expect(log).toEqual(["run off", "fill none"]);
+    expect(log).toEqual(["run off", "fill none", "fill none"]);
     // The next run's texts, all at once.
     await handle({ id: 5, method: "run", params: run });
     expect(await ask(6)).toEqual([
       ["ktir", "func.func @k() {}".length],
       ["sdsc", big.length],
     ]);
-    expect(log).toEqual(["run off", "fill none", "run off"]);
     // A run aside (compare mode) carries its texts: the page asks only of the run on screen.
     const aside = await handle({ id: 7, method: "run", params: { ...run, aside: true } });
     const a = aside.ok ? (aside.result as WireRunResult) : null;
+    expect(asked.at(-1)).toEqual({});
     expect(a?.result.passes.find((p) => p.name === "sdsc")?.text).toBe(big);
+  });
+
+  it("gives every text of a run whose texts are small, so the next pass needs no trip", async () => {
+    const log: string[] = [];
+    const handle = createHandler(async () => module(log));
+    await handle({ id: 1, method: "run", params: run });
+    const res = await handle({ id: 2, method: "passTexts", params: { names: ["none-such"] } });
+    const t = res.ok ? (res.result as PassTexts) : null;
+    expect(t?.texts.map((x) => x.name)).toEqual(["ktir"]);
+    expect(t?.sdscLines).toEqual([{ op: "k", lines: { from: 1, to: 2 } }]);
   });
 
   it("runs without the cache, quietly, when the store fails", async () => {

@@ -6,8 +6,6 @@ import type {
   Diagnostic,
   KtirInputs,
   NamedBytes,
-  PassSnapshot,
-  PassText,
   RunOptions,
   RunProgress,
   SpyreModule,
@@ -283,29 +281,11 @@ async function storeArtifact(
 }
 
 /**
- * Pass texts longer than this in all (characters) stay in the worker until a view asks for
- * them (`passTexts`): a full model's snapshots run to some 100 MB (the SDSC bundle alone is
- * 73 MB), and copying them into the page with the result held its thread for about 200 ms
- * before the graph could draw. A smaller run's texts go with it, so its Passes view needs
- * no second trip.
+ * A `passTexts` answer whose texts together are no longer than this (characters) gives every
+ * text of the run, so the next pass shown needs no second trip; a longer one (a full model's
+ * snapshots run to some 100 MB, the SDSC bundle alone 73 MB) gives only those asked for.
  */
 export const KEEP_TEXTS_ABOVE = 4_000_000;
-
-/**
- * The passes of a run as sent, and the texts kept back: all of them when their total passes
- * `KEEP_TEXTS_ABOVE`, none otherwise.
- */
-export function keepTexts(
-  passes: readonly PassSnapshot[],
-  above = KEEP_TEXTS_ABOVE,
-): { passes: PassSnapshot[]; kept: PassText[] | null } {
-  const total = passes.reduce((n, p) => n + (p.text?.length ?? 0), 0);
-  if (total <= above) return { passes: [...passes], kept: null };
-  return {
-    passes: passes.map((p) => ({ ...p, text: null })),
-    kept: passes.flatMap((p) => (p.text === null ? [] : [{ name: p.name, text: p.text }])),
-  };
-}
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: false });
@@ -352,9 +332,6 @@ export function createHandler(
     session: SpyreSession;
     cacheKey: string | null;
   } | null = null;
-  // The pass texts of the run on screen held back from its result (`keepTexts`), given to
-  // the page when a view asks, then dropped (the session can give them again).
-  let keptTexts: { session: SpyreSession; texts: PassText[] } | null = null;
   const runSession = async (
     m: SpyreModule,
     bytes: Uint8Array,
@@ -373,9 +350,11 @@ export function createHandler(
       const reading = performance.now();
       const key = store ? await armCache(session, options, store, notes) : null;
       const readMs = performance.now() - reading;
-      const raw = data
-        ? runWithData(session, options, data, progress)
-        : session.run(options, progress);
+      // The run on screen leaves its pass texts in the session until a view asks for them
+      // (`passTexts`): most runs are never read pass by pass, and copying the texts out was
+      // a tenth of handing the result over. A run aside (compare mode) carries its own.
+      const given: RunOptions = aside ? options : { ...options, textsApart: true };
+      const raw = data ? runWithData(session, given, data, progress) : session.run(given, progress);
       if (!aside)
         last = {
           key: JSON.stringify([fileName, options]),
@@ -476,14 +455,9 @@ export function createHandler(
           // page seconds to rebuild.
           // The passes' data goes as text and the kernels' events packed, read on the page when
           // a view first reads them.
-          // A big run's pass texts wait here until a view asks for them.
-          const sent = req.params.aside === true ? null : keepTexts(result.passes);
-          if (req.params.aside !== true)
-            keptTexts = sent?.kept ? { session, texts: sent.kept } : null;
           const wire = {
             ...result,
-            passesApart: result.passesApart || (sent?.kept ?? null) !== null,
-            passes: (sent?.passes ?? result.passes).map(sendPass),
+            passes: result.passes.map(sendPass),
             sourceMap: sendKernels(result.sourceMap),
             run: {
               ...result.run,
@@ -527,16 +501,6 @@ export function createHandler(
           if (!last) throw new Error("nothing has run yet");
           const names = req.params.names;
           const wanted = (name: string): boolean => names === undefined || names.includes(name);
-          const kept = keptTexts?.session === last.session ? keptTexts : null;
-          if (kept) {
-            // Each text held back is given once (the page keeps it; the session can give it
-            // again), and with no SDSC lines: those came with the run.
-            const given = kept.texts.filter((t) => wanted(t.name));
-            kept.texts = kept.texts.filter((t) => !wanted(t.name));
-            if (kept.texts.length === 0) keptTexts = null;
-            if (names === undefined || names.every((n) => given.some((t) => t.name === n)))
-              return { id: req.id, ok: true, result: { texts: given, sdscLines: [] } };
-          }
           const all = await fillPassTexts(last.session, last.cacheKey, cacheFor(m));
           // Small texts go together (as with a run), so the next pass shown needs no trip.
           const size = all.texts.reduce((n, t) => n + t.text.length, 0);

@@ -20,10 +20,35 @@ fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsError> {
 /// A run as JavaScript, its events as columns (`EventColumns` on the page): one typed array
 /// per field, not one object per event. A large run's 200,000 event objects took longer to
 /// build, and then to pack into columns again, than the rest of its result.
-fn run_to_js(run: &mut driver::Run) -> Result<JsValue, JsValue> {
+///
+/// With `texts_apart`, the pass snapshot texts stay here (`text: null`, `passesApart: true`)
+/// until [`Session::fill_passes`] gives them: copying them into JavaScript strings was about
+/// a third of the handoff, for views that may never be opened.
+fn run_to_js(run: &mut driver::Run, texts_apart: bool) -> Result<JsValue, JsValue> {
     let events = std::mem::take(&mut run.run.events);
+    // The KTIR pass's text stays when a KTIR edit ran in its place: the page tells the edit
+    // from the module as compiled at once. Otherwise it is `ktir`, which the result carries.
+    let texts: Vec<Option<String>> = if texts_apart {
+        run.passes
+            .iter_mut()
+            .map(|p| match p.text.as_deref() {
+                Some(t) if p.name == "ktir" && t != run.ktir => None,
+                _ => p.text.take(),
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let apart_before = run.passes_apart;
+    run.passes_apart |= texts_apart && texts.iter().any(Option::is_some);
     let value = to_js(&*run);
     run.run.events = events;
+    run.passes_apart = apart_before;
+    for (pass, text) in run.passes.iter_mut().zip(texts) {
+        if text.is_some() {
+            pass.text = text;
+        }
+    }
     let value = value?;
     let inner = js_sys::Reflect::get(&value, &JsValue::from_str("run"))?;
     js_sys::Reflect::set(
@@ -182,6 +207,10 @@ struct RunOptions {
     attention_block: Option<usize>,
     /// Model graphs: double-buffer the loads of time loops (default true).
     double_buffer: Option<bool>,
+    /// Leave the pass snapshot texts out of the result (default false): the passes come with
+    /// `text: null` and `passesApart: true`, and [`Session::fill_passes`] gives the texts
+    /// when a view asks for them.
+    texts_apart: Option<bool>,
     /// Model graphs: fuse runs of elementwise ops into one kernel (default true).
     fuse: Option<bool>,
     /// Model graphs: also run tensor-parallel over this many cards (`--tp`; 1 or absent:
@@ -523,8 +552,9 @@ impl Session {
     ) -> Result<JsValue, JsValue> {
         let o = run_options(options)?;
         let tp = tp_options(&o)?;
+        let apart = o.texts_apart.unwrap_or(false);
         let opts = driver_options(o)?;
-        self.run_now(&opts, tp.as_ref(), progress)
+        self.run_now(&opts, tp.as_ref(), apart, progress)
     }
 
     /// What a run of this KTIR module takes (`KtirInputs` in the generated types: buffers
@@ -557,6 +587,7 @@ impl Session {
     ) -> Result<JsValue, JsValue> {
         let o = run_options(options)?;
         let tp = tp_options(&o)?;
+        let apart = o.texts_apart.unwrap_or(false);
         let mut opts = driver_options(o)?;
         let given = pairs(names, &files)?;
         let source = self.inner.ktir_source().ok_or_else(|| {
@@ -575,7 +606,7 @@ impl Session {
                 .map_err(|e| about_input(structured_error(e), &file.0, "input"))?;
             opts.buffers.extend(values);
         }
-        self.run_now(&opts, tp.as_ref(), progress)
+        self.run_now(&opts, tp.as_ref(), apart, progress)
     }
 
     /// What a run of this model graph takes and gives (`{ inputs, outputs }`, each a list
@@ -627,6 +658,7 @@ impl Session {
     ) -> Result<JsValue, JsValue> {
         let o = run_options(options)?;
         let tp = tp_options(&o)?;
+        let apart = o.texts_apart.unwrap_or(false);
         let mut opts = driver_options(o)?;
         let (graph_inputs, graph_outputs): (Vec<String>, Vec<String>) = match self.inner.graph() {
             Some(g) => (
@@ -672,7 +704,7 @@ impl Session {
                 }
             }
         }
-        self.run_now(&opts, tp.as_ref(), progress)
+        self.run_now(&opts, tp.as_ref(), apart, progress)
     }
 
     /// A graph output of the last run as `.npy` bytes, for download.
@@ -714,6 +746,7 @@ impl Session {
         &mut self,
         opts: &driver::RunOptions,
         tp: Option<&driver::TpOptions>,
+        texts_apart: bool,
         progress: Option<js_sys::Function>,
     ) -> Result<JsValue, JsValue> {
         use driver::compiler::artifact_cache::ArtifactOutcome as O;
@@ -762,7 +795,7 @@ impl Session {
             }
         };
         let value = match self.inner.last_run_mut() {
-            Some(run) => run_to_js(run)?,
+            Some(run) => run_to_js(run, texts_apart)?,
             None => JsValue::UNDEFINED,
         };
         if self.inner.graph().is_some() {

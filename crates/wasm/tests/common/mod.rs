@@ -272,6 +272,83 @@ fn a_pipeline_trace_is_chrome_trace_json() {
     assert!(events.length() > 32);
 }
 
+#[wasm_bindgen_test]
+fn a_run_with_texts_apart_gives_its_pass_texts_when_asked() {
+    let src = wasm::example_source("matmul_add")
+        .map_err(JsValue::from)
+        .unwrap();
+    let texts = |passes: &JsValue| -> Vec<(String, Option<String>)> {
+        js_sys::Array::from(passes)
+            .iter()
+            .map(|p| {
+                (
+                    get(&p, "name").as_string().unwrap(),
+                    get(&p, "text").as_string(),
+                )
+            })
+            .collect()
+    };
+    let mut with = wasm::Session::new(src.as_bytes(), "matmul_add.json").unwrap();
+    let full = with.run(JsValue::UNDEFINED, None).unwrap();
+    assert_eq!(get(&full, "passesApart").as_bool(), Some(false));
+    let full_texts = texts(&get(&full, "passes"));
+    assert!(full_texts.iter().filter(|(_, t)| t.is_some()).count() >= 3);
+
+    let o = js_sys::Object::new();
+    Reflect::set(&o, &JsValue::from_str("textsApart"), &JsValue::TRUE).unwrap();
+    let mut session = wasm::Session::new(src.as_bytes(), "matmul_add.json").unwrap();
+    let apart = session.run(o.into(), None).unwrap();
+    assert_eq!(get(&apart, "passesApart").as_bool(), Some(true));
+    let apart_texts = texts(&get(&apart, "passes"));
+    assert!(apart_texts.iter().all(|(_, t)| t.is_none()));
+    // The same run otherwise: cycles, and every pass's data.
+    assert_eq!(
+        get(&get(&full, "run"), "totalCycles").as_f64(),
+        get(&get(&apart, "run"), "totalCycles").as_f64()
+    );
+    // Asked for, the texts are those a run with its texts carries.
+    let filled = session.fill_passes(None).unwrap();
+    assert_eq!(get(&filled, "outcome").as_string().as_deref(), Some("none"));
+    let given: Vec<(String, Option<String>)> = js_sys::Array::from(&get(&filled, "texts"))
+        .iter()
+        .map(|t| {
+            (
+                get(&t, "name").as_string().unwrap(),
+                get(&t, "text").as_string(),
+            )
+        })
+        .collect();
+    let expected: Vec<(String, Option<String>)> = full_texts
+        .into_iter()
+        .filter(|(_, t)| t.is_some())
+        .collect();
+    assert_eq!(given, expected);
+    // And again: the session keeps them.
+    let again = session.fill_passes(None).unwrap();
+    assert_eq!(
+        js_sys::Array::from(&get(&again, "texts")).length() as usize,
+        expected.len()
+    );
+    // A KTIR edit's run keeps the module as compiled, which its `ktir` (the edit) is not.
+    let compiled = expected
+        .iter()
+        .find(|(n, _)| n == "ktir")
+        .and_then(|(_, t)| t.clone())
+        .unwrap();
+    let edit = format!("{compiled}\n// reviewed\n");
+    let o = js_sys::Object::new();
+    Reflect::set(&o, &JsValue::from_str("textsApart"), &JsValue::TRUE).unwrap();
+    Reflect::set(&o, &JsValue::from_str("ktir"), &JsValue::from_str(&edit)).unwrap();
+    let edited = session.run(o.into(), None).unwrap();
+    assert_eq!(get(&edited, "ktir").as_string(), Some(edit));
+    for (name, text) in texts(&get(&edited, "passes")) {
+        assert_eq!(text.is_some(), name == "ktir", "{name}");
+        if name == "ktir" {
+            assert_eq!(text.as_deref(), Some(compiled.as_str()));
+        }
+    }
+}
+
 fn timing_only() -> JsValue {
     let o = js_sys::Object::new();
     Reflect::set(&o, &JsValue::from_str("timingOnly"), &JsValue::TRUE).unwrap();
