@@ -98,20 +98,8 @@ impl<'s> KernelCache<'s> {
     }
 }
 
-/// The key of the kernel of device op `op` (see the module doc).
-pub(crate) fn kernel_key(
-    c: &Compilation,
-    op: &DeviceOp,
-    index: usize,
-    kernel: &Kernel,
-    held: u64,
-    double_buffer: bool,
-) -> String {
-    key_of(c, op, index, kernel, held, double_buffer, true)
-}
-
-/// [`kernel_key`] without the work division's rule, which explains the division in
-/// words naming the op's tensors: the key of everything a kernel's time plan is chosen
+/// The kernel key of [`kernel_and_plan_keys`] without the work division's rule, which
+/// explains the division in words naming the op's tensors: the key of everything a kernel's time plan is chosen
 /// from, alike for the same kernel in every layer of a model.
 pub(crate) fn plan_key(
     c: &Compilation,
@@ -121,48 +109,82 @@ pub(crate) fn plan_key(
     held: u64,
     double_buffer: bool,
 ) -> String {
-    key_of(c, op, index, kernel, held, double_buffer, false)
+    hex(&spec_hasher(c, op, index, kernel, held, double_buffer).finalize())
 }
 
-fn key_of(
+/// The key of the kernel of device op `op` (see the module doc), and its [`plan_key`]: the
+/// spec they share is written and hashed once.
+pub(crate) fn kernel_and_plan_keys(
     c: &Compilation,
     op: &DeviceOp,
     index: usize,
     kernel: &Kernel,
     held: u64,
     double_buffer: bool,
-    with_rule: bool,
-) -> String {
-    let mut spec = format!(
-        "spyre-kernel v1 compiler {COMPILER_VERSION}\nop {:?}\niteration {:?}\nattrs {:?}\nheld {held}\ndouble_buffer {double_buffer}\ntarget {:?}\n",
+) -> (String, String) {
+    let hasher = spec_hasher(c, op, index, kernel, held, double_buffer);
+    let plan = hex(&hasher.clone().finalize());
+    let rule = c.divisions.get(index).map_or("", |d| d.rule.as_str());
+    let kernel = hex(&hasher.chain_update(format!("rule {rule}\n")).finalize());
+    (kernel, plan)
+}
+
+/// A SHA-256 over the op spec of the module doc, all but the division's rule.
+fn spec_hasher(
+    c: &Compilation,
+    op: &DeviceOp,
+    index: usize,
+    kernel: &Kernel,
+    held: u64,
+    double_buffer: bool,
+) -> Sha256 {
+    use std::fmt::Write;
+    // One buffer written in place: the spec is formatted for every kernel of a compile, and
+    // separate `format!`s per line were most of the keys' cost in WebAssembly.
+    let mut spec = String::with_capacity(1024);
+    let _ = write!(
+        spec,
+        "spyre-kernel v2 compiler {COMPILER_VERSION}\nop {:?}\niteration {:?}\nattrs {:?}\nheld {held}\ndouble_buffer {double_buffer}\ntarget {:?}\n",
         op.kind, op.iteration, op.attrs, c.target
     );
     if let Some(d) = c.divisions.get(index) {
-        let rule = if with_rule { d.rule.as_str() } else { "" };
-        spec.push_str(&format!(
-            "division {:?} {} {:?} {rule}\n",
+        let _ = writeln!(
+            spec,
+            "division {:?} {} {:?}",
             d.splits, d.cores_used, d.core_to_slice
-        ));
+        );
     }
     let names: Vec<&String> = op.inputs.iter().chain(&op.outputs).collect();
     for (i, t) in names.iter().enumerate() {
         // Operands by position; a repeated tensor names its first position.
         let first = names.iter().position(|n| n == t).unwrap_or(i);
-        // A DRAM tensor's offset is its launch argument, not part of the kernel.
-        let placement = match c.placements.get(*t) {
-            Some(crate::Placement::Dram { .. }) | None => "dram".to_string(),
-            Some(p) => format!("{p:?}"),
-        };
-        spec.push_str(&format!(
-            "operand {i} same_as {first} role {} layout {:?} type {:?} placement {placement} arg {:?}\n",
+        let _ = write!(
+            spec,
+            "operand {i} same_as {first} role {} layout {:?} type {:?} placement ",
             c.role_of(t),
             c.layouts.get(*t),
             c.types.get(*t),
-            kernel.args.iter().position(|a| a == *t)
-        ));
+        );
+        // A DRAM tensor's offset is its launch argument, not part of the kernel.
+        match c.placements.get(*t) {
+            Some(crate::Placement::Dram { .. }) | None => spec.push_str("dram"),
+            Some(p) => {
+                let _ = write!(spec, "{p:?}");
+            }
+        }
+        let _ = writeln!(spec, " arg {:?}", kernel.args.iter().position(|a| a == *t));
     }
-    let digest = Sha256::digest(spec.as_bytes());
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    Sha256::new_with_prefix(spec.as_bytes())
+}
+
+/// A digest as lowercase hex.
+fn hex(digest: &[u8]) -> String {
+    use std::fmt::Write;
+    let mut out = String::with_capacity(2 * digest.len());
+    for b in digest {
+        let _ = write!(out, "{b:02x}");
+    }
+    out
 }
 
 /// Somewhere whole compile artifacts outlive a compile (the CLI's directory, the page's
@@ -199,10 +221,6 @@ impl std::io::Write for HashWriter {
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
     }
-}
-
-fn hex(digest: &[u8]) -> String {
-    digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The key of a whole compile: the SHA-256 of the graph's canonical serialisation (its

@@ -171,9 +171,20 @@ pub(crate) fn lower_with(
         } else {
             let op = &c.ops[i];
             let held_i = held.get(i).copied().unwrap_or(0);
-            let key = cache.as_ref().map(|_| {
-                crate::artifact_cache::kernel_key(c, op, i, &kernel, held_i, double_buffer)
-            });
+            let (key, plan_key) = match cache {
+                Some(_) => {
+                    let (kernel_key, plan_key) = crate::artifact_cache::kernel_and_plan_keys(
+                        c,
+                        op,
+                        i,
+                        &kernel,
+                        held_i,
+                        double_buffer,
+                    );
+                    (Some(kernel_key), Some(plan_key))
+                }
+                None => (None, None),
+            };
             let reused = match (cache.as_deref_mut(), &key) {
                 (Some(cache), Some(key)) => cache.lookup(key, &kernel.func),
                 _ => None,
@@ -181,8 +192,9 @@ pub(crate) fn lower_with(
             let func = match reused {
                 Some(f) => f,
                 None => {
-                    let plan_key =
-                        crate::artifact_cache::plan_key(c, op, i, &kernel, held_i, double_buffer);
+                    let plan_key = plan_key.unwrap_or_else(|| {
+                        crate::artifact_cache::plan_key(c, op, i, &kernel, held_i, double_buffer)
+                    });
                     let func = tiling::emit_kernel_with(
                         c,
                         op,

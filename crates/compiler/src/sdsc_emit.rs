@@ -151,10 +151,10 @@ fn emit_op(c: &Compilation, op: &DeviceOp, div: &WorkDivision) -> Result<SuperDs
                 }
                 Placement::Scratchpad { offset, .. } => *offset,
             };
-            addr.insert(format!("[{core}, 0, 0]"), a.to_string());
+            addr.push_new(format!("[{core}, 0, 0]"), a.to_string());
             let di = l.device_index_of(&origin);
             for (j, m) in coord_starts.iter_mut().enumerate() {
-                m.insert(core_key(core), di[j].to_string());
+                m.push_new(core_key(core), di[j].to_string());
             }
         }
         let mut coord = OrderedMap::new();
@@ -290,7 +290,7 @@ fn emit_op(c: &Compilation, op: &DeviceOp, div: &WorkDivision) -> Result<SuperDs
             .zip(sl)
             .map(|(l, &x)| (l.to_string(), x as u64))
             .collect();
-        slices.insert(core_key(core), m);
+        slices.push_new(core_key(core), m);
     }
     Ok(SuperDsc {
         core_fold_prop: FoldProperty::new(cores, "core"),

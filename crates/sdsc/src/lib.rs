@@ -45,6 +45,14 @@ impl<V> OrderedMap<V> {
             self.0.push((key, value));
         }
     }
+    /// Appends an entry whose key is known to be new (one per core, counted up), without
+    /// the search [`OrderedMap::insert`] makes: filling a map of every core that way is
+    /// quadratic in the cores.
+    pub fn push_new(&mut self, key: impl Into<String>, value: V) {
+        let key = key.into();
+        debug_assert!(self.get(&key).is_none(), "key {key} is already in the map");
+        self.0.push((key, value));
+    }
     pub fn get(&self, key: &str) -> Option<&V> {
         self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
     }
