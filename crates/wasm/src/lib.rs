@@ -76,7 +76,10 @@ fn event_columns(events: &[driver::EventView]) -> Result<JsValue, JsValue> {
     let mut op = Vec::with_capacity(n);
     let mut line = Vec::with_capacity(n);
     let mut ops = Vec::new();
-    let mut op_index: std::collections::HashMap<&str, u32> = std::collections::HashMap::new();
+    // foldhash, not SipHash: the op of every event is looked up, 200,000 times in a big run,
+    // and the names are the program's own.
+    let mut op_index: std::collections::HashMap<&str, u32, foldhash::fast::RandomState> =
+        std::collections::HashMap::default();
     let stop = |s: Option<usize>| s.map_or(-1, |s| i32::try_from(s).unwrap_or(-1));
     for e in events {
         unit.push(e.unit.index() as u8);
