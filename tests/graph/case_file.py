@@ -18,11 +18,55 @@ and keeps `expected` while the graph and seed are unchanged; make_expected.py wr
 `expected`. Both go through `write` so the layout stays one.
 """
 import json
+import struct
 
 SEED = 42
 RULE = ("graph::random_inputs(graph, seed): uniform in [-1, 1), rounded to each dtype; "
         "an integer input used as Gather indices is uniform in [0, n) of the gathered axis "
         "(SplitMix64, seed + 1); see crates/graph/tests/common/mod.rs, test_inputs")
+
+
+MASK = (1 << 64) - 1
+GAMMA = 0x9E3779B97F4A7C15
+
+
+class SplitMix64:
+    """graph::rng::SplitMix64, for scripts that compute a case's expected outputs
+    themselves (an op onnxruntime does not have) from the same inputs the Rust side draws."""
+
+    def __init__(self, seed):
+        self.state = seed & MASK
+
+    def next_u64(self):
+        self.state = (self.state + GAMMA) & MASK
+        z = self.state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
+        return z ^ (z >> 31)
+
+    def next_f64(self):
+        return (self.next_u64() >> 11) * (1.0 / (1 << 53))
+
+
+def f32(v):
+    """`v` rounded to f32."""
+    return struct.unpack("f", struct.pack("f", v))[0]
+
+
+def f16(v):
+    """`v` rounded to f16 (through f32, as the Rust side rounds)."""
+    return struct.unpack("e", struct.pack("e", f32(v)))[0]
+
+
+def uniform(seed, low, high, n, dtype):
+    """An initializer's `{"uniform": {seed, low, high}}` values, as graph::rng::uniform draws
+    them: `low + (high - low) u` in f64, then f32, then the dtype."""
+    rng = SplitMix64(seed)
+    out = []
+    for _ in range(n):
+        v = f32(low + (high - low) * rng.next_f64())
+        out.append(f16(v) if dtype == "f16" else v)
+    return out
 
 
 def _graph_lines(g, pad):

@@ -83,6 +83,11 @@ def write_op_case(name, r):
     case = case_file.read(path)
     if case is None:
         raise SystemExit(f"{name}: no case file {path}")
+    # Ops onnxruntime lacks have their outputs from a script of their own (the producer).
+    producer = case.get("expected", {}).get("producer", "")
+    if producer and not producer.startswith("onnxruntime"):
+        print(f"{name}: kept the outputs of {producer}")
+        return
     expected = {k: v for k, v in r.items() if k != "case"}
     seed = case.get("test_inputs", {}).get("seed", case_file.SEED)
     case_file.write(path, case["graph"], expected, seed)

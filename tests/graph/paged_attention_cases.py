@@ -10,34 +10,11 @@ sequence's tokens read page by page through the block table. Rerun after editing
 """
 import math
 import os
-import struct
 
 import case_file
+from case_file import SplitMix64, f32
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-MASK = (1 << 64) - 1
-GAMMA = 0x9E3779B97F4A7C15
-
-
-class SplitMix64:
-    def __init__(self, seed):
-        self.state = seed & MASK
-
-    def next_u64(self):
-        self.state = (self.state + GAMMA) & MASK
-        z = self.state
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
-        return z ^ (z >> 31)
-
-    def next_f64(self):
-        return (self.next_u64() >> 11) * (1.0 / (1 << 53))
-
-
-def f32(v):
-    return struct.unpack("f", struct.pack("f", v))[0]
-
-
 def case(name, desc, b, q, hq, hkv, d, nb, bs, tables, lens):
     """`q`: new tokens per sequence, or a list of them for a packed batch (the query
     `[tokens, heads, dim]` with a `query_lens` input)."""

@@ -5,7 +5,7 @@
 //! | MatMul (batch dims broadcast; a 1-D operand as numpy: a row or a column) | batchmatmul (reshapes around it for 1-D operands) |
 //! | Gemm (any transA, transB, alpha, beta) | transpose (transA / transB), batchmatmul, mul (alpha, beta), add (when C is given) |
 //! | Add, Sub, Mul, Div, Max, Min (2+ inputs chain) | add, sub, mul, realdiv, maximum, minimum |
-//! | unary elementwise ops ([`Unary`] lists them with their graph op names) | same name, lowercase (Gelu's `approximate = "tanh"` as the attribute `approximate = [1]`) |
+//! | unary elementwise ops ([`Unary`] lists them with their graph op names) | same name, lowercase (Gelu's `approximate = "tanh"` as the attribute `approximate = [1]`; Silu with an `alpha` other than 1, ONNX's Swish, as mul, sigmoid, mul) |
 //! | Cast (any dtype to any) | to_dtype |
 //! | Equal, Greater, Less | equal, greater, lesser (bool result) |
 //! | Where | where |
@@ -602,6 +602,12 @@ impl Builder<'_> {
     /// One elementwise op of one operand (`to_dtype` included).
     fn unary(&mut self, kind: DeviceOpKind) -> Result<(), CompileError> {
         let (x, y) = (self.input(0)?, self.output()?);
+        // Swish with another alpha than SiLU's 1 has no device op of its own.
+        if kind == DeviceOpKind::Unary(Unary::Silu) && self.float_attr("alpha", 1.0)? != 1.0 {
+            let ty = self.ty(&y)?;
+            self.swish(x, &ty, Some(y))?;
+            return Ok(());
+        }
         let it = pointwise_iteration(&self.ty(&y)?.shape);
         self.push(None, kind, vec![x], y, it);
         // Gelu's tanh approximation travels as `approximate = [1]`.

@@ -889,6 +889,18 @@ pub(crate) fn softplus(x: f32) -> f32 {
     x.max(0.0) + (-x.abs()).exp().ln_1p()
 }
 
+/// Swish (Silu): `x sigmoid(alpha x)`, alpha 1 by default.
+pub(crate) fn swish(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
+    let alpha = cx.a.float("alpha", 1.0)?;
+    cx.map(|v| v * sigmoid(alpha * v))
+}
+
+/// SwiGLU: `A sigmoid(alpha A) B`, computed in f32 and rounded once, as every node is.
+pub(crate) fn swiglu(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
+    let alpha = cx.a.float("alpha", 1.0)?;
+    cx.zip(|a, b| a * sigmoid(alpha * a) * b)
+}
+
 /// Mish: `x tanh(softplus(x))`.
 pub(crate) fn mish(x: f32) -> f32 {
     x * softplus(x).tanh()

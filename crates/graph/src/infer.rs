@@ -112,6 +112,22 @@ pub(crate) fn prelu(c: &InferCx) -> Result<Vec<TensorType>, String> {
     one(d, x.shape.clone())
 }
 
+/// Two float inputs of one dtype and one shape (no broadcasting), an output like them
+/// (SwiGLU).
+pub(crate) fn same_shape_float(c: &InferCx) -> Result<Vec<TensorType>, String> {
+    let (op, x) = (c.op, c.x);
+    let y = c.get(1)?;
+    let d = same_dtype(op, &[x, y])?;
+    need_float(op, x)?;
+    if x.shape != y.shape {
+        return Err(format!(
+            "{op}: A {:?} and B {:?} must have the same shape (no broadcasting)",
+            x.shape, y.shape
+        ));
+    }
+    one(d, x.shape.clone())
+}
+
 /// Pow: broadcasting; the exponent may have another dtype.
 pub(crate) fn pow(c: &InferCx) -> Result<Vec<TensorType>, String> {
     let (op, x) = (c.op, c.x);

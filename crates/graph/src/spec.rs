@@ -496,10 +496,17 @@ op_table! {
         .with_onnx(&[onnx("", "Gelu", 20), onnx("com.microsoft", "Gelu", 1)])
         .with_notes("float dtypes; exact (erf) or tanh approximation")
         .v(&[20]),
-    Silu => float_unary(|c| c.map(|v| v * eval::sigmoid(v)))
+    Silu => float_unary(eval::swish)
+        .with_attrs(&[attr("alpha", F, "1.0")])
         .with_onnx(&[onnx_lenient("Swish", 24)])
-        .with_notes("float dtypes; x * sigmoid(x) (ONNX Swish with alpha 1)")
+        .with_notes("float dtypes; x * sigmoid(alpha x) (ONNX Swish; SiLU at alpha 1)")
         .v(&[24]),
+    SwiGlu => op(&[req("A"), req("B")], infer::same_shape_float, eval::swiglu)
+        .with_attrs(&[attr("alpha", F, "1.0")])
+        .with_onnx(&[onnx("", "SwiGLU", 28)])
+        .with_notes("float dtypes, A and B of one shape (no broadcasting); A * sigmoid(alpha A) * B")
+        .v(&[28])
+        .reads_all(),
     Softplus => float_unary(|c| c.map(eval::softplus))
         .v(&[1, 22]),
     Pow => op(&[req("X"), req("Y")], infer::pow, |c| c.zip(f32::powf))

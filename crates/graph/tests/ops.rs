@@ -357,6 +357,32 @@ fn cases() -> Vec<Case> {
             &[3],
             &[-0.303_401_47, 0., 0.865_098_4],
         ),
+        // x sigmoid(alpha x) from the definition, sigmoid(2) = 0.880797 and sigmoid(-2)
+        // = 0.119203; SwiGLU is that of A times B.
+        case(
+            "swish alpha 2",
+            "Silu",
+            vec![f(&[3], &[-1., 0., 1.])],
+            vec![("alpha", float(2.))],
+            &[3],
+            &[-0.119_202_92, 0., 0.880_797_1],
+        ),
+        case(
+            "swiglu",
+            "SwiGlu",
+            vec![f(&[3], &[-1., 0., 2.]), f(&[3], &[2., 3., 0.5])],
+            vec![],
+            &[3],
+            &[-0.537_882_85, 0., 0.880_797_1],
+        ),
+        case(
+            "swiglu alpha 0.5",
+            "SwiGlu",
+            vec![f(&[2], &[2., -3.]), f(&[2], &[1., 2.])],
+            vec![("alpha", float(0.5))],
+            &[2],
+            &[1.462_117_2, -1.094_553_1],
+        ),
         case(
             "tan",
             "Tan",
@@ -1658,6 +1684,13 @@ fn inference_errors() {
             vec![],
             1,
             "rank >= 3",
+        ),
+        (
+            "SwiGlu",
+            vec![f(&[3], &[1., -2., 3.]), f(&[2, 3], &M6)],
+            vec![],
+            1,
+            "must have the same shape (no broadcasting)",
         ),
         (
             "PRelu",

@@ -17,6 +17,7 @@
 //! | Clip | maximum, minimum |
 //! | HardSigmoid, HardSwish, LeakyRelu, Elu, Selu, Celu, ThresholdedRelu, PRelu, Softsign, Shrink | mul, add, maximum, minimum, lesser, greater, where, exp, abs, realdiv |
 //! | Mish | softplus, tanh, mul |
+//! | SwiGlu | silu of A (alpha 1) or A sigmoid(alpha A) (mul, sigmoid, mul), mul by B |
 //! | Tan | in f32: Sin's and Cos's steps on the same input, realdiv |
 //! | Sinh, Cosh | in f32: (exp x -/+ exp(-x)) / 2 (neg, exp, sub / add, mul) |
 //! | Asinh, Acosh, Atanh | in f32: sign(x) log(\|x\| + sqrt(x^2 + 1)); log(x + sqrt(x^2 - 1)); log((1 + x) / (1 - x)) / 2 (abs, mul, add, sub, sqrt, log, realdiv, lesser, neg, where) |
@@ -80,6 +81,7 @@ pub enum Composite {
     Atan,
     Hardmax,
     Mish,
+    SwiGlu,
 }
 
 /// Graph op names of the composites.
@@ -130,6 +132,7 @@ pub const COMPOSITES: &[(&str, Composite)] = {
         ("Sinh", C::Sinh),
         ("Softsign", C::Softsign),
         ("Sum", C::Sum),
+        ("SwiGlu", C::SwiGlu),
         ("Tan", C::Tan),
         ("ThresholdedRelu", C::ThresholdedRelu),
         ("Xor", C::Xor),
@@ -183,6 +186,24 @@ impl Builder<'_> {
             pointwise_iteration(&ty.shape),
         );
         y
+    }
+
+    /// `x sigmoid(alpha x)` with the node's `alpha` (default 1), of type `ty`, into `out`
+    /// when given: the device's silu at alpha 1, else mul, sigmoid, mul.
+    pub(super) fn swish(
+        &mut self,
+        x: String,
+        ty: &TensorType,
+        out: Option<String>,
+    ) -> Result<String, CompileError> {
+        let alpha = self.float_attr("alpha", 1.0)?;
+        if alpha == 1.0 {
+            return Ok(self.ew("silu", Unary::Silu, vec![x], ty, out));
+        }
+        let a = self.scalar("alpha", ty.dtype, alpha);
+        let ax = self.ew("alpha_x", Binary::Mul, vec![x.clone(), a], ty, None);
+        let s = self.ew("sigmoid", Unary::Sigmoid, vec![ax], ty, None);
+        Ok(self.ew("swish", Binary::Mul, vec![x, s], ty, out))
     }
 
     /// A copy of `x` into `y` (a reshape to the same shape).
@@ -320,6 +341,13 @@ impl Builder<'_> {
                 let sp = self.ew("softplus", Unary::Softplus, vec![x.clone()], &yt, None);
                 let t = self.ew("tanh", Unary::Tanh, vec![sp], &yt, None);
                 self.ew("mish", Binary::Mul, vec![x, t], &yt, Some(y));
+                Ok(())
+            }
+            C::SwiGlu => {
+                let (a, b, y) = (self.input(0)?, self.input(1)?, self.output()?);
+                let yt = self.ty(&y)?;
+                let gate = self.swish(a, &yt, None)?;
+                self.ew("swiglu", Binary::Mul, vec![gate, b], &yt, Some(y));
                 Ok(())
             }
             C::Sum | C::Mean => self.sum_mean(op == C::Mean),

@@ -701,10 +701,6 @@ fn drop_default(kind: OpKind, key: &str, v: &AttrValue) -> Option<Result<(), Str
         (K::Split, "num_outputs") => Some(Ok(())),
         // The softmax is computed in f32 whatever precision is asked for.
         (K::Attention, "softmax_precision") => Some(Ok(())),
-        (K::Silu, "alpha") => ok(
-            matches!(v, AttrValue::Float(x) if *x == 1.0) || is_int(1),
-            "only Swish with alpha = 1 (SiLU) is supported",
-        ),
         _ => None,
     }
 }
