@@ -431,6 +431,15 @@ case("hardmax_ties_axis1", "Hardmax over axis 1 of a 3-D input with tied maxima"
      [data("x", [2, 3, 2], [1, 2, 3, 2, 3, 2, 0, 0, 0, 0, -1, 0])])
 case("prelu", "PRelu of [2, 3, 4] values by a per-channel [3, 1] slope", [inp("x", [2, 3, 4])],
      [node("PRelu", ["x", "slope"], ["y"])], ["y"], [data("slope", [3, 1], [0.1, -0.5, 2.0])])
+case("rotary_embedding", "RotaryEmbedding of a [2, 3, 4, 8] input, caches per token", [inp("x", [2, 3, 4, 8])],
+     [node("RotaryEmbedding", ["x", "cos", "sin"], ["y"])], ["y"],
+     [uni("cos", [2, 4, 4], -1, 1, 31), uni("sin", [2, 4, 4], -1, 1, 32)])
+case("rotary_embedding_ids", "RotaryEmbedding of a [2, 5, 12] input, 2 heads, interleaved pairs of "
+     "the first 4 channels, caches picked by position id", [inp("x", [2, 5, 12])],
+     [node("RotaryEmbedding", ["x", "cos", "sin", "pos"], ["y"], interleaved=1, num_heads=2,
+           rotary_embedding_dim=4)], ["y"],
+     [uni("cos", [8, 2], -1, 1, 33), uni("sin", [8, 2], -1, 1, 34),
+      data("pos", [2, 5], [0, 1, 2, 3, 4, 7, 6, 5, 0, 0], "i64")])
 for op in ("Sum", "Mean"):
     case(op.lower() + "_variadic", f"{op} of three broadcasting inputs",
          [inp("a", [2, 3]), inp("b", [3]), inp("c", [2, 1])], [node(op, ["a", "b", "c"], ["y"])], ["y"])

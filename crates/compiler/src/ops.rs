@@ -32,6 +32,7 @@
 //! | BatchNormalization (inference) | scale, B, mean, var reshaped to `[C, 1, ..., 1]`; add (eps), rsqrt, mul (scale), sub (mean), mul, add (B) |
 //! | LRN (windows of up to 256 channels) | mul (squares), concat (zero channels before and after), per tap a channel slice, add chain, mul, add, then sqrt (beta 0.5) or log, mul, exp; realdiv |
 //! | SpaceToDepth, DepthToSpace (DCR, CRD) | reshape to six axes, transpose, reshape |
+//! | RotaryEmbedding (3-D or 4-D, halves or interleaved pairs, partial rotation, position ids) | reshape (3-D to heads), gather (cache rows by position id, ids reshaped to a vector), reshape (caches to broadcast over the heads), slices (the rotated channels, the two of each pair, strided when interleaved), mul, sub, mul, add, concat (halves; interleaved through a trailing axis of 2), concat (the channels passed through), reshape back (see `rope`) |
 //! | GlobalAveragePool, GlobalMaxPool, GlobalLpPool | mean, max, or abs and muls then sum then the root, over the spatial axes as the reductions above |
 //!
 //! Reductions (max, sum, mean) reduce the last axis and keep it with size 1; their iteration
@@ -58,6 +59,7 @@ mod kind;
 mod norm;
 mod paged;
 mod pool;
+mod rope;
 
 pub use compose::{Composite, COMPOSITES};
 pub use kind::{Binary, Category, Comparison, DeviceOpKind, Movement, Reduction, Unary};
@@ -146,6 +148,9 @@ pub enum Decomposition {
     DepthSpace,
     /// Zero-padded channel slices and an add chain (see `norm`).
     Lrn,
+    /// Slices of each head's rotated channels, muls and adds by the gathered cos and sin,
+    /// concat (see `rope`).
+    RotaryEmbedding,
 }
 
 /// Graph ops `decompose` accepts and the rule for each, besides the unary elementwise ops,
@@ -157,6 +162,7 @@ pub const GRAPH_OPS: &[(&str, Decomposition)] = {
         ("Attention", D::Attention),
         ("DepthToSpace", D::DepthSpace),
         ("SpaceToDepth", D::DepthSpace),
+        ("RotaryEmbedding", D::RotaryEmbedding),
         ("BatchNormalization", D::Normalization),
         ("GroupNormalization", D::Normalization),
         ("InstanceNormalization", D::Normalization),
@@ -897,6 +903,7 @@ impl Builder<'_> {
             Decomposition::Normalization => self.normalization(),
             Decomposition::DepthSpace => self.depth_space(),
             Decomposition::Lrn => self.lrn(),
+            Decomposition::RotaryEmbedding => self.rotary_embedding(),
             Decomposition::LayerNormalization | Decomposition::RmsNormalization
                 if self.normalization_general()? =>
             {

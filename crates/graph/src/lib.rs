@@ -45,6 +45,7 @@ mod onnx;
 mod ops;
 mod paged;
 mod rng;
+mod rope;
 mod spec;
 mod tensor;
 
@@ -65,6 +66,7 @@ pub use onnx::{
 pub use ops::{einsum_plan, lp_pool_exponent, pool_plan, EinsumPlan, PoolAxis, PoolKind, PoolPlan};
 pub use paged::{check_batch as check_paged_batch, PagedDims, PagedSequence, QueryLayout};
 pub use rng::{random_inputs, SplitMix64, MAX_MATERIALISED_ELEMENTS};
+pub use rope::{rope_plan, RopePlan};
 pub use spec::{
     did_you_mean, ops_markdown, AttrKind, AttrSpec, ConstForm, ConstInput, OnnxName, OpKind,
     OpSpec, Port, PortArity, SUPPORTED_OPS, VARIADIC,

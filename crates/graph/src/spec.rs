@@ -18,6 +18,7 @@ use crate::ir::AttrValue;
 use crate::norm;
 use crate::onnx::MIN_OPSET;
 use crate::paged;
+use crate::rope;
 use crate::tensor::TensorType;
 
 /// The kind of value an attribute holds.
@@ -501,6 +502,24 @@ op_table! {
         .with_onnx(&[onnx_lenient("Swish", 24)])
         .with_notes("float dtypes; x * sigmoid(alpha x) (ONNX Swish; SiLU at alpha 1)")
         .v(&[24]),
+    RotaryEmbedding => op(
+        &[
+            req("X [B, H, S, D] or [B, S, H*D]"),
+            req("cos_cache [B, S, R/2] or [P, R/2]"),
+            req("sin_cache"),
+            opt("position_ids [B, S]"),
+        ],
+        rope::infer,
+        rope::eval,
+    )
+        .with_attrs(&[
+            attr("interleaved", I, "0"),
+            attr("num_heads", I, "0; set for a 3-D X"),
+            attr("rotary_embedding_dim", I, "0: all of D"),
+        ])
+        .with_onnx(&[onnx("", "RotaryEmbedding", 23)])
+        .with_notes("float dtypes; each head's first R channels as pairs (halves, or neighbours when interleaved) rotated by the caches' cos and sin at the token, or at its integer position id")
+        .v(&[23]),
     SwiGlu => op(&[req("A"), req("B")], infer::same_shape_float, eval::swiglu)
         .with_attrs(&[attr("alpha", F, "1.0")])
         .with_onnx(&[onnx("", "SwiGLU", 28)])

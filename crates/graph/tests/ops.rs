@@ -383,6 +383,37 @@ fn cases() -> Vec<Case> {
             &[2],
             &[1.462_117_2, -1.094_553_1],
         ),
+        // A quarter turn (cos 0, sin 1) of the pair (1, 2) is (-2, 1); with cos 0.6 and
+        // sin 0.8, interleaved over the first 2 of 4 channels, (1, 2) turns to (-1, 2) and
+        // (3, 4) passes through.
+        case(
+            "rotary embedding quarter turn",
+            "RotaryEmbedding",
+            vec![
+                f(&[1, 1, 1, 2], &[1., 2.]),
+                f(&[1, 1, 1], &[0.]),
+                f(&[1, 1, 1], &[1.]),
+            ],
+            vec![],
+            &[1, 1, 1, 2],
+            &[-2., 1.],
+        ),
+        case(
+            "rotary embedding interleaved, partial, 3-D",
+            "RotaryEmbedding",
+            vec![
+                f(&[1, 1, 4], &[1., 2., 3., 4.]),
+                f(&[1, 1, 1], &[0.6]),
+                f(&[1, 1, 1], &[0.8]),
+            ],
+            vec![
+                ("interleaved", AttrValue::Int(1)),
+                ("num_heads", AttrValue::Int(1)),
+                ("rotary_embedding_dim", AttrValue::Int(2)),
+            ],
+            &[1, 1, 4],
+            &[-1., 2., 3., 4.],
+        ),
         case(
             "tan",
             "Tan",
@@ -1684,6 +1715,28 @@ fn inference_errors() {
             vec![],
             1,
             "rank >= 3",
+        ),
+        (
+            "RotaryEmbedding",
+            vec![
+                f(&[1, 1, 1, 3], &[1., 2., 3.]),
+                f(&[1, 1, 1], &[0.]),
+                f(&[1, 1, 1], &[1.]),
+            ],
+            vec![],
+            1,
+            "the head size 3 is odd",
+        ),
+        (
+            "RotaryEmbedding",
+            vec![
+                f(&[1, 1, 2, 4], &[1., 2., 3., 4., 5., 6., 7., 8.]),
+                f(&[1, 2, 1], &[0., 1.]),
+                f(&[1, 2, 1], &[1., 0.]),
+            ],
+            vec![],
+            1,
+            "caches must be [batch, seq, rotary_embedding_dim / 2] = [1, 2, 2]",
         ),
         (
             "SwiGlu",
