@@ -22,6 +22,7 @@
 //! | Einsum (any equation the graph crate parses: implicit output, ellipses, diagonals) | where with an identity mask and sum (diagonals), expand (broadcast axes), per operand pair: sum (labels nothing later needs), transpose and reshape to `[batch, m, k]` / `[batch, k, n]`, batchmatmul, reshape; transpose to the output's order (see `einsum`) |
 //! | GatherElements, ScatterND (none, add) | one-hot selections from comparisons with the indices: where and sum, or a batchmatmul (see `indexed`) |
 //! | PagedAttention (block tables and sequence lengths constant) | a one-hot cache update (batchmatmul, where), per sequence a gather of its pages' rows (an indirect access tile over the slot ids the block table gives), the online-softmax loop with one key block per page, and a concat (see `paged`) |
+//! | Gather (any table rank, axis and ids shape; constant ids counted from the end made positive) | gather (a 2-D table on axis 0 with a vector of ids); otherwise transpose (the axis first), reshape (the table to `[rows, the rest]`, the ids to a vector), gather, reshape, transpose back |
 //! | Split | one slice per output |
 //! | CumSum | batchmatmul with a constant triangular ones matrix (reshapes around it for an inner axis) |
 //! | Conv, 1-D depthwise (group = C = M) | concat (zero padding), per tap: slice, mul by the tap's weight column; add chain; add (bias) |
@@ -605,6 +606,77 @@ impl Builder<'_> {
         Ok(())
     }
 
+    /// Gather: one device gather where it is the embedding lookup the KTIR lowering reads (a
+    /// 2-D table on axis 0, ids with at most one dim above 1); any other table rank, axis or
+    /// ids shape through that form: the gathered axis moved first, the table as
+    /// `[rows, the rest]`, the ids as a vector, then reshaped (and moved) back.
+    fn gather(&mut self) -> Result<(), CompileError> {
+        let (data, mut ids, y) = (self.input(0)?, self.input(1)?, self.output()?);
+        let (dt, it) = (self.ty(&data)?, self.ty(&ids)?);
+        let r = dt.shape.len();
+        let axis = self.int_attr("axis", 0)?;
+        let axis = usize::try_from(if axis < 0 { axis + r as i64 } else { axis })
+            .ok()
+            .filter(|&a| a < r)
+            .ok_or_else(|| self.err(format!("Gather: axis {axis} is outside a rank-{r} table")))?;
+        // Constant ids counting from the end (-1 is the last row) are counted from the
+        // start here; the device reads rows by their index from the start.
+        let rows = dt.shape[axis] as f32;
+        let given = self.c.graph.initializers.iter().find(|i| i.name == ids);
+        if let Some(graph::InitSpec::Data(d)) = given.map(|i| &i.init) {
+            if d.iter().any(|&v| v < 0.0) {
+                let d: Vec<f32> = d
+                    .iter()
+                    .map(|&v| if v < 0.0 { v + rows } else { v })
+                    .collect();
+                ids = self.constant("ids_from_start", it.clone(), graph::InitSpec::Data(d));
+            }
+        }
+        if r == 2 && axis == 0 && it.shape.iter().filter(|&&d| d != 1).count() <= 1 {
+            let it = pointwise_iteration(&self.ty(&y)?.shape);
+            self.push(None, Movement::Gather, vec![data, ids], y, it);
+            return Ok(());
+        }
+        let mut perm = vec![axis];
+        perm.extend((0..r).filter(|&i| i != axis));
+        let moved = self.transposed("axis_first", data, &perm, None)?;
+        let rest: Vec<usize> = perm[1..].iter().map(|&i| dt.shape[i]).collect();
+        let width = rest.iter().product::<usize>();
+        let table = self.reshaped("table", moved, vec![dt.shape[axis], width], None)?;
+        let n = it.shape.iter().product::<usize>();
+        let flat_ids = self.reshaped("ids", ids, vec![n], None)?;
+        let picked = self.temp(
+            "rows",
+            TensorType {
+                dtype: dt.dtype,
+                shape: vec![n, width],
+            },
+        );
+        self.push_op(
+            Some("rows"),
+            Movement::Gather,
+            vec![table, flat_ids],
+            vec![picked.clone()],
+            pointwise_iteration(&[n, width]),
+            &[("axis", vec![0])],
+        );
+        let mut grouped = it.shape.clone();
+        grouped.extend(&rest);
+        if axis == 0 {
+            self.reshaped("out", picked, grouped, Some(y))?;
+            return Ok(());
+        }
+        // [ids.., the table's axes before `axis`, those after] to the ONNX order.
+        let k = it.shape.len();
+        let grouped = self.reshaped("grouped", picked, grouped, None)?;
+        let back: Vec<usize> = (k..k + axis)
+            .chain(0..k)
+            .chain(k + axis..k + r - 1)
+            .collect();
+        self.transposed("axis_back", grouped, &back, Some(y))?;
+        Ok(())
+    }
+
     /// One elementwise op of one operand (`to_dtype` included).
     fn unary(&mut self, kind: DeviceOpKind) -> Result<(), CompileError> {
         let (x, y) = (self.input(0)?, self.output()?);
@@ -701,6 +773,7 @@ impl Builder<'_> {
             )));
         };
         match rule {
+            Decomposition::Movement(Movement::Gather) => self.gather(),
             Decomposition::Movement(m) => self.movement(m),
             Decomposition::Unary(u) => self.unary(u.into()),
             Decomposition::Cast => self.unary(DeviceOpKind::ToDtype),

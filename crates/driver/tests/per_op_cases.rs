@@ -10,17 +10,7 @@ use std::path::Path;
 
 /// Cases whose ops the compiler takes but whose attributes or shapes it refuses yet, and
 /// why. Each must still be refused: when support lands, the test says to drop it here.
-const NOT_ON_DEVICE: &[(&str, &str)] = &[
-    (
-        "gather_axis1",
-        "Gather is lowered for axis 0 of a 2-D table only",
-    ),
-    (
-        "gather_embedding",
-        "Gather is lowered for a vector of ids only",
-    ),
-    ("slice", "slices with negative steps"),
-];
+const NOT_ON_DEVICE: &[(&str, &str)] = &[("slice", "slices with negative steps")];
 
 fn cases() -> Vec<(String, serde_json::Value)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/graph/ops");
