@@ -4,7 +4,7 @@
 //! |---|---|
 //! | MatMul (batch dims broadcast; a 1-D operand as numpy: a row or a column) | batchmatmul (reshapes around it for 1-D operands) |
 //! | Gemm (any transA, transB, alpha, beta) | transpose (transA / transB), batchmatmul, mul (alpha, beta), add (when C is given) |
-//! | Add, Sub, Mul, Div, Max, Min (2+ inputs chain) | add, sub, mul, realdiv, maximum, minimum |
+//! | Add, Sub, Mul, Div, Max, Min (2+ inputs chain) | add, sub, mul, realdiv, maximum, minimum; on integers to_dtype to f32 and back around them, Div truncated (floor, neg, lesser, where): exact below 2^24 (2^22 for Div) |
 //! | unary elementwise ops ([`Unary`] lists them with their graph op names) | same name, lowercase (Gelu's `approximate = "tanh"` as the attribute `approximate = [1]`; Silu with an `alpha` other than 1, ONNX's Swish, as mul, sigmoid, mul) |
 //! | Cast (any dtype to any) | to_dtype |
 //! | Equal, Greater, Less | equal, greater, lesser (bool result) |
@@ -735,6 +735,9 @@ impl Builder<'_> {
         }
         if inputs.len() > 2 && !matches!(kind, Binary::Maximum | Binary::Minimum) {
             return Err(self.err(format!("{op} takes 2 inputs, got {}", inputs.len())));
+        }
+        if yt.dtype.is_int() {
+            return self.integer_binary(kind, inputs, y);
         }
         // Variadic Max/Min chain left to right; the chain's partial results have the
         // output's type (broadcasting widens monotonically).
@@ -2365,14 +2368,14 @@ mod tests {
             r#"{"name": "a", "dtype": "f16", "shape": [4, 8]}"#,
             "",
             r#"{"name": "cast", "op": "Cast", "inputs": ["a"], "outputs": ["ai"], "attrs": {"to": "i32"}},
-               {"name": "twice", "op": "Add", "inputs": ["ai", "ai"], "outputs": ["y"]}"#,
+               {"name": "negated", "op": "Neg", "inputs": ["ai"], "outputs": ["y"]}"#,
             r#""y""#,
         )
         .unwrap_err();
-        assert_eq!(e.node.as_deref(), Some("twice"));
+        assert_eq!(e.node.as_deref(), Some("negated"));
         assert_eq!(
             e.message,
-            "add on i32 tensor 'ai' is not supported; device ops compute on float types"
+            "neg on i32 tensor 'ai' is not supported; device ops compute on float types"
         );
         let e = try_decompose(
             r#"{"name": "a", "dtype": "f16", "shape": [4, 8]}"#,
@@ -2384,6 +2387,27 @@ mod tests {
         .unwrap_err();
         assert_eq!(e.node.as_deref(), Some("top"));
         assert!(e.message.starts_with("topk on i32 tensor 'ai'"), "{e}");
+    }
+
+    #[test]
+    fn integer_arithmetic_goes_through_f32() {
+        let c = decompose(
+            r#"{"name": "a", "dtype": "f16", "shape": [4, 8]}"#,
+            "",
+            r#"{"name": "cast", "op": "Cast", "inputs": ["a"], "outputs": ["ai"], "attrs": {"to": "i32"}},
+               {"name": "twice", "op": "Add", "inputs": ["ai", "ai"], "outputs": ["s"]},
+               {"name": "half", "op": "Div", "inputs": ["s", "ai"], "outputs": ["y"]}"#,
+            r#""y""#,
+        );
+        let kinds: Vec<&str> = c.ops.iter().map(|o| o.kind.name()).collect();
+        assert_eq!(
+            kinds,
+            [
+                "to_dtype", "to_dtype", "to_dtype", "add", "to_dtype", "to_dtype", "to_dtype",
+                "realdiv", "floor", "neg", "floor", "neg", "lesser", "where", "to_dtype"
+            ]
+        );
+        assert_eq!(c.ops.last().unwrap().outputs, ["y"]);
     }
 
     #[test]

@@ -206,6 +206,64 @@ impl Builder<'_> {
         Ok(self.ew("swish", Binary::Mul, vec![x, s], ty, out))
     }
 
+    /// `y = a op b (op c ...)` on integer tensors, which the device's arithmetic does not
+    /// take: the operands converted to f32, the op (a chain, left to right, for variadic
+    /// Max and Min), Div truncated toward zero, and the result converted back. Exact while
+    /// every operand and result is below 2^24 in magnitude (2^22 for Div, whose rounded
+    /// quotient must not reach the next integer).
+    pub(super) fn integer_binary(
+        &mut self,
+        kind: Binary,
+        inputs: Vec<String>,
+        y: String,
+    ) -> Result<(), CompileError> {
+        let yt = self.ty(&y)?;
+        let ft = with_dtype(&yt, DType::F32);
+        let mut floats = Vec::with_capacity(inputs.len());
+        for (i, x) in inputs.into_iter().enumerate() {
+            let xt = with_dtype(&self.ty(&x)?, DType::F32);
+            floats.push(self.ew(
+                &format!("in{i}_f32"),
+                DeviceOpKind::ToDtype,
+                vec![x],
+                &xt,
+                None,
+            ));
+        }
+        let mut rest = floats.into_iter();
+        let mut acc = rest
+            .next()
+            .ok_or_else(|| self.err(format!("{} needs inputs", self.node.op)))?;
+        for (i, rhs) in rest.enumerate() {
+            acc = self.ew(
+                &format!("{}_{}", kind.name(), i + 1),
+                kind,
+                vec![acc, rhs],
+                &ft,
+                None,
+            );
+        }
+        if kind == Binary::RealDiv {
+            // trunc q = floor q for q >= 0, else -floor(-q).
+            let down = self.ew("floor", Unary::Floor, vec![acc.clone()], &ft, None);
+            let neg = self.ew("neg", Unary::Neg, vec![acc.clone()], &ft, None);
+            let neg_down = self.ew("neg_floor", Unary::Floor, vec![neg], &ft, None);
+            let up = self.ew("ceil", Unary::Neg, vec![neg_down], &ft, None);
+            let zero = self.scalar("zero", DType::F32, 0.0);
+            let bt = with_dtype(&yt, DType::Bool);
+            let below = self.ew("negative", Comparison::Lesser, vec![acc, zero], &bt, None);
+            acc = self.ew(
+                "trunc",
+                DeviceOpKind::Where,
+                vec![below, up, down],
+                &ft,
+                None,
+            );
+        }
+        self.ew("to_int", DeviceOpKind::ToDtype, vec![acc], &yt, Some(y));
+        Ok(())
+    }
+
     /// A copy of `x` into `y` (a reshape to the same shape).
     pub(super) fn copy(&mut self, x: String, y: String) -> Result<(), CompileError> {
         self.push_movement("copy", Movement::Reshape, x, y, &[])
