@@ -99,8 +99,11 @@ impl<'s> KernelCache<'s> {
 }
 
 /// The kernel key of [`kernel_and_plan_keys`] without the work division's rule, which
-/// explains the division in words naming the op's tensors: the key of everything a kernel's time plan is chosen
-/// from, alike for the same kernel in every layer of a model.
+/// explains the division in words naming the op's tensors: the key of everything a
+/// kernel's time plan is chosen from, alike for the same kernel in every layer of a model.
+/// It is the op spec itself, not its hash: plan keys are compared within one compile and
+/// never stored, so there is nothing to gain from SHA-256, which WebAssembly computes in
+/// software.
 pub(crate) fn plan_key(
     c: &Compilation,
     op: &DeviceOp,
@@ -109,11 +112,11 @@ pub(crate) fn plan_key(
     held: u64,
     double_buffer: bool,
 ) -> String {
-    hex(&spec_hasher(c, op, index, kernel, held, double_buffer).finalize())
+    op_spec(c, op, index, kernel, held, double_buffer)
 }
 
 /// The key of the kernel of device op `op` (see the module doc), and its [`plan_key`]: the
-/// spec they share is written and hashed once.
+/// spec they share is written once.
 pub(crate) fn kernel_and_plan_keys(
     c: &Compilation,
     op: &DeviceOp,
@@ -122,22 +125,23 @@ pub(crate) fn kernel_and_plan_keys(
     held: u64,
     double_buffer: bool,
 ) -> (String, String) {
-    let hasher = spec_hasher(c, op, index, kernel, held, double_buffer);
-    let plan = hex(&hasher.clone().finalize());
+    let plan = op_spec(c, op, index, kernel, held, double_buffer);
     let rule = c.divisions.get(index).map_or("", |d| d.rule.as_str());
-    let kernel = hex(&hasher.chain_update(format!("rule {rule}\n")).finalize());
+    let kernel = hex(&Sha256::new_with_prefix(plan.as_bytes())
+        .chain_update(format!("rule {rule}\n"))
+        .finalize());
     (kernel, plan)
 }
 
-/// A SHA-256 over the op spec of the module doc, all but the division's rule.
-fn spec_hasher(
+/// The op spec of the module doc, all but the division's rule.
+fn op_spec(
     c: &Compilation,
     op: &DeviceOp,
     index: usize,
     kernel: &Kernel,
     held: u64,
     double_buffer: bool,
-) -> Sha256 {
+) -> String {
     use std::fmt::Write;
     // One buffer written in place: the spec is formatted for every kernel of a compile, and
     // separate `format!`s per line were most of the keys' cost in WebAssembly.
@@ -174,7 +178,7 @@ fn spec_hasher(
         }
         let _ = writeln!(spec, " arg {:?}", kernel.args.iter().position(|a| a == *t));
     }
-    Sha256::new_with_prefix(spec.as_bytes())
+    spec
 }
 
 /// A digest as lowercase hex.
