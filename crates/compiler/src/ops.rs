@@ -794,6 +794,8 @@ impl Builder<'_> {
                     "kv_num_heads",
                     "softcap",
                     "qk_matmul_output_mode",
+                    "left_window_size",
+                    "right_window_size",
                 ]
                 .iter()
                 .any(|a| self.node.attrs.contains_key(*a));

@@ -1234,10 +1234,32 @@ pub(crate) fn topk(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
     Ok(vec![vals, idxs])
 }
 
+/// Attention's sliding window (opset 25): how many keys before and after its own position
+/// a query sees, `None` for no limit (the attributes' -1).
+pub(crate) fn attention_window(a: &Attrs) -> Result<(Option<usize>, Option<usize>), String> {
+    let side = |name: &str| -> Result<Option<usize>, String> {
+        match a.int(name, -1)? {
+            -1 => Ok(None),
+            w if w >= 0 => Ok(Some(w as usize)),
+            w => Err(format!(
+                "{name} must be -1 (no limit) or at least 0, got {w}"
+            )),
+        }
+    };
+    Ok((side("left_window_size")?, side("right_window_size")?))
+}
+
+/// Whether key `j` is inside the sliding window of the query at position `at` (its row
+/// plus the past keys before it).
+pub fn in_window(at: usize, j: usize, left: Option<usize>, right: Option<usize>) -> bool {
+    left.is_none_or(|l| j + l >= at) && right.is_none_or(|r| j <= at + r)
+}
+
 /// Attention (ONNX opset 23, as ONNX's reference implementation computes it): 3-D inputs
 /// split into heads, past keys and values prepended, a boolean (true attends) or additive
 /// mask whose last axis may be short (the rest masked), a causal mask aligned to the end
-/// of the keys, softcap before the mask, fully masked rows giving zeros. Outputs: Y, the
+/// of the keys, a sliding window (opset 25) aligned the same way, softcap before the mask,
+/// fully masked rows giving zeros. Outputs: Y, the
 /// present key and value, and the QK scores chosen by `qk_matmul_output_mode` (0, 1:
 /// scaled and softcapped; 2: plus the mask; 3: after the softmax).
 pub(crate) fn attention(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
@@ -1256,6 +1278,7 @@ pub(crate) fn attention(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
         (a.opt_int("q_num_heads")?, a.opt_int("kv_num_heads")?),
     )?;
     let causal = a.flag("is_causal", false)?;
+    let (left, right) = attention_window(a)?;
     let scale = match a.opt_float("scale")? {
         Some(v) => v,
         None => 1.0 / (s.d as f32).sqrt(),
@@ -1310,6 +1333,9 @@ pub(crate) fn attention(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
             };
         }
         if causal && j > i + s.past {
+            v = f32::NEG_INFINITY;
+        }
+        if !in_window(i + s.past, j, left, right) {
             v = f32::NEG_INFINITY;
         }
         v

@@ -770,6 +770,8 @@ op_table! {
             attr("kv_num_heads", I, "required for 3-D inputs"),
             attr("softcap", F, "0 (none)"),
             attr("qk_matmul_output_mode", I, "0"),
+            attr("left_window_size", I, "-1 (no limit)"),
+            attr("right_window_size", I, "-1 (no limit)"),
         ])
         .with_onnx(&[onnx("", "Attention", 23)])
         .with_notes("grouped-query scaled dot-product attention; see docs/graph-format.md. Masks, past key/value, 3-D inputs, softcap and the QK output are reference-only")

@@ -414,6 +414,23 @@ fn cases() -> Vec<Case> {
             &[1, 1, 4],
             &[-1., 2., 3., 4.],
         ),
+        // A window of no keys before or after: each query sees only the key at its own
+        // position, so each output row is that position's value.
+        case(
+            "attention with a zero-width sliding window",
+            "Attention",
+            vec![
+                f(&[1, 1, 3, 1], &[1., -2., 3.]),
+                f(&[1, 1, 3, 1], &[0.5, 4., -1.]),
+                f(&[1, 1, 3, 1], &[10., 20., 30.]),
+            ],
+            vec![
+                ("left_window_size", AttrValue::Int(0)),
+                ("right_window_size", AttrValue::Int(0)),
+            ],
+            &[1, 1, 3, 1],
+            &[10., 20., 30.],
+        ),
         case(
             "tan",
             "Tan",

@@ -326,7 +326,8 @@ impl Builder<'_> {
     /// - GQA heads are repeated (reshape, expand), K is transposed, `Q K^T` scaled;
     /// - softcap `c` is `c * tanh(s / c)`;
     /// - a bool mask becomes `where(mask, 0, -inf)`, a mask shorter than the keys is padded
-    ///   with `-inf` (concat), and it is added, with the causal mask (offset by the past);
+    ///   with `-inf` (concat), and it is added, with the causal mask and the sliding window
+    ///   (both offset by the past);
     /// - softmax with a fully masked row giving zeros, as the reference does (a row maximum
     ///   of `-inf` is taken as 0 and a zero row sum as 1);
     /// - the QK output is the scores after softcap (modes 0 and 1), after the mask (2) or
@@ -536,6 +537,36 @@ impl Builder<'_> {
                 graph::InitSpec::Data(table),
             );
             logits = self.ew("causal", Binary::Add, vec![logits, cm], &scores_ty, None);
+        }
+        let side = |this: &Self, name: &str| -> Result<Option<usize>, CompileError> {
+            match this.int_attr(name, -1)? {
+                -1 => Ok(None),
+                w if w >= 0 => Ok(Some(w as usize)),
+                w => Err(this.err(format!("{name} must be -1 or at least 0, got {w}"))),
+            }
+        };
+        let (left, right) = (
+            side(self, "left_window_size")?,
+            side(self, "right_window_size")?,
+        );
+        if left.is_some() || right.is_some() {
+            // The sliding window, aligned like the causal mask: query i sits at i + past.
+            let n = self.table("window mask", sq, total)?;
+            let table: Vec<f32> = (0..n)
+                .map(|f| {
+                    if graph::in_window(f / total + past, f % total, left, right) {
+                        0.0
+                    } else {
+                        f32::NEG_INFINITY
+                    }
+                })
+                .collect();
+            let wm = self.constant(
+                "window_mask",
+                t(vec![sq, total]),
+                graph::InitSpec::Data(table),
+            );
+            logits = self.ew("windowed", Binary::Add, vec![logits, wm], &scores_ty, None);
         }
         if let (Some(o), 2) = (&qk_out, mode) {
             self.copy(logits.clone(), o.clone())?;
