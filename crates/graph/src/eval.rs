@@ -1250,15 +1250,18 @@ pub(crate) fn attention_window(a: &Attrs) -> Result<(Option<usize>, Option<usize
 }
 
 /// Whether key `j` is inside the sliding window of the query at position `at` (its row
-/// plus the past keys before it).
-pub fn in_window(at: usize, j: usize, left: Option<usize>, right: Option<usize>) -> bool {
-    left.is_none_or(|l| j + l >= at) && right.is_none_or(|r| j <= at + r)
+/// plus the keys before its block: the past, or `nonpad_kv_seqlen - Sq`, which may be
+/// negative).
+pub fn in_window(at: i64, j: i64, left: Option<usize>, right: Option<usize>) -> bool {
+    left.is_none_or(|l| j + l as i64 >= at) && right.is_none_or(|r| j <= at + r as i64)
 }
 
 /// Attention (ONNX opset 23, as ONNX's reference implementation computes it): 3-D inputs
 /// split into heads, past keys and values prepended, a boolean (true attends) or additive
 /// mask whose last axis may be short (the rest masked), a causal mask aligned to the end
-/// of the keys, a sliding window (opset 25) aligned the same way, softcap before the mask,
+/// of the keys, a sliding window (opset 25) aligned the same way, an external cache's
+/// valid keys per batch (opset 24's `nonpad_kv_seqlen`, which also aligns the causal mask
+/// and the window to the last valid key), softcap before the mask,
 /// fully masked rows giving zeros. Outputs: Y, the
 /// present key and value, and the QK scores chosen by `qk_matmul_output_mode` (0, 1:
 /// scaled and softcapped; 2: plus the mask; 3: after the softmax).
@@ -1279,6 +1282,19 @@ pub(crate) fn attention(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
     )?;
     let causal = a.flag("is_causal", false)?;
     let (left, right) = attention_window(a)?;
+    // Opset 24's external cache: the number of valid keys of each batch.
+    let nonpad = opt(6);
+    if let Some(n) = nonpad {
+        if past.is_some() {
+            return Err("nonpad_kv_seqlen cannot be given with past_key and past_value".into());
+        }
+        if n.shape != [s.b] {
+            return Err(format!(
+                "nonpad_kv_seqlen must be [batch] = [{}], got {:?}",
+                s.b, n.shape
+            ));
+        }
+    }
     let scale = match a.opt_float("scale")? {
         Some(v) => v,
         None => 1.0 / (s.d as f32).sqrt(),
@@ -1332,10 +1348,17 @@ pub(crate) fn attention(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
                 _ => f32::NEG_INFINITY,
             };
         }
-        if causal && j > i + s.past {
-            v = f32::NEG_INFINITY;
-        }
-        if !in_window(i + s.past, j, left, right) {
+        // The query's position: after the past keys, or, with an external cache, the last
+        // query at the batch's last valid key.
+        let at = match nonpad {
+            Some(n) => i as i64 + n.data[b] as i64 - s.sq as i64,
+            None => (i + s.past) as i64,
+        };
+        let j = j as i64;
+        if causal && j > at
+            || !in_window(at, j, left, right)
+            || nonpad.is_some_and(|n| j >= n.data[b] as i64)
+        {
             v = f32::NEG_INFINITY;
         }
         v

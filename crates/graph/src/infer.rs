@@ -673,6 +673,17 @@ pub(crate) fn attention(cx: &InferCx) -> Result<Vec<TensorType>, String> {
             ));
         }
     }
+    if let Some(n) = opt(6) {
+        if !n.dtype.is_int() || n.shape != [s.b] {
+            return Err(format!(
+                "nonpad_kv_seqlen must be integers of shape [batch] = [{}], got {n}",
+                s.b
+            ));
+        }
+        if past.is_some() {
+            return Err("nonpad_kv_seqlen cannot be given with past_key and past_value".into());
+        }
+    }
     a.flag("is_causal", false)?;
     if let Some(sc) = a.opt_float("scale")? {
         if !sc.is_finite() {

@@ -753,6 +753,7 @@ op_table! {
             opt("attn_mask (bool or additive)"),
             opt("past_key [B, Hkv, P, D]"),
             opt("past_value [B, Hkv, P, Dv]"),
+            opt("nonpad_kv_seqlen [B] (integers)"),
         ],
         infer::attention,
         eval::attention,

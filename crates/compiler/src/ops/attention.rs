@@ -338,10 +338,9 @@ impl Builder<'_> {
         let outs = self.node.outputs.clone();
         let y = self.output()?;
         let (mask, past_k, past_v) = (named(&ins, 3), named(&ins, 4), named(&ins, 5));
-        if named(&ins, 6).is_some() {
-            return Err(self.err(
-                "Attention with nonpad_kv_seqlen is not lowered (the reference does not read it either)",
-            ));
+        let nonpad = named(&ins, 6);
+        if nonpad.is_some() && past_k.is_some() {
+            return Err(self.err("nonpad_kv_seqlen cannot be given with past_key and past_value"));
         }
         let (qt, kt, vt) = (self.ty(&q)?, self.ty(&k)?, self.ty(&v)?);
         let dt = qt.dtype;
@@ -520,7 +519,28 @@ impl Builder<'_> {
             let bias = self.attention_bias(m.clone(), total)?;
             logits = self.ew("masked", Binary::Add, vec![logits, bias], &scores_ty, None);
         }
-        if self.int_attr("is_causal", 0)? != 0 {
+        let side = |this: &Self, name: &str| -> Result<Option<usize>, CompileError> {
+            match this.int_attr(name, -1)? {
+                -1 => Ok(None),
+                w if w >= 0 => Ok(Some(w as usize)),
+                w => Err(this.err(format!("{name} must be -1 or at least 0, got {w}"))),
+            }
+        };
+        let (left, right) = (
+            side(self, "left_window_size")?,
+            side(self, "right_window_size")?,
+        );
+        let causal = self.int_attr("is_causal", 0)? != 0;
+        if let Some(n) = &nonpad {
+            logits = self.external_cache_masks(
+                logits,
+                n.clone(),
+                (b, sq, total),
+                causal,
+                (left, right),
+                &scores_ty,
+            )?;
+        } else if causal {
             let n = self.table("causal mask", sq, total)?;
             let table: Vec<f32> = (0..n)
                 .map(|f| {
@@ -538,23 +558,13 @@ impl Builder<'_> {
             );
             logits = self.ew("causal", Binary::Add, vec![logits, cm], &scores_ty, None);
         }
-        let side = |this: &Self, name: &str| -> Result<Option<usize>, CompileError> {
-            match this.int_attr(name, -1)? {
-                -1 => Ok(None),
-                w if w >= 0 => Ok(Some(w as usize)),
-                w => Err(this.err(format!("{name} must be -1 or at least 0, got {w}"))),
-            }
-        };
-        let (left, right) = (
-            side(self, "left_window_size")?,
-            side(self, "right_window_size")?,
-        );
-        if left.is_some() || right.is_some() {
+        if nonpad.is_none() && (left.is_some() || right.is_some()) {
             // The sliding window, aligned like the causal mask: query i sits at i + past.
             let n = self.table("window mask", sq, total)?;
             let table: Vec<f32> = (0..n)
                 .map(|f| {
-                    if graph::in_window(f / total + past, f % total, left, right) {
+                    if graph::in_window((f / total + past) as i64, (f % total) as i64, left, right)
+                    {
                         0.0
                     } else {
                         f32::NEG_INFINITY
@@ -582,7 +592,9 @@ impl Builder<'_> {
             mx.clone(),
             rows.clone(),
         );
-        let guarded = mask.is_some();
+        // Masks, an external cache and a window can mask whole rows; a causal mask alone
+        // leaves every query its own key.
+        let guarded = mask.is_some() || nonpad.is_some() || left.is_some() || right.is_some();
         let mx = if guarded {
             let ninf = self.scalar("neg_inf", dt, f32::NEG_INFINITY);
             let zero = self.scalar("zero", dt, 0.0);
@@ -658,6 +670,146 @@ impl Builder<'_> {
 
     /// The additive bias of an attention mask over `total` keys: a bool mask as
     /// `where(mask, 0, -inf)`, and a mask shorter than the keys padded with `-inf`.
+    /// The masks of opset 24's external cache, added to `logits` ([b, h, sq, total]): with
+    /// `n` the valid keys of each batch (`nonpad`, integers), key `j` is masked from `n` on,
+    /// and the query `i` sits at `i + n - sq`, where the causal mask and the sliding window
+    /// align. The comparisons run in f32 against constant tables of `j` and of
+    /// `d = j - i + sq`: causal masks `d > n`, the window's left side `n > d + left`, its
+    /// right side `d - right > n`.
+    fn external_cache_masks(
+        &mut self,
+        mut logits: String,
+        nonpad: String,
+        (b, sq, total): (usize, usize, usize),
+        causal: bool,
+        (left, right): (Option<usize>, Option<usize>),
+        scores_ty: &TensorType,
+    ) -> Result<String, CompileError> {
+        let f32_t = |shape: Vec<usize>| TensorType {
+            dtype: DType::F32,
+            shape,
+        };
+        let n_f = self.ew(
+            "nonpad_f32",
+            DeviceOpKind::ToDtype,
+            vec![nonpad],
+            &f32_t(vec![b]),
+            None,
+        );
+        let n = self.reshaped("nonpad_by_batch", n_f, vec![b, 1, 1, 1], None)?;
+        let cells = self.table("external cache mask", sq, total)?;
+        // `-inf` where `lhs > rhs` (broadcast to [b, 1, sq, total]), added to the scores.
+        let mask_where = |this: &mut Self,
+                          step: &str,
+                          lhs: String,
+                          rhs: String,
+                          logits: String|
+         -> Result<String, CompileError> {
+            let full = vec![b, 1, sq, total];
+            let bt = TensorType {
+                dtype: DType::Bool,
+                shape: full.clone(),
+            };
+            let cond = this.ew(
+                &format!("{step}_cond"),
+                Comparison::Greater,
+                vec![lhs, rhs],
+                &bt,
+                None,
+            );
+            let inf = this.scalar(&format!("{step}_inf"), scores_ty.dtype, f32::NEG_INFINITY);
+            let zero = this.scalar(&format!("{step}_zero"), scores_ty.dtype, 0.0);
+            let bias_t = TensorType {
+                dtype: scores_ty.dtype,
+                shape: full,
+            };
+            let bias = this.ew(
+                step,
+                DeviceOpKind::Where,
+                vec![cond, inf, zero],
+                &bias_t,
+                None,
+            );
+            Ok(this.ew(
+                &format!("{step}_added"),
+                Binary::Add,
+                vec![logits, bias],
+                scores_ty,
+                None,
+            ))
+        };
+        // Keys from n on: masked where j >= n, i.e. not n > j.
+        let j: Vec<f32> = (0..total).map(|j| j as f32).collect();
+        let keys = self.constant(
+            "key_index",
+            f32_t(vec![1, 1, 1, total]),
+            graph::InitSpec::Data(j),
+        );
+        let valid_bias = {
+            let bt = TensorType {
+                dtype: DType::Bool,
+                shape: vec![b, 1, 1, total],
+            };
+            let valid = self.ew(
+                "valid_cond",
+                Comparison::Greater,
+                vec![n.clone(), keys],
+                &bt,
+                None,
+            );
+            let inf = self.scalar("valid_inf", scores_ty.dtype, f32::NEG_INFINITY);
+            let zero = self.scalar("valid_zero", scores_ty.dtype, 0.0);
+            let bias_t = TensorType {
+                dtype: scores_ty.dtype,
+                shape: vec![b, 1, 1, total],
+            };
+            self.ew(
+                "valid",
+                DeviceOpKind::Where,
+                vec![valid, zero, inf],
+                &bias_t,
+                None,
+            )
+        };
+        logits = self.ew(
+            "valid_added",
+            Binary::Add,
+            vec![logits, valid_bias],
+            scores_ty,
+            None,
+        );
+        let d_table = |shift: i64| -> Vec<f32> {
+            (0..cells)
+                .map(|f| ((f % total) as i64 - (f / total) as i64 + sq as i64 + shift) as f32)
+                .collect()
+        };
+        if causal {
+            let d = self.constant(
+                "key_minus_query",
+                f32_t(vec![1, 1, sq, total]),
+                graph::InitSpec::Data(d_table(0)),
+            );
+            logits = mask_where(self, "causal", d, n.clone(), logits)?;
+        }
+        if let Some(l) = left {
+            let d = self.constant(
+                "window_left",
+                f32_t(vec![1, 1, sq, total]),
+                graph::InitSpec::Data(d_table(l as i64)),
+            );
+            logits = mask_where(self, "window_before", n.clone(), d, logits)?;
+        }
+        if let Some(r) = right {
+            let d = self.constant(
+                "window_right",
+                f32_t(vec![1, 1, sq, total]),
+                graph::InitSpec::Data(d_table(-(r as i64))),
+            );
+            logits = mask_where(self, "window_after", d, n.clone(), logits)?;
+        }
+        Ok(logits)
+    }
+
     fn attention_bias(&mut self, m: String, total: usize) -> Result<String, CompileError> {
         let mt = self.ty(&m)?;
         let dt = self.ty(&self.input(0)?)?.dtype;

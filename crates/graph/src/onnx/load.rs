@@ -821,11 +821,6 @@ fn map_node(
             inputs.pop();
         }
     }
-    if kind == OpKind::Attention && inputs.len() > 6 {
-        return Err(
-            "Attention with a nonpad_kv_seqlen input (opset 24's external KV cache) is not supported; past_key/past_value are".into(),
-        );
-    }
     Ok(Node {
         name: name.to_string(),
         op: op.to_string(),
