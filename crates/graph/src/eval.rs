@@ -1234,9 +1234,12 @@ pub(crate) fn topk(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
     Ok(vec![vals, idxs])
 }
 
-/// Attention's sliding window (opset 25): how many keys before and after its own position
-/// a query sees, `None` for no limit (the attributes' -1).
-pub(crate) fn attention_window(a: &Attrs) -> Result<(Option<usize>, Option<usize>), String> {
+/// Attention's sliding window (opset 25) from a node's attributes: how many keys before
+/// and after its own position a query sees, `None` for no limit (the attributes' -1).
+pub fn attention_window(
+    attrs: &BTreeMap<String, crate::ir::AttrValue>,
+) -> Result<(Option<usize>, Option<usize>), String> {
+    let a = Attrs(attrs);
     let side = |name: &str| -> Result<Option<usize>, String> {
         match a.int(name, -1)? {
             -1 => Ok(None),
@@ -1281,20 +1284,10 @@ pub(crate) fn attention(cx: &EvalCx) -> Result<Vec<Vec<f32>>, String> {
         (a.opt_int("q_num_heads")?, a.opt_int("kv_num_heads")?),
     )?;
     let causal = a.flag("is_causal", false)?;
-    let (left, right) = attention_window(a)?;
-    // Opset 24's external cache: the number of valid keys of each batch.
+    let (left, right) = attention_window(a.0)?;
+    // Opset 24's external cache: the number of valid keys of each batch (its shape and the
+    // absence of a past were checked by inference).
     let nonpad = opt(6);
-    if let Some(n) = nonpad {
-        if past.is_some() {
-            return Err("nonpad_kv_seqlen cannot be given with past_key and past_value".into());
-        }
-        if n.shape != [s.b] {
-            return Err(format!(
-                "nonpad_kv_seqlen must be [batch] = [{}], got {:?}",
-                s.b, n.shape
-            ));
-        }
-    }
     let scale = match a.opt_float("scale")? {
         Some(v) => v,
         None => 1.0 / (s.d as f32).sqrt(),

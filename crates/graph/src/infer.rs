@@ -632,7 +632,7 @@ pub(crate) fn attention(cx: &InferCx) -> Result<Vec<TensorType>, String> {
     let (k, v) = (cx.get(1)?, cx.get(2)?);
     let d = same_dtype(op, &[x, k, v])?;
     need_float(op, x)?;
-    crate::eval::attention_window(a)?;
+    crate::eval::attention_window(a.0)?;
     let opt = |i: usize| cx.ins.get(i).and_then(|t| t.as_ref());
     let past = match (opt(4), opt(5)) {
         (Some(pk), Some(pv)) => {

@@ -52,7 +52,7 @@ mod tensor;
 pub use blocks::{depth_space_plan, DepthSpacePlan};
 pub use dtype::DType;
 pub use error::{GraphError, Location};
-pub use eval::{eval_work, evaluate, in_window, MAX_EVAL_WORK};
+pub use eval::{attention_window, eval_work, evaluate, in_window, MAX_EVAL_WORK};
 pub use ir::{
     AttrValue, ExternalData, ExternalFiles, Graph, InitSpec, Initializer, Node, ValueInfo,
     MAX_GRAPH_NODES,

@@ -519,17 +519,8 @@ impl Builder<'_> {
             let bias = self.attention_bias(m.clone(), total)?;
             logits = self.ew("masked", Binary::Add, vec![logits, bias], &scores_ty, None);
         }
-        let side = |this: &Self, name: &str| -> Result<Option<usize>, CompileError> {
-            match this.int_attr(name, -1)? {
-                -1 => Ok(None),
-                w if w >= 0 => Ok(Some(w as usize)),
-                w => Err(this.err(format!("{name} must be -1 or at least 0, got {w}"))),
-            }
-        };
-        let (left, right) = (
-            side(self, "left_window_size")?,
-            side(self, "right_window_size")?,
-        );
+        let (left, right) = graph::attention_window(&self.node.attrs).map_err(|m| self.err(m))?;
+        let windowed = left.is_some() || right.is_some();
         let causal = self.int_attr("is_causal", 0)? != 0;
         if let Some(n) = &nonpad {
             logits = self.external_cache_masks(
@@ -540,43 +531,26 @@ impl Builder<'_> {
                 (left, right),
                 &scores_ty,
             )?;
-        } else if causal {
-            let n = self.table("causal mask", sq, total)?;
+        } else if causal || windowed {
+            // Query i sits at i + past: the causal mask and the sliding window, one table.
+            let (what, name, step) = if windowed {
+                ("window mask", "window_mask", "windowed")
+            } else {
+                ("causal mask", "causal_mask", "causal")
+            };
+            let n = self.table(what, sq, total)?;
             let table: Vec<f32> = (0..n)
                 .map(|f| {
-                    if f % total > f / total + past {
+                    let (at, j) = ((f / total + past) as i64, (f % total) as i64);
+                    if causal && j > at || !graph::in_window(at, j, left, right) {
                         f32::NEG_INFINITY
                     } else {
                         0.0
                     }
                 })
                 .collect();
-            let cm = self.constant(
-                "causal_mask",
-                t(vec![sq, total]),
-                graph::InitSpec::Data(table),
-            );
-            logits = self.ew("causal", Binary::Add, vec![logits, cm], &scores_ty, None);
-        }
-        if nonpad.is_none() && (left.is_some() || right.is_some()) {
-            // The sliding window, aligned like the causal mask: query i sits at i + past.
-            let n = self.table("window mask", sq, total)?;
-            let table: Vec<f32> = (0..n)
-                .map(|f| {
-                    if graph::in_window((f / total + past) as i64, (f % total) as i64, left, right)
-                    {
-                        0.0
-                    } else {
-                        f32::NEG_INFINITY
-                    }
-                })
-                .collect();
-            let wm = self.constant(
-                "window_mask",
-                t(vec![sq, total]),
-                graph::InitSpec::Data(table),
-            );
-            logits = self.ew("windowed", Binary::Add, vec![logits, wm], &scores_ty, None);
+            let m = self.constant(name, t(vec![sq, total]), graph::InitSpec::Data(table));
+            logits = self.ew(step, Binary::Add, vec![logits, m], &scores_ty, None);
         }
         if let (Some(o), 2) = (&qk_out, mode) {
             self.copy(logits.clone(), o.clone())?;
@@ -594,7 +568,7 @@ impl Builder<'_> {
         );
         // Masks, an external cache and a window can mask whole rows; a causal mask alone
         // leaves every query its own key.
-        let guarded = mask.is_some() || nonpad.is_some() || left.is_some() || right.is_some();
+        let guarded = mask.is_some() || nonpad.is_some() || windowed;
         let mx = if guarded {
             let ninf = self.scalar("neg_inf", dt, f32::NEG_INFINITY);
             let zero = self.scalar("zero", dt, 0.0);
@@ -668,14 +642,12 @@ impl Builder<'_> {
         Ok(())
     }
 
-    /// The additive bias of an attention mask over `total` keys: a bool mask as
-    /// `where(mask, 0, -inf)`, and a mask shorter than the keys padded with `-inf`.
     /// The masks of opset 24's external cache, added to `logits` ([b, h, sq, total]): with
     /// `n` the valid keys of each batch (`nonpad`, integers), key `j` is masked from `n` on,
     /// and the query `i` sits at `i + n - sq`, where the causal mask and the sliding window
-    /// align. The comparisons run in f32 against constant tables of `j` and of
-    /// `d = j - i + sq`: causal masks `d > n`, the window's left side `n > d + left`, its
-    /// right side `d - right > n`.
+    /// align. The comparisons run in f32 against constant tables of `j + 1` and of
+    /// `d = j - i + sq`: the keys past the valid ones mask `j + 1 > n`, causal masks
+    /// `d > n`, the window's left side `n > d + left`, its right side `d - right > n`.
     fn external_cache_masks(
         &mut self,
         mut logits: String,
@@ -738,46 +710,14 @@ impl Builder<'_> {
                 None,
             ))
         };
-        // Keys from n on: masked where j >= n, i.e. not n > j.
-        let j: Vec<f32> = (0..total).map(|j| j as f32).collect();
+        // Keys from n on: masked where j + 1 > n (integers).
+        let j1: Vec<f32> = (1..=total).map(|j| j as f32).collect();
         let keys = self.constant(
-            "key_index",
+            "key_count",
             f32_t(vec![1, 1, 1, total]),
-            graph::InitSpec::Data(j),
+            graph::InitSpec::Data(j1),
         );
-        let valid_bias = {
-            let bt = TensorType {
-                dtype: DType::Bool,
-                shape: vec![b, 1, 1, total],
-            };
-            let valid = self.ew(
-                "valid_cond",
-                Comparison::Greater,
-                vec![n.clone(), keys],
-                &bt,
-                None,
-            );
-            let inf = self.scalar("valid_inf", scores_ty.dtype, f32::NEG_INFINITY);
-            let zero = self.scalar("valid_zero", scores_ty.dtype, 0.0);
-            let bias_t = TensorType {
-                dtype: scores_ty.dtype,
-                shape: vec![b, 1, 1, total],
-            };
-            self.ew(
-                "valid",
-                DeviceOpKind::Where,
-                vec![valid, zero, inf],
-                &bias_t,
-                None,
-            )
-        };
-        logits = self.ew(
-            "valid_added",
-            Binary::Add,
-            vec![logits, valid_bias],
-            scores_ty,
-            None,
-        );
+        logits = mask_where(self, "valid", keys, n.clone(), logits)?;
         let d_table = |shift: i64| -> Vec<f32> {
             (0..cells)
                 .map(|f| ((f % total) as i64 - (f / total) as i64 + sq as i64 + shift) as f32)
@@ -810,6 +750,8 @@ impl Builder<'_> {
         Ok(logits)
     }
 
+    /// The additive bias of an attention mask over `total` keys: a bool mask as
+    /// `where(mask, 0, -inf)`, and a mask shorter than the keys padded with `-inf`.
     fn attention_bias(&mut self, m: String, total: usize) -> Result<String, CompileError> {
         let mt = self.ty(&m)?;
         let dt = self.ty(&self.input(0)?)?.dtype;
