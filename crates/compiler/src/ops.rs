@@ -614,11 +614,7 @@ impl Builder<'_> {
         let (data, mut ids, y) = (self.input(0)?, self.input(1)?, self.output()?);
         let (dt, it) = (self.ty(&data)?, self.ty(&ids)?);
         let r = dt.shape.len();
-        let axis = self.int_attr("axis", 0)?;
-        let axis = usize::try_from(if axis < 0 { axis + r as i64 } else { axis })
-            .ok()
-            .filter(|&a| a < r)
-            .ok_or_else(|| self.err(format!("Gather: axis {axis} is outside a rank-{r} table")))?;
+        let axis = self.axis(self.int_attr("axis", 0)?, r)?;
         // Constant ids counting from the end (-1 is the last row) are counted from the
         // start here; the device reads rows by their index from the start.
         let rows = dt.shape[axis] as f32;
@@ -644,22 +640,7 @@ impl Builder<'_> {
         let width = rest.iter().product::<usize>();
         let table = self.reshaped("table", moved, vec![dt.shape[axis], width], None)?;
         let n = it.shape.iter().product::<usize>();
-        let flat_ids = self.reshaped("ids", ids, vec![n], None)?;
-        let picked = self.temp(
-            "rows",
-            TensorType {
-                dtype: dt.dtype,
-                shape: vec![n, width],
-            },
-        );
-        self.push_op(
-            Some("rows"),
-            Movement::Gather,
-            vec![table, flat_ids],
-            vec![picked.clone()],
-            pointwise_iteration(&[n, width]),
-            &[("axis", vec![0])],
-        );
+        let picked = self.gathered_rows("rows", table, ids, n, width, dt.dtype)?;
         let mut grouped = it.shape.clone();
         grouped.extend(&rest);
         if axis == 0 {
@@ -1297,6 +1278,65 @@ impl Builder<'_> {
             ],
         )?;
         Ok(y)
+    }
+
+    /// Rows of the 2-D `table` (`width` elements each) picked by the `n` integer `ids` (any
+    /// shape, reshaped to a vector): the device's gather, `[n, width]`.
+    fn gathered_rows(
+        &mut self,
+        step: &str,
+        table: String,
+        ids: String,
+        n: usize,
+        width: usize,
+        dtype: DType,
+    ) -> Result<String, CompileError> {
+        let ids = self.reshaped(&format!("{step}_ids"), ids, vec![n], None)?;
+        let rows = self.temp(
+            step,
+            TensorType {
+                dtype,
+                shape: vec![n, width],
+            },
+        );
+        self.push_op(
+            Some(step),
+            Movement::Gather,
+            vec![table, ids],
+            vec![rows.clone()],
+            pointwise_iteration(&[n, width]),
+            &[("axis", vec![0])],
+        );
+        Ok(rows)
+    }
+
+    /// `parts` joined along `axis` into a tensor of `shape`: into `out` when given.
+    fn joined(
+        &mut self,
+        step: &str,
+        parts: Vec<String>,
+        axis: usize,
+        shape: Vec<usize>,
+        dtype: DType,
+        out: Option<String>,
+    ) -> String {
+        let y = self.target(
+            step,
+            TensorType {
+                dtype,
+                shape: shape.clone(),
+            },
+            out,
+        );
+        self.push_op(
+            Some(step),
+            Movement::Concat,
+            parts,
+            vec![y.clone()],
+            pointwise_iteration(&shape),
+            &[("axis", vec![axis as i64])],
+        );
+        y
     }
 
     /// Makes the op that produced the temporary `from` write `to` instead (the last step of

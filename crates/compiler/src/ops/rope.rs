@@ -1,7 +1,7 @@
 //! RotaryEmbedding on the device: the rotation of each head's channel pairs as slices,
 //! elementwise ops and concats (see the table in `ops`).
 
-use super::{pointwise_iteration, Binary, Builder, Movement};
+use super::{Binary, Builder};
 use crate::CompileError;
 use graph::TensorType;
 
@@ -38,26 +38,14 @@ impl Builder<'_> {
         // The caches' rows, one per token: [batch, seq, r/2].
         let rows = |this: &mut Self, name: &str, cache: String| -> Result<String, CompileError> {
             let per_token = match &ids {
-                Some(ids) => {
-                    let flat =
-                        this.reshaped(&format!("{name}_ids"), ids.clone(), vec![b * s], None)?;
-                    let picked = this.temp(
-                        &format!("{name}_rows"),
-                        TensorType {
-                            dtype: dt,
-                            shape: vec![b * s, half],
-                        },
-                    );
-                    this.push_op(
-                        Some(&format!("{name}_rows")),
-                        Movement::Gather,
-                        vec![cache, flat],
-                        vec![picked.clone()],
-                        pointwise_iteration(&[b * s, half]),
-                        &[("axis", vec![0])],
-                    );
-                    picked
-                }
+                Some(ids) => this.gathered_rows(
+                    &format!("{name}_rows"),
+                    cache,
+                    ids.clone(),
+                    b * s,
+                    half,
+                    dt,
+                )?,
                 None => cache,
             };
             let bshape = if p.heads_first {
@@ -116,12 +104,12 @@ impl Builder<'_> {
             let re = self.reshaped("real_pairs", real, pair.clone(), None)?;
             let im = self.reshaped("imag_pairs", imag, pair.clone(), None)?;
             pair[4] = 2;
-            let both = self.concat("pairs", vec![re, im], 4, pair, dt, None);
+            let both = self.joined("pairs", vec![re, im], 4, pair, dt, None);
             let to = (direct && !passes).then(|| y.clone());
             self.reshaped("rotated_out", both, with_last(r).shape, to)?
         } else {
             let to = (direct && !passes).then(|| y.clone());
-            self.concat(
+            self.joined(
                 "rotated_out",
                 vec![real, imag],
                 3,
@@ -133,7 +121,7 @@ impl Builder<'_> {
         let out4 = if passes {
             let kept = self.sliced("passed", x4, 3, r, d - r, 1, None)?;
             let to = direct.then(|| y.clone());
-            self.concat("out", vec![rot_out, kept], 3, view.clone(), dt, to)
+            self.joined("out", vec![rot_out, kept], 3, view.clone(), dt, to)
         } else {
             rot_out
         };
@@ -141,34 +129,5 @@ impl Builder<'_> {
             self.reshaped("unheads", out4, xt.shape.clone(), Some(y))?;
         }
         Ok(())
-    }
-
-    /// `parts` joined along `axis` into a tensor of `shape`: into `out` when given.
-    fn concat(
-        &mut self,
-        step: &str,
-        parts: Vec<String>,
-        axis: usize,
-        shape: Vec<usize>,
-        dtype: graph::DType,
-        out: Option<String>,
-    ) -> String {
-        let y = self.target(
-            step,
-            TensorType {
-                dtype,
-                shape: shape.clone(),
-            },
-            out,
-        );
-        self.push_op(
-            Some(step),
-            Movement::Concat,
-            parts,
-            vec![y.clone()],
-            pointwise_iteration(&shape),
-            &[("axis", vec![axis as i64])],
-        );
-        y
     }
 }
